@@ -1,0 +1,263 @@
+// Plain structs of trace format v1: what the writer takes and the reader
+// hands out. Nothing here depends on protobuf or MPI, so the tracer, the
+// analyzer and the tests share these without pulling either in.
+//
+// Values are absolute here (seq, times since the rank's clock origin,
+// addresses); the wire coding (delta times, implicit seq, completion
+// records) is the encoder's and the reader's business.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace smtrace::format {
+
+inline constexpr uint32_t k_format_version = 1;
+
+enum class Call : uint16_t {
+  unspecified = 0,
+#define SMTRACE_CALL(ID, MpiName, number, family, blocking) MpiName = number,
+#include "trace_format/calls.def"
+#undef SMTRACE_CALL
+};
+
+enum class Family : uint8_t { none, env, comm, group, p2p, request, coll, rma, type, annotate };
+
+// Return "MPI_Send" for Call::Send, "MPI_Annotate_read" for annotations,
+// "?" for an unknown value.
+std::string_view call_name(Call call);
+// Return the call named `name` ("MPI_Send", "Send" or "SEND"), if any.
+std::optional<Call> call_from_name(std::string_view name);
+Family call_family(Call call);
+std::string_view family_name(Family family);
+// Return true when `call` may wait for another rank (calls.def).
+bool call_blocks(Call call);
+// Return true when `call` is a value of the table (archived traces may hold
+// numbers this build does not know).
+bool call_known(Call call);
+
+// Special ranks and tags, independent of the MPI library's values.
+inline constexpr int32_t k_any_source = -1;
+inline constexpr int32_t k_proc_null = -2;
+inline constexpr int32_t k_root = -3;
+inline constexpr int32_t k_any_tag = -1;
+
+// Ids below this are BasicType / Op values; at or above, rank-file defs.
+inline constexpr uint32_t k_first_derived_id = 64;
+inline constexpr uint32_t k_comm_world = 0;
+inline constexpr uint32_t k_comm_self = 1;
+
+enum class LockType : uint8_t { unspecified = 0, exclusive = 1, shared = 2 };
+
+namespace assert_flag {
+inline constexpr uint32_t nocheck = 1, nostore = 2, noput = 4, noprecede = 8, nosucceed = 16;
+}
+
+struct Status {
+  std::optional<int32_t> source;
+  std::optional<int32_t> tag;
+  std::optional<int64_t> count;
+  bool cancelled = false;
+  int32_t error = 0;
+  bool operator==(const Status&) const = default;
+};
+
+struct CompletedRequest {
+  uint32_t index = 0;
+  uint64_t request = 0;
+  Status status;
+  bool operator==(const CompletedRequest&) const = default;
+};
+
+// One recorded call. Fields a call does not use keep their defaults;
+// docs/trace-format.md says which fields each call fills.
+struct Event {
+  uint64_t seq = 0;
+  Call call = Call::unspecified;
+  uint32_t thread = 0;
+  int64_t t_start = 0;     // ns since the rank's clock origin
+  uint64_t duration = 0;   // ns; meaningless while pending
+  bool pending = false;    // entered and never returned (the rank stopped inside)
+  uint32_t site = 0;
+  std::vector<uint32_t> stack;
+  uint32_t repeat = 0;     // folded identical polls (0 and 1: this call alone)
+  int32_t rc = 0;
+
+  uint32_t comm = 0;
+  std::optional<int32_t> peer;
+  std::optional<int32_t> tag;
+  uint64_t buf = 0;
+  int64_t count = 0;
+  uint32_t datatype = 0;
+  uint64_t recv_buf = 0;
+  int64_t recv_count = 0;
+  uint32_t recv_datatype = 0;
+  std::vector<int64_t> counts, displs;
+  std::vector<uint32_t> datatypes;
+  std::vector<int64_t> recv_counts, recv_displs;
+  std::vector<uint32_t> recv_datatypes;
+  std::optional<int32_t> recv_peer;
+  std::optional<int32_t> recv_tag;
+  uint32_t op = 0;
+  bool in_place = false;
+
+  uint64_t request = 0;
+  std::vector<uint64_t> requests;
+  std::vector<CompletedRequest> completed;
+  Status status;
+  std::optional<bool> flag;
+
+  uint32_t new_comm = 0;
+  int32_t color = 0;
+  int32_t key = 0;
+  uint32_t group = 0;
+  uint32_t new_datatype = 0;
+
+  uint32_t window = 0;
+  uint64_t win_base = 0;
+  uint64_t win_size = 0;
+  int32_t disp_unit = 0;
+  uint64_t target_disp = 0;
+  int64_t target_count = 0;
+  uint32_t target_datatype = 0;
+  uint64_t result_buf = 0;
+  int64_t result_count = 0;
+  uint32_t result_datatype = 0;
+  uint64_t compare_buf = 0;
+  LockType lock_type = LockType::unspecified;
+  uint32_t assert_flags = 0;
+
+  uint64_t size = 0;
+
+  int64_t t_end() const { return t_start + static_cast<int64_t>(duration); }
+  bool operator==(const Event&) const = default;
+};
+
+// `count` blocks of `length` bytes from `offset`, `stride` apart.
+struct Run {
+  int64_t offset = 0;
+  uint64_t length = 0;
+  uint64_t count = 1;
+  int64_t stride = 0;
+  bool operator==(const Run&) const = default;
+};
+
+struct TypeCount {
+  uint32_t type = 0;  // BasicType value
+  uint64_t count = 0;
+  bool operator==(const TypeCount&) const = default;
+};
+
+struct DatatypeDef {
+  uint32_t id = 0;
+  Call combiner = Call::unspecified;
+  uint64_t size = 0;
+  int64_t lb = 0;
+  int64_t extent = 0;
+  std::vector<Run> runs;
+  std::vector<TypeCount> signature;
+  bool committed = false;
+  bool truncated = false;
+  bool operator==(const DatatypeDef&) const = default;
+};
+
+struct CommDef {
+  uint32_t id = 0;
+  std::vector<uint32_t> world_ranks;
+  uint32_t parent = 0;
+  bool is_group = false;
+  bool inter = false;
+  std::vector<uint32_t> remote_world_ranks;
+  bool operator==(const CommDef&) const = default;
+};
+
+struct Module {
+  uint32_t id = 0;
+  std::string path;
+  uint64_t base = 0;
+  std::string build_id;  // raw bytes
+  bool operator==(const Module&) const = default;
+};
+
+struct CallSite {
+  uint32_t id = 0;
+  uint32_t module = 0;
+  uint64_t offset = 0;
+  std::string function;
+  std::string file;
+  uint32_t line = 0;
+  uint32_t column = 0;
+  bool operator==(const CallSite&) const = default;
+};
+
+enum class ClockKind : uint8_t { unspecified = 0, monotonic = 1, realtime = 2 };
+
+struct RankHeader {
+  uint32_t format_version = k_format_version;
+  uint32_t rank = 0;
+  uint32_t world_size = 0;
+  std::string host;
+  uint32_t pid = 0;
+  std::string mpi_library;
+  uint32_t mpi_version = 0;
+  ClockKind clock = ClockKind::monotonic;
+  int64_t clock_origin_ns = 0;
+  int64_t realtime_origin_ns = 0;
+  std::string tracer_version;
+  std::map<std::string, std::string> options;
+  std::string executable;
+  std::vector<std::string> argv;
+  int32_t thread_level = 0;
+  uint32_t chunk_bytes = 0;
+  bool operator==(const RankHeader&) const = default;
+};
+
+enum class TerminationKind : uint8_t {
+  unspecified = 0,
+  finalized = 1,
+  signal = 2,
+  aborted = 3,
+  tracer_stopped = 4,
+  exit_without_finalize = 5,
+};
+
+struct Termination {
+  TerminationKind kind = TerminationKind::unspecified;
+  int32_t signal = 0;
+  int64_t t = 0;
+  std::string message;
+  uint64_t last_seq = 0;
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  bool operator==(const Termination&) const = default;
+};
+
+struct TracerNote {
+  int64_t t = 0;
+  std::string message;
+  bool operator==(const TracerNote&) const = default;
+};
+
+struct Manifest {
+  uint32_t format_version = k_format_version;
+  uint32_t world_size = 0;
+  std::string rank_file_pattern = "rank-{rank}.smt";
+  std::string created_utc;
+  std::string command;
+  std::string tracer_version;
+  std::string mpi_library;
+  std::string job;
+  bool operator==(const Manifest&) const = default;
+};
+
+// File names inside a trace directory.
+inline constexpr std::string_view k_manifest_file = "manifest.json";
+inline constexpr std::string_view k_symbols_file = "symbols.smt";
+// Return "rank-<rank>.smt".
+std::string rank_file_name(uint32_t rank);
+
+}  // namespace smtrace::format

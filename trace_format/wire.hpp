@@ -1,0 +1,76 @@
+// Protobuf wire coding of trace format v1, written by hand so that the tracer
+// needs no libprotobuf (an application may link its own, of another version).
+// tests/unit/test_trace_format_wire.cpp parses these bytes with libprotobuf.
+//
+// Thread safety: a RecordEncoder is not thread safe; the tracer serializes
+// calls to it. The free functions are.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "trace_format/event.hpp"
+
+namespace smtrace::format {
+
+// Rank files and symbols.smt start with these 8 bytes.
+inline constexpr char k_magic[8] = {'\x89', 'S', 'M', 'T', 'R', 'C', '\r', '\n'};
+inline constexpr std::size_t k_magic_size = sizeof(k_magic);
+
+// After the magic come frames: u32 little-endian payload length, u32
+// little-endian CRC-32C of the payload, payload. The first frame's payload is
+// a RankHeader, the others are Chunks.
+inline constexpr std::size_t k_frame_header_size = 8;
+// Length of a chunk the tracer has not sealed yet (the rank stopped while it
+// was open): its records run until a zero byte where a record would start, or
+// the end of the file.
+inline constexpr uint32_t k_open_frame = 0xFFFFFFFFu;
+// No frame is longer; a longer length prefix is corruption.
+inline constexpr uint32_t k_max_frame_bytes = 64u << 20;
+
+// Return the CRC-32C (Castagnoli) of `data`, continuing from `crc`.
+uint32_t crc32c(const void* data, std::size_t size, uint32_t crc = 0);
+
+// Append the frame header for `payload` (sealed: length and CRC) to `out`.
+void append_frame_header(std::string& out, std::string_view payload);
+// Write the frame header of `payload` into `dst` (8 bytes).
+void write_frame_header(unsigned char* dst, std::string_view payload);
+
+// Return the RankHeader message's bytes (the first frame's payload).
+std::string encode_rank_header(const RankHeader& header);
+
+// Appends Chunk records (each one field of the Chunk message) to a buffer,
+// keeping the state that the stream coding deltas against.
+class RecordEncoder {
+ public:
+  // Append the ChunkInfo record that opens a chunk; reset the delta state so
+  // that the next event is coded against `first_seq` and `t_base`.
+  void begin_chunk(std::string& out, uint64_t first_seq, int64_t t_base, uint32_t index);
+  // Append `event` in stream coding. `event.seq` must be the next seq
+  // (the previous event's + 1, or first_seq) unless it is larger: gaps are
+  // allowed and coded explicitly.
+  void event(std::string& out, const Event& event);
+  // Append a completion record for the pending event `completed_seq`,
+  // carrying `end`'s outputs (duration, status, completed, flag, rc,
+  // new_comm, new_datatype, window, win_base, win_size, request, ...).
+  // Fields of `end` left at their defaults are not written.
+  void completion(std::string& out, uint64_t completed_seq, const Event& end);
+  void site(std::string& out, const CallSite& site);
+  void module(std::string& out, const Module& module);
+  void comm(std::string& out, const CommDef& comm);
+  void datatype(std::string& out, const DatatypeDef& type);
+  void termination(std::string& out, const Termination& end);
+  void note(std::string& out, const TracerNote& note);
+
+  uint64_t next_seq() const { return m_next_seq; }
+
+ private:
+  uint64_t m_next_seq = 0;
+  uint64_t m_last_seq = 0;
+  int64_t m_last_t = 0;
+  uint64_t m_last_buf = 0;
+};
+
+}  // namespace smtrace::format
