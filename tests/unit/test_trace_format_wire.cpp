@@ -1,0 +1,500 @@
+// The hand-written encoder (trace_format/wire.hpp) against libprotobuf's
+// parser of smtrace.proto: the bytes must mean what the schema says.
+#include <doctest/doctest.h>
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "trace_format/smtrace.pb.h"
+#include "trace_format/wire.hpp"
+
+namespace fmt_ns = smtrace::format;
+namespace pb = smtrace::v1;
+
+namespace {
+
+// Split a record stream into (field, payload) pairs, in order.
+std::vector<std::pair<uint32_t, std::string>> split_records(const std::string& bytes) {
+  std::vector<std::pair<uint32_t, std::string>> records;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  while (uint32_t tag = in.ReadTag()) {
+    REQUIRE((tag & 7) == 2);
+    uint32_t len = 0;
+    REQUIRE(in.ReadVarint32(&len));
+    std::string payload;
+    REQUIRE(in.ReadString(&payload, static_cast<int>(len)));
+    records.emplace_back(tag >> 3, std::move(payload));
+  }
+  REQUIRE(in.ConsumedEntireMessage());
+  return records;
+}
+
+fmt_ns::Event full_event() {
+  fmt_ns::Event e;
+  e.seq = 7;
+  e.call = fmt_ns::Call::Sendrecv;
+  e.thread = 3;
+  e.t_start = 1'000'500;
+  e.duration = 12345;
+  e.pending = false;
+  e.site = 9;
+  e.stack = {10, 11, 300000};
+  e.repeat = 4;
+  e.rc = -17;
+  e.comm = 2;
+  e.peer = -1;
+  e.tag = 0;
+  e.buf = 0x7ffd'0000'1000;
+  e.count = -5;
+  e.datatype = 64;
+  e.recv_buf = 0x7ffd'0000'2000;
+  e.recv_count = 6;
+  e.recv_datatype = 7;
+  e.counts = {1, -2, 300};
+  e.displs = {0, 8, 16};
+  e.datatypes = {7, 14};
+  e.recv_counts = {4, 5};
+  e.recv_displs = {-8, 1LL << 40};
+  e.recv_datatypes = {65, 66};
+  e.recv_peer = 0;
+  e.recv_tag = -1;
+  e.op = 3;
+  e.in_place = true;
+  e.request = 99;
+  e.requests = {1, 0, 1ULL << 50};
+  e.completed = {{0, 1, {2, 5, 10, false, 0}}, {2, 3, {}}};
+  e.status = {1, 2, -3, true, 15};
+  e.flag = false;
+  e.new_comm = 5;
+  e.color = -4;
+  e.key = 8;
+  e.group = 6;
+  e.new_datatype = 70;
+  e.window = 1;
+  e.win_base = 0xdead'beef;
+  e.win_size = 4096;
+  e.disp_unit = -8;
+  e.target_disp = 16;
+  e.target_count = 2;
+  e.target_datatype = 14;
+  e.result_buf = 0x1234;
+  e.result_count = 1;
+  e.result_datatype = 13;
+  e.compare_buf = 0x5678;
+  e.lock_type = fmt_ns::LockType::shared;
+  e.assert_flags = fmt_ns::assert_flag::nocheck | fmt_ns::assert_flag::noput;
+  e.size = 77;
+  return e;
+}
+
+void check_status(const pb::Status& p, const fmt_ns::Status& s) {
+  CHECK(p.has_source() == s.source.has_value());
+  if (s.source) CHECK(p.source() == *s.source);
+  CHECK(p.has_tag() == s.tag.has_value());
+  if (s.tag) CHECK(p.tag() == *s.tag);
+  CHECK(p.has_count() == s.count.has_value());
+  if (s.count) CHECK(p.count() == *s.count);
+  CHECK(p.cancelled() == s.cancelled);
+  CHECK(p.error() == s.error);
+}
+
+template <class R, class V>
+void check_repeated(const R& got, const V& want) {
+  REQUIRE(static_cast<std::size_t>(got.size()) == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(got.Get(static_cast<int>(i)) == want[i]);
+}
+
+// Check the fields after identity and time, which both codings share.
+void check_body(const pb::Event& p, const fmt_ns::Event& e) {
+  CHECK(p.site() == e.site);
+  check_repeated(p.stack(), e.stack);
+  CHECK(p.repeat() == e.repeat);
+  CHECK(p.rc() == e.rc);
+  CHECK(p.comm() == e.comm);
+  CHECK(p.has_peer() == e.peer.has_value());
+  CHECK(p.peer() == e.peer.value_or(0));
+  CHECK(p.has_tag() == e.tag.has_value());
+  CHECK(p.tag() == e.tag.value_or(0));
+  CHECK(p.count() == e.count);
+  CHECK(p.datatype() == e.datatype);
+  CHECK(static_cast<uint64_t>(p.recv_buf()) == e.recv_buf);
+  CHECK(p.recv_count() == e.recv_count);
+  CHECK(p.recv_datatype() == e.recv_datatype);
+  check_repeated(p.counts(), e.counts);
+  check_repeated(p.displs(), e.displs);
+  check_repeated(p.datatypes(), e.datatypes);
+  check_repeated(p.recv_counts(), e.recv_counts);
+  check_repeated(p.recv_displs(), e.recv_displs);
+  check_repeated(p.recv_datatypes(), e.recv_datatypes);
+  CHECK(p.has_recv_peer() == e.recv_peer.has_value());
+  CHECK(p.recv_peer() == e.recv_peer.value_or(0));
+  CHECK(p.has_recv_tag() == e.recv_tag.has_value());
+  CHECK(p.recv_tag() == e.recv_tag.value_or(0));
+  CHECK(p.op() == e.op);
+  CHECK(p.in_place() == e.in_place);
+  CHECK(p.request() == e.request);
+  check_repeated(p.requests(), e.requests);
+  REQUIRE(static_cast<std::size_t>(p.completed_size()) == e.completed.size());
+  for (std::size_t i = 0; i < e.completed.size(); ++i) {
+    const auto& c = p.completed(static_cast<int>(i));
+    CHECK(c.index() == e.completed[i].index);
+    CHECK(c.request() == e.completed[i].request);
+    check_status(c.status(), e.completed[i].status);
+  }
+  check_status(p.status(), e.status);
+  CHECK(p.has_flag() == e.flag.has_value());
+  CHECK(p.flag() == e.flag.value_or(false));
+  CHECK(p.new_comm() == e.new_comm);
+  CHECK(p.color() == e.color);
+  CHECK(p.key() == e.key);
+  CHECK(p.group() == e.group);
+  CHECK(p.new_datatype() == e.new_datatype);
+  CHECK(p.window() == e.window);
+  CHECK(p.win_base() == e.win_base);
+  CHECK(p.win_size() == e.win_size);
+  CHECK(p.disp_unit() == e.disp_unit);
+  CHECK(p.target_disp() == e.target_disp);
+  CHECK(p.target_count() == e.target_count);
+  CHECK(p.target_datatype() == e.target_datatype);
+  CHECK(static_cast<uint64_t>(p.result_buf()) == e.result_buf);
+  CHECK(p.result_count() == e.result_count);
+  CHECK(p.result_datatype() == e.result_datatype);
+  CHECK(static_cast<uint64_t>(p.compare_buf()) == e.compare_buf);
+  CHECK(static_cast<int>(p.lock_type()) == static_cast<int>(e.lock_type));
+  CHECK(p.assert_flags() == e.assert_flags);
+  CHECK(p.size() == e.size);
+}
+
+}  // namespace
+
+TEST_SUITE_BEGIN("trace_format");
+
+TEST_CASE("trace_format::crc32c::known vector") {
+  CHECK(fmt_ns::crc32c("123456789", 9) == 0xE3069283u);
+  CHECK(fmt_ns::crc32c("", 0) == 0u);
+  // Continuing from a previous value equals one pass over the whole.
+  const char* text = "The quick brown fox jumps over the lazy dog";
+  uint32_t part = fmt_ns::crc32c(text, 10);
+  CHECK(fmt_ns::crc32c(text + 10, std::strlen(text) - 10, part) ==
+        fmt_ns::crc32c(text, std::strlen(text)));
+}
+
+TEST_CASE("trace_format::frame header::length and crc little endian") {
+  std::string out;
+  fmt_ns::append_frame_header(out, "123456789");
+  REQUIRE(out.size() == fmt_ns::k_frame_header_size);
+  const unsigned char want[8] = {9, 0, 0, 0, 0x83, 0x92, 0x06, 0xE3};
+  CHECK(std::memcmp(out.data(), want, 8) == 0);
+}
+
+TEST_CASE("trace_format::RecordEncoder::event with every field set") {
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 7, 1'000'000, 2);
+  fmt_ns::Event e = full_event();
+  enc.event(out, e);
+
+  pb::Chunk chunk;
+  REQUIRE(chunk.ParseFromString(out));
+  CHECK(chunk.info().first_seq() == 7);
+  CHECK(chunk.info().t_base() == 1'000'000);
+  CHECK(chunk.info().index() == 2);
+  REQUIRE(chunk.event_size() == 1);
+  const pb::Event& p = chunk.event(0);
+  CHECK_FALSE(p.has_seq());  // implicit: first_seq
+  CHECK(static_cast<int>(p.call()) == static_cast<int>(e.call));
+  CHECK(p.thread() == e.thread);
+  CHECK(p.t_start() == 500);  // delta to t_base
+  CHECK(p.duration() == e.duration);
+  CHECK(p.pending() == e.pending);
+  CHECK(p.completes() == 0);
+  CHECK(static_cast<uint64_t>(p.buf()) == e.buf);  // delta to 0 at chunk start
+  check_body(p, e);
+}
+
+TEST_CASE("trace_format::RecordEncoder::implicit seq and delta times") {
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 100, 5000, 0);
+  fmt_ns::Event a;
+  a.seq = 100;
+  a.call = fmt_ns::Call::Send;
+  a.t_start = 5100;
+  a.buf = 0x1000;
+  fmt_ns::Event b = a;
+  b.seq = 101;
+  b.t_start = 5050;  // earlier than a (another thread): negative delta
+  b.buf = 0x0800;
+  fmt_ns::Event c = a;
+  c.seq = 105;  // gap: coded explicitly
+  c.t_start = 6000;
+  c.buf = 0x0800;
+  enc.event(out, a);
+  enc.event(out, b);
+  enc.event(out, c);
+  CHECK(enc.next_seq() == 106);
+
+  auto records = split_records(out);
+  REQUIRE(records.size() == 4);
+  CHECK(records[0].first == 1);
+  pb::Event pa, pb_, pc;
+  REQUIRE(pa.ParseFromString(records[1].second));
+  REQUIRE(pb_.ParseFromString(records[2].second));
+  REQUIRE(pc.ParseFromString(records[3].second));
+  CHECK_FALSE(pa.has_seq());
+  CHECK_FALSE(pb_.has_seq());
+  REQUIRE(pc.has_seq());
+  CHECK(pc.seq() == 105);
+  CHECK(pa.t_start() == 100);
+  CHECK(pb_.t_start() == -50);
+  CHECK(pc.t_start() == 950);
+  CHECK(pa.buf() == 0x1000);
+  CHECK(pb_.buf() == -0x800);
+  CHECK(pc.buf() == 0);
+
+  // A new chunk resets the delta state.
+  enc.begin_chunk(out, 106, 7000, 1);
+  fmt_ns::Event d = a;
+  d.seq = 106;
+  d.t_start = 7001;
+  std::string tail;
+  enc.event(tail, d);
+  pb::Event pd;
+  auto tail_records = split_records(tail);
+  REQUIRE(pd.ParseFromString(tail_records.at(0).second));
+  CHECK_FALSE(pd.has_seq());
+  CHECK(pd.t_start() == 1);
+  CHECK(pd.buf() == 0x1000);
+}
+
+TEST_CASE("trace_format::RecordEncoder::completion records") {
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 0, 0, 0);
+  fmt_ns::Event recv;
+  recv.seq = 0;
+  recv.call = fmt_ns::Call::Recv;
+  recv.t_start = 10;
+  recv.pending = true;
+  recv.peer = fmt_ns::k_any_source;
+  recv.buf = 0x4000;
+  enc.event(out, recv);
+  fmt_ns::Event other;
+  other.seq = 1;
+  other.call = fmt_ns::Call::Iprobe;
+  other.t_start = 20;
+  enc.event(out, other);
+
+  fmt_ns::Event end;
+  end.duration = 500;
+  end.status.source = 3;
+  end.status.tag = 9;
+  end.status.count = 4;
+  enc.completion(out, 0, end);
+  CHECK(enc.next_seq() == 2);  // completions do not advance seq
+
+  fmt_ns::Event next;
+  next.seq = 2;
+  next.call = fmt_ns::Call::Send;
+  next.t_start = 30;
+  next.buf = 0x4010;
+  enc.event(out, next);
+
+  auto records = split_records(out);
+  REQUIRE(records.size() == 5);
+  pb::Event c, n;
+  REQUIRE(c.ParseFromString(records[3].second));
+  CHECK(c.completes() == 2);  // latest seq 1 - completed 0 + 1
+  CHECK_FALSE(c.has_seq());
+  CHECK(c.t_start() == 0);
+  CHECK(c.duration() == 500);
+  CHECK(c.status().source() == 3);
+  CHECK(c.status().tag() == 9);
+  CHECK(c.status().count() == 4);
+  CHECK(c.call() == pb::CALL_UNSPECIFIED);
+  REQUIRE(n.ParseFromString(records[4].second));
+  CHECK_FALSE(n.has_seq());
+  CHECK(n.t_start() == 10);  // against the event at 20, not the completion
+  CHECK(n.buf() == 0x4010);  // previous event's buf was 0
+}
+
+TEST_CASE("trace_format::RecordEncoder::packed fields") {
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 0, 0, 0);
+  fmt_ns::Event e;
+  e.call = fmt_ns::Call::Waitall;
+  for (uint64_t i = 0; i < 200; ++i) e.requests.push_back(i * 1000);  // > 127 bytes packed
+  enc.event(out, e);
+  auto records = split_records(out);
+  REQUIRE(records.size() == 2);
+  const std::string& payload = records[1].second;
+  // Field 32, wire type 2 (packed), as a 2-byte tag.
+  const std::string packed_tag = {static_cast<char>(0x82), static_cast<char>(0x02)};
+  CHECK(payload.find(packed_tag) != std::string::npos);
+  pb::Event p;
+  REQUIRE(p.ParseFromString(payload));
+  check_repeated(p.requests(), e.requests);
+}
+
+TEST_CASE("trace_format::RecordEncoder::large event goes through the heap path") {
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 0, 0, 0);
+  fmt_ns::Event e = full_event();
+  e.seq = 0;
+  for (int i = 0; i < 5000; ++i) {
+    e.counts.push_back(i);
+    e.recv_displs.push_back(-i);
+  }
+  enc.event(out, e);
+  pb::Chunk chunk;
+  REQUIRE(chunk.ParseFromString(out));
+  REQUIRE(chunk.event_size() == 1);
+  check_body(chunk.event(0), e);
+}
+
+TEST_CASE("trace_format::RecordEncoder::send-like event is small") {
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 0, 0, 0);
+  std::size_t before = out.size();
+  fmt_ns::Event e;
+  e.call = fmt_ns::Call::Send;
+  e.t_start = 1500;
+  e.duration = 900;
+  e.site = 3;
+  e.peer = 1;
+  e.tag = 0;
+  e.datatype = 7;
+  e.count = 1;
+  enc.event(out, e);
+  CHECK(out.size() - before <= 24);  // 22: record head 2, fields 20
+  // No allocation once `out` has capacity.
+  out.reserve(4096);
+  const char* data = out.data();
+  for (int i = 0; i < 50; ++i) {
+    e.seq = enc.next_seq();
+    e.t_start += 100;
+    enc.event(out, e);
+  }
+  CHECK(out.data() == data);
+}
+
+TEST_CASE("trace_format::RecordEncoder::definitions, termination and notes") {
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 0, 0, 0);
+  fmt_ns::CallSite site{4, 1, 0x1234, "main", "a.c", 12, 3};
+  fmt_ns::Module mod{1, "/bin/app", 0x400000, std::string("\x01\x00\xff", 3)};
+  fmt_ns::CommDef comm{2, {0, 2, 4}, 0, false, true, {1, 3}};
+  fmt_ns::DatatypeDef type;
+  type.id = 64;
+  type.combiner = fmt_ns::Call::Type_vector;
+  type.size = 24;
+  type.lb = -8;
+  type.extent = 72;
+  type.runs = {{0, 8, 3, 24}, {-8, 4, 1, 0}};
+  type.signature = {{14, 3}};
+  type.committed = true;
+  fmt_ns::Termination end{fmt_ns::TerminationKind::signal, 9, 123456, "killed", 41, 42, 1};
+  fmt_ns::TracerNote note{77, "buffer full"};
+  enc.site(out, site);
+  enc.module(out, mod);
+  enc.comm(out, comm);
+  enc.datatype(out, type);
+  enc.termination(out, end);
+  enc.note(out, note);
+
+  pb::Chunk chunk;
+  REQUIRE(chunk.ParseFromString(out));
+  REQUIRE(chunk.site_size() == 1);
+  CHECK(chunk.site(0).id() == 4);
+  CHECK(chunk.site(0).module() == 1);
+  CHECK(chunk.site(0).offset() == 0x1234);
+  CHECK(chunk.site(0).function() == "main");
+  CHECK(chunk.site(0).file() == "a.c");
+  CHECK(chunk.site(0).line() == 12);
+  CHECK(chunk.site(0).column() == 3);
+  REQUIRE(chunk.module_size() == 1);
+  CHECK(chunk.module(0).path() == "/bin/app");
+  CHECK(chunk.module(0).base() == 0x400000);
+  CHECK(chunk.module(0).build_id() == mod.build_id);
+  REQUIRE(chunk.comm_size() == 1);
+  check_repeated(chunk.comm(0).world_ranks(), comm.world_ranks);
+  check_repeated(chunk.comm(0).remote_world_ranks(), comm.remote_world_ranks);
+  CHECK(chunk.comm(0).inter());
+  REQUIRE(chunk.datatype_size() == 1);
+  const pb::DatatypeDef& t = chunk.datatype(0);
+  CHECK(t.id() == 64);
+  CHECK(t.combiner() == pb::TYPE_VECTOR);
+  CHECK(t.size() == 24);
+  CHECK(t.lb() == -8);
+  CHECK(t.extent() == 72);
+  REQUIRE(t.runs_size() == 2);
+  CHECK(t.runs(0).count() == 3);
+  CHECK(t.runs(0).stride() == 24);
+  CHECK(t.runs(1).offset() == -8);
+  CHECK(t.runs(1).count() == 0);  // a single block
+  REQUIRE(t.signature_size() == 1);
+  CHECK(t.signature(0).type() == pb::BASIC_DOUBLE);
+  CHECK(t.signature(0).count() == 3);
+  CHECK(t.committed());
+  CHECK(chunk.end().kind() == pb::Termination::SIGNAL);
+  CHECK(chunk.end().signal() == 9);
+  CHECK(chunk.end().t() == 123456);
+  CHECK(chunk.end().message() == "killed");
+  CHECK(chunk.end().last_seq() == 41);
+  CHECK(chunk.end().events() == 42);
+  CHECK(chunk.end().dropped() == 1);
+  REQUIRE(chunk.note_size() == 1);
+  CHECK(chunk.note(0).t() == 77);
+  CHECK(chunk.note(0).message() == "buffer full");
+}
+
+TEST_CASE("trace_format::encode_rank_header::parses as RankHeader") {
+  fmt_ns::RankHeader h;
+  h.rank = 3;
+  h.world_size = 4;
+  h.host = "node7";
+  h.pid = 4242;
+  h.mpi_library = "Open MPI v4.1.4";
+  h.mpi_version = 31;
+  h.clock = fmt_ns::ClockKind::monotonic;
+  h.clock_origin_ns = 123456789;
+  h.realtime_origin_ns = 1700000000000000000;
+  h.tracer_version = "0.1.0";
+  h.options = {{"SMTRACE_DIR", "/tmp/t"}, {"SMTRACE_STACK", "4"}};
+  h.executable = "/bin/app";
+  h.argv = {"app", "", "-n"};
+  h.thread_level = 3;
+  h.chunk_bytes = 65536;
+  pb::RankHeader p;
+  REQUIRE(p.ParseFromString(fmt_ns::encode_rank_header(h)));
+  CHECK(p.format_version() == 1);
+  CHECK(p.rank() == 3);
+  CHECK(p.world_size() == 4);
+  CHECK(p.host() == "node7");
+  CHECK(p.pid() == 4242);
+  CHECK(p.mpi_library() == h.mpi_library);
+  CHECK(p.mpi_version() == 31);
+  CHECK(p.clock() == pb::CLOCK_KIND_MONOTONIC);
+  CHECK(p.clock_origin_ns() == h.clock_origin_ns);
+  CHECK(p.realtime_origin_ns() == h.realtime_origin_ns);
+  CHECK(p.tracer_version() == "0.1.0");
+  REQUIRE(p.options_size() == 2);
+  CHECK(p.options().at("SMTRACE_DIR") == "/tmp/t");
+  CHECK(p.options().at("SMTRACE_STACK") == "4");
+  CHECK(p.executable() == "/bin/app");
+  REQUIRE(p.argv_size() == 3);
+  CHECK(p.argv(1).empty());
+  CHECK(p.argv(2) == "-n");
+  CHECK(p.thread_level() == 3);
+  CHECK(p.chunk_bytes() == 65536);
+}
+
+TEST_SUITE_END();

@@ -1,0 +1,381 @@
+// Hand-written protobuf coding of the records of smtrace.proto. Field numbers
+// here must match the .proto; test_trace_format_wire.cpp parses the output
+// with libprotobuf to hold them together.
+//
+// Each record is written into a buffer sized by an upper bound of its
+// encoding, then its tag and length are put in front. Bounded records (every
+// ordinary event) use a stack buffer and end in one append, so nothing is
+// allocated when `out` has capacity; larger ones are written in place in
+// `out` after growing it.
+#include "trace_format/wire.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "trace_format/varint.hpp"
+
+namespace smtrace::format {
+
+using detail::packed_bound;
+using detail::varint_size;
+using detail::VarintWriter;
+using detail::WireType;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// CRC-32C, slicing by 8 (reflected polynomial 0x82F63B78).
+
+constexpr std::array<std::array<uint32_t, 256>, 8> make_crc_tables() {
+  std::array<std::array<uint32_t, 256>, 8> t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    t[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; ++i) {
+    for (std::size_t s = 1; s < 8; ++s) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xFF];
+  }
+  return t;
+}
+
+constexpr auto k_crc_tables = make_crc_tables();
+
+void put_u32le(unsigned char* dst, uint32_t v) {
+  dst[0] = static_cast<unsigned char>(v);
+  dst[1] = static_cast<unsigned char>(v >> 8);
+  dst[2] = static_cast<unsigned char>(v >> 16);
+  dst[3] = static_cast<unsigned char>(v >> 24);
+}
+
+// Chunk field numbers.
+enum ChunkField : uint32_t {
+  k_info = 1, k_event = 2, k_site = 3, k_module = 4, k_comm = 5,
+  k_datatype = 6, k_end = 7, k_note = 8,
+};
+
+inline constexpr std::size_t k_stack_record = 2048;
+
+// Append one length-delimited record (field `field` of the enclosing message)
+// whose payload `fill` writes, taking at most `bound` bytes.
+template <class Fill>
+void append_record(std::string& out, uint32_t field, std::size_t bound, Fill&& fill) {
+  constexpr std::size_t k_head_room = 16;  // tag (<= 5) + length (<= 10)
+  const std::size_t tag_size = varint_size(static_cast<uint64_t>(field) << 3);
+  if (bound <= k_stack_record) {
+    unsigned char buf[k_head_room + k_stack_record];
+    VarintWriter w{buf + k_head_room};
+    fill(w);
+    std::size_t len = static_cast<std::size_t>(w.p - (buf + k_head_room));
+    unsigned char* start = buf + k_head_room - tag_size - varint_size(len);
+    VarintWriter h{start};
+    h.tag(field, WireType::len);
+    h.varint(len);
+    out.append(reinterpret_cast<const char*>(start), tag_size + varint_size(len) + len);
+    return;
+  }
+  const std::size_t old = out.size();
+  out.resize(old + k_head_room + bound);
+  auto* base = reinterpret_cast<unsigned char*>(out.data()) + old;
+  VarintWriter w{base + k_head_room};
+  fill(w);
+  std::size_t len = static_cast<std::size_t>(w.p - (base + k_head_room));
+  VarintWriter h{base};
+  h.tag(field, WireType::len);
+  h.varint(len);
+  std::memmove(h.p, base + k_head_room, len);
+  out.resize(old + static_cast<std::size_t>(h.p - base) + len);
+}
+
+constexpr std::size_t k_status_bound = 2 + 3 * detail::k_max_scalar_field + 2 * 12;
+
+bool is_default(const Status& s) {
+  return !s.source && !s.tag && !s.count && !s.cancelled && s.error == 0;
+}
+
+void write_status(VarintWriter& w, uint32_t field, const Status& s) {
+  if (is_default(s)) return;
+  unsigned char* mark = w.begin_nested(field);
+  w.opt_s32(1, s.source);
+  w.opt_s32(2, s.tag);
+  w.opt_i(3, s.count);
+  w.u(4, s.cancelled);
+  w.i(5, s.error);
+  w.end_nested(mark);
+}
+
+std::size_t event_bound(const Event& e) {
+  // 56 scalar fields, the status, and the repeated ones.
+  std::size_t n = 56 * detail::k_max_scalar_field + k_status_bound;
+  if (!e.stack.empty()) n += packed_bound(e.stack.size());
+  if (!e.counts.empty()) n += packed_bound(e.counts.size());
+  if (!e.displs.empty()) n += packed_bound(e.displs.size());
+  if (!e.datatypes.empty()) n += packed_bound(e.datatypes.size());
+  if (!e.recv_counts.empty()) n += packed_bound(e.recv_counts.size());
+  if (!e.recv_displs.empty()) n += packed_bound(e.recv_displs.size());
+  if (!e.recv_datatypes.empty()) n += packed_bound(e.recv_datatypes.size());
+  if (!e.requests.empty()) n += packed_bound(e.requests.size());
+  n += e.completed.size() * (12 + 2 * detail::k_max_scalar_field + k_status_bound);
+  return n;
+}
+
+// Write the fields of `e` after the identity and time fields, which the
+// caller writes in its coding (stream or completion).
+void write_event_body(VarintWriter& w, const Event& e) {
+  w.u(8, e.site);
+  w.packed(9, e.stack);
+  w.u(10, e.repeat);
+  w.s32(11, e.rc);
+  w.u(12, e.comm);
+  w.opt_s32(13, e.peer);
+  w.opt_s32(14, e.tag);
+  // 15 (buf) is written by the caller.
+  w.i(16, e.count);
+  w.u(17, e.datatype);
+  w.s(18, static_cast<int64_t>(e.recv_buf));
+  w.i(19, e.recv_count);
+  w.u(20, e.recv_datatype);
+  w.packed(21, e.counts);
+  w.packed(22, e.displs);
+  w.packed(23, e.datatypes);
+  w.packed(24, e.recv_counts);
+  w.packed(25, e.recv_displs);
+  w.packed(26, e.recv_datatypes);
+  w.opt_s32(27, e.recv_peer);
+  w.opt_s32(28, e.recv_tag);
+  w.u(29, e.op);
+  w.u(30, e.in_place);
+  w.u(31, e.request);
+  w.packed(32, e.requests);
+  for (const CompletedRequest& c : e.completed) {
+    unsigned char* mark = w.begin_nested(33);
+    w.u(1, c.index);
+    w.u(2, c.request);
+    write_status(w, 3, c.status);
+    w.end_nested(mark);
+  }
+  write_status(w, 34, e.status);
+  if (e.flag) {
+    w.tag(35, WireType::varint);
+    w.varint(*e.flag ? 1 : 0);
+  }
+  w.u(36, e.new_comm);
+  w.s32(37, e.color);
+  w.s32(38, e.key);
+  w.u(39, e.group);
+  w.u(40, e.new_datatype);
+  w.u(41, e.window);
+  w.u(42, e.win_base);
+  w.u(43, e.win_size);
+  w.i(44, e.disp_unit);
+  w.u(45, e.target_disp);
+  w.i(46, e.target_count);
+  w.u(47, e.target_datatype);
+  w.s(48, static_cast<int64_t>(e.result_buf));
+  w.i(49, e.result_count);
+  w.u(50, e.result_datatype);
+  w.s(51, static_cast<int64_t>(e.compare_buf));
+  w.u(52, static_cast<uint64_t>(e.lock_type));
+  w.u(53, e.assert_flags);
+  w.u(54, e.size);
+}
+
+}  // namespace
+
+uint32_t crc32c(const void* data, std::size_t size, uint32_t crc) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  const auto& t = k_crc_tables;
+  crc = ~crc;
+  while (size >= 8) {
+    uint32_t lo = crc ^ (static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+                         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24);
+    crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+          t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+    p += 8;
+    size -= 8;
+  }
+  while (size-- > 0) crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xFF];
+  return ~crc;
+}
+
+void write_frame_header(unsigned char* dst, std::string_view payload) {
+  put_u32le(dst, static_cast<uint32_t>(payload.size()));
+  put_u32le(dst + 4, crc32c(payload.data(), payload.size()));
+}
+
+void append_frame_header(std::string& out, std::string_view payload) {
+  unsigned char head[k_frame_header_size];
+  write_frame_header(head, payload);
+  out.append(reinterpret_cast<const char*>(head), sizeof head);
+}
+
+std::string encode_rank_header(const RankHeader& h) {
+  std::size_t bound = 16 * detail::k_max_scalar_field + h.host.size() + h.mpi_library.size() +
+                      h.tracer_version.size() + h.executable.size();
+  for (const auto& [key, value] : h.options) bound += 3 * 12 + key.size() + value.size();
+  for (const std::string& arg : h.argv) bound += 12 + arg.size();
+  std::string out;
+  out.resize(bound);
+  VarintWriter w{reinterpret_cast<unsigned char*>(out.data())};
+  w.u(1, h.format_version);
+  w.u(2, h.rank);
+  w.u(3, h.world_size);
+  w.bytes(4, h.host);
+  w.u(5, h.pid);
+  w.bytes(6, h.mpi_library);
+  w.u(7, h.mpi_version);
+  w.u(8, static_cast<uint64_t>(h.clock));
+  w.i(9, h.clock_origin_ns);
+  w.i(10, h.realtime_origin_ns);
+  w.bytes(11, h.tracer_version);
+  for (const auto& [key, value] : h.options) {
+    unsigned char* mark = w.begin_nested(12);
+    w.bytes(1, key);
+    w.bytes(2, value);
+    w.end_nested(mark);
+  }
+  w.bytes(13, h.executable);
+  for (const std::string& arg : h.argv) w.bytes_always(14, arg);
+  w.i(15, h.thread_level);
+  w.u(16, h.chunk_bytes);
+  out.resize(static_cast<std::size_t>(w.p - reinterpret_cast<unsigned char*>(out.data())));
+  return out;
+}
+
+void RecordEncoder::begin_chunk(std::string& out, uint64_t first_seq, int64_t t_base,
+                                uint32_t index) {
+  append_record(out, k_info, 3 * detail::k_max_scalar_field, [&](VarintWriter& w) {
+    w.u(1, first_seq);
+    w.i(2, t_base);
+    w.u(3, index);
+  });
+  m_next_seq = first_seq;
+  m_last_seq = first_seq - 1;  // wraps for 0: completions before any event are meaningless
+  m_last_t = t_base;
+  m_last_buf = 0;
+}
+
+void RecordEncoder::event(std::string& out, const Event& e) {
+  append_record(out, k_event, event_bound(e), [&](VarintWriter& w) {
+    if (e.seq != m_next_seq) {
+      w.tag(1, WireType::varint);
+      w.varint(e.seq);
+    }
+    w.u(2, static_cast<uint64_t>(e.call));
+    w.u(3, e.thread);
+    w.s(4, static_cast<int64_t>(static_cast<uint64_t>(e.t_start) - static_cast<uint64_t>(m_last_t)));
+    w.u(5, e.duration);
+    w.u(6, e.pending);
+    w.s(15, static_cast<int64_t>(e.buf - m_last_buf));
+    write_event_body(w, e);
+  });
+  m_last_seq = e.seq;
+  m_next_seq = e.seq + 1;
+  m_last_t = e.t_start;
+  m_last_buf = e.buf;
+}
+
+void RecordEncoder::completion(std::string& out, uint64_t completed_seq, const Event& end) {
+  append_record(out, k_event, event_bound(end), [&](VarintWriter& w) {
+    w.u(2, static_cast<uint64_t>(end.call));
+    w.u(3, end.thread);
+    w.u(5, end.duration);
+    w.tag(7, WireType::varint);
+    w.varint(m_last_seq - completed_seq + 1);
+    // In a completion record buf is absolute: it is not part of the stream.
+    w.s(15, static_cast<int64_t>(end.buf));
+    write_event_body(w, end);
+  });
+}
+
+void RecordEncoder::site(std::string& out, const CallSite& s) {
+  append_record(out, k_site, 6 * detail::k_max_scalar_field + s.function.size() + s.file.size(),
+                [&](VarintWriter& w) {
+                  w.u(1, s.id);
+                  w.u(2, s.module);
+                  w.u(3, s.offset);
+                  w.bytes(4, s.function);
+                  w.bytes(5, s.file);
+                  w.u(6, s.line);
+                  w.u(7, s.column);
+                });
+}
+
+void RecordEncoder::module(std::string& out, const Module& m) {
+  append_record(out, k_module, 4 * detail::k_max_scalar_field + m.path.size() + m.build_id.size(),
+                [&](VarintWriter& w) {
+                  w.u(1, m.id);
+                  w.bytes(2, m.path);
+                  w.u(3, m.base);
+                  w.bytes(4, m.build_id);
+                });
+}
+
+void RecordEncoder::comm(std::string& out, const CommDef& c) {
+  append_record(out, k_comm,
+                4 * detail::k_max_scalar_field + packed_bound(c.world_ranks.size()) +
+                    packed_bound(c.remote_world_ranks.size()),
+                [&](VarintWriter& w) {
+                  w.u(1, c.id);
+                  w.packed(2, c.world_ranks);
+                  w.u(3, c.parent);
+                  w.u(4, c.is_group);
+                  w.u(5, c.inter);
+                  w.packed(6, c.remote_world_ranks);
+                });
+}
+
+void RecordEncoder::datatype(std::string& out, const DatatypeDef& t) {
+  constexpr std::size_t k_run = 12 + 4 * detail::k_max_scalar_field;
+  constexpr std::size_t k_type_count = 12 + 2 * detail::k_max_scalar_field;
+  append_record(out, k_datatype,
+                9 * detail::k_max_scalar_field + t.runs.size() * k_run +
+                    t.signature.size() * k_type_count,
+                [&](VarintWriter& w) {
+                  w.u(1, t.id);
+                  w.u(2, static_cast<uint64_t>(t.combiner));
+                  w.u(3, t.size);
+                  w.i(4, t.lb);
+                  w.i(5, t.extent);
+                  for (const Run& r : t.runs) {
+                    unsigned char* mark = w.begin_nested(6);
+                    w.i(1, r.offset);
+                    w.u(2, r.length);
+                    // The struct says 1 for a single block, the wire says 0.
+                    w.u(3, r.count == 1 ? 0 : r.count);
+                    w.i(4, r.stride);
+                    w.end_nested(mark);
+                  }
+                  for (const TypeCount& tc : t.signature) {
+                    unsigned char* mark = w.begin_nested(7);
+                    w.u(1, tc.type);
+                    w.u(2, tc.count);
+                    w.end_nested(mark);
+                  }
+                  w.u(8, t.committed);
+                  w.u(9, t.truncated);
+                });
+}
+
+void RecordEncoder::termination(std::string& out, const Termination& end) {
+  append_record(out, k_end, 7 * detail::k_max_scalar_field + end.message.size(),
+                [&](VarintWriter& w) {
+                  w.u(1, static_cast<uint64_t>(end.kind));
+                  w.i(2, end.signal);
+                  w.i(3, end.t);
+                  w.bytes(4, end.message);
+                  w.u(5, end.last_seq);
+                  w.u(6, end.events);
+                  w.u(7, end.dropped);
+                });
+}
+
+void RecordEncoder::note(std::string& out, const TracerNote& n) {
+  append_record(out, k_note, 2 * detail::k_max_scalar_field + n.message.size(),
+                [&](VarintWriter& w) {
+                  w.i(1, n.t);
+                  w.bytes(2, n.message);
+                });
+}
+
+}  // namespace smtrace::format
