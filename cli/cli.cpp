@@ -1,0 +1,242 @@
+#include "cli/cli.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "trace_format/event.hpp"
+#include "trace_format/reader.hpp"
+
+namespace smtrace::cli {
+
+namespace {
+
+constexpr const char* k_exit_codes_text =
+    "Exit codes: 0 ok; 1 findings (check commands); 2 bad usage or unreadable input.";
+
+std::string version_text() {
+  return fmt::format("smtrace {} (trace format v{})", SMTRACE_VERSION, format::k_format_version);
+}
+
+void add_format_option(CLI::App& app, std::string& format) {
+  app.add_option("--format", format, "Output format: text (for people) or json (for programs)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->default_str("text");
+}
+
+OutputFormat to_format(const std::string& name) {
+  return name == "json" ? OutputFormat::json : OutputFormat::text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "smtrace: post-mortem correctness analysis of MPI programs.\n"
+      "Record a run with `smtrace record`, then read the trace with `smtrace info` and\n"
+      "`smtrace dump`. A trace is a directory: manifest.json, one rank-<R>.smt per rank,\n"
+      "and symbols.smt after symbolization. Run `smtrace <command> --help` for details.",
+      "smtrace"};
+  app.set_version_flag("--version", version_text(), "Print the version and exit");
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(28);
+  app.footer(std::string(k_exit_codes_text) +
+             "\nExample:\n"
+             "  smtrace record -o trace -- mpirun -np 4 ./app\n"
+             "  smtrace info trace\n"
+             "  smtrace dump trace --rank 1\n"
+             "Documentation: docs/cli.md.");
+
+  // record
+  RecordOptions record;
+  CLI::App* record_cmd = app.add_subcommand(
+      "record",
+      "Run COMMAND with the smtrace tracer (libsmtrace.so) injected into its MPI ranks and\n"
+      "write a trace directory. COMMAND is an Open MPI launcher line (mpirun, mpiexec,\n"
+      "orterun, oshrun: smtrace adds `-x` options right after the launcher's name), a Slurm\n"
+      "`srun` line (the environment carries the settings), or a single program (singleton).\n"
+      "Put `--` before COMMAND. Afterwards smtrace symbolizes the call sites and prints\n"
+      "where the trace is and a one-line summary on stderr.\n"
+      "Usage: smtrace record [OPTIONS] -- COMMAND [ARGS...]");
+  record_cmd->add_option("-o,--output", record.output,
+                         "Trace directory (default: smtrace-YYYYmmdd-HHMMSS in the current directory, local time)");
+  record_cmd->add_option("--stack-depth", record.stack_depth,
+                         "Outer call-stack frames to record per event (SMTRACE_STACK_DEPTH)")
+      ->check(CLI::Range(0, 64));
+  record_cmd->add_option("--families", record.families,
+                         "Call families to record, comma-separated, e.g. p2p,coll,rma (SMTRACE_FAMILIES)");
+  record_cmd->add_option("--buffer", record.buffer,
+                         "Tracer buffer size in bytes per rank, e.g. 4194304 or 4M (SMTRACE_BUFFER)");
+  record_cmd->add_flag("-f,--force", record.force,
+                       "Replace the trace in an existing non-empty output directory");
+  record_cmd->add_flag("!--no-symbolize", record.symbolize,
+                       "Do not run `smtrace symbolize` after the run");
+  record_cmd->add_option("COMMAND", record.command, "The command to run, after `--`")->required();
+  record_cmd->footer(
+      "Environment: SMTRACE_LIB=path overrides where libsmtrace.so is found (default: next to\n"
+      "the smtrace executable: <prefix>/lib, or <build>/tracer in a build tree). LD_PRELOAD\n"
+      "already set is kept: the tracer is prepended. With srun, keep the environment exported\n"
+      "(the default, or --export=ALL); with --export=NONE or a list, add LD_PRELOAD and\n"
+      "SMTRACE_* yourself.\n"
+      "Exit status: COMMAND's exit status, 128+N when it was killed by signal N; 2 when\n"
+      "smtrace itself could not start (bad usage, output directory in use, tracer not found);\n"
+      "126/127 when COMMAND cannot be executed / is not found.\n"
+      "SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to COMMAND's process group.\n"
+      "Examples:\n"
+      "  smtrace record -- mpirun -np 4 ./app input.dat\n"
+      "  smtrace record -o /scratch/run1 --stack-depth 4 -- srun -n 64 ./app\n"
+      "  smtrace record -o t --families p2p,coll -- ./app");
+
+  // info
+  InfoOptions info;
+  std::string info_format = "text";
+  CLI::App* info_cmd = app.add_subcommand(
+      "info",
+      "Summarize a trace: ranks present and expected, events by call, duration per rank and\n"
+      "overall, per-rank completeness (finalized, killed by a signal, aborted, or stopped\n"
+      "inside a call), trace size, and every problem met while reading.\n"
+      "Usage: smtrace info DIR [--format text|json]");
+  info_cmd->add_option("DIR", info.dir, "Trace directory")->required();
+  add_format_option(*info_cmd, info_format);
+  info_cmd->footer(
+      "Damaged rank files (truncated, garbage) are read up to the damage; the problems are\n"
+      "listed and the exit code stays 0 as long as the directory holds a trace.\n" +
+      std::string(k_exit_codes_text) +
+      "\nJSON shape: docs/cli.md (keys ranks, events, complete, per_rank, events_by_call,\n"
+      "problems, ...).\n"
+      "Examples:\n"
+      "  smtrace info smtrace-20260101-120000\n"
+      "  smtrace info trace --format json | jq .complete");
+
+  // dump
+  DumpOptions dump;
+  std::string dump_format = "text";
+  std::optional<uint32_t> dump_rank;
+  CLI::App* dump_cmd = app.add_subcommand(
+      "dump",
+      "Print every event of a trace, one per line, named RANK:SEQ, with its time, duration,\n"
+      "arguments (posted and actual values: source=ANY_SOURCE->1), and call site. Each rank\n"
+      "starts with its header and definitions (communicators with their world ranks,\n"
+      "derived datatypes with their footprint). --format json writes the trace as protobuf's\n"
+      "JSON mapping of smtrace.v1.TraceDocument, which `smtrace import-json` reads back.\n"
+      "Usage: smtrace dump DIR [--rank R] [--format text|json]");
+  dump_cmd->add_option("DIR", dump.dir, "Trace directory")->required();
+  dump_cmd->add_option("-r,--rank", dump_rank, "Only this rank (MPI_COMM_WORLD rank)");
+  add_format_option(*dump_cmd, dump_format);
+  dump_cmd->footer(
+      "Problems met while reading are printed on stderr as warnings.\n" +
+      std::string(k_exit_codes_text) +
+      "\nExamples:\n"
+      "  smtrace dump trace --rank 0 | less\n"
+      "  smtrace dump trace --format json > trace.json");
+
+  // import-json
+  ImportJsonOptions import;
+  CLI::App* import_cmd = app.add_subcommand(
+      "import-json",
+      "Build a trace directory from a JSON document as written by `smtrace dump --format json`\n"
+      "(protobuf's JSON mapping of smtrace.v1.TraceDocument), e.g. a small hand-written trace\n"
+      "for a test or a bug report.\n"
+      "Usage: smtrace import-json FILE -o DIR");
+  import_cmd->add_option("FILE", import.file, "JSON file, or - for standard input")->required();
+  import_cmd->add_option("-o,--output", import.output, "Trace directory to write")->required();
+  import_cmd->add_flag("-f,--force", import.force,
+                       "Replace the trace in an existing non-empty output directory");
+  import_cmd->footer(std::string(k_exit_codes_text) +
+                     "\nExample:\n"
+                     "  smtrace dump old --format json > t.json && smtrace import-json t.json -o copy");
+
+  // symbolize
+  SymbolizeOptions symbolize;
+  CLI::App* symbolize_cmd = app.add_subcommand(
+      "symbolize",
+      "Resolve the call sites of a trace to function, file and line with addr2line (one run\n"
+      "per module with all its addresses) and write symbols.smt into the trace directory.\n"
+      "Modules that are missing or lack debug info keep what the tracer knew (no error).\n"
+      "`smtrace record` runs this by itself; run it again after moving a trace to the\n"
+      "machine that has the binaries.\n"
+      "Usage: smtrace symbolize DIR");
+  symbolize_cmd->add_option("DIR", symbolize.dir, "Trace directory")->required();
+  symbolize_cmd->add_option("--addr2line", symbolize.addr2line, "The addr2line program to run")
+      ->default_str("addr2line");
+  symbolize_cmd->add_flag("-q,--quiet", symbolize.quiet, "Print nothing when all went well");
+  symbolize_cmd->footer(std::string(k_exit_codes_text) +
+                        "\nExample:\n"
+                        "  smtrace symbolize trace && smtrace dump trace");
+
+  // help
+  std::string help_topic;
+  CLI::App* help_cmd = app.add_subcommand(
+      "help", "Print the help of smtrace or of one command.\nUsage: smtrace help [COMMAND]");
+  help_cmd->add_option("COMMAND", help_topic, "The command to explain");
+
+  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, import_cmd,
+                                           symbolize_cmd, help_cmd};
+  for (CLI::App* sub : commands) sub->get_formatter()->column_width(28);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string hint = "smtrace --help";
+    for (CLI::App* sub : commands) {
+      if (sub->parsed()) hint = fmt::format("smtrace {} --help", sub->get_name());
+    }
+    fmt::print(stderr, "smtrace: error: {}\nRun `{}` for usage.\n", e.what(), hint);
+    if (record_cmd->parsed() && record.command.empty()) {
+      fmt::print(stderr, "Put `--` between smtrace's options and COMMAND: smtrace record -- mpirun -np 2 ./app\n");
+    }
+    return k_exit_usage;
+  }
+
+  try {
+    if (record_cmd->parsed()) return run_record(record);
+    if (info_cmd->parsed()) {
+      info.format = to_format(info_format);
+      return run_info(info);
+    }
+    if (dump_cmd->parsed()) {
+      dump.format = to_format(dump_format);
+      dump.rank = dump_rank;
+      return run_dump(dump);
+    }
+    if (import_cmd->parsed()) return run_import_json(import);
+    if (symbolize_cmd->parsed()) return run_symbolize(symbolize);
+    if (help_cmd->parsed()) {
+      if (help_topic.empty()) {
+        fmt::print("{}", app.help());
+        return k_exit_ok;
+      }
+      for (CLI::App* sub : commands) {
+        if (sub->get_name() == help_topic) {
+          fmt::print("{}", sub->help());
+          return k_exit_ok;
+        }
+      }
+      throw Error(fmt::format("no command named '{}' (see smtrace --help)", help_topic));
+    }
+    throw Error("no command given (see smtrace --help)");
+  } catch (const Error& e) {
+    fmt::print(stderr, "smtrace: error: {}\n", e.what());
+  } catch (const format::TraceError& e) {
+    fmt::print(stderr, "smtrace: error: {}\n", e.what());
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "smtrace: error: out of memory\n");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "smtrace: error: {}\n", e.what());
+  }
+  return k_exit_usage;
+}
+
+}  // namespace smtrace::cli

@@ -1,0 +1,11 @@
+// The `smtrace` command line: parses arguments, runs one subcommand, and is
+// the only place that catches errors (they become "smtrace: error: <what>"
+// on stderr and exit code 2).
+#pragma once
+
+namespace smtrace::cli {
+
+// Run smtrace with the process's arguments; return the exit code.
+int main(int argc, char** argv);
+
+}  // namespace smtrace::cli

@@ -1,0 +1,67 @@
+// The subcommands of `smtrace`, one .cpp each. cli.cpp parses the command
+// line into these option structs and calls the matching run_* function.
+//
+// A run_* function returns the exit code (docs/cli.md) and throws
+// cli::Error (or format::TraceError) for bad usage or unusable input.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace smtrace::cli {
+
+enum class OutputFormat { text, json };
+
+struct RecordOptions {
+  std::string output;                 // -o; empty: smtrace-YYYYmmdd-HHMMSS
+  std::optional<int> stack_depth;
+  std::string families;
+  std::string buffer;
+  bool force = false;
+  bool symbolize = true;
+  std::vector<std::string> command;
+};
+// Run `options.command` with the tracer injected; return its exit status.
+int run_record(const RecordOptions& options);
+
+struct InfoOptions {
+  std::filesystem::path dir;
+  OutputFormat format = OutputFormat::text;
+};
+int run_info(const InfoOptions& options);
+
+struct DumpOptions {
+  std::filesystem::path dir;
+  std::optional<uint32_t> rank;
+  OutputFormat format = OutputFormat::text;
+};
+int run_dump(const DumpOptions& options);
+
+struct ImportJsonOptions {
+  std::string file;  // "-" reads stdin
+  std::filesystem::path output;
+  bool force = false;
+};
+int run_import_json(const ImportJsonOptions& options);
+
+struct SymbolizeOptions {
+  std::filesystem::path dir;
+  std::string addr2line = "addr2line";
+  bool quiet = false;
+};
+int run_symbolize(const SymbolizeOptions& options);
+
+// What symbolization did, for record's summary.
+struct SymbolizeResult {
+  uint64_t sites = 0;        // call sites with a module
+  uint64_t resolved = 0;     // sites that got a file and line
+  uint64_t modules = 0;      // modules addr2line was run on
+  std::vector<std::string> missing_modules;
+};
+// Symbolize the call sites of the trace in `dir` and write its symbols file.
+SymbolizeResult symbolize_trace(const std::filesystem::path& dir, const std::string& addr2line);
+
+}  // namespace smtrace::cli

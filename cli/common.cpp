@@ -1,0 +1,305 @@
+#include "cli/common.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+#include <fmt/core.h>
+
+namespace smtrace::cli {
+
+namespace fs = std::filesystem;
+
+void warn(std::string_view message) {
+  fmt::print(stderr, "smtrace: warning: {}\n", message);
+}
+
+std::string human_ns(double ns) {
+  const double magnitude = std::fabs(ns);
+  if (magnitude < 1e3) return fmt::format("{:.0f}ns", ns);
+  if (magnitude < 1e6) return fmt::format("{:.3f}us", ns / 1e3);
+  if (magnitude < 1e9) return fmt::format("{:.3f}ms", ns / 1e6);
+  return fmt::format("{:.3f}s", ns / 1e9);
+}
+
+std::string human_bytes(uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  static constexpr std::array<const char*, 4> k_units = {"KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  value /= 1024.0;
+  while (value >= 1024.0 && unit + 1 < k_units.size()) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return fmt::format("{:.1f} {}", value, k_units[unit]);
+}
+
+std::string datatype_name(uint32_t id) {
+  // BasicType of smtrace.proto, by value.
+  static constexpr std::array<const char*, 41> k_names = {
+      "MPI_DATATYPE_NULL", "MPI_CHAR", "MPI_SIGNED_CHAR", "MPI_UNSIGNED_CHAR", "MPI_BYTE",
+      "MPI_SHORT", "MPI_UNSIGNED_SHORT", "MPI_INT", "MPI_UNSIGNED", "MPI_LONG",
+      "MPI_UNSIGNED_LONG", "MPI_LONG_LONG", "MPI_UNSIGNED_LONG_LONG", "MPI_FLOAT", "MPI_DOUBLE",
+      "MPI_LONG_DOUBLE", "MPI_WCHAR", "MPI_C_BOOL", "MPI_INT8_T", "MPI_INT16_T",
+      "MPI_INT32_T", "MPI_INT64_T", "MPI_UINT8_T", "MPI_UINT16_T", "MPI_UINT32_T",
+      "MPI_UINT64_T", "MPI_C_FLOAT_COMPLEX", "MPI_C_DOUBLE_COMPLEX",
+      "MPI_C_LONG_DOUBLE_COMPLEX", "MPI_FLOAT_INT", "MPI_DOUBLE_INT", "MPI_LONG_INT",
+      "MPI_2INT", "MPI_SHORT_INT", "MPI_LONG_DOUBLE_INT", "MPI_PACKED", "MPI_AINT",
+      "MPI_OFFSET", "MPI_COUNT", "MPI_UB", "MPI_LB"};
+  if (id < k_names.size()) return k_names[id];
+  if (id == 63) return "MPI_(other predefined)";
+  return fmt::format("type#{}", id);
+}
+
+std::string op_name(uint32_t id) {
+  static constexpr std::array<const char*, 15> k_names = {
+      "MPI_OP_NULL", "MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND",
+      "MPI_LOR", "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC",
+      "MPI_REPLACE", "MPI_NO_OP"};
+  if (id < k_names.size()) return k_names[id];
+  if (id == 63) return "MPI_(other op)";
+  return fmt::format("op#{}", id);
+}
+
+std::string comm_name(uint32_t id) {
+  if (id == format::k_comm_world) return "WORLD";
+  if (id == format::k_comm_self) return "SELF";
+  return fmt::format("comm#{}", id);
+}
+
+std::string rank_name(int32_t rank) {
+  switch (rank) {
+    case format::k_any_source: return "ANY_SOURCE";
+    case format::k_proc_null: return "PROC_NULL";
+    case format::k_root: return "ROOT";
+    default: return std::to_string(rank);
+  }
+}
+
+std::string tag_name(int32_t tag) {
+  return tag == format::k_any_tag ? std::string("ANY_TAG") : std::to_string(tag);
+}
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case 1: return "SIGHUP";
+    case 2: return "SIGINT";
+    case 3: return "SIGQUIT";
+    case 4: return "SIGILL";
+    case 5: return "SIGTRAP";
+    case 6: return "SIGABRT";
+    case 7: return "SIGBUS";
+    case 8: return "SIGFPE";
+    case 9: return "SIGKILL";
+    case 10: return "SIGUSR1";
+    case 11: return "SIGSEGV";
+    case 12: return "SIGUSR2";
+    case 13: return "SIGPIPE";
+    case 14: return "SIGALRM";
+    case 15: return "SIGTERM";
+    case 24: return "SIGXCPU";
+    case 25: return "SIGXFSZ";
+    default: return fmt::format("signal {}", signal);
+  }
+}
+
+std::string site_to_string(const format::RankTrace& rank, const format::CallSite* site) {
+  if (site == nullptr) return {};
+  if (!site->file.empty() && site->line != 0) {
+    std::string text = site->column != 0
+                           ? fmt::format("{}:{}:{}", site->file, site->line, site->column)
+                           : fmt::format("{}:{}", site->file, site->line);
+    if (!site->function.empty()) text += fmt::format(" ({})", site->function);
+    return text;
+  }
+  std::string where;
+  if (auto it = rank.modules.find(site->module); it != rank.modules.end()) {
+    where = fmt::format("{}+{:#x}", fs::path(it->second.path).filename().string(), site->offset);
+  } else {
+    where = fmt::format("{:#x}", site->offset);
+  }
+  if (!site->function.empty()) return fmt::format("{} ({})", site->function, where);
+  return where;
+}
+
+std::string shell_join(const std::vector<std::string>& args) {
+  std::string line;
+  for (const std::string& arg : args) {
+    if (!line.empty()) line += ' ';
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789-_./=:,+@%") == std::string::npos;
+    if (plain) {
+      line += arg;
+      continue;
+    }
+    line += '\'';
+    for (char c : arg) {
+      if (c == '\'') {
+        line += "'\\''";
+      } else {
+        line += c;
+      }
+    }
+    line += '\'';
+  }
+  return line;
+}
+
+format::Trace read_trace_or_throw(const fs::path& dir, bool symbols) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw Error(fmt::format("{}: no such file or directory", dir.string()));
+  if (!fs::is_directory(dir, ec)) {
+    throw Error(fmt::format("{}: not a directory (a trace is a directory)", dir.string()));
+  }
+  format::ReadOptions options;
+  options.symbols = symbols;
+  try {
+    return format::read_trace(dir, options);
+  } catch (const format::TraceError& e) {
+    throw Error(e.what());
+  }
+}
+
+void prepare_output_dir(const fs::path& dir, bool force) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      throw Error(fmt::format("{}: exists and is not a directory", dir.string()));
+    }
+    if (!fs::is_empty(dir, ec)) {
+      if (!force) {
+        throw Error(fmt::format("{}: directory exists and is not empty (use --force to replace the trace in it)",
+                                dir.string()));
+      }
+      // Remove only what a trace consists of, so that --force never deletes
+      // unrelated files a user keeps next to a trace.
+      for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        const bool rank_file = name.starts_with("rank-") && name.ends_with(".smt");
+        if (rank_file || name == format::k_manifest_file || name == format::k_symbols_file) {
+          fs::remove(entry.path(), ec);
+          if (ec) throw Error(fmt::format("{}: cannot remove: {}", entry.path().string(), ec.message()));
+        }
+      }
+    }
+    return;
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
+}
+
+std::string json_quote(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+void JsonWriter::separate() {
+  if (m_after_key) {
+    m_after_key = false;
+    return;
+  }
+  if (!m_first.empty()) {
+    if (!m_first.back()) m_out += ',';
+    m_first.back() = false;
+  }
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  separate();
+  m_out += '{';
+  m_first.push_back(true);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  m_first.pop_back();
+  m_out += '}';
+  return *this;
+}
+
+JsonWriter& JsonWriter::begin_array() {
+  separate();
+  m_out += '[';
+  m_first.push_back(true);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  m_first.pop_back();
+  m_out += ']';
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view name) {
+  separate();
+  m_out += json_quote(name);
+  m_out += ':';
+  m_after_key = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view text) {
+  separate();
+  m_out += json_quote(text);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(bool flag) {
+  separate();
+  m_out += flag ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(int64_t number) {
+  separate();
+  m_out += std::to_string(number);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(uint64_t number) {
+  separate();
+  m_out += std::to_string(number);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(double number) {
+  separate();
+  if (!std::isfinite(number)) {
+    m_out += "null";
+  } else {
+    m_out += fmt::format("{}", number);
+  }
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  separate();
+  m_out += "null";
+  return *this;
+}
+
+}  // namespace smtrace::cli

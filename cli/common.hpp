@@ -1,0 +1,101 @@
+// Helpers shared by the subcommands: the CLI's error type, exit codes, and
+// the small formatters that turn trace values into text and JSON.
+//
+// Thread safety: everything here is reentrant; nothing keeps state.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace_format/event.hpp"
+#include "trace_format/reader.hpp"
+
+namespace smtrace::cli {
+
+// Exit codes of every subcommand (docs/cli.md).
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_findings = 1;
+inline constexpr int k_exit_usage = 2;
+
+// The CLI's own error: bad usage or input it cannot use. cli::main prints
+// "smtrace: error: <what>" and exits 2.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Print "smtrace: warning: `message`" on stderr.
+void warn(std::string_view message);
+
+// Return `ns` with a unit that keeps it short: "850ns", "12.345us", "1.200ms", "3.5s".
+std::string human_ns(double ns);
+// Return `bytes` as "512 B", "1.5 KiB", "3.2 MiB".
+std::string human_bytes(uint64_t bytes);
+
+// Return the MPI name of predefined datatype `id` ("MPI_INT"), or
+// "type#<id>" for a derived one.
+std::string datatype_name(uint32_t id);
+// Return the MPI name of predefined op `id` ("MPI_SUM"), or "op#<id>".
+std::string op_name(uint32_t id);
+// Return "WORLD", "SELF" or "comm#<id>".
+std::string comm_name(uint32_t id);
+// Return "ANY_SOURCE", "PROC_NULL", "ROOT" or the number.
+std::string rank_name(int32_t rank);
+// Return "ANY_TAG" or the number.
+std::string tag_name(int32_t tag);
+// Return "SIGSEGV" for 11, "signal N" when unknown.
+std::string signal_name(int signal);
+
+// Return the call site as "file:line[:col] (function)", "function (module+0xoff)"
+// or "module+0xoff"; empty when `site` is null.
+std::string site_to_string(const format::RankTrace& rank, const format::CallSite* site);
+
+// Return `args` as a shell command line, quoting words that need it.
+std::string shell_join(const std::vector<std::string>& args);
+
+// Read `dir` as a trace; throw Error (exit 2) when it is unusable.
+format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols = true);
+
+// Refuse an existing non-empty directory `dir` unless `force`; with `force`,
+// remove the trace files in it (manifest, rank files, symbols) so that no
+// stale rank remains. Create `dir`. Throw Error when it cannot be used.
+void prepare_output_dir(const std::filesystem::path& dir, bool force);
+
+// Writes JSON text with commas and escapes handled; the caller nests
+// begin/end calls correctly.
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string& out) : m_out(out) {}
+  JsonWriter& begin_object();
+  JsonWriter& end_object();
+  JsonWriter& begin_array();
+  JsonWriter& end_array();
+  // Write the key of the next member (inside an object).
+  JsonWriter& key(std::string_view name);
+  JsonWriter& value(std::string_view text);
+  JsonWriter& value(const char* text) { return value(std::string_view(text)); }
+  JsonWriter& value(const std::string& text) { return value(std::string_view(text)); }
+  JsonWriter& value(bool flag);
+  JsonWriter& value(int64_t number);
+  JsonWriter& value(uint64_t number);
+  JsonWriter& value(int number) { return value(static_cast<int64_t>(number)); }
+  JsonWriter& value(unsigned number) { return value(static_cast<uint64_t>(number)); }
+  JsonWriter& value(double number);
+  JsonWriter& null();
+
+ private:
+  void separate();
+  std::string& m_out;
+  std::vector<bool> m_first;  // per open container: no member written yet
+  bool m_after_key = false;
+};
+
+// Return `text` as a JSON string literal.
+std::string json_quote(std::string_view text);
+
+}  // namespace smtrace::cli

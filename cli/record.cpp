@@ -1,0 +1,339 @@
+// smtrace record: run a command with libsmtrace.so injected.
+//
+// How the tracer reaches the ranks depends on the launcher:
+// - Open MPI (mpirun, mpiexec, orterun, oshrun): ranks on other nodes get
+//   only the variables named by -x, so `-x LD_PRELOAD=... -x SMTRACE_...=...`
+//   go right after the launcher's name. LD_PRELOAD is NOT set for mpirun
+//   itself: the launcher and its daemons need no tracer, and loading one
+//   (with libmpi behind it) into them only adds risk. The SMTRACE_*
+//   variables are also set in the environment, which local ranks inherit.
+// - srun exports the whole environment by default, so the environment
+//   carries LD_PRELOAD and SMTRACE_*.
+// - Anything else (a singleton ./app, a script) gets them in the environment.
+//
+// The child runs in its own process group. When smtrace owns the terminal,
+// that group becomes the terminal's foreground group, so a Ctrl-C reaches
+// the job exactly once (mpirun treats a second SIGINT as "kill hard"); a
+// SIGTERM/SIGINT/SIGHUP/SIGQUIT sent to smtrace itself (by `timeout`, a
+// batch system) is forwarded to the group.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/summary.hpp"
+
+#ifndef SMTRACE_INSTALL_LIBDIR
+#define SMTRACE_INSTALL_LIBDIR "lib"
+#endif
+#ifndef SMTRACE_LIBRARY_ARCHITECTURE
+#define SMTRACE_LIBRARY_ARCHITECTURE ""
+#endif
+
+namespace smtrace::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_tracer_file = "libsmtrace.so";
+
+// The child's process group, for the signal handler (which can reach no
+// other state). 0 while no child runs.
+volatile sig_atomic_t g_child_pgid = 0;
+
+extern "C" void forward_signal(int signal) {
+  const pid_t pgid = static_cast<pid_t>(g_child_pgid);
+  if (pgid > 0) ::kill(-pgid, signal);
+}
+
+constexpr std::array<int, 4> k_forwarded = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+fs::path find_tracer() {
+  if (const char* env = std::getenv("SMTRACE_LIB"); env != nullptr && *env != '\0') {
+    std::error_code ec;
+    const fs::path lib = fs::absolute(env, ec);
+    if (!fs::is_regular_file(lib, ec)) {
+      throw Error(fmt::format("SMTRACE_LIB={}: no such file", env));
+    }
+    return lib;
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error(fmt::format("cannot find smtrace's own path (/proc/self/exe): {}", ec.message()));
+  const fs::path bin = exe.parent_path();
+  const fs::path prefix = bin.parent_path();
+  std::vector<fs::path> candidates;
+  const fs::path libdir = SMTRACE_INSTALL_LIBDIR;
+  candidates.push_back(libdir.is_absolute() ? libdir / k_tracer_file : prefix / libdir / k_tracer_file);
+  candidates.push_back(prefix / "lib" / k_tracer_file);
+  if (std::string_view(SMTRACE_LIBRARY_ARCHITECTURE).size() > 0) {
+    candidates.push_back(prefix / "lib" / SMTRACE_LIBRARY_ARCHITECTURE / k_tracer_file);
+  }
+  candidates.push_back(prefix / "lib64" / k_tracer_file);
+  candidates.push_back(prefix / "tracer" / k_tracer_file);  // build tree: <build>/cli/smtrace
+  std::string looked;
+  for (const fs::path& candidate : candidates) {
+    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal();
+    looked += fmt::format("\n  {}", candidate.lexically_normal().string());
+  }
+  throw Error(fmt::format("cannot find the tracer library {}; looked in:{}\n"
+                          "Set SMTRACE_LIB=/path/to/{} to name it.",
+                          k_tracer_file, looked, k_tracer_file));
+}
+
+std::string default_dir_name() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  std::array<char, 64> name{};
+  std::strftime(name.data(), name.size(), "smtrace-%Y%m%d-%H%M%S", &local);
+  return name.data();
+}
+
+enum class Launcher { open_mpi, srun, none };
+
+bool is_open_mpi_launcher(const std::string& word) {
+  const std::string name = fs::path(word).filename().string();
+  for (const char* launcher : {"mpirun", "mpiexec", "orterun", "oshrun"}) {
+    // Debian's alternatives are called mpirun.openmpi etc.
+    if (name == launcher || name.starts_with(std::string(launcher) + ".")) return true;
+  }
+  return false;
+}
+
+// The index of the Open MPI launcher word: 0 for `mpirun ...`, or a later
+// word for `timeout 60 mpirun ...`; npos when there is none.
+std::size_t open_mpi_launcher_index(const std::vector<std::string>& command) {
+  if (is_open_mpi_launcher(command[0])) return 0;
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    if (is_open_mpi_launcher(command[i])) return i;
+  }
+  return std::string::npos;
+}
+
+void set_env(const std::string& name, const std::string& value) {
+  if (::setenv(name.c_str(), value.c_str(), 1) != 0) {
+    throw Error(fmt::format("cannot set {}: {}", name, std::strerror(errno)));
+  }
+}
+
+struct ChildResult {
+  int exit_code = 0;
+  bool started = false;
+  int signal = 0;  // the signal that killed the child, 0 when it exited
+  int exec_errno = 0;
+};
+
+// Run `argv` in its own process group; wait for it, forwarding signals.
+ChildResult run_child(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
+
+  const bool owns_tty = ::isatty(STDIN_FILENO) != 0 && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+
+  // Block the forwarded signals until the handler knows the child's group,
+  // so that none is lost or handled by default in between.
+  sigset_t block, previous;
+  sigemptyset(&block);
+  for (int signal : k_forwarded) sigaddset(&block, signal);
+  ::sigprocmask(SIG_BLOCK, &block, &previous);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    throw Error(fmt::format("fork: {}", std::strerror(error)));
+  }
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    ::setpgid(0, 0);
+    if (owns_tty) {
+      ::signal(SIGTTOU, SIG_IGN);
+      ::tcsetpgrp(STDIN_FILENO, ::getpid());
+      ::signal(SIGTTOU, SIG_DFL);
+    }
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    ::execvp(argv[0], argv.data());
+    const int error = errno;
+    [[maybe_unused]] ssize_t written = ::write(pipe_fds[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also here: whichever runs first wins the race
+  g_child_pgid = pid;
+  struct sigaction action {};
+  action.sa_handler = forward_signal;
+  sigemptyset(&action.sa_mask);
+  std::array<struct sigaction, k_forwarded.size()> saved{};
+  for (std::size_t i = 0; i < k_forwarded.size(); ++i) {
+    ::sigaction(k_forwarded[i], &action, &saved[i]);
+  }
+  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+
+  ::close(pipe_fds[1]);
+  ChildResult result;
+  int exec_errno = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(pipe_fds[0], &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  ::close(pipe_fds[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    result.exec_errno = exec_errno;
+  } else {
+    result.started = true;
+  }
+
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) break;
+  }
+  g_child_pgid = 0;
+  for (std::size_t i = 0; i < k_forwarded.size(); ++i) {
+    ::sigaction(k_forwarded[i], &saved[i], nullptr);
+  }
+  if (owns_tty) {
+    // Take the terminal back; from the background, that needs SIGTTOU ignored.
+    struct sigaction ignore {}, old {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGTTOU, &ignore, &old);
+    ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+    ::sigaction(SIGTTOU, &old, nullptr);
+  }
+
+  if (!result.started) {
+    result.exit_code = result.exec_errno == ENOENT ? 127 : 126;
+  } else if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.exit_code = 128 + result.signal;
+  } else {
+    result.exit_code = 1;
+  }
+  return result;
+}
+
+}  // namespace
+
+int run_record(const RecordOptions& options) {
+  if (options.command.empty()) throw Error("no COMMAND given: smtrace record [OPTIONS] -- COMMAND...");
+  const fs::path tracer = find_tracer();
+
+  std::error_code ec;
+  fs::path dir = options.output.empty() ? fs::path(default_dir_name()) : fs::path(options.output);
+  dir = fs::absolute(dir, ec).lexically_normal();
+  if (ec) throw Error(fmt::format("{}: {}", options.output, ec.message()));
+  if (dir.has_filename() == false) dir = dir.parent_path();  // "out/" -> "out"
+  const bool existed = fs::exists(dir, ec);
+  prepare_output_dir(dir, options.force);
+
+  // The variables the tracer reads, in the order they are passed on.
+  std::vector<std::pair<std::string, std::string>> vars;
+  vars.emplace_back("SMTRACE_DIR", dir.string());
+  if (options.stack_depth) vars.emplace_back("SMTRACE_STACK_DEPTH", std::to_string(*options.stack_depth));
+  if (!options.families.empty()) vars.emplace_back("SMTRACE_FAMILIES", options.families);
+  if (!options.buffer.empty()) vars.emplace_back("SMTRACE_BUFFER", options.buffer);
+  vars.emplace_back("SMTRACE_COMMAND", shell_join(options.command));
+  for (const auto& [name, value] : vars) set_env(name, value);
+  // Variables the user set outside smtrace travel on too (-x) where we name them.
+  for (const char* name : {"SMTRACE_STACK_DEPTH", "SMTRACE_FAMILIES", "SMTRACE_BUFFER", "SMTRACE_DISABLE"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr) continue;
+    bool listed = false;
+    for (const auto& var : vars) listed = listed || var.first == name;
+    if (!listed) vars.emplace_back(name, value);
+  }
+  if (const char* disable = std::getenv("SMTRACE_DISABLE"); disable != nullptr && *disable != '\0' &&
+                                                           std::string_view(disable) != "0") {
+    warn(fmt::format("SMTRACE_DISABLE={} is set: the tracer will record nothing", disable));
+  }
+
+  std::string preload = tracer.string();
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
+    preload += ':';
+    preload += existing;
+  }
+
+  std::vector<std::string> command = options.command;
+  const std::size_t launcher = open_mpi_launcher_index(command);
+  if (launcher != std::string::npos) {
+    std::vector<std::string> inserted = {"-x", "LD_PRELOAD=" + preload};
+    for (const auto& [name, value] : vars) {
+      inserted.push_back("-x");
+      inserted.push_back(name + "=" + value);
+    }
+    command.insert(command.begin() + static_cast<std::ptrdiff_t>(launcher) + 1, inserted.begin(),
+                   inserted.end());
+  } else {
+    // srun (which exports the environment by default) and singletons.
+    set_env("LD_PRELOAD", preload);
+  }
+
+  const ChildResult child = run_child(command);
+  if (!child.started) {
+    fmt::print(stderr, "smtrace: error: cannot run '{}': {}\n", command[0], std::strerror(child.exec_errno));
+    if (!existed) fs::remove(dir, ec);  // only removes an empty directory
+    return child.exit_code;
+  }
+
+  if (fs::is_empty(dir, ec)) {
+    warn(fmt::format("no trace was written to {}: '{}' made no MPI calls through the tracer "
+                     "(not an MPI program, MPI linked statically, or tracing disabled)",
+                     dir.string(), options.command[0]));
+    if (!existed) fs::remove(dir, ec);
+    fmt::print(stderr, "smtrace: command exited with status {}\n", child.exit_code);
+    return child.exit_code;
+  }
+
+  if (options.symbolize) {
+    try {
+      const SymbolizeResult symbols = symbolize_trace(dir, "addr2line");
+      if (!symbols.missing_modules.empty()) {
+        warn(fmt::format("symbolize: {} module(s) not found, e.g. {}", symbols.missing_modules.size(),
+                         symbols.missing_modules.front()));
+      }
+    } catch (const std::exception& e) {
+      warn(fmt::format("symbolize: {}", e.what()));
+    }
+  }
+
+  fmt::print(stderr, "smtrace: trace written to {}\n", dir.string());
+  try {
+    const format::Trace trace = read_trace_or_throw(dir);
+    fmt::print(stderr, "smtrace: {}\n", trace_summary(trace));
+  } catch (const std::exception& e) {
+    warn(fmt::format("cannot read the trace back: {}", e.what()));
+  }
+  if (child.signal != 0) {
+    fmt::print(stderr, "smtrace: command killed by {}: exit status {}\n", signal_name(child.signal),
+               child.exit_code);
+  } else {
+    fmt::print(stderr, "smtrace: command exited with status {}\n", child.exit_code);
+  }
+  return child.exit_code;
+}
+
+}  // namespace smtrace::cli
