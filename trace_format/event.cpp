@@ -82,10 +82,12 @@ std::string_view call_name(Call call) {
 }
 
 std::optional<Call> call_from_name(std::string_view name) {
+  if (name.empty()) return std::nullopt;
   std::string_view bare = strip_prefix(strip_prefix(name, "MPI_"), "smtrace_");
   for (const CallInfo& info : k_calls) {
+    const std::string_view annotation = annotation_name(info.call);
     if (loose_equal(bare, info.id) || loose_equal(name, info.mpi_name) ||
-        loose_equal(name, annotation_name(info.call))) {
+        (!annotation.empty() && loose_equal(name, annotation))) {
       return info.call;
     }
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,5 +23,11 @@ Trace from_json(std::string_view json);
 // are replaced): manifest, one rank file per present rank, each event a
 // complete record (pending events stay pending).
 void write_trace(const Trace& trace, const std::filesystem::path& dir);
+
+// Write `rank` as the rank file `file` (replaced): header, then sealed chunks
+// of about 64 KiB holding its definitions, events (each complete; pending
+// ones stay pending), notes and termination. Throw TraceError when it cannot
+// be written.
+void write_rank_file(const RankTrace& rank, const std::filesystem::path& file);
 
 }  // namespace smtrace::format
