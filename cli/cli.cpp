@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -34,6 +35,33 @@ OutputFormat to_format(const std::string& name) {
   return name == "json" ? OutputFormat::json : OutputFormat::text;
 }
 
+// CLI11's formatter, changed in two places: the list of commands shows the
+// first line of each description only, and a command may have a usage line
+// of its own (record's `-- COMMAND...`, which CLI11 cannot express).
+class Formatter : public CLI::Formatter {
+ public:
+  void set_usage(const CLI::App* app, std::string usage) { m_usage[app] = std::move(usage); }
+
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::string first = sub->get_description();
+    if (auto cut = first.find('\n'); cut != std::string::npos) first.resize(cut);
+    return fmt::format("  {:<{}}{}\n", sub->get_name(), column_width_ - 2, first);
+  }
+
+  std::string make_description(const CLI::App* app) const override {
+    const std::string text = CLI::Formatter::make_description(app);
+    return text.empty() ? text : text + "\n";
+  }
+
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    if (auto it = m_usage.find(app); it != m_usage.end()) return "Usage: " + it->second + "\n";
+    return CLI::Formatter::make_usage(app, std::move(name));
+  }
+
+ private:
+  std::map<const CLI::App*, std::string> m_usage;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -43,9 +71,11 @@ int main(int argc, char** argv) {
       "`smtrace dump`. A trace is a directory: manifest.json, one rank-<R>.smt per rank,\n"
       "and symbols.smt after symbolization. Run `smtrace <command> --help` for details.",
       "smtrace"};
+  auto formatter = std::make_shared<Formatter>();
+  formatter->column_width(28);
+  app.formatter(formatter);  // subcommands created below share it
   app.set_version_flag("--version", version_text(), "Print the version and exit");
-  app.require_subcommand(1);
-  app.get_formatter()->column_width(28);
+  app.require_subcommand(0, 1);
   app.footer(std::string(k_exit_codes_text) +
              "\nExample:\n"
              "  smtrace record -o trace -- mpirun -np 4 ./app\n"
@@ -57,13 +87,12 @@ int main(int argc, char** argv) {
   RecordOptions record;
   CLI::App* record_cmd = app.add_subcommand(
       "record",
-      "Run COMMAND with the smtrace tracer (libsmtrace.so) injected into its MPI ranks and\n"
-      "write a trace directory. COMMAND is an Open MPI launcher line (mpirun, mpiexec,\n"
-      "orterun, oshrun: smtrace adds `-x` options right after the launcher's name), a Slurm\n"
-      "`srun` line (the environment carries the settings), or a single program (singleton).\n"
-      "Put `--` before COMMAND. Afterwards smtrace symbolizes the call sites and prints\n"
-      "where the trace is and a one-line summary on stderr.\n"
-      "Usage: smtrace record [OPTIONS] -- COMMAND [ARGS...]");
+      "Run a command with the tracer injected and write a trace directory.\n"
+      "Runs COMMAND with libsmtrace.so injected into its MPI ranks. COMMAND is an Open MPI\n"
+      "launcher line (mpirun, mpiexec, orterun, oshrun: smtrace adds `-x` options right after\n"
+      "the launcher's name), a Slurm `srun` line (the environment carries the settings), or a\n"
+      "single program (singleton). Put `--` before COMMAND. Afterwards smtrace symbolizes the\n"
+      "call sites and prints where the trace is and a one-line summary on stderr.");
   record_cmd->add_option("-o,--output", record.output,
                          "Trace directory (default: smtrace-YYYYmmdd-HHMMSS in the current directory, local time)");
   record_cmd->add_option("--stack-depth", record.stack_depth,
@@ -75,8 +104,8 @@ int main(int argc, char** argv) {
                          "Tracer buffer size in bytes per rank, e.g. 4194304 or 4M (SMTRACE_BUFFER)");
   record_cmd->add_flag("-f,--force", record.force,
                        "Replace the trace in an existing non-empty output directory");
-  record_cmd->add_flag("!--no-symbolize", record.symbolize,
-                       "Do not run `smtrace symbolize` after the run");
+  bool no_symbolize = false;
+  record_cmd->add_flag("--no-symbolize", no_symbolize, "Do not run `smtrace symbolize` after the run");
   record_cmd->add_option("COMMAND", record.command, "The command to run, after `--`")->required();
   record_cmd->footer(
       "Environment: SMTRACE_LIB=path overrides where libsmtrace.so is found (default: next to\n"
@@ -98,10 +127,10 @@ int main(int argc, char** argv) {
   std::string info_format = "text";
   CLI::App* info_cmd = app.add_subcommand(
       "info",
-      "Summarize a trace: ranks present and expected, events by call, duration per rank and\n"
-      "overall, per-rank completeness (finalized, killed by a signal, aborted, or stopped\n"
-      "inside a call), trace size, and every problem met while reading.\n"
-      "Usage: smtrace info DIR [--format text|json]");
+      "Summarize a trace: ranks, events, duration, completeness, problems.\n"
+      "Shows ranks present and expected, events by call, duration per rank and overall, per-\n"
+      "rank completeness (finalized, killed by a signal, aborted, or stopped inside a call),\n"
+      "trace size, and every problem met while reading.");
   info_cmd->add_option("DIR", info.dir, "Trace directory")->required();
   add_format_option(*info_cmd, info_format);
   info_cmd->footer(
@@ -120,12 +149,12 @@ int main(int argc, char** argv) {
   std::optional<uint32_t> dump_rank;
   CLI::App* dump_cmd = app.add_subcommand(
       "dump",
-      "Print every event of a trace, one per line, named RANK:SEQ, with its time, duration,\n"
-      "arguments (posted and actual values: source=ANY_SOURCE->1), and call site. Each rank\n"
-      "starts with its header and definitions (communicators with their world ranks,\n"
-      "derived datatypes with their footprint). --format json writes the trace as protobuf's\n"
-      "JSON mapping of smtrace.v1.TraceDocument, which `smtrace import-json` reads back.\n"
-      "Usage: smtrace dump DIR [--rank R] [--format text|json]");
+      "Print every event of a trace, readable (or as JSON).\n"
+      "One event per line, named RANK:SEQ, with its time, duration, arguments (posted and\n"
+      "actual values: source=ANY_SOURCE→1) and call site. Each rank starts with its header and\n"
+      "definitions (communicators with their world ranks, derived datatypes with their\n"
+      "footprint). --format json writes the trace as protobuf's JSON mapping of\n"
+      "smtrace.v1.TraceDocument, which `smtrace import-json` reads back.");
   dump_cmd->add_option("DIR", dump.dir, "Trace directory")->required();
   dump_cmd->add_option("-r,--rank", dump_rank, "Only this rank (MPI_COMM_WORLD rank)");
   add_format_option(*dump_cmd, dump_format);
@@ -140,10 +169,9 @@ int main(int argc, char** argv) {
   ImportJsonOptions import;
   CLI::App* import_cmd = app.add_subcommand(
       "import-json",
-      "Build a trace directory from a JSON document as written by `smtrace dump --format json`\n"
-      "(protobuf's JSON mapping of smtrace.v1.TraceDocument), e.g. a small hand-written trace\n"
-      "for a test or a bug report.\n"
-      "Usage: smtrace import-json FILE -o DIR");
+      "Build a trace directory from JSON (as `smtrace dump --format json` writes it).\n"
+      "The JSON is protobuf's JSON mapping of smtrace.v1.TraceDocument, so tests and bug\n"
+      "reports can carry small hand-written traces.");
   import_cmd->add_option("FILE", import.file, "JSON file, or - for standard input")->required();
   import_cmd->add_option("-o,--output", import.output, "Trace directory to write")->required();
   import_cmd->add_flag("-f,--force", import.force,
@@ -156,12 +184,10 @@ int main(int argc, char** argv) {
   SymbolizeOptions symbolize;
   CLI::App* symbolize_cmd = app.add_subcommand(
       "symbolize",
-      "Resolve the call sites of a trace to function, file and line with addr2line (one run\n"
-      "per module with all its addresses) and write symbols.smt into the trace directory.\n"
-      "Modules that are missing or lack debug info keep what the tracer knew (no error).\n"
-      "`smtrace record` runs this by itself; run it again after moving a trace to the\n"
-      "machine that has the binaries.\n"
-      "Usage: smtrace symbolize DIR");
+      "Resolve call sites to function, file and line (writes symbols.smt).\n"
+      "Uses addr2line, one run per module with all its addresses. Modules that are missing or\n"
+      "lack debug info keep what the tracer knew (no error). `smtrace record` runs this by\n"
+      "itself; run it again after moving a trace to the machine that has the binaries.");
   symbolize_cmd->add_option("DIR", symbolize.dir, "Trace directory")->required();
   symbolize_cmd->add_option("--addr2line", symbolize.addr2line, "The addr2line program to run")
       ->default_str("addr2line");
@@ -173,12 +199,17 @@ int main(int argc, char** argv) {
   // help
   std::string help_topic;
   CLI::App* help_cmd = app.add_subcommand(
-      "help", "Print the help of smtrace or of one command.\nUsage: smtrace help [COMMAND]");
+      "help", "Print the help of smtrace or of one command.");
   help_cmd->add_option("COMMAND", help_topic, "The command to explain");
 
   const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, import_cmd,
                                            symbolize_cmd, help_cmd};
-  for (CLI::App* sub : commands) sub->get_formatter()->column_width(28);
+  formatter->set_usage(record_cmd, "smtrace record [OPTIONS] -- COMMAND [ARGS...]");
+  formatter->set_usage(info_cmd, "smtrace info DIR [--format text|json]");
+  formatter->set_usage(dump_cmd, "smtrace dump DIR [--rank R] [--format text|json]");
+  formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
+  formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--addr2line PROGRAM] [--quiet]");
+  formatter->set_usage(help_cmd, "smtrace help [COMMAND]");
 
   try {
     app.parse(argc, argv);
@@ -194,14 +225,17 @@ int main(int argc, char** argv) {
       if (sub->parsed()) hint = fmt::format("smtrace {} --help", sub->get_name());
     }
     fmt::print(stderr, "smtrace: error: {}\nRun `{}` for usage.\n", e.what(), hint);
-    if (record_cmd->parsed() && record.command.empty()) {
+    if (record_cmd->parsed()) {
       fmt::print(stderr, "Put `--` between smtrace's options and COMMAND: smtrace record -- mpirun -np 2 ./app\n");
     }
     return k_exit_usage;
   }
 
   try {
-    if (record_cmd->parsed()) return run_record(record);
+    if (record_cmd->parsed()) {
+      record.symbolize = !no_symbolize;
+      return run_record(record);
+    }
     if (info_cmd->parsed()) {
       info.format = to_format(info_format);
       return run_info(info);
@@ -226,7 +260,7 @@ int main(int argc, char** argv) {
       }
       throw Error(fmt::format("no command named '{}' (see smtrace --help)", help_topic));
     }
-    throw Error("no command given (see smtrace --help)");
+    throw Error("no command given; commands: record, info, dump, import-json, symbolize, help (see smtrace --help)");
   } catch (const Error& e) {
     fmt::print(stderr, "smtrace: error: {}\n", e.what());
   } catch (const format::TraceError& e) {

@@ -22,6 +22,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -89,9 +90,13 @@ fs::path find_tracer() {
   candidates.push_back(prefix / "lib64" / k_tracer_file);
   candidates.push_back(prefix / "tracer" / k_tracer_file);  // build tree: <build>/cli/smtrace
   std::string looked;
+  std::vector<fs::path> tried;
   for (const fs::path& candidate : candidates) {
-    if (fs::is_regular_file(candidate, ec)) return candidate.lexically_normal();
-    looked += fmt::format("\n  {}", candidate.lexically_normal().string());
+    const fs::path path = candidate.lexically_normal();
+    if (fs::is_regular_file(path, ec)) return path;
+    if (std::find(tried.begin(), tried.end(), path) != tried.end()) continue;
+    tried.push_back(path);
+    looked += fmt::format("\n  {}", path.string());
   }
   throw Error(fmt::format("cannot find the tracer library {}; looked in:{}\n"
                           "Set SMTRACE_LIB=/path/to/{} to name it.",
@@ -119,9 +124,18 @@ bool is_open_mpi_launcher(const std::string& word) {
 }
 
 // The index of the Open MPI launcher word: 0 for `mpirun ...`, or a later
-// word for `timeout 60 mpirun ...`; npos when there is none.
+// word behind a wrapper that runs its arguments (`timeout 60 mpirun ...`);
+// npos when there is none. Other commands (scripts, `sh -c`) are not
+// searched: a word "mpirun" there may be anything.
 std::size_t open_mpi_launcher_index(const std::vector<std::string>& command) {
   if (is_open_mpi_launcher(command[0])) return 0;
+  const std::string first = fs::path(command[0]).filename().string();
+  bool wrapper = false;
+  for (const char* name : {"timeout", "env", "nice", "nohup", "stdbuf", "time", "taskset", "numactl",
+                           "chrt", "ionice"}) {
+    wrapper = wrapper || first == name;
+  }
+  if (!wrapper) return std::string::npos;
   for (std::size_t i = 1; i < command.size(); ++i) {
     if (is_open_mpi_launcher(command[i])) return i;
   }
@@ -236,6 +250,15 @@ ChildResult run_child(const std::vector<std::string>& args) {
   return result;
 }
 
+void report_exit(const ChildResult& child) {
+  if (child.signal != 0) {
+    fmt::print(stderr, "smtrace: command killed by {}: exit status {}\n", signal_name(child.signal),
+               child.exit_code);
+  } else {
+    fmt::print(stderr, "smtrace: command exited with status {}\n", child.exit_code);
+  }
+}
+
 }  // namespace
 
 int run_record(const RecordOptions& options) {
@@ -304,7 +327,7 @@ int run_record(const RecordOptions& options) {
                      "(not an MPI program, MPI linked statically, or tracing disabled)",
                      dir.string(), options.command[0]));
     if (!existed) fs::remove(dir, ec);
-    fmt::print(stderr, "smtrace: command exited with status {}\n", child.exit_code);
+    report_exit(child);
     return child.exit_code;
   }
 
@@ -327,12 +350,7 @@ int run_record(const RecordOptions& options) {
   } catch (const std::exception& e) {
     warn(fmt::format("cannot read the trace back: {}", e.what()));
   }
-  if (child.signal != 0) {
-    fmt::print(stderr, "smtrace: command killed by {}: exit status {}\n", signal_name(child.signal),
-               child.exit_code);
-  } else {
-    fmt::print(stderr, "smtrace: command exited with status {}\n", child.exit_code);
-  }
+  report_exit(child);
   return child.exit_code;
 }
 

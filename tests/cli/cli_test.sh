@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# CLI tests: run the built `smtrace` and check exit codes and output.
+#   cli_test.sh CASE SMTRACE DATA_DIR WORK_DIR [PRELOAD_LIB]
+# Each CASE is one CTest test (tests/cli/CMakeLists.txt).
+set -u
+case_name=$1 smtrace=$2 data=$3 work=$4/$1 preload=${5:-}
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect RC CMD... : run CMD, stdout to out.txt, stderr to err.txt, check its exit code.
+expect() {
+  local want=$1; shift
+  "$@" >out.txt 2>err.txt
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "--- stdout"; cat out.txt; echo "--- stderr"; cat err.txt
+    fail "exit code $got, expected $want: $*"
+  fi
+}
+contains() { grep -q -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "$1 lacks '$2'"; }; }
+
+case $case_name in
+  help)
+    expect 0 "$smtrace" --help; contains out.txt "Usage: smtrace"; contains out.txt "Exit codes"
+    expect 0 "$smtrace" --version; contains out.txt "smtrace "
+    for cmd in record info dump import-json symbolize help; do
+      expect 0 "$smtrace" "$cmd" --help; contains out.txt "Usage: smtrace $cmd"
+      expect 0 "$smtrace" help "$cmd"; contains out.txt "Usage: smtrace $cmd"
+    done
+    for cmd in record info dump import-json symbolize; do
+      "$smtrace" "$cmd" --help | grep -q -i "example" || fail "$cmd --help has no example"
+    done
+    ;;
+  bad_usage)
+    expect 2 "$smtrace" --bogus; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" no-such-command; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace"; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" info; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" info --format xml "$work"; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" dump --rank x "$work"; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" record; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" help no-such-command; contains err.txt "smtrace: error:"
+    ;;
+  missing_input)
+    expect 2 "$smtrace" info "$work/nonexistent"; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" dump "$work/nonexistent"; contains err.txt "smtrace: error:"
+    mkdir empty
+    expect 2 "$smtrace" info empty; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" import-json "$work/nonexistent.json" -o t; contains err.txt "smtrace: error:"
+    echo '{"ranks": [ {"header": ' > bad.json
+    expect 2 "$smtrace" import-json bad.json -o t; contains err.txt "smtrace: error:"
+    ;;
+  import_info)
+    expect 0 "$smtrace" import-json "$data/pingpong.json" -o t
+    expect 0 "$smtrace" info t --format json
+    contains out.txt '"ranks":2,'
+    contains out.txt '"events":12,'
+    contains out.txt '"complete":true'
+    contains out.txt '"MPI_Wait":1'
+    contains out.txt '"problems":\[\]'
+    expect 0 "$smtrace" info t
+    contains out.txt "2 present of 2 expected"
+    contains out.txt "complete *yes"
+    # An existing non-empty directory is refused without --force.
+    expect 2 "$smtrace" import-json "$data/pingpong.json" -o t; contains err.txt "smtrace: error:"
+    expect 0 "$smtrace" import-json "$data/pingpong.json" -o t --force
+    ;;
+  dump_text)
+    expect 0 "$smtrace" import-json "$data/pingpong.json" -o t
+    expect 0 "$smtrace" dump t
+    contains out.txt "^0:2 .*MPI_Send(dest=1, tag=7, .*count=4, datatype=MPI_INT, comm=WORLD) @ pingpong.c:15 (main)"
+    contains out.txt "^1:2 .*MPI_Irecv(source=ANY_SOURCE→0, tag=ANY_TAG→7, .*completed_by=1:4"
+    contains out.txt "^1:3 .*MPI_Test(.*×25"
+    contains out.txt "^1:4 .*MPI_Wait(requests=\[req#1\], completed=\[0:req#1(source=0, tag=7, count=4)\]"
+    contains out.txt "comm#2 = world ranks \[0, 1\]"
+    expect 0 "$smtrace" dump t --rank 1
+    grep -q "^0:" out.txt && fail "dump --rank 1 shows rank 0"
+    expect 2 "$smtrace" dump t --rank 7; contains err.txt "smtrace: error:"
+    ;;
+  roundtrip)
+    expect 0 "$smtrace" import-json "$data/pingpong.json" -o t1
+    expect 0 "$smtrace" dump t1 --format json; mv out.txt a.json
+    expect 0 "$smtrace" import-json a.json -o t2
+    expect 0 "$smtrace" dump t2 --format json; mv out.txt b.json
+    cmp a.json b.json || fail "dump -> import-json -> dump differs (JSON)"
+    expect 0 "$smtrace" dump t1; mv out.txt a.txt
+    expect 0 "$smtrace" dump t2; mv out.txt b.txt
+    diff <(grep -v '^== rank .*(.*rank-' a.txt) <(grep -v '^== rank .*(.*rank-' b.txt) ||
+      fail "dump -> import-json -> dump differs (text)"
+    # stdin works too
+    "$smtrace" import-json - -o t3 < a.json 2>/dev/null || fail "import-json - failed"
+    ;;
+  truncated)
+    expect 0 "$smtrace" import-json "$data/pingpong.json" -o t
+    size=$(stat -c %s t/rank-1.smt)
+    head -c $((size - 9)) t/rank-1.smt > cut && mv cut t/rank-1.smt
+    expect 0 "$smtrace" info t --format json
+    contains out.txt '"ranks":2,'
+    contains out.txt '"problems":\[{'
+    contains out.txt 'rank-1.smt'
+    expect 0 "$smtrace" info t; contains out.txt "problems while reading"
+    expect 0 "$smtrace" dump t; contains err.txt "smtrace: warning:"
+    ;;
+  garbage)
+    expect 0 "$smtrace" import-json "$data/pingpong.json" -o t
+    head -c 4096 /dev/urandom > t/rank-1.smt
+    expect 0 "$smtrace" info t --format json
+    contains out.txt '"problems":\[{'
+    contains out.txt '"complete":false'
+    ;;
+  record)
+    [ -n "$preload" ] || fail "no preload library given"
+    export SMTRACE_LIB=$preload
+    expect 3 "$smtrace" record -o t -- sh -c 'exit 3'; contains err.txt "no trace was written"
+    [ -e t ] && fail "record left an empty trace directory"
+    expect 137 "$smtrace" record -o t -- sh -c 'kill -KILL $$'; contains err.txt "SIGKILL"
+    expect 0 "$smtrace" record -o t -- sh -c 'test "$SMTRACE_DIR" = "$PWD/t" && case "$LD_PRELOAD" in "$SMTRACE_LIB"*) ;; *) exit 1;; esac'
+    expect 0 env LD_PRELOAD=/lib/nonexistent-keep.so "$smtrace" record -o t -- sh -c 'case "$LD_PRELOAD" in *nonexistent-keep.so) ;; *) exit 1;; esac'
+    expect 127 "$smtrace" record -o t -- "$work/no-such-program"; contains err.txt "smtrace: error:"
+    mkdir busy && touch busy/rank-0.smt
+    expect 2 "$smtrace" record -o busy -- true; contains err.txt "smtrace: error:"
+    SMTRACE_LIB=$work/none.so expect 2 "$smtrace" record -o t -- true
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS: $case_name"
