@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Runs one end-to-end case: a real mpirun job, recorded into a fresh
+# temporary directory, then the checker on the trace.
+#
+#   run_case.sh [options] -- PROGRAM [ARGS...]
+#
+#   --case NAME        check function of e2e_check (and the test's name)
+#   --np N             ranks (default 2)
+#   --smtrace PATH     the smtrace CLI
+#   --tracer PATH      libsmtrace.so (modes preload and unwritable)
+#   --checker PATH     e2e_check
+#   --source FILE      the program's source, for call-site markers
+#   --expect-fail      the job must exit non-zero (killed, crashed, aborted)
+#   --kill-after S     stop the job with `timeout -s TERM S` (a hung job)
+#   --mode MODE        record (default): smtrace record, then the checker
+#                      untraced: plain mpirun, must exit 0, no trace written
+#                      unwritable:DIR: preload the tracer with SMTRACE_DIR=DIR;
+#                        the job must exit 0 with exactly one smtrace warning
+#                        per rank on stderr
+#
+# The temporary directory is removed when the case passes and kept (its path
+# printed) when it fails.
+set -u
+
+case_name=""
+np=2
+smtrace=""
+tracer=""
+checker=""
+source_file=""
+expect_fail=0
+kill_after=""
+mode=record
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --case) case_name=$2; shift 2 ;;
+    --np) np=$2; shift 2 ;;
+    --smtrace) smtrace=$2; shift 2 ;;
+    --tracer) tracer=$2; shift 2 ;;
+    --checker) checker=$2; shift 2 ;;
+    --source) source_file=$2; shift 2 ;;
+    --expect-fail) expect_fail=1; shift ;;
+    --kill-after) kill_after=$2; shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "run_case.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if [ $# -eq 0 ] || [ -z "$case_name" ]; then
+  echo "run_case.sh: usage: run_case.sh --case NAME [options] -- PROGRAM [ARGS...]" >&2
+  exit 2
+fi
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Keep Open MPI from complaining about slots and from waiting on a dead peer.
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-e2e-${case_name}.XXXXXX") || exit 2
+trace="$work/trace"
+out="$work/stdout.txt"
+err="$work/stderr.txt"
+
+fail() {
+  echo "run_case.sh: $case_name: FAIL: $*" >&2
+  echo "run_case.sh: $case_name: kept $work" >&2
+  for f in "$out" "$err"; do
+    if [ -s "$f" ]; then
+      echo "----- $(basename "$f") (last 40 lines)" >&2
+      tail -n 40 "$f" >&2
+    fi
+  done
+  exit 1
+}
+
+launcher=(mpirun --oversubscribe -np "$np")
+killer=()
+if [ -n "$kill_after" ]; then
+  # SIGTERM first (the tracer may record it); SIGKILL 5 s later if needed.
+  killer=(timeout -s TERM -k 5 "$kill_after")
+fi
+
+case "$mode" in
+  record)
+    [ -n "$smtrace" ] && [ -n "$checker" ] || { echo "run_case.sh: --smtrace and --checker needed" >&2; exit 2; }
+    "${killer[@]}" "$smtrace" record -o "$trace" -- "${launcher[@]}" "$@" >"$out" 2>"$err"
+    rc=$?
+    echo "run_case.sh: $case_name: job exit status $rc"
+    if [ "$expect_fail" = 1 ]; then
+      [ "$rc" -ne 0 ] || fail "the job was expected to fail, but exited 0"
+    else
+      [ "$rc" -eq 0 ] || fail "the job exited $rc"
+    fi
+    [ -d "$trace" ] || fail "no trace directory $trace"
+    check_args=("$case_name" "$trace" --np "$np" --output "$out")
+    [ -n "$source_file" ] && check_args+=(--source "$source_file")
+    "$checker" "${check_args[@]}" || fail "the checker found problems in $trace"
+    ;;
+  untraced)
+    "${killer[@]}" "${launcher[@]}" "$@" >"$out" 2>"$err"
+    rc=$?
+    [ "$rc" -eq 0 ] || fail "the untraced job exited $rc"
+    if grep -qi smtrace "$err"; then fail "the untraced job printed smtrace messages"; fi
+    ;;
+  unwritable:*)
+    [ -n "$tracer" ] || { echo "run_case.sh: --tracer needed" >&2; exit 2; }
+    dir=${mode#unwritable:}
+    "${killer[@]}" "${launcher[@]}" -x LD_PRELOAD="$tracer" -x SMTRACE_DIR="$dir" "$@" >"$out" 2>"$err"
+    rc=$?
+    [ "$rc" -eq 0 ] || fail "the job exited $rc with SMTRACE_DIR=$dir"
+    warnings=$(grep -ci smtrace "$err")
+    echo "run_case.sh: $case_name: $warnings smtrace lines on stderr:"
+    grep -i smtrace "$err"
+    [ "$warnings" -eq "$np" ] || fail "expected exactly $np smtrace warnings (one per rank), found $warnings"
+    ;;
+  *)
+    echo "run_case.sh: unknown mode $mode" >&2
+    exit 2
+    ;;
+esac
+
+echo "run_case.sh: $case_name: ok"
+rm -rf "$work"
+exit 0

@@ -1,0 +1,28 @@
+/* A crash (2 ranks): after a few exchanges rank 1 segfaults. Rank 0 then
+ * waits in a barrier until the launcher tears the job down. */
+#include <signal.h>
+
+#include "e2e_util.h"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int rank = e2e_rank(MPI_COMM_WORLD);
+  E2E_REQUIRE(e2e_size(MPI_COMM_WORLD) == 2);
+  const int peer = 1 - rank;
+  for (int i = 0; i < 3; ++i) {
+    int out = 10 * rank + i, in = -1;
+    MPI_Sendrecv(&out, 1, MPI_INT, peer, i, &in, 1, MPI_INT, peer, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    E2E_REQUIRE(in == 10 * peer + i);
+  }
+  if (rank == 1) {
+    int ping = 1;
+    MPI_Send(&ping, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
+    raise(SIGSEGV);
+  } else {
+    int ping = 0;
+    MPI_Recv(&ping, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
