@@ -1,0 +1,152 @@
+// The JSON document of dump --format json / import-json (absolute coding).
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+
+#include <unistd.h>
+
+#include "trace_format/json.hpp"
+#include "trace_format/reader.hpp"
+
+namespace fs = std::filesystem;
+namespace fmt_ns = smtrace::format;
+
+namespace {
+
+struct JsonTempDir {
+  fs::path path;
+  JsonTempDir() {
+    static std::atomic<int> counter{0};
+    path = fs::temp_directory_path() /
+           ("smtrace-json-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(path);
+  }
+  ~JsonTempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// The example of docs/trace-format.md ("JSON document"), kept in step with it.
+constexpr const char* k_hand_written = R"({
+  "manifest": {"format_version": 1, "world_size": 2, "command": "mpirun -np 2 ./ring"},
+  "ranks": [
+    {
+      "header": {"rank": 0, "world_size": 2, "host": "node1", "clock": "CLOCK_KIND_MONOTONIC"},
+      "sites": [{"id": 1, "function": "main", "file": "ring.c", "line": 14}],
+      "events": [
+        {"seq": "0", "call": "INIT", "t_start": "1000", "duration": "52000"},
+        {"seq": "1", "call": "SEND", "t_start": "60000", "duration": "800", "site": 1,
+         "peer": 1, "tag": 0, "buf": "140737488347136", "count": "4", "datatype": 7},
+        {"seq": "2", "call": "RECV", "t_start": "61000", "pending": true, "site": 1,
+         "peer": -1, "tag": -1, "buf": "140737488347200", "count": "4", "datatype": 7}
+      ],
+      "end": {"kind": "SIGNAL", "signal": 9}
+    },
+    {
+      "header": {"rank": 1, "world_size": 2},
+      "comms": [{"id": 2, "world_ranks": [1], "parent": 0}],
+      "events": [
+        {"seq": "0", "call": "INIT"},
+        {"seq": "1", "call": "RECV", "t_start": "59000", "duration": "2000", "peer": 0, "tag": 0,
+         "count": "4", "datatype": 7, "status": {"source": 0, "tag": 0, "count": "4"}},
+        {"seq": "2", "call": "FINALIZE", "t_start": "70000", "duration": "10"}
+      ],
+      "end": {"kind": "FINALIZED"},
+      "some_future_field": 1
+    }
+  ]
+})";
+
+}  // namespace
+
+TEST_SUITE_BEGIN("trace_format");
+
+TEST_CASE("trace_format::from_json::hand-written document") {
+  fmt_ns::Trace t = fmt_ns::from_json(k_hand_written);
+  CHECK(t.has_manifest);
+  CHECK(t.manifest.world_size == 2);
+  CHECK(t.manifest.command == "mpirun -np 2 ./ring");
+  REQUIRE(t.ranks.size() == 2);
+  const fmt_ns::RankTrace& r0 = t.ranks[0];
+  CHECK(r0.present);
+  CHECK(r0.header.host == "node1");
+  CHECK(r0.header.clock == fmt_ns::ClockKind::monotonic);
+  CHECK(r0.header.format_version == 1);
+  REQUIRE(r0.events.size() == 3);
+  CHECK(r0.events[1].call == fmt_ns::Call::Send);
+  CHECK(r0.events[1].peer == 1);
+  CHECK(r0.events[1].tag == 0);
+  CHECK(r0.events[1].buf == 140737488347136u);
+  CHECK(r0.events[1].t_start == 60000);
+  CHECK(r0.events[2].pending);
+  CHECK(r0.events[2].peer == fmt_ns::k_any_source);
+  CHECK(r0.site(1)->file == "ring.c");
+  CHECK(r0.end->kind == fmt_ns::TerminationKind::signal);
+  CHECK(r0.comms.at(0).world_ranks == std::vector<uint32_t>{0, 1});
+  const fmt_ns::RankTrace& r1 = t.ranks[1];
+  CHECK(r1.events[1].status.source == 0);
+  CHECK(r1.events[1].status.count == 4);
+  CHECK(r1.comms.at(2).world_ranks == std::vector<uint32_t>{1});
+  CHECK(r1.comms.at(1).world_ranks == std::vector<uint32_t>{1});
+  CHECK(r1.finalized());
+}
+
+TEST_CASE("trace_format::to_json::round trip") {
+  fmt_ns::Trace t = fmt_ns::from_json(k_hand_written);
+  const std::string json = fmt_ns::to_json(t);
+  CHECK(json.find("\"world_size\"") != std::string::npos);  // proto field names
+  CHECK(json.find("\"CLOCK_KIND_MONOTONIC\"") != std::string::npos);
+  CHECK(json.find("\"comms\"") != std::string::npos);
+  fmt_ns::Trace back = fmt_ns::from_json(json);
+  CHECK(back.manifest == t.manifest);
+  REQUIRE(back.ranks.size() == t.ranks.size());
+  for (std::size_t i = 0; i < t.ranks.size(); ++i) {
+    CHECK(back.ranks[i].header == t.ranks[i].header);
+    CHECK(back.ranks[i].events == t.ranks[i].events);
+    CHECK(back.ranks[i].sites == t.ranks[i].sites);
+    CHECK(back.ranks[i].comms == t.ranks[i].comms);
+    CHECK(back.ranks[i].end == t.ranks[i].end);
+  }
+  SUBCASE("one rank") {
+    fmt_ns::Trace one = fmt_ns::from_json(fmt_ns::to_json(t, 1u));
+    CHECK_FALSE(one.ranks[0].present);
+    CHECK(one.ranks[1].present);
+  }
+  SUBCASE("through a trace directory") {
+    JsonTempDir dir;
+    fmt_ns::write_trace(t, dir.path);
+    fmt_ns::Trace read = fmt_ns::read_trace(dir.path);
+    CHECK(read.all_problems().empty());
+    for (std::size_t i = 0; i < t.ranks.size(); ++i) {
+      CHECK(read.ranks[i].events == t.ranks[i].events);
+      CHECK(read.ranks[i].comms == t.ranks[i].comms);
+    }
+    CHECK(fmt_ns::to_json(read) == json);
+  }
+}
+
+TEST_CASE("trace_format::from_json::bad JSON") {
+  SUBCASE("syntax error names the position") {
+    const std::string bad = "{\n  \"manifest\": {\"world_size\" 2}\n}";
+    CHECK_THROWS_WITH_AS(fmt_ns::from_json(bad), doctest::Contains("line 2, column 29"),
+                         fmt_ns::TraceError);
+  }
+  SUBCASE("wrong type") {
+    CHECK_THROWS_AS(fmt_ns::from_json(R"({"manifest": {"world_size": "many"}})"),
+                    fmt_ns::TraceError);
+  }
+  SUBCASE("not JSON at all") {
+    CHECK_THROWS_WITH_AS(fmt_ns::from_json("rank-0.smt"), doctest::Contains("line 1, column 1"),
+                         fmt_ns::TraceError);
+  }
+  SUBCASE("a rank twice") {
+    CHECK_THROWS_WITH_AS(
+        fmt_ns::from_json(R"({"ranks": [{"header": {"rank": 0}}, {"header": {"rank": 0}}]})"),
+        doctest::Contains("rank 0 appears twice"), fmt_ns::TraceError);
+  }
+}
+
+TEST_SUITE_END();
