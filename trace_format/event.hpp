@@ -27,12 +27,15 @@ enum class Call : uint16_t {
 
 enum class Family : uint8_t { none, env, comm, group, p2p, request, coll, rma, type, annotate };
 
-// Return "MPI_Send" for Call::Send, "MPI_Annotate_read" for annotations,
-// "?" for an unknown value.
+// Return "MPI_Send" for Call::Send, "smtrace_annotate_read" and
+// "smtrace_annotate_write" for annotations, "?" for an unknown value.
 std::string_view call_name(Call call);
-// Return the call named `name` ("MPI_Send", "Send" or "SEND"), if any.
+// Return the call named `name` ("MPI_Send", "Send", "SEND", any case;
+// "smtrace_annotate_read"), if any.
 std::optional<Call> call_from_name(std::string_view name);
+// Return the family of `call` (Family::none for an unknown value).
 Family call_family(Call call);
+// Return the lower-case name of `family` ("p2p"), as SMTRACE_FAMILIES spells it.
 std::string_view family_name(Family family);
 // Return true when `call` may wait for another rank (calls.def).
 bool call_blocks(Call call);

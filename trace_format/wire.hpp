@@ -4,6 +4,10 @@
 //
 // Thread safety: a RecordEncoder is not thread safe; the tracer serializes
 // calls to it. The free functions are.
+//
+// Cost: an ordinary event is encoded in a stack buffer and appended to `out`
+// in one piece, so nothing is allocated when `out` has capacity (about 20 ns
+// and 20 bytes for a Send). docs/trace-format.md specifies the coding.
 #pragma once
 
 #include <cstddef>
@@ -55,15 +59,24 @@ class RecordEncoder {
   // Append a completion record for the pending event `completed_seq`,
   // carrying `end`'s outputs (duration, status, completed, flag, rc,
   // new_comm, new_datatype, window, win_base, win_size, request, ...).
-  // Fields of `end` left at their defaults are not written.
+  // Fields of `end` left at their defaults are not written; seq, t_start and
+  // pending never are; `end.buf`, when set, is written as an absolute address.
+  // The stream state does not change.
   void completion(std::string& out, uint64_t completed_seq, const Event& end);
+  // Append a CallSite record.
   void site(std::string& out, const CallSite& site);
+  // Append a Module record.
   void module(std::string& out, const Module& module);
+  // Append a CommDef record.
   void comm(std::string& out, const CommDef& comm);
+  // Append a DatatypeDef record.
   void datatype(std::string& out, const DatatypeDef& type);
+  // Append the Termination record (the last record of a file).
   void termination(std::string& out, const Termination& end);
+  // Append a TracerNote record.
   void note(std::string& out, const TracerNote& note);
 
+  // Return the seq that an event without a gap would have next.
   uint64_t next_seq() const { return m_next_seq; }
 
  private:
