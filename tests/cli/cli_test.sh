@@ -3,7 +3,7 @@
 #   cli_test.sh CASE SMTRACE DATA_DIR WORK_DIR [PRELOAD_LIB]
 # Each CASE is one CTest test (tests/cli/CMakeLists.txt).
 set -u
-case_name=$1 smtrace=$2 data=$3 work=$4/$1 preload=${5:-}
+case_name=$1 smtrace=$2 data=$3 work=$4/$1 preload=${5:-} target=${6:-}
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -120,6 +120,25 @@ case $case_name in
     mkdir busy && touch busy/rank-0.smt
     expect 2 "$smtrace" record -o busy -- true; contains err.txt "smtrace: error:"
     SMTRACE_LIB=$work/none.so expect 2 "$smtrace" record -o t -- true
+    ;;
+  symbolize)
+    [ -n "$target" ] || fail "no symbolize target given"
+    address=$(nm "$target" | awk '$3 == "smtrace_cli_test_target" { print $1 }')
+    [ -n "$address" ] || fail "no symbol smtrace_cli_test_target in $target"
+    # A return address 4 bytes into the function; ET_EXEC modules are
+    # looked up by absolute address (base + offset), ET_DYN ones by offset.
+    base=93824992231424
+    if readelf -h "$target" | grep -q "EXEC"; then offset=$((0x$address + 4 - base)); else offset=$((0x$address + 4)); fi
+    sed -e "s|@MODULE@|$target|" -e "s|@OFFSET@|$offset|" -e "s|@BASE@|$base|" "$data/symbolize.json.in" > s.json
+    expect 0 "$smtrace" import-json s.json -o t
+    expect 0 "$smtrace" symbolize t
+    [ -f t/symbols.smt ] || fail "no symbols.smt written"
+    contains err.txt "libgone.so"
+    expect 0 "$smtrace" dump t
+    contains out.txt "^0:0 .*MPI_Init() @ .*symbolize_target.c:[0-9]* (smtrace_cli_test_target)"
+    contains out.txt "^0:1 .*PENDING (never returned) MPI_Barrier(comm=WORLD) @ kept_from_tracer (libgone.so+0x1000)"
+    expect 0 "$smtrace" info t
+    contains out.txt "stopped inside MPI_Barrier (0:1) at kept_from_tracer"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
