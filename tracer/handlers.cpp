@@ -1,0 +1,496 @@
+#include "tracer/handlers.hpp"
+
+#include <execinfo.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "tracer/poll_fold.hpp"
+#include "tracer/recorder.hpp"
+#include "tracer/sites.hpp"
+
+namespace smtrace::tracer::handlers {
+
+using format::Call;
+using format::Event;
+
+namespace {
+
+constexpr uint32_t k_max_fold_threads = 256;
+constexpr int k_max_stack = 64;
+
+struct Global {
+  std::atomic<bool> on{false};
+  std::atomic<uint32_t> families{0};
+  std::atomic<uint64_t> errors{0};
+  std::atomic<uint32_t> next_thread{0};
+  std::atomic<bool> finished{false};
+  bool warned = false;
+  Options options;
+  uint32_t rank = 0;
+  int64_t origin = 0;
+  std::unique_ptr<Recorder> recorder;
+  std::unique_ptr<SiteTable> sites;
+  std::unique_ptr<std::array<PollFolder, k_max_fold_threads>> folds;
+};
+
+// Never destroyed: atexit handlers and signal handlers may run after static
+// destructors.
+Global* g = new Global;
+thread_local bool t_busy = false;
+thread_local uint32_t t_thread = UINT32_MAX;
+
+constexpr int k_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
+struct sigaction g_previous[65];
+
+int64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+int64_t realtime_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Stop recording after the recorder failed: one warning, the application goes on.
+void stop_on_failure() noexcept {
+  if (!g->recorder || g->recorder->active() || !g->on.load(std::memory_order_relaxed)) return;
+  g->on.store(false, std::memory_order_relaxed);
+  g->errors.fetch_add(1, std::memory_order_relaxed);
+  if (!g->warned) {
+    g->warned = true;
+    std::fprintf(stderr, "smtrace: warning: rank %u: %s; tracing stopped for this rank\n", g->rank,
+                 g->recorder->error().c_str());
+  }
+}
+
+// Fill `e.site` and `e.stack`; the lock is held.
+void resolve_sites(Event& e, uintptr_t site, const void* const* frames, int nframes) {
+  e.site = g->sites->id(site, *g->recorder);
+  if (nframes <= 0) return;
+  int i = 0;
+  while (i < nframes && reinterpret_cast<uintptr_t>(frames[i]) != site) ++i;
+  for (++i; i < nframes && e.stack.size() + 1 < g->options.stack_depth; ++i)
+    e.stack.push_back(g->sites->id(reinterpret_cast<uintptr_t>(frames[i]), *g->recorder));
+}
+
+// Write the summary of folded polls of thread `tid`, if any; the lock is held.
+void flush_folds(uint32_t tid) {
+  if (!g->folds || tid >= k_max_fold_threads) return;
+  PollFolder& f = (*g->folds)[tid];
+  if (!f.active()) return;
+  Event summary;
+  if (f.take_summary(summary)) g->recorder->event(summary);
+}
+
+void flush_all_folds() {
+  if (!g->folds) return;
+  for (uint32_t t = 0; t < k_max_fold_threads; ++t) flush_folds(t);
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> read_cmdline() {
+  std::vector<std::string> argv;
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string arg;
+  while (std::getline(in, arg, '\0')) argv.push_back(arg);
+  return argv;
+}
+
+std::string read_exe() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// Create `dir` and its parents; another rank creating them at the same time is fine.
+bool make_dirs(const std::string& dir, std::string& error) {
+  std::string path;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    path = dir.substr(0, pos);
+    if (path.empty()) continue;
+    if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      error = "cannot create directory " + path + ": " + std::strerror(errno);
+      return false;
+    }
+  }
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    error = dir + " is not a directory";
+    return false;
+  }
+  return true;
+}
+
+std::string utc_now() {
+  time_t t = time(nullptr);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string job_id() {
+  for (const char* name : {"SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid", "PBS_JOBID"})
+    if (const char* v = std::getenv(name); v && *v) return v;
+  return {};
+}
+
+bool write_manifest(const StartInfo& info, const std::vector<std::string>& argv, std::string& error) {
+  std::string command;
+  if (const char* c = std::getenv("SMTRACE_COMMAND"); c && *c) {
+    command = c;
+  } else {
+    for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
+  }
+  std::ostringstream j;
+  j << "{\n"
+    << "  \"format_version\": " << format::k_format_version << ",\n"
+    << "  \"world_size\": " << info.world_size << ",\n"
+    << "  \"rank_file_pattern\": \"rank-{rank}.smt\",\n"
+    << "  \"created_utc\": \"" << utc_now() << "\",\n"
+    << "  \"command\": \"" << json_escape(command) << "\",\n"
+    << "  \"tracer_version\": \"" << SMTRACE_VERSION << "\",\n"
+    << "  \"mpi_library\": \"" << json_escape(info.mpi_library) << "\",\n"
+    << "  \"job\": \"" << json_escape(job_id()) << "\"\n"
+    << "}\n";
+  std::string final_path = info.options.dir + "/manifest.json";
+  std::string tmp = final_path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << j.str();
+    if (!out.flush()) {
+      error = "cannot write " + tmp;
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    error = "cannot rename " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void on_signal(int signo, siginfo_t*, void*) {
+  int saved = errno;
+  if (g->recorder && g->on.load(std::memory_order_relaxed) && !g->finished.load() && g->recorder->try_lock()) {
+    // Only when the lock is free: a thread stopped inside the tracer would
+    // otherwise deadlock us. No folds flushed here (they may allocate).
+    if (!g->finished.exchange(true)) {
+      format::Termination end;
+      end.kind = format::TerminationKind::signal;
+      end.signal = signo;
+      end.t = monotonic_ns() - g->origin;
+      g->recorder->termination(end);
+      g->recorder->seal();
+    }
+    g->recorder->unlock();
+  }
+  g->on.store(false, std::memory_order_relaxed);
+  sigaction(signo, &g_previous[signo], nullptr);
+  errno = saved;
+  raise(signo);
+}
+
+void on_exit() {
+  if (g->on.load() && !g->finished.load())
+    finish(format::TerminationKind::exit_without_finalize, 0, "exit() before MPI_Finalize", true);
+}
+
+void install_handlers() {
+  for (int s : k_signals) {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(s, &sa, &g_previous[s]);
+  }
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    std::atexit(on_exit);
+  }
+}
+
+}  // namespace
+
+bool should_trace(Call call) noexcept {
+  if (t_busy || !g->on.load(std::memory_order_relaxed)) return false;
+  auto fam = static_cast<unsigned>(format::call_family(call));
+  return (g->families.load(std::memory_order_relaxed) >> fam) & 1u;
+}
+
+bool tracing() noexcept { return g->on.load(std::memory_order_relaxed); }
+
+int64_t now() noexcept { return monotonic_ns() - g->origin; }
+
+uint32_t thread_id() noexcept {
+  if (t_thread == UINT32_MAX) t_thread = g->next_thread.fetch_add(1, std::memory_order_relaxed);
+  return t_thread;
+}
+
+const Options& options() noexcept { return g->options; }
+
+void count_error() noexcept { g->errors.fetch_add(1, std::memory_order_relaxed); }
+uint64_t errors() noexcept { return g->errors.load(std::memory_order_relaxed); }
+
+bool start(const StartInfo& info) {
+  g->options = info.options;
+  g->rank = info.rank;
+  if (info.options.disable) return false;
+  // The origin is the moment MPI_Init was entered, so MPI_Init starts at 0.
+  int64_t real_origin = realtime_ns() - (info.clock_origin ? monotonic_ns() - info.clock_origin : 0);
+  g->origin = info.clock_origin ? info.clock_origin : monotonic_ns();
+  t_thread = 0;
+  g->next_thread.store(1);
+  g->finished.store(false);
+  g->warned = false;
+  g->folds = std::make_unique<std::array<PollFolder, k_max_fold_threads>>();
+  g->sites = std::make_unique<SiteTable>();
+  auto warn = [&](const std::string& what) {
+    std::fprintf(stderr, "smtrace: warning: rank %u: %s; tracing stopped for this rank\n", info.rank, what.c_str());
+    g->warned = true;
+  };
+  if (!info.options.problems.empty() && !info.options.quiet && info.rank == 0)
+    std::fprintf(stderr, "smtrace: warning: %s\n", info.options.problems.c_str());
+  std::string error;
+  if (!make_dirs(info.options.dir, error)) {
+    warn(error);
+    return false;
+  }
+  auto argv = read_cmdline();
+  format::RankHeader h;
+  h.rank = info.rank;
+  h.world_size = info.world_size;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  h.host = host;
+  h.pid = static_cast<uint32_t>(getpid());
+  h.mpi_library = info.mpi_library;
+  h.mpi_version = info.mpi_version;
+  h.clock = format::ClockKind::monotonic;
+  h.clock_origin_ns = g->origin;
+  h.realtime_origin_ns = real_origin;
+  h.tracer_version = SMTRACE_VERSION;
+  h.options = info.options.to_map();
+  h.executable = read_exe();
+  h.argv = argv;
+  h.thread_level = info.thread_level;
+  h.chunk_bytes = info.options.chunk_bytes;
+  g->recorder = std::make_unique<Recorder>();
+  std::string path = info.options.dir + "/" + format::rank_file_name(info.rank);
+  if (!g->recorder->open(path, h, info.options.chunk_bytes)) {
+    warn(g->recorder->error());
+    return false;
+  }
+  if (info.rank == 0 && !write_manifest(info, argv, error)) {
+    count_error();
+    if (!info.options.quiet) std::fprintf(stderr, "smtrace: warning: rank 0: %s\n", error.c_str());
+  }
+  {
+    format::CommDef world;
+    world.id = format::k_comm_world;
+    for (uint32_t r = 0; r < info.world_size; ++r) world.world_ranks.push_back(r);
+    format::CommDef self;
+    self.id = format::k_comm_self;
+    self.world_ranks = {info.rank};
+    g->recorder->lock();
+    g->recorder->comm(world);
+    g->recorder->comm(self);
+    g->recorder->unlock();
+  }
+  if (g->options.stack_depth > 1) {  // backtrace() loads libgcc on first use: not inside a signal or the lock
+    void* frames[4];
+    backtrace(frames, 4);
+  }
+  g->families.store(info.options.families);
+  g->on.store(true);
+  stop_on_failure();
+  if (info.install_handlers) install_handlers();
+  return g->on.load();
+}
+
+void record_init(Call call, uintptr_t site, int64_t t0) {
+  if (!g->on.load()) return;
+  Event init;
+  init.call = call;
+  init.t_start = t0 - g->origin;  // t0 was read while the origin was still 0
+  init.duration = static_cast<uint64_t>(now() - init.t_start);
+  g->recorder->lock();
+  init.thread = 0;
+  resolve_sites(init, site, nullptr, 0);
+  g->recorder->event(init);
+  g->recorder->unlock();
+  stop_on_failure();
+}
+
+void finish(format::TerminationKind kind, int32_t signal, const std::string& message, bool close) {
+  if (!g->recorder || g->finished.exchange(true)) return;
+  uint64_t errs = g->errors.load();
+  g->recorder->lock();
+  flush_all_folds();
+  if (errs > 0) g->recorder->note(format::TracerNote{now(), std::to_string(errs) + " tracer errors"});
+  format::Termination end;
+  end.kind = kind;
+  end.signal = signal;
+  end.t = now();
+  end.message = message;
+  g->recorder->termination(end);
+  if (close) g->recorder->close();
+  else g->recorder->seal();
+  g->recorder->unlock();
+  g->on.store(false);
+  if (errs > 0 && !g->options.quiet)
+    std::fprintf(stderr, "smtrace: rank %u: %llu tracer errors while recording\n", g->rank,
+                 static_cast<unsigned long long>(errs));
+}
+
+void reset_for_tests() {
+  if (g->recorder && !g->finished.load()) {
+    g->recorder->lock();
+    g->recorder->close();
+    g->recorder->unlock();
+  }
+  g->on.store(false);
+  g->finished.store(true);
+  g->errors.store(0);
+}
+
+void define_comm(const format::CommDef& comm) {
+  if (!g->on.load(std::memory_order_relaxed)) return;
+  g->recorder->lock();
+  g->recorder->comm(comm);
+  g->recorder->unlock();
+  stop_on_failure();
+}
+
+void define_datatype(const format::DatatypeDef& type) {
+  if (!g->on.load(std::memory_order_relaxed)) return;
+  g->recorder->lock();
+  g->recorder->datatype(type);
+  g->recorder->unlock();
+  stop_on_failure();
+}
+
+void on_annotate(Call call, uintptr_t address, uint64_t size, uintptr_t site) noexcept {
+  if (!should_trace(call)) return;
+  CallScope s(call, site);
+  s.e.buf = address;
+  s.e.size = size;
+  s.enter();
+  s.leave(0);
+}
+
+namespace {
+thread_local uintptr_t t_site = 0;
+}
+
+CallScope::CallScope(Call call, uintptr_t site) noexcept {
+  t_busy = true;
+  e.call = call;
+  t_site = site;
+  m_blocking = format::call_blocks(call);
+}
+
+CallScope::~CallScope() { t_busy = false; }
+
+void CallScope::enter() noexcept {
+  m_entered = true;
+  e.thread = thread_id();
+  e.t_start = now();
+  if (!m_blocking || !g->on.load(std::memory_order_relaxed)) return;
+  try {
+    void* frames[k_max_stack + 4];
+    int n = g->options.stack_depth > 1 ? backtrace(frames, static_cast<int>(g->options.stack_depth) + 3) : 0;
+    e.pending = true;
+    g->recorder->lock();
+    flush_folds(e.thread);
+    resolve_sites(e, t_site, frames, n);
+    m_pending_seq = g->recorder->event(e);
+    g->recorder->unlock();
+    stop_on_failure();
+  } catch (...) {
+    count_error();
+  }
+}
+
+void CallScope::leave(int rc) noexcept {
+  int64_t t_end = now();
+  if (!m_entered || !g->on.load(std::memory_order_relaxed)) return;
+  try {
+    if (m_blocking) {
+      m_end.duration = static_cast<uint64_t>(t_end - e.t_start);
+      m_end.rc = rc;
+      g->recorder->lock();
+      g->recorder->completion(m_pending_seq, m_end);
+      g->recorder->unlock();
+    } else {
+      e.duration = static_cast<uint64_t>(t_end - e.t_start);
+      e.rc = rc;
+      void* frames[k_max_stack + 4];
+      int n = g->options.stack_depth > 1 ? backtrace(frames, static_cast<int>(g->options.stack_depth) + 3) : 0;
+      g->recorder->lock();
+      resolve_sites(e, t_site, frames, n);
+      bool fold = m_unsuccessful_poll && g->options.fold_polls && e.thread < k_max_fold_threads && g->folds;
+      if (fold) {
+        PollFolder& f = (*g->folds)[e.thread];
+        uint64_t key = poll_key(e);
+        if (!f.fold(e, key)) {
+          flush_folds(e.thread);
+          g->recorder->event(e);
+          f.start(e, key);
+        }
+      } else {
+        flush_folds(e.thread);
+        g->recorder->event(e);
+      }
+      g->recorder->unlock();
+    }
+    stop_on_failure();
+  } catch (...) {
+    count_error();
+  }
+}
+
+}  // namespace smtrace::tracer::handlers

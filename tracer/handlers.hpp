@@ -1,0 +1,110 @@
+// Handlers: the tracer's logic on plain values. The MPI layer (wrappers.cpp)
+// turns handles into ids and calls these; unit tests call them without MPI.
+//
+// A wrapper does:
+//   if (!handlers::should_trace(Call::Send)) return PMPI_Send(...);
+//   CallScope s(Call::Send, return_address);   // takes the re-entry guard
+//   s.e.comm = ...; s.e.peer = ...;            // inputs, plain values
+//   s.enter();                                 // blocking: pending record now
+//   int rc = PMPI_Send(...);
+//   s.out().status = ...;                      // outputs
+//   s.leave(rc);                               // complete record or completion
+//   return rc;
+//
+// Thread safety: everything here is thread safe (one global lock around
+// seq assignment, encoding and copying into the file; relaxed atomics for
+// the on/off checks); the re-entry guard is thread_local.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracer/options.hpp"
+#include "trace_format/event.hpp"
+
+namespace smtrace::tracer {
+
+// What MPI_Init tells the tracer.
+struct StartInfo {
+  uint32_t rank = 0;
+  uint32_t world_size = 1;
+  std::string mpi_library;
+  uint32_t mpi_version = 0;
+  int32_t thread_level = 0;
+  Options options;
+  int64_t clock_origin = 0;      // CLOCK_MONOTONIC ns that event times count from; 0: now
+  bool install_handlers = true;  // signal handlers and atexit (off in unit tests)
+};
+
+namespace handlers {
+
+// Return true when a call of `call` on this thread is to be recorded now
+// (tracing on, family on, not inside another traced call).
+bool should_trace(format::Call call) noexcept;
+// Return true while this rank records.
+bool tracing() noexcept;
+// Return ns since the rank's clock origin (CLOCK_MONOTONIC through the vDSO).
+int64_t now() noexcept;
+// Return this thread's tracer id (0 = the thread that started tracing).
+uint32_t thread_id() noexcept;
+// Return the options in force (defaults before start).
+const Options& options() noexcept;
+
+// Start recording rank `info.rank` into `info.options.dir`: create the
+// directory, the rank file and its header, the world and self CommDefs;
+// rank 0 writes manifest.json. Return false (after one warning) when the
+// rank cannot record. Not thread safe: call once, from MPI_Init's wrapper.
+bool start(const StartInfo& info);
+// Write the complete MPI_Init / MPI_Init_thread event `call` from return
+// address `site`, entered at `t0` (a now() reading taken before start).
+void record_init(format::Call call, uintptr_t site, int64_t t0);
+// End the trace: flush folded polls, write Termination{`kind`}, seal the
+// chunk; with `close` also cut the file and unmap it. Report the tracer's
+// error count once. Later calls do nothing.
+void finish(format::TerminationKind kind, int32_t signal, const std::string& message, bool close);
+// Stop recording, used by unit tests to start again in another directory.
+void reset_for_tests();
+
+// Write a CommDef (communicator or group) record.
+void define_comm(const format::CommDef& comm);
+// Write a DatatypeDef record.
+void define_datatype(const format::DatatypeDef& type);
+// Count one tracer error (reported at finish).
+void count_error() noexcept;
+// Return the number of tracer errors so far.
+uint64_t errors() noexcept;
+
+// Record an annotated local access: ANNOTATE_READ / ANNOTATE_WRITE.
+void on_annotate(format::Call call, uintptr_t address, uint64_t size, uintptr_t site) noexcept;
+
+// One traced call in flight on this thread.
+class CallScope {
+ public:
+  // Take the re-entry guard; `site` is the wrapper's return address.
+  CallScope(format::Call call, uintptr_t site) noexcept;
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+  // Take the start time; for a blocking call write the pending entry record.
+  void enter() noexcept;
+  // Return the event to put outputs in (for blocking calls, the completion).
+  format::Event& out() noexcept { return m_blocking ? m_end : e; }
+  // Mark this call an unsuccessful poll (flag false): it may be folded.
+  void unsuccessful_poll() noexcept { m_unsuccessful_poll = true; }
+  // Take the end time and write the event (or its completion) with `rc`.
+  void leave(int rc) noexcept;
+
+  format::Event e;  // the call's inputs
+
+ private:
+  bool m_blocking = false;
+  bool m_entered = false;
+  bool m_unsuccessful_poll = false;
+  uint64_t m_pending_seq = 0;
+  format::Event m_end;
+};
+
+}  // namespace handlers
+}  // namespace smtrace::tracer

@@ -1,0 +1,118 @@
+#include "tracer/options.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace smtrace::tracer {
+namespace {
+
+struct FamilyName {
+  format::Family family;
+  std::string_view name;  // as in trace_format/calls.def
+};
+constexpr FamilyName k_families[] = {
+    {format::Family::env, "env"},   {format::Family::comm, "comm"},
+    {format::Family::group, "group"}, {format::Family::p2p, "p2p"},
+    {format::Family::request, "request"}, {format::Family::coll, "coll"},
+    {format::Family::rma, "rma"},   {format::Family::type, "type"},
+    {format::Family::annotate, "annotate"}};
+
+void complain(std::string& problems, const std::string& what) {
+  if (!problems.empty()) problems += "; ";
+  problems += what;
+}
+
+bool parse_uint(const char* text, uint64_t& out) {
+  if (!text || !*text) return false;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  uint64_t mult = 1;
+  if (*end == 'k' || *end == 'K') mult = 1024, ++end;
+  else if (*end == 'm' || *end == 'M') mult = 1024 * 1024, ++end;
+  if (*end != '\0') return false;
+  out = v * mult;
+  return true;
+}
+
+bool parse_bool(const char* text, bool fallback) {
+  if (!text || !*text) return fallback;
+  std::string_view v(text);
+  return !(v == "0" || v == "no" || v == "off" || v == "false");
+}
+
+}  // namespace
+
+uint32_t parse_families(const std::string& text, std::string& problems) {
+  uint32_t mask = 0;
+  bool any_positive = false;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string word = text.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (word.empty()) continue;
+    bool minus = word[0] == '-';
+    if (minus || word[0] == '+') word.erase(0, 1);
+    uint32_t bits = 0;
+    if (word == "all") {
+      for (auto f : k_families) bits |= 1u << static_cast<unsigned>(f.family);
+    } else {
+      for (auto f : k_families)
+        if (f.name == word) bits = 1u << static_cast<unsigned>(f.family);
+      if (!bits) {
+        complain(problems, "SMTRACE_FAMILIES: unknown family '" + word + "'");
+        continue;
+      }
+    }
+    if (minus) {
+      if (!any_positive) {  // "-type" alone means all but type
+        for (auto f : k_families) mask |= 1u << static_cast<unsigned>(f.family);
+        any_positive = true;
+      }
+      mask &= ~bits;
+    } else {
+      mask |= bits;
+      any_positive = true;
+    }
+  }
+  // Init, Finalize and Abort carry the rank's life cycle: always recorded.
+  mask |= 1u << static_cast<unsigned>(format::Family::env);
+  return mask;
+}
+
+Options parse_options(const std::function<const char*(const char*)>& getenv) {
+  Options o;
+  if (const char* v = getenv("SMTRACE_DIR"); v && *v) o.dir = v;
+  if (const char* v = getenv("SMTRACE_BUFFER"); v && *v) {
+    uint64_t n = 0;
+    if (parse_uint(v, n) && n >= 4096 && n <= (16u << 20)) o.chunk_bytes = static_cast<uint32_t>(n);
+    else complain(o.problems, std::string("SMTRACE_BUFFER: '") + v + "' is not a size in 4096..16M");
+  }
+  if (const char* v = getenv("SMTRACE_FAMILIES"); v && *v) {
+    o.families_text = v;
+    o.families = parse_families(v, o.problems);
+  }
+  if (const char* v = getenv("SMTRACE_STACK_DEPTH"); v && *v) {
+    uint64_t n = 0;
+    if (parse_uint(v, n) && n >= 1 && n <= 64) o.stack_depth = static_cast<uint32_t>(n);
+    else complain(o.problems, std::string("SMTRACE_STACK_DEPTH: '") + v + "' is not in 1..64");
+  }
+  o.disable = parse_bool(getenv("SMTRACE_DISABLE"), false);
+  o.fold_polls = parse_bool(getenv("SMTRACE_FOLD_POLLS"), true);
+  o.quiet = parse_bool(getenv("SMTRACE_QUIET"), false);
+  return o;
+}
+
+std::map<std::string, std::string> Options::to_map() const {
+  return {
+      {"SMTRACE_DIR", dir},
+      {"SMTRACE_BUFFER", std::to_string(chunk_bytes)},
+      {"SMTRACE_FAMILIES", families_text},
+      {"SMTRACE_STACK_DEPTH", std::to_string(stack_depth)},
+      {"SMTRACE_FOLD_POLLS", fold_polls ? "1" : "0"},
+      {"SMTRACE_QUIET", quiet ? "1" : "0"},
+  };
+}
+
+}  // namespace smtrace::tracer

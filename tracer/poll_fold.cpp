@@ -1,0 +1,71 @@
+#include "tracer/poll_fold.hpp"
+
+namespace smtrace::tracer {
+
+using format::Call;
+
+bool is_poll(Call call) {
+  switch (call) {
+    case Call::Test:
+    case Call::Testany:
+    case Call::Testsome:
+    case Call::Testall:
+    case Call::Iprobe:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xFF51AFD7ED558CCDull;
+}
+}  // namespace
+
+uint64_t poll_key(const format::Event& e) {
+  uint64_t h = mix(0, static_cast<uint64_t>(e.call));
+  h = mix(h, e.site);
+  h = mix(h, e.thread);
+  h = mix(h, e.comm);
+  h = mix(h, e.peer ? static_cast<uint64_t>(static_cast<uint32_t>(*e.peer)) : 0xFFFFFFFFFFull);
+  h = mix(h, e.tag ? static_cast<uint64_t>(static_cast<uint32_t>(*e.tag)) : 0xFFFFFFFFFFull);
+  h = mix(h, e.request);
+  for (uint64_t r : e.requests) h = mix(h, r);
+  return mix(h, e.requests.size());
+}
+
+bool PollFolder::fold(const format::Event& poll, uint64_t key) {
+  if (!m_active || key != m_key || poll.call != m_first.call || poll.thread != m_first.thread ||
+      poll.site != m_first.site || poll.requests != m_first.requests || poll.request != m_first.request)
+    return false;
+  if (m_folded == 0) m_second_start = poll.t_start;
+  ++m_folded;
+  m_last_end = poll.t_start + static_cast<int64_t>(poll.duration);
+  return true;
+}
+
+void PollFolder::start(const format::Event& poll, uint64_t key) {
+  m_active = true;
+  m_key = key;
+  m_first = poll;
+  m_folded = 0;
+}
+
+bool PollFolder::take_summary(format::Event& summary) {
+  bool any = m_active && m_folded > 0;
+  if (any) {
+    summary = m_first;
+    summary.seq = 0;
+    summary.t_start = m_second_start;
+    summary.duration = static_cast<uint64_t>(m_last_end - m_second_start);
+    summary.repeat = m_folded;
+    summary.stack.clear();
+  }
+  m_active = false;
+  m_folded = 0;
+  return any;
+}
+
+}  // namespace smtrace::tracer

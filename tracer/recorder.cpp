@@ -1,0 +1,191 @@
+#include "tracer/recorder.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace smtrace::tracer {
+
+namespace {
+constexpr uint64_t k_page = 4096;
+uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+void store_u32(unsigned char* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+}  // namespace
+
+Recorder::~Recorder() {
+  if (m_map) munmap(m_map, m_map_len);
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+void Recorder::fail(const std::string& what) {
+  if (!m_active) return;
+  m_active = false;
+  m_error = m_path + ": " + what;
+}
+
+bool Recorder::open(const std::string& path, const format::RankHeader& header, uint32_t chunk_bytes) {
+  m_path = path;
+  m_chunk_bytes = chunk_bytes;
+  m_segment = std::max<uint64_t>(4u << 20, round_up(4ull * chunk_bytes, k_page));
+  m_scratch.reserve(2 * chunk_bytes + 4096);
+  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (m_fd < 0) {
+    m_error = path + ": cannot create: " + std::strerror(errno);
+    return false;
+  }
+  m_active = true;
+  std::string head(format::k_magic, format::k_magic_size);
+  std::string payload = format::encode_rank_header(header);
+  format::append_frame_header(head, payload);
+  head += payload;
+  m_chunk_start = 0;
+  put(head.data(), head.size(), false);
+  return m_active;
+}
+
+bool Recorder::ensure(uint64_t end) {
+  if (!m_active) return false;
+  if (m_map && end <= m_map_off + m_map_len) return true;
+  uint64_t off = (m_chunk_open ? m_chunk_start : m_pos) / k_page * k_page;
+  uint64_t len = round_up(end - off, m_segment);
+  int rc = posix_fallocate(m_fd, static_cast<off_t>(off), static_cast<off_t>(len));
+  if (rc != 0) {
+    fail(std::string("cannot grow the file: ") + std::strerror(rc));
+    return false;
+  }
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, m_fd, static_cast<off_t>(off));
+  if (p == MAP_FAILED) {
+    fail(std::string("cannot map the file: ") + std::strerror(errno));
+    return false;
+  }
+  if (m_map) munmap(m_map, m_map_len);
+  m_map = static_cast<unsigned char*>(p);
+  m_map_off = off;
+  m_map_len = len;
+  return true;
+}
+
+void Recorder::put(const void* data, std::size_t size, bool first_byte_last) {
+  if (size == 0 || !ensure(m_pos + size)) return;
+  unsigned char* dst = m_map + (m_pos - m_map_off);
+  auto src = static_cast<const unsigned char*>(data);
+  if (first_byte_last) {
+    // A record becomes visible to a reader of the killed rank's file only
+    // once its first (tag) byte is non-zero: store that byte last.
+    std::memcpy(dst + 1, src + 1, size - 1);
+    __atomic_store_n(dst, src[0], __ATOMIC_RELEASE);
+  } else {
+    std::memcpy(dst, src, size);
+  }
+  m_pos += size;
+}
+
+void Recorder::open_chunk(int64_t t) {
+  unsigned char frame[format::k_frame_header_size] = {};
+  store_u32(frame, format::k_open_frame);
+  m_chunk_start = m_pos;
+  m_chunk_open = true;  // before put: the mapping must start at the chunk
+  put(frame, sizeof frame, false);
+  if (!m_active) return;
+  m_chunk_payload = 0;
+  m_chunk_crc = 0;
+  m_scratch.clear();
+  m_encoder.begin_chunk(m_scratch, m_next_seq, t, m_chunk_index++);
+  m_chunk_crc = format::crc32c(m_scratch.data(), m_scratch.size(), m_chunk_crc);
+  m_chunk_payload += m_scratch.size();
+  m_info_bytes = m_scratch.size();
+  put(m_scratch.data(), m_scratch.size(), true);
+}
+
+void Recorder::seal() {
+  if (!m_chunk_open || !m_active) return;
+  if (!ensure(m_pos)) return;
+  unsigned char* head = m_map + (m_chunk_start - m_map_off);
+  // CRC first, then the length: a frame with a real length has a real CRC.
+  store_u32(head + 4, m_chunk_crc);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  store_u32(head, static_cast<uint32_t>(m_chunk_payload));
+  m_chunk_open = false;
+}
+
+template <class Encode>
+void Recorder::record(int64_t t, Encode&& encode) {
+  if (!m_active) return;
+  if (!m_chunk_open) open_chunk(t);
+  m_scratch.clear();
+  encode(m_scratch);
+  if (m_chunk_payload > m_info_bytes && m_chunk_payload + m_scratch.size() > m_chunk_bytes) {
+    seal();
+    open_chunk(t);
+    m_scratch.clear();
+    encode(m_scratch);  // re-encoded: the new chunk restarts the delta coding
+  }
+  if (!m_active) return;
+  m_chunk_crc = format::crc32c(m_scratch.data(), m_scratch.size(), m_chunk_crc);
+  m_chunk_payload += m_scratch.size();
+  put(m_scratch.data(), m_scratch.size(), true);
+}
+
+uint64_t Recorder::event(format::Event& e) {
+  if (!m_active) {
+    ++m_dropped;
+    return 0;
+  }
+  e.seq = m_next_seq;
+  record(e.t_start, [&](std::string& out) { m_encoder.event(out, e); });
+  if (!m_active) {
+    ++m_dropped;
+    return e.seq;
+  }
+  ++m_next_seq;
+  ++m_events;
+  m_last_t = e.t_start;
+  return e.seq;
+}
+
+void Recorder::completion(uint64_t seq, const format::Event& end) {
+  record(m_last_t, [&](std::string& out) { m_encoder.completion(out, seq, end); });
+}
+void Recorder::site(const format::CallSite& s) {
+  record(m_last_t, [&](std::string& out) { m_encoder.site(out, s); });
+}
+void Recorder::module(const format::Module& m) {
+  record(m_last_t, [&](std::string& out) { m_encoder.module(out, m); });
+}
+void Recorder::comm(const format::CommDef& c) {
+  record(m_last_t, [&](std::string& out) { m_encoder.comm(out, c); });
+}
+void Recorder::datatype(const format::DatatypeDef& d) {
+  record(m_last_t, [&](std::string& out) { m_encoder.datatype(out, d); });
+}
+void Recorder::note(const format::TracerNote& n) {
+  record(m_last_t, [&](std::string& out) { m_encoder.note(out, n); });
+}
+void Recorder::termination(format::Termination end) {
+  end.last_seq = m_next_seq ? m_next_seq - 1 : 0;
+  end.events = m_events;
+  end.dropped = m_dropped;
+  record(m_last_t, [&](std::string& out) { m_encoder.termination(out, end); });
+}
+
+void Recorder::close() {
+  seal();
+  if (m_map) {
+    munmap(m_map, m_map_len);
+    m_map = nullptr;
+  }
+  if (m_fd >= 0) {
+    if (ftruncate(m_fd, static_cast<off_t>(m_pos)) != 0 && m_active)
+      fail(std::string("cannot truncate: ") + std::strerror(errno));
+    ::close(m_fd);
+    m_fd = -1;
+  }
+  m_active = false;
+}
+
+}  // namespace smtrace::tracer

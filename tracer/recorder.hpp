@@ -1,0 +1,105 @@
+// Recorder: writes one rank file (rank-<R>.smt) through a growing MAP_SHARED
+// mapping, so a rank killed by SIGKILL leaves everything recorded so far in
+// the page cache, without a syscall per record.
+//
+// File layout (trace_format/wire.hpp): magic, sealed RankHeader frame, then
+// chunk frames. A chunk is opened with length k_open_frame, filled with
+// records and sealed (CRC first, then length) when it reaches `chunk_bytes`.
+// Each record is copied with its first byte stored last, so a kill never
+// leaves a half record that parses: space after the last record is zero,
+// and readers stop at a zero byte where a record would start.
+//
+// The file grows in segments reserved with posix_fallocate (disk full is an
+// error return, not SIGBUS); the mapping always starts at or before the open
+// chunk, older segments are unmapped (bounded memory per rank).
+//
+// Thread safety: none inside; callers hold lock() around every write (the
+// tracer's one global lock). try_lock() serves signal handlers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tracer/tables.hpp"
+#include "trace_format/event.hpp"
+#include "trace_format/wire.hpp"
+
+namespace smtrace::tracer {
+
+class Recorder {
+ public:
+  Recorder() = default;
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Create `path`, write the magic and `header`; return false and set
+  // error() on failure. `chunk_bytes` is the chunk size to seal at.
+  bool open(const std::string& path, const format::RankHeader& header, uint32_t chunk_bytes);
+  // Return true while records can be written (open and no error met).
+  bool active() const { return m_active; }
+  // Return what went wrong, when active() turned false by an error.
+  const std::string& error() const { return m_error; }
+
+  void lock() noexcept { m_lock.lock(); }
+  bool try_lock() noexcept { return m_lock.try_lock(); }
+  void unlock() noexcept { m_lock.unlock(); }
+
+  // Assign the next seq to `event` and write it; return the seq. The lock is held.
+  uint64_t event(format::Event& event);
+  // Write a completion record for pending event `seq` carrying `end`'s outputs.
+  void completion(uint64_t seq, const format::Event& end);
+  void site(const format::CallSite& site);
+  void module(const format::Module& module);
+  void comm(const format::CommDef& comm);
+  void datatype(const format::DatatypeDef& type);
+  void note(const format::TracerNote& note);
+  // Write `end` (last_seq, events, dropped filled in here).
+  void termination(format::Termination end);
+  // Seal the open chunk (if any): the file parses as sealed frames.
+  void seal();
+  // Seal, cut the file to the bytes used, unmap and close. The lock is held.
+  void close();
+  // Count an event that could not be written (tracing stopped).
+  void drop() { ++m_dropped; }
+
+  uint64_t events() const { return m_events; }
+  uint64_t dropped() const { return m_dropped; }
+  uint64_t next_seq() const { return m_next_seq; }
+  uint64_t bytes() const { return m_pos; }
+
+ private:
+  template <class Encode>
+  void record(int64_t t, Encode&& encode);
+  void open_chunk(int64_t t);
+  bool ensure(uint64_t end);
+  void put(const void* data, std::size_t size, bool first_byte_last);
+  void fail(const std::string& what);
+
+  SpinLock m_lock;
+  format::RecordEncoder m_encoder;
+  std::string m_scratch;
+  std::string m_path;
+  int m_fd = -1;
+  bool m_active = false;
+  std::string m_error;
+  uint32_t m_chunk_bytes = 64 * 1024;
+  uint64_t m_segment = 4u << 20;
+  unsigned char* m_map = nullptr;
+  uint64_t m_map_off = 0;
+  uint64_t m_map_len = 0;
+  uint64_t m_pos = 0;           // file offset of the next byte
+  bool m_chunk_open = false;
+  uint64_t m_chunk_start = 0;   // file offset of the open chunk's frame header
+  uint64_t m_chunk_payload = 0;
+  uint64_t m_info_bytes = 0;    // the open chunk's ChunkInfo record
+  uint32_t m_chunk_crc = 0;
+  uint32_t m_chunk_index = 0;
+  uint64_t m_next_seq = 0;
+  uint64_t m_events = 0;
+  uint64_t m_dropped = 0;
+  int64_t m_last_t = 0;
+};
+
+}  // namespace smtrace::tracer

@@ -1,0 +1,1442 @@
+// The MPI layer: the only file that includes mpi.h. Each wrapper of
+// wrappers.def gathers its arguments, turns handles into plain ids through
+// the tables below and hands plain values to handlers::CallScope; it calls
+// PMPI_X exactly once and returns its rc. See tracer.hpp for the ground rules.
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tracer/flatten.hpp"
+#include "tracer/handlers.hpp"
+#include "tracer/tables.hpp"
+#include "tracer/tracer.hpp"
+
+namespace smtrace::tracer {
+namespace {
+
+using format::Call;
+using format::Event;
+using handlers::CallScope;
+
+// ---------------------------------------------------------------------------
+// Handle tables. Ids are what the trace names objects by.
+
+struct RequestInfo {
+  uint64_t id = 0;
+  uint64_t elem_size = 0;  // receive datatype size, to turn bytes into a count
+  bool receive = false;
+  bool persistent = false;
+};
+
+struct Tables {
+  HandleMap<uint32_t> comms;
+  HandleMap<uint32_t> groups;
+  HandleMap<uint32_t> types;
+  HandleMap<uint32_t> ops;
+  HandleMap<uint32_t> windows;
+  HandleMap<RequestInfo> requests;
+  std::atomic<uint32_t> next_comm{2};  // comms and groups share CommDef ids
+  std::atomic<uint32_t> next_type{format::k_first_derived_id};
+  std::atomic<uint32_t> next_op{format::k_first_derived_id};
+  std::atomic<uint32_t> next_window{1};
+  std::atomic<uint64_t> next_request{1};
+  HandleMap<format::DatatypeDef*> defs;  // type id -> flattened def (children of later types)
+  MPI_Group world_group = MPI_GROUP_NULL;
+  uint32_t world_size = 1;
+};
+Tables* g_tables = new Tables;  // never destroyed (used until exit)
+
+template <class H>
+uintptr_t key(H handle) {
+  uintptr_t k = 0;
+  static_assert(sizeof(H) <= sizeof(uintptr_t));
+  std::memcpy(&k, &handle, sizeof(H));
+  return k;
+}
+
+int32_t rank_value(int r) {
+  if (r == MPI_ANY_SOURCE) return format::k_any_source;
+  if (r == MPI_PROC_NULL) return format::k_proc_null;
+  if (r == MPI_ROOT) return format::k_root;
+  return r;
+}
+int32_t tag_value(int t) { return t == MPI_ANY_TAG ? format::k_any_tag : t; }
+uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+std::vector<uint32_t> world_ranks_of_group(MPI_Group group) {
+  std::vector<uint32_t> out;
+  int n = 0;
+  if (group == MPI_GROUP_NULL || PMPI_Group_size(group, &n) != MPI_SUCCESS || n <= 0) return out;
+  std::vector<int> local(static_cast<size_t>(n)), world(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) local[static_cast<size_t>(i)] = i;
+  if (PMPI_Group_translate_ranks(group, n, local.data(), g_tables->world_group, world.data()) != MPI_SUCCESS) {
+    handlers::count_error();
+    return out;
+  }
+  for (int w : world) out.push_back(w == MPI_UNDEFINED ? UINT32_MAX : static_cast<uint32_t>(w));
+  return out;
+}
+
+// Return the id of `comm`, defining it (CommDef record) on first sight.
+uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
+  if (comm == MPI_COMM_WORLD) return format::k_comm_world;
+  if (comm == MPI_COMM_SELF) return format::k_comm_self;
+  if (comm == MPI_COMM_NULL) return UINT32_MAX;
+  uint32_t id = 0;
+  if (g_tables->comms.find(key(comm), id)) return id;
+  id = g_tables->next_comm.fetch_add(1);
+  format::CommDef def;
+  def.id = id;
+  def.parent = parent;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  def.inter = inter != 0;
+  MPI_Group group = MPI_GROUP_NULL;
+  if (PMPI_Comm_group(comm, &group) == MPI_SUCCESS) {
+    def.world_ranks = world_ranks_of_group(group);
+    PMPI_Group_free(&group);
+  }
+  if (inter && PMPI_Comm_remote_group(comm, &group) == MPI_SUCCESS) {
+    def.remote_world_ranks = world_ranks_of_group(group);
+    PMPI_Group_free(&group);
+  }
+  handlers::define_comm(def);
+  g_tables->comms.insert(key(comm), id);
+  return id;
+}
+
+uint32_t group_id(MPI_Group group) {
+  if (group == MPI_GROUP_NULL) return UINT32_MAX;
+  uint32_t id = 0;
+  if (g_tables->groups.find(key(group), id)) return id;
+  id = g_tables->next_comm.fetch_add(1);
+  format::CommDef def;
+  def.id = id;
+  def.is_group = true;
+  def.world_ranks = world_ranks_of_group(group);
+  handlers::define_comm(def);
+  g_tables->groups.insert(key(group), id);
+  return id;
+}
+
+uint32_t op_id(MPI_Op op) {
+  if (op == MPI_OP_NULL) return 0;
+  uint32_t id = 0;
+  if (g_tables->ops.find(key(op), id)) return id;
+  id = g_tables->next_op.fetch_add(1);
+  g_tables->ops.insert(key(op), id);
+  return id;
+}
+
+uint32_t window_id(MPI_Win win) {
+  if (win == MPI_WIN_NULL) return 0;
+  uint32_t id = 0;
+  if (g_tables->windows.find(key(win), id)) return id;
+  id = g_tables->next_window.fetch_add(1);
+  g_tables->windows.insert(key(win), id);
+  return id;
+}
+
+uint32_t type_id(MPI_Datatype type);
+
+// Describe a derived type with PMPI_Type_get_envelope / get_contents, flatten
+// it, write its DatatypeDef and return its id.
+uint32_t define_type(MPI_Datatype type, Call combiner_call) {
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
+    handlers::count_error();
+    return format::k_first_derived_id - 1;  // BASIC_OTHER
+  }
+  if (combiner == MPI_COMBINER_NAMED) return 63;  // predefined but unknown to smtrace
+  std::vector<int> ints(static_cast<size_t>(ni));
+  std::vector<MPI_Aint> addrs(static_cast<size_t>(na));
+  std::vector<MPI_Datatype> types(static_cast<size_t>(nd));
+  if (PMPI_Type_get_contents(type, ni, na, nd, ints.data(), addrs.data(), types.data()) != MPI_SUCCESS) {
+    handlers::count_error();
+    return 63;
+  }
+  TypeDescription d;
+  d.ints.assign(ints.begin(), ints.end());
+  d.addrs.assign(addrs.begin(), addrs.end());
+  Call call = combiner_call;
+  switch (combiner) {
+    case MPI_COMBINER_DUP: d.combiner = Combiner::dup; call = Call::Type_dup; break;
+    case MPI_COMBINER_CONTIGUOUS: d.combiner = Combiner::contiguous; call = Call::Type_contiguous; break;
+    case MPI_COMBINER_VECTOR: d.combiner = Combiner::vector; call = Call::Type_vector; break;
+    case MPI_COMBINER_HVECTOR: d.combiner = Combiner::hvector; call = Call::Type_create_hvector; break;
+    case MPI_COMBINER_INDEXED: d.combiner = Combiner::indexed; call = Call::Type_indexed; break;
+    case MPI_COMBINER_HINDEXED: d.combiner = Combiner::hindexed; call = Call::Type_create_hindexed; break;
+    case MPI_COMBINER_INDEXED_BLOCK: d.combiner = Combiner::indexed_block; call = Call::Type_create_indexed_block; break;
+    case MPI_COMBINER_HINDEXED_BLOCK: d.combiner = Combiner::hindexed_block; call = Call::Type_create_hindexed_block; break;
+    case MPI_COMBINER_STRUCT: d.combiner = Combiner::structure; call = Call::Type_create_struct; break;
+    case MPI_COMBINER_SUBARRAY:
+      d.combiner = Combiner::subarray;
+      call = Call::Type_create_subarray;
+      if (!d.ints.empty()) {  // order: the library's constant -> 0 C, 1 Fortran
+        int64_t& order = d.ints.back();
+        order = order == MPI_ORDER_FORTRAN ? 1 : 0;
+      }
+      break;
+    case MPI_COMBINER_RESIZED: d.combiner = Combiner::resized; call = Call::Type_create_resized; break;
+    default: d.combiner = Combiner::other; break;
+  }
+  std::vector<format::DatatypeDef> basics;  // storage for basic children
+  basics.reserve(types.size());
+  for (MPI_Datatype child : types) {
+    uint32_t cid = type_id(child);
+    format::DatatypeDef* def = nullptr;
+    if (cid >= format::k_first_derived_id && g_tables->defs.find(cid, def) && def) {
+      d.children.push_back(def);
+    } else {
+      int size = 0;
+      PMPI_Type_size(child, &size);
+      basics.push_back(basic_type_def(cid, static_cast<uint64_t>(size)));
+      d.children.push_back(&basics.back());
+    }
+  }
+  auto* def = new format::DatatypeDef(flatten(d));
+  // Types made from the library's own building blocks: free the handles
+  // get_contents returned (not predefined ones).
+  for (MPI_Datatype child : types) {
+    int a = 0, b = 0, c = 0, comb = 0;
+    if (PMPI_Type_get_envelope(child, &a, &b, &c, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+      PMPI_Type_free(&child);
+  }
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  if (PMPI_Type_size(type, &size) == MPI_SUCCESS) def->size = static_cast<uint64_t>(size);
+  if (PMPI_Type_get_extent(type, &lb, &extent) == MPI_SUCCESS) {
+    def->lb = lb;
+    def->extent = extent;
+  }
+  if (def->truncated) def->runs = {format::Run{def->lb, static_cast<uint64_t>(def->extent), 1, 0}};
+  def->id = g_tables->next_type.fetch_add(1);
+  def->combiner = call;
+  handlers::define_datatype(*def);
+  g_tables->defs.insert(def->id, def);
+  g_tables->types.insert(key(type), def->id);
+  return def->id;
+}
+
+uint32_t type_id(MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL) return 0;
+  uint32_t id = 0;
+  if (g_tables->types.find(key(type), id)) return id;
+  return define_type(type, Call::unspecified);
+}
+
+uint64_t type_size(MPI_Datatype type) {
+  int size = 0;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
+  return static_cast<uint64_t>(size);
+}
+
+void register_predefined() {
+  struct Pair {
+    MPI_Datatype type;
+    uint32_t id;
+  };
+  const Pair types[] = {
+      {MPI_CHAR, 1}, {MPI_SIGNED_CHAR, 2}, {MPI_UNSIGNED_CHAR, 3}, {MPI_BYTE, 4}, {MPI_SHORT, 5},
+      {MPI_UNSIGNED_SHORT, 6}, {MPI_INT, 7}, {MPI_UNSIGNED, 8}, {MPI_LONG, 9}, {MPI_UNSIGNED_LONG, 10},
+      {MPI_LONG_LONG, 11}, {MPI_UNSIGNED_LONG_LONG, 12}, {MPI_FLOAT, 13}, {MPI_DOUBLE, 14},
+      {MPI_LONG_DOUBLE, 15}, {MPI_WCHAR, 16}, {MPI_C_BOOL, 17}, {MPI_INT8_T, 18}, {MPI_INT16_T, 19},
+      {MPI_INT32_T, 20}, {MPI_INT64_T, 21}, {MPI_UINT8_T, 22}, {MPI_UINT16_T, 23}, {MPI_UINT32_T, 24},
+      {MPI_UINT64_T, 25}, {MPI_C_FLOAT_COMPLEX, 26}, {MPI_C_DOUBLE_COMPLEX, 27},
+      {MPI_C_LONG_DOUBLE_COMPLEX, 28}, {MPI_FLOAT_INT, 29}, {MPI_DOUBLE_INT, 30}, {MPI_LONG_INT, 31},
+      {MPI_2INT, 32}, {MPI_SHORT_INT, 33}, {MPI_LONG_DOUBLE_INT, 34}, {MPI_PACKED, 35}, {MPI_AINT, 36},
+      {MPI_OFFSET, 37}, {MPI_COUNT, 38},
+  };
+  for (const auto& p : types)
+    if (p.type != MPI_DATATYPE_NULL) g_tables->types.insert(key(p.type), p.id);
+  struct OpPair {
+    MPI_Op op;
+    uint32_t id;
+  };
+  const OpPair ops[] = {{MPI_MAX, 1},   {MPI_MIN, 2},   {MPI_SUM, 3},    {MPI_PROD, 4},    {MPI_LAND, 5},
+                        {MPI_BAND, 6},  {MPI_LOR, 7},   {MPI_BOR, 8},    {MPI_LXOR, 9},    {MPI_BXOR, 10},
+                        {MPI_MINLOC, 11}, {MPI_MAXLOC, 12}, {MPI_REPLACE, 13}, {MPI_NO_OP, 14}};
+  for (const auto& p : ops) g_tables->ops.insert(key(p.op), p.id);
+}
+
+// ---------------------------------------------------------------------------
+// Requests
+
+uint64_t new_request(MPI_Request request, bool receive, bool persistent, uint64_t elem_size) {
+  if (request == MPI_REQUEST_NULL) return 0;
+  RequestInfo info;
+  info.id = g_tables->next_request.fetch_add(1, std::memory_order_relaxed);
+  info.receive = receive;
+  info.persistent = persistent;
+  info.elem_size = elem_size;
+  g_tables->requests.insert(key(request), info);
+  return info.id;
+}
+
+RequestInfo request_info(MPI_Request request) {
+  RequestInfo info;
+  if (request == MPI_REQUEST_NULL) return info;
+  if (!g_tables->requests.find(key(request), info)) {
+    // A request the tracer did not see created (an untraced family, a
+    // generalized request): give it an id now.
+    info.id = new_request(request, false, false, 0);
+  }
+  return info;
+}
+
+format::Status to_status(const MPI_Status& st, uint64_t elem_size) {
+  format::Status s;
+  s.source = rank_value(st.MPI_SOURCE);
+  s.tag = tag_value(st.MPI_TAG);
+  int bytes = 0;
+  if (PMPI_Get_count(&st, MPI_BYTE, &bytes) == MPI_SUCCESS && bytes != MPI_UNDEFINED)
+    s.count = elem_size ? static_cast<int64_t>(static_cast<uint64_t>(bytes) / elem_size) : bytes;
+  int cancelled = 0;
+  PMPI_Test_cancelled(&st, &cancelled);
+  s.cancelled = cancelled != 0;
+  return s;
+}
+
+// Scratch arrays for the request-array calls, per thread: no allocation once warm.
+struct RequestScratch {
+  std::vector<MPI_Request> handles;
+  std::vector<RequestInfo> infos;
+  std::vector<MPI_Status> statuses;
+};
+thread_local RequestScratch t_scratch;
+
+// Remember `requests[0..n)` before a completion call, fill e.requests.
+void before_completion(Event& e, int n, const MPI_Request* requests) {
+  auto& s = t_scratch;
+  size_t count = n > 0 ? static_cast<size_t>(n) : 0;
+  s.handles.assign(requests, requests + count);
+  s.infos.resize(count);
+  e.requests.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    s.infos[i] = request_info(requests[i]);
+    e.requests[i] = s.infos[i].id;
+  }
+}
+
+// Record request `i` (remembered by before_completion) as completed with `status`.
+void completed(Event& out, size_t i, const MPI_Status* status) {
+  auto& s = t_scratch;
+  if (i >= s.infos.size() || s.infos[i].id == 0) return;
+  format::CompletedRequest c;
+  c.index = static_cast<uint32_t>(i);
+  c.request = s.infos[i].id;
+  if (status && s.infos[i].receive) c.status = to_status(*status, s.infos[i].elem_size);
+  out.completed.push_back(c);
+  if (!s.infos[i].persistent) g_tables->requests.erase(key(s.handles[i]));
+}
+
+MPI_Status* statuses_for(int n, MPI_Status* given) {
+  if (given != MPI_STATUSES_IGNORE) return given;
+  t_scratch.statuses.resize(n > 0 ? static_cast<size_t>(n) : 1);
+  return t_scratch.statuses.data();
+}
+
+// ---------------------------------------------------------------------------
+// Argument gathering shared by the shapes
+
+void p2p(Event& e, const void* buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm) {
+  e.comm = comm_id(comm);
+  e.peer = rank_value(peer);
+  e.tag = tag_value(tag);
+  e.buf = addr(buf);
+  e.count = count;
+  e.datatype = type_id(type);
+}
+
+void send_side(Event& e, const void* sbuf, int64_t scount, MPI_Datatype stype) {
+  if (sbuf == MPI_IN_PLACE) {
+    e.in_place = true;
+  } else {
+    e.buf = addr(sbuf);
+    e.count = scount;
+    e.datatype = type_id(stype);
+  }
+}
+
+void recv_side(Event& e, void* rbuf, int64_t rcount, MPI_Datatype rtype) {
+  e.recv_buf = addr(rbuf);
+  e.recv_count = rcount;
+  e.recv_datatype = type_id(rtype);
+}
+
+int comm_size_for(MPI_Comm comm, bool remote = false) {
+  int n = 0, inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter || remote) PMPI_Comm_remote_size(comm, &n);
+  else PMPI_Comm_size(comm, &n);
+  return n;
+}
+
+std::vector<int64_t> ints(const int* v, int n) {
+  if (!v || n <= 0) return {};
+  return std::vector<int64_t>(v, v + n);
+}
+
+std::vector<uint32_t> type_ids(const MPI_Datatype* v, int n) {
+  std::vector<uint32_t> out;
+  if (!v) return out;
+  for (int i = 0; i < n; ++i) out.push_back(type_id(v[i]));
+  return out;
+}
+
+// Run one traced call: gather inputs, enter, call PMPI once, gather outputs, leave.
+template <class F, class Pre, class Post>
+int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
+  CallScope s(c, site);
+  pre(s.e);
+  s.enter();
+  int rc = pmpi();
+  post(s, rc);
+  s.leave(rc);
+  return rc;
+}
+constexpr auto no_post = [](CallScope&, int) {};
+
+bool is_persistent(Call c) {
+  return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init || c == Call::Rsend_init ||
+         c == Call::Recv_init;
+}
+
+// ---------------------------------------------------------------------------
+// Shapes: one per signature family of wrappers.def
+
+namespace shape {
+
+template <class F>
+int send(Call c, uintptr_t site, F&& pmpi, const void*& buf, int& count, MPI_Datatype& type, int& dest, int& tag,
+         MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, dest, tag, comm); }, no_post);
+}
+
+template <class F>
+int isend(Call c, uintptr_t site, F&& pmpi, const void*& buf, int& count, MPI_Datatype& type, int& dest, int& tag,
+          MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, dest, tag, comm); },
+                [&](CallScope& s, int rc) {
+                  if (rc == MPI_SUCCESS) s.out().request = new_request(*request, false, is_persistent(c), 0);
+                });
+}
+
+template <class F>
+int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& source, int& tag,
+         MPI_Comm& comm, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); },
+                [&](CallScope& s, int rc) {
+                  if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(type));
+                });
+}
+
+template <class F>
+int irecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& source, int& tag,
+          MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); },
+                [&](CallScope& s, int rc) {
+                  if (rc == MPI_SUCCESS)
+                    s.out().request = new_request(*request, true, is_persistent(c), type_size(type));
+                });
+}
+
+template <class F>
+int sendrecv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, int& dest,
+             int& stag, void*& rbuf, int& rcount, MPI_Datatype& rtype, int& source, int& rtag, MPI_Comm& comm,
+             MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(
+      c, site, pmpi,
+      [&](Event& e) {
+        p2p(e, sbuf, scount, stype, dest, stag, comm);
+        recv_side(e, rbuf, rcount, rtype);
+        e.recv_peer = rank_value(source);
+        e.recv_tag = tag_value(rtag);
+      },
+      [&](CallScope& s, int rc) {
+        if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(rtype));
+      });
+}
+
+template <class F>
+int sendrecv_replace(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& dest,
+                     int& stag, int& source, int& rtag, MPI_Comm& comm, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(
+      c, site, pmpi,
+      [&](Event& e) {
+        p2p(e, buf, count, type, dest, stag, comm);
+        recv_side(e, buf, count, type);
+        e.recv_peer = rank_value(source);
+        e.recv_tag = tag_value(rtag);
+      },
+      [&](CallScope& s, int rc) {
+        if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(type));
+      });
+}
+
+template <class F>
+int probe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& comm, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(
+      c, site, pmpi,
+      [&](Event& e) {
+        e.comm = comm_id(comm);
+        e.peer = rank_value(source);
+        e.tag = tag_value(tag);
+      },
+      [&](CallScope& s, int rc) {
+        if (rc == MPI_SUCCESS) s.out().status = to_status(*status, 0);
+      });
+}
+
+template <class F>
+int iprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& comm, int*& flag, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(
+      c, site, pmpi,
+      [&](Event& e) {
+        e.comm = comm_id(comm);
+        e.peer = rank_value(source);
+        e.tag = tag_value(tag);
+      },
+      [&](CallScope& s, int rc) {
+        if (rc != MPI_SUCCESS) return;
+        s.out().flag = *flag != 0;
+        if (*flag) s.out().status = to_status(*status, 0);
+        else s.unsuccessful_poll();
+      });
+}
+
+template <class F>
+int start(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { e.request = request_info(*request).id; }, no_post);
+}
+
+template <class F>
+int startall(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests) {
+  return traced(
+      c, site, pmpi,
+      [&](Event& e) {
+        for (int i = 0; i < count; ++i) e.requests.push_back(request_info(requests[i]).id);
+      },
+      no_post);
+}
+
+template <class F>
+int wait(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, 1, request); },
+                [&](CallScope& s, int rc) {
+                  if (rc == MPI_SUCCESS) completed(s.out(), 0, status);
+                });
+}
+
+template <class F>
+int test(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request, int*& flag, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, 1, request); },
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  s.out().flag = *flag != 0;
+                  if (*flag) completed(s.out(), 0, status);
+                  else s.unsuccessful_poll();
+                });
+}
+
+template <class F>
+int waitall(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, MPI_Status*& statuses) {
+  statuses = statuses_for(count, statuses);
+  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
+                  for (int i = 0; i < count; ++i) completed(s.out(), static_cast<size_t>(i), &statuses[i]);
+                });
+}
+
+template <class F>
+int testall(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, int*& flag,
+            MPI_Status*& statuses) {
+  statuses = statuses_for(count, statuses);
+  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
+                  s.out().flag = *flag != 0;
+                  if (!*flag) {
+                    s.unsuccessful_poll();
+                    return;
+                  }
+                  for (int i = 0; i < count; ++i) completed(s.out(), static_cast<size_t>(i), &statuses[i]);
+                });
+}
+
+template <class F>
+int waitany(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, int*& index, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
+                [&](CallScope& s, int rc) {
+                  if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED)
+                    completed(s.out(), static_cast<size_t>(*index), status);
+                });
+}
+
+template <class F>
+int testany(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, int*& index, int*& flag,
+            MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  s.out().flag = *flag != 0;
+                  if (*flag && *index != MPI_UNDEFINED) completed(s.out(), static_cast<size_t>(*index), status);
+                  else if (!*flag) s.unsuccessful_poll();
+                });
+}
+
+template <class F>
+int waitsome(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, int*& outcount, int*& indices,
+             MPI_Status*& statuses) {
+  statuses = statuses_for(count, statuses);
+  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
+                  if (*outcount == MPI_UNDEFINED) return;
+                  for (int i = 0; i < *outcount; ++i)
+                    completed(s.out(), static_cast<size_t>(indices[i]), &statuses[i]);
+                  if (c == Call::Testsome) {
+                    s.out().flag = *outcount > 0;
+                    if (*outcount == 0) s.unsuccessful_poll();
+                  }
+                });
+}
+
+template <class F>
+int request_free(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request) {
+  MPI_Request handle = *request;
+  return traced(c, site, pmpi, [&](Event& e) { e.request = request_info(handle).id; },
+                [&](CallScope&, int rc) {
+                  if (rc == MPI_SUCCESS && c == Call::Request_free) g_tables->requests.erase(key(handle));
+                });
+}
+
+// --- collectives
+
+template <class F>
+int barrier(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, no_post);
+}
+
+auto with_request(Call c, MPI_Request* request) {
+  return [c, request](CallScope& s, int rc) {
+    (void)c;
+    if (rc == MPI_SUCCESS) s.out().request = new_request(*request, false, false, 0);
+  };
+}
+
+template <class F>
+int ibarrier(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, with_request(c, request));
+}
+
+void bcast_args(Event& e, void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  e.comm = comm_id(comm);
+  e.peer = rank_value(root);
+  e.buf = addr(buf);
+  e.count = count;
+  e.datatype = type_id(type);
+}
+
+template <class F>
+int bcast(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) { bcast_args(e, buf, count, type, root, comm); }, no_post);
+}
+template <class F>
+int ibcast(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& root, MPI_Comm& comm,
+           MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { bcast_args(e, buf, count, type, root, comm); },
+                with_request(c, request));
+}
+
+void reduce_args(Event& e, const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  e.comm = comm_id(comm);
+  send_side(e, sbuf, count, type);
+  recv_side(e, rbuf, count, type);
+  e.op = op_id(op);
+}
+
+template <class F>
+int reduce(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, void*& rbuf, int& count, MPI_Datatype& type, MPI_Op& op,
+           int& root, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    reduce_args(e, sbuf, rbuf, count, type, op, comm);
+    e.peer = rank_value(root);
+  }, no_post);
+}
+template <class F>
+int ireduce(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, void*& rbuf, int& count, MPI_Datatype& type,
+            MPI_Op& op, int& root, MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    reduce_args(e, sbuf, rbuf, count, type, op, comm);
+    e.peer = rank_value(root);
+  }, with_request(c, request));
+}
+template <class F>
+int allreduce(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, void*& rbuf, int& count, MPI_Datatype& type,
+              MPI_Op& op, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) { reduce_args(e, sbuf, rbuf, count, type, op, comm); }, no_post);
+}
+template <class F>
+int iallreduce(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, void*& rbuf, int& count, MPI_Datatype& type,
+               MPI_Op& op, MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { reduce_args(e, sbuf, rbuf, count, type, op, comm); },
+                with_request(c, request));
+}
+
+void gather_args(Event& e, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                 MPI_Datatype rtype, MPI_Comm comm) {
+  e.comm = comm_id(comm);
+  send_side(e, sbuf, scount, stype);
+  if (rbuf == MPI_IN_PLACE) e.in_place = true;
+  else recv_side(e, rbuf, rcount, rtype);
+}
+
+template <class F>
+int gather(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, void*& rbuf,
+           int& rcount, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    gather_args(e, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    e.peer = rank_value(root);
+  }, no_post);
+}
+template <class F>
+int igather(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, void*& rbuf,
+            int& rcount, MPI_Datatype& rtype, int& root, MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    gather_args(e, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    e.peer = rank_value(root);
+  }, with_request(c, request));
+}
+template <class F>
+int allgather(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, void*& rbuf,
+              int& rcount, MPI_Datatype& rtype, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) { gather_args(e, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
+                no_post);
+}
+template <class F>
+int iallgather(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, void*& rbuf,
+               int& rcount, MPI_Datatype& rtype, MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { gather_args(e, sbuf, scount, stype, rbuf, rcount, rtype, comm); },
+                with_request(c, request));
+}
+
+void gatherv_args(Event& e, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
+                  const int* displs, MPI_Datatype rtype, int root, MPI_Comm comm) {
+  e.comm = comm_id(comm);
+  e.peer = rank_value(root);
+  send_side(e, sbuf, scount, stype);
+  e.recv_buf = addr(rbuf);
+  e.recv_datatype = type_id(rtype);
+  int rank = -1;
+  PMPI_Comm_rank(comm, &rank);
+  bool receiver = root == MPI_ROOT || root == rank || root < -10;  // allgatherv passes root < -10
+  if (receiver && rcounts) {
+    int n = comm_size_for(comm);
+    e.recv_counts = ints(rcounts, n);
+    e.recv_displs = ints(displs, n);
+  }
+}
+
+template <class F>
+int gatherv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, void*& rbuf,
+            const int*& rcounts, const int*& displs, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  return traced(c, site, pmpi,
+                [&](Event& e) { gatherv_args(e, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm); },
+                no_post);
+}
+template <class F>
+int igatherv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, void*& rbuf,
+             const int*& rcounts, const int*& displs, MPI_Datatype& rtype, int& root, MPI_Comm& comm,
+             MPI_Request*& request) {
+  return traced(c, site, pmpi,
+                [&](Event& e) { gatherv_args(e, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm); },
+                with_request(c, request));
+}
+template <class F>
+int allgatherv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, void*& rbuf,
+               const int*& rcounts, const int*& displs, MPI_Datatype& rtype, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    gatherv_args(e, sbuf, scount, stype, rbuf, rcounts, displs, rtype, -100, comm);
+    e.peer.reset();
+  }, no_post);
+}
+template <class F>
+int iallgatherv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype, void*& rbuf,
+                const int*& rcounts, const int*& displs, MPI_Datatype& rtype, MPI_Comm& comm,
+                MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    gatherv_args(e, sbuf, scount, stype, rbuf, rcounts, displs, rtype, -100, comm);
+    e.peer.reset();
+  }, with_request(c, request));
+}
+
+void scatterv_args(Event& e, const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype, void* rbuf,
+                   int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
+  e.comm = comm_id(comm);
+  e.peer = rank_value(root);
+  int rank = -1;
+  PMPI_Comm_rank(comm, &rank);
+  if ((root == MPI_ROOT || root == rank) && scounts) {
+    int n = comm_size_for(comm);
+    e.buf = addr(sbuf);
+    e.datatype = type_id(stype);
+    e.counts = ints(scounts, n);
+    e.displs = ints(displs, n);
+  }
+  if (rbuf == MPI_IN_PLACE) e.in_place = true;
+  else recv_side(e, rbuf, rcount, rtype);
+}
+
+template <class F>
+int scatterv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts, const int*& displs,
+             MPI_Datatype& stype, void*& rbuf, int& rcount, MPI_Datatype& rtype, int& root, MPI_Comm& comm) {
+  return traced(c, site, pmpi,
+                [&](Event& e) { scatterv_args(e, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm); },
+                no_post);
+}
+template <class F>
+int iscatterv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts, const int*& displs,
+              MPI_Datatype& stype, void*& rbuf, int& rcount, MPI_Datatype& rtype, int& root, MPI_Comm& comm,
+              MPI_Request*& request) {
+  return traced(c, site, pmpi,
+                [&](Event& e) { scatterv_args(e, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm); },
+                with_request(c, request));
+}
+
+void alltoallv_args(Event& e, const void* sbuf, const int* scounts, const int* sdispls, void* rbuf,
+                    const int* rcounts, const int* rdispls, MPI_Comm comm) {
+  e.comm = comm_id(comm);
+  int n = comm_size_for(comm);
+  if (sbuf == MPI_IN_PLACE) {
+    e.in_place = true;
+  } else {
+    e.buf = addr(sbuf);
+    e.counts = ints(scounts, n);
+    e.displs = ints(sdispls, n);
+  }
+  e.recv_buf = addr(rbuf);
+  e.recv_counts = ints(rcounts, n);
+  e.recv_displs = ints(rdispls, n);
+}
+
+template <class F>
+int alltoallv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts, const int*& sdispls,
+              MPI_Datatype& stype, void*& rbuf, const int*& rcounts, const int*& rdispls, MPI_Datatype& rtype,
+              MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    alltoallv_args(e, sbuf, scounts, sdispls, rbuf, rcounts, rdispls, comm);
+    if (!e.in_place) e.datatype = type_id(stype);
+    e.recv_datatype = type_id(rtype);
+  }, no_post);
+}
+template <class F>
+int ialltoallv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts, const int*& sdispls,
+               MPI_Datatype& stype, void*& rbuf, const int*& rcounts, const int*& rdispls, MPI_Datatype& rtype,
+               MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    alltoallv_args(e, sbuf, scounts, sdispls, rbuf, rcounts, rdispls, comm);
+    if (!e.in_place) e.datatype = type_id(stype);
+    e.recv_datatype = type_id(rtype);
+  }, with_request(c, request));
+}
+template <class F>
+int alltoallw(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts, const int*& sdispls,
+              const MPI_Datatype*& stypes, void*& rbuf, const int*& rcounts, const int*& rdispls,
+              const MPI_Datatype*& rtypes, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    alltoallv_args(e, sbuf, scounts, sdispls, rbuf, rcounts, rdispls, comm);
+    int n = comm_size_for(comm);
+    if (!e.in_place) e.datatypes = type_ids(stypes, n);
+    e.recv_datatypes = type_ids(rtypes, n);
+  }, no_post);
+}
+template <class F>
+int ialltoallw(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts, const int*& sdispls,
+               const MPI_Datatype*& stypes, void*& rbuf, const int*& rcounts, const int*& rdispls,
+               const MPI_Datatype*& rtypes, MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    alltoallv_args(e, sbuf, scounts, sdispls, rbuf, rcounts, rdispls, comm);
+    int n = comm_size_for(comm);
+    if (!e.in_place) e.datatypes = type_ids(stypes, n);
+    e.recv_datatypes = type_ids(rtypes, n);
+  }, with_request(c, request));
+}
+
+void reduce_scatter_args(Event& e, const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm) {
+  e.comm = comm_id(comm);
+  if (sbuf == MPI_IN_PLACE) e.in_place = true;
+  else e.buf = addr(sbuf);
+  e.datatype = type_id(type);
+  e.recv_buf = addr(rbuf);
+  e.recv_datatype = e.datatype;
+  e.recv_counts = ints(rcounts, comm_size_for(comm));
+  e.op = op_id(op);
+}
+template <class F>
+int reduce_scatter(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, void*& rbuf, const int*& rcounts,
+                   MPI_Datatype& type, MPI_Op& op, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) { reduce_scatter_args(e, sbuf, rbuf, rcounts, type, op, comm); },
+                no_post);
+}
+template <class F>
+int ireduce_scatter(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, void*& rbuf, const int*& rcounts,
+                    MPI_Datatype& type, MPI_Op& op, MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { reduce_scatter_args(e, sbuf, rbuf, rcounts, type, op, comm); },
+                with_request(c, request));
+}
+
+// --- communicators and groups
+
+auto new_comm_post(MPI_Comm* newcomm, MPI_Comm parent) {
+  return [newcomm, parent](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS || *newcomm == MPI_COMM_NULL) return;
+    g_tables->comms.erase(key(*newcomm));  // a handle reused after Comm_free
+    s.out().new_comm = comm_id(*newcomm, comm_id(parent));
+  };
+}
+
+template <class F>
+int comm_dup(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_dup_with_info(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Info&, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_split(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& color, int& key_, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.color = color == MPI_UNDEFINED ? -1 : color;
+    e.key = key_;
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_split_type(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& type, int& key_, MPI_Info&,
+                    MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.color = type == MPI_UNDEFINED ? -1 : type;
+    e.key = key_;
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_create(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Group& group, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.group = group_id(group);
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_create_group(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Group& group, int& tag,
+                      MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.group = group_id(group);
+    e.tag = tag_value(tag);
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_free(Call c, uintptr_t site, F&& pmpi, MPI_Comm*& comm) {
+  MPI_Comm handle = *comm;
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(handle); },
+                [&](CallScope&, int rc) {
+                  if (rc == MPI_SUCCESS) g_tables->comms.erase(key(handle));
+                });
+}
+
+auto new_group_post(MPI_Group* newgroup) {
+  return [newgroup](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS || *newgroup == MPI_GROUP_NULL || *newgroup == MPI_GROUP_EMPTY) return;
+    g_tables->groups.erase(key(*newgroup));
+    s.out().new_comm = group_id(*newgroup);
+  };
+}
+
+template <class F>
+int comm_group(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Group*& group) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, new_group_post(group));
+}
+template <class F>
+int group_incl(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int&, const int*&, MPI_Group*& newgroup) {
+  return traced(c, site, pmpi, [&](Event& e) { e.group = group_id(group); }, new_group_post(newgroup));
+}
+template <class F>
+int group_range(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int&, int (*&)[3], MPI_Group*& newgroup) {
+  return traced(c, site, pmpi, [&](Event& e) { e.group = group_id(group); }, new_group_post(newgroup));
+}
+template <class F>
+int group_set(Call c, uintptr_t site, F&& pmpi, MPI_Group& g1, MPI_Group& g2, MPI_Group*& newgroup) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.group = group_id(g1);
+    e.comm = group_id(g2);  // the second input group (a CommDef id like the first)
+  }, new_group_post(newgroup));
+}
+template <class F>
+int group_free(Call c, uintptr_t site, F&& pmpi, MPI_Group*& group) {
+  MPI_Group handle = *group;
+  return traced(c, site, pmpi, [&](Event& e) { e.group = group_id(handle); },
+                [&](CallScope&, int rc) {
+                  if (rc == MPI_SUCCESS) g_tables->groups.erase(key(handle));
+                });
+}
+template <class F>
+int win_get_group(Call c, uintptr_t site, F&& pmpi, MPI_Win& win, MPI_Group*& group) {
+  return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(win); }, new_group_post(group));
+}
+
+// --- windows
+
+auto new_window_post(MPI_Win* win) {
+  return [win](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS || *win == MPI_WIN_NULL) return;
+    g_tables->windows.erase(key(*win));
+    s.out().window = window_id(*win);
+  };
+}
+
+template <class F>
+int win_create(Call c, uintptr_t site, F&& pmpi, void*& base, MPI_Aint& size, int& disp_unit, MPI_Info&,
+               MPI_Comm& comm, MPI_Win*& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.win_base = addr(base);
+    e.win_size = static_cast<uint64_t>(size);
+    e.disp_unit = disp_unit;
+  }, new_window_post(win));
+}
+template <class F>
+int win_allocate(Call c, uintptr_t site, F&& pmpi, MPI_Aint& size, int& disp_unit, MPI_Info&, MPI_Comm& comm,
+                 void*& baseptr, MPI_Win*& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.win_size = static_cast<uint64_t>(size);
+    e.disp_unit = disp_unit;
+  }, [&](CallScope& s, int rc) {
+    new_window_post(win)(s, rc);
+    if (rc == MPI_SUCCESS) {
+      void* base = nullptr;
+      std::memcpy(&base, baseptr, sizeof base);
+      s.out().win_base = addr(base);
+      s.out().win_size = static_cast<uint64_t>(size);
+      s.out().disp_unit = disp_unit;
+    }
+  });
+}
+template <class F>
+int win_create_dynamic(Call c, uintptr_t site, F&& pmpi, MPI_Info&, MPI_Comm& comm, MPI_Win*& win) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, new_window_post(win));
+}
+template <class F>
+int win_attach(Call c, uintptr_t site, F&& pmpi, MPI_Win& win, void*& base, MPI_Aint& size) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.win_base = addr(base);
+    e.win_size = static_cast<uint64_t>(size);
+  }, no_post);
+}
+template <class F>
+int win_detach(Call c, uintptr_t site, F&& pmpi, MPI_Win& win, const void*& base) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.win_base = addr(base);
+  }, no_post);
+}
+template <class F>
+int win_free(Call c, uintptr_t site, F&& pmpi, MPI_Win*& win) {
+  MPI_Win handle = *win;
+  return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(handle); },
+                [&](CallScope&, int rc) {
+                  if (rc == MPI_SUCCESS) g_tables->windows.erase(key(handle));
+                });
+}
+
+uint32_t assert_bits(int a) {
+  uint32_t out = 0;
+  if (a & MPI_MODE_NOCHECK) out |= format::assert_flag::nocheck;
+  if (a & MPI_MODE_NOSTORE) out |= format::assert_flag::nostore;
+  if (a & MPI_MODE_NOPUT) out |= format::assert_flag::noput;
+  if (a & MPI_MODE_NOPRECEDE) out |= format::assert_flag::noprecede;
+  if (a & MPI_MODE_NOSUCCEED) out |= format::assert_flag::nosucceed;
+  return out;
+}
+
+template <class F>
+int win_fence(Call c, uintptr_t site, F&& pmpi, int& assert_, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.assert_flags = assert_bits(assert_);
+  }, no_post);
+}
+template <class F>
+int win_assert(Call c, uintptr_t site, F&& pmpi, int& assert_, MPI_Win& win) {
+  return win_fence(c, site, pmpi, assert_, win);
+}
+template <class F>
+int win_lock(Call c, uintptr_t site, F&& pmpi, int& lock_type, int& rank, int& assert_, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.peer = rank_value(rank);
+    e.lock_type = lock_type == MPI_LOCK_EXCLUSIVE ? format::LockType::exclusive : format::LockType::shared;
+    e.assert_flags = assert_bits(assert_);
+  }, no_post);
+}
+template <class F>
+int win_rank(Call c, uintptr_t site, F&& pmpi, int& rank, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.peer = rank_value(rank);
+  }, no_post);
+}
+template <class F>
+int win_only(Call c, uintptr_t site, F&& pmpi, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(win); }, no_post);
+}
+template <class F>
+int win_group(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int& assert_, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.group = group_id(group);
+    e.assert_flags = assert_bits(assert_);
+  }, no_post);
+}
+template <class F>
+int win_test(Call c, uintptr_t site, F&& pmpi, MPI_Win& win, int*& flag) {
+  return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(win); },
+                [&](CallScope& s, int rc) {
+                  if (rc == MPI_SUCCESS) s.out().flag = *flag != 0;
+                });
+}
+
+// --- one-sided communication
+
+void rma_args(Event& e, const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+              MPI_Datatype ttype, MPI_Win win) {
+  e.window = window_id(win);
+  e.peer = rank_value(target);
+  e.buf = addr(obuf);
+  e.count = ocount;
+  e.datatype = type_id(otype);
+  e.target_disp = static_cast<uint64_t>(tdisp);
+  e.target_count = tcount;
+  e.target_datatype = type_id(ttype);
+}
+
+template <class O, class F>
+int put(Call c, uintptr_t site, F&& pmpi, O*& obuf, int& ocount, MPI_Datatype& otype, int& target, MPI_Aint& tdisp,
+        int& tcount, MPI_Datatype& ttype, MPI_Win& win) {
+  return traced(c, site, pmpi,
+                [&](Event& e) { rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win); }, no_post);
+}
+template <class O, class F>
+int rput(Call c, uintptr_t site, F&& pmpi, O*& obuf, int& ocount, MPI_Datatype& otype, int& target, MPI_Aint& tdisp,
+         int& tcount, MPI_Datatype& ttype, MPI_Win& win, MPI_Request*& request) {
+  return traced(c, site, pmpi,
+                [&](Event& e) { rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win); },
+                with_request(c, request));
+}
+template <class F>
+int accumulate(Call c, uintptr_t site, F&& pmpi, const void*& obuf, int& ocount, MPI_Datatype& otype, int& target,
+               MPI_Aint& tdisp, int& tcount, MPI_Datatype& ttype, MPI_Op& op, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win);
+    e.op = op_id(op);
+  }, no_post);
+}
+template <class F>
+int raccumulate(Call c, uintptr_t site, F&& pmpi, const void*& obuf, int& ocount, MPI_Datatype& otype, int& target,
+                MPI_Aint& tdisp, int& tcount, MPI_Datatype& ttype, MPI_Op& op, MPI_Win& win,
+                MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win);
+    e.op = op_id(op);
+  }, with_request(c, request));
+}
+template <class F>
+int get_accumulate(Call c, uintptr_t site, F&& pmpi, const void*& obuf, int& ocount, MPI_Datatype& otype,
+                   void*& rbuf, int& rcount, MPI_Datatype& rtype, int& target, MPI_Aint& tdisp, int& tcount,
+                   MPI_Datatype& ttype, MPI_Op& op, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win);
+    e.op = op_id(op);
+    e.result_buf = addr(rbuf);
+    e.result_count = rcount;
+    e.result_datatype = type_id(rtype);
+  }, no_post);
+}
+template <class F>
+int rget_accumulate(Call c, uintptr_t site, F&& pmpi, const void*& obuf, int& ocount, MPI_Datatype& otype,
+                    void*& rbuf, int& rcount, MPI_Datatype& rtype, int& target, MPI_Aint& tdisp, int& tcount,
+                    MPI_Datatype& ttype, MPI_Op& op, MPI_Win& win, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win);
+    e.op = op_id(op);
+    e.result_buf = addr(rbuf);
+    e.result_count = rcount;
+    e.result_datatype = type_id(rtype);
+  }, with_request(c, request));
+}
+template <class F>
+int fetch_and_op(Call c, uintptr_t site, F&& pmpi, const void*& obuf, void*& rbuf, MPI_Datatype& type, int& target,
+                 MPI_Aint& tdisp, MPI_Op& op, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.peer = rank_value(target);
+    e.buf = addr(obuf);
+    e.result_buf = addr(rbuf);
+    e.datatype = type_id(type);
+    e.target_disp = static_cast<uint64_t>(tdisp);
+    e.op = op_id(op);
+  }, no_post);
+}
+template <class F>
+int compare_and_swap(Call c, uintptr_t site, F&& pmpi, const void*& obuf, const void*& cbuf, void*& rbuf,
+                     MPI_Datatype& type, int& target, MPI_Aint& tdisp, MPI_Win& win) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.peer = rank_value(target);
+    e.buf = addr(obuf);
+    e.compare_buf = addr(cbuf);
+    e.result_buf = addr(rbuf);
+    e.datatype = type_id(type);
+    e.target_disp = static_cast<uint64_t>(tdisp);
+  }, no_post);
+}
+
+// --- datatypes
+
+auto new_type_post(Call c, MPI_Datatype* newtype) {
+  return [c, newtype](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS) return;
+    g_tables->types.erase(key(*newtype));  // a handle reused after Type_free
+    s.out().new_datatype = define_type(*newtype, c);
+  };
+}
+template <class F>
+int type_contiguous(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Datatype& old, MPI_Datatype*& newtype) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.count = count;
+    e.datatype = type_id(old);
+  }, new_type_post(c, newtype));
+}
+template <class F>
+int type_vector(Call c, uintptr_t site, F&& pmpi, int& count, int&, int&, MPI_Datatype& old, MPI_Datatype*& newtype) {
+  return type_contiguous(c, site, pmpi, count, old, newtype);
+}
+template <class F>
+int type_hvector(Call c, uintptr_t site, F&& pmpi, int& count, int&, MPI_Aint&, MPI_Datatype& old,
+                 MPI_Datatype*& newtype) {
+  return type_contiguous(c, site, pmpi, count, old, newtype);
+}
+template <class F>
+int type_indexed(Call c, uintptr_t site, F&& pmpi, int& count, const int*&, const int*&, MPI_Datatype& old,
+                 MPI_Datatype*& newtype) {
+  return type_contiguous(c, site, pmpi, count, old, newtype);
+}
+template <class F>
+int type_hindexed(Call c, uintptr_t site, F&& pmpi, int& count, const int*&, const MPI_Aint*&, MPI_Datatype& old,
+                  MPI_Datatype*& newtype) {
+  return type_contiguous(c, site, pmpi, count, old, newtype);
+}
+template <class F>
+int type_indexed_block(Call c, uintptr_t site, F&& pmpi, int& count, int&, const int*&, MPI_Datatype& old,
+                       MPI_Datatype*& newtype) {
+  return type_contiguous(c, site, pmpi, count, old, newtype);
+}
+template <class F>
+int type_hindexed_block(Call c, uintptr_t site, F&& pmpi, int& count, int&, const MPI_Aint*&, MPI_Datatype& old,
+                        MPI_Datatype*& newtype) {
+  return type_contiguous(c, site, pmpi, count, old, newtype);
+}
+template <class F>
+int type_struct(Call c, uintptr_t site, F&& pmpi, int& count, const int*&, const MPI_Aint*&, const MPI_Datatype*&,
+                MPI_Datatype*& newtype) {
+  return traced(c, site, pmpi, [&](Event& e) { e.count = count; }, new_type_post(c, newtype));
+}
+template <class F>
+int type_subarray(Call c, uintptr_t site, F&& pmpi, int& ndims, const int*&, const int*&, const int*&, int&,
+                  MPI_Datatype& old, MPI_Datatype*& newtype) {
+  return type_contiguous(c, site, pmpi, ndims, old, newtype);
+}
+template <class F>
+int type_resized(Call c, uintptr_t site, F&& pmpi, MPI_Datatype& old, MPI_Aint&, MPI_Aint&, MPI_Datatype*& newtype) {
+  int one = 1;
+  return type_contiguous(c, site, pmpi, one, old, newtype);
+}
+template <class F>
+int type_dup(Call c, uintptr_t site, F&& pmpi, MPI_Datatype& old, MPI_Datatype*& newtype) {
+  int one = 1;
+  return type_contiguous(c, site, pmpi, one, old, newtype);
+}
+template <class F>
+int type_commit(Call c, uintptr_t site, F&& pmpi, MPI_Datatype*& type) {
+  return traced(c, site, pmpi, [&](Event& e) { e.datatype = type_id(*type); }, no_post);
+}
+template <class F>
+int type_free(Call c, uintptr_t site, F&& pmpi, MPI_Datatype*& type) {
+  MPI_Datatype handle = *type;
+  return traced(c, site, pmpi, [&](Event& e) { e.datatype = type_id(handle); },
+                [&](CallScope&, int rc) {
+                  if (rc == MPI_SUCCESS) g_tables->types.erase(key(handle));
+                });
+}
+template <class F>
+int op_create(Call c, uintptr_t site, F&& pmpi, MPI_User_function*&, int&, MPI_Op*& op) {
+  return traced(c, site, pmpi, [](Event&) {},
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  g_tables->ops.erase(key(*op));
+                  s.out().new_datatype = op_id(*op);
+                });
+}
+template <class F>
+int op_free(Call c, uintptr_t site, F&& pmpi, MPI_Op*& op) {
+  MPI_Op handle = *op;
+  return traced(c, site, pmpi, [&](Event& e) { e.new_datatype = op_id(handle); },
+                [&](CallScope&, int rc) {
+                  if (rc == MPI_SUCCESS) g_tables->ops.erase(key(handle));
+                });
+}
+
+template <class F>
+int abort(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& code) {
+  CallScope s(c, site);
+  s.e.comm = comm_id(comm);
+  s.e.count = code;
+  s.enter();
+  handlers::finish(format::TerminationKind::aborted, 0, "MPI_Abort(" + std::to_string(code) + ")", false);
+  return pmpi();
+}
+
+}  // namespace shape
+
+// ---------------------------------------------------------------------------
+// Start and end
+
+void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
+  Options options = parse_options([](const char* name) { return std::getenv(name); });
+  if (options.disable) return;
+  StartInfo info;
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  info.rank = static_cast<uint32_t>(rank);
+  info.world_size = static_cast<uint32_t>(size);
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  PMPI_Get_library_version(lib, &len);
+  info.mpi_library.assign(lib, static_cast<size_t>(std::max(0, len)));
+  while (!info.mpi_library.empty() && (info.mpi_library.back() == '\n' || info.mpi_library.back() == '\0'))
+    info.mpi_library.pop_back();
+  int major = 0, minor = 0;
+  PMPI_Get_version(&major, &minor);
+  info.mpi_version = static_cast<uint32_t>(10 * major + minor);
+  info.thread_level = provided;
+  info.options = options;
+  info.clock_origin = t_start;  // now() read before tracing started: absolute
+  PMPI_Comm_group(MPI_COMM_WORLD, &g_tables->world_group);
+  g_tables->world_size = info.world_size;
+  register_predefined();
+  if (!handlers::start(info)) return;
+  handlers::record_init(call, site, t_start);
+}
+
+}  // namespace
+}  // namespace smtrace::tracer
+
+// ---------------------------------------------------------------------------
+// The wrappers
+
+using smtrace::format::Call;
+namespace tr = smtrace::tracer;
+
+#define SMTRACE_UNPAREN(...) __VA_ARGS__
+#define SMTRACE_WRAP(Name, Shape, PARAMS, ARGS)                                                        \
+  extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_##Name PARAMS {                                  \
+    if (!tr::handlers::should_trace(Call::Name)) return PMPI_##Name ARGS;                             \
+    auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));                             \
+    bool called = false;                                                                              \
+    int rc = MPI_ERR_INTERN;                                                                          \
+    try {                                                                                             \
+      return tr::shape::Shape(                                                                        \
+          Call::Name, site, [&] { called = true; return rc = PMPI_##Name ARGS; }, SMTRACE_UNPAREN ARGS); \
+    } catch (...) {                                                                                   \
+      tr::handlers::count_error();                                                                    \
+      return called ? rc : PMPI_##Name ARGS;                                                          \
+    }                                                                                                 \
+  }
+#include "tracer/wrappers.def"
+#undef SMTRACE_WRAP
+
+extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init(int* argc, char*** argv) {
+  auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  int64_t t0 = tr::handlers::now();
+  int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) {
+    try {
+      tr::start_tracing(Call::Init, site, t0, MPI_THREAD_SINGLE);
+    } catch (...) {
+      tr::handlers::count_error();
+    }
+  }
+  return rc;
+}
+
+extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  int64_t t0 = tr::handlers::now();
+  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) {
+    try {
+      tr::start_tracing(Call::Init_thread, site, t0, provided ? *provided : required);
+    } catch (...) {
+      tr::handlers::count_error();
+    }
+  }
+  return rc;
+}
+
+extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Finalize(void) {
+  if (!tr::handlers::should_trace(Call::Finalize)) return PMPI_Finalize();
+  auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  int rc = MPI_ERR_INTERN;
+  bool called = false;
+  try {
+    tr::handlers::CallScope s(Call::Finalize, site);
+    s.enter();
+    called = true;
+    rc = PMPI_Finalize();
+    s.leave(rc);
+    tr::handlers::finish(smtrace::format::TerminationKind::finalized, 0, "", true);
+  } catch (...) {
+    tr::handlers::count_error();
+    if (!called) rc = PMPI_Finalize();
+  }
+  return rc;
+}
