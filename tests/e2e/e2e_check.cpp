@@ -597,7 +597,12 @@ void check_derived_types(Checker& c) {
       const auto& d = def->second;
       c.expect(d.combiner == w.combiner, what + ": combiner " + str(d.combiner) + ", expected " + str(w.combiner));
       c.expect(d.size == w.size, what + ": size " + std::to_string(d.size) + ", expected " + std::to_string(w.size));
-      c.expect(d.committed, what + ": DatatypeDef not marked committed");
+      // Committed before use: the def says so, or an MPI_Type_commit of it precedes.
+      bool commit_seen = false;
+      for (const auto* commit : events_of(rank, Call::Type_commit))
+        commit_seen = commit_seen || (commit->datatype == e.datatype && commit->seq < e.seq);
+      c.expect(d.committed || commit_seen, what + ": neither DatatypeDef.committed nor an MPI_Type_commit before use");
+      if (!d.committed) c.note(what + ": DatatypeDef.committed is false (an MPI_Type_commit event precedes)");
       c.expect(!d.truncated, what + ": footprint truncated");
       const Intervals got = footprint(d.runs);
       c.expect(got == w.bytes, what + ": footprint " + show(got) + ", expected " + show(w.bytes));
