@@ -1,0 +1,253 @@
+// Handlers called with plain values, as the MPI wrappers call them: they
+// write a rank file in a temporary directory, read back with the reader.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace_format/reader.hpp"
+#include "trace_format/wire.hpp"
+#include "tracer/handlers.hpp"
+
+namespace fs = std::filesystem;
+using smtrace::format::Call;
+using smtrace::format::TerminationKind;
+using namespace smtrace::tracer;
+namespace h = smtrace::tracer::handlers;
+
+namespace {
+
+__attribute__((noinline)) void anchor() { asm volatile(""); }
+uintptr_t site(int k = 0) { return reinterpret_cast<uintptr_t>(&anchor) + 1 + static_cast<uintptr_t>(k); }
+
+struct TempTrace {
+  fs::path dir;
+  explicit TempTrace(const std::string& name, uint32_t chunk_bytes = 64 * 1024) {
+    dir = fs::temp_directory_path() / ("smtrace-" + name + "-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    StartInfo info;
+    info.rank = 0;
+    info.world_size = 2;
+    info.mpi_library = "test MPI";
+    info.mpi_version = 31;
+    info.options.dir = dir.string();
+    info.options.chunk_bytes = chunk_bytes;
+    info.options.quiet = true;
+    info.install_handlers = false;
+    started = h::start(info);
+  }
+  ~TempTrace() {
+    h::reset_for_tests();
+    fs::remove_all(dir);
+  }
+  fs::path file() const { return dir / "rank-0.smt"; }
+  bool started = false;
+};
+
+// A Send as the wrapper records it: blocking, so a pending entry first.
+void send(int peer, int tag, uint64_t buf) {
+  REQUIRE(h::should_trace(Call::Send));
+  h::CallScope s(Call::Send, site());
+  s.e.comm = 0;
+  s.e.peer = peer;
+  s.e.tag = tag;
+  s.e.buf = buf;
+  s.e.count = 1;
+  s.e.datatype = 7;
+  s.enter();
+  s.leave(0);
+}
+
+// A wildcard Recv: posted ANY_SOURCE / ANY_TAG, actual values in the status.
+void recv_any(int source, int tag) {
+  h::CallScope s(Call::Recv, site(1));
+  s.e.peer = smtrace::format::k_any_source;
+  s.e.tag = smtrace::format::k_any_tag;
+  s.e.buf = 0x1000;
+  s.e.count = 4;
+  s.e.datatype = 7;
+  s.enter();
+  s.out().status.source = source;
+  s.out().status.tag = tag;
+  s.out().status.count = 4;
+  s.leave(0);
+}
+
+void test_poll(uint64_t request, bool success) {
+  h::CallScope s(Call::Test, site(2));
+  s.e.requests = {request};
+  s.enter();
+  s.out().flag = success;
+  if (success) s.out().completed.push_back({0, request, {}});
+  else s.unsuccessful_poll();
+  s.leave(0);
+}
+
+}  // namespace
+
+TEST_SUITE_BEGIN("tracer");
+
+TEST_CASE("tracer::handlers::round_trip") {
+  TempTrace t("handlers");
+  REQUIRE(t.started);
+  CHECK(fs::exists(t.dir / "manifest.json"));
+  h::record_init(Call::Init, site(), h::now());
+  send(1, 5, 0x2000);
+  recv_any(1, 9);
+  {
+    h::CallScope s(Call::Isend, site(3));
+    s.e.peer = 1;
+    s.e.tag = 0;
+    s.enter();
+    s.out().request = 1;
+    s.leave(0);
+  }
+  for (int i = 0; i < 100; ++i) test_poll(1, false);
+  test_poll(1, true);
+  h::on_annotate(Call::Annotate_write, 0x3000, 16, site(4));
+  h::finish(TerminationKind::finalized, 0, "", true);
+
+  auto r = smtrace::format::read_rank_file(t.file());
+  for (const auto& p : r.problems) MESSAGE(p.to_string());
+  CHECK(r.problems.empty());
+  CHECK(r.finalized());
+  CHECK(r.header.world_size == 2);
+  CHECK(r.header.mpi_library == "test MPI");
+  CHECK(r.header.options.count("SMTRACE_DIR") == 1);
+  CHECK(r.comms.count(0) == 1);
+  CHECK(r.comms.count(1) == 1);
+  // Init, Send, Recv, Isend, first poll, folded polls, successful poll, annotation.
+  REQUIRE(r.events.size() == 8);
+  CHECK(r.events[0].call == Call::Init);
+  const auto& send_event = r.events[1];
+  CHECK(send_event.call == Call::Send);
+  CHECK_FALSE(send_event.pending);
+  CHECK(send_event.peer == 1);
+  CHECK(send_event.tag == 5);
+  CHECK(send_event.buf == 0x2000);
+  CHECK(send_event.site != 0);
+  const auto& recv_event = r.events[2];
+  CHECK(recv_event.peer == smtrace::format::k_any_source);
+  CHECK(recv_event.tag == smtrace::format::k_any_tag);
+  CHECK(recv_event.status.source == 1);
+  CHECK(recv_event.status.tag == 9);
+  CHECK(recv_event.status.count == 4);
+  CHECK(r.events[3].request == 1);
+  CHECK(r.events[4].call == Call::Test);
+  CHECK(r.events[4].repeat <= 1);
+  CHECK(r.events[5].repeat == 99);
+  CHECK(r.events[5].flag == false);
+  CHECK(r.events[6].flag == true);
+  REQUIRE(r.events[6].completed.size() == 1);
+  CHECK(r.events[7].call == Call::Annotate_write);
+  CHECK(r.events[7].buf == 0x3000);
+  CHECK(r.events[7].size == 16);
+  for (size_t i = 0; i < r.events.size(); ++i) CHECK(r.events[i].seq == i);
+  REQUIRE(r.end);
+  CHECK(r.end->events == 8);
+  CHECK(r.end->last_seq == 7);
+}
+
+TEST_CASE("tracer::handlers::chunks_roll_over") {
+  TempTrace t("chunks", 4096);
+  REQUIRE(t.started);
+  // A blocking call whose completion lands chunks after its entry.
+  h::CallScope outer(Call::Wait, site());
+  outer.e.requests = {42};
+  outer.enter();
+  for (int i = 0; i < 3000; ++i) {
+    h::CallScope s(Call::Isend, site(i % 3));
+    s.e.peer = i % 2;
+    s.e.tag = i;
+    s.e.buf = 0x1000 + 8 * static_cast<uint64_t>(i);
+    s.enter();
+    s.out().request = static_cast<uint64_t>(i + 100);
+    s.leave(0);
+  }
+  outer.out().completed.push_back({0, 42, {}});
+  outer.leave(0);
+  h::finish(TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.file());
+  for (const auto& p : r.problems) MESSAGE(p.to_string());
+  CHECK(r.problems.empty());
+  CHECK(r.chunks > 10);
+  REQUIRE(r.events.size() == 3001);
+  CHECK_FALSE(r.events[0].pending);
+  CHECK(r.events[0].completed.size() == 1);
+  for (int i = 0; i < 3000; ++i) {
+    CHECK(r.events[static_cast<size_t>(i) + 1].tag == i);
+    CHECK(r.events[static_cast<size_t>(i) + 1].buf == 0x1000 + 8 * static_cast<uint64_t>(i));
+  }
+  CHECK(fs::file_size(t.file()) == r.bytes);
+}
+
+TEST_CASE("tracer::handlers::killed_rank_keeps_its_events") {
+  // A rank killed by SIGKILL: the file stays as it is in the page cache, an
+  // open chunk followed by zero padding, no Termination. Read it while the
+  // recorder still holds it open, as a kill would leave it.
+  TempTrace t("killed");
+  REQUIRE(t.started);
+  send(1, 1, 0x10);
+  send(1, 2, 0x20);
+  h::CallScope hung(Call::Recv, site(1));
+  hung.e.peer = 1;
+  hung.e.tag = 3;
+  hung.enter();  // blocks forever: only the pending entry exists
+  auto size = fs::file_size(t.file());
+  CHECK(size >= 4u << 20);  // reserved segment, zero after the last record
+  auto r = smtrace::format::read_rank_file(t.file());
+  for (const auto& p : r.problems) MESSAGE(p.to_string());
+  REQUIRE(r.events.size() == 3);
+  CHECK(r.events[0].tag == 1);
+  CHECK(r.events[1].tag == 2);
+  CHECK(r.events[2].call == Call::Recv);
+  CHECK(r.events[2].pending);
+  CHECK_FALSE(r.end.has_value());
+  CHECK_FALSE(r.finalized());
+}
+
+TEST_CASE("tracer::handlers::signal_and_abort_ends") {
+  TempTrace t("aborted");
+  REQUIRE(t.started);
+  send(1, 1, 0x10);
+  h::finish(TerminationKind::aborted, 0, "MPI_Abort(3)", false);
+  auto r = smtrace::format::read_rank_file(t.file());
+  CHECK(r.problems.empty());
+  REQUIRE(r.end);
+  CHECK(r.end->kind == TerminationKind::aborted);
+  CHECK(r.end->message == "MPI_Abort(3)");
+  CHECK(r.events.size() == 1);
+  CHECK_FALSE(h::tracing());
+}
+
+TEST_CASE("tracer::handlers::unwritable_directory_stops_tracing") {
+  // Root writes anywhere, so make the directory impossible: below a regular file.
+  fs::path base = fs::temp_directory_path() / ("smtrace-notdir-" + std::to_string(getpid()));
+  { std::ofstream(base.string()) << "x"; }
+  StartInfo info;
+  info.options.dir = (base / "trace").string();
+  info.options.quiet = true;
+  info.install_handlers = false;
+  CHECK_FALSE(h::start(info));
+  CHECK_FALSE(h::tracing());
+  CHECK_FALSE(h::should_trace(Call::Send));
+  h::reset_for_tests();
+  fs::remove(base);
+}
+
+TEST_CASE("tracer::handlers::families_off") {
+  TempTrace t("families");
+  REQUIRE(t.started);
+  CHECK(h::should_trace(Call::Send));
+  {
+    h::CallScope s(Call::Send, site());
+    CHECK_FALSE(h::should_trace(Call::Barrier));  // re-entry: inside a traced call
+  }
+  CHECK(h::should_trace(Call::Barrier));
+}
+
+TEST_SUITE_END();
