@@ -323,8 +323,9 @@ int run_record(const RecordOptions& options) {
   }
 
   if (fs::is_empty(dir, ec)) {
-    warn(fmt::format("no trace was written to {}: '{}' made no MPI calls through the tracer "
-                     "(not an MPI program, MPI linked statically, or tracing disabled)",
+    warn(fmt::format("no trace was written to {}: no process of '{}' called MPI_Init with the tracer "
+                     "loaded (the command failed early, is not an MPI program, links MPI statically, "
+                     "or tracing is disabled)",
                      dir.string(), options.command[0]));
     if (!existed) fs::remove(dir, ec);
     report_exit(child);
