@@ -246,7 +246,7 @@ class EventPrinter {
       if (receive_status && actual && actual->count) value = posted_actual(value, std::to_string(*actual->count));
       add(e.call == Call::Abort ? "errorcode" : (two_sided ? "sendcount" : "count"), value);
     }
-    if (e.datatype != 0) add(two_sided ? "sendtype" : (family == Family::type ? "oldtype" : "datatype"), datatype_name(e.datatype));
+    if (e.datatype != 0) add(two_sided ? "sendtype" : (family == Family::type && e.call != Call::Type_commit && e.call != Call::Type_free ? "oldtype" : "datatype"), datatype_name(e.datatype));
     if (e.recv_peer) {
       std::string value = peer_text(e.comm, *e.recv_peer);
       if (sendrecv && actual && actual->source) value = posted_actual(value, peer_text(e.comm, *actual->source));

@@ -45,7 +45,10 @@ std::string rank_state(const format::RankTrace& rank, uint32_t world_rank) {
   if (!rank.present) return "missing (no readable rank file)";
   std::string inside;
   if (const format::Event* pending = last_pending(rank)) {
-    inside = fmt::format("inside {} ({}:{})", format::call_name(pending->call), world_rank, pending->seq);
+    // A rank stopped inside MPI_Abort has aborted: name the place, not the call again.
+    inside = pending->call == format::Call::Abort
+                 ? fmt::format("({}:{})", world_rank, pending->seq)
+                 : fmt::format("inside {} ({}:{})", format::call_name(pending->call), world_rank, pending->seq);
     const std::string where = site_to_string(rank, rank.site(pending->site));
     if (!where.empty()) inside += " at " + where;
   }
@@ -91,7 +94,7 @@ std::string trace_summary(const format::Trace& trace) {
     }
     if (!incomplete.empty()) incomplete += "; ";
     incomplete += fmt::format("rank {} {}", r,
-                              rank != nullptr ? rank_state(*rank, r) : std::string("missing"));
+                              rank != nullptr ? rank_state(*rank, r) : std::string("missing (no rank file)"));
   }
   std::string text = fmt::format("{} of {} ranks, {} events, ", present, expected, events);
   text += incomplete.empty() ? "complete (every rank reached MPI_Finalize)" : "incomplete: " + incomplete;
