@@ -424,6 +424,21 @@ void on_annotate(Call call, uintptr_t address, uint64_t size, uintptr_t site) no
 
 namespace {
 thread_local uintptr_t t_site = 0;
+
+// Fold a blocking call's outputs (what the wrappers put in out()) into its
+// entry, for Recorder::rewrite_last.
+void merge_outputs(Event& e, const Event& end) {
+  if (end.status != format::Status{}) e.status = end.status;
+  if (!end.completed.empty()) e.completed = end.completed;
+  if (end.flag) e.flag = end.flag;
+  if (end.request) e.request = end.request;
+  if (end.new_comm) e.new_comm = end.new_comm;
+  if (end.new_datatype) e.new_datatype = end.new_datatype;
+  if (end.window) e.window = end.window;
+  if (end.win_base) e.win_base = end.win_base;
+  if (end.win_size) e.win_size = end.win_size;
+  if (end.disp_unit) e.disp_unit = end.disp_unit;
+}
 }
 
 CallScope::CallScope(Call call, uintptr_t site) noexcept {
@@ -460,10 +475,18 @@ void CallScope::leave(int rc) noexcept {
   if (!m_entered || !g->on.load(std::memory_order_relaxed)) return;
   try {
     if (m_blocking) {
-      m_end.duration = static_cast<uint64_t>(t_end - e.t_start);
-      m_end.rc = rc;
+      auto duration = static_cast<uint64_t>(t_end - e.t_start);
+      if (m_end) merge_outputs(e, *m_end);
+      e.pending = false;
+      e.duration = duration;
+      e.rc = rc;
       g->recorder->lock();
-      g->recorder->completion(m_pending_seq, m_end);
+      if (!g->recorder->rewrite_last(m_pending_seq, e)) {
+        Event& end = out();
+        end.duration = duration;
+        end.rc = rc;
+        g->recorder->completion(m_pending_seq, end);
+      }
       g->recorder->unlock();
     } else {
       e.duration = static_cast<uint64_t>(t_end - e.t_start);

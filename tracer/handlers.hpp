@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,7 +91,11 @@ class CallScope {
   // Take the start time; for a blocking call write the pending entry record.
   void enter() noexcept;
   // Return the event to put outputs in (for blocking calls, the completion).
-  format::Event& out() noexcept { return m_blocking ? m_end : e; }
+  format::Event& out() noexcept {
+    if (!m_blocking) return e;
+    if (!m_end) m_end.emplace();
+    return *m_end;
+  }
   // Mark this call an unsuccessful poll (flag false): it may be folded.
   void unsuccessful_poll() noexcept { m_unsuccessful_poll = true; }
   // Take the end time and write the event (or its completion) with `rc`.
@@ -103,7 +108,7 @@ class CallScope {
   bool m_entered = false;
   bool m_unsuccessful_poll = false;
   uint64_t m_pending_seq = 0;
-  format::Event m_end;
+  std::optional<format::Event> m_end;  // a blocking call's outputs, made when first used
 };
 
 }  // namespace handlers

@@ -63,6 +63,12 @@ bool Recorder::ensure(uint64_t end) {
     fail(std::string("cannot map the file: ") + std::strerror(errno));
     return false;
   }
+#ifdef MADV_POPULATE_WRITE
+  // Fault the segment in writable with one call (Linux >= 5.14) instead of
+  // one write fault per 4 KiB page on the hot path; older kernels say
+  // EINVAL and fault as they go.
+  (void)madvise(p, len, MADV_POPULATE_WRITE);
+#endif
   if (m_map) munmap(m_map, m_map_len);
   m_map = static_cast<unsigned char*>(p);
   m_map_off = off;
@@ -96,7 +102,6 @@ void Recorder::open_chunk(int64_t t) {
   m_chunk_crc = 0;
   m_scratch.clear();
   m_encoder.begin_chunk(m_scratch, m_next_seq, t, m_chunk_index++);
-  m_chunk_crc = format::crc32c(m_scratch.data(), m_scratch.size(), m_chunk_crc);
   m_chunk_payload += m_scratch.size();
   m_info_bytes = m_scratch.size();
   put(m_scratch.data(), m_scratch.size(), true);
@@ -106,6 +111,10 @@ void Recorder::seal() {
   if (!m_chunk_open || !m_active) return;
   if (!ensure(m_pos)) return;
   unsigned char* head = m_map + (m_chunk_start - m_map_off);
+  // The CRC is computed here, over the chunk in the mapping (which always
+  // starts at or before the open chunk), not per record: once per byte, in
+  // bulk, and never for records taken back by rewrite_last.
+  m_chunk_crc = format::crc32c(head + format::k_frame_header_size, m_chunk_payload);
   // CRC first, then the length: a frame with a real length has a real CRC.
   store_u32(head + 4, m_chunk_crc);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -118,15 +127,19 @@ void Recorder::record(int64_t t, Encode&& encode) {
   if (!m_active) return;
   if (!m_chunk_open) open_chunk(t);
   m_scratch.clear();
+  m_last.encoder_before = m_encoder;
   encode(m_scratch);
   if (m_chunk_payload > m_info_bytes && m_chunk_payload + m_scratch.size() > m_chunk_bytes) {
     seal();
     open_chunk(t);
     m_scratch.clear();
+    m_last.encoder_before = m_encoder;
     encode(m_scratch);  // re-encoded: the new chunk restarts the delta coding
   }
   if (!m_active) return;
-  m_chunk_crc = format::crc32c(m_scratch.data(), m_scratch.size(), m_chunk_crc);
+  m_last.is_event = false;
+  m_last.start = m_pos;
+  m_last.size = m_scratch.size();
   m_chunk_payload += m_scratch.size();
   put(m_scratch.data(), m_scratch.size(), true);
 }
@@ -145,7 +158,29 @@ uint64_t Recorder::event(format::Event& e) {
   ++m_next_seq;
   ++m_events;
   m_last_t = e.t_start;
+  m_last.is_event = true;
+  m_last.seq = e.seq;
   return e.seq;
+}
+
+bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
+  if (!m_active || !m_chunk_open || !m_last.is_event || m_last.seq != seq || m_last.start + m_last.size != m_pos ||
+      m_last.start < m_map_off)
+    return false;
+  // Take the pending record back: its first byte first (a reader of a killed
+  // rank's file then stops there), then the rest, so no mix of old and new
+  // bytes ever parses. The call has returned: its entry no longer has to be
+  // durable on its own.
+  unsigned char* p = m_map + (m_last.start - m_map_off);
+  __atomic_store_n(p, static_cast<unsigned char>(0), __ATOMIC_RELEASE);
+  std::memset(p + 1, 0, m_last.size - 1);
+  m_pos = m_last.start;
+  m_chunk_payload -= m_last.size;
+  m_encoder = m_last.encoder_before;
+  m_next_seq = seq;
+  --m_events;
+  event(e);
+  return true;
 }
 
 void Recorder::completion(uint64_t seq, const format::Event& end) {

@@ -50,6 +50,11 @@ class Recorder {
   uint64_t event(format::Event& event);
   // Write a completion record for pending event `seq` carrying `end`'s outputs.
   void completion(uint64_t seq, const format::Event& end);
+  // Replace pending event `seq` by the complete `event` when its record is
+  // still the last one of the open chunk (nothing else was written since);
+  // return false, changing nothing, otherwise. Saves the completion record:
+  // most blocking calls return before anything else is recorded.
+  bool rewrite_last(uint64_t seq, format::Event& event);
   void site(const format::CallSite& site);
   void module(const format::Module& module);
   void comm(const format::CommDef& comm);
@@ -100,6 +105,15 @@ class Recorder {
   uint64_t m_events = 0;
   uint64_t m_dropped = 0;
   int64_t m_last_t = 0;
+  // The last record written, to take it back (rewrite_last).
+  struct LastRecord {
+    bool is_event = false;
+    uint64_t seq = 0;
+    uint64_t start = 0;  // file offset
+    uint64_t size = 0;
+    format::RecordEncoder encoder_before;
+  };
+  LastRecord m_last;
 };
 
 }  // namespace smtrace::tracer
