@@ -216,9 +216,17 @@ Trace from_json(std::string_view json) {
   trace.manifest = detail::to_plain(doc.manifest());
   if (trace.manifest.format_version == 0) trace.manifest.format_version = k_format_version;
   if (trace.manifest.rank_file_pattern.empty()) trace.manifest.rank_file_pattern = "rank-{rank}.smt";
+  constexpr uint32_t k_max_world_size = 1u << 22;
   uint32_t world_size = trace.manifest.world_size;
   for (const v1::RankDocument& rd : doc.ranks()) {
+    if (rd.header().rank() >= k_max_world_size || rd.header().world_size() > k_max_world_size) {
+      throw TraceError("JSON: rank " + std::to_string(rd.header().rank()) + " of " +
+                       std::to_string(rd.header().world_size()) + " is out of range");
+    }
     world_size = std::max({world_size, rd.header().rank() + 1, rd.header().world_size()});
+  }
+  if (world_size > k_max_world_size) {
+    throw TraceError("JSON: world size " + std::to_string(world_size) + " is out of range");
   }
   trace.manifest.world_size = world_size;
   trace.ranks.resize(world_size);

@@ -221,10 +221,17 @@ struct RankWalker {
     return h;
   }
 
+  // Takes events by value when set (read_rank_file), instead of cb.event.
+  std::function<void(Event&&)> sink;
+
   // Deliver an event that is complete (or, at the end, still pending).
   void emit(const Callbacks& cb, const v1::Event& message) {
     ++events;
-    if (cb.event) cb.event(detail::to_plain(message));
+    if (sink) {
+      sink(detail::to_plain(message));
+    } else if (cb.event) {
+      cb.event(detail::to_plain(message));
+    }
   }
 
   void on_event(const Callbacks& cb, const unsigned char* data, uint32_t len, uint64_t offset,
@@ -548,8 +555,12 @@ RankTrace read_rank_file(const fs::path& file) {
   r.file = file.string();
   RankWalker impl(file);
   r.bytes = impl.input.size();
+  // Events are large (about 600 bytes): move them, and reserve for a guess
+  // of the count (records take 10 to 30 bytes) so that the vector rarely
+  // moves; untouched reserved pages cost no memory.
+  r.events.reserve(static_cast<std::size_t>(std::min<uint64_t>(r.bytes / 16, 1u << 21)));
+  impl.sink = [&](Event&& e) { r.events.push_back(std::move(e)); };
   RankReader::Callbacks cb;
-  cb.event = [&](const Event& e) { r.events.push_back(e); };
   cb.site = [&](const CallSite& s) { r.sites[s.id] = s; };
   cb.module = [&](const Module& m) { r.modules[m.id] = m; };
   cb.comm = [&](const CommDef& c) { r.comms[c.id] = c; };
@@ -561,8 +572,13 @@ RankTrace read_rank_file(const fs::path& file) {
     r.present = true;
     r.header = *header;
     impl.read_all(cb);
-    std::stable_sort(r.events.begin(), r.events.end(),
-                     [](const Event& a, const Event& b) { return a.seq < b.seq; });
+    // Completed events arrive at their completion, so the stream is in seq
+    // order except around threads' overlapping calls; events are large, so
+    // sort only when needed.
+    auto by_seq = [](const Event& a, const Event& b) { return a.seq < b.seq; };
+    if (!std::is_sorted(r.events.begin(), r.events.end(), by_seq)) {
+      std::stable_sort(r.events.begin(), r.events.end(), by_seq);
+    }
     add_implicit_comms(r, r.header.world_size);
   }
   r.chunks = impl.chunks;
@@ -616,6 +632,9 @@ bool Trace::complete() const {
 // ---------------------------------------------------------------------------
 
 namespace {
+
+// More ranks than any trace is expected to have: beyond, a number is damage.
+constexpr uint32_t k_max_world_size = 1u << 22;
 
 // Return the rank a file name stands for under `pattern` ("rank-{rank}.smt").
 std::optional<uint32_t> rank_of(const std::string& name, const std::string& pattern) {
@@ -679,7 +698,14 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
 
   std::map<uint32_t, fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (auto r = rank_of(entry.path().filename().string(), pattern)) files[*r] = entry.path();
+    auto r = rank_of(entry.path().filename().string(), pattern);
+    if (!r) continue;
+    if (*r >= k_max_world_size) {
+      trace.problems.push_back({Problem::Severity::warning, entry.path().string(), 0, std::nullopt,
+                                std::nullopt, "rank number too large; file ignored"});
+      continue;
+    }
+    files[*r] = entry.path();
   }
   if (!trace.has_manifest && files.empty()) {
     if (fs::exists(manifest_path, ec)) {
@@ -690,6 +716,14 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
   }
 
   uint32_t world_size = trace.has_manifest ? trace.manifest.world_size : 0;
+  if (world_size > k_max_world_size) {
+    // A damaged manifest must not make us expect billions of rank files.
+    trace.problems.push_back({Problem::Severity::error, manifest_path.string(), 0, std::nullopt,
+                              std::nullopt,
+                              "world size " + std::to_string(world_size) +
+                                  " is implausible; using the rank files found"});
+    world_size = 0;
+  }
   if (!files.empty()) world_size = std::max(world_size, files.rbegin()->first + 1);
   trace.ranks.resize(world_size);
 

@@ -142,6 +142,10 @@ TEST_CASE("trace_format::from_json::bad JSON") {
     CHECK_THROWS_WITH_AS(fmt_ns::from_json("rank-0.smt"), doctest::Contains("line 1, column 1"),
                          fmt_ns::TraceError);
   }
+  SUBCASE("an absurd rank") {
+    CHECK_THROWS_WITH_AS(fmt_ns::from_json(R"({"ranks": [{"header": {"rank": 4000000000}}]})"),
+                         doctest::Contains("out of range"), fmt_ns::TraceError);
+  }
   SUBCASE("a rank twice") {
     CHECK_THROWS_WITH_AS(
         fmt_ns::from_json(R"({"ranks": [{"header": {"rank": 0}}, {"header": {"rank": 0}}]})"),

@@ -398,6 +398,19 @@ TEST_CASE("trace_format::read_trace::missing rank file") {
   CHECK_FALSE(got.complete());
 }
 
+TEST_CASE("trace_format::read_trace::implausible world size") {
+  TempDir dir;
+  fmt_ns::write_trace(sample_trace(2, 5), dir.path);
+  write_bytes(dir.path / "manifest.json", R"({"format_version": 1, "world_size": 4000000000})");
+  write_bytes(dir.path / "rank-999999999.smt", "x");
+  g_largest_allocation = 0;
+  fmt_ns::Trace got = fmt_ns::read_trace(dir.path);
+  CHECK(g_largest_allocation.load() < (16u << 20));
+  CHECK(got.ranks.size() == 2);
+  CHECK(mentions(got.problems, "world size 4000000000 is implausible"));
+  CHECK(mentions(got.problems, "rank-999999999.smt: byte 0: warning: rank number too large"));
+}
+
 TEST_CASE("trace_format::read_trace::rank files without a manifest") {
   TempDir dir;
   fmt_ns::write_trace(sample_trace(2, 5), dir.path);
