@@ -3,12 +3,19 @@
 // import-json are coded exactly like recorded ones.
 #include "trace_format/json.hpp"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/type_resolver.h>
+#include <google/protobuf/util/type_resolver_util.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <utility>
 
 #include "trace_format/proto_convert.hpp"
 #include "trace_format/wire.hpp"
@@ -20,6 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t k_chunk_bytes = 64u << 10;
+constexpr const char* k_type_url_prefix = "type.googleapis.com";
 
 CommDef implicit_comm(uint32_t id, const RankHeader& header, uint32_t world_size) {
   CommDef c;
@@ -62,14 +70,51 @@ void to_document(const RankTrace& r, v1::RankDocument* doc) {
   for (const TracerNote& n : r.notes) detail::to_proto(n, doc->add_notes());
 }
 
+// MessageToJsonString prints map fields (RankHeader.options) in hash order;
+// going through deterministic (key-sorted) binary makes the same trace
+// always give the same text, so dump -> import-json -> dump is stable.
 std::string json_of(const google::protobuf::Message& message) {
+  std::string binary;
+  {
+    google::protobuf::io::StringOutputStream stream(&binary);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!message.SerializeToCodedStream(&coded)) throw TraceError("cannot write JSON: serialization failed");
+  }
+  static const std::unique_ptr<google::protobuf::util::TypeResolver> resolver(
+      google::protobuf::util::NewTypeResolverForDescriptorPool(
+          k_type_url_prefix, google::protobuf::DescriptorPool::generated_pool()));
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.always_print_primitive_fields = false;
   options.preserve_proto_field_names = true;
   std::string out;
-  auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
+  auto status = google::protobuf::util::BinaryToJsonString(
+      resolver.get(), std::string(k_type_url_prefix) + "/" + message.GetDescriptor()->full_name(),
+      binary, &out, options);
   if (!status.ok()) throw TraceError("cannot write JSON: " + std::string(status.message()));
+  return out;
+}
+
+// Documents written before ClockKind's values got their CLOCK_KIND_ prefix
+// spell them "CLOCK_MONOTONIC"; keep reading those.
+std::string with_current_enum_names(std::string_view json) {
+  static constexpr std::pair<std::string_view, std::string_view> k_renamed[] = {
+      {"\"CLOCK_UNSPECIFIED\"", "\"CLOCK_KIND_UNSPECIFIED\""},
+      {"\"CLOCK_MONOTONIC\"", "\"CLOCK_KIND_MONOTONIC\""},
+      {"\"CLOCK_REALTIME\"", "\"CLOCK_KIND_REALTIME\""},
+  };
+  std::string out(json);
+  for (const auto& [old_name, new_name] : k_renamed) {
+    for (std::size_t at = out.find(old_name); at != std::string::npos;
+         at = out.find(old_name, at + new_name.size())) {
+      if (at > 0 && out[at - 1] == '\\') {  // inside a string: \"CLOCK_MONOTONIC\"
+        at += 1;
+        continue;
+      }
+      out.replace(at, old_name.size(), new_name);
+    }
+  }
   return out;
 }
 
@@ -204,8 +249,8 @@ Trace from_json(std::string_view json) {
   v1::TraceDocument doc;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
-  auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &doc, options);
+  const std::string text = with_current_enum_names(json);
+  auto status = google::protobuf::util::JsonStringToMessage(text, &doc, options);
   if (!status.ok()) {
     std::string where;
     if (auto at = JsonSyntax(json).first_error()) where = json_position(json, *at) + ": ";

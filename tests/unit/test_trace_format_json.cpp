@@ -128,6 +128,22 @@ TEST_CASE("trace_format::to_json::round trip") {
   }
 }
 
+TEST_CASE("trace_format::to_json::deterministic") {
+  fmt_ns::Trace t = fmt_ns::from_json(k_hand_written);
+  for (int i = 0; i < 40; ++i) t.ranks[0].header.options["SMTRACE_OPTION_" + std::to_string(i)] = "v";
+  const std::string json = fmt_ns::to_json(t);
+  CHECK(json.find("SMTRACE_OPTION_0") < json.find("SMTRACE_OPTION_1\""));
+  CHECK(json.find("SMTRACE_OPTION_1\"") < json.find("SMTRACE_OPTION_10"));
+  CHECK(fmt_ns::to_json(fmt_ns::from_json(json)) == json);
+}
+
+TEST_CASE("trace_format::from_json::pre-release ClockKind names") {
+  fmt_ns::Trace t = fmt_ns::from_json(
+      R"({"ranks": [{"header": {"rank": 0, "clock": "CLOCK_REALTIME", "host": "\"CLOCK_MONOTONIC\""}}]})");
+  CHECK(t.ranks[0].header.clock == fmt_ns::ClockKind::realtime);
+  CHECK(t.ranks[0].header.host == "\"CLOCK_MONOTONIC\"");
+}
+
 TEST_CASE("trace_format::from_json::bad JSON") {
   SUBCASE("syntax error names the position") {
     const std::string bad = "{\n  \"manifest\": {\"world_size\" 2}\n}";
