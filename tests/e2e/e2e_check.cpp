@@ -120,25 +120,25 @@ void check_common(Checker& c, bool expect_complete) {
   const auto& t = c.trace();
   const auto np = static_cast<std::size_t>(c.options().np);
   if (np != 0)
-    c.expect(t.ranks.size() == np, "expected " + std::to_string(np) + " ranks, trace has " +
-                                       std::to_string(t.ranks.size()));
+    c.expect(t.ranks.size() == np,
+             "expected " + std::to_string(np) + " ranks, trace has " + std::to_string(t.ranks.size()));
   for (uint32_t r = 0; r < t.ranks.size(); ++r) {
     const auto& rank = t.ranks[r];
     if (!c.expect(rank.present, "rank " + std::to_string(r) + ": rank file missing or without header")) continue;
-    c.expect(rank.header.rank == r, "rank " + std::to_string(r) + ": header says rank " +
-                                        std::to_string(rank.header.rank));
+    c.expect(rank.header.rank == r,
+             "rank " + std::to_string(r) + ": header says rank " + std::to_string(rank.header.rank));
     if (np != 0)
-      c.expect(rank.header.world_size == np, "rank " + std::to_string(r) + ": header world_size " +
-                                                 std::to_string(rank.header.world_size));
+      c.expect(rank.header.world_size == np,
+               "rank " + std::to_string(r) + ": header world_size " + std::to_string(rank.header.world_size));
     c.expect(!rank.events.empty(), "rank " + std::to_string(r) + ": no events");
     std::set<uint64_t> seqs;
     for (std::size_t i = 0; i < rank.events.size(); ++i) {
       const auto& e = rank.events[i];
-      c.expect(seqs.insert(e.seq).second, "rank " + std::to_string(r) + ": seq " + std::to_string(e.seq) +
-                                              " appears twice");
+      c.expect(seqs.insert(e.seq).second,
+               "rank " + std::to_string(r) + ": seq " + std::to_string(e.seq) + " appears twice");
       if (i > 0)
-        c.expect(rank.events[i - 1].seq < e.seq, "rank " + std::to_string(r) + ": events out of seq order at " +
-                                                     std::to_string(e.seq));
+        c.expect(rank.events[i - 1].seq < e.seq,
+                 "rank " + std::to_string(r) + ": events out of seq order at " + std::to_string(e.seq));
       c.expect(fmt::call_known(e.call), where(r, e) + ": unknown call number");
       if (expect_complete) c.expect(!e.pending, where(r, e) + ": pending in a run that finished");
     }
@@ -146,9 +146,8 @@ void check_common(Checker& c, bool expect_complete) {
       c.expect(rank.events.front().call == Call::Init || rank.events.front().call == Call::Init_thread,
                "rank " + std::to_string(r) + ": first event is " + str(rank.events.front().call) +
                    ", expected MPI_Init or MPI_Init_thread");
-      c.expect(rank.events.back().call == Call::Finalize,
-               "rank " + std::to_string(r) + ": last event is " + str(rank.events.back().call) +
-                   ", expected MPI_Finalize");
+      c.expect(rank.events.back().call == Call::Finalize, "rank " + std::to_string(r) + ": last event is " +
+                                                              str(rank.events.back().call) + ", expected MPI_Finalize");
     }
   }
   if (expect_complete) {
@@ -184,9 +183,9 @@ void expect_site(Checker& c, uint32_t r, const fmt::Event& e, const std::string&
   if (!c.expect(site != nullptr, where(r, e) + ": call site " + std::to_string(e.site) + " not defined")) return;
   const std::string want_file = c.options().source.filename().string();
   const bool file_ok = std::filesystem::path(site->file).filename() == want_file;
-  c.expect(file_ok && site->line == it->second,
-           where(r, e) + ": call site resolves to '" + site->file + ":" + std::to_string(site->line) + "' (" +
-               site->function + "), expected " + want_file + ":" + std::to_string(it->second));
+  c.expect(file_ok && site->line == it->second, where(r, e) + ": call site resolves to '" + site->file + ":" +
+                                                    std::to_string(site->line) + "' (" + site->function +
+                                                    "), expected " + want_file + ":" + std::to_string(it->second));
   c.expect(site->function.find("main") != std::string::npos || marker.rfind("annotate", 0) == 0,
            where(r, e) + ": call site function '" + site->function + "', expected main");
 }
@@ -261,14 +260,14 @@ void check_p2p_wildcard(Checker& c) {
         const auto& e = *recvs[group * static_cast<std::size_t>(size - 1) + static_cast<std::size_t>(i)];
         const int32_t want_tag = group == 0 ? 10 : group == 1 ? fmt::k_any_tag : 40;
         c.expect(e.peer == fmt::k_any_source, where(0, e) + ": posted source " + show(e.peer) + ", expected -1");
-        c.expect(e.tag == want_tag, where(0, e) + ": posted tag " + show(e.tag) + ", expected " +
-                                        std::to_string(want_tag));
+        c.expect(e.tag == want_tag,
+                 where(0, e) + ": posted tag " + show(e.tag) + ", expected " + std::to_string(want_tag));
         c.expect(e.comm == fmt::k_comm_world && e.count == 1 && e.datatype == k_int,
-                 where(0, e) + ": comm/count/datatype " + std::to_string(e.comm) + "/" + std::to_string(e.count) +
-                     "/" + std::to_string(e.datatype) + ", expected 0/1/7");
-        if (!c.expect(e.status.source.has_value() && e.status.tag.has_value(),
-                      where(0, e) + ": status source/tag missing (" + show(e.status.source) + "/" +
-                          show(e.status.tag) + ")"))
+                 where(0, e) + ": comm/count/datatype " + std::to_string(e.comm) + "/" + std::to_string(e.count) + "/" +
+                     std::to_string(e.datatype) + ", expected 0/1/7");
+        if (!c.expect(
+                e.status.source.has_value() && e.status.tag.has_value(),
+                where(0, e) + ": status source/tag missing (" + show(e.status.source) + "/" + show(e.status.tag) + ")"))
           continue;
         const int32_t src = *e.status.source;
         c.expect(src >= 1 && src < size, where(0, e) + ": status source " + std::to_string(src) + " out of range");
@@ -294,29 +293,29 @@ void check_p2p_wildcard(Checker& c) {
   const auto waitalls = expect_n(c, 0, Call::Waitall, 1);
   if (!waitalls.empty()) {
     const auto& w = *waitalls[0];
-    c.expect(w.requests == ids, where(0, w) + ": requests " + show(w.requests) + ", expected the Irecv ids " + show(ids));
+    c.expect(w.requests == ids,
+             where(0, w) + ": requests " + show(w.requests) + ", expected the Irecv ids " + show(ids));
     c.expect(w.completed.size() == ids.size(), where(0, w) + ": " + std::to_string(w.completed.size()) +
                                                    " completed requests, expected " + std::to_string(ids.size()));
     for (const auto& done : w.completed) {
       c.expect(done.index < ids.size() && ids[done.index] == done.request,
                where(0, w) + ": completed index " + std::to_string(done.index) + " request " +
                    std::to_string(done.request) + " does not match the Irecv at that index");
-      if (c.expect(done.status.source && done.status.tag, where(0, w) + ": completed request " +
-                                                              std::to_string(done.request) + " without source/tag"))
+      if (c.expect(done.status.source && done.status.tag,
+                   where(0, w) + ": completed request " + std::to_string(done.request) + " without source/tag"))
         c.expect(*done.status.tag == 30 + *done.status.source,
                  where(0, w) + ": completed request " + std::to_string(done.request) + ": source " +
                      std::to_string(*done.status.source) + " tag " + std::to_string(*done.status.tag));
     }
-    for (const auto* e : irecvs)
-      c.expect(e->seq < w.seq, where(0, *e) + ": Irecv after the Waitall that completes it");
+    for (const auto* e : irecvs) c.expect(e->seq < w.seq, where(0, *e) + ": Irecv after the Waitall that completes it");
   }
   (void)r0;
   for (uint32_t r = 1; r < t.ranks.size(); ++r) {
     if (!t.ranks[r].present) continue;
     const auto sends = expect_n(c, r, Call::Send, 3);
     if (sends.size() == 3) {
-      c.expect(sends[0]->peer == 0 && sends[0]->tag == 10, where(r, *sends[0]) + ": dest/tag " +
-                                                               show(sends[0]->peer) + "/" + show(sends[0]->tag));
+      c.expect(sends[0]->peer == 0 && sends[0]->tag == 10,
+               where(r, *sends[0]) + ": dest/tag " + show(sends[0]->peer) + "/" + show(sends[0]->tag));
       c.expect(sends[1]->tag == 20 + static_cast<int32_t>(r), where(r, *sends[1]) + ": tag " + show(sends[1]->tag));
     }
     const auto isends = expect_n(c, r, Call::Isend, 1);
@@ -375,8 +374,7 @@ void check_coll_split(Checker& c) {
     const auto splits = expect_n(c, r, Call::Comm_split, 1);
     if (splits.empty()) continue;
     const auto& s = *splits[0];
-    c.expect(s.comm == fmt::k_comm_world && s.color == static_cast<int32_t>(r % 2) &&
-                 s.key == -static_cast<int32_t>(r),
+    c.expect(s.comm == fmt::k_comm_world && s.color == static_cast<int32_t>(r % 2) && s.key == -static_cast<int32_t>(r),
              where(r, s) + ": comm/color/key " + std::to_string(s.comm) + "/" + std::to_string(s.color) + "/" +
                  std::to_string(s.key));
     const uint32_t half = s.new_comm;
@@ -398,24 +396,25 @@ void check_coll_split(Checker& c) {
       uint32_t op;
     };
     const std::vector<Expect> expected = {
-        {Call::Bcast, half, 0, 0},       {Call::Reduce, half, 1, k_op_sum},       {Call::Allreduce, half, {}, k_op_max},
-        {Call::Barrier, half, {}, 0},    {Call::Gatherv, half, 0, 0},             {Call::Bcast, 0, 2, 0},
-        {Call::Reduce, 0, 3, k_op_sum},  {Call::Allreduce, 0, {}, k_op_max},      {Call::Barrier, 0, {}, 0},
+        {Call::Bcast, half, 0, 0},      {Call::Reduce, half, 1, k_op_sum},  {Call::Allreduce, half, {}, k_op_max},
+        {Call::Barrier, half, {}, 0},   {Call::Gatherv, half, 0, 0},        {Call::Bcast, 0, 2, 0},
+        {Call::Reduce, 0, 3, k_op_sum}, {Call::Allreduce, 0, {}, k_op_max}, {Call::Barrier, 0, {}, 0},
         {Call::Gatherv, 0, 1, 0},
     };
     const auto colls = events_of(rank, {Call::Bcast, Call::Reduce, Call::Allreduce, Call::Barrier, Call::Gatherv});
     if (!c.expect(colls.size() == expected.size(), rs + ": " + std::to_string(colls.size()) +
-                                                      " collectives recorded, expected " +
-                                                      std::to_string(expected.size())))
+                                                       " collectives recorded, expected " +
+                                                       std::to_string(expected.size())))
       continue;
     for (std::size_t i = 0; i < expected.size(); ++i) {
       const auto& e = *colls[i];
       const auto& x = expected[i];
       c.expect(e.call == x.call, where(r, e) + ": expected " + str(x.call) + " here");
-      c.expect(e.comm == x.comm, where(r, e) + ": comm " + std::to_string(e.comm) + ", expected " +
-                                     std::to_string(x.comm));
+      c.expect(e.comm == x.comm,
+               where(r, e) + ": comm " + std::to_string(e.comm) + ", expected " + std::to_string(x.comm));
       if (x.root) c.expect(e.peer == x.root, where(r, e) + ": root " + show(e.peer) + ", expected " + show(x.root));
-      if (x.op) c.expect(e.op == x.op, where(r, e) + ": op " + std::to_string(e.op) + ", expected " + std::to_string(x.op));
+      if (x.op)
+        c.expect(e.op == x.op, where(r, e) + ": op " + std::to_string(e.op) + ", expected " + std::to_string(x.op));
       if (x.call == Call::Bcast || x.call == Call::Reduce || x.call == Call::Allreduce)
         c.expect(e.count == 1 && e.datatype == k_int, where(r, e) + ": count/datatype " + std::to_string(e.count) +
                                                           "/" + std::to_string(e.datatype) + ", expected 1/7");
@@ -424,17 +423,20 @@ void check_coll_split(Checker& c) {
         c.expect(e.count == me_in_comm + 1 && e.datatype == k_double,
                  where(r, e) + ": send count/datatype " + std::to_string(e.count) + "/" + std::to_string(e.datatype));
         if (static_cast<int32_t>(me_in_comm) == *x.root) {
-          const std::vector<int64_t> counts = x.comm == 0 ? std::vector<int64_t>{1, 2, 3, 4} : std::vector<int64_t>{1, 2};
-          const std::vector<int64_t> displs = x.comm == 0 ? std::vector<int64_t>{0, 1, 3, 6} : std::vector<int64_t>{0, 1};
+          const std::vector<int64_t> counts =
+              x.comm == 0 ? std::vector<int64_t>{1, 2, 3, 4} : std::vector<int64_t>{1, 2};
+          const std::vector<int64_t> displs =
+              x.comm == 0 ? std::vector<int64_t>{0, 1, 3, 6} : std::vector<int64_t>{0, 1};
           c.expect(e.recv_counts == counts && e.recv_displs == displs,
-                   where(r, e) + ": root's recv_counts " + show(e.recv_counts) + " recv_displs " +
-                       show(e.recv_displs) + ", expected " + show(counts) + " " + show(displs));
+                   where(r, e) + ": root's recv_counts " + show(e.recv_counts) + " recv_displs " + show(e.recv_displs) +
+                       ", expected " + show(counts) + " " + show(displs));
           c.expect(e.recv_datatype == k_double && e.recv_buf != 0, where(r, e) + ": root's recv datatype/buffer");
         }
       }
     }
     const auto frees = expect_n(c, r, Call::Comm_free, 1);
-    if (!frees.empty()) c.expect(frees[0]->comm == half, where(r, *frees[0]) + ": comm " + std::to_string(frees[0]->comm));
+    if (!frees.empty())
+      c.expect(frees[0]->comm == half, where(r, *frees[0]) + ": comm " + std::to_string(frees[0]->comm));
   }
 }
 
@@ -456,17 +458,20 @@ void check_rma_fence(Checker& c) {
              "rank " + std::to_string(r) + ": window ids " + std::to_string(wc.window) + " and " +
                  std::to_string(wa.window) + " must be distinct and non-zero");
     c.expect(wc.comm == 0 && wc.win_base != 0 && wc.win_size == 64 && wc.disp_unit == 4,
-             where(r, wc) + ": comm/base/size/disp_unit " + std::to_string(wc.comm) + "/" + std::to_string(wc.win_base) +
-                 "/" + std::to_string(wc.win_size) + "/" + std::to_string(wc.disp_unit) + ", expected 0/!=0/64/4");
+             where(r, wc) + ": comm/base/size/disp_unit " + std::to_string(wc.comm) + "/" +
+                 std::to_string(wc.win_base) + "/" + std::to_string(wc.win_size) + "/" + std::to_string(wc.disp_unit) +
+                 ", expected 0/!=0/64/4");
     c.expect(wa.comm == 0 && wa.win_base != 0 && wa.win_size == 32 && wa.disp_unit == 8,
-             where(r, wa) + ": comm/base/size/disp_unit " + std::to_string(wa.comm) + "/" + std::to_string(wa.win_base) +
-                 "/" + std::to_string(wa.win_size) + "/" + std::to_string(wa.disp_unit) + ", expected 0/!=0/32/8");
+             where(r, wa) + ": comm/base/size/disp_unit " + std::to_string(wa.comm) + "/" +
+                 std::to_string(wa.win_base) + "/" + std::to_string(wa.win_size) + "/" + std::to_string(wa.disp_unit) +
+                 ", expected 0/!=0/32/8");
     const auto fences = expect_n(c, r, Call::Win_fence, 5);
     if (fences.size() == 5) {
       const std::vector<uint32_t> windows = {wc.window, wc.window, wc.window, wa.window, wa.window};
       const std::vector<uint32_t> asserts = {fmt::assert_flag::noprecede, 0, fmt::assert_flag::nosucceed, 0, 0};
       for (std::size_t i = 0; i < 5; ++i) {
-        c.expect(fences[i]->window == windows[i], where(r, *fences[i]) + ": window " + std::to_string(fences[i]->window));
+        c.expect(fences[i]->window == windows[i],
+                 where(r, *fences[i]) + ": window " + std::to_string(fences[i]->window));
         c.expect(fences[i]->assert_flags == asserts[i], where(r, *fences[i]) + ": assert_flags " +
                                                             std::to_string(fences[i]->assert_flags) + ", expected " +
                                                             std::to_string(asserts[i]));
@@ -537,16 +542,16 @@ void check_rma_lock_all(Checker& c) {
     const auto puts = expect_n(c, r, Call::Put, size - 1);
     const auto flushes = expect_n(c, r, Call::Win_flush, size - 1);
     if (lock_all.empty() || unlock_all.empty() || puts.size() != size - 1 || flushes.size() != size - 1) continue;
-    c.expect(lock_all[0]->window == w && unlock_all[0]->window == w, "rank " + std::to_string(r) +
-                                                                         ": lock_all/unlock_all on another window");
+    c.expect(lock_all[0]->window == w && unlock_all[0]->window == w,
+             "rank " + std::to_string(r) + ": lock_all/unlock_all on another window");
     std::size_t i = 0;
     for (uint32_t target = 0; target < size; ++target) {
       if (target == r) continue;
       const auto& p = *puts[i];
       const auto& f = *flushes[i];
       ++i;
-      c.expect(p.window == w && p.peer == static_cast<int32_t>(target) && p.target_disp == r &&
-                   p.datatype == k_long && p.target_datatype == k_long && p.count == 1,
+      c.expect(p.window == w && p.peer == static_cast<int32_t>(target) && p.target_disp == r && p.datatype == k_long &&
+                   p.target_datatype == k_long && p.count == 1,
                where(r, p) + ": window/target/disp/type " + std::to_string(p.window) + "/" + show(p.peer) + "/" +
                    std::to_string(p.target_disp) + "/" + std::to_string(p.datatype) + ", expected " +
                    std::to_string(w) + "/" + std::to_string(target) + "/" + std::to_string(r) + "/9");
@@ -587,10 +592,10 @@ void check_derived_types(Checker& c) {
       const auto& e = *xfers[i];
       const auto& w = wants[i];
       const std::string what = where(r, e) + " (" + w.name + ")";
-      c.expect(e.tag == static_cast<int32_t>(i + 1) && e.count == 1, what + ": tag/count " + show(e.tag) + "/" +
-                                                                           std::to_string(e.count));
-      if (!c.expect(e.datatype >= fmt::k_first_derived_id, what + ": datatype " + std::to_string(e.datatype) +
-                                                               " is not a derived type id"))
+      c.expect(e.tag == static_cast<int32_t>(i + 1) && e.count == 1,
+               what + ": tag/count " + show(e.tag) + "/" + std::to_string(e.count));
+      if (!c.expect(e.datatype >= fmt::k_first_derived_id,
+                    what + ": datatype " + std::to_string(e.datatype) + " is not a derived type id"))
         continue;
       const auto def = rank.datatypes.find(e.datatype);
       if (!c.expect(def != rank.datatypes.end(), what + ": no DatatypeDef " + std::to_string(e.datatype))) continue;
@@ -612,12 +617,12 @@ void check_derived_types(Checker& c) {
         c.expect(d.runs.size() == 1 && d.runs[0].count == 100 && d.runs[0].stride == 32 && d.runs[0].length == 8,
                  what + ": a vector of 100 blocks must be one strided Run, found " + std::to_string(d.runs.size()) +
                      " runs");
-        c.expect(d.lb == 0 && d.extent == 99 * 32 + 8, what + ": lb/extent " + std::to_string(d.lb) + "/" +
-                                                           std::to_string(d.extent) + ", expected 0/3176");
+        c.expect(d.lb == 0 && d.extent == 99 * 32 + 8,
+                 what + ": lb/extent " + std::to_string(d.lb) + "/" + std::to_string(d.extent) + ", expected 0/3176");
       }
       if (std::string_view(w.name) == "subarray")
-        c.expect(d.lb == 0 && d.extent == 256, what + ": lb/extent " + std::to_string(d.lb) + "/" +
-                                                   std::to_string(d.extent) + ", expected 0/256");
+        c.expect(d.lb == 0 && d.extent == 256,
+                 what + ": lb/extent " + std::to_string(d.lb) + "/" + std::to_string(d.extent) + ", expected 0/256");
     }
     // The constructor events name what they built.
     const auto vectors = expect_n(c, r, Call::Type_vector, 1);
@@ -642,8 +647,8 @@ void check_persistent(Checker& c) {
     const auto rinit = expect_n(c, r, Call::Recv_init, 1);
     if (sinit.empty() || rinit.empty()) continue;
     const uint64_t a = sinit[0]->request, b = rinit[0]->request;
-    c.expect(a != 0 && b != 0 && a != b, "rank " + std::to_string(r) + ": persistent request ids " +
-                                             std::to_string(a) + "," + std::to_string(b));
+    c.expect(a != 0 && b != 0 && a != b,
+             "rank " + std::to_string(r) + ": persistent request ids " + std::to_string(a) + "," + std::to_string(b));
     c.expect(sinit[0]->peer == peer && sinit[0]->tag == 5 && rinit[0]->peer == peer && rinit[0]->tag == 5,
              "rank " + std::to_string(r) + ": Send_init/Recv_init peer or tag wrong");
     const std::vector<uint64_t> both = {a, b};
@@ -702,8 +707,8 @@ void check_polling(Checker& c) {
     const std::string rs = "rank " + std::to_string(r) + ": ";
     c.note(rs + std::to_string(polls.size()) + " " + str(call) + " events for " + std::to_string(total) + " calls");
     if (!c.expect(!polls.empty(), rs + "no " + str(call) + " events")) continue;
-    c.expect(polls.size() <= 16, rs + std::to_string(polls.size()) + " " + str(call) +
-                                     " events: the spin loop is not folded");
+    c.expect(polls.size() <= 16,
+             rs + std::to_string(polls.size()) + " " + str(call) + " events: the spin loop is not folded");
     c.expect(max_repeat > 1, rs + "no " + str(call) + " event with repeat > 1");
     if (const auto printed = printed_polls(c.options().output, r))
       c.expect(total == *printed, rs + "folded " + str(call) + " events account for " + std::to_string(total) +
@@ -719,10 +724,10 @@ void check_polling(Checker& c) {
       c.expect(last.completed.size() == 1 && last.completed[0].status.source == 1 && last.completed[0].status.tag == 7,
                where(r, last) + ": completed receive with source 1 tag 7 expected");
     } else {
-      c.expect(last.peer == 0 && last.tag == 8, where(r, last) + ": source/tag " + show(last.peer) + "/" + show(last.tag));
-      c.expect(last.status.source == 0 && last.status.tag == 8, where(r, last) + ": status source/tag " +
-                                                                    show(last.status.source) + "/" +
-                                                                    show(last.status.tag));
+      c.expect(last.peer == 0 && last.tag == 8,
+               where(r, last) + ": source/tag " + show(last.peer) + "/" + show(last.tag));
+      c.expect(last.status.source == 0 && last.status.tag == 8,
+               where(r, last) + ": status source/tag " + show(last.status.source) + "/" + show(last.status.tag));
     }
   }
 }
@@ -741,8 +746,8 @@ void check_hang(Checker& c) {
     c.expect(last.peer == 1 - static_cast<int32_t>(r) && last.tag == 3,
              where(r, last) + ": source/tag " + show(last.peer) + "/" + show(last.tag));
     const auto barriers = events_of(rank, Call::Barrier);
-    c.expect(barriers.size() == 1 && !barriers[0]->pending, "rank " + std::to_string(r) +
-                                                                ": the barrier before the hang is missing or pending");
+    c.expect(barriers.size() == 1 && !barriers[0]->pending,
+             "rank " + std::to_string(r) + ": the barrier before the hang is missing or pending");
     if (rank.end)
       c.note("rank " + std::to_string(r) + ": termination kind " + std::to_string(static_cast<int>(rank.end->kind)) +
              " signal " + std::to_string(rank.end->signal));
@@ -751,7 +756,9 @@ void check_hang(Checker& c) {
   }
 }
 
-void check_segv(Checker& c) {
+enum class Crash { segv, sigkill };
+
+void check_crash(Checker& c, Crash crash) {
   check_common(c, false);
   const auto& t = c.trace();
   c.expect(!t.complete(), "a crashed run reads as complete");
@@ -769,7 +776,10 @@ void check_segv(Checker& c) {
     c.expect(!r1.finalized(), "rank 1 crashed but says it reached MPI_Finalize");
     const auto& last = r1.events.back();
     c.expect(last.call == Call::Send && last.tag == 9, where(1, last) + ": last event should be the MPI_Send of tag 9");
-    if (r1.end) {
+    if (crash == Crash::sigkill) {
+      // Nothing runs at SIGKILL: the trace just stops after the last event.
+      c.expect(!r1.end || r1.end->kind != fmt::TerminationKind::finalized, "rank 1: killed but reads as finalized");
+    } else if (r1.end) {
       c.expect(r1.end->kind == fmt::TerminationKind::signal && r1.end->signal == 11,
                "rank 1: termination kind " + std::to_string(static_cast<int>(r1.end->kind)) + " signal " +
                    std::to_string(r1.end->signal) + ", expected SIGNAL 11");
@@ -783,6 +793,9 @@ void check_segv(Checker& c) {
     c.expect(recvs.size() == 1 && recvs[0]->tag == 9 && !recvs[0]->pending, "rank 0: the MPI_Recv of tag 9 is missing");
   }
 }
+
+void check_segv(Checker& c) { check_crash(c, Crash::segv); }
+void check_sigkill(Checker& c) { check_crash(c, Crash::sigkill); }
 
 void check_abort(Checker& c) {
   check_common(c, false);
@@ -801,9 +814,8 @@ void check_abort(Checker& c) {
   c.expect(last.call == Call::Abort && last.comm == 0 && last.count == 3,
            where(1, last) + ": last event should be MPI_Abort(MPI_COMM_WORLD, 3), count " + std::to_string(last.count));
   if (r1.end)
-    c.expect(r1.end->kind == fmt::TerminationKind::aborted, "rank 1: termination kind " +
-                                                                std::to_string(static_cast<int>(r1.end->kind)) +
-                                                                ", expected ABORTED");
+    c.expect(r1.end->kind == fmt::TerminationKind::aborted,
+             "rank 1: termination kind " + std::to_string(static_cast<int>(r1.end->kind)) + ", expected ABORTED");
   else
     c.note("rank 1: no termination record");
 }
@@ -826,13 +838,14 @@ void check_threads(Checker& c) {
     c.expect(p2p.size() == 200, rs + std::to_string(p2p.size()) + " Send/Recv events, expected 200");
     std::map<uint32_t, std::map<int32_t, int>> per_thread_tag;
     for (const auto* e : p2p) {
-      c.expect(e->comm == comm, where(r, *e) + ": comm " + std::to_string(e->comm) + ", expected " + std::to_string(comm));
+      c.expect(e->comm == comm,
+               where(r, *e) + ": comm " + std::to_string(e->comm) + ", expected " + std::to_string(comm));
       c.expect(e->thread != 0, where(r, *e) + ": recorded on thread 0, but the worker threads made it");
       if (e->tag) ++per_thread_tag[e->thread][*e->tag];
     }
     // Each worker thread uses one tag, 50 sends and 50 receives.
-    c.expect(per_thread_tag.size() == 2, rs + std::to_string(per_thread_tag.size()) +
-                                             " distinct threads made p2p calls, expected 2");
+    c.expect(per_thread_tag.size() == 2,
+             rs + std::to_string(per_thread_tag.size()) + " distinct threads made p2p calls, expected 2");
     for (const auto& [thread, tags] : per_thread_tag)
       c.expect(tags.size() == 1 && tags.begin()->second == 100,
                rs + "thread " + std::to_string(thread) + " made calls on " + std::to_string(tags.size()) + " tags");
@@ -858,12 +871,13 @@ void check_annotate(Checker& c) {
       }
     }
     if (reads.size() == 1) {
-      c.expect(reads[0]->buf != 0 && reads[0]->size == 64, where(r, *reads[0]) + ": buf/size " +
-                                                               std::to_string(reads[0]->buf) + "/" +
-                                                               std::to_string(reads[0]->size));
+      c.expect(
+          reads[0]->buf != 0 && reads[0]->size == 64,
+          where(r, *reads[0]) + ": buf/size " + std::to_string(reads[0]->buf) + "/" + std::to_string(reads[0]->size));
       expect_site(c, r, *reads[0], "annotate_read");
       if (exchanges.size() == 1)
-        c.expect(reads[0]->buf == exchanges[0]->recv_buf, where(r, *reads[0]) + ": address differs from the receive buffer");
+        c.expect(reads[0]->buf == exchanges[0]->recv_buf,
+                 where(r, *reads[0]) + ": address differs from the receive buffer");
     }
   }
 }
@@ -889,11 +903,21 @@ void check_own_protobuf(Checker& c) {
 
 const std::map<std::string, std::function<void(Checker&)>>& cases() {
   static const std::map<std::string, std::function<void(Checker&)>> table = {
-      {"p2p_wildcard", check_p2p_wildcard}, {"call_sites", check_call_sites},   {"coll_split", check_coll_split},
-      {"rma_fence", check_rma_fence},       {"rma_lock_all", check_rma_lock_all}, {"derived_types", check_derived_types},
-      {"persistent", check_persistent},     {"polling", check_polling},         {"hang", check_hang},
-      {"segv", check_segv},                 {"abort", check_abort},             {"threads", check_threads},
-      {"annotate", check_annotate},         {"own_protobuf", check_own_protobuf},
+      {"p2p_wildcard", check_p2p_wildcard},
+      {"call_sites", check_call_sites},
+      {"coll_split", check_coll_split},
+      {"rma_fence", check_rma_fence},
+      {"rma_lock_all", check_rma_lock_all},
+      {"derived_types", check_derived_types},
+      {"persistent", check_persistent},
+      {"polling", check_polling},
+      {"hang", check_hang},
+      {"segv", check_segv},
+      {"sigkill", check_sigkill},
+      {"abort", check_abort},
+      {"threads", check_threads},
+      {"annotate", check_annotate},
+      {"own_protobuf", check_own_protobuf},
   };
   return table;
 }

@@ -1,13 +1,12 @@
 // An MPI application that links libprotobuf itself (2 ranks): rank 0
 // serializes a message of its own schema, sends the bytes, rank 1 parses and
 // checks them. Run under the tracer it must behave exactly as without.
+#include <google/protobuf/util/time_util.h>
 #include <mpi.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <google/protobuf/util/time_util.h>
 
 #include "e2e_message.pb.h"
 

@@ -1,6 +1,9 @@
-/* A crash (2 ranks): after a few exchanges rank 1 segfaults. Rank 0 then
- * waits in a barrier until the launcher tears the job down. */
+/* A crash (2 ranks): after a few exchanges rank 1 segfaults (or, with the
+ * argument "kill", is killed by SIGKILL, which no tracer can catch: the
+ * OOM killer's way). Rank 0 then waits in a barrier until the launcher tears
+ * the job down. */
 #include <signal.h>
+#include <string.h>
 
 #include "e2e_util.h"
 
@@ -17,7 +20,7 @@ int main(int argc, char** argv) {
   if (rank == 1) {
     int ping = 1;
     MPI_Send(&ping, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
-    raise(SIGSEGV);
+    raise(argc > 1 && strcmp(argv[1], "kill") == 0 ? SIGKILL : SIGSEGV);
   } else {
     int ping = 0;
     MPI_Recv(&ping, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
