@@ -318,15 +318,15 @@ bool start(const StartInfo& info) {
   h.argv = argv;
   h.thread_level = info.thread_level;
   h.chunk_bytes = info.options.chunk_bytes;
+  if (info.rank == 0 && !write_manifest(info, argv, error)) {
+    count_error();
+    if (!info.options.quiet) std::fprintf(stderr, "smtrace: warning: rank 0: %s\n", error.c_str());
+  }
   g->recorder = std::make_unique<Recorder>();
   std::string path = info.options.dir + "/" + format::rank_file_name(info.rank);
   if (!g->recorder->open(path, h, info.options.chunk_bytes)) {
     warn(g->recorder->error());
     return false;
-  }
-  if (info.rank == 0 && !write_manifest(info, argv, error)) {
-    count_error();
-    if (!info.options.quiet) std::fprintf(stderr, "smtrace: warning: rank 0: %s\n", error.c_str());
   }
   {
     format::CommDef world;

@@ -54,6 +54,11 @@ bool Recorder::ensure(uint64_t end) {
   uint64_t off = (m_chunk_open ? m_chunk_start : m_pos) / k_page * k_page;
   uint64_t len = round_up(end - off, m_segment);
   int rc = posix_fallocate(m_fd, static_cast<off_t>(off), static_cast<off_t>(len));
+  if (rc == ENOSPC || rc == EFBIG) {
+    // Nearly full: go on with just what this record needs, until nothing is left.
+    len = round_up(end - off, k_page);
+    rc = posix_fallocate(m_fd, static_cast<off_t>(off), static_cast<off_t>(len));
+  }
   if (rc != 0) {
     fail(std::string("cannot grow the file: ") + std::strerror(rc));
     return false;

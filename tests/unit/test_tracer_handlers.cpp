@@ -185,6 +185,40 @@ TEST_CASE("tracer::handlers::chunks_roll_over") {
   CHECK(fs::file_size(t.file()) == r.bytes);
 }
 
+TEST_CASE("tracer::handlers::completion_after_a_definition") {
+  // Comm_split: the CommDef of the new communicator is written between the
+  // pending entry and the end, so the end comes as a completion record.
+  TempTrace t("completion");
+  REQUIRE(t.started);
+  {
+    h::CallScope s(Call::Comm_split, site());
+    s.e.color = 1;
+    s.e.key = -4;
+    s.enter();
+    smtrace::format::CommDef def;
+    def.id = 2;
+    def.world_ranks = {1};
+    h::define_comm(def);
+    s.out().new_comm = 2;
+    s.leave(0);
+  }
+  send(0, 3, 0x40);  // rewritten in place: nothing came between
+  h::finish(TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.file());
+  for (const auto& p : r.problems) MESSAGE(p.to_string());
+  CHECK(r.problems.empty());
+  REQUIRE(r.events.size() == 2);
+  CHECK_FALSE(r.events[0].pending);
+  CHECK(r.events[0].new_comm == 2);
+  CHECK(r.events[0].color == 1);
+  CHECK(r.events[0].key == -4);
+  REQUIRE(r.comms.count(2) == 1);
+  CHECK(r.comms.at(2).world_ranks == std::vector<uint32_t>{1});
+  CHECK_FALSE(r.events[1].pending);
+  CHECK(r.events[1].tag == 3);
+  CHECK(r.events[1].seq == 1);
+}
+
 TEST_CASE("tracer::handlers::killed_rank_keeps_its_events") {
   // A rank killed by SIGKILL: the file stays as it is in the page cache, an
   // open chunk followed by zero padding, no Termination. Read it while the
