@@ -97,11 +97,11 @@ int main(int argc, char** argv) {
                          "Trace directory (default: smtrace-YYYYmmdd-HHMMSS in the current directory, local time)");
   record_cmd->add_option("--stack-depth", record.stack_depth,
                          "Outer call-stack frames to record per event (SMTRACE_STACK_DEPTH)")
-      ->check(CLI::Range(0, 64));
+      ->check(CLI::Range(1, 64));
   record_cmd->add_option("--families", record.families,
-                         "Call families to record, comma-separated, e.g. p2p,coll,rma (SMTRACE_FAMILIES)");
+                         "Call families, comma-separated: env comm group p2p request coll rma type annotate, all; -NAME drops one (SMTRACE_FAMILIES)");
   record_cmd->add_option("--buffer", record.buffer,
-                         "Tracer buffer size in bytes per rank, e.g. 4194304 or 4M (SMTRACE_BUFFER)");
+                         "Tracer chunk buffer per rank: 4096..16M bytes, K/M suffix allowed (SMTRACE_BUFFER)");
   record_cmd->add_flag("-f,--force", record.force,
                        "Replace the trace in an existing non-empty output directory");
   bool no_symbolize = false;
@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
       if (sub->parsed()) hint = fmt::format("smtrace {} --help", sub->get_name());
     }
     fmt::print(stderr, "smtrace: error: {}\nRun `{}` for usage.\n", e.what(), hint);
-    if (record_cmd->parsed()) {
+    if (record_cmd->parsed() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
       fmt::print(stderr, "Put `--` between smtrace's options and COMMAND: smtrace record -- mpirun -np 2 ./app\n");
     }
     return k_exit_usage;

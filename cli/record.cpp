@@ -47,6 +47,8 @@
 #define SMTRACE_LIBRARY_ARCHITECTURE ""
 #endif
 
+extern char** environ;
+
 namespace smtrace::cli {
 
 namespace fs = std::filesystem;
@@ -261,8 +263,49 @@ void report_exit(const ChildResult& child) {
 
 }  // namespace
 
+// Check --families and --buffer the way the tracer will read them, so that a
+// typo stops smtrace (exit 2) instead of a warning from every rank.
+void check_options(const RecordOptions& options) {
+  if (!options.families.empty()) {
+    std::string_view rest = options.families;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string_view word = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (!word.empty() && (word[0] == '+' || word[0] == '-')) word.remove_prefix(1);
+      if (word.empty() || word == "all") continue;
+      bool known = false;
+      std::string names = "all";
+      for (format::Family family : {format::Family::env, format::Family::comm, format::Family::group,
+                                    format::Family::p2p, format::Family::request, format::Family::coll,
+                                    format::Family::rma, format::Family::type, format::Family::annotate}) {
+        known = known || format::family_name(family) == word;
+        names += fmt::format(", {}", format::family_name(family));
+      }
+      if (!known) {
+        throw Error(fmt::format("--families: unknown family '{}' (known: {}; -NAME removes one)", word, names));
+      }
+    }
+  }
+  if (!options.buffer.empty()) {
+    const std::string& text = options.buffer;
+    std::size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    uint64_t multiplier = 1;
+    std::string_view suffix = std::string_view(text).substr(digits);
+    if (suffix == "k" || suffix == "K") multiplier = 1024;
+    if (suffix == "m" || suffix == "M") multiplier = 1024 * 1024;
+    const bool shape = digits > 0 && digits <= 9 && (suffix.empty() || multiplier != 1);
+    const uint64_t bytes = shape ? std::stoull(text.substr(0, digits)) * multiplier : 0;
+    if (!shape || bytes < 4096 || bytes > (16u << 20)) {
+      throw Error(fmt::format("--buffer: '{}' is not a size from 4096 to 16M (bytes, or with K or M)", text));
+    }
+  }
+}
+
 int run_record(const RecordOptions& options) {
   if (options.command.empty()) throw Error("no COMMAND given: smtrace record [OPTIONS] -- COMMAND...");
+  check_options(options);
   const fs::path tracer = find_tracer();
 
   std::error_code ec;
@@ -281,17 +324,23 @@ int run_record(const RecordOptions& options) {
   if (!options.buffer.empty()) vars.emplace_back("SMTRACE_BUFFER", options.buffer);
   vars.emplace_back("SMTRACE_COMMAND", shell_join(options.command));
   for (const auto& [name, value] : vars) set_env(name, value);
-  // Variables the user set outside smtrace travel on too (-x) where we name them.
-  for (const char* name : {"SMTRACE_STACK_DEPTH", "SMTRACE_FAMILIES", "SMTRACE_BUFFER", "SMTRACE_DISABLE"}) {
-    const char* value = std::getenv(name);
-    if (value == nullptr) continue;
+  // SMTRACE_* variables the user set outside smtrace (SMTRACE_FOLD_POLLS,
+  // SMTRACE_QUIET, ...) travel on with -x too.
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const auto equals = text.find('=');
+    if (!text.starts_with("SMTRACE_") || equals == std::string_view::npos) continue;
+    const std::string name(text.substr(0, equals));
+    if (name == "SMTRACE_LIB") continue;  // smtrace's own
     bool listed = false;
     for (const auto& var : vars) listed = listed || var.first == name;
-    if (!listed) vars.emplace_back(name, value);
+    if (!listed) vars.emplace_back(name, std::string(text.substr(equals + 1)));
   }
-  if (const char* disable = std::getenv("SMTRACE_DISABLE"); disable != nullptr && *disable != '\0' &&
-                                                           std::string_view(disable) != "0") {
-    warn(fmt::format("SMTRACE_DISABLE={} is set: the tracer will record nothing", disable));
+  if (const char* disable = std::getenv("SMTRACE_DISABLE"); disable != nullptr && *disable != '\0') {
+    const std::string_view value(disable);
+    if (value != "0" && value != "no" && value != "off" && value != "false") {
+      warn(fmt::format("SMTRACE_DISABLE={} is set: the tracer will record nothing", disable));
+    }
   }
 
   std::string preload = tracer.string();
