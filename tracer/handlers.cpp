@@ -53,6 +53,22 @@ Global* g = new Global;
 thread_local bool t_busy = false;
 thread_local uint32_t t_thread = UINT32_MAX;
 
+// Family and blocking flag by call number, from calls.def: a table lookup
+// on the hot path instead of format::call_family's search.
+struct CallInfo {
+  uint8_t family = 0;
+  bool blocking = false;
+};
+constexpr std::array<CallInfo, 256> k_calls = [] {
+  std::array<CallInfo, 256> a{};
+#define SMTRACE_CALL(ID, MpiName, number, family, blocking) \
+  a[number] = CallInfo{static_cast<uint8_t>(format::Family::family), (blocking) != 0};
+#include "trace_format/calls.def"
+#undef SMTRACE_CALL
+  return a;
+}();
+const CallInfo& call_info(Call call) { return k_calls[static_cast<uint16_t>(call) & 0xFF]; }
+
 constexpr int k_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
 struct sigaction g_previous[65];
 
@@ -257,8 +273,7 @@ void install_handlers() {
 
 bool should_trace(Call call) noexcept {
   if (t_busy || !g->on.load(std::memory_order_relaxed)) return false;
-  auto fam = static_cast<unsigned>(format::call_family(call));
-  return (g->families.load(std::memory_order_relaxed) >> fam) & 1u;
+  return (g->families.load(std::memory_order_relaxed) >> call_info(call).family) & 1u;
 }
 
 bool tracing() noexcept { return g->on.load(std::memory_order_relaxed); }
@@ -445,7 +460,7 @@ CallScope::CallScope(Call call, uintptr_t site) noexcept {
   t_busy = true;
   e.call = call;
   t_site = site;
-  m_blocking = format::call_blocks(call);
+  m_blocking = call_info(call).blocking;
 }
 
 CallScope::~CallScope() { t_busy = false; }
