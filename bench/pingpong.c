@@ -23,11 +23,12 @@ int main(int argc, char** argv) {
   const int peer = 1 - rank;
   char byte = 0;
   const long warmup = iterations / 10 + 1;
-  int64_t start = 0;
+  int64_t start = 0, cpu_start = 0;
   for (long i = 0; i < warmup + iterations; ++i) {
     if (i == warmup) {
       MPI_Barrier(MPI_COMM_WORLD);
       start = bench_now_ns();
+      cpu_start = bench_cpu_ns();
     }
     if (rank == 0) {
       MPI_Send(&byte, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
@@ -38,9 +39,10 @@ int main(int argc, char** argv) {
     }
   }
   const int64_t elapsed = bench_now_ns() - start;
+  const int64_t cpu = bench_cpu_ns() - cpu_start;
   if (rank == 0)
-    printf("bench pingpong iterations %ld calls_per_rank %ld ns_per_call %.1f\n", iterations,
-           2 * (warmup + iterations), (double)elapsed / (2.0 * (double)iterations));
+    printf("bench pingpong iterations %ld calls_per_rank %ld ns_per_call %.1f cpu_ns_per_call %.1f\n", iterations,
+           2 * (warmup + iterations), (double)elapsed / (2.0 * (double)iterations), (double)cpu / (2.0 * (double)iterations));
   MPI_Finalize();
   return 0;
 }
