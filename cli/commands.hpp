@@ -60,6 +60,7 @@ struct SymbolizeResult {
   uint64_t resolved = 0;     // sites that got a file and line
   uint64_t modules = 0;      // modules addr2line was run on
   std::vector<std::string> missing_modules;
+  std::vector<std::string> changed_modules;  // build id differs from the trace's
 };
 // Symbolize the call sites of the trace in `dir` and write its symbols file.
 SymbolizeResult symbolize_trace(const std::filesystem::path& dir, const std::string& addr2line);

@@ -384,6 +384,10 @@ int run_record(const RecordOptions& options) {
   if (options.symbolize) {
     try {
       const SymbolizeResult symbols = symbolize_trace(dir, "addr2line");
+      if (!symbols.changed_modules.empty()) {
+        warn(fmt::format("symbolize: {} module(s) changed since the run (build id), e.g. {}",
+                         symbols.changed_modules.size(), symbols.changed_modules.front()));
+      }
       if (!symbols.missing_modules.empty()) {
         warn(fmt::format("symbolize: {} module(s) not found, e.g. {}", symbols.missing_modules.size(),
                          symbols.missing_modules.front()));

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -50,6 +51,47 @@ std::optional<ElfKind> elf_kind(const std::string& path) {
   if (type == 2) return ElfKind::exec;  // ET_EXEC
   if (type == 3) return ElfKind::dyn;   // ET_DYN
   return std::nullopt;
+}
+
+// Return the GNU build id of the ELF64 little-endian file `path` (raw
+// bytes), or an empty string when it has none or cannot be read.
+std::string elf_build_id(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  unsigned char header[64] = {};
+  if (!file.read(reinterpret_cast<char*>(header), sizeof header)) return {};
+  if (header[4] != 2 || header[5] != 1) return {};  // ELFCLASS64, ELFDATA2LSB only
+  auto u16 = [](const unsigned char* p) { return static_cast<uint64_t>(p[0] | (p[1] << 8)); };
+  auto u32 = [](const unsigned char* p) {
+    return static_cast<uint64_t>(p[0]) | (static_cast<uint64_t>(p[1]) << 8) |
+           (static_cast<uint64_t>(p[2]) << 16) | (static_cast<uint64_t>(p[3]) << 24);
+  };
+  auto u64 = [&](const unsigned char* p) { return u32(p) | (u32(p + 4) << 32); };
+  const uint64_t phoff = u64(header + 32), phentsize = u16(header + 54), phnum = u16(header + 56);
+  if (phentsize < 56 || phnum > 256) return {};
+  for (uint64_t i = 0; i < phnum; ++i) {
+    unsigned char phdr[56] = {};
+    file.seekg(static_cast<std::streamoff>(phoff + i * phentsize));
+    if (!file.read(reinterpret_cast<char*>(phdr), sizeof phdr)) return {};
+    if (u32(phdr) != 4) continue;  // PT_NOTE
+    const uint64_t offset = u64(phdr + 8), size = u64(phdr + 32);
+    if (size > (1u << 16)) continue;
+    std::string notes(size, '\0');
+    file.seekg(static_cast<std::streamoff>(offset));
+    if (!file.read(notes.data(), static_cast<std::streamsize>(size))) return {};
+    const auto* data = reinterpret_cast<const unsigned char*>(notes.data());
+    uint64_t at = 0;
+    while (at + 12 <= size) {
+      const uint64_t name_size = u32(data + at), desc_size = u32(data + at + 4), type = u32(data + at + 8);
+      const uint64_t name_at = at + 12, desc_at = name_at + ((name_size + 3) & ~uint64_t{3});
+      const uint64_t next = desc_at + ((desc_size + 3) & ~uint64_t{3});
+      if (next > size) break;
+      if (type == 3 && name_size == 4 && std::memcmp(data + name_at, "GNU", 4) == 0) {  // NT_GNU_BUILD_ID
+        return notes.substr(desc_at, desc_size);
+      }
+      at = next;
+    }
+  }
+  return {};
 }
 
 struct Symbol {
@@ -141,6 +183,7 @@ SymbolizeResult symbolize_trace(const fs::path& dir, const std::string& addr2lin
 
   std::map<std::string, std::vector<Wanted>> by_module;
   std::map<std::string, std::optional<ElfKind>> kinds;
+  std::map<std::string, std::string> build_ids;
   for (uint32_t r = 0; r < trace.ranks.size(); ++r) {
     const format::RankTrace& rank = trace.ranks[r];
     if (!rank.present) continue;
@@ -152,6 +195,18 @@ SymbolizeResult symbolize_trace(const fs::path& dir, const std::string& addr2lin
       auto kind = kinds.find(path);
       if (kind == kinds.end()) kind = kinds.emplace(path, elf_kind(path)).first;
       if (!kind->second) continue;
+      // A module rebuilt since the run would give wrong lines: skip it.
+      if (!module->second.build_id.empty()) {
+        auto known = build_ids.find(path);
+        if (known == build_ids.end()) known = build_ids.emplace(path, elf_build_id(path)).first;
+        if (!known->second.empty() && known->second != module->second.build_id) {
+          if (std::find(result.changed_modules.begin(), result.changed_modules.end(), path) ==
+              result.changed_modules.end()) {
+            result.changed_modules.push_back(path);
+          }
+          continue;
+        }
+      }
       uint64_t address = *kind->second == ElfKind::exec ? module->second.base + site.offset : site.offset;
       if (address > 0) address -= 1;
       by_module[path].push_back({r, &site, address});
@@ -193,6 +248,10 @@ SymbolizeResult symbolize_trace(const fs::path& dir, const std::string& addr2lin
 
 int run_symbolize(const SymbolizeOptions& options) {
   const SymbolizeResult result = symbolize_trace(options.dir, options.addr2line);
+  for (const std::string& module : result.changed_modules) {
+    warn(fmt::format("{}: build id differs from the traced module (rebuilt since the run?); its call sites "
+                     "keep what the tracer recorded", module));
+  }
   for (const std::string& module : result.missing_modules) {
     warn(fmt::format("{}: module not found or not an ELF file; its call sites keep what the tracer recorded", module));
   }
