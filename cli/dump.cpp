@@ -411,6 +411,10 @@ void print_rank(std::string& out, const RankTrace& rank, uint32_t world_rank, ui
     }
     out += printer.line(event);
     out += '\n';
+    if (out.size() >= (1u << 16)) {  // large traces: keep the text buffer small
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
   }
   for (; note < rank.notes.size(); ++note) {
     out += fmt::format("   note t=+{}: {}\n", human_ns(static_cast<double>(rank.notes[note].t)), rank.notes[note].message);
