@@ -456,7 +456,32 @@ void merge_outputs(Event& e, const Event& end) {
 }
 }
 
-CallScope::CallScope(Call call, uintptr_t site) noexcept {
+namespace {
+struct EventSlots {
+  Event input;
+  Event output;
+};
+thread_local EventSlots t_slots;
+
+// Reset `e` to a default Event, keeping the capacity of the vectors the hot
+// calls use.
+Event& recycle(Event& e) noexcept {
+  auto stack = std::move(e.stack);
+  auto requests = std::move(e.requests);
+  auto completed = std::move(e.completed);
+  std::destroy_at(&e);  // cheaper than move-assigning a whole Event
+  std::construct_at(&e);
+  stack.clear();
+  requests.clear();
+  completed.clear();
+  e.stack = std::move(stack);
+  e.requests = std::move(requests);
+  e.completed = std::move(completed);
+  return e;
+}
+}  // namespace
+
+CallScope::CallScope(Call call, uintptr_t site) noexcept : e(recycle(t_slots.input)), m_end(t_slots.output) {
   t_busy = true;
   e.call = call;
   t_site = site;
@@ -464,6 +489,13 @@ CallScope::CallScope(Call call, uintptr_t site) noexcept {
 }
 
 CallScope::~CallScope() { t_busy = false; }
+
+Event& CallScope::out() noexcept {
+  if (!m_blocking) return e;
+  if (!m_end_used) recycle(m_end);  // only calls with outputs pay for the reset
+  m_end_used = true;
+  return m_end;
+}
 
 void CallScope::enter() noexcept {
   m_entered = true;
@@ -491,7 +523,7 @@ void CallScope::leave(int rc) noexcept {
   try {
     if (m_blocking) {
       auto duration = static_cast<uint64_t>(t_end - e.t_start);
-      if (m_end) merge_outputs(e, *m_end);
+      if (m_end_used) merge_outputs(e, m_end);
       e.pending = false;
       e.duration = duration;
       e.rc = rc;

@@ -17,7 +17,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,24 +90,24 @@ class CallScope {
   // Take the start time; for a blocking call write the pending entry record.
   void enter() noexcept;
   // Return the event to put outputs in (for blocking calls, the completion).
-  format::Event& out() noexcept {
-    if (!m_blocking) return e;
-    if (!m_end) m_end.emplace();
-    return *m_end;
-  }
+  format::Event& out() noexcept;
   // Mark this call an unsuccessful poll (flag false): it may be folded.
   void unsuccessful_poll() noexcept { m_unsuccessful_poll = true; }
   // Take the end time and write the event (or its completion) with `rc`.
   void leave(int rc) noexcept;
 
-  format::Event e;  // the call's inputs
+  // The call's inputs. This and the outputs are per-thread slots reused
+  // from call to call (one traced call per thread at a time: the re-entry
+  // guard), so their vectors keep their capacity: no allocation once warm.
+  format::Event& e;
 
  private:
   bool m_blocking = false;
   bool m_entered = false;
   bool m_unsuccessful_poll = false;
   uint64_t m_pending_seq = 0;
-  std::optional<format::Event> m_end;  // a blocking call's outputs, made when first used
+  format::Event& m_end;  // a blocking call's outputs
+  bool m_end_used = false;
 };
 
 }  // namespace handlers
