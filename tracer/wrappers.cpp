@@ -1357,7 +1357,13 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
   int major = 0, minor = 0;
   PMPI_Get_version(&major, &minor);
   info.mpi_version = static_cast<uint32_t>(10 * major + minor);
-  info.thread_level = provided;
+  int level = provided;
+  if (PMPI_Query_thread(&level) != MPI_SUCCESS) level = provided;
+  // The format's numbering (0 single .. 3 multiple), whatever the library's constants.
+  info.thread_level = level == MPI_THREAD_MULTIPLE   ? 3
+                      : level == MPI_THREAD_SERIALIZED ? 2
+                      : level == MPI_THREAD_FUNNELED   ? 1
+                                                       : 0;
   info.options = options;
   info.clock_origin = t_start;  // now() read before tracing started: absolute
   PMPI_Comm_group(MPI_COMM_WORLD, &g_tables->world_group);
