@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -271,6 +273,32 @@ TEST_CASE("tracer::handlers::unwritable_directory_stops_tracing") {
   CHECK_FALSE(h::should_trace(Call::Send));
   h::reset_for_tests();
   fs::remove(base);
+}
+
+TEST_CASE("tracer::handlers::disk_full_stops_tracing") {
+  // The file cannot grow past 6 MiB (as on a full disk): tracing stops for
+  // the rank, the calls go on, everything written stays readable.
+  struct rlimit old {};
+  getrlimit(RLIMIT_FSIZE, &old);
+  struct rlimit small = old;
+  small.rlim_cur = 6u << 20;
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  uint64_t written = 0;
+  {
+    TempTrace t("full", 4096);
+    REQUIRE(t.started);
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    for (int i = 0; i < 1000000 && h::tracing(); ++i) send(1, i, 0x100);
+    setrlimit(RLIMIT_FSIZE, &old);
+    CHECK_FALSE(h::tracing());
+    CHECK_FALSE(h::should_trace(Call::Send));  // the wrappers now only forward to PMPI
+    auto r = smtrace::format::read_rank_file(t.file());
+    written = r.events.size();
+    CHECK(written > 1000);
+    CHECK(fs::file_size(t.file()) <= (6u << 20));
+    for (size_t i = 0; i < r.events.size(); ++i) CHECK(r.events[i].tag == static_cast<int>(i));
+  }
+  signal(SIGXFSZ, old_handler);
 }
 
 TEST_CASE("tracer::handlers::families_off") {
