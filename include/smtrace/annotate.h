@@ -21,6 +21,10 @@
  * executables and shared objects (the default on Debian: -pie); in a
  * program linked with -no-pie the annotations do nothing.
  *
+ * In C++ the helpers of namespace smtrace are inline templates: symbolized
+ * with inlined frames, their call site's innermost frame is this header and
+ * the caller is the next frame.
+ *
  * Thread safety: every function may be called from any thread. */
 #ifndef SMTRACE_ANNOTATE_H
 #define SMTRACE_ANNOTATE_H
@@ -31,10 +35,15 @@
 extern "C" {
 #endif
 
+/* The C API is two macros, so that the call instruction, whose return
+ * address is the recorded call site, carries the caller's file and line in
+ * the debug info (an inline function would add an inlined frame in this
+ * header). Arguments are evaluated at most once, and not at all when the
+ * library is not loaded: do not rely on their side effects. */
 #if defined(SMTRACE_NO_ANNOTATIONS) || !defined(__GNUC__)
 
-static inline void smtrace_annotate_read(const void* addr, size_t size) { (void)addr; (void)size; }
-static inline void smtrace_annotate_write(const void* addr, size_t size) { (void)addr; (void)size; }
+#define smtrace_annotate_read(addr, size) ((void)sizeof(addr), (void)sizeof(size))
+#define smtrace_annotate_write(addr, size) ((void)sizeof(addr), (void)sizeof(size))
 
 #else
 
@@ -43,14 +52,12 @@ extern void smtrace_annotate_read_impl(const void* addr, size_t size) __attribut
 extern void smtrace_annotate_write_impl(const void* addr, size_t size) __attribute__((weak));
 
 /* Record that the caller reads `size` bytes at `addr`. */
-static inline __attribute__((always_inline)) void smtrace_annotate_read(const void* addr, size_t size) {
-  if (smtrace_annotate_read_impl) smtrace_annotate_read_impl(addr, size);
-}
+#define smtrace_annotate_read(addr, size) \
+  (smtrace_annotate_read_impl ? smtrace_annotate_read_impl((addr), (size)) : (void)0)
 
 /* Record that the caller writes `size` bytes at `addr`. */
-static inline __attribute__((always_inline)) void smtrace_annotate_write(const void* addr, size_t size) {
-  if (smtrace_annotate_write_impl) smtrace_annotate_write_impl(addr, size);
-}
+#define smtrace_annotate_write(addr, size) \
+  (smtrace_annotate_write_impl ? smtrace_annotate_write_impl((addr), (size)) : (void)0)
 
 #endif
 
