@@ -797,6 +797,23 @@ void check_crash(Checker& c, Crash crash) {
   }
 }
 
+// The deadlock's fixed twin: the same exchange completes.
+void check_hang_fixed(Checker& c) {
+  check_common(c, true);
+  const auto& t = c.trace();
+  for (uint32_t r = 0; r < t.ranks.size(); ++r) {
+    if (!t.ranks[r].present) continue;
+    const auto xfers = events_of(t.ranks[r], {Call::Send, Call::Recv});
+    if (!c.expect(xfers.size() == 2, "rank " + std::to_string(r) + ": expected one MPI_Send and one MPI_Recv"))
+      continue;
+    const Call first = r == 0 ? Call::Send : Call::Recv;
+    c.expect(xfers[0]->call == first, where(r, *xfers[0]) + ": expected " + str(first) + " first");
+    for (const auto* e : xfers)
+      c.expect(e->peer == 1 - static_cast<int32_t>(r) && e->tag == 3,
+               where(r, *e) + ": peer/tag " + show(e->peer) + "/" + show(e->tag));
+  }
+}
+
 void check_segv(Checker& c) { check_crash(c, Crash::segv); }
 void check_sigkill(Checker& c) { check_crash(c, Crash::sigkill); }
 
@@ -915,6 +932,7 @@ const std::map<std::string, std::function<void(Checker&)>>& cases() {
       {"persistent", check_persistent},
       {"polling", check_polling},
       {"hang", check_hang},
+      {"hang_fixed", check_hang_fixed},
       {"segv", check_segv},
       {"sigkill", check_sigkill},
       {"abort", check_abort},
