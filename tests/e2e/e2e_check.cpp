@@ -353,6 +353,16 @@ void check_call_sites(Checker& c) {
   if (c.expect(!sends.empty(), "rank 1: no MPI_Send")) expect_site(c, 1, *sends[0], "send");
   const auto isends = events_of(t.ranks[1], Call::Isend);
   if (c.expect(!isends.empty(), "rank 1: no MPI_Isend")) expect_site(c, 1, *isends[0], "isend");
+  // Every call of this program is made from main: every event resolves there.
+  const std::string want_file = c.options().source.filename().string();
+  for (uint32_t r = 0; r < t.ranks.size(); ++r) {
+    for (const auto& e : t.ranks[r].events) {
+      const fmt::CallSite* site = t.ranks[r].site(e.site);
+      const bool ok = site != nullptr && std::filesystem::path(site->file).filename() == want_file && site->line > 0;
+      c.expect(ok, where(r, e) + ": call site " + std::to_string(e.site) + " does not resolve to a line of " +
+                       want_file + (site ? " ('" + site->file + ":" + std::to_string(site->line) + "')" : ""));
+    }
+  }
   // Each distinct address is defined once: distinct ids must not share an offset.
   for (uint32_t r = 0; r < t.ranks.size(); ++r) {
     std::set<std::pair<uint32_t, uint64_t>> addresses;
