@@ -278,6 +278,11 @@ bool should_trace(Call call) noexcept {
 
 bool tracing() noexcept { return g->on.load(std::memory_order_relaxed); }
 
+bool family_off(Call call) noexcept {
+  if (t_busy || !g->on.load(std::memory_order_relaxed)) return false;
+  return !((g->families.load(std::memory_order_relaxed) >> call_info(call).family) & 1u);
+}
+
 int64_t now() noexcept { return monotonic_ns() - g->origin; }
 
 uint32_t thread_id() noexcept {

@@ -44,6 +44,10 @@ namespace handlers {
 bool should_trace(format::Call call) noexcept;
 // Return true while this rank records.
 bool tracing() noexcept;
+// Return true when a call of `call` is not recorded only because its family
+// is off (tracing on, not inside another traced call): the MPI layer still
+// keeps its handle tables right.
+bool family_off(format::Call call) noexcept;
 // Return ns since the rank's clock origin (CLOCK_MONOTONIC through the vDSO).
 int64_t now() noexcept;
 // Return this thread's tracer id (0 = the thread that started tracing).

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "tracer/flatten.hpp"
@@ -1337,6 +1339,46 @@ int abort(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& code) {
 }  // namespace shape
 
 // ---------------------------------------------------------------------------
+// Calls of a family that is off: not recorded, but a handle they create or
+// free must leave the tables, or a handle MPI reuses later would inherit a
+// stale id (and a wrong CommDef or DatatypeDef). The handle is the last
+// argument of every such call.
+
+template <class T>
+void forget(T handle) {
+  if constexpr (std::is_same_v<T, MPI_Comm>) g_tables->comms.erase(key(handle));
+  else if constexpr (std::is_same_v<T, MPI_Group>) g_tables->groups.erase(key(handle));
+  else if constexpr (std::is_same_v<T, MPI_Datatype>) g_tables->types.erase(key(handle));
+  else if constexpr (std::is_same_v<T, MPI_Win>) g_tables->windows.erase(key(handle));
+  else if constexpr (std::is_same_v<T, MPI_Op>) g_tables->ops.erase(key(handle));
+  else if constexpr (std::is_same_v<T, MPI_Request>) g_tables->requests.erase(key(handle));
+}
+
+template <class L>
+constexpr bool k_handle_out = std::is_same_v<L, MPI_Comm*> || std::is_same_v<L, MPI_Group*> ||
+                              std::is_same_v<L, MPI_Datatype*> || std::is_same_v<L, MPI_Win*> ||
+                              std::is_same_v<L, MPI_Op*> || std::is_same_v<L, MPI_Request*>;
+
+template <class F, class... A>
+int untraced(Call c, F&& pmpi, A&... args) noexcept {  // the tables' erase does not throw
+  auto& last = std::get<sizeof...(A) - 1>(std::tie(args...));
+  using L = std::remove_cv_t<std::remove_reference_t<decltype(last)>>;
+  if constexpr (k_handle_out<L>) {
+    // Start and Type_commit keep their handle's id; Wait/Test complete
+    // requests through MPI_Status* calls, which change nothing here.
+    if (c == Call::Start || c == Call::Type_commit || !last) return pmpi();
+    auto before = *last;
+    int rc = pmpi();
+    forget(before);
+    forget(*last);
+    return rc;
+  } else {
+    (void)c;
+    return pmpi();
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Start and end
 
 void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
@@ -1385,7 +1427,10 @@ namespace tr = smtrace::tracer;
 #define SMTRACE_UNPAREN(...) __VA_ARGS__
 #define SMTRACE_WRAP(Name, Shape, PARAMS, ARGS)                                                        \
   extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_##Name PARAMS {                                  \
-    if (!tr::handlers::should_trace(Call::Name)) return PMPI_##Name ARGS;                             \
+    if (!tr::handlers::should_trace(Call::Name)) {                                                    \
+      if (!tr::handlers::family_off(Call::Name)) return PMPI_##Name ARGS;                             \
+      return tr::untraced(Call::Name, [&] { return PMPI_##Name ARGS; }, SMTRACE_UNPAREN ARGS);        \
+    }                                                                                                 \
     auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));                             \
     bool called = false;                                                                              \
     int rc = MPI_ERR_INTERN;                                                                          \
