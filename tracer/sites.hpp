@@ -32,7 +32,7 @@ class SiteTable {
   };
   uint32_t module_id(uintptr_t address, uint64_t& base, Recorder& recorder);
 
-  HandleMap<uint32_t> m_sites;
+  HandleMap<uint32_t, NoLock> m_sites;  // under the tracer's lock
   std::vector<ModuleEntry> m_modules;
   uint32_t m_next_site = 1;
 };

@@ -29,27 +29,35 @@ class SpinLock {
   std::atomic<bool> m_flag{false};
 };
 
+// For tables only ever used under another lock.
+struct NoLock {
+  void lock() noexcept {}
+  void unlock() noexcept {}
+};
+
+template <class Lock = SpinLock>
 class SpinGuard {
  public:
-  explicit SpinGuard(SpinLock& lock) noexcept : m_lock(lock) { m_lock.lock(); }
+  explicit SpinGuard(Lock& lock) noexcept : m_lock(lock) { m_lock.lock(); }
   ~SpinGuard() { m_lock.unlock(); }
   SpinGuard(const SpinGuard&) = delete;
   SpinGuard& operator=(const SpinGuard&) = delete;
 
  private:
-  SpinLock& m_lock;
+  Lock& m_lock;
 };
 
 // Open-addressing hash map from non-zero pointer-sized keys to `V`, with
-// linear probing and tombstones; it grows at 1/2 load.
-template <class V>
+// linear probing and tombstones; it grows at 1/2 load. `Lock` = NoLock for
+// a map its owner already serializes.
+template <class V, class Lock = SpinLock>
 class HandleMap {
  public:
   HandleMap() { m_slots.resize(64); }
 
   // Return true and set `out` when `key` is present.
   bool find(uintptr_t key, V& out) const {
-    SpinGuard g(m_lock);
+    SpinGuard<Lock> g(m_lock);
     const Slot* s = locate(key);
     if (!s) return false;
     out = s->value;
@@ -57,7 +65,7 @@ class HandleMap {
   }
   // Insert or overwrite `key`.
   void insert(uintptr_t key, const V& value) {
-    SpinGuard g(m_lock);
+    SpinGuard<Lock> g(m_lock);
     if (Slot* s = locate(key)) {
       s->value = value;
       return;
@@ -67,7 +75,7 @@ class HandleMap {
   }
   // Remove `key`; return true (and its value in `out`) when it was present.
   bool erase(uintptr_t key, V* out = nullptr) {
-    SpinGuard g(m_lock);
+    SpinGuard<Lock> g(m_lock);
     Slot* s = locate(key);
     if (!s) return false;
     if (out) *out = s->value;
@@ -77,13 +85,13 @@ class HandleMap {
   }
   // Return the number of keys.
   std::size_t size() const {
-    SpinGuard g(m_lock);
+    SpinGuard<Lock> g(m_lock);
     return m_size;
   }
   // Call `f(key, value)` for each entry (under the lock: `f` must not use the map).
   template <class F>
   void for_each(F&& f) const {
-    SpinGuard g(m_lock);
+    SpinGuard<Lock> g(m_lock);
     for (const auto& s : m_slots)
       if (s.key != k_empty && s.key != k_tombstone) f(s.key, s.value);
   }
@@ -129,7 +137,7 @@ class HandleMap {
       if (s.key != k_empty && s.key != k_tombstone) place(s.key, s.value);
   }
 
-  mutable SpinLock m_lock;
+  mutable Lock m_lock;
   std::vector<Slot> m_slots;
   std::size_t m_used = 0;  // non-empty slots (keys and tombstones)
   std::size_t m_size = 0;  // keys
