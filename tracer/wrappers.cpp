@@ -152,9 +152,12 @@ uint32_t define_type(MPI_Datatype type, Call combiner_call) {
   int ni = 0, na = 0, nd = 0, combiner = 0;
   if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) {
     handlers::count_error();
-    return format::k_first_derived_id - 1;  // BASIC_OTHER
+    return 63;  // BASIC_OTHER
   }
-  if (combiner == MPI_COMBINER_NAMED) return 63;  // predefined but unknown to smtrace
+  if (combiner == MPI_COMBINER_NAMED) {  // predefined but unknown to smtrace: BASIC_OTHER
+    g_tables->types.insert(key(type), 63);
+    return 63;
+  }
   std::vector<int> ints(static_cast<size_t>(ni));
   std::vector<MPI_Aint> addrs(static_cast<size_t>(na));
   std::vector<MPI_Datatype> types(static_cast<size_t>(nd));
