@@ -254,7 +254,6 @@ void check_p2p_wildcard(Checker& c) {
   const auto& t = c.trace();
   const auto size = static_cast<int32_t>(t.ranks.size());
   if (size < 3 || !t.ranks[0].present) return;
-  const auto& r0 = t.ranks[0];
   const auto recvs = expect_n(c, 0, Call::Recv, 3 * static_cast<std::size_t>(size - 1));
   if (recvs.size() == 3 * static_cast<std::size_t>(size - 1)) {
     for (std::size_t group = 0; group < 3; ++group) {
@@ -312,7 +311,6 @@ void check_p2p_wildcard(Checker& c) {
     }
     for (const auto* e : irecvs) c.expect(e->seq < w.seq, where(0, *e) + ": Irecv after the Waitall that completes it");
   }
-  (void)r0;
   for (uint32_t r = 1; r < t.ranks.size(); ++r) {
     if (!t.ranks[r].present) continue;
     const auto sends = expect_n(c, r, Call::Send, 3);
