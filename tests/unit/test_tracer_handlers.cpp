@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -299,6 +301,54 @@ TEST_CASE("tracer::handlers::disk_full_stops_tracing") {
     for (size_t i = 0; i < r.events.size(); ++i) CHECK(r.events[i].tag == static_cast<int>(i));
   }
   signal(SIGXFSZ, old_handler);
+}
+
+TEST_CASE("tracer::handlers::threads") {
+  // Four threads record blocking calls at once, as under MPI_THREAD_MULTIPLE:
+  // entries and ends interleave, so some ends are rewrites and some are
+  // completion records; every event reads back complete, with its own tag.
+  TempTrace t("threads", 4096);
+  REQUIRE(t.started);
+  constexpr int k_threads = 4, k_calls = 2000;
+  std::vector<std::thread> threads;
+  for (int th = 0; th < k_threads; ++th)
+    threads.emplace_back([th] {
+      for (int i = 0; i < k_calls; ++i) {
+        if (i % 3 == 0) {
+          recv_any(th, th * k_calls + i);
+        } else {
+          send(th, th * k_calls + i, 0x1000 * static_cast<uint64_t>(th + 1));
+        }
+        if (i % 7 == 0) test_poll(static_cast<uint64_t>(th + 1), false);
+      }
+    });
+  for (auto& th : threads) th.join();
+  h::finish(TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.file());
+  for (const auto& p : r.problems) MESSAGE(p.to_string());
+  CHECK(r.problems.empty());
+  std::vector<int> seen(k_threads * k_calls, 0);
+  size_t polls = 0;
+  for (const auto& e : r.events) {
+    CHECK_FALSE(e.pending);
+    if (e.call == Call::Test) {
+      ++polls;
+      continue;
+    }
+    REQUIRE(e.tag.has_value());
+    int tag = *e.tag;
+    if (e.call == Call::Recv) {
+      CHECK(tag == smtrace::format::k_any_tag);
+      REQUIRE(e.status.tag.has_value());
+      tag = *e.status.tag;
+      CHECK(e.status.source == tag / k_calls);  // the status belongs to this very call
+    }
+    REQUIRE(tag >= 0);
+    REQUIRE(tag < k_threads * k_calls);
+    ++seen[static_cast<size_t>(tag)];
+  }
+  for (int v : seen) CHECK(v == 1);
+  CHECK(polls > 0);
 }
 
 TEST_CASE("tracer::handlers::families_off") {
