@@ -50,8 +50,11 @@ struct Global {
 // Never destroyed: atexit handlers and signal handlers may run after static
 // destructors.
 Global* g = new Global;
-thread_local bool t_busy = false;
-thread_local uint32_t t_thread = UINT32_MAX;
+// initial-exec: a few bytes of static TLS, read without __tls_get_addr on
+// every wrapper call (the library is preloaded or linked, not dlopen'ed late).
+#define SMTRACE_FAST_TLS __attribute__((tls_model("initial-exec")))
+thread_local bool t_busy SMTRACE_FAST_TLS = false;
+thread_local uint32_t t_thread SMTRACE_FAST_TLS = UINT32_MAX;
 
 // Family and blocking flag by call number, from calls.def: a table lookup
 // on the hot path instead of format::call_family's search.
@@ -443,7 +446,7 @@ void on_annotate(Call call, uintptr_t address, uint64_t size, uintptr_t site) no
 }
 
 namespace {
-thread_local uintptr_t t_site = 0;
+thread_local uintptr_t t_site SMTRACE_FAST_TLS = 0;
 
 // Fold a blocking call's outputs (what the wrappers put in out()) into its
 // entry, for Recorder::rewrite_last.
