@@ -3,7 +3,7 @@
 // The text is for people and may change; scripts use --format json (the
 // protobuf JSON mapping, a stable interface). Every field the tracer set is
 // shown: fields a call does not use keep their defaults and are left out,
-// so the rules per call (docs/event-fields.md) only decide names and order.
+// so the rules per call (docs/trace-format.md, section 7) only decide names and order.
 #include <algorithm>
 #include <cstdio>
 #include <map>

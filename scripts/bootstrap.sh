@@ -54,8 +54,9 @@ case "$mode" in
     ;;
   test)
     cd "$build"
-    # One ctest run, one summary line. Tests that start MPI jobs hold the
-    # RESOURCE_LOCK "mpi", so they run one at a time beside the unit tests.
+    # One ctest run, one summary line. Tests that start MPI jobs declare
+    # PROCESSORS (their rank count), so ctest never runs more ranks at once
+    # than it has jobs; mpirun oversubscribes within one job.
     ctest --output-on-failure -j "$jobs" --timeout 300
     ;;
 esac
