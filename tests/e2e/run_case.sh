@@ -13,10 +13,15 @@
 #   --expect-fail      the job must exit non-zero (killed, crashed, aborted)
 #   --kill-after S     stop the job with `timeout -s TERM S` (a hung job)
 #   --mode MODE        record (default): smtrace record, then the checker
+#                      check: smtrace record, then `smtrace check` (see
+#                        --finds / --clean) instead of the checker
 #                      untraced: plain mpirun, must exit 0, no trace written
 #                      unwritable:DIR: preload the tracer with SMTRACE_DIR=DIR;
 #                        the job must exit 0 with exactly one smtrace warning
 #                        per rank on stderr
+#   --finds "K1 K2"    (mode check) each kind must be among the findings
+#   --clean            (mode check) no finding of any kind, exit status 0
+#   --check-args "..." (mode check) more options for `smtrace check`
 #
 # The temporary directory is removed when the case passes and kept (its path
 # printed) when it fails.
@@ -31,6 +36,9 @@ source_file=""
 expect_fail=0
 kill_after=""
 mode=record
+finds=""
+clean=0
+check_extra=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --case) case_name=$2; shift 2 ;;
@@ -42,6 +50,9 @@ while [ $# -gt 0 ]; do
     --expect-fail) expect_fail=1; shift ;;
     --kill-after) kill_after=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
+    --finds) finds=$2; shift 2 ;;
+    --clean) clean=1; shift ;;
+    --check-args) check_extra=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "run_case.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -94,6 +105,33 @@ case "$mode" in
     check_args=("$case_name" "$trace" --np "$np" --output "$out")
     [ -n "$source_file" ] && check_args+=(--source "$source_file")
     "$checker" "${check_args[@]}" || fail "the checker found problems in $trace"
+    ;;
+  check)
+    [ -n "$smtrace" ] || { echo "run_case.sh: --smtrace needed" >&2; exit 2; }
+    "${killer[@]}" "$smtrace" record -o "$trace" -- "${launcher[@]}" "$@" >"$out" 2>"$err"
+    rc=$?
+    echo "run_case.sh: $case_name: job exit status $rc"
+    if [ "$expect_fail" = 1 ]; then
+      [ "$rc" -ne 0 ] || fail "the job was expected to fail, but exited 0"
+    else
+      [ "$rc" -eq 0 ] || fail "the job exited $rc"
+    fi
+    [ -d "$trace" ] || fail "no trace directory $trace"
+    report="$work/check.json"
+    # shellcheck disable=SC2086
+    "$smtrace" check "$trace" --format json --quiet $check_extra >"$report" 2>"$err"
+    crc=$?
+    "$smtrace" check "$trace" --format text --quiet $check_extra >"$out" 2>/dev/null
+    echo "run_case.sh: $case_name: smtrace check exit status $crc"
+    cat "$out"
+    [ "$crc" -le 1 ] || fail "smtrace check failed (exit $crc)"
+    for kind in $finds; do
+      grep -q "\"kind\": *\"$kind\"" "$report" || fail "expected a $kind finding"
+    done
+    if [ "$clean" = 1 ]; then
+      [ "$crc" -eq 0 ] || fail "expected a clean report, smtrace check exited $crc"
+      if grep -q '"kind":' "$report"; then fail "expected no findings"; fi
+    fi
     ;;
   untraced)
     "${killer[@]}" "${launcher[@]}" "$@" >"$out" 2>"$err"

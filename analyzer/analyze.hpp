@@ -1,0 +1,45 @@
+// The entry point of the analyzer: read a trace directory, run the checks,
+// return findings and statistics.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analyzer/finding.hpp"
+#include "trace_format/reader.hpp"
+
+namespace smtrace::analyzer {
+
+enum class Alignment : uint8_t { strict, weak, off };
+
+struct Options {
+  std::set<std::string> checks;          // empty: all
+  Alignment alignment = Alignment::strict;
+  unsigned threads = 0;                  // 0: hardware concurrency
+  // Called now and then with a line of progress ("read 3/64 ranks"); may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+struct Result {
+  std::vector<Finding> findings;                 // sorted (sort_findings)
+  std::vector<format::Problem> problems;         // met while reading
+  std::map<std::string, uint64_t> stats;         // "ranks", "events", "matches", "hb_nodes", ...
+  uint32_t world_size = 0;
+  bool complete = false;                         // every rank present and finalized
+  // Return true when a finding has Severity::error.
+  bool has_errors() const;
+};
+
+// Return the names of all checks, in report order.
+std::vector<std::string> check_names();
+
+// Analyze the trace in `dir`. Throw format::TraceError when `dir` is not a
+// trace at all, std::invalid_argument for an unknown check name.
+Result analyze(const std::filesystem::path& dir, const Options& options = {});
+
+}  // namespace smtrace::analyzer

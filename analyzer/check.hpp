@@ -1,0 +1,81 @@
+// The interface every check implements, and what it may look at.
+//
+// Loading streams each rank's events, in seq order, from one thread per rank
+// (ranks in parallel). A check that needs per-event work returns a RankPass
+// per rank; its event() is called from that rank's thread only, so a pass
+// needs no lock but must not touch other ranks' passes. Definitions (sites,
+// comms, datatypes) reach RankData before the events that use them.
+// After every rank has been read, the core replays matching and builds the
+// happens-before graph (replay.hpp, happens_before.hpp), and then each
+// check's finish() runs, one at a time, with the whole Context.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/finding.hpp"
+#include "analyzer/rank_data.hpp"
+#include "trace_format/event.hpp"
+
+namespace smtrace::analyzer {
+
+class CommTable;
+class Replay;
+class HappensBefore;
+struct Options;
+
+// Everything a check may read once loading is done. Thread safety: read-only
+// after loading; finish() is called from one thread.
+class Context {
+ public:
+  virtual ~Context() = default;
+  virtual uint32_t world_size() const = 0;
+  // Return rank `rank`'s data (present == false for a missing rank file).
+  virtual const RankData& rank(uint32_t rank) const = 0;
+  virtual const CommTable& comms() const = 0;
+  virtual const Replay& replay() const = 0;
+  virtual const HappensBefore& happens_before() const = 0;
+  virtual const Options& options() const = 0;
+  // Return the Location of event `event` (its `call` and call `site`), with `note`.
+  Location location(EventRef event, format::Call call, uint32_t site, std::string note = {}) const;
+};
+
+// Per-rank, per-check state fed with that rank's events.
+class RankPass {
+ public:
+  virtual ~RankPass() = default;
+  // Take the next event of the rank (seq order). Pending events (the rank
+  // stopped inside the call) come last, with `event.pending` set.
+  virtual void event(const format::Event& event) = 0;
+  // Called once after the rank's last event.
+  virtual void end() {}
+};
+
+class Check {
+ public:
+  virtual ~Check() = default;
+  // Return the check's name as --checks and reports spell it: "deadlock".
+  virtual std::string_view name() const = 0;
+  // Return the severity of its findings.
+  virtual Severity severity() const = 0;
+  // Return one line for `smtrace check --list`.
+  virtual std::string_view description() const = 0;
+  // Return the pass for rank `rank` (whose data `data` fills while loading), or
+  // nullptr when this check needs no per-event work. Called before loading.
+  virtual std::unique_ptr<RankPass> rank_pass(const RankData& data) {
+    (void)data;
+    return nullptr;
+  }
+  // Append this check's findings, given the passes it returned (index = rank;
+  // nullptr where it returned none).
+  virtual void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
+                      std::vector<Finding>& out) = 0;
+};
+
+// Return a new instance of every check, in report order.
+std::vector<std::unique_ptr<Check>> all_checks();
+
+}  // namespace smtrace::analyzer

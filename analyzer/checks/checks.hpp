@@ -1,0 +1,18 @@
+// One factory per check; checks/registry.cpp lists them in report order.
+#pragma once
+
+#include <memory>
+
+#include "analyzer/check.hpp"
+
+namespace smtrace::analyzer::checks {
+
+std::unique_ptr<Check> make_deadlock();
+std::unique_ptr<Check> make_collective_mismatch();
+std::unique_ptr<Check> make_collective_misaligned();
+std::unique_ptr<Check> make_local_concurrency();
+std::unique_ptr<Check> make_request_leak();
+std::unique_ptr<Check> make_unmatched_message();
+std::unique_ptr<Check> make_resource_leak();
+
+}  // namespace smtrace::analyzer::checks

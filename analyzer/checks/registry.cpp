@@ -1,0 +1,17 @@
+#include "analyzer/checks/checks.hpp"
+
+namespace smtrace::analyzer {
+
+std::vector<std::unique_ptr<Check>> all_checks() {
+  std::vector<std::unique_ptr<Check>> out;
+  out.push_back(checks::make_deadlock());
+  out.push_back(checks::make_collective_mismatch());
+  out.push_back(checks::make_collective_misaligned());
+  out.push_back(checks::make_local_concurrency());
+  out.push_back(checks::make_request_leak());
+  out.push_back(checks::make_unmatched_message());
+  out.push_back(checks::make_resource_leak());
+  return out;
+}
+
+}  // namespace smtrace::analyzer

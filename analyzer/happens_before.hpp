@@ -1,0 +1,62 @@
+// The happens-before relation of a replayed trace, on Boost.Graph behind
+// this class (no Boost type in the interface).
+//
+// Nodes are the events that communicate (posting and completion of
+// point-to-point operations, collective entries and exits, RMA
+// synchronization); program order between them is an edge from each node to
+// the next node of its rank, so events in between are ordered implicitly by
+// seq. Edges between ranks: a send's posting to its receive's completion;
+// for a collective only what the MPI standard guarantees: a barrier (and
+// allreduce, allgather, alltoall, reduce_scatter: every output depends on
+// every input) orders every member's entry before every member's exit; a
+// broadcast or scatter orders the root's entry before each exit; a reduce or
+// gather each entry before the root's exit; scan orders ranks <= i before i,
+// exscan ranks < i. RMA: fence as a barrier over the window's group,
+// post -> start, complete -> wait, unlock -> next lock of that target by
+// another rank in the recorded order.
+//
+// Thread safety: const members may be called concurrently after build().
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include "analyzer/finding.hpp"
+
+namespace smtrace::analyzer {
+
+class Context;
+
+class HappensBefore {
+ public:
+  HappensBefore();
+  ~HappensBefore();
+  HappensBefore(const HappensBefore&) = delete;
+  HappensBefore& operator=(const HappensBefore&) = delete;
+
+  // Build the graph from `context.replay()`.
+  void build(const Context& context);
+
+  // Return true when event `a` happens before event `b` (a != b). Events
+  // need not be nodes: any event of a rank is placed by its seq.
+  bool ordered(EventRef a, EventRef b) const;
+  // Return true when neither happens before the other.
+  bool concurrent(EventRef a, EventRef b) const { return !ordered(a, b) && !ordered(b, a); }
+
+  uint64_t nodes() const;
+  uint64_t edges() const;          // program-order and cross-rank edges
+  uint64_t cross_edges() const;
+  // Return the events of a cycle if the recorded relation has one (a trace
+  // that cannot have happened: damaged or mismatched), else empty.
+  std::vector<EventRef> cycle() const;
+  // Write the graph in Graphviz DOT, nodes named RANK:SEQ, one cluster per rank.
+  void write_dot(std::ostream& out) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace smtrace::analyzer

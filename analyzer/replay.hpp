@@ -1,0 +1,140 @@
+// Replay of the recorded run: point-to-point operations matched as MPI
+// matched them (receive statuses plus the non-overtaking rule), requests
+// followed from creation to completion, collectives grouped into instances
+// per communicator, RMA synchronization calls listed for the RMA checks.
+//
+// Matching: a receive whose status says (source S, tag T) on communicator C
+// took the earliest send from S to it on C with tag T that no earlier
+// receive took, in the sender's posting order (MPI's non-overtaking rule).
+// Receives are taken in the receiver's posting order. A receive that never
+// completed has no status; it is matched only when exactly one unmatched
+// send can reach it (or left unmatched).
+//
+// Thread safety: collect() is called from one thread per rank; the rest is
+// read-only after replay().
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "analyzer/check.hpp"
+#include "trace_format/event.hpp"
+
+namespace smtrace::analyzer {
+
+inline constexpr uint64_t k_never = std::numeric_limits<uint64_t>::max();
+inline constexpr int32_t k_unknown = std::numeric_limits<int32_t>::min();
+inline constexpr uint32_t k_none = std::numeric_limits<uint32_t>::max();
+
+// One send or receive (a Sendrecv gives one of each, same seq; each Start of
+// a persistent request gives one, posted at the Start).
+struct P2POp {
+  uint64_t seq = 0;               // the posting event
+  uint64_t done_seq = k_never;    // the event that completed it (== seq for blocking calls)
+  uint64_t request = 0;           // 0 for blocking calls
+  uint32_t site = 0;              // call site of the posting event
+  uint32_t done_site = 0;
+  uint32_t comm = 0;              // rank-local communicator id
+  int32_t peer = 0;               // dest or source as posted (rank in comm; k_any_source, k_proc_null)
+  int32_t tag = 0;                // as posted (k_any_tag)
+  int32_t status_source = k_unknown;  // receives: actual source (rank in comm) from the status
+  int32_t status_tag = k_unknown;
+  format::Call call = format::Call::unspecified;       // posting call (Isend, Recv, Sendrecv, Start...)
+  format::Call done_call = format::Call::unspecified;  // completing call (Wait...; == call when blocking)
+  bool send = false;
+  bool cancelled = false;
+  bool posted_pending = false;    // the rank stopped inside the posting call
+};
+
+// A P2POp by position: Replay::p2p(rank)[index].
+struct OpRef {
+  uint32_t rank = k_none;
+  uint32_t index = k_none;
+  bool valid() const { return rank != k_none; }
+  bool operator==(const OpRef&) const = default;
+};
+
+struct CollOp {
+  uint64_t seq = 0;               // entry (the blocking call, or the non-blocking start)
+  uint64_t done_seq = k_never;    // completion
+  uint64_t request = 0;
+  uint32_t site = 0;
+  uint32_t comm = 0;              // rank-local communicator id
+  int32_t root = k_unknown;       // rooted collectives: root as given (rank in comm)
+  uint32_t op = 0;                // reductions
+  uint32_t datatype = 0;          // send side (recv side for the root of Gather...)
+  int64_t count = 0;
+  uint64_t signature_bytes = 0;   // bytes this rank contributes (0 when unknown)
+  std::vector<uint32_t> stack;    // call stack (site ids), innermost first
+  format::Call call = format::Call::unspecified;
+  bool pending = false;           // the rank stopped inside it
+  bool in_place = false;
+};
+
+// The n-th collective on one communicator: what each member called there.
+struct CollInstance {
+  uint32_t comm = 0;                     // global comm index
+  uint32_t position = 0;                 // n
+  std::vector<uint32_t> member_op;       // per comm rank: index into Replay::collectives(world rank), k_none if it never got there
+};
+
+// Lifetime of one request id (a persistent request lives across Starts).
+struct RequestLife {
+  uint64_t request = 0;
+  uint64_t created_seq = 0;
+  uint32_t created_site = 0;
+  format::Call created_call = format::Call::unspecified;
+  uint64_t done_seq = k_never;    // last completion (or free); k_never if still active
+  bool persistent = false;
+  bool freed = false;             // Request_free
+  bool active = false;            // still outstanding at the end of the trace
+};
+
+// An RMA synchronization or communication call, for the RMA checks.
+struct RmaEvent {
+  uint64_t seq = 0;
+  uint32_t site = 0;
+  uint32_t window = 0;            // rank-local window id
+  int32_t peer = k_unknown;       // target where the call has one
+  uint32_t group = 0;             // PSCW group (rank-local CommDef id)
+  uint32_t assert_flags = 0;
+  format::LockType lock_type = format::LockType::unspecified;
+  format::Call call = format::Call::unspecified;
+  bool pending = false;
+};
+
+class Replay {
+ public:
+  Replay();
+  ~Replay();
+  Replay(const Replay&) = delete;
+  Replay& operator=(const Replay&) = delete;
+
+  // Return the pass that collects rank `data.rank`'s operations while loading.
+  std::unique_ptr<RankPass> rank_pass(const RankData& data);
+  // Match, group and complete once every rank is loaded.
+  void replay(const Context& context);
+
+  uint32_t world_size() const;
+  const std::vector<P2POp>& p2p(uint32_t rank) const;
+  // Return what `op` matched (the receive of a send, the send of a receive), if anything.
+  std::optional<OpRef> matched(OpRef op) const;
+  const std::vector<CollOp>& collectives(uint32_t rank) const;
+  // Return the instances of global communicator `comm`, in order.
+  const std::vector<CollInstance>& instances(uint32_t comm) const;
+  const std::vector<RequestLife>& requests(uint32_t rank) const;
+  const std::vector<RmaEvent>& rma(uint32_t rank) const;
+  // Return the event the rank stopped inside (pending), if any.
+  std::optional<format::Event> blocked(uint32_t rank) const;
+  // Return the number of matched send/receive pairs.
+  uint64_t matches() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace smtrace::analyzer
