@@ -34,8 +34,14 @@ inline constexpr uint32_t k_open_frame = 0xFFFFFFFFu;
 // No frame is longer; a longer length prefix is corruption.
 inline constexpr uint32_t k_max_frame_bytes = 64u << 20;
 
-// Return the CRC-32C (Castagnoli) of `data`, continuing from `crc`.
+// Return the CRC-32C (Castagnoli) of `data`, continuing from `crc`. Uses the
+// CPU's CRC32 instruction where there is one (SSE4.2 on x86-64, the CRC
+// extension on aarch64; detected at run time), table-driven code otherwise.
 uint32_t crc32c(const void* data, std::size_t size, uint32_t crc = 0);
+// Return what crc32c returns, always with the table-driven code (for tests).
+uint32_t crc32c_portable(const void* data, std::size_t size, uint32_t crc = 0);
+// Return true when crc32c uses the CPU's CRC32 instruction.
+bool crc32c_hardware() noexcept;
 
 // Append the frame header for `payload` (sealed: length and CRC) to `out`.
 void append_frame_header(std::string& out, std::string_view payload);

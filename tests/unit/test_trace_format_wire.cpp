@@ -183,6 +183,26 @@ TEST_CASE("trace_format::crc32c::known vector") {
         fmt_ns::crc32c(text, std::strlen(text)));
 }
 
+TEST_CASE("trace_format::crc32c::hardware and portable agree") {
+  std::string hw = fmt_ns::crc32c_hardware() ? "yes" : "no";
+  MESSAGE("crc32c uses the CPU instruction: " << hw);
+  CHECK(fmt_ns::crc32c_portable("123456789", 9) == 0xE3069283u);
+  // Every length 0..300 at every alignment 0..7, and continuation from each split.
+  std::vector<unsigned char> data(320);
+  uint32_t x = 12345;
+  for (auto& b : data) b = static_cast<unsigned char>((x = x * 1103515245u + 12345u) >> 16);
+  for (std::size_t align = 0; align < 8; ++align) {
+    for (std::size_t n = 0; n + align <= 308; n += (n < 40 ? 1 : 13)) {
+      const unsigned char* p = data.data() + align;
+      uint32_t want = fmt_ns::crc32c_portable(p, n);
+      REQUIRE(fmt_ns::crc32c(p, n) == want);
+      std::size_t split = n / 3;
+      CHECK(fmt_ns::crc32c(p + split, n - split, fmt_ns::crc32c(p, split)) == want);
+      CHECK(fmt_ns::crc32c(p, n, 0xDEADBEEFu) == fmt_ns::crc32c_portable(p, n, 0xDEADBEEFu));
+    }
+  }
+}
+
 TEST_CASE("trace_format::frame header::length and crc little endian") {
   std::string out;
   fmt_ns::append_frame_header(out, "123456789");
