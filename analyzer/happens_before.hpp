@@ -11,9 +11,14 @@
 // every input) orders every member's entry before every member's exit; a
 // broadcast or scatter orders the root's entry before each exit; a reduce or
 // gather each entry before the root's exit; scan orders ranks <= i before i,
-// exscan ranks < i. RMA: fence as a barrier over the window's group,
-// post -> start, complete -> wait, unlock -> next lock of that target by
-// another rank in the recorded order.
+// exscan ranks < i (a chain of hub nodes). RMA: fence as a barrier over the
+// window's members. Passive-target and PSCW synchronization order nothing
+// here yet: the RMA checks (issue 4) add them with their epochs.
+//
+// Collective instances are joined through one hub node each (2n edges, not
+// n^2); hubs are nodes without an event. The graph is a Boost CSR graph
+// (about 8 bytes per edge); ordered() uses vector clocks computed on first use
+// when nodes x ranks is small enough, else a graph search.
 //
 // Thread safety: const members may be called concurrently after build().
 #pragma once
@@ -51,7 +56,7 @@ class HappensBefore {
   // Return the events of a cycle if the recorded relation has one (a trace
   // that cannot have happened: damaged or mismatched), else empty.
   std::vector<EventRef> cycle() const;
-  // Write the graph in Graphviz DOT, nodes named RANK:SEQ, one cluster per rank.
+  // Write the graph in Graphviz DOT, event nodes labelled RANK:SEQ, hubs as points.
   void write_dot(std::ostream& out) const;
 
  private:

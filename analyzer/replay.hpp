@@ -113,6 +113,9 @@ class Replay {
   Replay(const Replay&) = delete;
   Replay& operator=(const Replay&) = delete;
 
+  // Size the per-rank state before loading starts (rank passes of distinct
+  // ranks then never touch shared containers).
+  void reserve_ranks(uint32_t world_size);
   // Return the pass that collects rank `data.rank`'s operations while loading.
   std::unique_ptr<RankPass> rank_pass(const RankData& data);
   // Match, group and complete once every rank is loaded.

@@ -662,12 +662,12 @@ std::string file_for(const std::string& pattern, uint32_t rank) {
 
 }  // namespace
 
-Trace read_trace(const fs::path& dir, const ReadOptions& options) {
+TraceFiles find_trace_files(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) throw TraceError(dir.string() + ": no such directory");
   if (!fs::is_directory(dir, ec)) throw TraceError(dir.string() + ": not a directory");
 
-  Trace trace;
+  TraceFiles trace;
   trace.dir = dir;
   const fs::path manifest_path = dir / std::string(k_manifest_file);
   if (fs::exists(manifest_path, ec)) {
@@ -725,21 +725,53 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
     world_size = 0;
   }
   if (!files.empty()) world_size = std::max(world_size, files.rbegin()->first + 1);
-  trace.ranks.resize(world_size);
-
-  std::vector<uint32_t> todo;
+  trace.rank_files.resize(world_size);
   for (uint32_t r = 0; r < world_size; ++r) {
-    if (files.count(r)) {
-      todo.push_back(r);
+    if (auto it = files.find(r); it != files.end()) {
+      trace.rank_files[r] = it->second;
+      trace.present.push_back(r);
     } else {
-      RankTrace& missing = trace.ranks[r];
-      missing.file = (dir / file_for(pattern, r)).string();
-      missing.header.rank = r;
-      trace.problems.push_back({Problem::Severity::error, missing.file, 0, r, std::nullopt,
+      trace.rank_files[r] = dir / file_for(pattern, r);
+      trace.problems.push_back({Problem::Severity::error, trace.rank_files[r].string(), 0, r,
+                                std::nullopt,
                                 "missing rank file " + file_for(pattern, r) + " (expected " +
                                     std::to_string(world_size) + " ranks)"});
     }
   }
+  return trace;
+}
+
+Problem check_rank_header(const TraceFiles& files, uint32_t rank, const RankHeader& header,
+                          bool& ok) {
+  ok = true;
+  Problem p{Problem::Severity::warning, files.rank_files[rank].string(), 0, rank, std::nullopt, ""};
+  if (header.rank != rank) {
+    ok = false;
+    p.message = "header says rank " + std::to_string(header.rank) + ", file name says rank " +
+                std::to_string(rank);
+  } else if (files.has_manifest && files.manifest.world_size != 0 &&
+             header.world_size != files.manifest.world_size) {
+    ok = false;
+    p.message = "header says world size " + std::to_string(header.world_size) + ", the manifest " +
+                std::to_string(files.manifest.world_size);
+  }
+  return p;
+}
+
+Trace read_trace(const fs::path& dir, const ReadOptions& options) {
+  TraceFiles found = find_trace_files(dir);
+  Trace trace;
+  trace.dir = dir;
+  trace.manifest = found.manifest;
+  trace.has_manifest = found.has_manifest;
+  trace.problems = found.problems;
+  const uint32_t world_size = static_cast<uint32_t>(found.rank_files.size());
+  trace.ranks.resize(world_size);
+  for (uint32_t r = 0; r < world_size; ++r) {
+    trace.ranks[r].file = found.rank_files[r].string();
+    trace.ranks[r].header.rank = r;
+  }
+  const std::vector<uint32_t>& todo = found.present;
 
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(todo.size())));
@@ -747,7 +779,7 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
   auto work = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < todo.size();) {
       const uint32_t r = todo[i];
-      trace.ranks[r] = read_rank_file(files[r]);
+      trace.ranks[r] = read_rank_file(found.rank_files[r]);
     }
   };
   if (threads <= 1) {
@@ -761,20 +793,12 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
   for (uint32_t r = 0; r < world_size; ++r) {
     RankTrace& rank = trace.ranks[r];
     if (!rank.present) continue;
-    if (rank.header.rank != r) {
-      rank.problems.push_back({Problem::Severity::warning, rank.file, 0, r, std::nullopt,
-                               "header says rank " + std::to_string(rank.header.rank) +
-                                   ", file name says rank " + std::to_string(r)});
-    }
-    if (trace.has_manifest && trace.manifest.world_size != 0 &&
-        rank.header.world_size != trace.manifest.world_size) {
-      rank.problems.push_back({Problem::Severity::warning, rank.file, 0, r, std::nullopt,
-                               "header says world size " + std::to_string(rank.header.world_size) +
-                                   ", the manifest " +
-                                   std::to_string(trace.manifest.world_size)});
-    }
+    bool ok = true;
+    Problem p = check_rank_header(found, r, rank.header, ok);
+    if (!ok) rank.problems.push_back(std::move(p));
   }
 
+  std::error_code ec;
   const fs::path symbols_path = dir / std::string(k_symbols_file);
   if (options.symbols && fs::exists(symbols_path, ec)) {
     auto symbols = read_symbols(symbols_path, trace.problems);

@@ -85,6 +85,26 @@ struct ReadOptions {
   unsigned threads = 0;       // 0: hardware concurrency
 };
 
+// The files of a trace directory, found without reading any rank file.
+struct TraceFiles {
+  std::filesystem::path dir;
+  Manifest manifest;
+  bool has_manifest = false;
+  std::vector<std::filesystem::path> rank_files;  // index = world rank (expected path when missing)
+  std::vector<uint32_t> present;                  // ranks whose file exists, ascending
+  std::vector<Problem> problems;                  // manifest damage, missing rank files
+};
+
+// Find the manifest and rank files of `dir` (the world size is the larger of
+// the manifest's and the highest rank file + 1). Throw TraceError when `dir`
+// is not a directory or holds neither a manifest nor any rank file.
+TraceFiles find_trace_files(const std::filesystem::path& dir);
+
+// Return a warning when rank `rank`'s header disagrees with its file name or
+// the manifest (`ok` false), else set `ok` true.
+Problem check_rank_header(const TraceFiles& files, uint32_t rank, const RankHeader& header,
+                          bool& ok);
+
 // Read the trace directory `dir`. Throw TraceError when it is not a
 // directory or holds neither a manifest nor any rank file.
 Trace read_trace(const std::filesystem::path& dir, const ReadOptions& options = {});

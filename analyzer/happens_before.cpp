@@ -1,0 +1,330 @@
+#include "analyzer/happens_before.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <ostream>
+#include <unordered_map>
+
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <boost/graph/strong_components.hpp>
+#include <boost/graph/topological_sort.hpp>
+
+#include "analyzer/check.hpp"
+#include "analyzer/comms.hpp"
+#include "analyzer/replay.hpp"
+
+namespace smtrace::analyzer {
+
+using format::Call;
+
+namespace {
+
+using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
+                                                 boost::no_property, boost::no_property,
+                                                 uint32_t, uint32_t>;
+
+// Vector clocks cost nodes x ranks x 4 bytes; above this many entries,
+// ordered() searches the graph instead.
+constexpr uint64_t k_max_clock_entries = uint64_t{1} << 26;
+
+enum class Flow : uint8_t { all_to_all, root_to_all, all_to_root, scan, exscan, none };
+
+Flow flow_of(Call c) {
+  switch (c) {
+    case Call::Barrier: case Call::Ibarrier:
+    case Call::Allreduce: case Call::Iallreduce:
+    case Call::Allgather: case Call::Iallgather: case Call::Allgatherv: case Call::Iallgatherv:
+    case Call::Alltoall: case Call::Ialltoall: case Call::Alltoallv: case Call::Ialltoallv:
+    case Call::Alltoallw: case Call::Ialltoallw:
+    case Call::Reduce_scatter: case Call::Ireduce_scatter:
+    case Call::Reduce_scatter_block: case Call::Ireduce_scatter_block:
+      return Flow::all_to_all;
+    case Call::Bcast: case Call::Ibcast: case Call::Scatter: case Call::Iscatter:
+    case Call::Scatterv: case Call::Iscatterv:
+      return Flow::root_to_all;
+    case Call::Reduce: case Call::Ireduce: case Call::Gather: case Call::Igather:
+    case Call::Gatherv: case Call::Igatherv:
+      return Flow::all_to_root;
+    case Call::Scan: case Call::Iscan:
+      return Flow::scan;
+    case Call::Exscan: case Call::Iexscan:
+      return Flow::exscan;
+    default:
+      return Flow::none;
+  }
+}
+
+}  // namespace
+
+struct HappensBefore::Impl {
+  uint32_t world_size = 0;
+  std::vector<uint32_t> rank_base;                 // first node of each rank; [world_size] = first hub
+  std::vector<std::vector<uint64_t>> node_seq;     // per rank: seqs of its nodes, ascending
+  uint32_t node_count = 0;
+  uint64_t cross = 0;
+  Graph graph;
+  std::vector<uint32_t> topo;                       // empty when cyclic
+  bool cyclic = false;
+
+  mutable std::once_flag clocks_once;
+  mutable std::vector<uint32_t> clocks;             // node x rank, when small enough
+
+  uint32_t node_of(uint32_t rank, uint64_t seq) const {
+    const auto& seqs = node_seq[rank];
+    auto it = std::lower_bound(seqs.begin(), seqs.end(), seq);
+    return rank_base[rank] + static_cast<uint32_t>(it - seqs.begin());
+  }
+  uint32_t rank_of_node(uint32_t node) const {
+    auto it = std::upper_bound(rank_base.begin(), rank_base.begin() + world_size, node);
+    return static_cast<uint32_t>(it - rank_base.begin()) - 1;
+  }
+  bool is_event(uint32_t node) const { return node < rank_base[world_size]; }
+  EventRef event_of(uint32_t node) const {
+    const uint32_t r = rank_of_node(node);
+    return {r, node_seq[r][node - rank_base[r]]};
+  }
+
+  void compute_clocks() const {
+    const uint64_t entries = uint64_t{node_count} * world_size;
+    if (cyclic || entries > k_max_clock_entries) return;
+    clocks.assign(entries, 0);
+    for (uint32_t v : topo) {
+      uint32_t* own = &clocks[uint64_t{v} * world_size];
+      if (is_event(v)) {
+        const uint32_t r = rank_of_node(v);
+        own[r] = std::max(own[r], v - rank_base[r] + 1);
+      }
+      for (auto e : boost::make_iterator_range(boost::out_edges(v, graph))) {
+        uint32_t* next = &clocks[uint64_t{boost::target(e, graph)} * world_size];
+        for (uint32_t r = 0; r < world_size; ++r) next[r] = std::max(next[r], own[r]);
+      }
+    }
+  }
+
+  // Return true when node `from` reaches node `to` (breadth-first search).
+  bool reaches(uint32_t from, uint32_t to) const {
+    std::vector<bool> seen(node_count, false);
+    std::deque<uint32_t> todo{from};
+    seen[from] = true;
+    while (!todo.empty()) {
+      const uint32_t v = todo.front();
+      todo.pop_front();
+      if (v == to) return true;
+      for (auto e : boost::make_iterator_range(boost::out_edges(v, graph))) {
+        const uint32_t w = boost::target(e, graph);
+        if (!seen[w]) {
+          seen[w] = true;
+          todo.push_back(w);
+        }
+      }
+    }
+    return false;
+  }
+};
+
+HappensBefore::HappensBefore() : m_impl(std::make_unique<Impl>()) {}
+HappensBefore::~HappensBefore() = default;
+
+void HappensBefore::build(const Context& context) {
+  Impl& m = *m_impl;
+  const Replay& replay = context.replay();
+  const CommTable& comms = context.comms();
+  m.world_size = context.world_size();
+  m.node_seq.assign(m.world_size, {});
+
+  // Nodes: every event that communicates.
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    auto& seqs = m.node_seq[r];
+    if (!context.rank(r).present) continue;
+    for (const P2POp& op : replay.p2p(r)) {
+      seqs.push_back(op.seq);
+      if (op.done_seq != k_never) seqs.push_back(op.done_seq);
+    }
+    for (const CollOp& op : replay.collectives(r)) {
+      seqs.push_back(op.seq);
+      if (op.done_seq != k_never) seqs.push_back(op.done_seq);
+    }
+    for (const RmaEvent& e : replay.rma(r)) {
+      if (e.call == Call::Win_fence) seqs.push_back(e.seq);
+    }
+    std::sort(seqs.begin(), seqs.end());
+    seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+  }
+  m.rank_base.assign(m.world_size + 1, 0);
+  uint32_t next = 0;
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    m.rank_base[r] = next;
+    next += static_cast<uint32_t>(m.node_seq[r].size());
+  }
+  m.rank_base[m.world_size] = next;
+
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    for (uint32_t i = 1; i < m.node_seq[r].size(); ++i) {
+      edges.emplace_back(m.rank_base[r] + i - 1, m.rank_base[r] + i);
+    }
+  }
+  const std::size_t program_edges = edges.size();
+
+  // A send's posting happens before its receive's completion.
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    const auto& ops = replay.p2p(r);
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      if (!ops[i].send) continue;
+      auto other = replay.matched({r, i});
+      if (!other) continue;
+      const P2POp& recv = replay.p2p(other->rank)[other->index];
+      if (recv.done_seq == k_never) continue;
+      edges.emplace_back(m.node_of(r, ops[i].seq), m.node_of(other->rank, recv.done_seq));
+    }
+  }
+
+  // Collectives through one hub node per instance (2n edges, not n^2).
+  uint32_t hubs = next;
+  auto new_hub = [&] { return hubs++; };
+  for (uint32_t g = 0; g < comms.size(); ++g) {
+    const GlobalComm& comm = comms.comm(g);
+    for (const CollInstance& inst : replay.instances(g)) {
+      // The kind of flow is the call of the first member present.
+      Flow flow = Flow::none;
+      int32_t root = k_unknown;
+      for (std::size_t k = 0; k < inst.member_op.size(); ++k) {
+        if (inst.member_op[k] == k_none) continue;
+        const CollOp& op = replay.collectives(comm.world_ranks[k])[inst.member_op[k]];
+        flow = flow_of(op.call);
+        root = op.root;
+        break;
+      }
+      if (flow == Flow::none) continue;
+      auto entry = [&](std::size_t k) -> std::optional<uint32_t> {
+        if (inst.member_op[k] == k_none) return std::nullopt;
+        const uint32_t w = comm.world_ranks[k];
+        return m.node_of(w, replay.collectives(w)[inst.member_op[k]].seq);
+      };
+      auto exit = [&](std::size_t k) -> std::optional<uint32_t> {
+        if (inst.member_op[k] == k_none) return std::nullopt;
+        const uint32_t w = comm.world_ranks[k];
+        const CollOp& op = replay.collectives(w)[inst.member_op[k]];
+        if (op.done_seq == k_never) return std::nullopt;
+        return m.node_of(w, op.done_seq);
+      };
+      const std::size_t n = inst.member_op.size();
+      if (flow == Flow::scan || flow == Flow::exscan) {
+        uint32_t prev = k_none;
+        for (std::size_t k = 0; k < n; ++k) {
+          const uint32_t hub = new_hub();
+          if (prev != k_none) edges.emplace_back(prev, hub);
+          if (flow == Flow::exscan && prev != k_none) {
+            if (auto x = exit(k)) edges.emplace_back(prev, *x);
+          }
+          if (auto e = entry(k)) edges.emplace_back(*e, hub);
+          if (flow == Flow::scan) {
+            if (auto x = exit(k)) edges.emplace_back(hub, *x);
+          }
+          prev = hub;
+        }
+        continue;
+      }
+      const uint32_t hub = new_hub();
+      for (std::size_t k = 0; k < n; ++k) {
+        const bool is_root = root >= 0 && static_cast<std::size_t>(root) == k;
+        if (flow == Flow::all_to_all || flow == Flow::all_to_root || is_root) {
+          if (auto e = entry(k)) edges.emplace_back(*e, hub);
+        }
+        if (flow == Flow::all_to_all || flow == Flow::root_to_all || is_root) {
+          if (auto x = exit(k)) edges.emplace_back(hub, *x);
+        }
+      }
+    }
+  }
+
+  // Fences: the k-th fence of each member of a window, as a barrier.
+  {
+    std::unordered_map<uint64_t, uint32_t> fence_hub;  // (window, k) -> hub
+    for (uint32_t r = 0; r < m.world_size; ++r) {
+      std::unordered_map<uint32_t, uint32_t> count;
+      for (const RmaEvent& e : replay.rma(r)) {
+        if (e.call != Call::Win_fence) continue;
+        const uint32_t w = comms.window(r, e.window);
+        if (w == k_no_comm) continue;
+        const uint64_t key = (uint64_t{w} << 32) | count[w]++;
+        auto [it, fresh] = fence_hub.emplace(key, 0);
+        if (fresh) it->second = new_hub();
+        const uint32_t node = m.node_of(r, e.seq);
+        edges.emplace_back(node, it->second);
+        if (!e.pending) edges.emplace_back(it->second, node);
+      }
+    }
+  }
+
+  m.node_count = hubs;
+  m.cross = edges.size() - program_edges;
+  m.graph = Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), m.node_count);
+  edges.clear();
+  edges.shrink_to_fit();
+
+  m.topo.clear();
+  m.topo.reserve(m.node_count);
+  try {
+    boost::topological_sort(m.graph, std::back_inserter(m.topo));
+    std::reverse(m.topo.begin(), m.topo.end());
+    m.cyclic = false;
+  } catch (const boost::not_a_dag&) {
+    m.topo.clear();
+    m.cyclic = true;
+  }
+}
+
+bool HappensBefore::ordered(EventRef a, EventRef b) const {
+  const Impl& m = *m_impl;
+  if (a.rank == b.rank) return a.seq < b.seq;
+  if (a.rank >= m.world_size || b.rank >= m.world_size) return false;
+  // The path leaves a's rank at its first node at or after a, and enters b's
+  // rank at its last node at or before b.
+  const auto& sa = m.node_seq[a.rank];
+  auto ia = std::lower_bound(sa.begin(), sa.end(), a.seq);
+  if (ia == sa.end()) return false;
+  const auto& sb = m.node_seq[b.rank];
+  auto ib = std::upper_bound(sb.begin(), sb.end(), b.seq);
+  if (ib == sb.begin()) return false;
+  const uint32_t pa = static_cast<uint32_t>(ia - sa.begin());
+  const uint32_t nb = m.rank_base[b.rank] + static_cast<uint32_t>(ib - sb.begin()) - 1;
+  std::call_once(m.clocks_once, [&] { m.compute_clocks(); });
+  if (!m.clocks.empty()) return m.clocks[uint64_t{nb} * m.world_size + a.rank] >= pa + 1;
+  return m.reaches(m.rank_base[a.rank] + pa, nb);
+}
+
+uint64_t HappensBefore::nodes() const { return m_impl->node_count; }
+uint64_t HappensBefore::edges() const { return boost::num_edges(m_impl->graph); }
+uint64_t HappensBefore::cross_edges() const { return m_impl->cross; }
+
+std::vector<EventRef> HappensBefore::cycle() const {
+  const Impl& m = *m_impl;
+  if (!m.cyclic) return {};
+  std::vector<uint32_t> component(m.node_count);
+  boost::strong_components(m.graph, boost::make_iterator_property_map(
+                                        component.begin(), boost::get(boost::vertex_index, m.graph)));
+  std::unordered_map<uint32_t, uint32_t> size;
+  for (uint32_t c : component) ++size[c];
+  std::vector<EventRef> out;
+  for (uint32_t v = 0; v < m.node_count; ++v) {
+    if (size[component[v]] > 1 && m.is_event(v)) out.push_back(m.event_of(v));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void HappensBefore::write_dot(std::ostream& out) const {
+  const Impl& m = *m_impl;
+  boost::write_graphviz(out, m.graph, [&](std::ostream& o, uint32_t v) {
+    if (m.is_event(v)) {
+      o << "[label=\"" << m.event_of(v).str() << "\"]";
+    } else {
+      o << "[label=\"\", shape=point]";
+    }
+  });
+}
+
+}  // namespace smtrace::analyzer

@@ -1,0 +1,397 @@
+#include "analyzer/replay.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "analyzer/comms.hpp"
+
+namespace smtrace::analyzer {
+
+using format::Call;
+using format::Event;
+using format::Family;
+
+namespace {
+
+bool is_send_call(Call c) {
+  return c == Call::Send || c == Call::Bsend || c == Call::Ssend || c == Call::Rsend ||
+         c == Call::Isend || c == Call::Ibsend || c == Call::Issend || c == Call::Irsend;
+}
+
+bool is_persistent_init(Call c) {
+  return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init ||
+         c == Call::Rsend_init || c == Call::Recv_init;
+}
+
+bool is_completion(Call c) {
+  switch (c) {
+    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
+    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int32_t value_or(const std::optional<int32_t>& v, int32_t fallback) { return v ? *v : fallback; }
+
+// What a request stands for while it is active.
+struct Active {
+  enum class Kind : uint8_t { p2p, coll, other } kind = Kind::other;
+  uint32_t index = 0;   // into ops or colls
+  uint32_t life = 0;    // into lives
+};
+
+// A persistent request's template: the op each Start posts.
+struct Persistent {
+  P2POp op;
+  uint32_t life = 0;
+};
+
+struct RankReplay {
+  std::vector<P2POp> ops;
+  std::vector<CollOp> colls;
+  std::vector<RequestLife> lives;
+  std::vector<RmaEvent> rma;
+  std::optional<Event> blocked;
+  std::unordered_map<uint64_t, Active> active;
+  std::unordered_map<uint64_t, Persistent> persistent;
+  std::unordered_map<uint64_t, uint32_t> life_of;   // request -> lives index (latest)
+};
+
+}  // namespace
+
+struct Replay::Impl {
+  std::vector<RankReplay> ranks;
+  std::vector<std::vector<OpRef>> match;                  // per rank, per op
+  std::vector<std::vector<CollInstance>> instances;       // per global comm
+  uint64_t matches = 0;
+  std::vector<CollInstance> no_instances;
+};
+
+namespace {
+
+class ReplayPass final : public RankPass {
+ public:
+  explicit ReplayPass(RankReplay& out) : m(out) {}
+
+  void event(const Event& e) override {
+    if (e.pending) m.blocked = e;
+    const Call c = e.call;
+    if (is_send_call(c) || c == Call::Recv || c == Call::Irecv) {
+      P2POp op = base(e);
+      op.send = is_send_call(c);
+      if (!op.send && e.status.source) {
+        op.status_source = *e.status.source;
+        op.status_tag = value_or(e.status.tag, k_unknown);
+      }
+      const bool blocking = format::call_blocks(c);
+      if (blocking && !e.pending) complete(op, e);
+      add_op(std::move(op), e, blocking);
+      return;
+    }
+    if (c == Call::Sendrecv || c == Call::Sendrecv_replace) {
+      P2POp send = base(e);
+      send.send = true;
+      P2POp recv = base(e);
+      recv.peer = value_or(e.recv_peer, k_unknown);
+      recv.tag = value_or(e.recv_tag, k_unknown);
+      if (e.status.source) {
+        recv.status_source = *e.status.source;
+        recv.status_tag = value_or(e.status.tag, k_unknown);
+      }
+      if (!e.pending) {
+        complete(send, e);
+        complete(recv, e);
+      }
+      m.ops.push_back(std::move(send));
+      m.ops.push_back(std::move(recv));
+      return;
+    }
+    if (is_persistent_init(c)) {
+      Persistent p;
+      p.op = base(e);
+      p.op.send = c != Call::Recv_init;
+      p.life = new_life(e, true);
+      m.persistent[e.request] = std::move(p);
+      return;
+    }
+    if (c == Call::Start || c == Call::Startall) {
+      if (c == Call::Start) {
+        start(e, e.request);
+      } else {
+        for (uint64_t r : e.requests) start(e, r);
+      }
+      return;
+    }
+    if (is_completion(c)) {
+      for (const format::CompletedRequest& done : e.completed) finish(e, done);
+      return;
+    }
+    if (c == Call::Request_free) {
+      if (auto it = m.life_of.find(e.request); it != m.life_of.end()) {
+        RequestLife& life = m.lives[it->second];
+        life.freed = true;
+        if (life.done_seq == k_never || life.persistent) life.done_seq = e.seq;
+        life.active = false;
+      }
+      m.persistent.erase(e.request);
+      return;
+    }
+    const Family family = format::call_family(c);
+    if (family == Family::coll) {
+      CollOp op;
+      op.seq = e.seq;
+      op.site = e.site;
+      op.comm = e.comm;
+      op.call = c;
+      op.pending = e.pending;
+      op.in_place = e.in_place;
+      op.root = value_or(e.peer, k_unknown);
+      op.op = e.op;
+      op.datatype = e.datatype;
+      op.count = e.count;
+      op.stack = e.stack;
+      op.request = e.request;
+      if (!e.request && !e.pending) op.done_seq = e.seq;
+      m.colls.push_back(std::move(op));
+      if (e.request) {
+        const uint32_t life = new_life(e, false);
+        m.active[e.request] = {Active::Kind::coll, static_cast<uint32_t>(m.colls.size() - 1), life};
+      }
+      return;
+    }
+    if (family == Family::rma) {
+      RmaEvent r;
+      r.seq = e.seq;
+      r.site = e.site;
+      r.window = e.window;
+      r.peer = value_or(e.peer, k_unknown);
+      r.group = e.group;
+      r.assert_flags = e.assert_flags;
+      r.lock_type = e.lock_type;
+      r.call = c;
+      r.pending = e.pending;
+      m.rma.push_back(r);
+      if (e.request) new_life(e, false);  // Rput, Rget, ...: completed like any request
+      if (e.request) {
+        m.active[e.request] = {Active::Kind::other, 0, m.life_of[e.request]};
+      }
+      return;
+    }
+  }
+
+  void end() override {
+    for (RequestLife& life : m.lives) {
+      life.active = !life.freed && (life.done_seq == k_never);
+    }
+    for (auto& [request, p] : m.persistent) {
+      (void)request;
+      m.lives[p.life].active = !m.lives[p.life].freed;
+    }
+  }
+
+ private:
+  P2POp base(const Event& e) {
+    P2POp op;
+    op.seq = e.seq;
+    op.site = e.site;
+    op.comm = e.comm;
+    op.peer = value_or(e.peer, k_unknown);
+    op.tag = value_or(e.tag, k_unknown);
+    op.call = e.call;
+    op.request = e.request;
+    op.posted_pending = e.pending;
+    return op;
+  }
+
+  static void complete(P2POp& op, const Event& e) {
+    op.done_seq = e.seq;
+    op.done_site = e.site;
+    op.done_call = e.call;
+  }
+
+  uint32_t new_life(const Event& e, bool persistent) {
+    RequestLife life;
+    life.request = e.request;
+    life.created_seq = e.seq;
+    life.created_site = e.site;
+    life.created_call = e.call;
+    life.persistent = persistent;
+    m.lives.push_back(life);
+    const uint32_t index = static_cast<uint32_t>(m.lives.size() - 1);
+    m.life_of[e.request] = index;
+    return index;
+  }
+
+  void add_op(P2POp&& op, const Event& e, bool blocking) {
+    m.ops.push_back(std::move(op));
+    if (!blocking && e.request) {
+      const uint32_t life = new_life(e, false);
+      m.active[e.request] = {Active::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1), life};
+    }
+  }
+
+  void start(const Event& e, uint64_t request) {
+    auto it = m.persistent.find(request);
+    if (it == m.persistent.end()) return;
+    P2POp op = it->second.op;
+    op.seq = e.seq;
+    op.site = e.site;
+    op.call = e.call;
+    op.request = request;
+    op.posted_pending = false;
+    m.ops.push_back(std::move(op));
+    m.active[request] = {Active::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1), it->second.life};
+    m.lives[it->second.life].done_seq = k_never;
+  }
+
+  void finish(const Event& e, const format::CompletedRequest& done) {
+    auto it = m.active.find(done.request);
+    if (it == m.active.end()) return;
+    const Active a = it->second;
+    m.active.erase(it);
+    if (a.kind == Active::Kind::p2p) {
+      P2POp& op = m.ops[a.index];
+      complete(op, e);
+      op.cancelled = done.status.cancelled;
+      if (!op.send && done.status.source) {
+        op.status_source = *done.status.source;
+        op.status_tag = value_or(done.status.tag, k_unknown);
+      }
+    } else if (a.kind == Active::Kind::coll) {
+      m.colls[a.index].done_seq = e.seq;
+    }
+    m.lives[a.life].done_seq = e.seq;
+  }
+
+  RankReplay& m;
+};
+
+}  // namespace
+
+Replay::Replay() : m_impl(std::make_unique<Impl>()) {}
+Replay::~Replay() = default;
+
+std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
+  if (m_impl->ranks.size() <= data.rank) {
+    // Sized up front by analyze() before any thread starts; this is the
+    // single-threaded fallback for tests.
+    m_impl->ranks.resize(data.rank + 1);
+  }
+  return std::make_unique<ReplayPass>(m_impl->ranks[data.rank]);
+}
+
+void Replay::reserve_ranks(uint32_t world_size) { m_impl->ranks.resize(world_size); }
+
+void Replay::replay(const Context& context) {
+  Impl& m = *m_impl;
+  const uint32_t world_size = context.world_size();
+  m.ranks.resize(world_size);
+  const CommTable& comms = context.comms();
+
+  // Sends by channel (comm, sender, receiver, tag), in the sender's order.
+  using Channel = std::tuple<uint32_t, uint32_t, uint32_t, int32_t>;
+  std::map<Channel, std::deque<uint32_t>> channels;
+  m.match.assign(world_size, {});
+  for (uint32_t r = 0; r < world_size; ++r) {
+    m.match[r].assign(m.ranks[r].ops.size(), OpRef{});
+    const auto& ops = m.ranks[r].ops;
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      const P2POp& op = ops[i];
+      if (!op.send || op.peer < 0) continue;
+      const uint32_t g = comms.global(r, op.comm);
+      auto dest = comms.world_rank(r, op.comm, op.peer);
+      if (g == k_no_comm || !dest) continue;
+      channels[{g, r, *dest, op.tag}].push_back(i);
+    }
+  }
+  m.matches = 0;
+  for (uint32_t r = 0; r < world_size; ++r) {
+    const auto& ops = m.ranks[r].ops;
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      const P2POp& op = ops[i];
+      if (op.send || op.cancelled) continue;
+      int32_t source = op.status_source;
+      int32_t tag = op.status_tag;
+      if (source == k_unknown) {
+        // Never completed: it can only have been waiting for a specific send.
+        if (op.peer < 0 || op.tag == format::k_any_tag) continue;
+        source = op.peer;
+        tag = op.tag;
+      }
+      if (source < 0) continue;  // MPI_PROC_NULL
+      const uint32_t g = comms.global(r, op.comm);
+      auto from = comms.world_rank(r, op.comm, source);
+      if (g == k_no_comm || !from) continue;
+      auto it = channels.find({g, *from, r, tag});
+      if (it == channels.end() || it->second.empty()) continue;
+      const uint32_t s = it->second.front();
+      it->second.pop_front();
+      m.match[r][i] = OpRef{*from, s};
+      m.match[*from][s] = OpRef{r, i};
+      ++m.matches;
+    }
+  }
+
+  // Collectives: the n-th call of each member on a communicator.
+  m.instances.assign(comms.size(), {});
+  for (uint32_t r = 0; r < world_size; ++r) {
+    std::unordered_map<uint32_t, uint32_t> position;  // global comm -> calls so far
+    const auto& colls = m.ranks[r].colls;
+    for (uint32_t i = 0; i < colls.size(); ++i) {
+      const uint32_t g = comms.global(r, colls[i].comm);
+      if (g == k_no_comm) continue;
+      const GlobalComm& comm = comms.comm(g);
+      auto me = comm.rank_of(r);
+      if (!me) continue;
+      const uint32_t n = position[g]++;
+      auto& list = m.instances[g];
+      while (list.size() <= n) {
+        CollInstance inst;
+        inst.comm = g;
+        inst.position = static_cast<uint32_t>(list.size());
+        inst.member_op.assign(comm.world_ranks.size(), k_none);
+        list.push_back(std::move(inst));
+      }
+      list[n].member_op[static_cast<std::size_t>(*me)] = i;
+    }
+  }
+}
+
+uint32_t Replay::world_size() const { return static_cast<uint32_t>(m_impl->ranks.size()); }
+
+const std::vector<P2POp>& Replay::p2p(uint32_t rank) const { return m_impl->ranks.at(rank).ops; }
+
+std::optional<OpRef> Replay::matched(OpRef op) const {
+  if (op.rank >= m_impl->match.size() || op.index >= m_impl->match[op.rank].size()) return std::nullopt;
+  const OpRef other = m_impl->match[op.rank][op.index];
+  if (!other.valid()) return std::nullopt;
+  return other;
+}
+
+const std::vector<CollOp>& Replay::collectives(uint32_t rank) const {
+  return m_impl->ranks.at(rank).colls;
+}
+
+const std::vector<CollInstance>& Replay::instances(uint32_t comm) const {
+  if (comm >= m_impl->instances.size()) return m_impl->no_instances;
+  return m_impl->instances[comm];
+}
+
+const std::vector<RequestLife>& Replay::requests(uint32_t rank) const {
+  return m_impl->ranks.at(rank).lives;
+}
+
+const std::vector<RmaEvent>& Replay::rma(uint32_t rank) const { return m_impl->ranks.at(rank).rma; }
+
+std::optional<format::Event> Replay::blocked(uint32_t rank) const {
+  return m_impl->ranks.at(rank).blocked;
+}
+
+uint64_t Replay::matches() const { return m_impl->matches; }
+
+}  // namespace smtrace::analyzer
