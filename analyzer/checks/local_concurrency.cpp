@@ -1,15 +1,709 @@
-// PLACEHOLDER until this check is written: finds nothing.
+// local-concurrency: a buffer in use by a pending non-blocking operation is
+// touched by something else on the same rank before the operation completes.
+//
+// Rules (MPI 3.1 sections 3.7.2, 5.12 and 11.3): while an operation is
+// pending, its send buffer may be read by other calls (MPI >= 3.0 allows
+// concurrent reads) but not written; its receive buffer may be neither read
+// nor written, which also makes two pending receives into overlapping memory
+// an error.
+//
+// Each rank keeps the byte footprints of its pending operations in one map
+// of disjoint segments, each segment counting how many pending operations
+// read and how many write it. Posting, completing and checking an access
+// touch O(log n + segments in the range) entries. Which operation owns a
+// conflicting segment is looked up only when a conflict is found (rare).
+//
+// A conflict is reported when the pending operation completes (so the report
+// can name the completing call) or at the end of the rank. Threads of a rank
+// are ordered by seq (a simplification: two threads may really race).
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "analyzer/checks/checks.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
-class Placeholder final : public Check {
+
+using format::Call;
+using format::Event;
+
+// Sizes of BasicType values on LP64 targets (the trace records ids, not
+// sizes, of predefined types); 0 = unknown, no footprint.
+constexpr std::array<uint8_t, 41> k_basic_size = {
+    0,                    // unspecified
+    1, 1, 1, 1,           // char, signed char, unsigned char, byte
+    2, 2, 4, 4,           // short, unsigned short, int, unsigned
+    8, 8, 8, 8,           // long, unsigned long, long long, unsigned long long
+    4, 8, 16, 4, 1,       // float, double, long double, wchar, bool
+    1, 2, 4, 8,           // int8..int64
+    1, 2, 4, 8,           // uint8..uint64
+    8, 16, 32,            // complex float, double, long double
+    8, 16, 16, 8, 8, 32,  // float_int, double_int, long_int, 2int, short_int, long_double_int (extents)
+    1, 8, 8, 8,           // packed, aint, offset, count
+    0, 0,                 // ub, lb
+};
+
+// More blocks than this in one buffer: its hull is used instead (may report
+// a conflict between interleaved buffers that do not really overlap).
+constexpr std::size_t k_max_blocks = 4096;
+// Conflicts kept per pending operation, and reported per rank.
+constexpr std::size_t k_max_conflicts_per_op = 4;
+constexpr std::size_t k_max_reports = 64;
+
+enum class Mode : uint8_t { read, write };
+
+struct Block {
+  uint64_t lo = 0, hi = 0;  // [lo, hi)
+  Mode mode = Mode::read;
+};
+
+struct Conflict {
+  uint64_t seq = 0;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  Mode access = Mode::read;
+  bool receive_post = false;  // the access is another receive being posted
+  uint64_t lo = 0, hi = 0;     // the first overlapping bytes
+};
+
+struct PendingOp {
+  Call call = Call::unspecified;       // the creating call (Isend, Recv_init...)
+  uint64_t seq = 0;                    // posting event (the Start for persistent ones)
+  uint32_t site = 0;
+  Call post_call = Call::unspecified;  // Isend..., or Start/Startall
+  std::vector<Block> blocks;           // sorted, disjoint per mode
+  std::vector<Conflict> conflicts;
+  uint64_t free_seq = 0;               // Request_free while active
+  uint32_t free_site = 0;
+  bool persistent = false;
+  bool active = false;
+  bool freed = false;
+};
+
+// One conflict, ready to report.
+struct Record {
+  Call op_call = Call::unspecified, post_call = Call::unspecified;
+  uint64_t post_seq = 0;
+  uint32_t post_site = 0;
+  uint64_t op_lo = 0, op_hi = 0;
+  Conflict conflict;
+  Call done_call = Call::unspecified;  // unspecified: never completed
+  uint64_t done_seq = 0;
+  uint32_t done_site = 0;
+  bool freed = false;
+};
+
+// Disjoint segments of memory with the number of pending readers and writers.
+class SegmentMap {
+ public:
+  void add(uint64_t lo, uint64_t hi, Mode mode) {
+    split(lo);
+    split(hi);
+    uint64_t cur = lo;
+    auto it = m_segs.lower_bound(lo);
+    while (cur < hi) {
+      if (it == m_segs.end() || it->first > cur) {
+        const uint64_t next = (it != m_segs.end() && it->first < hi) ? it->first : hi;
+        it = m_segs.emplace_hint(it, cur, Seg{next, 0, 0});
+      }
+      bump(it->second, mode, +1);
+      cur = it->second.end;
+      ++it;
+    }
+  }
+
+  void remove(uint64_t lo, uint64_t hi, Mode mode) {
+    for (auto it = m_segs.lower_bound(lo); it != m_segs.end() && it->first < hi;) {
+      bump(it->second, mode, -1);
+      it = (it->second.readers == 0 && it->second.writers == 0) ? m_segs.erase(it) : std::next(it);
+    }
+  }
+
+  // Return the first bytes of [lo, hi) that an access of `mode` may not
+  // touch, if any: pending receive buffers always, pending send buffers
+  // for writes.
+  std::optional<std::pair<uint64_t, uint64_t>> conflict(uint64_t lo, uint64_t hi, Mode mode) const {
+    auto it = m_segs.upper_bound(lo);
+    if (it != m_segs.begin() && std::prev(it)->second.end > lo) --it;
+    for (; it != m_segs.end() && it->first < hi; ++it) {
+      const Seg& s = it->second;
+      if (s.writers > 0 || (mode == Mode::write && s.readers > 0))
+        return std::make_pair(std::max(lo, it->first), std::min(hi, s.end));
+    }
+    return std::nullopt;
+  }
+
+  bool empty() const { return m_segs.empty(); }
+
+ private:
+  struct Seg {
+    uint64_t end;
+    uint32_t readers;
+    uint32_t writers;
+  };
+
+  static void bump(Seg& s, Mode mode, int delta) {
+    uint32_t& n = mode == Mode::read ? s.readers : s.writers;
+    n = static_cast<uint32_t>(static_cast<int64_t>(n) + delta);
+  }
+
+  // Make `x` a segment boundary.
+  void split(uint64_t x) {
+    auto it = m_segs.upper_bound(x);
+    if (it == m_segs.begin()) return;
+    --it;
+    if (it->first < x && it->second.end > x) {
+      Seg right = it->second;
+      it->second.end = x;
+      m_segs.emplace_hint(std::next(it), x, right);
+    }
+  }
+
+  std::map<uint64_t, Seg> m_segs;
+};
+
+bool overlaps(const Block& b, uint64_t lo, uint64_t hi) { return b.lo < hi && lo < b.hi; }
+
+// Computes buffer footprints from (address, count, datatype) with the rank's
+// datatype definitions.
+class Footprints {
+ public:
+  explicit Footprints(const RankData& data) : m_data(data) {}
+
+  // Return the extent of datatype `type` in bytes (0 when unknown).
+  int64_t extent(uint32_t type) const {
+    if (type < format::k_first_derived_id) return type < k_basic_size.size() ? k_basic_size[type] : 0;
+    const format::DatatypeDef* def = m_data.datatype(type);
+    return def ? def->extent : 0;
+  }
+
+  // Append the blocks of `count` elements of `type` at `base` (MPI_BOTTOM =
+  // 0: the type's offsets are absolute addresses).
+  void add(std::vector<Block>& out, uint64_t base, int64_t count, uint32_t type, Mode mode) const {
+    if (count <= 0) return;
+    const auto n = static_cast<uint64_t>(count);
+    if (type < format::k_first_derived_id) {
+      const uint64_t size = type < k_basic_size.size() ? k_basic_size[type] : 0;
+      if (size == 0 || base == 0) return;
+      push(out, base, base + n * size, mode);
+      return;
+    }
+    const format::DatatypeDef* def = m_data.datatype(type);
+    if (!def || def->runs.empty()) return;
+    const auto ext = static_cast<uint64_t>(def->extent);
+    uint64_t per_element = 0;
+    for (const format::Run& r : def->runs) per_element += std::max<uint64_t>(r.count, 1);
+    // One dense block per element, elements back to back: one block in all.
+    if (per_element == 1 && def->runs[0].length == ext) {
+      const uint64_t lo = base + static_cast<uint64_t>(def->runs[0].offset);
+      push(out, lo, lo + n * ext, mode);
+      return;
+    }
+    if (per_element > k_max_blocks || n > k_max_blocks / per_element) {
+      // Too many blocks: the hull.
+      int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+      for (const format::Run& r : def->runs) {
+        const int64_t span = static_cast<int64_t>(std::max<uint64_t>(r.count, 1) - 1) * r.stride;
+        first = std::min({first, r.offset, r.offset + span});
+        last = std::max({last, r.offset + static_cast<int64_t>(r.length), r.offset + span + static_cast<int64_t>(r.length)});
+      }
+      const uint64_t lo = base + static_cast<uint64_t>(first);
+      push(out, lo, base + (n - 1) * ext + static_cast<uint64_t>(last), mode);
+      return;
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t element = base + i * ext;
+      for (const format::Run& r : def->runs) {
+        const uint64_t blocks = std::max<uint64_t>(r.count, 1);
+        for (uint64_t j = 0; j < blocks; ++j) {
+          const uint64_t lo = element + static_cast<uint64_t>(r.offset + static_cast<int64_t>(j) * r.stride);
+          push(out, lo, lo + r.length, mode);
+        }
+      }
+    }
+  }
+
+  // Return this rank's rank in communicator `comm`, if known.
+  std::optional<int32_t> comm_rank(uint32_t comm) {
+    if (comm == format::k_comm_world) return static_cast<int32_t>(m_data.rank);
+    if (comm == format::k_comm_self) return 0;
+    const format::CommDef* def = m_data.comm(comm);
+    if (!def) return std::nullopt;
+    auto at = std::find(def->world_ranks.begin(), def->world_ranks.end(), m_data.rank);
+    if (at == def->world_ranks.end()) return std::nullopt;
+    return static_cast<int32_t>(at - def->world_ranks.begin());
+  }
+
+  // Return the size of communicator `comm` (the remote group's for an
+  // intercommunicator), 0 when unknown.
+  uint64_t comm_size(uint32_t comm) const {
+    if (comm == format::k_comm_world) return m_data.header.world_size;
+    if (comm == format::k_comm_self) return 1;
+    const format::CommDef* def = m_data.comm(comm);
+    if (!def) return 0;
+    return def->inter ? def->remote_world_ranks.size() : def->world_ranks.size();
+  }
+
+ private:
+  static void push(std::vector<Block>& out, uint64_t lo, uint64_t hi, Mode mode) {
+    if (hi > lo) out.push_back(Block{lo, hi, mode});
+  }
+
+  const RankData& m_data;
+};
+
+// Sort `blocks` and merge overlapping or adjacent ones of the same mode.
+void normalize(std::vector<Block>& blocks) {
+  std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) {
+    return std::tie(a.mode, a.lo, a.hi) < std::tie(b.mode, b.lo, b.hi);
+  });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (out > 0 && blocks[out - 1].mode == blocks[i].mode && blocks[i].lo <= blocks[out - 1].hi) {
+      blocks[out - 1].hi = std::max(blocks[out - 1].hi, blocks[i].hi);
+    } else {
+      blocks[out++] = blocks[i];
+    }
+  }
+  blocks.resize(out);
+}
+
+bool is_send_init(Call c) {
+  return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init || c == Call::Rsend_init;
+}
+bool is_completion(Call c) {
+  switch (c) {
+    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
+    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome: return true;
+    default: return false;
+  }
+}
+
+class Pass final : public RankPass {
+ public:
+  explicit Pass(const RankData& data) : m_fp(data) {}
+
+  void event(const Event& e) override {
+    if (e.rc != 0) return;  // a failed call touched nothing (or we cannot tell what)
+    m_scratch.clear();
+    switch (e.call) {
+      case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
+        post(e, e.call, false);
+        return;
+      case Call::Irecv:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
+        post(e, e.call, false);
+        return;
+      case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init:
+      case Call::Recv_init:
+        if (e.request == 0) return;
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, is_send_init(e.call) ? Mode::read : Mode::write);
+        define_persistent(e);
+        return;
+      case Call::Start:
+        start(e, e.request);
+        return;
+      case Call::Startall:
+        for (uint64_t r : e.requests) start(e, r);
+        return;
+      case Call::Request_free:
+        request_free(e);
+        return;
+      case Call::Send: case Call::Bsend: case Call::Ssend: case Call::Rsend:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
+        break;
+      case Call::Recv:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
+        break;
+      case Call::Sendrecv:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
+        m_fp.add(m_scratch, e.recv_buf, e.recv_count, e.recv_datatype, Mode::write);
+        break;
+      case Call::Sendrecv_replace:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
+        break;
+      case Call::Annotate_read: case Call::Annotate_write:
+        if (e.buf != 0 && e.size > 0)
+          m_scratch.push_back(Block{e.buf, e.buf + e.size, e.call == Call::Annotate_read ? Mode::read : Mode::write});
+        break;
+      case Call::Put: case Call::Accumulate:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
+        break;
+      case Call::Rput: case Call::Raccumulate:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
+        post(e, e.call, false);
+        return;
+      case Call::Get:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
+        break;
+      case Call::Rget:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
+        post(e, e.call, false);
+        return;
+      case Call::Get_accumulate: case Call::Rget_accumulate:
+        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
+        m_fp.add(m_scratch, e.result_buf, e.result_count, e.result_datatype, Mode::write);
+        if (e.call == Call::Rget_accumulate) {
+          post(e, e.call, false);
+          return;
+        }
+        break;
+      case Call::Fetch_and_op:
+        m_fp.add(m_scratch, e.buf, 1, e.datatype, Mode::read);
+        m_fp.add(m_scratch, e.result_buf, 1, e.datatype, Mode::write);
+        break;
+      case Call::Compare_and_swap:
+        m_fp.add(m_scratch, e.buf, 1, e.datatype, Mode::read);
+        m_fp.add(m_scratch, e.compare_buf, 1, e.datatype, Mode::read);
+        m_fp.add(m_scratch, e.result_buf, 1, e.datatype, Mode::write);
+        break;
+      default:
+        if (is_completion(e.call)) {
+          if (!e.pending) for (const format::CompletedRequest& c : e.completed) complete(e, c.request);
+          return;
+        }
+        if (format::call_family(e.call) == format::Family::coll) {
+          collective(e);
+          if (e.request != 0) {
+            post(e, e.call, false);
+            return;
+          }
+          break;
+        }
+        return;
+    }
+    access(e, false);
+  }
+
+  // Move the conflicts of operations still pending into the records.
+  void end() override {
+    for (auto& [request, op] : m_ops)
+      if (op.active) retire(op, nullptr);
+  }
+
+  std::vector<Record> records;
+  uint64_t suppressed = 0;
+
+ private:
+  // Check the accesses in m_scratch (normalized here) against the pending
+  // operations; `receive_post`: they post a receive.
+  void access(const Event& e, bool receive_post) {
+    normalize(m_scratch);
+    if (m_pending.empty()) return;
+    for (const Block& b : m_scratch) {
+      auto hit = m_pending.conflict(b.lo, b.hi, b.mode);
+      if (!hit) continue;
+      bool owner_writes = false;
+      PendingOp* owner = find_owner(hit->first, hit->second, b.mode, owner_writes);
+      if (!owner || owner->conflicts.size() >= k_max_conflicts_per_op) continue;
+      bool seen = false;
+      for (const Conflict& c : owner->conflicts) seen = seen || (c.site == e.site && c.call == e.call);
+      if (seen) continue;
+      owner->conflicts.push_back(Conflict{e.seq, e.site, e.call, b.mode,
+                                          receive_post && b.mode == Mode::write && owner_writes, hit->first,
+                                          hit->second});
+    }
+  }
+
+  // Return the earliest-posted active operation that forbids an access of
+  // `mode` to some of [lo, hi); `writes`: it writes those bytes.
+  PendingOp* find_owner(uint64_t lo, uint64_t hi, Mode mode, bool& writes) {
+    PendingOp* best = nullptr;
+    for (auto& [request, op] : m_ops) {
+      if (!op.active || (best && best->seq <= op.seq)) continue;
+      for (const Block& b : op.blocks) {
+        if ((b.mode == Mode::write || mode == Mode::write) && overlaps(b, lo, hi)) {
+          best = &op;
+          writes = b.mode == Mode::write;
+          break;
+        }
+      }
+    }
+    return best;
+  }
+
+  // Post the operation of `e` with footprint m_scratch (checked first).
+  void post(const Event& e, Call call, bool persistent) {
+    const bool receive = std::any_of(m_scratch.begin(), m_scratch.end(), [](const Block& b) { return b.mode == Mode::write; });
+    access(e, receive);
+    if (e.request == 0) return;
+    PendingOp& op = m_ops[e.request];
+    op = PendingOp{};
+    op.call = call;
+    op.seq = e.seq;
+    op.site = e.site;
+    op.post_call = e.call;
+    op.persistent = persistent;
+    op.blocks.assign(m_scratch.begin(), m_scratch.end());
+    activate(op);
+  }
+
+  void define_persistent(const Event& e) {
+    normalize(m_scratch);
+    PendingOp& op = m_ops[e.request];
+    op = PendingOp{};
+    op.call = e.call;
+    op.seq = e.seq;
+    op.site = e.site;
+    op.post_call = e.call;
+    op.persistent = true;
+    op.blocks.assign(m_scratch.begin(), m_scratch.end());
+  }
+
+  void start(const Event& e, uint64_t request) {
+    auto it = m_ops.find(request);
+    if (it == m_ops.end() || !it->second.persistent || it->second.active) return;
+    PendingOp& op = it->second;
+    m_scratch.assign(op.blocks.begin(), op.blocks.end());
+    access(e, op.call == Call::Recv_init);
+    op.seq = e.seq;
+    op.site = e.site;
+    op.post_call = e.call;
+    op.conflicts.clear();
+    activate(op);
+  }
+
+  void activate(PendingOp& op) {
+    op.active = true;
+    for (const Block& b : op.blocks) m_pending.add(b.lo, b.hi, b.mode);
+  }
+
+  void deactivate(PendingOp& op) {
+    op.active = false;
+    for (const Block& b : op.blocks) m_pending.remove(b.lo, b.hi, b.mode);
+  }
+
+  void complete(const Event& e, uint64_t request) {
+    auto it = m_ops.find(request);
+    if (it == m_ops.end()) return;
+    PendingOp& op = it->second;
+    if (op.active) {
+      retire(op, &e);
+      deactivate(op);
+    }
+    if (!op.persistent) m_ops.erase(it);
+  }
+
+  void request_free(const Event& e) {
+    auto it = m_ops.find(e.request);
+    if (it == m_ops.end()) return;
+    PendingOp& op = it->second;
+    if (!op.active) {
+      m_ops.erase(it);
+      return;
+    }
+    // The operation goes on; nothing in the trace says when it ends, so its
+    // buffer stays in use until the end.
+    op.freed = true;
+    op.free_seq = e.seq;
+    op.free_site = e.site;
+    op.persistent = false;
+  }
+
+  // Turn `op`'s conflicts into records; `done` is the completing event.
+  void retire(PendingOp& op, const Event* done) {
+    for (const Conflict& c : op.conflicts) {
+      auto key = std::make_tuple(op.site, static_cast<uint16_t>(op.call), c.site, static_cast<uint16_t>(c.call));
+      if (!m_reported.insert(key).second) continue;
+      if (records.size() >= k_max_reports) {
+        ++suppressed;
+        continue;
+      }
+      Record r;
+      r.op_call = op.call;
+      r.post_call = op.post_call;
+      r.post_seq = op.seq;
+      r.post_site = op.site;
+      r.op_lo = op.blocks.empty() ? 0 : op.blocks.front().lo;
+      for (const Block& b : op.blocks) r.op_lo = std::min(r.op_lo, b.lo), r.op_hi = std::max(r.op_hi, b.hi);
+      r.conflict = c;
+      if (done) {
+        r.done_call = done->call;
+        r.done_seq = done->seq;
+        r.done_site = done->site;
+      } else if (op.freed) {
+        r.freed = true;
+        r.done_call = Call::Request_free;
+        r.done_seq = op.free_seq;
+        r.done_site = op.free_site;
+      }
+      records.push_back(r);
+    }
+    op.conflicts.clear();
+  }
+
+  // Add the buffers of collective `e` to m_scratch: send sides read, receive
+  // sides written, only where significant at this rank (MPI 3.1 5.1).
+  void collective(const Event& e) {
+    const uint64_t n = m_fp.comm_size(e.comm);
+    const std::optional<int32_t> me = m_fp.comm_rank(e.comm);
+    const bool root = e.peer && (*e.peer == format::k_root || (me && *e.peer == *me));
+    const bool known_root = e.peer && *e.peer != format::k_proc_null;
+    auto read = [&](uint64_t buf, int64_t count, uint32_t type) { m_fp.add(m_scratch, buf, count, type, Mode::read); };
+    auto write = [&](uint64_t buf, int64_t count, uint32_t type) { m_fp.add(m_scratch, buf, count, type, Mode::write); };
+    auto times = [](int64_t count, uint64_t k) { return count * static_cast<int64_t>(k); };
+    // v/w variants: block i at displs[i] (elements of `type`, or bytes with per-block types).
+    auto per_block = [&](uint64_t buf, const std::vector<int64_t>& counts, const std::vector<int64_t>& displs,
+                         uint32_t type, const std::vector<uint32_t>& types, Mode mode) {
+      if (buf == 0 && types.empty() && type < format::k_first_derived_id) return;
+      for (std::size_t i = 0; i < counts.size() && i < displs.size(); ++i) {
+        const uint32_t t = types.empty() ? type : (i < types.size() ? types[i] : 0);
+        const int64_t step = types.empty() ? m_fp.extent(t) : 1;
+        m_fp.add(m_scratch, buf + static_cast<uint64_t>(displs[i] * step), counts[i], t, mode);
+      }
+    };
+    switch (e.call) {
+      case Call::Bcast: case Call::Ibcast:
+        if (root) read(e.buf, e.count, e.datatype);
+        else if (known_root && me) write(e.buf, e.count, e.datatype);
+        break;
+      case Call::Reduce: case Call::Ireduce:
+        if (!e.in_place) read(e.buf, e.count, e.datatype);
+        if (root) write(e.recv_buf, e.recv_count, e.recv_datatype);
+        break;
+      case Call::Allreduce: case Call::Iallreduce: case Call::Scan: case Call::Iscan:
+      case Call::Exscan: case Call::Iexscan:
+        if (!e.in_place) read(e.buf, e.count, e.datatype);
+        write(e.recv_buf, e.recv_count, e.recv_datatype);
+        break;
+      case Call::Reduce_scatter_block: case Call::Ireduce_scatter_block:
+        if (!e.in_place && n) read(e.buf, times(e.count, n), e.datatype);
+        write(e.recv_buf, e.recv_count, e.recv_datatype);
+        break;
+      case Call::Reduce_scatter: case Call::Ireduce_scatter: {
+        int64_t total = 0;
+        for (int64_t c : e.recv_counts) total += c;
+        if (!e.in_place) read(e.buf, total, e.datatype);
+        if (me && static_cast<std::size_t>(*me) < e.recv_counts.size())
+          write(e.recv_buf, e.recv_counts[static_cast<std::size_t>(*me)], e.recv_datatype);
+        break;
+      }
+      case Call::Gather: case Call::Igather:
+        if (!e.in_place) read(e.buf, e.count, e.datatype);
+        if (root && n) write(e.recv_buf, times(e.recv_count, n), e.recv_datatype);
+        break;
+      case Call::Gatherv: case Call::Igatherv: case Call::Allgatherv: case Call::Iallgatherv:
+        if (!e.in_place) read(e.buf, e.count, e.datatype);
+        per_block(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype, {}, Mode::write);
+        break;
+      case Call::Scatter: case Call::Iscatter:
+        if (root && n) read(e.buf, times(e.count, n), e.datatype);
+        if (!e.in_place) write(e.recv_buf, e.recv_count, e.recv_datatype);
+        break;
+      case Call::Scatterv: case Call::Iscatterv:
+        per_block(e.buf, e.counts, e.displs, e.datatype, {}, Mode::read);
+        if (!e.in_place) write(e.recv_buf, e.recv_count, e.recv_datatype);
+        break;
+      case Call::Allgather: case Call::Iallgather:
+        if (!e.in_place) read(e.buf, e.count, e.datatype);
+        if (n) write(e.recv_buf, times(e.recv_count, n), e.recv_datatype);
+        break;
+      case Call::Alltoall: case Call::Ialltoall:
+        if (!e.in_place && n) read(e.buf, times(e.count, n), e.datatype);
+        if (n) write(e.recv_buf, times(e.recv_count, n), e.recv_datatype);
+        break;
+      case Call::Alltoallv: case Call::Ialltoallv:
+        if (!e.in_place) per_block(e.buf, e.counts, e.displs, e.datatype, {}, Mode::read);
+        per_block(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype, {}, Mode::write);
+        break;
+      case Call::Alltoallw: case Call::Ialltoallw:
+        if (!e.in_place) per_block(e.buf, e.counts, e.displs, 0, e.datatypes, Mode::read);
+        per_block(e.recv_buf, e.recv_counts, e.recv_displs, 0, e.recv_datatypes, Mode::write);
+        break;
+      default: break;
+    }
+  }
+
+  Footprints m_fp;
+  std::unordered_map<uint64_t, PendingOp> m_ops;  // by request id
+  SegmentMap m_pending;                           // footprints of the active ops
+  std::vector<Block> m_scratch;                   // reused for each event
+  std::set<std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
+};
+
+std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
+
+class LocalConcurrency final : public Check {
  public:
   std::string_view name() const override { return "local-concurrency"; }
   Severity severity() const override { return Severity::error; }
-  std::string_view description() const override { return "(not written yet)"; }
-  void finish(const Context&, std::vector<std::unique_ptr<RankPass>>&, std::vector<Finding>&) override {}
+  std::string_view description() const override {
+    return "a buffer of a pending non-blocking operation is read or written before the operation completes";
+  }
+  std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+
+  void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    for (uint32_t rank = 0; rank < passes.size(); ++rank) {
+      auto* pass = dynamic_cast<Pass*>(passes[rank].get());
+      if (!pass) continue;
+      for (const Record& r : pass->records) out.push_back(finding(context, rank, r));
+      if (pass->suppressed > 0 && !out.empty() && out.back().kind == name())
+        out.back().notes.push_back(fmt::format("{} more conflicts on rank {} are not reported", pass->suppressed, rank));
+    }
+  }
+
+ private:
+  Finding finding(const Context& context, uint32_t rank, const Record& r) const {
+    const Conflict& c = r.conflict;
+    const std::string_view op = format::call_name(r.op_call);
+    const std::string_view access = format::call_name(c.call);
+    const EventRef at{rank, c.seq};
+    const char* verb = c.receive_post ? "also the receive buffer of"
+                       : c.access == Mode::read ? "read by" : "written by";
+    std::string ending;
+    if (r.freed) {
+      ending = fmt::format("while it is in flight (freed by MPI_Request_free at rank {}, so its completion is never seen)",
+                           EventRef{rank, r.done_seq}.str());
+    } else if (r.done_call != Call::unspecified) {
+      ending = fmt::format("before {} completes it (rank {})", format::call_name(r.done_call),
+                           EventRef{rank, r.done_seq}.str());
+    } else {
+      ending = "before it completes (it never completes in the trace)";
+    }
+    Finding f;
+    f.kind = std::string(name());
+    f.severity = severity();
+    f.message = fmt::format("{}'s buffer [{}, +{}) is {} {} (rank {}) {}", op, hex(r.op_lo), r.op_hi - r.op_lo, verb,
+                            access, at.str(), ending);
+    const std::string what = r.post_call == r.op_call
+                                 ? fmt::format("{} posts the buffer here", op)
+                                 : fmt::format("{} starts {}'s operation here", format::call_name(r.post_call), op);
+    f.locations.push_back(context.location(EventRef{rank, r.post_seq}, r.post_call, r.post_site, what));
+    f.locations.push_back(context.location(
+        at, c.call, c.site,
+        fmt::format("{} {} bytes [{}, +{}) of it here", access,
+                    c.receive_post ? "receives into" : c.access == Mode::read ? "reads" : "writes", hex(c.lo),
+                    c.hi - c.lo)));
+    if (r.done_call != Call::unspecified)
+      f.locations.push_back(context.location(EventRef{rank, r.done_seq}, r.done_call, r.done_site,
+                                             r.freed ? "the request is freed here, the operation still in flight"
+                                                     : "the operation completes here"));
+    if (c.access == Mode::read && !c.receive_post)
+      f.notes.push_back("a pending receive buffer may not be read until the receive completes");
+    else if (c.receive_post)
+      f.notes.push_back("two pending receives may not share memory");
+    else
+      f.notes.push_back("a pending buffer may not be written until its operation completes");
+    return f;
+  }
 };
+
 }  // namespace
-std::unique_ptr<Check> make_local_concurrency() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<Check> make_local_concurrency() { return std::make_unique<LocalConcurrency>(); }
+
 }  // namespace smtrace::analyzer::checks

@@ -1,15 +1,161 @@
-// PLACEHOLDER until this check is written: finds nothing.
+// resource-leak: communicators (other than world and self), groups, windows,
+// derived datatypes and user ops created on a rank that reached
+// MPI_Finalize and never freed there.
+//
+// Only handles the rank's own events created count: a handle the tracer
+// first met elsewhere (a family turned off, a library's own) is not ours to
+// blame. Leaks are grouped by creating call site, with a count.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "analyzer/checks/checks.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
-class Placeholder final : public Check {
+
+using format::Call;
+using format::Event;
+
+enum class Kind : uint8_t { comm, group, window, datatype, op };
+
+std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::comm: return "communicator";
+    case Kind::group: return "group";
+    case Kind::window: return "window";
+    case Kind::datatype: return "datatype";
+    case Kind::op: return "reduction op";
+  }
+  return "?";
+}
+
+std::string_view free_call(Kind k) {
+  switch (k) {
+    case Kind::comm: return "MPI_Comm_free";
+    case Kind::group: return "MPI_Group_free";
+    case Kind::window: return "MPI_Win_free";
+    case Kind::datatype: return "MPI_Type_free";
+    case Kind::op: return "MPI_Op_free";
+  }
+  return "?";
+}
+
+struct Created {
+  uint64_t seq = 0;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  Kind kind = Kind::comm;
+};
+
+bool is_type_constructor(Call c) {
+  switch (c) {
+    case Call::Type_contiguous: case Call::Type_vector: case Call::Type_create_hvector: case Call::Type_indexed:
+    case Call::Type_create_hindexed: case Call::Type_create_indexed_block: case Call::Type_create_hindexed_block:
+    case Call::Type_create_struct: case Call::Type_create_subarray: case Call::Type_create_resized:
+    case Call::Type_dup:
+      return true;
+    default:
+      return false;
+  }
+}
+
+class Pass final : public RankPass {
+ public:
+  void event(const Event& e) override {
+    if (e.rc != 0 || e.pending) return;
+    const format::Family family = format::call_family(e.call);
+    switch (e.call) {
+      case Call::Comm_free: release(Kind::comm, e.comm); return;
+      case Call::Group_free: release(Kind::group, e.group); return;
+      case Call::Win_free: release(Kind::window, e.window); return;
+      case Call::Type_free: release(Kind::datatype, e.datatype); return;
+      case Call::Op_free: release(Kind::op, e.new_datatype); return;
+      case Call::Op_create: create(Kind::op, e.new_datatype, e); return;
+      case Call::Win_create: case Call::Win_allocate: case Call::Win_allocate_shared: case Call::Win_create_dynamic:
+        create(Kind::window, e.window, e);
+        return;
+      default: break;
+    }
+    if (family == format::Family::comm && e.new_comm > format::k_comm_self) create(Kind::comm, e.new_comm, e);
+    else if (family == format::Family::group && e.new_comm > format::k_comm_self) create(Kind::group, e.new_comm, e);
+    else if (is_type_constructor(e.call) && e.new_datatype >= format::k_first_derived_id)
+      create(Kind::datatype, e.new_datatype, e);
+  }
+
+  // Handles still alive at the end, in creation order.
+  std::vector<Created> alive() const {
+    std::vector<Created> out;
+    out.reserve(m_alive.size());
+    for (const auto& [key, c] : m_alive) out.push_back(c);
+    std::sort(out.begin(), out.end(), [](const Created& a, const Created& b) { return a.seq < b.seq; });
+    return out;
+  }
+
+ private:
+  static uint64_t key(Kind kind, uint32_t id) { return (static_cast<uint64_t>(kind) << 32) | id; }
+  void create(Kind kind, uint32_t id, const Event& e) {
+    if (id != 0) m_alive[key(kind, id)] = Created{e.seq, e.site, e.call, kind};
+  }
+  void release(Kind kind, uint32_t id) { m_alive.erase(key(kind, id)); }
+
+  std::unordered_map<uint64_t, Created> m_alive;  // by (kind, rank-local id)
+};
+
+class ResourceLeak final : public Check {
  public:
   std::string_view name() const override { return "resource-leak"; }
   Severity severity() const override { return Severity::warning; }
-  std::string_view description() const override { return "(not written yet)"; }
-  void finish(const Context&, std::vector<std::unique_ptr<RankPass>>&, std::vector<Finding>&) override {}
+  std::string_view description() const override {
+    return "a communicator, group, window, datatype or op is created and never freed before MPI_Finalize";
+  }
+  std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
+
+  void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    for (uint32_t rank = 0; rank < passes.size(); ++rank) {
+      auto* pass = dynamic_cast<Pass*>(passes[rank].get());
+      if (!pass || rank >= context.world_size() || !context.rank(rank).finalized()) continue;
+      std::map<std::tuple<uint32_t, uint16_t, uint8_t>, std::pair<Created, uint64_t>> groups;
+      std::vector<std::tuple<uint32_t, uint16_t, uint8_t>> order;
+      for (const Created& c : pass->alive()) {
+        auto k = std::make_tuple(c.site, static_cast<uint16_t>(c.call), static_cast<uint8_t>(c.kind));
+        auto [it, fresh] = groups.try_emplace(k, c, 0);
+        if (fresh) order.push_back(k);
+        ++it->second.second;
+      }
+      for (const auto& k : order) {
+        const auto& [first, n] = groups[k];
+        out.push_back(finding(context, rank, first, n));
+      }
+    }
+  }
+
+ private:
+  Finding finding(const Context& context, uint32_t rank, const Created& c, uint64_t n) const {
+    const std::string_view call = format::call_name(c.call);
+    const EventRef at{rank, c.seq};
+    Finding f;
+    f.kind = std::string(name());
+    f.severity = severity();
+    f.message = n == 1 ? fmt::format("the {} created by {} (rank {}) is never freed before MPI_Finalize",
+                                     kind_name(c.kind), call, at.str())
+                       : fmt::format("{} {}s created by {} (first at rank {}) are never freed before MPI_Finalize", n,
+                                     kind_name(c.kind), call, at.str());
+    f.locations.push_back(context.location(at, c.call, c.site, fmt::format("{} creates the {} here", call, kind_name(c.kind))));
+    f.notes.push_back(fmt::format("release it with {}", free_call(c.kind)));
+    return f;
+  }
 };
+
 }  // namespace
-std::unique_ptr<Check> make_resource_leak() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<Check> make_resource_leak() { return std::make_unique<ResourceLeak>(); }
+
 }  // namespace smtrace::analyzer::checks
