@@ -1,15 +1,372 @@
-// PLACEHOLDER until this check is written: finds nothing.
+// deadlock: ranks blocked at the end of an incomplete trace.
+//
+// Each rank stopped inside a blocking call (its pending event) waits for
+// other ranks: a receive for its source (any member of the communicator for
+// MPI_ANY_SOURCE), a send for its destination, a collective for the members
+// that never entered it, a Wait* for what its incomplete requests wait for.
+// Waitall and collectives need all of their partners (AND), Waitany/Waitsome
+// and wildcard receives one of them (OR). A receive whose message was already
+// sent (the replay matched it) waits for nothing.
+//
+// Ranks that were still running (stopped outside any call, e.g. killed while
+// computing) could still act; finalized or exited ranks never will. A blocked
+// rank can progress when its condition holds over ranks that can progress;
+// the fixed point leaves the deadlocked ones. The wait-for graph among them
+// (Boost.Graph) gives the cycle when there is one, else the report lists
+// each blocked rank and what it waits for.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/depth_first_search.hpp>
+#include <fmt/core.h>
+
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/comms.hpp"
+#include "analyzer/replay.hpp"
 
 namespace smtrace::analyzer::checks {
+
+using format::Call;
+
 namespace {
-class Placeholder final : public Check {
+
+struct Wait {
+  enum class Mode : uint8_t { all, any, none } mode = Mode::none;
+  std::set<uint32_t> ranks;       // world ranks waited for
+  std::vector<std::string> what;  // one line per reason
+};
+
+std::string rank_list(const std::set<uint32_t>& ranks) {
+  std::string s;
+  for (uint32_t r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+
+class Deadlock final : public Check {
  public:
   std::string_view name() const override { return "deadlock"; }
   Severity severity() const override { return Severity::error; }
-  std::string_view description() const override { return "(not written yet)"; }
-  void finish(const Context&, std::vector<std::unique_ptr<RankPass>>&, std::vector<Finding>&) override {}
+  std::string_view description() const override {
+    return "ranks blocked at the end of an incomplete trace, waiting for each other or for ranks "
+           "that will never act";
+  }
+
+  void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>&,
+              std::vector<Finding>& out) override {
+    const uint32_t n = ctx.world_size();
+    enum class State : uint8_t { running, blocked, finished, missing };
+    std::vector<State> state(n, State::missing);
+    std::vector<Wait> waits(n);
+    bool any_blocked = false;
+    for (uint32_t r = 0; r < n; ++r) {
+      const RankData& data = ctx.rank(r);
+      if (!data.present) continue;
+      auto blocked = ctx.replay().blocked(r);
+      if (blocked && format::call_blocks(blocked->call) && blocked->call != Call::Finalize) {
+        state[r] = State::blocked;
+        waits[r] = wait_of(ctx, r, *blocked);
+        any_blocked = true;
+      } else if (data.end && data.end->kind != format::TerminationKind::signal &&
+                 data.end->kind != format::TerminationKind::tracer_stopped) {
+        state[r] = State::finished;
+      } else if (blocked && blocked->call == Call::Finalize) {
+        state[r] = State::finished;
+      } else {
+        state[r] = State::running;  // stopped outside MPI: it could still act
+      }
+    }
+    if (!any_blocked) return;
+
+    std::vector<bool> progress(n, false);
+    for (uint32_t r = 0; r < n; ++r) progress[r] = state[r] == State::running;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t r = 0; r < n; ++r) {
+        if (progress[r] || state[r] != State::blocked) continue;
+        const Wait& w = waits[r];
+        bool ok = false;
+        if (w.mode == Wait::Mode::none) {
+          ok = true;
+        } else if (w.mode == Wait::Mode::all) {
+          ok = std::all_of(w.ranks.begin(), w.ranks.end(), [&](uint32_t s) { return s < n && progress[s]; });
+        } else {
+          ok = std::any_of(w.ranks.begin(), w.ranks.end(), [&](uint32_t s) { return s < n && progress[s]; });
+        }
+        if (ok) {
+          progress[r] = true;
+          changed = true;
+        }
+      }
+    }
+    std::vector<uint32_t> stuck;
+    for (uint32_t r = 0; r < n; ++r) {
+      if (state[r] == State::blocked && !progress[r]) stuck.push_back(r);
+    }
+    if (stuck.empty()) return;
+
+    // Wait-for graph among the stuck ranks; a cycle explains the deadlock.
+    using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+    Graph g(n);
+    for (uint32_t r : stuck) {
+      for (uint32_t s : waits[r].ranks) {
+        if (s < n && state[s] == State::blocked && !progress[s]) boost::add_edge(r, s, g);
+      }
+    }
+    std::vector<uint32_t> cycle = find_cycle(g, n);
+
+    Finding f;
+    f.kind = std::string(name());
+    f.severity = severity();
+    if (!cycle.empty()) {
+      std::string chain;
+      for (uint32_t r : cycle) chain += fmt::format("rank {} -> ", r);
+      chain += fmt::format("rank {}", cycle.front());
+      f.message = fmt::format("deadlock: {} ranks wait for each other in a cycle ({})", cycle.size(), chain);
+    } else {
+      f.message = fmt::format("deadlock: {} rank{} blocked forever", stuck.size(), stuck.size() == 1 ? "" : "s");
+    }
+    // The cycle's ranks first, then the other stuck ones.
+    std::vector<uint32_t> order = cycle;
+    for (uint32_t r : stuck) {
+      if (std::find(order.begin(), order.end(), r) == order.end()) order.push_back(r);
+    }
+    for (uint32_t r : order) {
+      const auto blocked = ctx.replay().blocked(r);
+      std::string note = fmt::format("rank {} blocks here", r);
+      if (!waits[r].what.empty()) note += ": " + waits[r].what.front();
+      f.locations.push_back(ctx.location({r, blocked->seq}, blocked->call, blocked->site, note));
+      for (std::size_t k = 1; k < waits[r].what.size() && k < 4; ++k) {
+        f.notes.push_back(fmt::format("rank {}: {}", r, waits[r].what[k]));
+      }
+    }
+    for (uint32_t r = 0; r < n; ++r) {
+      if (state[r] == State::finished) {
+        const RankData& data = ctx.rank(r);
+        f.notes.push_back(fmt::format("rank {} {}", r,
+                                      data.finalized() ? "reached MPI_Finalize" : "ended without MPI_Finalize"));
+      } else if (state[r] == State::missing) {
+        f.notes.push_back(fmt::format("rank {}: no trace file", r));
+      }
+    }
+    out.push_back(std::move(f));
+  }
+
+ private:
+  static std::vector<uint32_t> find_cycle(const boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>& g,
+                                          uint32_t n) {
+    using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+    std::vector<uint32_t> parent(n, k_none);
+    struct Visitor : boost::default_dfs_visitor {
+      std::vector<uint32_t>* parent;
+      std::pair<uint32_t, uint32_t>* back;
+      void tree_edge(Graph::edge_descriptor e, const Graph& graph) {
+        (*parent)[boost::target(e, graph)] = static_cast<uint32_t>(boost::source(e, graph));
+      }
+      void back_edge(Graph::edge_descriptor e, const Graph& graph) {
+        if (back->first == k_none) {
+          *back = {static_cast<uint32_t>(boost::source(e, graph)), static_cast<uint32_t>(boost::target(e, graph))};
+        }
+      }
+    };
+    std::pair<uint32_t, uint32_t> back{k_none, k_none};
+    Visitor vis;
+    vis.parent = &parent;
+    vis.back = &back;
+    boost::depth_first_search(g, boost::visitor(vis));
+    if (back.first == k_none) return {};
+    // back: source -> target closes the cycle target ... source.
+    std::vector<uint32_t> cycle;
+    for (uint32_t v = back.first; v != k_none; v = parent[v]) {
+      cycle.push_back(v);
+      if (v == back.second) break;
+    }
+    std::reverse(cycle.begin(), cycle.end());
+    return cycle;
+  }
+
+  // Return whom rank `r`, stopped inside `e`, waits for.
+  static Wait wait_of(const Context& ctx, uint32_t r, const format::Event& e) {
+    Wait w;
+    const Replay& replay = ctx.replay();
+    const CommTable& comms = ctx.comms();
+    const auto& ops = replay.p2p(r);
+    auto describe_p2p = [&](uint32_t index, Wait& into) {
+      const P2POp& op = ops[index];
+      if (!op.send && replay.matched({r, index})) return;  // its message is on the way
+      if (op.send && replay.matched({r, index})) return;   // received: the send can complete
+      const uint32_t g = comms.global(r, op.comm);
+      const std::string comm_name = g == k_no_comm ? "an unknown communicator" : comms.comm(g).name;
+      if (op.peer == format::k_any_source) {
+        if (g != k_no_comm) {
+          for (uint32_t s : comms.comm(g).world_ranks) {
+            if (s != r) into.ranks.insert(s);
+          }
+        }
+        into.what.push_back(fmt::format("{} waits for a message from any rank of {}{}",
+                                        format::call_name(op.call), comm_name,
+                                        op.tag == format::k_any_tag ? "" : fmt::format(" with tag {}", op.tag)));
+        return;
+      }
+      auto peer = comms.world_rank(r, op.comm, op.peer);
+      if (!peer) return;
+      into.ranks.insert(*peer);
+      const std::string tag = op.tag == format::k_any_tag ? "any tag" : fmt::format("tag {}", op.tag);
+      if (op.send) {
+        into.what.push_back(fmt::format("{} waits for rank {} to receive its message ({}, {})",
+                                        format::call_name(op.call), *peer, tag, comm_name));
+      } else {
+        into.what.push_back(fmt::format("{} waits for a message from rank {} ({}, {})",
+                                        format::call_name(op.call), *peer, tag, comm_name));
+      }
+    };
+    auto describe_coll = [&](uint32_t index, Wait& into) {
+      const CollOp& op = replay.collectives(r)[index];
+      const uint32_t g = comms.global(r, op.comm);
+      if (g == k_no_comm) return;
+      const GlobalComm& comm = comms.comm(g);
+      // Which instance is it? Count this rank's calls on the comm before it.
+      uint32_t position = 0;
+      for (uint32_t i = 0; i < index; ++i) {
+        if (comms.global(r, replay.collectives(r)[i].comm) == g) ++position;
+      }
+      const auto& instances = replay.instances(g);
+      std::set<uint32_t> absent;
+      std::vector<std::string> other_calls;
+      if (position < instances.size()) {
+        const CollInstance& inst = instances[position];
+        for (std::size_t k = 0; k < inst.member_op.size(); ++k) {
+          const uint32_t member = comm.world_ranks[k];
+          if (member == r) continue;
+          if (inst.member_op[k] == k_none) {
+            absent.insert(member);
+          } else {
+            const CollOp& other = replay.collectives(member)[inst.member_op[k]];
+            if (other.call != op.call) {
+              other_calls.push_back(fmt::format("rank {} is in {} there", member, format::call_name(other.call)));
+            }
+          }
+        }
+      }
+      into.ranks.insert(absent.begin(), absent.end());
+      if (!absent.empty()) {
+        into.what.push_back(fmt::format("{} on {} waits for rank{} {} that never entered it",
+                                        format::call_name(op.call), comm.name, absent.size() == 1 ? "" : "s",
+                                        rank_list(absent)));
+      }
+      for (const std::string& s : other_calls) {
+        into.what.push_back(fmt::format("{} on {}: {} (collective #{} differs)", format::call_name(op.call),
+                                        comm.name, s, position + 1));
+        for (std::size_t k = 0; k < comm.world_ranks.size(); ++k) {
+          if (comm.world_ranks[k] != r) into.ranks.insert(comm.world_ranks[k]);
+        }
+      }
+    };
+    auto find_op = [&](uint64_t seq, bool recv_side) -> std::optional<uint32_t> {
+      for (uint32_t i = static_cast<uint32_t>(ops.size()); i-- > 0;) {
+        if (ops[i].seq == seq && (!recv_side || !ops[i].send)) return i;
+        if (ops[i].seq < seq) break;
+      }
+      return std::nullopt;
+    };
+    auto find_coll = [&](uint64_t seq) -> std::optional<uint32_t> {
+      const auto& colls = replay.collectives(r);
+      for (uint32_t i = static_cast<uint32_t>(colls.size()); i-- > 0;) {
+        if (colls[i].seq == seq) return i;
+        if (colls[i].seq < seq) break;
+      }
+      return std::nullopt;
+    };
+    auto by_request = [&](uint64_t request, Wait& into) {
+      for (uint32_t i = static_cast<uint32_t>(ops.size()); i-- > 0;) {
+        if (ops[i].request == request && ops[i].done_seq == k_never) return describe_p2p(i, into);
+      }
+      const auto& colls = replay.collectives(r);
+      for (uint32_t i = static_cast<uint32_t>(colls.size()); i-- > 0;) {
+        if (colls[i].request == request && colls[i].done_seq == k_never) return describe_coll(i, into);
+      }
+    };
+
+    const Call c = e.call;
+    if (c == Call::Wait || c == Call::Waitall || c == Call::Waitany || c == Call::Waitsome) {
+      w.mode = (c == Call::Waitany || c == Call::Waitsome) ? Wait::Mode::any : Wait::Mode::all;
+      if (c == Call::Wait && e.requests.empty() && e.request) {
+        by_request(e.request, w);
+      }
+      for (uint64_t req : e.requests) {
+        if (req) by_request(req, w);
+      }
+      // An OR-wait on requests: each request alone must be impossible; a
+      // wildcard receive inside it already waits for anyone.
+    } else if (format::call_family(c) == format::Family::coll) {
+      w.mode = Wait::Mode::all;
+      if (auto i = find_coll(e.seq)) describe_coll(*i, w);
+    } else if (c == Call::Recv || c == Call::Probe || c == Call::Sendrecv || c == Call::Sendrecv_replace) {
+      if (auto i = find_op(e.seq, true)) {
+        describe_p2p(*i, w);
+        w.mode = ops[*i].peer == format::k_any_source ? Wait::Mode::any : Wait::Mode::all;
+      } else if (c == Call::Probe) {
+        const int32_t peer = e.peer ? *e.peer : format::k_any_source;
+        if (peer == format::k_any_source) {
+          const uint32_t g = comms.global(r, e.comm);
+          if (g != k_no_comm) {
+            for (uint32_t s : comms.comm(g).world_ranks) {
+              if (s != r) w.ranks.insert(s);
+            }
+          }
+          w.mode = Wait::Mode::any;
+          w.what.push_back("MPI_Probe waits for a message from any rank");
+        } else if (auto s = comms.world_rank(r, e.comm, peer)) {
+          w.ranks.insert(*s);
+          w.mode = Wait::Mode::all;
+          w.what.push_back(fmt::format("MPI_Probe waits for a message from rank {}", *s));
+        }
+      }
+      if (c == Call::Sendrecv || c == Call::Sendrecv_replace) {
+        // Its send half waits too.
+        for (uint32_t i = static_cast<uint32_t>(ops.size()); i-- > 0;) {
+          if (ops[i].seq == e.seq && ops[i].send) describe_p2p(i, w);
+          if (ops[i].seq < e.seq) break;
+        }
+        w.mode = Wait::Mode::all;
+      }
+    } else if (c == Call::Send || c == Call::Ssend || c == Call::Bsend || c == Call::Rsend) {
+      w.mode = Wait::Mode::all;
+      if (auto i = find_op(e.seq, false)) describe_p2p(*i, w);
+    } else if (format::call_family(c) == format::Family::rma || c == Call::Comm_dup ||
+               c == Call::Comm_split || c == Call::Comm_create || c == Call::Comm_split_type ||
+               c == Call::Comm_dup_with_info || c == Call::Comm_create_group) {
+      // Collective synchronization on a window or communicator: every other member.
+      w.mode = Wait::Mode::all;
+      uint32_t g = k_no_comm;
+      if (format::call_family(c) == format::Family::rma) {
+        const uint32_t win = comms.window(r, e.window);
+        if (win != k_no_comm) g = comms.window_info(win).comm;
+      } else {
+        g = comms.global(r, e.comm);
+      }
+      if (g != k_no_comm) {
+        for (uint32_t s : comms.comm(g).world_ranks) {
+          if (s != r) w.ranks.insert(s);
+        }
+      }
+      w.what.push_back(fmt::format("{} waits for the other members ({})", format::call_name(c),
+                                   g == k_no_comm ? "unknown" : comms.comm(g).name));
+    }
+    if (w.ranks.empty() && w.what.empty()) {
+      w.mode = Wait::Mode::none;
+    } else if (w.ranks.empty()) {
+      // Waits, but for nobody who could help (a collective whose members all
+      // entered a different call, a receive from a rank outside the job).
+      w.mode = Wait::Mode::any;
+    }
+    return w;
+  }
 };
+
 }  // namespace
-std::unique_ptr<Check> make_deadlock() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<Check> make_deadlock() { return std::make_unique<Deadlock>(); }
+
 }  // namespace smtrace::analyzer::checks

@@ -1,15 +1,70 @@
-// PLACEHOLDER until this check is written: finds nothing.
+// unmatched-message: in a trace where every rank reached MPI_Finalize, a
+// message sent and never received, or a receive that never matched a send.
+// Both are errors: MPI requires all communication to be complete at
+// MPI_Finalize. (In an incomplete trace the deadlock check speaks instead.)
+#include <fmt/core.h>
+
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/comms.hpp"
+#include "analyzer/replay.hpp"
 
 namespace smtrace::analyzer::checks {
+
 namespace {
-class Placeholder final : public Check {
+
+class UnmatchedMessage final : public Check {
  public:
   std::string_view name() const override { return "unmatched-message"; }
   Severity severity() const override { return Severity::error; }
-  std::string_view description() const override { return "(not written yet)"; }
-  void finish(const Context&, std::vector<std::unique_ptr<RankPass>>&, std::vector<Finding>&) override {}
+  std::string_view description() const override {
+    return "a message sent and never received, or a receive never matched, in a trace where all "
+           "ranks finalized";
+  }
+
+  void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>&,
+              std::vector<Finding>& out) override {
+    for (uint32_t r = 0; r < ctx.world_size(); ++r) {
+      if (!ctx.rank(r).present || !ctx.rank(r).finalized()) return;
+    }
+    const Replay& replay = ctx.replay();
+    const CommTable& comms = ctx.comms();
+    for (uint32_t r = 0; r < ctx.world_size(); ++r) {
+      const auto& ops = replay.p2p(r);
+      for (uint32_t i = 0; i < ops.size(); ++i) {
+        const P2POp& op = ops[i];
+        if (op.cancelled || op.peer == format::k_proc_null || replay.matched({r, i})) continue;
+        if (!op.send && op.status_source == format::k_proc_null) continue;
+        const uint32_t g = comms.global(r, op.comm);
+        const std::string comm_name = g == k_no_comm ? "an unknown communicator" : comms.comm(g).name;
+        auto peer = comms.world_rank(r, op.comm, op.peer);
+        const std::string tag = op.tag == format::k_any_tag ? "any tag" : fmt::format("tag {}", op.tag);
+        Finding f;
+        f.kind = std::string(name());
+        f.severity = severity();
+        if (op.send) {
+          f.message = fmt::format("message from rank {} to rank {} ({}, {}) is never received", r,
+                                  peer ? std::to_string(*peer) : "?", tag, comm_name);
+          f.locations.push_back(ctx.location({r, op.seq}, op.call, op.site, "sent here"));
+        } else {
+          const std::string from = op.peer == format::k_any_source
+                                       ? std::string("any rank")
+                                       : fmt::format("rank {}", peer ? std::to_string(*peer) : "?");
+          f.message = fmt::format("receive on rank {} from {} ({}, {}) never matches a message", r,
+                                  from, tag, comm_name);
+          f.locations.push_back(ctx.location({r, op.seq}, op.call, op.site, "posted here"));
+        }
+        if (op.done_seq != k_never && op.done_seq != op.seq) {
+          f.locations.push_back(
+              ctx.location({r, op.done_seq}, op.done_call, op.done_site, "completed here"));
+        }
+        out.push_back(std::move(f));
+      }
+    }
+  }
 };
+
 }  // namespace
-std::unique_ptr<Check> make_unmatched_message() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<Check> make_unmatched_message() { return std::make_unique<UnmatchedMessage>(); }
+
 }  // namespace smtrace::analyzer::checks

@@ -1,0 +1,140 @@
+#include <doctest/doctest.h>
+
+#include "analyzer/analyze.hpp"
+#include "tests/unit/analyzer_json_trace.hpp"
+
+using smtrace::test::analyze_json;
+using smtrace::test::count_kind;
+using smtrace::test::JsonRank;
+
+TEST_SUITE_BEGIN("analyzer");
+
+namespace {
+const char* k_init = R"({"call": "INIT"})";
+const char* k_fin = R"({"call": "FINALIZE"})";
+}  // namespace
+
+TEST_CASE("analyzer::Replay::matches wildcard receives by status") {
+  // Rank 0 receives twice from any source; the statuses say rank 2 first.
+  std::vector<JsonRank> ranks(3);
+  ranks[0].events = {k_init,
+                     R"({"call": "RECV", "comm": 0, "peer": -1, "tag": -1, "status": {"source": 2, "tag": 5}})",
+                     R"({"call": "RECV", "comm": 0, "peer": -1, "tag": -1, "status": {"source": 1, "tag": 5}})",
+                     k_fin};
+  ranks[1].events = {k_init, R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 5})", k_fin};
+  ranks[2].events = {k_init, R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 5})", k_fin};
+  auto result = analyze_json("replay-wildcard", ranks);
+  CHECK(result.stats["matches"] == 2);
+  CHECK(result.complete);
+  CHECK(result.findings.empty());
+}
+
+TEST_CASE("analyzer::Replay::non-overtaking order on one channel") {
+  // Two sends with the same tag: the first receive takes the first send.
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init,
+                     R"({"call": "IRECV", "comm": 0, "peer": 1, "tag": 3, "request": "1"})",
+                     R"({"call": "IRECV", "comm": 0, "peer": 1, "tag": 3, "request": "2"})",
+                     R"({"call": "WAITALL", "requests": ["1", "2"], "completed": [{"index": 0, "request": "1", "status": {"source": 1, "tag": 3}}, {"index": 1, "request": "2", "status": {"source": 1, "tag": 3}}]})",
+                     k_fin};
+  ranks[1].events = {k_init, R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 3})",
+                     R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 3})", k_fin};
+  auto result = analyze_json("replay-order", ranks);
+  CHECK(result.stats["matches"] == 2);
+  CHECK(result.findings.empty());
+}
+
+TEST_CASE("analyzer::HappensBefore::edges of sends and collectives") {
+  // 0: send to 1, bcast root 0.  1: recv, bcast.  Nodes: 2 + 2 per rank.
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "SEND", "comm": 0, "peer": 1, "tag": 0})",
+                     R"({"call": "BCAST", "comm": 0, "peer": 0})", k_fin};
+  ranks[1].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 0, "status": {"source": 0, "tag": 0}})",
+                     R"({"call": "BCAST", "comm": 0, "peer": 0})", k_fin};
+  auto result = analyze_json("hb-edges", ranks);
+  CHECK(result.stats["hb_nodes"] == 5);        // 4 events + 1 hub
+  CHECK(result.stats["hb_cross_edges"] == 4);  // send->recv, root->hub, hub->exit x2
+}
+
+TEST_CASE("analyzer::deadlock::two ranks receiving first") {
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 1, "tag": 0, "pending": true})"};
+  ranks[1].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 0, "pending": true})"};
+  ranks[0].end = ranks[1].end = R"({"kind": "SIGNAL", "signal": 15})";
+  auto result = analyze_json("deadlock-cycle", ranks, {"deadlock"});
+  REQUIRE(count_kind(result, "deadlock") == 1);
+  const auto& f = result.findings.front();
+  CHECK(f.message.find("cycle") != std::string::npos);
+  REQUIRE(f.locations.size() == 2);
+  CHECK(f.locations[0].event.str() == "0:1");
+  CHECK(f.locations[1].event.str() == "1:1");
+  CHECK(f.locations[0].file == "t.c");
+  CHECK(f.locations[0].line == 2);
+  CHECK(f.locations[1].line == 102);
+}
+
+TEST_CASE("analyzer::deadlock::partner finalized or still running") {
+  SUBCASE("receive from a rank that finalized") {
+    std::vector<JsonRank> ranks(2);
+    ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 1, "tag": 0, "pending": true})"};
+    ranks[0].end = R"({"kind": "SIGNAL", "signal": 15})";
+    ranks[1].events = {k_init, k_fin};
+    auto result = analyze_json("deadlock-finalized", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    CHECK(result.findings.front().message.find("blocked forever") != std::string::npos);
+  }
+  SUBCASE("the sender was computing when killed: no finding") {
+    std::vector<JsonRank> ranks(2);
+    ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 1, "tag": 0, "pending": true})"};
+    ranks[0].end = R"({"kind": "SIGNAL", "signal": 15})";
+    ranks[1].events = {k_init};
+    ranks[1].end = R"({"kind": "SIGNAL", "signal": 15})";
+    auto result = analyze_json("deadlock-running", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+  SUBCASE("the message was already sent: no finding") {
+    std::vector<JsonRank> ranks(2);
+    ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 1, "tag": 0, "pending": true})"};
+    ranks[0].end = R"({"kind": "SIGNAL", "signal": 15})";
+    ranks[1].events = {k_init, R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 0})",
+                       R"({"call": "BARRIER", "comm": 1, "pending": true})"};
+    ranks[1].end = R"({"kind": "SIGNAL", "signal": 15})";
+    auto result = analyze_json("deadlock-sent", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+}
+
+TEST_CASE("analyzer::deadlock::collective some rank never entered") {
+  std::vector<JsonRank> ranks(3);
+  for (int r = 0; r < 2; ++r) {
+    ranks[r].events = {k_init, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+    ranks[r].end = R"({"kind": "SIGNAL", "signal": 15})";
+  }
+  ranks[2].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 9, "pending": true})"};
+  ranks[2].end = R"({"kind": "SIGNAL", "signal": 15})";
+  auto result = analyze_json("deadlock-coll", ranks, {"deadlock"});
+  REQUIRE(count_kind(result, "deadlock") == 1);
+  CHECK(result.findings.front().locations.size() == 3);
+}
+
+TEST_CASE("analyzer::unmatched-message::send never received") {
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "BSEND", "comm": 0, "peer": 1, "tag": 4})", k_fin};
+  ranks[1].events = {k_init, k_fin};
+  auto result = analyze_json("unmatched-send", ranks, {"unmatched-message"});
+  REQUIRE(count_kind(result, "unmatched-message") == 1);
+  CHECK(result.findings.front().locations.front().event.str() == "0:1");
+  SUBCASE("not in an incomplete trace") {
+    ranks[1].end = "";
+    auto partial = analyze_json("unmatched-partial", ranks, {"unmatched-message"});
+    CHECK(count_kind(partial, "unmatched-message") == 0);
+  }
+}
+
+TEST_CASE("analyzer::analyze::unknown check name") {
+  std::vector<JsonRank> ranks(1);
+  ranks[0].events = {k_init, k_fin};
+  CHECK_THROWS_AS(analyze_json("unknown-check", ranks, {"no-such-check"}), std::invalid_argument);
+}
+
+TEST_SUITE_END();
