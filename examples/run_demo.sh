@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Record the buggy example under smtrace and show what the trace holds.
+# The README's demo: record a small buggy MPI program under smtrace, then
+# analyze the trace and show the report.
 # usage: examples/run_demo.sh BUILD_DIR
 set -euo pipefail
 build=${1:?usage: run_demo.sh BUILD_DIR}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-out=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-demo.XXXXXX")/trace
+work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-demo.XXXXXX")
 smtrace="$build/cli/smtrace"
 
-echo "== smtrace record: a wildcard receive that may match either sender"
-"$smtrace" record -o "$out" -- mpirun --oversubscribe -np 3 "$build/examples/wildcard_race"
+echo "== smtrace record: a ring shift that receives into its own pending send buffer"
+"$smtrace" record -o "$work/ring" -- mpirun --oversubscribe -np 3 "$build/examples/ring_bugs"
 echo
 echo "== smtrace info"
-"$smtrace" info "$out"
+"$smtrace" info "$work/ring"
 echo
-echo "== smtrace dump --rank 0: posted MPI_ANY_SOURCE, and the sender that matched"
-"$smtrace" dump "$out" --rank 0
+echo "== smtrace check (exit status 1: errors found)"
+status=0
+"$smtrace" check "$work/ring" || status=$?
+echo "(smtrace check exited $status)"
+echo
+echo "== smtrace record + dump: a wildcard receive keeps what was posted and who matched"
+"$smtrace" record -o "$work/wildcard" -- mpirun --oversubscribe -np 3 "$build/examples/wildcard_race"
+"$smtrace" dump "$work/wildcard" --rank 0 | grep -E "MPI_Recv|^rank|^#" || true
+echo
+echo "Traces kept in $work"
+[ "$status" -eq 1 ]
