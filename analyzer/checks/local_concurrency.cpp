@@ -75,6 +75,7 @@ struct Conflict {
   Call call = Call::unspecified;
   Mode access = Mode::read;
   bool receive_post = false;  // the access is another receive being posted
+  bool op_writes = false;     // the pending operation writes the bytes in conflict
   uint64_t lo = 0, hi = 0;     // the first overlapping bytes
 };
 
@@ -413,8 +414,8 @@ class Pass final : public RankPass {
       for (const Conflict& c : owner->conflicts) seen = seen || (c.site == e.site && c.call == e.call);
       if (seen) continue;
       owner->conflicts.push_back(Conflict{e.seq, e.site, e.call, b.mode,
-                                          receive_post && b.mode == Mode::write && owner_writes, hit->first,
-                                          hit->second});
+                                          receive_post && b.mode == Mode::write && owner_writes, owner_writes,
+                                          hit->first, hit->second});
     }
   }
 
@@ -527,8 +528,12 @@ class Pass final : public RankPass {
       r.post_call = op.post_call;
       r.post_seq = op.seq;
       r.post_site = op.site;
-      r.op_lo = op.blocks.empty() ? 0 : op.blocks.front().lo;
-      for (const Block& b : op.blocks) r.op_lo = std::min(r.op_lo, b.lo), r.op_hi = std::max(r.op_hi, b.hi);
+      // The buffer named is the hull of the side in conflict (send or receive).
+      const Mode side = c.op_writes ? Mode::write : Mode::read;
+      r.op_lo = std::numeric_limits<uint64_t>::max();
+      for (const Block& b : op.blocks)
+        if (b.mode == side) r.op_lo = std::min(r.op_lo, b.lo), r.op_hi = std::max(r.op_hi, b.hi);
+      if (r.op_hi == 0) r.op_lo = 0;
       r.conflict = c;
       if (done) {
         r.done_call = done->call;

@@ -1,0 +1,484 @@
+// local-concurrency, request-leak and resource-leak on small hand-written traces.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "analyzer/analyze.hpp"
+#include "trace_format/json.hpp"
+#include "trace_format/reader.hpp"
+
+namespace fs = std::filesystem;
+namespace an = smtrace::analyzer;
+namespace tf = smtrace::format;
+using tf::Call;
+
+namespace {
+
+constexpr uint32_t k_int = 7;
+
+// A trace of finalized ranks built event by event; every event has its own
+// call site, line = seq + 10.
+class Builder {
+ public:
+  explicit Builder(uint32_t n = 1) {
+    m_trace.has_manifest = true;
+    m_trace.manifest.world_size = n;
+    m_trace.ranks.resize(n);
+    for (uint32_t r = 0; r < n; ++r) {
+      tf::RankTrace& rank = m_trace.ranks[r];
+      rank.present = true;
+      rank.header.rank = r;
+      rank.header.world_size = n;
+      rank.end = tf::Termination{};
+      rank.end->kind = tf::TerminationKind::finalized;
+      add(Call::Init, r);
+    }
+  }
+
+  tf::Event& add(Call call, uint32_t rank = 0) {
+    auto& r = m_trace.ranks[rank];
+    tf::Event e;
+    e.seq = r.events.size();
+    e.call = call;
+    e.t_start = static_cast<int64_t>(1000 * (e.seq + 1));
+    e.duration = 10;
+    tf::CallSite s;
+    s.id = static_cast<uint32_t>(e.seq + 1);
+    s.function = "main";
+    s.file = "prog.c";
+    s.line = static_cast<uint32_t>(e.seq + 10);
+    r.sites.emplace(s.id, s);
+    e.site = s.id;
+    r.events.push_back(e);
+    return r.events.back();
+  }
+  // A buffer call: `call` on `count` elements of `type` at `buf`.
+  tf::Event& buf(Call call, uint64_t addr, int64_t count, uint32_t type = k_int, uint64_t request = 0) {
+    tf::Event& e = add(call);
+    e.comm = 0;
+    e.peer = 0;
+    e.tag = 0;
+    e.buf = addr;
+    e.count = count;
+    e.datatype = type;
+    e.request = request;
+    return e;
+  }
+  tf::Event& annotate(Call call, uint64_t addr, uint64_t size) {
+    tf::Event& e = add(call);
+    e.buf = addr;
+    e.size = size;
+    return e;
+  }
+  // A completion call over `requests`, completing `done` of them.
+  tf::Event& complete(Call call, std::vector<uint64_t> requests, std::vector<uint64_t> done) {
+    tf::Event& e = add(call);
+    e.requests = std::move(requests);
+    for (uint64_t r : done) {
+      tf::CompletedRequest c;
+      c.request = r;
+      for (std::size_t i = 0; i < e.requests.size(); ++i)
+        if (e.requests[i] == r) c.index = static_cast<uint32_t>(i);
+      e.completed.push_back(c);
+    }
+    if (call == Call::Test || call == Call::Testall || call == Call::Testany || call == Call::Testsome)
+      e.flag = !done.empty();
+    return e;
+  }
+  tf::Event& wait(uint64_t request) { return complete(Call::Wait, {request}, {request}); }
+  // Define `id` as a vector of `blocks` ints `stride` ints apart, resized to
+  // `extent` bytes (0: the vector's own extent).
+  void vector_type(uint32_t id, uint64_t blocks, int64_t stride, int64_t extent = 0) {
+    tf::DatatypeDef def;
+    def.id = id;
+    def.combiner = Call::Type_vector;
+    def.size = 4 * blocks;
+    def.extent = extent ? extent : static_cast<int64_t>((blocks - 1) * static_cast<uint64_t>(stride) * 4 + 4);
+    def.runs = {tf::Run{0, 4, blocks, stride * 4}};
+    def.signature = {tf::TypeCount{k_int, blocks}};
+    def.committed = true;
+    m_trace.ranks[0].datatypes.emplace(id, def);
+  }
+  void unfinalize(uint32_t rank = 0) { m_trace.ranks[rank].end.reset(); }
+
+  an::Result run(const std::string& check) {
+    for (auto& rank : m_trace.ranks)
+      if (rank.end) add(Call::Finalize, rank.header.rank);
+    static std::atomic<int> counter{0};
+    const fs::path dir = fs::temp_directory_path() /
+                         ("smtrace-local-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(dir);
+    tf::write_trace(m_trace, dir);
+    an::Options options;
+    options.checks = {check};
+    options.threads = 1;
+    an::Result result = an::analyze(dir, options);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return result;
+  }
+
+  tf::Trace& trace() { return m_trace; }
+
+ private:
+  tf::Trace m_trace;
+};
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::vector<an::Finding> of_kind(const an::Result& r, const std::string& kind) {
+  std::vector<an::Finding> out;
+  for (const auto& f : r.findings)
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+const std::string k_lc = "local-concurrency";
+
+}  // namespace
+
+TEST_SUITE_BEGIN("analyzer");
+
+TEST_CASE("analyzer::LocalConcurrency::send_buffer_written") {
+  Builder t;
+  t.buf(Call::Isend, 0x1000, 100, k_int, 1);  // seq 1
+  t.buf(Call::Recv, 0x1100, 10);              // seq 2: inside [0x1000, 0x1190)
+  t.wait(1);                                  // seq 3
+  const auto r = t.run(k_lc);
+  const auto f = of_kind(r, k_lc);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == an::Severity::error);
+  CHECK(f[0].message == "MPI_Isend's buffer [0x1000, +400) is written by MPI_Recv (rank 0:2) before MPI_Wait "
+                        "completes it (rank 0:3)");
+  REQUIRE(f[0].locations.size() == 3);
+  CHECK(f[0].locations[0].event == an::EventRef{0, 1});
+  CHECK(f[0].locations[0].line == 11);
+  CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+  CHECK(f[0].locations[1].call == "MPI_Recv");
+  CHECK(contains(f[0].locations[1].note, "[0x1100, +40)"));
+  CHECK(f[0].locations[2].event == an::EventRef{0, 3});
+  CHECK(r.has_errors());
+}
+
+TEST_CASE("analyzer::LocalConcurrency::send_buffer_reads_are_fine") {
+  Builder t;
+  t.buf(Call::Isend, 0x1000, 100, k_int, 1);
+  t.buf(Call::Isend, 0x1000, 100, k_int, 2);  // the same buffer to another peer
+  t.buf(Call::Send, 0x1010, 4);
+  t.annotate(Call::Annotate_read, 0x1000, 400);
+  t.complete(Call::Waitall, {1, 2}, {1, 2});
+  t.annotate(Call::Annotate_write, 0x1000, 400);  // after the wait
+  t.buf(Call::Recv, 0x1000, 100);
+  CHECK(of_kind(t.run(k_lc), k_lc).empty());
+}
+
+TEST_CASE("analyzer::LocalConcurrency::annotated_write") {
+  Builder t;
+  t.buf(Call::Isend, 0x1000, 100, k_int, 1);
+  t.annotate(Call::Annotate_write, 0x118c, 8);  // the last 4 bytes overlap
+  t.wait(1);
+  const auto f = of_kind(t.run(k_lc), k_lc);
+  REQUIRE(f.size() == 1);
+  CHECK(contains(f[0].message, "is written by smtrace_annotate_write (rank 0:2) before MPI_Wait"));
+  CHECK(contains(f[0].locations[1].note, "[0x118c, +4)"));
+}
+
+TEST_CASE("analyzer::LocalConcurrency::receive_buffer_read") {
+  SUBCASE("by a send") {
+    Builder t;
+    t.buf(Call::Irecv, 0x2000, 10, k_int, 1);
+    t.buf(Call::Send, 0x2000, 1);
+    t.wait(1);
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Irecv's buffer [0x2000, +40) is read by MPI_Send (rank 0:2) before MPI_Wait "
+                          "completes it (rank 0:3)");
+  }
+  SUBCASE("by an annotation") {
+    Builder t;
+    t.buf(Call::Irecv, 0x2000, 10, k_int, 1);
+    t.annotate(Call::Annotate_read, 0x1ff0, 17);
+    t.wait(1);
+    CHECK(of_kind(t.run(k_lc), k_lc).size() == 1);
+  }
+  SUBCASE("next to it is fine") {
+    Builder t;
+    t.buf(Call::Irecv, 0x2000, 10, k_int, 1);
+    t.annotate(Call::Annotate_write, 0x1ff0, 16);
+    t.annotate(Call::Annotate_write, 0x2028, 16);
+    t.wait(1);
+    CHECK(of_kind(t.run(k_lc), k_lc).empty());
+  }
+}
+
+TEST_CASE("analyzer::LocalConcurrency::overlapping_receives") {
+  SUBCASE("overlap") {
+    Builder t;
+    t.buf(Call::Irecv, 0x3000, 10, k_int, 1);
+    t.buf(Call::Irecv, 0x3020, 10, k_int, 2);
+    t.complete(Call::Waitall, {1, 2}, {1, 2});
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Irecv's buffer [0x3000, +40) is also the receive buffer of MPI_Irecv (rank 0:2) "
+                          "before MPI_Waitall completes it (rank 0:3)");
+  }
+  SUBCASE("disjoint") {
+    Builder t;
+    t.buf(Call::Irecv, 0x3000, 10, k_int, 1);
+    t.buf(Call::Irecv, 0x3028, 10, k_int, 2);
+    t.complete(Call::Waitall, {1, 2}, {1, 2});
+    CHECK(of_kind(t.run(k_lc), k_lc).empty());
+  }
+}
+
+TEST_CASE("analyzer::LocalConcurrency::derived_footprints") {
+  SUBCASE("interleaved vectors do not overlap") {
+    Builder t;
+    t.vector_type(64, 4, 2, 32);  // ints 0, 2, 4, 6; next element 8 ints on
+    t.buf(Call::Irecv, 0x4000, 2, 64, 1);
+    t.buf(Call::Irecv, 0x4004, 2, 64, 2);  // ints 1, 3, 5, 7 (and 9...)
+    t.complete(Call::Waitall, {1, 2}, {1, 2});
+    CHECK(of_kind(t.run(k_lc), k_lc).empty());
+  }
+  SUBCASE("shifted by a stride they do") {
+    Builder t;
+    t.vector_type(64, 4, 2, 32);
+    t.buf(Call::Irecv, 0x4000, 2, 64, 1);
+    t.buf(Call::Irecv, 0x4008, 2, 64, 2);
+    t.complete(Call::Waitall, {1, 2}, {1, 2});
+    CHECK(of_kind(t.run(k_lc), k_lc).size() == 1);
+  }
+  SUBCASE("elements repeat at the extent") {
+    Builder t;
+    t.vector_type(64, 4, 2);  // extent 28: the second element starts at int 7
+    t.buf(Call::Irecv, 0x4000, 2, 64, 1);
+    t.annotate(Call::Annotate_write, 0x4000 + 7 * 4, 4);
+    t.annotate(Call::Annotate_write, 0x4000 + 3 * 4, 4);  // a hole: fine
+    t.wait(1);
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+  }
+}
+
+TEST_CASE("analyzer::LocalConcurrency::wait_first_is_clean") {
+  Builder t;
+  t.buf(Call::Isend, 0x1000, 100, k_int, 1);
+  t.wait(1);
+  t.buf(Call::Recv, 0x1000, 100);
+  t.buf(Call::Irecv, 0x1000, 100, k_int, 2);
+  t.complete(Call::Waitany, {2}, {2});
+  t.annotate(Call::Annotate_read, 0x1000, 400);
+  CHECK(of_kind(t.run(k_lc), k_lc).empty());
+}
+
+TEST_CASE("analyzer::LocalConcurrency::test_that_does_not_complete") {
+  Builder t;
+  t.buf(Call::Irecv, 0x2000, 10, k_int, 1);
+  t.complete(Call::Test, {1}, {});
+  t.annotate(Call::Annotate_read, 0x2000, 4);
+  t.complete(Call::Test, {1}, {1});
+  t.annotate(Call::Annotate_read, 0x2000, 4);
+  const auto f = of_kind(t.run(k_lc), k_lc);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message == "MPI_Irecv's buffer [0x2000, +40) is read by smtrace_annotate_read (rank 0:3) before "
+                        "MPI_Test completes it (rank 0:4)");
+}
+
+TEST_CASE("analyzer::LocalConcurrency::persistent") {
+  SUBCASE("inactive requests hold no buffer") {
+    Builder t;
+    t.buf(Call::Recv_init, 0x5000, 10, k_int, 7);
+    t.annotate(Call::Annotate_write, 0x5000, 40);
+    t.add(Call::Start).request = 7;
+    t.wait(7);
+    t.annotate(Call::Annotate_read, 0x5000, 40);
+    t.add(Call::Request_free).request = 7;
+    CHECK(of_kind(t.run(k_lc), k_lc).empty());
+  }
+  SUBCASE("started ones do") {
+    Builder t;
+    t.buf(Call::Recv_init, 0x5000, 10, k_int, 7);
+    t.add(Call::Startall).requests = {7};
+    t.annotate(Call::Annotate_read, 0x5010, 4);
+    t.wait(7);
+    t.add(Call::Request_free).request = 7;
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Recv_init's buffer [0x5000, +40) is read by smtrace_annotate_read (rank 0:3) before "
+                          "MPI_Wait completes it (rank 0:4)");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 2});
+    CHECK(f[0].locations[0].call == "MPI_Startall");
+  }
+}
+
+TEST_CASE("analyzer::LocalConcurrency::request_free_keeps_the_buffer") {
+  Builder t;
+  t.buf(Call::Isend, 0x1000, 10, k_int, 1);
+  t.add(Call::Request_free).request = 1;
+  t.buf(Call::Recv, 0x1000, 10);
+  const auto f = of_kind(t.run(k_lc), k_lc);
+  REQUIRE(f.size() == 1);
+  CHECK(contains(f[0].message, "is written by MPI_Recv (rank 0:3) while it is in flight (freed by "
+                               "MPI_Request_free at rank 0:2"));
+}
+
+TEST_CASE("analyzer::LocalConcurrency::never_completed") {
+  Builder t;
+  t.buf(Call::Irecv, 0x2000, 10, k_int, 1);
+  t.annotate(Call::Annotate_write, 0x2000, 4);
+  t.unfinalize();
+  const auto f = of_kind(t.run(k_lc), k_lc);
+  REQUIRE(f.size() == 1);
+  CHECK(contains(f[0].message, "before it completes (it never completes in the trace)"));
+  CHECK(f[0].locations.size() == 2);
+}
+
+TEST_CASE("analyzer::LocalConcurrency::collectives_and_rma") {
+  SUBCASE("Iallreduce receive buffer") {
+    Builder t;
+    tf::Event& e = t.buf(Call::Iallreduce, 0x1000, 4, k_int, 3);
+    e.peer.reset();
+    e.recv_buf = 0x2000;
+    e.recv_count = 4;
+    e.recv_datatype = k_int;
+    t.annotate(Call::Annotate_read, 0x1000, 16);  // the send side: fine
+    t.annotate(Call::Annotate_read, 0x2000, 16);
+    t.wait(3);
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "MPI_Iallreduce's buffer [0x2000, +16) is read by smtrace_annotate_read (rank 0:3)"));
+  }
+  SUBCASE("blocking collective into a pending send buffer") {
+    Builder t;
+    t.buf(Call::Isend, 0x1000, 4, k_int, 1);
+    tf::Event& e = t.buf(Call::Bcast, 0x1000, 4);
+    e.peer = 1;  // rank 0 is not the root: it receives
+    t.wait(1);
+    CHECK(of_kind(t.run(k_lc), k_lc).size() == 1);
+  }
+  SUBCASE("Rget origin buffer") {
+    Builder t;
+    tf::Event& e = t.buf(Call::Rget, 0x1000, 4, k_int, 9);
+    e.window = 1;
+    t.annotate(Call::Annotate_read, 0x1004, 4);
+    t.wait(9);
+    CHECK(of_kind(t.run(k_lc), k_lc).size() == 1);
+  }
+}
+
+TEST_CASE("analyzer::RequestLeak::leaks") {
+  const std::string k = "request-leak";
+  SUBCASE("never waited") {
+    Builder t;
+    t.buf(Call::Isend, 0x1000, 1, k_int, 1);
+    const auto f = of_kind(t.run(k), k);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].severity == an::Severity::error);
+    CHECK(f[0].message == "the request created by MPI_Isend (rank 0:1) is never completed or freed before MPI_Finalize");
+    REQUIRE(f[0].locations.size() == 1);
+    CHECK(f[0].locations[0].line == 11);
+  }
+  SUBCASE("grouped by site") {
+    Builder t;
+    for (uint64_t r = 1; r <= 3; ++r) t.buf(Call::Irecv, 0x1000 * r, 1, k_int, r).site = 2;
+    const auto f = of_kind(t.run(k), k);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "3 requests created by MPI_Irecv (first at rank 0:1) are never completed"));
+  }
+  SUBCASE("a Test that does not complete") {
+    Builder t;
+    t.buf(Call::Irecv, 0x1000, 1, k_int, 1);
+    t.complete(Call::Testany, {1}, {});
+    CHECK(of_kind(t.run(k), k).size() == 1);
+  }
+  SUBCASE("persistent, not freed") {
+    Builder t;
+    t.buf(Call::Send_init, 0x1000, 1, k_int, 4);
+    t.add(Call::Start).request = 4;
+    t.wait(4);
+    const auto f = of_kind(t.run(k), k);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "is never freed with MPI_Request_free"));
+  }
+  SUBCASE("not finalized: not a leak") {
+    Builder t;
+    t.buf(Call::Isend, 0x1000, 1, k_int, 1);
+    t.unfinalize();
+    CHECK(of_kind(t.run(k), k).empty());
+  }
+}
+
+TEST_CASE("analyzer::RequestLeak::clean") {
+  const std::string k = "request-leak";
+  Builder t;
+  t.buf(Call::Isend, 0x1000, 1, k_int, 1);
+  t.buf(Call::Irecv, 0x2000, 1, k_int, 2);
+  t.complete(Call::Waitsome, {1, 2}, {2});
+  t.complete(Call::Testall, {1}, {1});
+  t.buf(Call::Isend, 0x1000, 1, k_int, 3);
+  t.add(Call::Request_free).request = 3;
+  t.buf(Call::Recv_init, 0x1000, 1, k_int, 4);
+  t.add(Call::Start).request = 4;
+  t.wait(4);
+  t.add(Call::Request_free).request = 4;
+  t.buf(Call::Send_init, 0x1000, 1, k_int, 5);  // never started, freed
+  t.add(Call::Request_free).request = 5;
+  CHECK(of_kind(t.run(k), k).empty());
+}
+
+TEST_CASE("analyzer::ResourceLeak::leaks") {
+  const std::string k = "resource-leak";
+  auto make = [](bool free_them) {
+    auto t = std::make_unique<Builder>();
+    tf::CommDef dup;
+    dup.id = 2;
+    dup.world_ranks = {0};
+    t->trace().ranks[0].comms.emplace(2, dup);
+    tf::CommDef group = dup;
+    group.id = 3;
+    group.is_group = true;
+    t->trace().ranks[0].comms.emplace(3, group);
+    t->vector_type(64, 2, 2);
+    t->add(Call::Comm_dup).new_comm = 2;          // seq 1
+    t->add(Call::Comm_group).new_comm = 3;        // seq 2
+    tf::Event& v = t->add(Call::Type_vector);     // seq 3
+    v.datatype = k_int;
+    v.new_datatype = 64;
+    tf::Event& w = t->add(Call::Win_create);      // seq 4
+    w.window = 1;
+    t->add(Call::Op_create).new_datatype = 64;    // seq 5
+    if (free_them) {
+      t->add(Call::Comm_free).comm = 2;
+      t->add(Call::Group_free).group = 3;
+      t->add(Call::Type_free).datatype = 64;
+      t->add(Call::Win_free).window = 1;
+      t->add(Call::Op_free).new_datatype = 64;
+    }
+    return t;
+  };
+  SUBCASE("not freed") {
+    const auto f = of_kind(make(false)->run(k), k);
+    REQUIRE(f.size() == 5);
+    for (const auto& x : f) CHECK(x.severity == an::Severity::warning);
+    CHECK(f[0].message == "the communicator created by MPI_Comm_dup (rank 0:1) is never freed before MPI_Finalize");
+    CHECK(f[0].locations[0].line == 11);
+    CHECK(contains(f[1].message, "the group created by MPI_Comm_group"));
+    CHECK(contains(f[2].message, "the datatype created by MPI_Type_vector"));
+    CHECK(contains(f[3].message, "the window created by MPI_Win_create"));
+    CHECK(contains(f[4].message, "the reduction op created by MPI_Op_create"));
+  }
+  SUBCASE("freed") { CHECK(of_kind(make(true)->run(k), k).empty()); }
+  SUBCASE("not finalized") {
+    auto t = make(false);
+    t->unfinalize();
+    CHECK(of_kind(t->run(k), k).empty());
+  }
+}
+
+TEST_SUITE_END();
