@@ -1,15 +1,531 @@
-// PLACEHOLDER until this check is written: finds nothing.
+// collective-mismatch: per communicator, every member must make the same
+// sequence of collective calls with the same root, reduction op and matching
+// type signatures. The first divergence on each communicator is reported with
+// both sides and the last collective all members agreed on.
+//
+// Type signatures are compared as MPI defines them: sequences of basic types
+// (a derived type's TypeCount list repeated `count` times), never datatype
+// ids, so 2 x MPI_INT matches 1 x contiguous(2, MPI_INT) and 8 x MPI_BYTE
+// does not match 2 x MPI_INT. What must match is per collective: every
+// rank's buffer against the root's (Bcast), all contributions (reductions),
+// each sender against the root's receive (Gather, per peer for Gatherv;
+// Scatter and Scatterv the other way), each pair of ranks (Allgather(v),
+// Alltoall(v,w)). Where a side is unknown (MPI_PACKED, a type smtrace does
+// not know, a truncated definition) nothing is claimed.
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include <fmt/core.h>
+
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/checks/collective_common.hpp"
+#include "analyzer/comms.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
-class Placeholder final : public Check {
+
+using format::Call;
+
+constexpr uint32_t k_type_unspecified = 0, k_type_packed = 35, k_type_ub = 39, k_type_lb = 40,
+                   k_type_other = 63;
+
+// A type signature: `runs` (adjacent equal types merged, no empty runs)
+// repeated `repeat` times. repeat == 0 is the empty signature.
+struct Signature {
+  std::vector<format::TypeCount> runs;
+  uint64_t repeat = 0;
+  bool known = true;
+};
+
+bool unknown_basic(uint32_t type) {
+  return type == k_type_unspecified || type == k_type_packed || type == k_type_other ||
+         type >= format::k_first_derived_id;
+}
+
+Signature signature(const RankData& data, uint32_t datatype, int64_t count) {
+  Signature s;
+  if (count <= 0) return s;
+  if (datatype < format::k_first_derived_id) {
+    if (unknown_basic(datatype)) s.known = false;
+    else s.runs.push_back({datatype, static_cast<uint64_t>(count)}), s.repeat = 1;
+    return s;
+  }
+  const format::DatatypeDef* def = data.datatype(datatype);
+  if (!def || def->truncated || (def->signature.empty() && def->size > 0)) {
+    s.known = false;
+    return s;
+  }
+  for (const format::TypeCount& tc : def->signature) {
+    if (tc.count == 0 || tc.type == k_type_lb || tc.type == k_type_ub) continue;
+    if (unknown_basic(tc.type)) {
+      s.known = false;
+      return s;
+    }
+    if (!s.runs.empty() && s.runs.back().type == tc.type) s.runs.back().count += tc.count;
+    else s.runs.push_back(tc);
+  }
+  if (s.runs.empty()) return s;
+  if (s.runs.size() == 1) {
+    s.runs[0].count *= static_cast<uint64_t>(count);
+    s.repeat = 1;
+  } else {
+    s.repeat = static_cast<uint64_t>(count);
+  }
+  return s;
+}
+
+uint64_t elements(const Signature& s) {
+  uint64_t n = 0;
+  for (const auto& r : s.runs) n += r.count;
+  return n * s.repeat;
+}
+
+// Return whether `a` and `b` are the same sequence of basic types; nullopt
+// when a side is unknown or the comparison would take too long.
+std::optional<bool> same_signature(const Signature& a, const Signature& b) {
+  if (!a.known || !b.known) return std::nullopt;
+  if (a.repeat == 0 || b.repeat == 0) return a.repeat == b.repeat;
+  if (a.runs == b.runs && a.repeat == b.repeat) return true;
+  if (elements(a) != elements(b)) return false;
+  // Walk both expansions run by run; runs may split or merge differently.
+  struct Cursor {
+    const Signature& s;
+    std::size_t run = 0;
+    uint64_t rep = 0, left = 0;
+    explicit Cursor(const Signature& sig) : s(sig), left(sig.runs[0].count) {}
+    bool done() const { return rep >= s.repeat; }
+    uint32_t type() const { return s.runs[run].type; }
+    void take(uint64_t n) {
+      left -= n;
+      if (left) return;
+      if (++run == s.runs.size()) run = 0, ++rep;
+      if (!done()) left = s.runs[run].count;
+    }
+  };
+  Cursor x(a), y(b);
+  for (uint32_t steps = 0; steps < (1u << 20); ++steps) {
+    if (x.done() || y.done()) return x.done() && y.done();
+    if (x.type() != y.type()) return false;
+    const uint64_t n = std::min(x.left, y.left);
+    x.take(n);
+    y.take(n);
+  }
+  return std::nullopt;
+}
+
+std::string describe(const RankData& data, uint32_t datatype, int64_t count) {
+  if (datatype < format::k_first_derived_id) return fmt::format("{} x {}", count, basic_type_name(datatype));
+  const format::DatatypeDef* def = data.datatype(datatype);
+  if (!def) return fmt::format("{} x datatype {}", count, datatype);
+  std::string runs;
+  std::size_t shown = 0;
+  for (const format::TypeCount& tc : def->signature) {
+    if (tc.count == 0 || tc.type == k_type_lb || tc.type == k_type_ub) continue;
+    if (shown++ == 4) {
+      runs += ", ...";
+      break;
+    }
+    runs += fmt::format("{}{} {}", runs.empty() ? "" : ", ", tc.count, basic_type_name(tc.type));
+  }
+  return fmt::format("{} x {} datatype [{}]", count, format::call_name(def->combiner), runs);
+}
+
+// One side of a divergence: a member (rank in comm) and what it does there.
+struct Side {
+  std::size_t member = 0;
+  std::string what;
+};
+
+struct Divergence {
+  std::string reason;          // "" or "type signatures of MPI_Bcast differ: "
+  Side a, b;
+  bool b_stopped = false;      // b made no further collective on the communicator
+  std::vector<std::string> notes;
+};
+
+std::string call_text(const CollRecord& r) {
+  std::string s = fmt::format("calls {}", format::call_name(r.call));
+  if (is_rooted(r.call) && r.root != k_no_root) s += fmt::format(" (root {})", r.root);
+  if (is_reduction(r.call)) s += fmt::format(" ({})", op_name(r.op));
+  return s;
+}
+
+class Comparer {
+ public:
+  Comparer(const Context& context, const CommSequence& seq, std::vector<const CollRecord*> at)
+      : m_context(context), m_seq(seq), m_at(std::move(at)) {}
+
+  // Return the first difference among the members' records at this position.
+  std::optional<Divergence> compare() {
+    std::size_t ref = m_at.size();
+    for (std::size_t m = 0; m < m_at.size(); ++m) {
+      if (m_at[m]) {
+        ref = m;
+        break;
+      }
+    }
+    if (ref == m_at.size()) return std::nullopt;
+    const CollRecord& r = *m_at[ref];
+    for (std::size_t m = ref + 1; m < m_at.size(); ++m) {
+      if (!m_at[m]) continue;
+      const CollRecord& o = *m_at[m];
+      const bool differs =
+          o.call != r.call ||
+          (is_rooted(r.call) && r.root != k_no_root && o.root != k_no_root && r.root != o.root) ||
+          (is_reduction(r.call) && ops_differ(r.op, o.op));
+      if (!differs) continue;
+      Divergence d{"", {ref, call_text(r)}, {m, call_text(o)}, false, {}};
+      if (o.call != r.call && blocking_kind(o.call) == blocking_kind(r.call)) {
+        d.notes.push_back("a blocking and a non-blocking collective never match each other");
+      }
+      return d;
+    }
+    return signatures(r.call);
+  }
+
+ private:
+  static bool ops_differ(uint32_t a, uint32_t b) {
+    if (a == 0 || b == 0) return false;  // not recorded
+    const bool user_a = a >= format::k_first_derived_id, user_b = b >= format::k_first_derived_id;
+    if (user_a || user_b) return user_a != user_b;  // user op ids are per rank: not comparable
+    return a != b;
+  }
+
+  const RankData& data(std::size_t m) const { return m_context.rank(m_seq.members[m]); }
+  const CollArrays* arrays(std::size_t m) const {
+    const CollRecord& r = *m_at[m];
+    if (r.arrays == k_coll_none) return nullptr;
+    return &m_seq.passes[m]->arrays[r.arrays];
+  }
+  std::optional<std::size_t> root_member() const {
+    for (const CollRecord* r : m_at) {
+      if (r && r->root >= 0 && static_cast<std::size_t>(r->root) < m_at.size() && m_at[static_cast<std::size_t>(r->root)])
+        return static_cast<std::size_t>(r->root);
+    }
+    return std::nullopt;
+  }
+  static int64_t at(const std::vector<int64_t>& v, std::size_t i) { return i < v.size() ? v[i] : -1; }
+  static uint32_t at(const std::vector<uint32_t>& v, std::size_t i) { return i < v.size() ? v[i] : 0; }
+
+  // One side's part: a datatype and count of member m.
+  struct Part {
+    std::size_t member;
+    uint32_t datatype;
+    int64_t count;
+    std::string verb;   // "sends", "receives", ...
+  };
+
+  // Return a divergence when `x` and `y` are known and differ.
+  std::optional<Divergence> check(const Part& x, const Part& y, Call call) const {
+    if (x.count < 0 || y.count < 0) return std::nullopt;  // not recorded
+    const Signature sx = signature(data(x.member), x.datatype, x.count);
+    const Signature sy = signature(data(y.member), y.datatype, y.count);
+    const auto same = same_signature(sx, sy);
+    if (!same || *same) return std::nullopt;
+    Divergence d;
+    d.reason = fmt::format("type signatures of {} differ: ", format::call_name(call));
+    d.a = {x.member, fmt::format("{} {}", x.verb, describe(data(x.member), x.datatype, x.count))};
+    d.b = {y.member, fmt::format("{} {}", y.verb, describe(data(y.member), y.datatype, y.count))};
+    if (x.member == y.member) d.b.what = "while it " + d.b.what;
+    return d;
+  }
+
+  // What member m sends to member j (Allgather, Alltoall and their v/w forms).
+  std::optional<Part> send_to(Call kind, std::size_t m, std::size_t j) const {
+    const CollRecord& r = *m_at[m];
+    const CollArrays* a = arrays(m);
+    const std::string verb = fmt::format("sends rank {}", m_seq.members[j]);
+    switch (kind) {
+      case Call::Allgather: case Call::Alltoall:
+        if (r.in_place) return Part{m, r.recv_datatype, r.recv_count, "sends"};
+        return Part{m, r.datatype, r.count, "sends"};
+      case Call::Allgatherv:
+        if (r.in_place) {
+          if (!a) return std::nullopt;
+          return Part{m, r.recv_datatype, at(a->recv_counts, m), "sends"};
+        }
+        return Part{m, r.datatype, r.count, "sends"};
+      case Call::Alltoallv:
+        if (!a) return std::nullopt;
+        if (r.in_place) return Part{m, r.recv_datatype, at(a->recv_counts, j), verb};
+        return Part{m, r.datatype, at(a->counts, j), verb};
+      case Call::Alltoallw:
+        if (!a) return std::nullopt;
+        if (r.in_place) return Part{m, at(a->recv_datatypes, j), at(a->recv_counts, j), verb};
+        return Part{m, at(a->datatypes, j), at(a->counts, j), verb};
+      default:
+        return std::nullopt;
+    }
+  }
+  // What member j expects from member m.
+  std::optional<Part> recv_from(Call kind, std::size_t j, std::size_t m) const {
+    const CollRecord& r = *m_at[j];
+    const CollArrays* a = arrays(j);
+    const std::string verb = fmt::format("expects from rank {}", m_seq.members[m]);
+    switch (kind) {
+      case Call::Allgather: case Call::Alltoall:
+        return Part{j, r.recv_datatype, r.recv_count, "expects per rank"};
+      case Call::Allgatherv: case Call::Alltoallv:
+        if (!a) return std::nullopt;
+        return Part{j, r.recv_datatype, at(a->recv_counts, m), verb};
+      case Call::Alltoallw:
+        if (!a) return std::nullopt;
+        return Part{j, at(a->recv_datatypes, m), at(a->recv_counts, m), verb};
+      default:
+        return std::nullopt;
+    }
+  }
+
+  std::optional<Divergence> signatures(Call call) const {
+    const Call kind = blocking_kind(call);
+    const std::size_t n = m_at.size();
+    switch (kind) {
+      case Call::Bcast: {
+        const auto root = root_member();
+        if (!root) return std::nullopt;
+        const CollRecord& rr = *m_at[*root];
+        for (std::size_t m = 0; m < n; ++m) {
+          if (!m_at[m] || m == *root) continue;
+          if (auto d = check({*root, rr.datatype, rr.count, "(root) sends"},
+                             {m, m_at[m]->datatype, m_at[m]->count, "receives"}, call))
+            return d;
+        }
+        return std::nullopt;
+      }
+      case Call::Reduce: case Call::Allreduce: case Call::Scan: case Call::Exscan:
+      case Call::Reduce_scatter_block: {
+        auto part = [&](std::size_t m) {
+          const CollRecord& r = *m_at[m];
+          if (!r.in_place && r.datatype != 0) return Part{m, r.datatype, r.count, "reduces"};
+          return Part{m, r.recv_datatype, r.recv_count, "reduces"};
+        };
+        std::optional<std::size_t> ref;
+        for (std::size_t m = 0; m < n; ++m) {
+          if (!m_at[m]) continue;
+          if (!ref) {
+            ref = m;
+            continue;
+          }
+          if (auto d = check(part(*ref), part(m), call)) return d;
+        }
+        return std::nullopt;
+      }
+      case Call::Reduce_scatter: {
+        std::optional<std::size_t> ref;
+        for (std::size_t m = 0; m < n; ++m) {
+          if (!m_at[m] || !arrays(m)) continue;
+          if (!ref) {
+            ref = m;
+            continue;
+          }
+          const auto& rc_ref = arrays(*ref)->recv_counts;
+          const auto& rc = arrays(m)->recv_counts;
+          for (std::size_t j = 0; j < std::min(rc_ref.size(), rc.size()); ++j) {
+            const std::string verb = fmt::format("gives rank {}", m_seq.members[j]);
+            if (auto d = check({*ref, m_at[*ref]->recv_datatype, rc_ref[j], verb},
+                               {m, m_at[m]->recv_datatype, rc[j], verb}, call))
+              return d;
+          }
+        }
+        return std::nullopt;
+      }
+      case Call::Gather: case Call::Gatherv: {
+        const auto root = root_member();
+        if (!root) return std::nullopt;
+        const CollRecord& rr = *m_at[*root];
+        const CollArrays* ra = arrays(*root);
+        if (kind == Call::Gatherv && !ra) return std::nullopt;
+        for (std::size_t m = 0; m < n; ++m) {
+          if (!m_at[m] || (m == *root && rr.in_place)) continue;
+          const int64_t expected = kind == Call::Gather ? rr.recv_count : at(ra->recv_counts, m);
+          if (auto d = check({m, m_at[m]->datatype, m_at[m]->count, "sends"},
+                             {*root, rr.recv_datatype, expected,
+                              fmt::format("(root) expects from rank {}", m_seq.members[m])},
+                             call))
+            return d;
+        }
+        return std::nullopt;
+      }
+      case Call::Scatter: case Call::Scatterv: {
+        const auto root = root_member();
+        if (!root) return std::nullopt;
+        const CollRecord& rr = *m_at[*root];
+        const CollArrays* ra = arrays(*root);
+        if (kind == Call::Scatterv && !ra) return std::nullopt;
+        for (std::size_t m = 0; m < n; ++m) {
+          if (!m_at[m] || (m == *root && rr.in_place)) continue;
+          const int64_t sent = kind == Call::Scatter ? rr.count : at(ra->counts, m);
+          if (auto d = check({*root, rr.datatype, sent,
+                              fmt::format("(root) sends rank {}", m_seq.members[m])},
+                             {m, m_at[m]->recv_datatype, m_at[m]->recv_count, "receives"}, call))
+            return d;
+        }
+        return std::nullopt;
+      }
+      case Call::Allgather: case Call::Alltoall: case Call::Allgatherv: case Call::Alltoallv:
+      case Call::Alltoallw: {
+        // Uniform blocks (Allgather, Alltoall) need one reference; the v and
+        // w forms are checked per pair.
+        const bool per_pair = kind != Call::Allgather && kind != Call::Alltoall;
+        for (std::size_t m = 0; m < n; ++m) {
+          if (!m_at[m]) continue;
+          for (std::size_t j = 0; j < n; ++j) {
+            if (!m_at[j]) continue;
+            const auto s = send_to(kind, m, j);
+            const auto r = recv_from(kind, j, m);
+            if (s && r) {
+              if (auto d = check(*s, *r, call)) return d;
+            }
+          }
+          if (!per_pair) break;
+        }
+        if (!per_pair) {
+          // Every sender against the first one too: a receiver gets both.
+          std::optional<Part> first;
+          for (std::size_t m = 0; m < n; ++m) {
+            if (!m_at[m]) continue;
+            const auto s = send_to(kind, m, m);
+            if (!s) continue;
+            if (!first) first = s;
+            else if (auto d = check(*first, *s, call)) return d;
+          }
+        }
+        return std::nullopt;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  const Context& m_context;
+  const CommSequence& m_seq;
+  std::vector<const CollRecord*> m_at;
+};
+
+std::string where(const Context& context, uint32_t rank, uint32_t site) {
+  const format::CallSite* s = context.rank(rank).site(site);
+  if (!s || s->file.empty()) return "an unknown site";
+  return s->line ? fmt::format("{}:{}", s->file, s->line) : s->file;
+}
+
+class CollectiveMismatch final : public Check {
  public:
   std::string_view name() const override { return "collective-mismatch"; }
   Severity severity() const override { return Severity::error; }
-  std::string_view description() const override { return "(not written yet)"; }
-  void finish(const Context&, std::vector<std::unique_ptr<RankPass>>&, std::vector<Finding>&) override {}
+  std::string_view description() const override {
+    return "members of a communicator call different collectives, roots, ops or type signatures";
+  }
+  std::unique_ptr<RankPass> rank_pass(const RankData&) override {
+    return std::make_unique<CollectivePass>(KeepArrays::yes, KeepStacks::no);
+  }
+  void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    bool all_finalized = context.world_size() > 0;
+    for (uint32_t r = 0; r < context.world_size(); ++r) {
+      all_finalized = all_finalized && context.rank(r).present && context.rank(r).finalized();
+    }
+    for (const CommSequence& seq : comm_sequences(context, passes)) check_comm(context, seq, all_finalized, out);
+  }
+
+ private:
+  void check_comm(const Context& context, const CommSequence& seq, bool all_finalized,
+                  std::vector<Finding>& out) const {
+    const std::size_t n = seq.members.size();
+    std::size_t longest = 0;
+    for (const auto& calls : seq.calls) longest = std::max(longest, calls.size());
+    const std::string comm = comm_label(context, seq.comm);
+    for (std::size_t p = 0; p < longest; ++p) {
+      std::vector<const CollRecord*> at(n, nullptr);
+      std::optional<std::size_t> stopped;   // a finalized member with no collective here
+      std::size_t present = 0;
+      for (std::size_t m = 0; m < n; ++m) {
+        if (!seq.passes[m]) continue;
+        if (p < seq.calls[m].size()) {
+          at[m] = &seq.passes[m]->records[seq.calls[m][p]];
+          ++present;
+        } else if (all_finalized && !stopped) {
+          stopped = m;
+        }
+      }
+      std::optional<Divergence> d;
+      if (present >= 2) d = Comparer(context, seq, at).compare();
+      if (!d && stopped && present >= 1) {
+        std::size_t a = 0;
+        while (!at[a]) ++a;
+        d = Divergence{"", {a, call_text(*at[a])}, {*stopped, "calls no further collective on it"}, true, {}};
+        d->notes.push_back(fmt::format("rank {} made {} collective call(s) on {} and then reached MPI_Finalize",
+                                       seq.members[*stopped], p, comm));
+      }
+      if (d) {
+        out.push_back(report(context, seq, p, *d, comm));
+        return;
+      }
+      if (present < 2) return;
+    }
+  }
+
+  Finding report(const Context& context, const CommSequence& seq, std::size_t p, const Divergence& d,
+                 const std::string& comm) const {
+    Finding f;
+    f.kind = std::string(name());
+    f.severity = severity();
+    const uint32_t wa = seq.members[d.a.member], wb = seq.members[d.b.member];
+    if (wa == wb) {
+      f.message = fmt::format("collectives diverge on {} at collective #{}: {}rank {} {}, {}", comm, p + 1,
+                              d.reason, wa, d.a.what, d.b.what);
+    } else {
+      f.message = fmt::format("collectives diverge on {} at collective #{}: {}rank {} {}, rank {} {}", comm,
+                              p + 1, d.reason, wa, d.a.what, wb, d.b.what);
+    }
+    auto record = [&](std::size_t member, std::size_t position) -> const CollRecord* {
+      if (!seq.passes[member] || position >= seq.calls[member].size()) return nullptr;
+      return &seq.passes[member]->records[seq.calls[member][position]];
+    };
+    auto add = [&](std::size_t member, const std::string& what) {
+      if (const CollRecord* r = record(member, p)) {
+        f.locations.push_back(context.location({seq.members[member], r->seq}, r->call, r->site,
+                                               fmt::format("rank {} {} (collective #{} on {})",
+                                                           seq.members[member], what, p + 1, comm)));
+      }
+    };
+    add(d.a.member, d.a.what);
+    if (wb != wa) {
+      if (d.b_stopped) {
+        if (p > 0) {
+          if (const CollRecord* r = record(d.b.member, p - 1)) {
+            f.locations.push_back(context.location(
+                {wb, r->seq}, r->call, r->site,
+                fmt::format("rank {}'s last collective on {} (#{}); it finalized without calling #{}", wb, comm,
+                            p, p + 1)));
+          }
+        }
+      } else {
+        add(d.b.member, d.b.what);
+      }
+    }
+    if (p == 0) {
+      f.notes.push_back(fmt::format("no collective on {} was agreed on before this one", comm));
+    } else {
+      const CollRecord* last = nullptr;
+      uint32_t last_rank = 0;
+      for (std::size_t m = 0; m < seq.members.size() && !last; ++m) {
+        last = record(m, p - 1);
+        last_rank = seq.members[m];
+      }
+      if (last) {
+        f.notes.push_back(fmt::format("last collective all members agreed on: #{} {} (rank {} at {})", p,
+                                      format::call_name(last->call), last_rank,
+                                      where(context, last_rank, last->site)));
+      }
+    }
+    for (const std::string& note : d.notes) f.notes.push_back(note);
+    return f;
+  }
 };
+
 }  // namespace
-std::unique_ptr<Check> make_collective_mismatch() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<Check> make_collective_mismatch() { return std::make_unique<CollectiveMismatch>(); }
+
 }  // namespace smtrace::analyzer::checks

@@ -1,0 +1,157 @@
+#include "analyzer/checks/collective_common.hpp"
+
+#include <array>
+#include <string_view>
+
+#include "analyzer/comms.hpp"
+
+namespace smtrace::analyzer::checks {
+
+using format::Call;
+
+namespace {
+
+// Collectives are numbered 100..116 (blocking) and 120..136 (non-blocking,
+// blocking + 20) in calls.def; a range test keeps the per-event cost to a compare.
+constexpr uint16_t k_first_blocking = 100, k_last_blocking = 116;
+constexpr uint16_t k_nonblocking_offset = 20;
+
+}  // namespace
+
+bool is_collective(Call call) {
+  const auto n = static_cast<uint16_t>(call);
+  return (n >= k_first_blocking && n <= k_last_blocking) ||
+         (n >= k_first_blocking + k_nonblocking_offset && n <= k_last_blocking + k_nonblocking_offset);
+}
+
+bool is_nonblocking_collective(Call call) {
+  const auto n = static_cast<uint16_t>(call);
+  return n >= k_first_blocking + k_nonblocking_offset && n <= k_last_blocking + k_nonblocking_offset;
+}
+
+Call blocking_kind(Call call) {
+  if (!is_nonblocking_collective(call)) return call;
+  return static_cast<Call>(static_cast<uint16_t>(call) - k_nonblocking_offset);
+}
+
+bool is_rooted(Call call) {
+  switch (blocking_kind(call)) {
+    case Call::Bcast: case Call::Reduce: case Call::Gather: case Call::Gatherv:
+    case Call::Scatter: case Call::Scatterv:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_reduction(Call call) {
+  switch (blocking_kind(call)) {
+    case Call::Reduce: case Call::Allreduce: case Call::Reduce_scatter:
+    case Call::Reduce_scatter_block: case Call::Scan: case Call::Exscan:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string basic_type_name(uint32_t type) {
+  // BasicType values of smtrace.proto, in order.
+  static constexpr std::array<std::string_view, 41> k_names = {
+      "MPI_DATATYPE_NULL", "MPI_CHAR", "MPI_SIGNED_CHAR", "MPI_UNSIGNED_CHAR", "MPI_BYTE",
+      "MPI_SHORT", "MPI_UNSIGNED_SHORT", "MPI_INT", "MPI_UNSIGNED", "MPI_LONG",
+      "MPI_UNSIGNED_LONG", "MPI_LONG_LONG", "MPI_UNSIGNED_LONG_LONG", "MPI_FLOAT", "MPI_DOUBLE",
+      "MPI_LONG_DOUBLE", "MPI_WCHAR", "MPI_C_BOOL", "MPI_INT8_T", "MPI_INT16_T",
+      "MPI_INT32_T", "MPI_INT64_T", "MPI_UINT8_T", "MPI_UINT16_T", "MPI_UINT32_T",
+      "MPI_UINT64_T", "MPI_C_FLOAT_COMPLEX", "MPI_C_DOUBLE_COMPLEX", "MPI_C_LONG_DOUBLE_COMPLEX",
+      "MPI_FLOAT_INT", "MPI_DOUBLE_INT", "MPI_LONG_INT", "MPI_2INT", "MPI_SHORT_INT",
+      "MPI_LONG_DOUBLE_INT", "MPI_PACKED", "MPI_AINT", "MPI_OFFSET", "MPI_COUNT", "MPI_UB",
+      "MPI_LB"};
+  if (type < k_names.size()) return std::string(k_names[type]);
+  if (type == 63) return "a predefined datatype unknown to smtrace";
+  return "datatype " + std::to_string(type);
+}
+
+std::string op_name(uint32_t op) {
+  static constexpr std::array<std::string_view, 15> k_names = {
+      "MPI_OP_NULL", "MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND",
+      "MPI_LOR", "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE",
+      "MPI_NO_OP"};
+  if (op < k_names.size()) return std::string(k_names[op]);
+  if (op >= format::k_first_derived_id) return "user op " + std::to_string(op);
+  return "a predefined op unknown to smtrace";
+}
+
+void CollectivePass::event(const format::Event& e) {
+  if (!is_collective(e.call)) return;
+  CollRecord r;
+  r.seq = e.seq;
+  r.count = e.count;
+  r.recv_count = e.recv_count;
+  r.comm = e.comm;
+  r.site = e.site;
+  r.op = e.op;
+  r.datatype = e.datatype;
+  r.recv_datatype = e.recv_datatype;
+  r.root = e.peer ? *e.peer : k_no_root;
+  r.call = e.call;
+  r.in_place = e.in_place;
+  r.pending = e.pending;
+  if (m_keep_arrays == KeepArrays::yes &&
+      !(e.counts.empty() && e.recv_counts.empty() && e.datatypes.empty() && e.recv_datatypes.empty())) {
+    r.arrays = static_cast<uint32_t>(arrays.size());
+    arrays.push_back({e.counts, e.recv_counts, e.datatypes, e.recv_datatypes});
+  }
+  if (m_keep_stacks == KeepStacks::yes) {
+    // Stacks repeat (loops, the same call path); intern them so a record costs one index.
+    m_scratch.clear();
+    m_scratch.push_back(e.site);
+    m_scratch.insert(m_scratch.end(), e.stack.begin(), e.stack.end());
+    auto [it, fresh] = m_stack_ids.emplace(m_scratch, static_cast<uint32_t>(stacks.size()));
+    if (fresh) stacks.push_back(m_scratch);
+    r.stack = it->second;
+  }
+  records.push_back(r);
+}
+
+std::vector<CommSequence> comm_sequences(const Context& context,
+                                         const std::vector<std::unique_ptr<RankPass>>& passes) {
+  const CommTable& table = context.comms();
+  std::vector<CommSequence> out;
+  std::vector<uint32_t> slot(table.size(), k_coll_none);  // global comm -> index in out
+  const uint32_t world = context.world_size();
+  for (uint32_t rank = 0; rank < world && rank < passes.size(); ++rank) {
+    const auto* pass = dynamic_cast<const CollectivePass*>(passes[rank].get());
+    if (!pass) continue;
+    for (uint32_t i = 0; i < pass->records.size(); ++i) {
+      const uint32_t g = table.global(rank, pass->records[i].comm);
+      if (g == k_no_comm || g >= table.size()) continue;
+      const GlobalComm& comm = table.comm(g);
+      if (comm.inter || comm.world_ranks.size() < 2) continue;
+      const auto member = comm.rank_of(rank);
+      if (!member) continue;
+      if (slot[g] == k_coll_none) {
+        slot[g] = static_cast<uint32_t>(out.size());
+        CommSequence s;
+        s.comm = g;
+        s.members = comm.world_ranks;
+        s.passes.assign(s.members.size(), nullptr);
+        s.calls.resize(s.members.size());
+        for (std::size_t m = 0; m < s.members.size(); ++m) {
+          const uint32_t w = s.members[m];
+          if (w < passes.size()) s.passes[m] = dynamic_cast<const CollectivePass*>(passes[w].get());
+        }
+        out.push_back(std::move(s));
+      }
+      out[slot[g]].calls[static_cast<std::size_t>(*member)].push_back(i);
+    }
+  }
+  return out;
+}
+
+std::string comm_label(const Context& context, uint32_t comm) {
+  const CommTable& table = context.comms();
+  if (comm >= table.size()) return "communicator ?";
+  return table.comm(comm).name;
+}
+
+}  // namespace smtrace::analyzer::checks
