@@ -1,0 +1,20 @@
+# collective-mismatch and collective-misaligned (docs/checks.md).
+smtrace_check_test(coll_order coll_order 3 30 --finds collective-mismatch)
+smtrace_check_test(coll_order_fixed coll_order 3 30 --clean ARGS fixed)
+smtrace_check_test(coll_root coll_root 2 30 --finds collective-mismatch)
+smtrace_check_test(coll_root_fixed coll_root 2 30 --clean ARGS fixed)
+# Split communicators used correctly: halves and world (coll_split), halves
+# running different code (coll_teams).
+smtrace_check_test(coll_split coll_split 4 30 --clean)
+smtrace_check_test(coll_teams coll_teams 4 30 --clean)
+smtrace_check_test(coll_misaligned coll_misaligned 2 30 --finds collective-misaligned)
+smtrace_check_test(coll_misaligned_weak coll_misaligned 2 30 --finds collective-misaligned
+                   --check-args "--alignment weak")
+smtrace_check_test(coll_misaligned_off coll_misaligned 2 30 --clean --check-args "--alignment off")
+smtrace_check_test(coll_misaligned_fixed coll_misaligned 2 30 --clean ARGS fixed)
+# Same call site, different call paths: only a recorded stack shows it.
+smtrace_check_test(coll_misaligned_path coll_misaligned 2 30 --finds collective-misaligned ARGS path)
+smtrace_check_test(coll_misaligned_path_weak coll_misaligned 2 30 --clean --check-args "--alignment weak"
+                   ARGS path)
+set_tests_properties(check.coll_misaligned_path check.coll_misaligned_path_weak
+                     PROPERTIES ENVIRONMENT SMTRACE_STACK_DEPTH=4)
