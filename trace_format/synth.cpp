@@ -1,0 +1,624 @@
+// Synthetic traces. Each generator is a function that "runs" one rank of a
+// communication pattern against a RankFile, the way the tracer records it:
+// every call is one complete event (the tracer rewrites a blocking call's
+// pending entry in place when nothing came between), requests are numbered
+// from 1 per rank, receives carry the actual source, tag and count.
+//
+// A rank's events are decided by (generator, options, rank) alone, so ranks
+// can be written in any order by any thread, and two ranks agree on the
+// messages between them without talking: a generator computes what its peers
+// do from their rank numbers.
+#include "trace_format/synth.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "trace_format/json.hpp"
+#include "trace_format/reader.hpp"
+#include "trace_format/wire.hpp"
+
+namespace smtrace::format {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t k_chunk_bytes = 64u << 10;
+constexpr uint32_t k_double = 14;  // BASIC_DOUBLE
+constexpr uint32_t k_op_sum = 3;   // OP_SUM
+constexpr int32_t k_sigterm = 15;
+constexpr uint32_t k_max_ranks = 1u << 20;
+
+// splitmix64: small, fast, and good enough for jitter in times and orders.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : m_state(seed) {}
+  uint64_t next() {
+    uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Return a value in [lo, lo + spread).
+  uint64_t around(uint64_t lo, uint64_t spread) { return lo + next() % spread; }
+
+ private:
+  uint64_t m_state;
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+// One rank file being written: header, then sealed chunks of about 64 KiB,
+// each written out as soon as it is full.
+class RankFile {
+ public:
+  RankFile(fs::path path, const RankHeader& header) : m_path(std::move(path)) {
+    m_file.reset(std::fopen(m_path.c_str(), "wb"));
+    if (!m_file) fail("cannot create");
+    std::setvbuf(m_file.get(), nullptr, _IOFBF, 1u << 20);
+    write(k_magic, k_magic_size);
+    frame(encode_rank_header(header));
+    m_chunk.reserve(k_chunk_bytes + 4096);
+  }
+
+  // Append `e` as the next event (its seq is set here); return the seq.
+  uint64_t event(Event& e) {
+    e.seq = m_enc.next_seq();
+    room(e.seq, e.t_start);
+    m_enc.event(m_chunk, e);
+    ++m_events;
+    m_last_t = e.t_start;
+    return e.seq;
+  }
+  void module(const Module& m) {
+    room(m_enc.next_seq(), m_last_t);
+    m_enc.module(m_chunk, m);
+  }
+  void site(const CallSite& s) {
+    room(m_enc.next_seq(), m_last_t);
+    m_enc.site(m_chunk, s);
+  }
+  // Append the termination record (last_seq and events filled in), seal and
+  // close the file.
+  void finish(Termination end) {
+    end.last_seq = m_events ? m_enc.next_seq() - 1 : 0;
+    end.events = m_events;
+    room(m_enc.next_seq(), m_last_t);
+    m_enc.termination(m_chunk, end);
+    seal();
+    if (std::fflush(m_file.get()) != 0) fail("cannot write");
+    if (std::fclose(m_file.release()) != 0) fail("cannot close");
+  }
+
+  uint64_t events() const { return m_events; }
+  uint64_t bytes() const { return m_bytes; }
+
+ private:
+  [[noreturn]] void fail(const char* what) const {
+    throw TraceError(m_path.string() + ": " + what + ": " + std::strerror(errno));
+  }
+  void write(const void* data, std::size_t size) {
+    if (std::fwrite(data, 1, size, m_file.get()) != size) fail("cannot write");
+    m_bytes += size;
+  }
+  void frame(std::string_view payload) {
+    unsigned char header[k_frame_header_size];
+    write_frame_header(header, payload);
+    write(header, sizeof header);
+    write(payload.data(), payload.size());
+  }
+  // Open a chunk when none is open or the open one is full.
+  void room(uint64_t first_seq, int64_t t_base) {
+    if (m_open && m_chunk.size() < k_chunk_bytes) return;
+    seal();
+    m_enc.begin_chunk(m_chunk, first_seq, t_base, m_index++);
+    m_open = true;
+  }
+  void seal() {
+    if (!m_open) return;
+    frame(m_chunk);
+    m_chunk.clear();
+    m_open = false;
+  }
+
+  fs::path m_path;
+  std::unique_ptr<std::FILE, FileCloser> m_file;
+  RecordEncoder m_enc;
+  std::string m_chunk;
+  uint32_t m_index = 0;
+  bool m_open = false;
+  uint64_t m_events = 0;
+  uint64_t m_bytes = 0;
+  int64_t m_last_t = 0;
+};
+
+// Where a generated program's calls are: one module, a few source lines.
+struct SiteSpec {
+  uint32_t id;
+  const char* function;
+  uint32_t line;
+};
+
+// A rank being "run": its file, its clock and its random numbers.
+class Rank {
+ public:
+  Rank(RankFile& file, uint64_t seed, uint32_t rank)
+      : m_file(file), m_rng(seed * 0x2545F4914F6CDD1Dull + rank + 1) {}
+
+  // Record `e` as called now, lasting about `duration` ns (jittered).
+  uint64_t call(Event& e, uint64_t duration) {
+    e.t_start = m_t;
+    e.duration = m_rng.around(duration, duration / 2 + 1);
+    m_t += static_cast<int64_t>(e.duration + m_rng.around(40, 80));
+    return m_file.event(e);
+  }
+  // Record `e` as entered now and never returned.
+  uint64_t hang(Event& e) {
+    e.t_start = m_t;
+    e.duration = 0;
+    e.pending = true;
+    return m_file.event(e);
+  }
+  // Let about `ns` of computation pass.
+  void compute(uint64_t ns) { m_t += static_cast<int64_t>(m_rng.around(ns, ns / 2 + 1)); }
+  Rng& rng() { return m_rng; }
+  int64_t now() const { return m_t; }
+
+ private:
+  RankFile& m_file;
+  Rng m_rng;
+  int64_t m_t = 1000;
+};
+
+Event make_event(Call call, uint32_t site) {
+  Event e;
+  e.call = call;
+  e.site = site;
+  return e;
+}
+
+Status status_of(int32_t source, int32_t tag, int64_t count) {
+  Status s;
+  s.source = source;
+  s.tag = tag;
+  s.count = count;
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// halo: a 2-D periodic grid; per iteration Irecv from and Isend to each
+// neighbour, Waitall; an Allreduce every 10 iterations and after the last,
+// a Barrier every 100.
+
+constexpr SiteSpec k_halo_sites[] = {
+    {1, "main", 20},             // MPI_Init
+    {2, "exchange_halo", 42},    // MPI_Irecv
+    {3, "exchange_halo", 47},    // MPI_Isend
+    {4, "exchange_halo", 51},    // MPI_Waitall
+    {5, "main", 58},             // MPI_Allreduce
+    {6, "main", 60},             // MPI_Bcast (the planted mismatch)
+    {7, "main", 63},             // MPI_Barrier
+    {8, "main", 70},             // MPI_Finalize
+};
+constexpr uint32_t k_allreduce_every = 10;
+constexpr uint32_t k_barrier_every = 100;
+constexpr int64_t k_halo_count = 1024;  // doubles per face
+constexpr uint64_t k_halo_recv_buf = 0x7f3a00000000ull;
+constexpr uint64_t k_halo_send_buf = 0x7f3a00100000ull;
+constexpr uint64_t k_residual_buf = 0x7ffd00001000ull;
+
+struct Grid {
+  uint32_t px = 1, py = 1;
+  explicit Grid(uint32_t n) {
+    for (uint32_t d = 1; d * d <= n; ++d) {
+      if (n % d == 0) px = d;
+    }
+    py = n / px;
+  }
+  // The neighbours of `rank` in directions west, east, south, north; a
+  // dimension of size 1 has none.
+  struct Neighbour {
+    uint32_t dir;
+    int32_t rank;
+  };
+  std::vector<Neighbour> neighbours(uint32_t rank) const {
+    const uint32_t x = rank % px, y = rank / px;
+    std::vector<Neighbour> out;
+    if (px > 1) {
+      out.push_back({0, static_cast<int32_t>(y * px + (x + px - 1) % px)});
+      out.push_back({1, static_cast<int32_t>(y * px + (x + 1) % px)});
+    }
+    if (py > 1) {
+      out.push_back({2, static_cast<int32_t>(((y + py - 1) % py) * px + x)});
+      out.push_back({3, static_cast<int32_t>(((y + 1) % py) * px + x)});
+    }
+    return out;
+  }
+  uint32_t directions() const { return (px > 1 ? 2 : 0) + (py > 1 ? 2 : 0); }
+};
+
+// A message sent towards direction d carries tag d; it arrives from the
+// opposite direction.
+constexpr int32_t opposite(uint32_t dir) { return static_cast<int32_t>(dir ^ 1u); }
+
+uint64_t halo_iterations(const SynthOptions& o) {
+  const uint64_t per_100 = (2 * Grid(o.ranks).directions() + 1) * 100 + 100 / k_allreduce_every +
+                           100 / k_barrier_every;
+  const uint64_t body = o.events > 2 ? o.events - 2 : 0;
+  return std::max<uint64_t>(1, body * 100 / per_100);
+}
+
+void halo_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptions& o) {
+  const Grid grid(o.ranks);
+  const auto nbrs = grid.neighbours(rank);
+  const std::size_t nd = nbrs.size();
+  const uint64_t allreduces = (iterations + k_allreduce_every - 1) / k_allreduce_every;
+  const uint64_t mismatch_at = o.bug == SynthBug::collective_mismatch ? allreduces / 2 : ~0ull;
+  const bool mismatch_rank = rank + 1 == o.ranks;
+
+  Event irecv = make_event(Call::Irecv, 2), isend = make_event(Call::Isend, 3),
+        waitall = make_event(Call::Waitall, 4), allreduce = make_event(Call::Allreduce, 5),
+        bcast = make_event(Call::Bcast, 6), barrier = make_event(Call::Barrier, 7);
+  for (Event* e : {&irecv, &isend}) {
+    e->comm = k_comm_world;
+    e->count = k_halo_count;
+    e->datatype = k_double;
+  }
+  allreduce.buf = k_residual_buf;
+  allreduce.recv_buf = k_residual_buf + 8;
+  allreduce.count = allreduce.recv_count = 1;
+  allreduce.datatype = allreduce.recv_datatype = k_double;
+  allreduce.op = k_op_sum;
+  bcast.peer = 0;
+  bcast.buf = k_residual_buf + 8;
+  bcast.count = 1;
+  bcast.datatype = k_double;
+
+  uint64_t next_request = 1, ncoll = 0;
+  Event init = make_event(Call::Init, 1);
+  r.call(init, 150'000);
+  for (uint64_t it = 0; it < iterations; ++it) {
+    const bool last = it + 1 == iterations;
+    const bool deadlock = last && o.bug == SynthBug::deadlock;
+    r.compute(20'000);
+    waitall.requests.resize(deadlock ? nd : 2 * nd);
+    waitall.completed.resize(deadlock ? 0 : 2 * nd);
+    for (std::size_t i = 0; i < nd; ++i) {
+      irecv.peer = nbrs[i].rank;
+      irecv.tag = opposite(nbrs[i].dir);
+      irecv.buf = k_halo_recv_buf + nbrs[i].dir * k_halo_count * 8;
+      irecv.request = next_request++;
+      r.call(irecv, 300);
+      waitall.requests[i] = irecv.request;
+      if (!deadlock) {
+        waitall.completed[i] = {static_cast<uint32_t>(i), irecv.request,
+                                status_of(nbrs[i].rank, *irecv.tag, k_halo_count)};
+      }
+    }
+    if (deadlock) {
+      r.hang(waitall);
+      return;
+    }
+    for (std::size_t i = 0; i < nd; ++i) {
+      isend.peer = nbrs[i].rank;
+      isend.tag = static_cast<int32_t>(nbrs[i].dir);
+      isend.buf = k_halo_send_buf + nbrs[i].dir * k_halo_count * 8;
+      isend.request = next_request++;
+      r.call(isend, 500);
+      waitall.requests[nd + i] = isend.request;
+      waitall.completed[nd + i] = {static_cast<uint32_t>(nd + i), isend.request, Status{}};
+    }
+    r.call(waitall, 8'000);
+    if ((it + 1) % k_allreduce_every == 0 || last) {
+      r.call(ncoll++ == mismatch_at && mismatch_rank ? bcast : allreduce, 6'000);
+    }
+    if ((it + 1) % k_barrier_every == 0) r.call(barrier, 4'000);
+  }
+  Event finalize = make_event(Call::Finalize, 8);
+  r.call(finalize, 50'000);
+}
+
+// ---------------------------------------------------------------------------
+// pingpong: ranks 2k and 2k+1 bounce a message (even sends first); a
+// Barrier every 100 round trips. An odd last rank only joins the barriers.
+
+constexpr SiteSpec k_pingpong_sites[] = {
+    {1, "main", 12}, {2, "main", 25}, {3, "main", 26}, {4, "main", 29},
+    {5, "main", 30}, {6, "main", 34}, {7, "main", 40},
+};
+constexpr int64_t k_pingpong_count = 128;
+constexpr uint64_t k_pingpong_buf = 0x7ffc0000a000ull;
+
+uint64_t pingpong_iterations(const SynthOptions& o) {
+  const uint64_t body = o.events > 2 ? o.events - 2 : 0;
+  return std::max<uint64_t>(1, body * 100 / (2 * 100 + 100 / k_barrier_every));
+}
+
+void pingpong_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptions& o) {
+  const bool even = rank % 2 == 0;
+  const bool alone = even && rank + 1 == o.ranks;
+  const int32_t peer = static_cast<int32_t>(even ? rank + 1 : rank - 1);
+  Event send = make_event(Call::Send, even ? 2 : 5), recv = make_event(Call::Recv, even ? 3 : 4);
+  send.comm = recv.comm = k_comm_world;
+  send.peer = recv.peer = peer;
+  send.tag = recv.tag = 0;
+  send.buf = recv.buf = k_pingpong_buf;
+  send.count = recv.count = k_pingpong_count;
+  send.datatype = recv.datatype = k_double;
+  recv.status = status_of(peer, 0, k_pingpong_count);
+  Event barrier = make_event(Call::Barrier, 6);
+
+  Event init = make_event(Call::Init, 1);
+  r.call(init, 150'000);
+  for (uint64_t it = 0; it < iterations; ++it) {
+    if (!alone) {
+      r.compute(1'000);
+      if (even) {
+        r.call(send, 800);
+        r.call(recv, 2'000);
+      } else {
+        r.call(recv, 2'000);
+        r.call(send, 800);
+      }
+    }
+    if ((it + 1) % k_barrier_every == 0) r.call(barrier, 4'000);
+  }
+  Event finalize = make_event(Call::Finalize, 7);
+  r.call(finalize, 50'000);
+}
+
+// ---------------------------------------------------------------------------
+// wildcard: per iteration each worker sends a result to rank 0 and waits for
+// new work; rank 0 receives from MPI_ANY_SOURCE, in an order that differs
+// from iteration to iteration, and answers whoever it heard from.
+
+constexpr SiteSpec k_wildcard_sites[] = {
+    {1, "main", 15}, {2, "master", 31}, {3, "master", 36}, {4, "worker", 52},
+    {5, "worker", 55}, {6, "main", 80},
+};
+constexpr int64_t k_wildcard_count = 16;
+
+uint64_t wildcard_iterations(const SynthOptions& o) {
+  const uint64_t body = o.events > 2 ? o.events - 2 : 0;
+  return std::max<uint64_t>(1, body * o.ranks / (4 * (o.ranks - 1)));
+}
+
+void wildcard_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptions& o) {
+  Event send = make_event(Call::Send, rank == 0 ? 3 : 4),
+        recv = make_event(Call::Recv, rank == 0 ? 2 : 5);
+  send.comm = recv.comm = k_comm_world;
+  send.buf = 0x7ffc00010000ull;
+  recv.buf = 0x7ffc00020000ull;
+  send.count = recv.count = k_wildcard_count;
+  send.datatype = recv.datatype = k_double;
+  const int32_t result_tag = 1, work_tag = 2;
+
+  Event init = make_event(Call::Init, 1);
+  r.call(init, 150'000);
+  if (rank == 0) {
+    recv.peer = k_any_source;
+    recv.tag = result_tag;
+    send.tag = work_tag;
+    std::vector<int32_t> order(o.ranks - 1);
+    for (uint32_t w = 1; w < o.ranks; ++w) order[w - 1] = static_cast<int32_t>(w);
+    for (uint64_t it = 0; it < iterations; ++it) {
+      // Fisher-Yates: who reports first this time.
+      for (std::size_t i = order.size(); i > 1; --i) {
+        std::swap(order[i - 1], order[r.rng().next() % i]);
+      }
+      for (int32_t w : order) {
+        recv.status = status_of(w, result_tag, k_wildcard_count);
+        r.call(recv, 1'000);
+        send.peer = w;
+        r.call(send, 500);
+      }
+    }
+  } else {
+    send.peer = recv.peer = 0;
+    send.tag = result_tag;
+    recv.tag = work_tag;
+    recv.status = status_of(0, work_tag, k_wildcard_count);
+    for (uint64_t it = 0; it < iterations; ++it) {
+      r.compute(10'000);
+      r.call(send, 500);
+      r.call(recv, 5'000);
+    }
+  }
+  Event finalize = make_event(Call::Finalize, 6);
+  r.call(finalize, 50'000);
+}
+
+// ---------------------------------------------------------------------------
+
+struct Generator {
+  const char* name;
+  const SiteSpec* sites;
+  std::size_t nsites;
+  uint32_t min_ranks;
+  bool plants_bugs;
+  uint64_t (*iterations)(const SynthOptions&);
+  void (*rank)(Rank&, uint32_t, uint64_t, const SynthOptions&);
+};
+
+template <std::size_t N>
+constexpr Generator generator(const char* name, const SiteSpec (&sites)[N], uint32_t min_ranks,
+                              bool plants_bugs, uint64_t (*iterations)(const SynthOptions&),
+                              void (*rank)(Rank&, uint32_t, uint64_t, const SynthOptions&)) {
+  return {name, sites, N, min_ranks, plants_bugs, iterations, rank};
+}
+
+const Generator k_generators[] = {
+    generator("halo", k_halo_sites, 1, true, halo_iterations, halo_rank),
+    generator("pingpong", k_pingpong_sites, 1, false, pingpong_iterations, pingpong_rank),
+    generator("wildcard", k_wildcard_sites, 2, false, wildcard_iterations, wildcard_rank),
+};
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string default_command(const Generator& g, const SynthOptions& o) {
+  std::string command = std::string("smtrace synth ") + g.name + " --ranks " +
+                        std::to_string(o.ranks) + " --events " + std::to_string(o.events) +
+                        " --seed " + std::to_string(o.seed);
+  if (o.bug != SynthBug::none) command += " --bug " + std::string(synth_bug_name(o.bug));
+  return command;
+}
+
+// Write rank `rank`'s file; return its events and bytes.
+std::pair<uint64_t, uint64_t> write_rank(const Generator& g, const fs::path& dir, uint32_t rank,
+                                         uint64_t iterations, const SynthOptions& o) {
+  RankHeader header;
+  header.rank = rank;
+  header.world_size = o.ranks;
+  header.host = "synth" + std::to_string(rank / 16);
+  header.pid = 10'000 + rank;
+  header.mpi_library = "synthetic";
+  header.mpi_version = 31;
+  header.clock_origin_ns = 1'000'000'000 + static_cast<int64_t>(rank) * 1'000;
+  header.tracer_version = SMTRACE_VERSION;
+  header.options["SMTRACE_SYNTH"] = g.name;
+  header.executable = std::string("/synthetic/") + g.name;
+  header.argv = {g.name};
+  header.chunk_bytes = k_chunk_bytes;
+
+  RankFile file(dir / rank_file_name(rank), header);
+  Module module;
+  module.id = 1;
+  module.path = header.executable;
+  module.base = 0x555555554000ull;
+  file.module(module);
+  const std::string source = std::string(g.name) + ".c";
+  for (std::size_t i = 0; i < g.nsites; ++i) {
+    CallSite s;
+    s.id = g.sites[i].id;
+    s.module = module.id;
+    s.offset = 0x1000 + g.sites[i].line * 0x10;
+    s.function = g.sites[i].function;
+    s.file = source;
+    s.line = g.sites[i].line;
+    file.site(s);
+  }
+
+  Rank r(file, o.seed, rank);
+  g.rank(r, rank, iterations, o);
+
+  Termination end;
+  end.t = r.now();
+  if (o.bug == SynthBug::deadlock) {
+    end.kind = TerminationKind::signal;
+    end.signal = k_sigterm;
+  } else {
+    end.kind = TerminationKind::finalized;
+  }
+  file.finish(end);
+  return {file.events(), file.bytes()};
+}
+
+}  // namespace
+
+std::vector<std::string> synth_generators() {
+  std::vector<std::string> names;
+  for (const Generator& g : k_generators) names.emplace_back(g.name);
+  return names;
+}
+
+std::string_view synth_bug_name(SynthBug bug) {
+  switch (bug) {
+    case SynthBug::none: return "none";
+    case SynthBug::deadlock: return "deadlock";
+    case SynthBug::collective_mismatch: return "collective-mismatch";
+  }
+  return "?";
+}
+
+SynthResult write_synthetic_trace(std::string_view name, const fs::path& dir,
+                                  const SynthOptions& options) {
+  const Generator* g = nullptr;
+  for (const Generator& candidate : k_generators) {
+    if (name == candidate.name) g = &candidate;
+  }
+  if (!g) throw TraceError("synth: no generator named '" + std::string(name) + "'");
+  if (options.ranks < std::max<uint32_t>(1, g->min_ranks) || options.ranks > k_max_ranks) {
+    throw TraceError("synth " + std::string(name) + ": ranks must be " +
+                     std::to_string(std::max<uint32_t>(1, g->min_ranks)) + ".." +
+                     std::to_string(k_max_ranks));
+  }
+  if (options.bug != SynthBug::none) {
+    if (!g->plants_bugs) {
+      throw TraceError("synth " + std::string(name) + ": cannot plant --bug " +
+                       std::string(synth_bug_name(options.bug)) + " (only halo can)");
+    }
+    if (options.ranks < 2) {
+      throw TraceError("synth " + std::string(name) + ": --bug " +
+                       std::string(synth_bug_name(options.bug)) + " needs at least 2 ranks");
+    }
+  }
+
+  // The manifest through the JSON writer, which also clears an earlier
+  // trace's rank and symbol files out of `dir`.
+  Trace skeleton;
+  skeleton.has_manifest = true;
+  skeleton.manifest.world_size = options.ranks;
+  skeleton.manifest.created_utc = utc_now();
+  skeleton.manifest.command = options.command.empty() ? default_command(*g, options) : options.command;
+  skeleton.manifest.tracer_version = SMTRACE_VERSION;
+  skeleton.manifest.mpi_library = "synthetic";
+  skeleton.manifest.job = "synth";
+  write_trace(skeleton, dir);
+
+  const uint64_t iterations = g->iterations(options);
+  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
+  threads = std::clamp<unsigned>(threads, 1, options.ranks);
+
+  std::atomic<uint32_t> next{0};
+  std::atomic<uint64_t> events{0}, bytes{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    while (!failed.load()) {
+      const uint32_t rank = next.fetch_add(1);
+      if (rank >= options.ranks) break;
+      try {
+        auto [e, b] = write_rank(*g, dir, rank, iterations, options);
+        events += e;
+        bytes += b;
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+
+  SynthResult result;
+  result.ranks = options.ranks;
+  result.events = events;
+  result.iterations = iterations;
+  result.bytes = bytes;
+  return result;
+}
+
+}  // namespace smtrace::format

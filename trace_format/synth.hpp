@@ -1,0 +1,66 @@
+// Synthetic traces for benchmarks and tests: generators that write a trace
+// directory as the tracer would have recorded a given communication pattern,
+// with consistent seqs, matching sends and receives, statuses, call sites,
+// a manifest and finalized termination records (unless a bug is injected).
+//
+// Writing streams: a rank's events go through the tracer's RecordEncoder into
+// sealed chunks of about 64 KiB and to disk; nothing holds a rank's events.
+// Ranks are written by parallel threads.
+//
+// Thread safety: write_synthetic_trace may be called from several threads
+// for distinct directories.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace smtrace::format {
+
+// A defect to plant in the generated program, for testing the analyzer.
+enum class SynthBug : uint8_t {
+  none,
+  // halo: in the last iteration every rank posts its receives, sends
+  // nothing, and stays in MPI_Waitall (pending) until killed by SIGTERM.
+  deadlock,
+  // halo: the last rank calls MPI_Bcast where the others call MPI_Allreduce
+  // (the middle Allreduce of the run); the run goes on and finalizes.
+  collective_mismatch,
+};
+
+struct SynthOptions {
+  uint32_t ranks = 64;
+  uint64_t events = 1'000'000;  // per rank, approximate: whole iterations
+  uint64_t seed = 1;
+  SynthBug bug = SynthBug::none;
+  unsigned threads = 0;         // writer threads; 0: hardware concurrency
+  std::string command;          // Manifest.command; empty: a generated one
+};
+
+struct SynthResult {
+  uint32_t ranks = 0;
+  uint64_t events = 0;          // all ranks
+  uint64_t iterations = 0;      // of the generator's main loop
+  uint64_t bytes = 0;           // rank files
+};
+
+// Return the names of the generators, as write_synthetic_trace takes them:
+// "halo" (2-D periodic halo exchange with Irecv/Isend/Waitall, an Allreduce
+// every 10 iterations and a Barrier every 100), "pingpong" (pairs of ranks,
+// blocking Send/Recv), "wildcard" (rank 0 receives from MPI_ANY_SOURCE and
+// answers each worker).
+std::vector<std::string> synth_generators();
+
+// Return the name of `bug` ("none", "deadlock", "collective-mismatch").
+std::string_view synth_bug_name(SynthBug bug);
+
+// Write the trace of generator `name` into `dir` (created; rank files,
+// symbols and manifest of an earlier trace there are replaced). Throw
+// TraceError for an unknown generator, a bug the generator cannot plant, a
+// rank count of 0, or a file that cannot be written.
+SynthResult write_synthetic_trace(std::string_view name, const std::filesystem::path& dir,
+                                  const SynthOptions& options);
+
+}  // namespace smtrace::format
