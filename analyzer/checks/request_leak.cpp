@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <tuple>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -109,42 +109,70 @@ class RequestLeak final : public Check {
 
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
+    // One finding per source line, call and kind of leak, over all ranks (the
+    // same leak on 64 ranks is one mistake); unsymbolized sites are per rank.
+    std::map<std::string, Group> groups;
+    std::vector<std::string> order;
     for (uint32_t rank = 0; rank < passes.size(); ++rank) {
       auto* pass = dynamic_cast<Pass*>(passes[rank].get());
       if (!pass || rank >= context.world_size() || !context.rank(rank).finalized()) continue;
-      // Group by (site, call, kind of leak); keep the first request of each.
-      std::map<std::tuple<uint32_t, uint16_t, int>, std::pair<Open, uint64_t>> groups;
-      std::vector<std::tuple<uint32_t, uint16_t, int>> order;
       for (const Open& o : pass->open()) {
         const int kind = !o.persistent ? 0 : o.active ? 1 : 2;
-        auto key = std::make_tuple(o.site, static_cast<uint16_t>(o.call), kind);
-        auto [it, fresh] = groups.try_emplace(key, o, 0);
-        if (fresh) order.push_back(key);
-        ++it->second.second;
-      }
-      for (const auto& key : order) {
-        const auto& [first, n] = groups[key];
-        out.push_back(finding(context, rank, first, n, std::get<2>(key)));
+        Location where = context.location(EventRef{rank, o.seq}, o.call, o.site,
+                                          fmt::format("{} creates the request here", format::call_name(o.call)));
+        const std::string key =
+            where.file.empty()
+                ? fmt::format("{}#{}|{}|{}", rank, o.site, static_cast<int>(o.call), kind)
+                : fmt::format("{}:{}:{}|{}|{}", where.file, where.line, where.column, static_cast<int>(o.call), kind);
+        auto [it, fresh] = groups.try_emplace(key);
+        Group& g = it->second;
+        if (fresh) {
+          order.push_back(key);
+          g.first = o;
+          g.first_rank = rank;
+          g.kind = kind;
+        }
+        ++g.count;
+        if (g.ranks.empty() || g.ranks.back() != rank) {
+          g.ranks.push_back(rank);
+          if (g.locations.size() < k_max_locations) g.locations.push_back(std::move(where));
+        }
       }
     }
+    for (const std::string& key : order) out.push_back(finding(groups[key]));
   }
 
  private:
-  Finding finding(const Context& context, uint32_t rank, const Open& o, uint64_t n, int kind) const {
-    const std::string_view call = format::call_name(o.call);
-    const EventRef at{rank, o.seq};
+  static constexpr std::size_t k_max_locations = 8;
+
+  struct Group {
+    Open first;
+    uint32_t first_rank = 0;
+    int kind = 0;  // 0 non-persistent, 1 persistent and active, 2 persistent and inactive
+    uint64_t count = 0;
+    std::vector<uint32_t> ranks;
+    std::vector<Location> locations;  // the first leak of each rank, up to k_max_locations
+  };
+
+  Finding finding(const Group& g) const {
+    const std::string_view call = format::call_name(g.first.call);
+    const std::string at = EventRef{g.first_rank, g.first.seq}.str();
     Finding f;
     f.kind = std::string(name());
     f.severity = severity();
-    const std::string what = n == 1 ? fmt::format("the request created by {} (rank {})", call, at.str())
-                                    : fmt::format("{} requests created by {} (first at rank {})", n, call, at.str());
-    switch (kind) {
-      case 0: f.message = fmt::format("{} {} never completed or freed before MPI_Finalize", what, n == 1 ? "is" : "are"); break;
-      case 1: f.message = fmt::format("{} {} started, never completed and never freed before MPI_Finalize", what, n == 1 ? "is" : "are"); break;
-      default: f.message = fmt::format("{} {} never freed with MPI_Request_free before MPI_Finalize", what, n == 1 ? "is" : "are"); break;
+    std::string what;
+    if (g.count == 1) what = fmt::format("the request created by {} (rank {}) is", call, at);
+    else if (g.ranks.size() == 1) what = fmt::format("{} requests created by {} (first at rank {}) are", g.count, call, at);
+    else what = fmt::format("{} requests created by {} (first at rank {}, on {} ranks) are", g.count, call, at, g.ranks.size());
+    switch (g.kind) {
+      case 0: f.message = fmt::format("{} never completed or freed before MPI_Finalize", what); break;
+      case 1: f.message = fmt::format("{} started, never completed and never freed before MPI_Finalize", what); break;
+      default: f.message = fmt::format("{} never freed with MPI_Request_free before MPI_Finalize", what); break;
     }
-    f.locations.push_back(context.location(at, o.call, o.site, fmt::format("{} creates the request here", call)));
-    if (kind == 0)
+    f.locations = g.locations;
+    if (g.ranks.size() > g.locations.size())
+      f.notes.push_back(fmt::format("and on {} more ranks", g.ranks.size() - g.locations.size()));
+    if (g.kind == 0)
       f.notes.push_back("complete it with MPI_Wait/MPI_Test (or a variant) or release it with MPI_Request_free");
     else
       f.notes.push_back("a persistent request lives until MPI_Request_free, even when inactive");

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -119,36 +118,69 @@ class ResourceLeak final : public Check {
 
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
+    // One finding per source line, call and kind of handle, over all ranks
+    // (the same leak on 64 ranks is one mistake); unsymbolized sites are per rank.
+    std::map<std::string, Group> groups;
+    std::vector<std::string> order;
     for (uint32_t rank = 0; rank < passes.size(); ++rank) {
       auto* pass = dynamic_cast<Pass*>(passes[rank].get());
       if (!pass || rank >= context.world_size() || !context.rank(rank).finalized()) continue;
-      std::map<std::tuple<uint32_t, uint16_t, uint8_t>, std::pair<Created, uint64_t>> groups;
-      std::vector<std::tuple<uint32_t, uint16_t, uint8_t>> order;
       for (const Created& c : pass->alive()) {
-        auto k = std::make_tuple(c.site, static_cast<uint16_t>(c.call), static_cast<uint8_t>(c.kind));
-        auto [it, fresh] = groups.try_emplace(k, c, 0);
-        if (fresh) order.push_back(k);
-        ++it->second.second;
-      }
-      for (const auto& k : order) {
-        const auto& [first, n] = groups[k];
-        out.push_back(finding(context, rank, first, n));
+        Location where = context.location(EventRef{rank, c.seq}, c.call, c.site,
+                                          fmt::format("{} creates the {} here", format::call_name(c.call),
+                                                      kind_name(c.kind)));
+        const std::string key =
+            where.file.empty()
+                ? fmt::format("{}#{}|{}|{}", rank, c.site, static_cast<int>(c.call), static_cast<int>(c.kind))
+                : fmt::format("{}:{}:{}|{}|{}", where.file, where.line, where.column, static_cast<int>(c.call),
+                              static_cast<int>(c.kind));
+        auto [it, fresh] = groups.try_emplace(key);
+        Group& g = it->second;
+        if (fresh) {
+          order.push_back(key);
+          g.first = c;
+          g.first_rank = rank;
+        }
+        ++g.count;
+        if (g.ranks.empty() || g.ranks.back() != rank) {
+          g.ranks.push_back(rank);
+          if (g.locations.size() < k_max_locations) g.locations.push_back(std::move(where));
+        }
       }
     }
+    for (const std::string& key : order) out.push_back(finding(groups[key]));
   }
 
  private:
-  Finding finding(const Context& context, uint32_t rank, const Created& c, uint64_t n) const {
+  static constexpr std::size_t k_max_locations = 8;
+
+  struct Group {
+    Created first;
+    uint32_t first_rank = 0;
+    uint64_t count = 0;
+    std::vector<uint32_t> ranks;
+    std::vector<Location> locations;  // the first leak of each rank, up to k_max_locations
+  };
+
+  Finding finding(const Group& g) const {
+    const Created& c = g.first;
     const std::string_view call = format::call_name(c.call);
-    const EventRef at{rank, c.seq};
+    const std::string at = EventRef{g.first_rank, c.seq}.str();
     Finding f;
     f.kind = std::string(name());
     f.severity = severity();
-    f.message = n == 1 ? fmt::format("the {} created by {} (rank {}) is never freed before MPI_Finalize",
-                                     kind_name(c.kind), call, at.str())
-                       : fmt::format("{} {}s created by {} (first at rank {}) are never freed before MPI_Finalize", n,
-                                     kind_name(c.kind), call, at.str());
-    f.locations.push_back(context.location(at, c.call, c.site, fmt::format("{} creates the {} here", call, kind_name(c.kind))));
+    if (g.count == 1) {
+      f.message = fmt::format("the {} created by {} (rank {}) is never freed before MPI_Finalize", kind_name(c.kind),
+                              call, at);
+    } else {
+      const std::string where = g.ranks.size() == 1 ? fmt::format("first at rank {}", at)
+                                                    : fmt::format("first at rank {}, on {} ranks", at, g.ranks.size());
+      f.message = fmt::format("{} {}s created by {} ({}) are never freed before MPI_Finalize", g.count,
+                              kind_name(c.kind), call, where);
+    }
+    f.locations = g.locations;
+    if (g.ranks.size() > g.locations.size())
+      f.notes.push_back(fmt::format("and on {} more ranks", g.ranks.size() - g.locations.size()));
     f.notes.push_back(fmt::format("release it with {}", free_call(c.kind)));
     return f;
   }

@@ -481,4 +481,22 @@ TEST_CASE("analyzer::ResourceLeak::leaks") {
   }
 }
 
+TEST_CASE("analyzer::ResourceLeak::one_finding_for_all_ranks") {
+  const std::string k = "resource-leak";
+  Builder t(3);
+  for (uint32_t r = 0; r < 3; ++r) {
+    tf::CommDef dup;
+    dup.id = 2;
+    dup.world_ranks = {0, 1, 2};
+    t.trace().ranks[r].comms.emplace(2, dup);
+    t.add(Call::Comm_dup, r).new_comm = 2;
+  }
+  const auto f = of_kind(t.run(k), k);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message == "3 communicators created by MPI_Comm_dup (first at rank 0:1, on 3 ranks) are never freed "
+                        "before MPI_Finalize");
+  REQUIRE(f[0].locations.size() == 3);
+  CHECK(f[0].locations[2].event == an::EventRef{2, 1});
+}
+
 TEST_SUITE_END();

@@ -1,0 +1,11 @@
+# local-concurrency, request-leak and resource-leak: each bug program and
+# its fixed twin (the same program run with `fixed`).
+smtrace_check_test(isend_reuse isend_reuse 2 30 --finds local-concurrency)
+smtrace_check_test(isend_reuse_fixed isend_reuse 2 30 --clean ARGS fixed)
+target_include_directories(e2e_isend_reuse PRIVATE ${PROJECT_SOURCE_DIR}/include)
+smtrace_check_test(irecv_overlap irecv_overlap 2 30 --finds local-concurrency)
+smtrace_check_test(irecv_overlap_fixed irecv_overlap 2 30 --clean ARGS fixed)
+smtrace_check_test(request_leak request_leak 2 30 --finds request-leak)
+smtrace_check_test(request_leak_fixed request_leak 2 30 --clean ARGS fixed)
+smtrace_check_test(resource_leak resource_leak 2 30 --finds resource-leak)
+smtrace_check_test(resource_leak_fixed resource_leak 2 30 --clean ARGS fixed)

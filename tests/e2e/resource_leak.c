@@ -1,0 +1,35 @@
+/* resource-leak (2 ranks): a duplicated communicator and a vector datatype
+ * are used and never freed. Fixed (argument `fixed`): both are freed
+ * before MPI_Finalize. */
+#include <string.h>
+
+#include "e2e_util.h"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
+  const int rank = e2e_rank(MPI_COMM_WORLD);
+  E2E_REQUIRE(e2e_size(MPI_COMM_WORLD) == 2);
+
+  MPI_Comm dup;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup); /* bug: never freed */
+  MPI_Datatype every_other;
+  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other); /* bug: never freed */
+  MPI_Type_commit(&every_other);
+
+  int data[8];
+  for (int i = 0; i < 8; ++i) data[i] = rank == 0 ? i : -1;
+  if (rank == 0) {
+    MPI_Send(data, 1, every_other, 1, 0, dup);
+  } else {
+    MPI_Recv(data, 1, every_other, 0, 0, dup, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 8; ++i) E2E_REQUIRE(data[i] == (i % 2 == 0 ? i : -1));
+  }
+
+  if (fixed) {
+    MPI_Type_free(&every_other);
+    MPI_Comm_free(&dup);
+  }
+  MPI_Finalize();
+  return 0;
+}
