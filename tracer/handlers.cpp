@@ -18,6 +18,7 @@
 #include <memory>
 #include <sstream>
 
+#include "tracer/clock.hpp"
 #include "tracer/poll_fold.hpp"
 #include "tracer/recorder.hpp"
 #include "tracer/sites.hpp"
@@ -75,10 +76,13 @@ const CallInfo& call_info(Call call) { return k_calls[static_cast<uint16_t>(call
 constexpr int k_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
 struct sigaction g_previous[65];
 
-int64_t monotonic_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+// Event times: the cycle counter fitted to CLOCK_MONOTONIC (clock.hpp).
+Clock g_clock;
+
+// Return the ns from `start` to `end`, 0 when `end` reads earlier (the
+// thread moved to a core whose counter is a little behind).
+uint64_t elapsed(int64_t start, int64_t end) noexcept {
+  return end > start ? static_cast<uint64_t>(end - start) : 0;
 }
 
 int64_t realtime_ns() noexcept {
@@ -286,7 +290,7 @@ bool family_off(Call call) noexcept {
   return !((g->families.load(std::memory_order_relaxed) >> call_info(call).family) & 1u);
 }
 
-int64_t now() noexcept { return monotonic_ns() - g->origin; }
+int64_t now() noexcept { return g_clock.now() - g->origin; }
 
 uint32_t thread_id() noexcept {
   if (t_thread == UINT32_MAX) t_thread = g->next_thread.fetch_add(1, std::memory_order_relaxed);
@@ -305,6 +309,7 @@ bool start(const StartInfo& info) {
   // The origin is the moment MPI_Init was entered, so MPI_Init starts at 0.
   int64_t real_origin = realtime_ns() - (info.clock_origin ? monotonic_ns() - info.clock_origin : 0);
   g->origin = info.clock_origin ? info.clock_origin : monotonic_ns();
+  g_clock.start(info.options.counter_clock ? Clock::Source::counter : Clock::Source::monotonic);
   t_thread = 0;
   g->next_thread.store(1);
   g->finished.store(false);
@@ -337,6 +342,10 @@ bool start(const StartInfo& info) {
   h.realtime_origin_ns = real_origin;
   h.tracer_version = SMTRACE_VERSION;
   h.options = info.options.to_map();
+  // What SMTRACE_CLOCK gave: times are CLOCK_MONOTONIC ns either way.
+  h.options["clock.source"] = g_clock.source() == Clock::Source::counter ? "counter" : "monotonic";
+  if (g_clock.source() == Clock::Source::counter)
+    h.options["clock.counter_hz"] = std::to_string(static_cast<uint64_t>(g_clock.counter_hz()));
   h.executable = read_exe();
   h.argv = argv;
   h.thread_level = info.thread_level;
@@ -379,7 +388,7 @@ void record_init(Call call, uintptr_t site, int64_t t0) {
   Event init;
   init.call = call;
   init.t_start = t0 - g->origin;  // t0 was read while the origin was still 0
-  init.duration = static_cast<uint64_t>(now() - init.t_start);
+  init.duration = elapsed(init.t_start, now());
   g->recorder->lock();
   init.thread = 0;
   resolve_sites(init, site, nullptr, 0);
@@ -530,7 +539,7 @@ void CallScope::leave(int rc) noexcept {
   if (!m_entered || !g->on.load(std::memory_order_relaxed)) return;
   try {
     if (m_blocking) {
-      auto duration = static_cast<uint64_t>(t_end - e.t_start);
+      uint64_t duration = elapsed(e.t_start, t_end);
       if (m_end_used) merge_outputs(e, m_end);
       e.pending = false;
       e.duration = duration;
@@ -544,7 +553,7 @@ void CallScope::leave(int rc) noexcept {
       }
       g->recorder->unlock();
     } else {
-      e.duration = static_cast<uint64_t>(t_end - e.t_start);
+      e.duration = elapsed(e.t_start, t_end);
       e.rc = rc;
       void* frames[k_max_stack + 4];
       int n = g->options.stack_depth > 1 ? backtrace(frames, static_cast<int>(g->options.stack_depth) + 3) : 0;

@@ -101,6 +101,12 @@ Options parse_options(const std::function<const char*(const char*)>& getenv) {
   o.disable = parse_bool(getenv("SMTRACE_DISABLE"), false);
   o.fold_polls = parse_bool(getenv("SMTRACE_FOLD_POLLS"), true);
   o.quiet = parse_bool(getenv("SMTRACE_QUIET"), false);
+  if (const char* v = getenv("SMTRACE_CLOCK"); v && *v) {
+    std::string c = v;
+    if (c == "counter" || c == "tsc") o.counter_clock = true;
+    else if (c == "monotonic") o.counter_clock = false;
+    else complain(o.problems, "SMTRACE_CLOCK: '" + c + "' is not counter or monotonic");
+  }
   return o;
 }
 
@@ -112,6 +118,7 @@ std::map<std::string, std::string> Options::to_map() const {
       {"SMTRACE_STACK_DEPTH", std::to_string(stack_depth)},
       {"SMTRACE_FOLD_POLLS", fold_polls ? "1" : "0"},
       {"SMTRACE_QUIET", quiet ? "1" : "0"},
+      {"SMTRACE_CLOCK", counter_clock ? "counter" : "monotonic"},
   };
 }
 

@@ -22,6 +22,7 @@ struct Options {
   bool disable = false;               // SMTRACE_DISABLE
   bool fold_polls = true;             // SMTRACE_FOLD_POLLS
   bool quiet = false;                 // SMTRACE_QUIET
+  bool counter_clock = true;          // SMTRACE_CLOCK: counter (true) or monotonic
   std::string families_text = "all";
   std::string problems;               // "; "-separated complaints about values
 
