@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# `smtrace check` throughput and peak memory against trace size.
+#
+#   bench/check_throughput.sh [-b BUILD_DIR] [-s "RANKSxEVENTS ..."] [-i INFO_MAX] [-w WORK_DIR] [-k]
+#
+# For each size (default: 8x125k 16x500k 64x1M, i.e. 1M, 8M and 64M events;
+# EVENTS per rank, k/M suffixes) it writes a halo trace with `smtrace synth`
+# and runs, each under /usr/bin/time (apt package `time`):
+#   read    bench_read_trace: the streaming RankReader over every rank, ranks
+#           in parallel, events only counted (the baseline: pure reading)
+#   info    `smtrace info` (reads the whole trace into memory; skipped above
+#           INFO_MAX events, default 16M, where it needs more than this
+#           machine's memory)
+#   check   `smtrace check --quiet`, all checks
+# and prints per run: events, seconds, events/s, peak RSS, bytes of peak RSS
+# per event, and seconds relative to `read` of the same size.
+# Goal (issue 3) on a 2-core machine: check >= 5M events/s and <= 64 bytes per
+# event (or memory bounded by streaming).
+# BUILD_DIR holds cli/smtrace and bench/bench_read_trace (default: build).
+# WORK_DIR (default: a temporary directory under TMPDIR) needs about 45 bytes
+# per event of disk (2.8 GiB for 64M events); -k keeps the traces.
+set -euo pipefail
+
+build=build
+sizes="8x125k 16x500k 64x1M"
+info_max=16000000
+work=
+keep=0
+while getopts "b:s:i:w:kh" opt; do
+  case $opt in
+    b) build=$OPTARG ;;
+    s) sizes=$OPTARG ;;
+    i) info_max=$OPTARG ;;
+    w) work=$OPTARG ;;
+    k) keep=1 ;;
+    *) sed -n '2,23p' "$0"; exit 2 ;;
+  esac
+done
+
+smtrace=$build/cli/smtrace
+reader=$build/bench/bench_read_trace
+for f in "$smtrace" "$reader" /usr/bin/time; do
+  [ -x "$f" ] || { echo "check_throughput.sh: missing $f (build smtrace_cli and bench_read_trace; apt install time)" >&2; exit 2; }
+done
+if [ -z "$work" ]; then
+  work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-bench.XXXXXX")
+  [ "$keep" = 1 ] || trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+
+# measure NAME CMD...: run CMD under /usr/bin/time; set `secs` and `rss_kb`.
+# Exit codes 0 and 1 (check's "findings") count as success.
+measure() {
+  local name=$1; shift
+  local rc=0
+  /usr/bin/time -f "%e %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+  if [ "$rc" -gt 1 ]; then
+    echo "check_throughput.sh: $name failed (exit $rc): $*" >&2
+    tail -n 5 "$work/$name.err" >&2
+    return 1
+  fi
+  read -r secs rss_kb < <(tail -n 1 "$work/$name.time")
+}
+
+printf "%-9s %-6s %11s %9s %11s %10s %8s %8s\n" \
+  size tool events seconds events/s "peak RSS" B/event vs_read
+for size in $sizes; do
+  ranks=${size%%x*}
+  per_rank=${size#*x}
+  trace=$work/halo-$size
+  "$smtrace" synth halo --ranks "$ranks" --events "$per_rank" -o "$trace" --force 2>"$work/synth.err" ||
+    { cat "$work/synth.err" >&2; exit 1; }
+
+  measure read "$reader" "$trace"
+  events=$(awk '{print $2}' "$work/read.out")
+  read_secs=$secs
+  rows=("read $secs $rss_kb")
+  if [ "$events" -le "$info_max" ]; then
+    measure info "$smtrace" info "$trace" --format json
+    rows+=("info $secs $rss_kb")
+  else
+    rows+=("info - -")
+  fi
+  measure check "$smtrace" check "$trace" --quiet --format json
+  rows+=("check $secs $rss_kb")
+
+  for row in "${rows[@]}"; do
+    read -r tool s kb <<<"$row"
+    if [ "$s" = - ]; then
+      printf "%-9s %-6s %11s %9s %11s %10s %8s %8s\n" "$size" "$tool" "$events" skipped - - - -
+      continue
+    fi
+    awk -v size="$size" -v tool="$tool" -v n="$events" -v s="$s" -v kb="$kb" -v base="$read_secs" 'BEGIN {
+      t = (s > 0 ? s : 0.01)
+      printf "%-9s %-6s %11d %9.2f %10.2fM %7.0f MiB %8.1f %7.1fx\n",
+             size, tool, n, s, n / t / 1e6, kb / 1024, kb * 1024 / n, t / (base > 0 ? base : 0.01)
+    }'
+  done
+  [ "$keep" = 1 ] || rm -rf "$trace"
+done
