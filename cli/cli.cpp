@@ -196,6 +196,34 @@ int main(int argc, char** argv) {
                         "\nExample:\n"
                         "  smtrace symbolize trace && smtrace dump trace");
 
+  // synth (developer command)
+  SynthOptions synth;
+  CLI::App* synth_cmd = app.add_subcommand(
+      "synth",
+      "Write a large synthetic trace, for benchmarks (developer command).\n"
+      "Generators: halo (2-D halo exchange: Irecv/Isend/Waitall per iteration, an Allreduce\n"
+      "every 10 iterations, a Barrier every 100), pingpong (pairs of ranks), wildcard (rank 0\n"
+      "receives from MPI_ANY_SOURCE). The trace is what the tracer would have written for\n"
+      "such a program; ranks are written in parallel, streaming.");
+  synth_cmd->add_option("NAME", synth.generator, "Generator: halo, pingpong, wildcard")->required();
+  synth_cmd->add_option("-o,--output", synth.output, "Trace directory to write")->required();
+  synth_cmd->add_option("--ranks", synth.ranks, "Number of ranks")->default_str("64");
+  synth_cmd->add_option("--events", synth.events,
+                        "Events per rank, approximate (whole iterations); k, M, G suffixes")
+      ->default_str("1M");
+  synth_cmd->add_option("--seed", synth.seed, "Seed of the times and orders")->default_str("1");
+  synth_cmd->add_option("--bug", synth.bug,
+                        "Plant a bug (halo only): none, deadlock, collective-mismatch")
+      ->default_str("none");
+  synth_cmd->add_option("--threads", synth.threads, "Writer threads (default: one per core)");
+  synth_cmd->add_flag("-f,--force", synth.force,
+                      "Replace the trace in an existing non-empty output directory");
+  synth_cmd->footer(std::string(k_exit_codes_text) +
+                    "\nDocumentation: docs/cli.md (synth).\n"
+                    "Examples:\n"
+                    "  smtrace synth halo --ranks 64 --events 1M -o /tmp/halo64\n"
+                    "  smtrace synth halo --ranks 4 --events 10k --bug deadlock -o /tmp/dl");
+
   // help
   std::string help_topic;
   CLI::App* help_cmd = app.add_subcommand(
@@ -203,12 +231,13 @@ int main(int argc, char** argv) {
   help_cmd->add_option("COMMAND", help_topic, "The command to explain");
 
   const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, import_cmd,
-                                           symbolize_cmd, help_cmd};
+                                           symbolize_cmd, synth_cmd, help_cmd};
   formatter->set_usage(record_cmd, "smtrace record [OPTIONS] -- COMMAND [ARGS...]");
   formatter->set_usage(info_cmd, "smtrace info DIR [--format text|json]");
   formatter->set_usage(dump_cmd, "smtrace dump DIR [--rank R] [--format text|json]");
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
   formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--addr2line PROGRAM] [--quiet]");
+  formatter->set_usage(synth_cmd, "smtrace synth NAME -o DIR [--ranks N] [--events N] [--seed N] [--bug BUG]");
   formatter->set_usage(help_cmd, "smtrace help [COMMAND]");
 
   try {
@@ -247,6 +276,7 @@ int main(int argc, char** argv) {
     }
     if (import_cmd->parsed()) return run_import_json(import);
     if (symbolize_cmd->parsed()) return run_symbolize(symbolize);
+    if (synth_cmd->parsed()) return run_synth(synth);
     if (help_cmd->parsed()) {
       if (help_topic.empty()) {
         fmt::print("{}", app.help());

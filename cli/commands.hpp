@@ -54,6 +54,19 @@ struct SymbolizeOptions {
 };
 int run_symbolize(const SymbolizeOptions& options);
 
+struct SynthOptions {
+  std::string generator;             // halo, pingpong, wildcard
+  std::filesystem::path output;
+  uint32_t ranks = 64;
+  std::string events = "1M";         // per rank; k, M, G suffixes (powers of 1000)
+  uint64_t seed = 1;
+  std::string bug = "none";          // none, deadlock, collective-mismatch
+  unsigned threads = 0;              // 0: hardware concurrency
+  bool force = false;
+};
+// Write a synthetic trace (developer command, for benchmarks and tests).
+int run_synth(const SynthOptions& options);
+
 // What symbolization did, for record's summary.
 struct SymbolizeResult {
   uint64_t sites = 0;        // call sites with a module

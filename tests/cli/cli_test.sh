@@ -140,6 +140,32 @@ case $case_name in
     expect 0 "$smtrace" info t
     contains out.txt "stopped inside MPI_Barrier (0:1) at kept_from_tracer"
     ;;
+  synth)
+    expect 0 "$smtrace" synth --help; contains out.txt "Usage: smtrace synth"
+    expect 0 "$smtrace" synth halo --ranks 4 --events 5k -o t
+    contains err.txt "wrote 4 rank(s)"
+    expect 0 "$smtrace" info t --format json
+    contains out.txt '"ranks":4,'
+    contains out.txt '"complete":true'
+    contains out.txt '"problems":\[\]'
+    contains out.txt '"MPI_Waitall":'
+    contains out.txt '"MPI_Allreduce":'
+    expect 0 "$smtrace" dump t --rank 1
+    contains out.txt "^1:1 .*MPI_Irecv(source=0, .*@ halo.c:42 (exchange_halo)"
+    contains out.txt "MPI_Waitall(requests=.*completed=.*(source=.*@ halo.c:51"
+    expect 2 "$smtrace" synth halo -o t; contains err.txt "smtrace: error:"
+    expect 0 "$smtrace" synth pingpong --ranks 3 --events 2k -o t --force
+    expect 0 "$smtrace" info t; contains out.txt "3 present of 3 expected"
+    expect 0 "$smtrace" synth wildcard --ranks 3 --events 2k -o w
+    expect 0 "$smtrace" info w; contains out.txt "complete *yes"
+    expect 2 "$smtrace" synth nope -o x; contains err.txt "no generator named 'nope'"
+    expect 2 "$smtrace" synth halo --events 12q -o x; contains err.txt "smtrace: error: --events"
+    expect 2 "$smtrace" synth halo --bug nope -o x; contains err.txt "smtrace: error: --bug"
+    expect 2 "$smtrace" synth pingpong --bug deadlock -o x; contains err.txt "only halo"
+    expect 0 "$smtrace" synth halo --ranks 4 --events 2k --bug deadlock -o dl
+    expect 0 "$smtrace" info dl; contains out.txt "complete *no"
+    expect 0 "$smtrace" synth halo --ranks 4 --events 2k --bug collective-mismatch -o cm
+    ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "PASS: $case_name"
