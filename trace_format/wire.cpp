@@ -95,6 +95,25 @@ void append_record(std::string& out, uint32_t field, std::size_t bound, Fill&& f
   out.resize(old + static_cast<std::size_t>(h.p - base) + len);
 }
 
+// Write one length-delimited record of Chunk field `field` (< 16: a one-byte
+// tag) at `dst`, all but its tag byte; return its size. The payload goes
+// after a one-byte length and moves right in the rare case it needs more.
+template <class Fill>
+std::size_t put_record_at(unsigned char* dst, Fill&& fill) {
+  VarintWriter w{dst + 2};
+  fill(w);
+  auto len = static_cast<std::size_t>(w.p - (dst + 2));
+  if (len < 0x80) {
+    dst[1] = static_cast<unsigned char>(len);
+    return 2 + len;
+  }
+  std::size_t n = varint_size(len);
+  std::memmove(dst + 1 + n, dst + 2, len);
+  VarintWriter h{dst + 1};
+  h.varint(len);
+  return 1 + n + len;
+}
+
 constexpr std::size_t k_status_bound = 2 + 3 * detail::k_max_scalar_field + 2 * 12;
 
 bool is_default(const Status& s) {
@@ -317,8 +336,28 @@ void RecordEncoder::begin_chunk(std::string& out, uint64_t first_seq, int64_t t_
   m_last_buf = 0;
 }
 
-void RecordEncoder::event(std::string& out, const Event& e) {
-  append_record(out, k_event, event_bound(e), [&](VarintWriter& w) {
+namespace {
+// The two ways to write a record: appended to a string, or in place.
+struct AppendSink {
+  std::string& out;
+  template <class Fill>
+  void operator()(std::size_t bound, Fill&& fill) {
+    append_record(out, k_event, bound, fill);
+  }
+};
+struct InPlaceSink {
+  unsigned char* dst;
+  std::size_t size = 0;
+  template <class Fill>
+  void operator()(std::size_t, Fill&& fill) {
+    size = put_record_at(dst, fill);
+  }
+};
+}  // namespace
+
+template <class Sink>
+void RecordEncoder::event_into(Sink&& sink, const Event& e) {
+  sink(event_bound(e), [&](VarintWriter& w) {
     if (e.seq != m_next_seq) {
       w.tag(1, WireType::varint);
       w.varint(e.seq);
@@ -337,8 +376,9 @@ void RecordEncoder::event(std::string& out, const Event& e) {
   m_last_buf = e.buf;
 }
 
-void RecordEncoder::completion(std::string& out, uint64_t completed_seq, const Event& end) {
-  append_record(out, k_event, event_bound(end), [&](VarintWriter& w) {
+template <class Sink>
+void RecordEncoder::completion_into(Sink&& sink, uint64_t completed_seq, const Event& end) {
+  sink(event_bound(end), [&](VarintWriter& w) {
     w.u(2, static_cast<uint64_t>(end.call));
     w.u(3, end.thread);
     w.u(5, end.duration);
@@ -349,6 +389,26 @@ void RecordEncoder::completion(std::string& out, uint64_t completed_seq, const E
     write_event_body(w, end);
   });
 }
+
+void RecordEncoder::event(std::string& out, const Event& e) { event_into(AppendSink{out}, e); }
+
+void RecordEncoder::completion(std::string& out, uint64_t completed_seq, const Event& end) {
+  completion_into(AppendSink{out}, completed_seq, end);
+}
+
+std::size_t RecordEncoder::event_at(unsigned char* dst, const Event& e) {
+  InPlaceSink sink{dst};
+  event_into(sink, e);
+  return sink.size;
+}
+
+std::size_t RecordEncoder::completion_at(unsigned char* dst, uint64_t completed_seq, const Event& end) {
+  InPlaceSink sink{dst};
+  completion_into(sink, completed_seq, end);
+  return sink.size;
+}
+
+std::size_t RecordEncoder::record_bound(const Event& e) { return 1 + 10 + event_bound(e); }
 
 void RecordEncoder::site(std::string& out, const CallSite& s) {
   append_record(out, k_site, 6 * detail::k_max_scalar_field + s.function.size() + s.file.size(),

@@ -69,6 +69,17 @@ class RecordEncoder {
   // pending never are; `end.buf`, when set, is written as an absolute address.
   // The stream state does not change.
   void completion(std::string& out, uint64_t completed_seq, const Event& end);
+  // In place, for a writer into memory that a reader may see at any moment
+  // (the tracer's mapped file): write the record of `event` (event_at) or of
+  // a completion (completion_at) at `dst`, which has room for
+  // record_bound(event) bytes, except its first byte, the tag k_event_tag,
+  // which the caller stores last; return the record's size. The bytes
+  // written are exactly those of event() / completion(), nothing beyond.
+  std::size_t event_at(unsigned char* dst, const Event& event);
+  std::size_t completion_at(unsigned char* dst, uint64_t completed_seq, const Event& end);
+  static std::size_t record_bound(const Event& event);
+  static constexpr unsigned char k_event_tag = (2 << 3) | 2;  // Chunk.event, length-delimited
+
   // Append a CallSite record.
   void site(std::string& out, const CallSite& site);
   // Append a Module record.
@@ -86,6 +97,11 @@ class RecordEncoder {
   uint64_t next_seq() const { return m_next_seq; }
 
  private:
+  template <class Sink>
+  void event_into(Sink&& sink, const Event& event);
+  template <class Sink>
+  void completion_into(Sink&& sink, uint64_t completed_seq, const Event& end);
+
   uint64_t m_next_seq = 0;
   uint64_t m_last_seq = 0;
   int64_t m_last_t = 0;

@@ -149,14 +149,46 @@ void Recorder::record(int64_t t, Encode&& encode) {
   put(m_scratch.data(), m_scratch.size(), true);
 }
 
+// Events and completions, the hot path, are encoded straight into the
+// mapping (no scratch buffer, no copy): every byte but the first, then the
+// first. Until then the record starts with a zero byte, where readers stop.
+template <class Encode>
+bool Recorder::record_in_place(int64_t t, std::size_t bound, Encode&& encode) {
+  if (!m_active) return false;
+  if (!m_chunk_open) open_chunk(t);
+  if (!ensure(m_pos + bound)) return false;
+  m_last.encoder_before = m_encoder;
+  unsigned char* dst = m_map + (m_pos - m_map_off);
+  std::size_t size = encode(dst);
+  if (m_chunk_payload > m_info_bytes && m_chunk_payload + size > m_chunk_bytes) {
+    // Does not fit: clear the unpublished bytes (the space after the last
+    // record stays zero), seal, and encode again against the new chunk.
+    std::memset(dst + 1, 0, size - 1);
+    seal();
+    open_chunk(t);
+    if (!ensure(m_pos + bound)) return false;
+    m_last.encoder_before = m_encoder;
+    dst = m_map + (m_pos - m_map_off);
+    size = encode(dst);
+  }
+  m_last.is_event = false;
+  m_last.start = m_pos;
+  m_last.size = size;
+  m_chunk_payload += size;
+  __atomic_store_n(dst, format::RecordEncoder::k_event_tag, __ATOMIC_RELEASE);
+  m_pos += size;
+  return true;
+}
+
 uint64_t Recorder::event(format::Event& e) {
   if (!m_active) {
     ++m_dropped;
     return 0;
   }
   e.seq = m_next_seq;
-  record(e.t_start, [&](std::string& out) { m_encoder.event(out, e); });
-  if (!m_active) {
+  bool written = record_in_place(e.t_start, format::RecordEncoder::record_bound(e),
+                                 [&](unsigned char* dst) { return m_encoder.event_at(dst, e); });
+  if (!written || !m_active) {
     ++m_dropped;
     return e.seq;
   }
@@ -189,7 +221,8 @@ bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
 }
 
 void Recorder::completion(uint64_t seq, const format::Event& end) {
-  record(m_last_t, [&](std::string& out) { m_encoder.completion(out, seq, end); });
+  record_in_place(m_last_t, format::RecordEncoder::record_bound(end),
+                  [&](unsigned char* dst) { return m_encoder.completion_at(dst, seq, end); });
 }
 void Recorder::site(const format::CallSite& s) {
   record(m_last_t, [&](std::string& out) { m_encoder.site(out, s); });

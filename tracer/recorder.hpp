@@ -77,6 +77,8 @@ class Recorder {
  private:
   template <class Encode>
   void record(int64_t t, Encode&& encode);
+  template <class Encode>
+  bool record_in_place(int64_t t, std::size_t bound, Encode&& encode);
   void open_chunk(int64_t t);
   bool ensure(uint64_t end);
   void put(const void* data, std::size_t size, bool first_byte_last);

@@ -378,6 +378,49 @@ TEST_CASE("trace_format::RecordEncoder::large event goes through the heap path")
   check_body(chunk.event(0), e);
 }
 
+TEST_CASE("trace_format::RecordEncoder::records in place equal appended ones") {
+  fmt_ns::Event small;
+  small.call = fmt_ns::Call::Send;
+  small.t_start = 1200;
+  small.peer = 1;
+  small.tag = 0;
+  fmt_ns::Event full = full_event();
+  fmt_ns::Event large = full_event();
+  for (int i = 0; i < 300; ++i) large.counts.push_back(i);  // length needs 2+ bytes
+  for (const fmt_ns::Event* src : {&small, &full, &large}) {
+    fmt_ns::RecordEncoder a, b;
+    std::string appended, info;
+    a.begin_chunk(appended, 3, 1000, 0);
+    b.begin_chunk(info, 3, 1000, 0);
+    fmt_ns::Event e = *src;
+    e.seq = 3;
+    std::vector<unsigned char> in_place(info.begin(), info.end());
+    auto put = [&](auto&& write) {
+      std::size_t at = in_place.size();
+      in_place.resize(at + fmt_ns::RecordEncoder::record_bound(e) + 64, 0);
+      std::size_t n = write(in_place.data() + at);
+      CHECK(in_place[at] == 0);  // the tag is the caller's to store
+      // Nothing written past the record.
+      for (std::size_t i = at + n; i < in_place.size(); ++i) REQUIRE(in_place[i] == 0);
+      in_place[at] = fmt_ns::RecordEncoder::k_event_tag;
+      in_place.resize(at + n);
+    };
+    a.event(appended, e);
+    put([&](unsigned char* dst) { return b.event_at(dst, e); });
+    fmt_ns::Event end;
+    end.duration = 77;
+    end.status.source = 1;
+    a.completion(appended, 3, end);
+    put([&](unsigned char* dst) { return b.completion_at(dst, 3, end); });
+    e.seq = 9;  // a gap, then the stream state must agree
+    e.t_start += 5;
+    a.event(appended, e);
+    put([&](unsigned char* dst) { return b.event_at(dst, e); });
+    CHECK(std::string(in_place.begin(), in_place.end()) == appended);
+    CHECK(a.next_seq() == b.next_seq());
+  }
+}
+
 TEST_CASE("trace_format::RecordEncoder::send-like event is small") {
   fmt_ns::RecordEncoder enc;
   std::string out;
