@@ -58,13 +58,22 @@ class AnalysisContext final : public Context {
   const RankData& rank(uint32_t r) const override { return ranks.at(r); }
   const CommTable& comms() const override { return comm_table; }
   const Replay& replay() const override { return replayed; }
-  const HappensBefore& happens_before() const override { return hb; }
+  const HappensBefore& happens_before() const override {
+    std::call_once(hb_once, [&] {
+      hb.build(*this);
+      hb_done = true;
+    });
+    return hb;
+  }
+  bool hb_built() const { return hb_done; }
   const Options& options() const override { return *opts; }
 
   std::vector<RankData> ranks;
   CommTable comm_table;
   Replay replayed;
-  HappensBefore hb;
+  mutable HappensBefore hb;
+  mutable std::once_flag hb_once;
+  mutable bool hb_done = false;
   const Options* opts = nullptr;
 };
 
@@ -260,8 +269,10 @@ Result analyze(const fs::path& dir, const Options& options) {
   say("replaying matches");
   ctx.comm_table.resolve(ctx.ranks);
   ctx.replayed.replay(ctx);
-  say("building happens-before");
-  ctx.hb.build(ctx);
+  if (options.happens_before) {
+    say("building happens-before");
+    ctx.happens_before();
+  }
   const auto t_replay = std::chrono::steady_clock::now();
 
   for (std::size_t c = 0; c < checks.size(); ++c) {
@@ -297,9 +308,12 @@ Result analyze(const fs::path& dir, const Options& options) {
   result.stats["matches"] = ctx.replayed.matches();
   result.stats["communicators"] = ctx.comm_table.size();
   result.stats["windows"] = ctx.comm_table.window_count();
-  result.stats["hb_nodes"] = ctx.hb.nodes();
-  result.stats["hb_edges"] = ctx.hb.edges();
-  result.stats["hb_cross_edges"] = ctx.hb.cross_edges();
+  if (ctx.hb_built()) {
+    result.stats["hb_nodes"] = ctx.hb.nodes();
+    result.stats["hb_edges"] = ctx.hb.edges();
+    result.stats["hb_cross_edges"] = ctx.hb.cross_edges();
+    result.stats["hb_cyclic"] = ctx.hb.cycle().empty() ? 0 : 1;
+  }
   result.stats["read_ms"] = ms(t0, t_read);
   result.stats["replay_ms"] = ms(t_read, t_replay);
   result.stats["checks_ms"] = ms(t_replay, t_end);

@@ -21,6 +21,9 @@ struct Options {
   std::set<std::string> checks;          // empty: all
   Alignment alignment = Alignment::strict;
   unsigned threads = 0;                  // 0: hardware concurrency
+  // Build the happens-before graph even when no check asks for it (its
+  // size then appears in the stats); checks that need it build it anyway.
+  bool happens_before = false;
   // Called now and then with a line of progress ("read 3/64 ranks"); may be empty.
   std::function<void(const std::string&)> progress;
 };

@@ -5,9 +5,10 @@
 // per rank; its event() is called from that rank's thread only, so a pass
 // needs no lock but must not touch other ranks' passes. Definitions (sites,
 // comms, datatypes) reach RankData before the events that use them.
-// After every rank has been read, the core replays matching and builds the
-// happens-before graph (replay.hpp, happens_before.hpp), and then each
-// check's finish() runs, one at a time, with the whole Context.
+// After every rank has been read, the core replays matching (replay.hpp),
+// and then each check's finish() runs, one at a time, with the whole
+// Context. The happens-before graph (happens_before.hpp) is built on the
+// first call of Context::happens_before().
 #pragma once
 
 #include <cstdint>

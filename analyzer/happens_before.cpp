@@ -61,7 +61,10 @@ Flow flow_of(Call c) {
 struct HappensBefore::Impl {
   uint32_t world_size = 0;
   std::vector<uint32_t> rank_base;                 // first node of each rank; [world_size] = first hub
-  std::vector<std::vector<uint64_t>> node_seq;     // per rank: seqs of its nodes, ascending
+  // Per rank: keys of its nodes, ascending. An event has two points: its
+  // start (key 2 seq) and its end (key 2 seq + 1); a blocking collective
+  // needs both, or its entry -> hub -> exit edges would close a cycle.
+  std::vector<std::vector<uint64_t>> node_seq;
   uint32_t node_count = 0;
   uint64_t cross = 0;
   Graph graph;
@@ -71,9 +74,11 @@ struct HappensBefore::Impl {
   mutable std::once_flag clocks_once;
   mutable std::vector<uint32_t> clocks;             // node x rank, when small enough
 
-  uint32_t node_of(uint32_t rank, uint64_t seq) const {
+  static uint64_t start(uint64_t seq) { return 2 * seq; }
+  static uint64_t end(uint64_t seq) { return 2 * seq + 1; }
+  uint32_t node_of(uint32_t rank, uint64_t key) const {
     const auto& seqs = node_seq[rank];
-    auto it = std::lower_bound(seqs.begin(), seqs.end(), seq);
+    auto it = std::lower_bound(seqs.begin(), seqs.end(), key);
     return rank_base[rank] + static_cast<uint32_t>(it - seqs.begin());
   }
   uint32_t rank_of_node(uint32_t node) const {
@@ -83,7 +88,7 @@ struct HappensBefore::Impl {
   bool is_event(uint32_t node) const { return node < rank_base[world_size]; }
   EventRef event_of(uint32_t node) const {
     const uint32_t r = rank_of_node(node);
-    return {r, node_seq[r][node - rank_base[r]]};
+    return {r, node_seq[r][node - rank_base[r]] / 2};
   }
 
   void compute_clocks() const {
@@ -139,15 +144,20 @@ void HappensBefore::build(const Context& context) {
     auto& seqs = m.node_seq[r];
     if (!context.rank(r).present) continue;
     for (const P2POp& op : replay.p2p(r)) {
-      seqs.push_back(op.seq);
-      if (op.done_seq != k_never) seqs.push_back(op.done_seq);
+      if (op.send) {
+        seqs.push_back(Impl::start(op.seq));
+      } else if (op.done()) {
+        seqs.push_back(Impl::end(op.done_seq()));
+      }
     }
     for (const CollOp& op : replay.collectives(r)) {
-      seqs.push_back(op.seq);
-      if (op.done_seq != k_never) seqs.push_back(op.done_seq);
+      seqs.push_back(Impl::start(op.seq));
+      if (op.done_seq != k_never) seqs.push_back(Impl::end(op.done_seq));
     }
     for (const RmaEvent& e : replay.rma(r)) {
-      if (e.call == Call::Win_fence) seqs.push_back(e.seq);
+      if (e.call != Call::Win_fence) continue;
+      seqs.push_back(Impl::start(e.seq));
+      if (!e.pending) seqs.push_back(Impl::end(e.seq));
     }
     std::sort(seqs.begin(), seqs.end());
     seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
@@ -176,8 +186,9 @@ void HappensBefore::build(const Context& context) {
       auto other = replay.matched({r, i});
       if (!other) continue;
       const P2POp& recv = replay.p2p(other->rank)[other->index];
-      if (recv.done_seq == k_never) continue;
-      edges.emplace_back(m.node_of(r, ops[i].seq), m.node_of(other->rank, recv.done_seq));
+      if (!recv.done()) continue;
+      edges.emplace_back(m.node_of(r, Impl::start(ops[i].seq)),
+                         m.node_of(other->rank, Impl::end(recv.done_seq())));
     }
   }
 
@@ -201,14 +212,14 @@ void HappensBefore::build(const Context& context) {
       auto entry = [&](std::size_t k) -> std::optional<uint32_t> {
         if (inst.member_op[k] == k_none) return std::nullopt;
         const uint32_t w = comm.world_ranks[k];
-        return m.node_of(w, replay.collectives(w)[inst.member_op[k]].seq);
+        return m.node_of(w, Impl::start(replay.collectives(w)[inst.member_op[k]].seq));
       };
       auto exit = [&](std::size_t k) -> std::optional<uint32_t> {
         if (inst.member_op[k] == k_none) return std::nullopt;
         const uint32_t w = comm.world_ranks[k];
         const CollOp& op = replay.collectives(w)[inst.member_op[k]];
         if (op.done_seq == k_never) return std::nullopt;
-        return m.node_of(w, op.done_seq);
+        return m.node_of(w, Impl::end(op.done_seq));
       };
       const std::size_t n = inst.member_op.size();
       if (flow == Flow::scan || flow == Flow::exscan) {
@@ -252,9 +263,8 @@ void HappensBefore::build(const Context& context) {
         const uint64_t key = (uint64_t{w} << 32) | count[w]++;
         auto [it, fresh] = fence_hub.emplace(key, 0);
         if (fresh) it->second = new_hub();
-        const uint32_t node = m.node_of(r, e.seq);
-        edges.emplace_back(node, it->second);
-        if (!e.pending) edges.emplace_back(it->second, node);
+        edges.emplace_back(m.node_of(r, Impl::start(e.seq)), it->second);
+        if (!e.pending) edges.emplace_back(it->second, m.node_of(r, Impl::end(e.seq)));
       }
     }
   }
@@ -281,13 +291,13 @@ bool HappensBefore::ordered(EventRef a, EventRef b) const {
   const Impl& m = *m_impl;
   if (a.rank == b.rank) return a.seq < b.seq;
   if (a.rank >= m.world_size || b.rank >= m.world_size) return false;
-  // The path leaves a's rank at its first node at or after a, and enters b's
-  // rank at its last node at or before b.
+  // The path leaves a's rank at its first node at or after a's start, and
+  // enters b's rank at its last node at or before b's end.
   const auto& sa = m.node_seq[a.rank];
-  auto ia = std::lower_bound(sa.begin(), sa.end(), a.seq);
+  auto ia = std::lower_bound(sa.begin(), sa.end(), Impl::start(a.seq));
   if (ia == sa.end()) return false;
   const auto& sb = m.node_seq[b.rank];
-  auto ib = std::upper_bound(sb.begin(), sb.end(), b.seq);
+  auto ib = std::upper_bound(sb.begin(), sb.end(), Impl::end(b.seq));
   if (ib == sb.begin()) return false;
   const uint32_t pa = static_cast<uint32_t>(ia - sa.begin());
   const uint32_t nb = m.rank_base[b.rank] + static_cast<uint32_t>(ib - sb.begin()) - 1;
@@ -320,7 +330,9 @@ void HappensBefore::write_dot(std::ostream& out) const {
   const Impl& m = *m_impl;
   boost::write_graphviz(out, m.graph, [&](std::ostream& o, uint32_t v) {
     if (m.is_event(v)) {
-      o << "[label=\"" << m.event_of(v).str() << "\"]";
+      const uint32_t r = m.rank_of_node(v);
+      const bool end = m.node_seq[r][v - m.rank_base[r]] % 2 == 1;
+      o << "[label=\"" << m.event_of(v).str() << (end ? " end" : " start") << "\"]";
     } else {
       o << "[label=\"\", shape=point]";
     }

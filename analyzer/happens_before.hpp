@@ -1,9 +1,9 @@
 // The happens-before relation of a replayed trace, on Boost.Graph behind
 // this class (no Boost type in the interface).
 //
-// Nodes are the events that communicate (posting and completion of
-// point-to-point operations, collective entries and exits, RMA
-// synchronization); program order between them is an edge from each node to
+// Nodes are the points where events communicate (a send's start, a
+// receive's completion, collective entries and exits, fences; each event has
+// a start and an end point); program order between them is an edge from each node to
 // the next node of its rank, so events in between are ordered implicitly by
 // seq. Edges between ranks: a send's posting to its receive's completion;
 // for a collective only what the MPI standard guarantees: a barrier (and
@@ -44,8 +44,10 @@ class HappensBefore {
   // Build the graph from `context.replay()`.
   void build(const Context& context);
 
-  // Return true when event `a` happens before event `b` (a != b). Events
-  // need not be nodes: any event of a rank is placed by its seq.
+  // Return true when event `a` happens before event `b` (a != b): a path
+  // leads from a's start to b's end. Events need not be nodes: any event of
+  // a rank is placed by its seq. Two calls of one collective instance are
+  // thus ordered both ways (they overlap).
   bool ordered(EventRef a, EventRef b) const;
   // Return true when neither happens before the other.
   bool concurrent(EventRef a, EventRef b) const { return !ordered(a, b) && !ordered(b, a); }

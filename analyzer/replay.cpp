@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -40,26 +41,24 @@ int32_t value_or(const std::optional<int32_t>& v, int32_t fallback) { return v ?
 
 // What a request stands for while it is active.
 struct Active {
-  enum class Kind : uint8_t { p2p, coll, other } kind = Kind::other;
+  Outstanding::Kind kind = Outstanding::Kind::other;
   uint32_t index = 0;   // into ops or colls
-  uint32_t life = 0;    // into lives
 };
 
 // A persistent request's template: the op each Start posts.
 struct Persistent {
   P2POp op;
-  uint32_t life = 0;
+  bool active = false;
 };
 
 struct RankReplay {
   std::vector<P2POp> ops;
   std::vector<CollOp> colls;
-  std::vector<RequestLife> lives;
   std::vector<RmaEvent> rma;
+  std::vector<Outstanding> outstanding;
   std::optional<Event> blocked;
   std::unordered_map<uint64_t, Active> active;
   std::unordered_map<uint64_t, Persistent> persistent;
-  std::unordered_map<uint64_t, uint32_t> life_of;   // request -> lives index (latest)
 };
 
 }  // namespace
@@ -90,7 +89,10 @@ class ReplayPass final : public RankPass {
       }
       const bool blocking = format::call_blocks(c);
       if (blocking && !e.pending) complete(op, e);
-      add_op(std::move(op), e, blocking);
+      m.ops.push_back(std::move(op));
+      if (!blocking && e.request) {
+        m.active[e.request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
+      }
       return;
     }
     if (c == Call::Sendrecv || c == Call::Sendrecv_replace) {
@@ -115,7 +117,6 @@ class ReplayPass final : public RankPass {
       Persistent p;
       p.op = base(e);
       p.op.send = c != Call::Recv_init;
-      p.life = new_life(e, true);
       m.persistent[e.request] = std::move(p);
       return;
     }
@@ -132,12 +133,7 @@ class ReplayPass final : public RankPass {
       return;
     }
     if (c == Call::Request_free) {
-      if (auto it = m.life_of.find(e.request); it != m.life_of.end()) {
-        RequestLife& life = m.lives[it->second];
-        life.freed = true;
-        if (life.done_seq == k_never || life.persistent) life.done_seq = e.seq;
-        life.active = false;
-      }
+      // An active request freed still completes; the trace cannot tell when.
       m.persistent.erase(e.request);
       return;
     }
@@ -158,10 +154,7 @@ class ReplayPass final : public RankPass {
       op.request = e.request;
       if (!e.request && !e.pending) op.done_seq = e.seq;
       m.colls.push_back(std::move(op));
-      if (e.request) {
-        const uint32_t life = new_life(e, false);
-        m.active[e.request] = {Active::Kind::coll, static_cast<uint32_t>(m.colls.size() - 1), life};
-      }
+      if (e.request) m.active[e.request] = {Outstanding::Kind::coll, static_cast<uint32_t>(m.colls.size() - 1)};
       return;
     }
     if (family == Family::rma) {
@@ -176,22 +169,21 @@ class ReplayPass final : public RankPass {
       r.call = c;
       r.pending = e.pending;
       m.rma.push_back(r);
-      if (e.request) new_life(e, false);  // Rput, Rget, ...: completed like any request
-      if (e.request) {
-        m.active[e.request] = {Active::Kind::other, 0, m.life_of[e.request]};
-      }
+      // Rput, Rget, ...: completed like any request.
+      if (e.request) m.active[e.request] = {Outstanding::Kind::other, static_cast<uint32_t>(m.rma.size() - 1)};
       return;
     }
   }
 
   void end() override {
-    for (RequestLife& life : m.lives) {
-      life.active = !life.freed && (life.done_seq == k_never);
+    for (const auto& [request, a] : m.active) m.outstanding.push_back({a.kind, request, a.index});
+    for (const auto& [request, p] : m.persistent) {
+      if (!p.active) m.outstanding.push_back({Outstanding::Kind::other, request, 0});
     }
-    for (auto& [request, p] : m.persistent) {
-      (void)request;
-      m.lives[p.life].active = !m.lives[p.life].freed;
-    }
+    std::sort(m.outstanding.begin(), m.outstanding.end(),
+              [](const Outstanding& a, const Outstanding& b) { return a.request < b.request; });
+    m.active.clear();
+    m.persistent.clear();
   }
 
  private:
@@ -203,36 +195,14 @@ class ReplayPass final : public RankPass {
     op.peer = value_or(e.peer, k_unknown);
     op.tag = value_or(e.tag, k_unknown);
     op.call = e.call;
-    op.request = e.request;
     op.posted_pending = e.pending;
     return op;
   }
 
   static void complete(P2POp& op, const Event& e) {
-    op.done_seq = e.seq;
+    op.done_delta = e.seq >= op.seq && e.seq - op.seq < k_none ? static_cast<uint32_t>(e.seq - op.seq) : k_none;
     op.done_site = e.site;
     op.done_call = e.call;
-  }
-
-  uint32_t new_life(const Event& e, bool persistent) {
-    RequestLife life;
-    life.request = e.request;
-    life.created_seq = e.seq;
-    life.created_site = e.site;
-    life.created_call = e.call;
-    life.persistent = persistent;
-    m.lives.push_back(life);
-    const uint32_t index = static_cast<uint32_t>(m.lives.size() - 1);
-    m.life_of[e.request] = index;
-    return index;
-  }
-
-  void add_op(P2POp&& op, const Event& e, bool blocking) {
-    m.ops.push_back(std::move(op));
-    if (!blocking && e.request) {
-      const uint32_t life = new_life(e, false);
-      m.active[e.request] = {Active::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1), life};
-    }
   }
 
   void start(const Event& e, uint64_t request) {
@@ -242,11 +212,10 @@ class ReplayPass final : public RankPass {
     op.seq = e.seq;
     op.site = e.site;
     op.call = e.call;
-    op.request = request;
     op.posted_pending = false;
     m.ops.push_back(std::move(op));
-    m.active[request] = {Active::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1), it->second.life};
-    m.lives[it->second.life].done_seq = k_never;
+    m.active[request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
+    it->second.active = true;
   }
 
   void finish(const Event& e, const format::CompletedRequest& done) {
@@ -254,7 +223,8 @@ class ReplayPass final : public RankPass {
     if (it == m.active.end()) return;
     const Active a = it->second;
     m.active.erase(it);
-    if (a.kind == Active::Kind::p2p) {
+    if (auto p = m.persistent.find(done.request); p != m.persistent.end()) p->second.active = false;
+    if (a.kind == Outstanding::Kind::p2p) {
       P2POp& op = m.ops[a.index];
       complete(op, e);
       op.cancelled = done.status.cancelled;
@@ -262,10 +232,9 @@ class ReplayPass final : public RankPass {
         op.status_source = *done.status.source;
         op.status_tag = value_or(done.status.tag, k_unknown);
       }
-    } else if (a.kind == Active::Kind::coll) {
+    } else if (a.kind == Outstanding::Kind::coll) {
       m.colls[a.index].done_seq = e.seq;
     }
-    m.lives[a.life].done_seq = e.seq;
   }
 
   RankReplay& m;
@@ -282,7 +251,14 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
     // single-threaded fallback for tests.
     m_impl->ranks.resize(data.rank + 1);
   }
-  return std::make_unique<ReplayPass>(m_impl->ranks[data.rank]);
+  RankReplay& out = m_impl->ranks[data.rank];
+  // Sends and receives are most events of a large trace: reserve for an
+  // estimate (about 20 bytes per event on disk) so the vector rarely moves;
+  // pages never touched cost nothing.
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(data.file, ec);
+  if (!ec) out.ops.reserve(static_cast<std::size_t>(std::min<uintmax_t>(bytes / 16, uintmax_t{1} << 28)));
+  return std::make_unique<ReplayPass>(out);
 }
 
 void Replay::reserve_ranks(uint32_t world_size) { m_impl->ranks.resize(world_size); }
@@ -294,8 +270,19 @@ void Replay::replay(const Context& context) {
   const CommTable& comms = context.comms();
 
   // Sends by channel (comm, sender, receiver, tag), in the sender's order.
-  using Channel = std::tuple<uint32_t, uint32_t, uint32_t, int32_t>;
-  std::map<Channel, std::deque<uint32_t>> channels;
+  struct Channel {
+    uint32_t comm, from, to;
+    int32_t tag;
+    bool operator==(const Channel&) const = default;
+  };
+  struct ChannelHash {
+    std::size_t operator()(const Channel& c) const {
+      uint64_t h = (uint64_t{c.comm} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{c.from} << 21) ^
+                   (uint64_t{c.to} << 42) ^ static_cast<uint32_t>(c.tag) * 0xC2B2AE3D27D4EB4Full;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<Channel, std::deque<uint32_t>, ChannelHash> channels;
   m.match.assign(world_size, {});
   for (uint32_t r = 0; r < world_size; ++r) {
     m.match[r].assign(m.ranks[r].ops.size(), OpRef{});
@@ -382,8 +369,8 @@ const std::vector<CollInstance>& Replay::instances(uint32_t comm) const {
   return m_impl->instances[comm];
 }
 
-const std::vector<RequestLife>& Replay::requests(uint32_t rank) const {
-  return m_impl->ranks.at(rank).lives;
+const std::vector<Outstanding>& Replay::outstanding(uint32_t rank) const {
+  return m_impl->ranks.at(rank).outstanding;
 }
 
 const std::vector<RmaEvent>& Replay::rma(uint32_t rank) const { return m_impl->ranks.at(rank).rma; }

@@ -1,6 +1,6 @@
 // Replay of the recorded run: point-to-point operations matched as MPI
 // matched them (receive statuses plus the non-overtaking rule), requests
-// followed from creation to completion, collectives grouped into instances
+// followed from creation to completion (only the outstanding ones are kept), collectives grouped into instances
 // per communicator, RMA synchronization calls listed for the RMA checks.
 //
 // Matching: a receive whose status says (source S, tag T) on communicator C
@@ -33,8 +33,7 @@ inline constexpr uint32_t k_none = std::numeric_limits<uint32_t>::max();
 // a persistent request gives one, posted at the Start).
 struct P2POp {
   uint64_t seq = 0;               // the posting event
-  uint64_t done_seq = k_never;    // the event that completed it (== seq for blocking calls)
-  uint64_t request = 0;           // 0 for blocking calls
+  uint32_t done_delta = k_none;   // completing event's seq - seq (0 for blocking calls); k_none: never
   uint32_t site = 0;              // call site of the posting event
   uint32_t done_site = 0;
   uint32_t comm = 0;              // rank-local communicator id
@@ -47,7 +46,12 @@ struct P2POp {
   bool send = false;
   bool cancelled = false;
   bool posted_pending = false;    // the rank stopped inside the posting call
+
+  bool done() const { return done_delta != k_none; }
+  // Return the seq of the event that completed it, or k_never.
+  uint64_t done_seq() const { return done() ? seq + done_delta : k_never; }
 };
+// 48 bytes: the analyzer keeps one per send and receive (docs/analyzer.md).
 
 // A P2POp by position: Replay::p2p(rank)[index].
 struct OpRef {
@@ -81,16 +85,11 @@ struct CollInstance {
   std::vector<uint32_t> member_op;       // per comm rank: index into Replay::collectives(world rank), k_none if it never got there
 };
 
-// Lifetime of one request id (a persistent request lives across Starts).
-struct RequestLife {
+// A request still outstanding at the end of its rank's trace.
+struct Outstanding {
+  enum class Kind : uint8_t { p2p, coll, other } kind = Kind::other;
   uint64_t request = 0;
-  uint64_t created_seq = 0;
-  uint32_t created_site = 0;
-  format::Call created_call = format::Call::unspecified;
-  uint64_t done_seq = k_never;    // last completion (or free); k_never if still active
-  bool persistent = false;
-  bool freed = false;             // Request_free
-  bool active = false;            // still outstanding at the end of the trace
+  uint32_t index = 0;             // into p2p(rank) or collectives(rank)
 };
 
 // An RMA synchronization or communication call, for the RMA checks.
@@ -128,7 +127,8 @@ class Replay {
   const std::vector<CollOp>& collectives(uint32_t rank) const;
   // Return the instances of global communicator `comm`, in order.
   const std::vector<CollInstance>& instances(uint32_t comm) const;
-  const std::vector<RequestLife>& requests(uint32_t rank) const;
+  // Return the requests still outstanding at the end of rank `rank` (sorted by request).
+  const std::vector<Outstanding>& outstanding(uint32_t rank) const;
   const std::vector<RmaEvent>& rma(uint32_t rank) const;
   // Return the event the rank stopped inside (pending), if any.
   std::optional<format::Event> blocked(uint32_t rank) const;

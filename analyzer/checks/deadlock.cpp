@@ -279,13 +279,12 @@ class Deadlock final : public Check {
       return std::nullopt;
     };
     auto by_request = [&](uint64_t request, Wait& into) {
-      for (uint32_t i = static_cast<uint32_t>(ops.size()); i-- > 0;) {
-        if (ops[i].request == request && ops[i].done_seq == k_never) return describe_p2p(i, into);
-      }
-      const auto& colls = replay.collectives(r);
-      for (uint32_t i = static_cast<uint32_t>(colls.size()); i-- > 0;) {
-        if (colls[i].request == request && colls[i].done_seq == k_never) return describe_coll(i, into);
-      }
+      const auto& open = replay.outstanding(r);
+      auto it = std::lower_bound(open.begin(), open.end(), request,
+                                 [](const Outstanding& o, uint64_t req) { return o.request < req; });
+      if (it == open.end() || it->request != request) return;
+      if (it->kind == Outstanding::Kind::p2p) describe_p2p(it->index, into);
+      if (it->kind == Outstanding::Kind::coll) describe_coll(it->index, into);
     };
 
     const Call c = e.call;

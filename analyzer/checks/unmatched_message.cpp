@@ -53,9 +53,9 @@ class UnmatchedMessage final : public Check {
                                   from, tag, comm_name);
           f.locations.push_back(ctx.location({r, op.seq}, op.call, op.site, "posted here"));
         }
-        if (op.done_seq != k_never && op.done_seq != op.seq) {
+        if (op.done() && op.done_seq() != op.seq) {
           f.locations.push_back(
-              ctx.location({r, op.done_seq}, op.done_call, op.done_site, "completed here"));
+              ctx.location({r, op.done_seq()}, op.done_call, op.done_site, "completed here"));
         }
         out.push_back(std::move(f));
       }
