@@ -11,6 +11,13 @@ std::vector<T> vec(const R& repeated) {
   return std::vector<T>(repeated.begin(), repeated.end());
 }
 
+// Assign `repeated` to `out`, keeping its capacity (events are decoded
+// into one reused struct while streaming).
+template <class T, class R>
+void assign(std::vector<T>& out, const R& repeated) {
+  out.assign(repeated.begin(), repeated.end());
+}
+
 template <class V, class R>
 void fill(const V& values, R* repeated) {
   repeated->Reserve(static_cast<int>(values.size()));
@@ -39,8 +46,7 @@ void to_proto(const Status& s, v1::Status* p) {
 
 }  // namespace
 
-Event to_plain(const v1::Event& p) {
-  Event e;
+void to_plain(const v1::Event& p, Event& e) {
   e.seq = p.seq();
   e.call = static_cast<Call>(p.call());
   e.thread = p.thread();
@@ -48,36 +54,37 @@ Event to_plain(const v1::Event& p) {
   e.duration = p.duration();
   e.pending = p.pending();
   e.site = p.site();
-  e.stack = vec<uint32_t>(p.stack());
+  assign(e.stack, p.stack());
   e.repeat = p.repeat();
   e.rc = p.rc();
   e.comm = p.comm();
-  if (p.has_peer()) e.peer = p.peer();
-  if (p.has_tag()) e.tag = p.tag();
+  e.peer = p.has_peer() ? std::optional<int32_t>(p.peer()) : std::nullopt;
+  e.tag = p.has_tag() ? std::optional<int32_t>(p.tag()) : std::nullopt;
   e.buf = static_cast<uint64_t>(p.buf());
   e.count = p.count();
   e.datatype = p.datatype();
   e.recv_buf = static_cast<uint64_t>(p.recv_buf());
   e.recv_count = p.recv_count();
   e.recv_datatype = p.recv_datatype();
-  e.counts = vec<int64_t>(p.counts());
-  e.displs = vec<int64_t>(p.displs());
-  e.datatypes = vec<uint32_t>(p.datatypes());
-  e.recv_counts = vec<int64_t>(p.recv_counts());
-  e.recv_displs = vec<int64_t>(p.recv_displs());
-  e.recv_datatypes = vec<uint32_t>(p.recv_datatypes());
-  if (p.has_recv_peer()) e.recv_peer = p.recv_peer();
-  if (p.has_recv_tag()) e.recv_tag = p.recv_tag();
+  assign(e.counts, p.counts());
+  assign(e.displs, p.displs());
+  assign(e.datatypes, p.datatypes());
+  assign(e.recv_counts, p.recv_counts());
+  assign(e.recv_displs, p.recv_displs());
+  assign(e.recv_datatypes, p.recv_datatypes());
+  e.recv_peer = p.has_recv_peer() ? std::optional<int32_t>(p.recv_peer()) : std::nullopt;
+  e.recv_tag = p.has_recv_tag() ? std::optional<int32_t>(p.recv_tag()) : std::nullopt;
   e.op = p.op();
   e.in_place = p.in_place();
   e.request = p.request();
-  e.requests = vec<uint64_t>(p.requests());
+  assign(e.requests, p.requests());
+  e.completed.clear();
   e.completed.reserve(static_cast<std::size_t>(p.completed_size()));
   for (const v1::CompletedRequest& c : p.completed()) {
     e.completed.push_back({c.index(), c.request(), to_plain(c.status())});
   }
   e.status = to_plain(p.status());
-  if (p.has_flag()) e.flag = p.flag();
+  e.flag = p.has_flag() ? std::optional<bool>(p.flag()) : std::nullopt;
   e.new_comm = p.new_comm();
   e.color = p.color();
   e.key = p.key();
@@ -97,6 +104,11 @@ Event to_plain(const v1::Event& p) {
   e.lock_type = static_cast<LockType>(p.lock_type());
   e.assert_flags = p.assert_flags();
   e.size = p.size();
+}
+
+Event to_plain(const v1::Event& p) {
+  Event e;
+  to_plain(p, e);
   return e;
 }
 

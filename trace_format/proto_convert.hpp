@@ -10,6 +10,8 @@ namespace smtrace::format::detail {
 
 // Return the plain event of `p`, taking seq, t_start and buf as they stand.
 Event to_plain(const v1::Event& p);
+// Decode `p` into `out`, every field overwritten, vectors keeping their capacity.
+void to_plain(const v1::Event& p, Event& out);
 CallSite to_plain(const v1::CallSite& p);
 Module to_plain(const v1::Module& p);
 CommDef to_plain(const v1::CommDef& p);

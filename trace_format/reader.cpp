@@ -138,6 +138,7 @@ struct RankWalker {
   uint64_t events = 0;
 
   v1::Event scratch;
+  Event plain;  // decoded into for streaming callbacks, reused
 
   explicit RankWalker(fs::path p) : path(std::move(p)), file(path.string()), input(path) {}
 
@@ -230,7 +231,8 @@ struct RankWalker {
     if (sink) {
       sink(detail::to_plain(message));
     } else if (cb.event) {
-      cb.event(detail::to_plain(message));
+      detail::to_plain(message, plain);
+      cb.event(plain);
     }
   }
 
