@@ -22,6 +22,7 @@
 #include "tracer/poll_fold.hpp"
 #include "tracer/recorder.hpp"
 #include "tracer/sites.hpp"
+#include "tracer/tracer.hpp"
 
 namespace smtrace::tracer::handlers {
 
@@ -51,9 +52,6 @@ struct Global {
 // Never destroyed: atexit handlers and signal handlers may run after static
 // destructors.
 Global* g = new Global;
-// initial-exec: a few bytes of static TLS, read without __tls_get_addr on
-// every wrapper call (the library is preloaded or linked, not dlopen'ed late).
-#define SMTRACE_FAST_TLS __attribute__((tls_model("initial-exec")))
 thread_local bool t_busy SMTRACE_FAST_TLS = false;
 thread_local uint32_t t_thread SMTRACE_FAST_TLS = UINT32_MAX;
 
@@ -478,7 +476,16 @@ struct EventSlots {
   Event input;
   Event output;
 };
-thread_local EventSlots t_slots;
+// The slots are constructed on a thread's first traced call (dynamic TLS,
+// through __tls_get_addr); later calls reach them through a pointer in
+// initial-exec TLS.
+thread_local EventSlots t_slots_owner;
+thread_local EventSlots* t_slots SMTRACE_FAST_TLS = nullptr;
+EventSlots& slots() noexcept {
+  if (!t_slots) [[unlikely]]
+    t_slots = &t_slots_owner;
+  return *t_slots;
+}
 
 // Reset `e` to a default Event, keeping the capacity of the vectors the hot
 // calls use.
@@ -498,7 +505,7 @@ Event& recycle(Event& e) noexcept {
 }
 }  // namespace
 
-CallScope::CallScope(Call call, uintptr_t site) noexcept : e(recycle(t_slots.input)), m_end(t_slots.output) {
+CallScope::CallScope(Call call, uintptr_t site) noexcept : e(recycle(slots().input)), m_end(slots().output) {
   t_busy = true;
   e.call = call;
   t_site = site;

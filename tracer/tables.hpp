@@ -3,7 +3,8 @@
 // plain values.
 //
 // Thread safety: SpinLock and HandleMap are thread safe; each HandleMap has
-// its own lock (uncontended: one atomic exchange per operation).
+// its own lock (uncontended: one atomic exchange per operation). A
+// LookupCache belongs to one thread (thread_local) and takes no lock on a hit.
 #pragma once
 
 #include <atomic>
@@ -66,6 +67,7 @@ class HandleMap {
   // Insert or overwrite `key`.
   void insert(uintptr_t key, const V& value) {
     SpinGuard<Lock> g(m_lock);
+    bump();
     if (Slot* s = locate(key)) {
       s->value = value;
       return;
@@ -78,11 +80,14 @@ class HandleMap {
     SpinGuard<Lock> g(m_lock);
     Slot* s = locate(key);
     if (!s) return false;
+    bump();
     if (out) *out = s->value;
     s->key = k_tombstone;
     --m_size;
     return true;
   }
+  // Return the map's generation, which changes with every insert and erase.
+  uint64_t generation() const noexcept { return m_generation.load(std::memory_order_acquire); }
   // Return the number of keys.
   std::size_t size() const {
     SpinGuard<Lock> g(m_lock);
@@ -137,10 +142,48 @@ class HandleMap {
       if (s.key != k_empty && s.key != k_tombstone) place(s.key, s.value);
   }
 
+  // Under the lock; release: a thread that sees the new generation sees the change.
+  void bump() { m_generation.store(m_generation.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
   mutable Lock m_lock;
+  std::atomic<uint64_t> m_generation{0};
   std::vector<Slot> m_slots;
   std::size_t m_used = 0;  // non-empty slots (keys and tombstones)
   std::size_t m_size = 0;  // keys
+};
+
+// One thread's last `N` finds in one HandleMap, valid while the map's
+// generation is unchanged: a hit costs no lock and no probe. Any insert or
+// erase in the map empties every thread's cache at its next use, so a handle
+// freed and reused by MPI is never answered with its old value. Use one
+// thread_local LookupCache per map.
+template <class V, std::size_t N = 4>
+struct LookupCache {
+  uint64_t generation = ~uint64_t{0};
+  uintptr_t keys[N] = {};  // 0: empty (never a key of a HandleMap)
+  V values[N] = {};
+  std::size_t next = 0;
+
+  // Return true and set `out` when `map` holds `key`.
+  template <class Map>
+  bool find(const Map& map, uintptr_t key, V& out) {
+    uint64_t g = map.generation();
+    if (g == generation) {
+      for (std::size_t i = 0; i < N; ++i)
+        if (keys[i] == key) {
+          out = values[i];
+          return true;
+        }
+    } else {
+      for (auto& k : keys) k = 0;
+      generation = g;  // what is found below is at least as new as `g`
+    }
+    if (!map.find(key, out)) return false;
+    keys[next] = key;
+    values[next] = out;
+    next = (next + 1) % N;
+    return true;
+  }
 };
 
 }  // namespace smtrace::tracer

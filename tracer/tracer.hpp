@@ -24,3 +24,6 @@
 
 #define SMTRACE_EXPORT __attribute__((visibility("default")))
 #define SMTRACE_NOINLINE __attribute__((noinline))
+// initial-exec: a few bytes of static TLS, read without __tls_get_addr on
+// every wrapper call (the library is preloaded or linked, not dlopen'ed late).
+#define SMTRACE_FAST_TLS __attribute__((tls_model("initial-exec")))

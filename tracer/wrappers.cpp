@@ -53,6 +53,12 @@ struct Tables {
 };
 Tables* g_tables = new Tables;  // never destroyed (used until exit)
 
+// Per-thread caches of the lookups every call makes (its communicator,
+// datatypes, window): no lock on a hit.
+thread_local LookupCache<uint32_t> t_comm_cache SMTRACE_FAST_TLS;
+thread_local LookupCache<uint32_t> t_type_cache SMTRACE_FAST_TLS;
+thread_local LookupCache<uint32_t> t_window_cache SMTRACE_FAST_TLS;
+
 template <class H>
 uintptr_t key(H handle) {
   uintptr_t k = 0;
@@ -90,7 +96,7 @@ uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
   if (comm == MPI_COMM_SELF) return format::k_comm_self;
   if (comm == MPI_COMM_NULL) return UINT32_MAX;
   uint32_t id = 0;
-  if (g_tables->comms.find(key(comm), id)) return id;
+  if (t_comm_cache.find(g_tables->comms, key(comm), id)) return id;
   id = g_tables->next_comm.fetch_add(1);
   format::CommDef def;
   def.id = id;
@@ -138,7 +144,7 @@ uint32_t op_id(MPI_Op op) {
 uint32_t window_id(MPI_Win win) {
   if (win == MPI_WIN_NULL) return 0;
   uint32_t id = 0;
-  if (g_tables->windows.find(key(win), id)) return id;
+  if (t_window_cache.find(g_tables->windows, key(win), id)) return id;
   id = g_tables->next_window.fetch_add(1);
   g_tables->windows.insert(key(win), id);
   return id;
@@ -231,7 +237,7 @@ uint32_t define_type(MPI_Datatype type, Call combiner_call) {
 uint32_t type_id(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return 0;
   uint32_t id = 0;
-  if (g_tables->types.find(key(type), id)) return id;
+  if (t_type_cache.find(g_tables->types, key(type), id)) return id;
   return define_type(type, Call::unspecified);
 }
 

@@ -147,4 +147,45 @@ TEST_CASE("tracer::options::parse") {
   }
 }
 
+TEST_CASE("tracer::LookupCache::hits and invalidation") {
+  smtrace::tracer::HandleMap<uint32_t> map;
+  smtrace::tracer::LookupCache<uint32_t, 2> cache;
+  map.insert(0x1000, 7);
+  map.insert(0x2000, 8);
+  uint32_t v = 0;
+  CHECK(cache.find(map, 0x1000, v));
+  CHECK(v == 7);
+  CHECK_FALSE(cache.find(map, 0x3000, v));
+  SUBCASE("a hit needs no map entry lookup") {
+    CHECK(cache.find(map, 0x1000, v));
+    CHECK(v == 7);
+    CHECK(cache.keys[0] == 0x1000);
+  }
+  SUBCASE("erase and reuse of a handle gives the new value") {
+    uint64_t g = map.generation();
+    map.erase(0x1000);
+    CHECK(map.generation() != g);
+    CHECK_FALSE(cache.find(map, 0x1000, v));
+    map.insert(0x1000, 9);
+    CHECK(cache.find(map, 0x1000, v));
+    CHECK(v == 9);
+  }
+  SUBCASE("overwrite gives the new value") {
+    map.insert(0x1000, 11);
+    CHECK(cache.find(map, 0x1000, v));
+    CHECK(v == 11);
+  }
+  SUBCASE("more keys than entries") {
+    for (int round = 0; round < 3; ++round) {
+      CHECK(cache.find(map, 0x1000, v));
+      CHECK(v == 7);
+      CHECK(cache.find(map, 0x2000, v));
+      CHECK(v == 8);
+    }
+    map.insert(0x4000, 10);
+    CHECK(cache.find(map, 0x4000, v));
+    CHECK(v == 10);
+  }
+}
+
 TEST_SUITE_END();
