@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <mutex>
+#include <tuple>
 #include <ostream>
 #include <unordered_map>
 
@@ -54,6 +56,13 @@ Flow flow_of(Call c) {
     default:
       return Flow::none;
   }
+}
+
+// RMA calls that order ranks: fences, and the calls of
+// post/start/complete/wait (general active target synchronization).
+bool is_rma_sync(Call c) {
+  return c == Call::Win_fence || c == Call::Win_post || c == Call::Win_start ||
+         c == Call::Win_complete || c == Call::Win_wait;
 }
 
 }  // namespace
@@ -155,7 +164,7 @@ void HappensBefore::build(const Context& context) {
       if (op.done_seq != k_never) seqs.push_back(Impl::end(op.done_seq));
     }
     for (const RmaEvent& e : replay.rma(r)) {
-      if (e.call != Call::Win_fence) continue;
+      if (!is_rma_sync(e.call)) continue;
       seqs.push_back(Impl::start(e.seq));
       if (!e.pending) seqs.push_back(Impl::end(e.seq));
     }
@@ -265,6 +274,68 @@ void HappensBefore::build(const Context& context) {
         if (fresh) it->second = new_hub();
         edges.emplace_back(m.node_of(r, Impl::start(e.seq)), it->second);
         if (!e.pending) edges.emplace_back(it->second, m.node_of(r, Impl::end(e.seq)));
+      }
+    }
+  }
+
+  // Post/start/complete/wait: the k-th post of target t whose group holds
+  // origin o matches the k-th start of o whose group holds t (post -> start
+  // returns); o's complete of that epoch precedes t's wait returning. Lock
+  // and unlock order nothing: the run's lock order is one of many.
+  {
+    struct Epoch {
+      uint64_t open = 0, close = 0;  // post/start seq, wait/complete seq
+      bool closed = false, open_done = false;
+    };
+    // (window, target, origin) -> target's exposure epochs, origin's access epochs
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<std::vector<Epoch>, std::vector<Epoch>>> pairs;
+    for (uint32_t r = 0; r < m.world_size; ++r) {
+      const RankData& data = context.rank(r);
+      std::unordered_map<uint32_t, std::vector<uint32_t>> open_group;  // local window -> group members
+      for (const RmaEvent& e : replay.rma(r)) {
+        const bool opens = e.call == Call::Win_post || e.call == Call::Win_start;
+        const bool closes = e.call == Call::Win_wait || e.call == Call::Win_complete;
+        if (!opens && !closes) continue;
+        const uint32_t w = comms.window(r, e.window);
+        if (w == k_no_comm) continue;
+        const bool exposure = e.call == Call::Win_post || e.call == Call::Win_wait;
+        // One key per kind: a rank may have an exposure and an access epoch at once.
+        const uint32_t slot = e.window * 2 + (exposure ? 1 : 0);
+        if (opens) {
+          const format::CommDef* group = data.comm(e.group);
+          open_group[slot] = group ? group->world_ranks : std::vector<uint32_t>{};
+          for (uint32_t peer : open_group[slot]) {
+            auto key = exposure ? std::make_tuple(w, r, peer) : std::make_tuple(w, peer, r);
+            auto& list = exposure ? pairs[key].first : pairs[key].second;
+            list.push_back({e.seq, 0, false, !e.pending});
+          }
+        } else {
+          for (uint32_t peer : open_group[slot]) {
+            auto key = exposure ? std::make_tuple(w, r, peer) : std::make_tuple(w, peer, r);
+            auto& list = exposure ? pairs[key].first : pairs[key].second;
+            if (!list.empty() && !list.back().closed) {
+              list.back().close = e.seq;
+              list.back().closed = !e.pending;
+            }
+          }
+          open_group.erase(slot);
+        }
+      }
+    }
+    for (const auto& [key, lists] : pairs) {
+      const uint32_t target = std::get<1>(key), origin = std::get<2>(key);
+      const auto& [exposures, accesses] = lists;
+      for (std::size_t k = 0; k < exposures.size() && k < accesses.size(); ++k) {
+        const Epoch& post = exposures[k];
+        const Epoch& start = accesses[k];
+        if (start.open_done) {
+          edges.emplace_back(m.node_of(target, Impl::start(post.open)),
+                             m.node_of(origin, Impl::end(start.open)));
+        }
+        if (start.close && post.closed) {
+          edges.emplace_back(m.node_of(origin, Impl::start(start.close)),
+                             m.node_of(target, Impl::end(post.close)));
+        }
       }
     }
   }

@@ -12,8 +12,11 @@
 // broadcast or scatter orders the root's entry before each exit; a reduce or
 // gather each entry before the root's exit; scan orders ranks <= i before i,
 // exscan ranks < i (a chain of hub nodes). RMA: fence as a barrier over the
-// window's members. Passive-target and PSCW synchronization order nothing
-// here yet: the RMA checks (issue 4) add them with their epochs.
+// window's members; post -> the matching start's return, complete -> the
+// matching wait's return (k-th epoch of each target/origin pair).
+// Lock/unlock and flush order nothing between ranks: the lock order of the
+// run is only one of the possible ones (the RMA checks treat lock epochs).
+// Probes add no edge (a probe does not consume the message).
 //
 // Collective instances are joined through one hub node each (2n edges, not
 // n^2); hubs are nodes without an event. The graph is a Boost CSR graph

@@ -59,6 +59,27 @@ TEST_CASE("analyzer::HappensBefore::edges of sends and collectives") {
   CHECK(result.stats["hb_cross_edges"] == 4);  // send->recv, root->hub, hub->exit x2
 }
 
+TEST_CASE("analyzer::HappensBefore::fence and post/start/complete/wait") {
+  std::vector<JsonRank> ranks(2);
+  const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+  ranks[0].events = {k_init, create, R"({"call": "WIN_FENCE", "window": 1})",
+                     R"({"call": "WIN_POST", "window": 1, "group": 2})",
+                     R"({"call": "WIN_WAIT", "window": 1})", k_fin};
+  ranks[0].comms = R"({"id": 2, "worldRanks": [1], "isGroup": true})";
+  ranks[1].events = {k_init, create, R"({"call": "WIN_FENCE", "window": 1})",
+                     R"({"call": "WIN_START", "window": 1, "group": 2})",
+                     R"({"call": "PUT", "window": 1, "peer": 0, "count": "1", "datatype": 7})",
+                     R"({"call": "WIN_COMPLETE", "window": 1})", k_fin};
+  ranks[1].comms = R"({"id": 2, "worldRanks": [0], "isGroup": true})";
+  smtrace::analyzer::Options options;
+  options.happens_before = true;
+  auto result = smtrace::analyzer::analyze(smtrace::test::write_json_trace("hb-rma", ranks), options);
+  CHECK(result.stats["windows"] == 1);
+  // Fence: 2 entries -> hub -> 2 exits; post -> start; complete -> wait.
+  CHECK(result.stats["hb_cross_edges"] == 6);
+  CHECK(result.stats["hb_cyclic"] == 0);
+}
+
 TEST_CASE("analyzer::deadlock::two ranks receiving first") {
   std::vector<JsonRank> ranks(2);
   ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 1, "tag": 0, "pending": true})"};
