@@ -1,0 +1,74 @@
+// Rendering an analysis Result as a report: text for people (compiler-style
+// diagnostics), JSON for programs, SARIF 2.1.0 for code-scanning views.
+// The shapes are documented in docs/check-output.md; they are stable (JSON
+// and SARIF keys are only ever added).
+//
+// Thread safety: every function here is reentrant and keeps no state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/analyze.hpp"
+#include "analyzer/finding.hpp"
+
+namespace smtrace::analyzer {
+
+// The version of the JSON report's shape ("format_version"); raised only
+// when a key changes meaning or goes away, never when one is added.
+inline constexpr int k_report_format_version = 1;
+
+enum class ReportFormat : uint8_t { text, json, sarif };
+
+// Return the format named `name` ("text", "json", "sarif"), or nothing.
+std::optional<ReportFormat> report_format(std::string_view name);
+
+// What a report says about one check (SARIF's rules, `check --list`).
+struct RuleInfo {
+  std::string name;         // "deadlock"
+  Severity severity = Severity::error;
+  std::string description;  // one line
+};
+
+// Return a RuleInfo for every check, in report order (from all_checks()).
+std::vector<RuleInfo> check_rules();
+
+// What a report needs besides the Result.
+struct ReportContext {
+  std::string tool_version;      // SARIF's tool.driver.version; empty: this build's
+  std::vector<RuleInfo> rules;   // SARIF's rules; kinds not listed get a rule of their own
+};
+
+// Return the finding counts of `result` by severity.
+struct Counts {
+  uint64_t errors = 0;
+  uint64_t warnings = 0;
+  uint64_t infos = 0;
+};
+Counts count_findings(const Result& result);
+
+// Return the SUMMARY line of `result`, without a newline:
+// "SUMMARY: 2 errors, 1 warning in 4 ranks, 1234 events (trace complete)".
+std::string summary_line(const Result& result);
+
+// Return `result` as compiler-style diagnostics, one headline per finding,
+// ending with the SUMMARY line (docs/check-output.md, "Text").
+std::string render_text(const Result& result);
+
+// Return `result` as a pretty-printed JSON object (docs/check-output.md, "JSON").
+std::string render_json(const Result& result);
+
+// Return `result` as a SARIF 2.1.0 log with one run (docs/check-output.md, "SARIF").
+std::string render_sarif(const Result& result, const ReportContext& context);
+
+// Return `result` rendered in `format`.
+std::string render(const Result& result, ReportFormat format, const ReportContext& context);
+
+// Return `text` as a JSON string literal: quotes, backslashes and control
+// characters escaped, invalid UTF-8 bytes replaced by U+FFFD.
+std::string json_quote(std::string_view text);
+
+}  // namespace smtrace::analyzer
