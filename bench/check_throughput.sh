@@ -12,8 +12,10 @@
 #           INFO_MAX events, default 16M, where it needs more than this
 #           machine's memory)
 #   check   `smtrace check --quiet`, all checks
-# and prints per run: events, seconds, events/s, peak RSS, bytes of peak RSS
-# per event, and seconds relative to `read` of the same size.
+# and prints per run: events, wall seconds, events/s (wall), CPU seconds
+# (user + sys, all threads), peak RSS, bytes of peak RSS per event, and wall
+# time relative to `read` of the same size. On a machine that others use too,
+# CPU seconds are the steadier figure: wall time also counts waiting for a core.
 # Goal (issue 3) on a 2-core machine: check >= 5M events/s and <= 64 bytes per
 # event (or memory bounded by streaming).
 # BUILD_DIR holds cli/smtrace and bench/bench_read_trace (default: build).
@@ -33,7 +35,7 @@ while getopts "b:s:i:w:kh" opt; do
     i) info_max=$OPTARG ;;
     w) work=$OPTARG ;;
     k) keep=1 ;;
-    *) sed -n '2,23p' "$0"; exit 2 ;;
+    *) sed -n '2,26p' "$0"; exit 2 ;;
   esac
 done
 
@@ -48,22 +50,24 @@ if [ -z "$work" ]; then
 fi
 mkdir -p "$work"
 
-# measure NAME CMD...: run CMD under /usr/bin/time; set `secs` and `rss_kb`.
+# measure NAME CMD...: run CMD under /usr/bin/time; set `secs`, `cpu` and `rss_kb`.
 # Exit codes 0 and 1 (check's "findings") count as success.
 measure() {
   local name=$1; shift
   local rc=0
-  /usr/bin/time -f "%e %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+  /usr/bin/time -f "%e %U %S %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
   if [ "$rc" -gt 1 ]; then
     echo "check_throughput.sh: $name failed (exit $rc): $*" >&2
     tail -n 5 "$work/$name.err" >&2
     return 1
   fi
-  read -r secs rss_kb < <(tail -n 1 "$work/$name.time")
+  local user sys
+  read -r secs user sys rss_kb < <(tail -n 1 "$work/$name.time")
+  cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 }
 
-printf "%-9s %-6s %11s %9s %11s %10s %8s %8s\n" \
-  size tool events seconds events/s "peak RSS" B/event vs_read
+printf "%-9s %-6s %11s %8s %10s %8s %10s %8s %8s\n" \
+  size tool events wall_s events/s cpu_s "peak RSS" B/event vs_read
 for size in $sizes; do
   ranks=${size%%x*}
   per_rank=${size#*x}
@@ -74,26 +78,26 @@ for size in $sizes; do
   measure read "$reader" "$trace"
   events=$(awk '{print $2}' "$work/read.out")
   read_secs=$secs
-  rows=("read $secs $rss_kb")
+  rows=("read $secs $cpu $rss_kb")
   if [ "$events" -le "$info_max" ]; then
     measure info "$smtrace" info "$trace" --format json
-    rows+=("info $secs $rss_kb")
+    rows+=("info $secs $cpu $rss_kb")
   else
-    rows+=("info - -")
+    rows+=("info - - -")
   fi
   measure check "$smtrace" check "$trace" --quiet --format json
-  rows+=("check $secs $rss_kb")
+  rows+=("check $secs $cpu $rss_kb")
 
   for row in "${rows[@]}"; do
-    read -r tool s kb <<<"$row"
+    read -r tool s c kb <<<"$row"
     if [ "$s" = - ]; then
-      printf "%-9s %-6s %11s %9s %11s %10s %8s %8s\n" "$size" "$tool" "$events" skipped - - - -
+      printf "%-9s %-6s %11s %8s %10s %8s %10s %8s %8s\n" "$size" "$tool" "$events" skipped - - - - -
       continue
     fi
-    awk -v size="$size" -v tool="$tool" -v n="$events" -v s="$s" -v kb="$kb" -v base="$read_secs" 'BEGIN {
+    awk -v size="$size" -v tool="$tool" -v n="$events" -v s="$s" -v c="$c" -v kb="$kb" -v base="$read_secs" 'BEGIN {
       t = (s > 0 ? s : 0.01)
-      printf "%-9s %-6s %11d %9.2f %10.2fM %7.0f MiB %8.1f %7.1fx\n",
-             size, tool, n, s, n / t / 1e6, kb / 1024, kb * 1024 / n, t / (base > 0 ? base : 0.01)
+      printf "%-9s %-6s %11d %8.2f %9.2fM %8.2f %6.0f MiB %8.1f %7.1fx\n",
+             size, tool, n, s, n / t / 1e6, c, kb / 1024, kb * 1024 / n, t / (base > 0 ? base : 0.01)
     }'
   done
   [ "$keep" = 1 ] || rm -rf "$trace"
