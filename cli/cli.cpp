@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "smtrace: post-mortem correctness analysis of MPI programs.\n"
       "Record a run with `smtrace record`, then read the trace with `smtrace info` and\n"
-      "`smtrace dump`. A trace is a directory: manifest.json, one rank-<R>.smt per rank,\n"
+      "`smtrace dump`, analyze it with `smtrace check`. A trace is a directory: manifest.json, one rank-<R>.smt per rank,\n"
       "and symbols.smt after symbolization. Run `smtrace <command> --help` for details.",
       "smtrace"};
   auto formatter = std::make_shared<Formatter>();
@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
              "  smtrace record -o trace -- mpirun -np 4 ./app\n"
              "  smtrace info trace\n"
              "  smtrace dump trace --rank 1\n"
+             "  smtrace check trace\n"
              "Documentation: docs/cli.md.");
 
   // record
@@ -165,6 +166,48 @@ int main(int argc, char** argv) {
       "  smtrace dump trace --rank 0 | less\n"
       "  smtrace dump trace --format json > trace.json");
 
+  // check
+  CheckOptions check;
+  CLI::App* check_cmd = app.add_subcommand(
+      "check",
+      "Analyze a trace: deadlocks, collective mismatches, buffer misuse, leaks.\n"
+      "Runs the checks (`--list` shows them) on the trace in DIR and prints the findings as\n"
+      "compiler-style diagnostics (FILE:LINE:COL: error: ... [kind], a note per rank involved),\n"
+      "ending with a SUMMARY line; or as JSON or SARIF 2.1.0. With --expect FILE it compares the\n"
+      "findings with an expectation file instead and prints what is missing or unexpected.");
+  check_cmd->add_option("DIR", check.dir, "Trace directory")->type_name("DIR");
+  check_cmd->add_option("--format", check.format, "Report format: text, json (for programs), sarif (code scanning)")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
+      ->default_str("text");
+  check_cmd->add_option("--checks", check.checks,
+                        "Checks to run, comma-separated (default: all); -NAME drops one: all,-resource-leak")
+      ->type_name("LIST");
+  check_cmd->add_option("--alignment", check.alignment,
+                        "Collective alignment rule of collective-misaligned: strict, weak, off")
+      ->check(CLI::IsMember({"strict", "weak", "off"}))
+      ->default_str("strict");
+  check_cmd->add_option("--expect", check.expect,
+                        "Compare the findings with expectation file FILE: exit 0 when they agree, 1 when not")
+      ->type_name("FILE");
+  check_cmd->add_option("--write-expect", check.write_expect,
+                        "Also write the findings as an expectation file FILE")
+      ->type_name("FILE");
+  check_cmd->add_flag("--list", check.list, "List the checks (name, severity, description) and exit");
+  check_cmd->add_flag("-q,--quiet", check.quiet, "No progress on stderr (shown on a terminal only)");
+  check_cmd->add_option("-o,--output", check.output, "Write the report to FILE instead of stdout")
+      ->type_name("FILE");
+  check_cmd->footer(
+      "Problems met while reading (damaged or missing rank files) are warnings in the report;\n"
+      "an incomplete trace (killed, crashed) is analyzed as far as it goes.\n"
+      "Exit codes: 0 no error-level finding (--expect: findings agree); 1 error findings\n"
+      "(--expect: they differ); 2 bad usage or unreadable input.\n"
+      "Output formats and the expectation file: docs/check-output.md.\n"
+      "Examples:\n"
+      "  smtrace check trace\n"
+      "  smtrace check trace --format sarif -o smtrace.sarif\n"
+      "  smtrace check trace --checks deadlock,collective-mismatch --format json\n"
+      "  smtrace check trace --write-expect trace.expect && smtrace check trace --expect trace.expect");
+
   // import-json
   ImportJsonOptions import;
   CLI::App* import_cmd = app.add_subcommand(
@@ -230,11 +273,15 @@ int main(int argc, char** argv) {
       "help", "Print the help of smtrace or of one command.");
   help_cmd->add_option("COMMAND", help_topic, "The command to explain");
 
-  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, import_cmd,
+  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, import_cmd,
                                            symbolize_cmd, synth_cmd, help_cmd};
   formatter->set_usage(record_cmd, "smtrace record [OPTIONS] -- COMMAND [ARGS...]");
   formatter->set_usage(info_cmd, "smtrace info DIR [--format text|json]");
   formatter->set_usage(dump_cmd, "smtrace dump DIR [--rank R] [--format text|json]");
+  formatter->set_usage(check_cmd,
+                       "smtrace check DIR [--format text|json|sarif] [--checks LIST] [--alignment strict|weak|off]\n"
+                       "                     [--expect FILE] [--write-expect FILE] [-o FILE] [--quiet]\n"
+                       "       smtrace check --list [--format text|json]");
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
   formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--addr2line PROGRAM] [--quiet]");
   formatter->set_usage(synth_cmd, "smtrace synth NAME -o DIR [--ranks N] [--events N] [--seed N] [--bug BUG]");
@@ -274,6 +321,7 @@ int main(int argc, char** argv) {
       dump.rank = dump_rank;
       return run_dump(dump);
     }
+    if (check_cmd->parsed()) return run_check(check);
     if (import_cmd->parsed()) return run_import_json(import);
     if (symbolize_cmd->parsed()) return run_symbolize(symbolize);
     if (synth_cmd->parsed()) return run_synth(synth);
@@ -290,7 +338,7 @@ int main(int argc, char** argv) {
       }
       throw Error(fmt::format("no command named '{}' (see smtrace --help)", help_topic));
     }
-    throw Error("no command given; commands: record, info, dump, import-json, symbolize, help (see smtrace --help)");
+    throw Error("no command given; commands: record, info, dump, check, import-json, symbolize, help (see smtrace --help)");
   } catch (const Error& e) {
     fmt::print(stderr, "smtrace: error: {}\n", e.what());
   } catch (const format::TraceError& e) {

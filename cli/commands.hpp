@@ -40,6 +40,21 @@ struct DumpOptions {
 };
 int run_dump(const DumpOptions& options);
 
+struct CheckOptions {
+  std::filesystem::path dir;         // empty only with --list
+  std::string format = "text";       // text, json, sarif
+  std::string checks;                // --checks LIST; empty: all
+  std::string alignment = "strict";  // strict, weak, off
+  std::string expect;                // --expect FILE: regression mode
+  std::string write_expect;          // --write-expect FILE
+  std::string output;                // -o FILE; empty: stdout
+  bool list = false;
+  bool quiet = false;
+};
+// Analyze a trace and print its report (docs/check-output.md); return 1
+// when there is an error-level finding (--expect: when findings differ).
+int run_check(const CheckOptions& options);
+
 struct ImportJsonOptions {
   std::string file;  // "-" reads stdin
   std::filesystem::path output;

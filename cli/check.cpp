@@ -1,0 +1,198 @@
+// smtrace check: run the analyzer's checks on a trace and print a report
+// (text, JSON or SARIF; docs/check-output.md), or compare the findings with
+// an expectation file (--expect, regression mode).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "analyzer/analyze.hpp"
+#include "analyzer/expect.hpp"
+#include "analyzer/report.hpp"
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+
+namespace smtrace::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Progress lines overwrite each other on the terminal. They start only once
+// the analysis has run for a while, so short runs print nothing, and come
+// at most a few times a second. The analyzer may call from any thread.
+class Progress {
+ public:
+  void operator()(const std::string& line) {
+    std::lock_guard lock(m_mutex);
+    const auto now = Clock::now();
+    if (now - m_start < std::chrono::seconds(1) || now - m_last < std::chrono::milliseconds(200)) return;
+    m_last = now;
+    m_shown = true;
+    fmt::print(stderr, "\r\x1b[Ksmtrace: {}", line);
+    std::fflush(stderr);
+  }
+  // Clear the progress line, if one was shown.
+  void clear() {
+    std::lock_guard lock(m_mutex);
+    if (m_shown) fmt::print(stderr, "\r\x1b[K");
+    m_shown = false;
+  }
+
+ private:
+  std::mutex m_mutex;
+  Clock::time_point m_start = Clock::now();
+  Clock::time_point m_last{};
+  bool m_shown = false;
+};
+
+std::string names_text() {
+  std::string text;
+  for (const std::string& name : analyzer::check_names()) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// Turn "--checks a,b" or "--checks all,-c" into the set Options wants
+// (empty: all). Unknown names are usage errors that list the valid ones.
+std::set<std::string> parse_checks(const std::string& list) {
+  const std::vector<std::string> names = analyzer::check_names();
+  const std::set<std::string> known(names.begin(), names.end());
+  std::set<std::string> chosen;
+  std::set<std::string> dropped;
+  bool all = false;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    std::string name = list.substr(pos, comma - pos);
+    pos = comma + 1;
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (name.empty()) continue;
+    const bool drop = name.front() == '-';
+    if (drop) name.erase(0, 1);
+    if (name == "all" && !drop) {
+      all = true;
+      continue;
+    }
+    if (!known.contains(name)) {
+      throw Error(fmt::format("unknown check '{}' in --checks; checks: {}", name, names_text()));
+    }
+    (drop ? dropped : chosen).insert(name);
+  }
+  if (dropped.empty()) return all ? std::set<std::string>{} : chosen;
+  // Dropping starts from all checks unless some were named.
+  std::set<std::string> out = (chosen.empty() || all) ? known : chosen;
+  for (const std::string& name : dropped) out.erase(name);
+  if (out.empty()) throw Error("--checks leaves no check to run");
+  return out;
+}
+
+analyzer::Alignment parse_alignment(const std::string& name) {
+  if (name == "strict") return analyzer::Alignment::strict;
+  if (name == "weak") return analyzer::Alignment::weak;
+  if (name == "off") return analyzer::Alignment::off;
+  throw Error(fmt::format("unknown --alignment '{}' (strict, weak, off)", name));
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) throw Error(fmt::format("cannot write {}", path));
+}
+
+// Write `text` to `path`, or to stdout when `path` is empty.
+void emit(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    write_file(path, text);
+  }
+}
+
+std::string list_text(const std::vector<analyzer::RuleInfo>& rules, analyzer::ReportFormat format) {
+  std::string out;
+  if (format == analyzer::ReportFormat::text) {
+    for (const analyzer::RuleInfo& rule : rules) {
+      out += fmt::format("{:<24}{:<9}{}\n", rule.name, analyzer::severity_name(rule.severity), rule.description);
+    }
+    return out;
+  }
+  out = "[\n";
+  for (size_t i = 0; i < rules.size(); ++i) {
+    out += fmt::format("  {{\"name\": {}, \"severity\": {}, \"description\": {}}}{}\n",
+                       analyzer::json_quote(rules[i].name),
+                       analyzer::json_quote(analyzer::severity_name(rules[i].severity)),
+                       analyzer::json_quote(rules[i].description), i + 1 < rules.size() ? "," : "");
+  }
+  return out + "]\n";
+}
+
+}  // namespace
+
+int run_check(const CheckOptions& options) {
+  const auto format = analyzer::report_format(options.format);
+  if (!format) throw Error(fmt::format("unknown --format '{}' (text, json, sarif)", options.format));
+  const std::vector<analyzer::RuleInfo> rules = analyzer::check_rules();
+  if (options.list) {
+    emit(options.output, list_text(rules, *format));
+    return k_exit_ok;
+  }
+  if (options.dir.empty()) throw Error("check needs a trace directory DIR (or --list)");
+
+  analyzer::Options analysis;
+  analysis.checks = parse_checks(options.checks);
+  analysis.alignment = parse_alignment(options.alignment);
+  // Read the expectations first: a typo there should not cost an analysis.
+  std::vector<analyzer::Expectation> expectations;
+  if (!options.expect.empty()) {
+    try {
+      expectations = analyzer::read_expectations(options.expect);
+    } catch (const analyzer::ExpectError& e) {
+      throw Error(e.what());
+    }
+  }
+
+  Progress progress;
+  if (!options.quiet && isatty(STDERR_FILENO) == 1) {
+    analysis.progress = [&progress](const std::string& line) { progress(line); };
+  }
+  analyzer::Result result;
+  try {
+    result = analyzer::analyze(options.dir, analysis);
+  } catch (const std::invalid_argument& e) {
+    progress.clear();
+    throw Error(e.what());
+  } catch (...) {
+    progress.clear();
+    throw;
+  }
+  progress.clear();
+
+  if (!options.write_expect.empty()) {
+    write_file(options.write_expect, analyzer::write_expectations(result.findings, options.dir.string()));
+  }
+
+  const analyzer::ReportContext context{SMTRACE_VERSION, rules};
+  if (options.expect.empty()) {
+    emit(options.output, analyzer::render(result, *format, context));
+    return analyzer::count_findings(result).errors > 0 ? k_exit_findings : k_exit_ok;
+  }
+  // Regression mode: stdout says how the findings compare; the report
+  // itself goes only to -o FILE.
+  if (!options.output.empty()) write_file(options.output, analyzer::render(result, *format, context));
+  const analyzer::Comparison comparison = analyzer::compare(expectations, result.findings);
+  emit({}, analyzer::render_comparison(comparison, options.expect));
+  return comparison.agree() ? k_exit_ok : k_exit_findings;
+}
+
+}  // namespace smtrace::cli
