@@ -162,9 +162,13 @@ case $case_name in
     expect 2 "$smtrace" synth halo --events 12q -o x; contains err.txt "smtrace: error: --events"
     expect 2 "$smtrace" synth halo --bug nope -o x; contains err.txt "smtrace: error: --bug"
     expect 2 "$smtrace" synth pingpong --bug deadlock -o x; contains err.txt "only halo"
+    # The planted bugs are found by `smtrace check`.
     expect 0 "$smtrace" synth halo --ranks 4 --events 2k --bug deadlock -o dl
     expect 0 "$smtrace" info dl; contains out.txt "complete *no"
+    expect 1 "$smtrace" check dl --format json --quiet; contains out.txt '"kind": "deadlock"'
     expect 0 "$smtrace" synth halo --ranks 4 --events 2k --bug collective-mismatch -o cm
+    expect 1 "$smtrace" check cm --format json --quiet; contains out.txt '"kind": "collective-mismatch"'
+    expect 0 "$smtrace" check w --quiet; contains out.txt "SUMMARY: 0 errors"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
