@@ -17,7 +17,8 @@ build=${BUILD_DIR:-$top/build}
 jobs=${JOBS:-$(nproc)}
 
 packages=(cmake g++ make pkg-config binutils libz3-dev libboost-graph-dev libprotobuf-dev
-  protobuf-compiler libopenmpi-dev openmpi-bin libfmt-dev doctest-dev libcli11-dev)
+  protobuf-compiler libopenmpi-dev openmpi-bin libfmt-dev doctest-dev libcli11-dev
+  time)  # time: /usr/bin/time for bench/check_throughput.sh
 
 install_packages() {
   local missing=()
