@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# CLI tests of `smtrace check`: run the built `smtrace` on small traces made
+# from JSON (tests/cli/data) and check exit codes and output.
+#   check_test.sh CASE SMTRACE DATA_DIR WORK_DIR
+# Each CASE is one CTest test, cli.CASE (tests/cli/CMakeLists.txt).
+set -u
+case_name=$1 smtrace=$2 data=$3 work=$4/$1
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect RC CMD... : run CMD, stdout to out.txt, stderr to err.txt, check its exit code.
+expect() {
+  local want=$1; shift
+  "$@" >out.txt 2>err.txt
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "--- stdout"; cat out.txt; echo "--- stderr"; cat err.txt
+    fail "exit code $got, expected $want: $*"
+  fi
+}
+contains() { grep -q -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "$1 lacks '$2'"; }; }
+lacks() { if grep -q -- "$2" "$1"; then echo "--- $1:"; cat "$1"; fail "$1 has '$2'"; fi; }
+# valid_json FILE: the file parses as JSON (skipped without python3).
+valid_json() {
+  command -v python3 >/dev/null || return 0
+  python3 -m json.tool "$1" >/dev/null || fail "$1 is not valid JSON"
+}
+# The two traces: dl (both ranks blocked in MPI_Recv from each other, rank 1
+# killed) and pp (a complete ping-pong whose split communicator is never freed).
+traces() {
+  "$smtrace" import-json "$data/deadlock.json" -o dl >/dev/null 2>&1 || fail "import deadlock.json"
+  "$smtrace" import-json "$data/pingpong.json" -o pp >/dev/null 2>&1 || fail "import pingpong.json"
+}
+
+case $case_name in
+  check_help)
+    for form in "check --help" "help check"; do
+      # shellcheck disable=SC2086
+      expect 0 "$smtrace" $form
+      contains out.txt "Usage: smtrace check DIR \[--format text|json|sarif\]"
+      contains out.txt "--expect"
+      contains out.txt "--write-expect"
+      contains out.txt "--list"
+      contains out.txt "--quiet"
+      contains out.txt "Exit codes"
+      contains out.txt "Examples:"
+    done
+    expect 0 "$smtrace" --help; contains out.txt "^ *check "
+    ;;
+  check_bad_usage)
+    traces
+    expect 2 "$smtrace" check; contains err.txt "smtrace: error: check needs a trace directory"
+    expect 2 "$smtrace" check dl --format xml; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" check dl --alignment sideways; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" check dl --bogus; contains err.txt "smtrace check --help"
+    expect 2 "$smtrace" check dl --checks deadlock,nope
+    contains err.txt "smtrace: error: unknown check 'nope'"; contains err.txt "collective-mismatch"
+    expect 2 "$smtrace" check dl --checks all,-deadlock,-collective-mismatch,-collective-misaligned,-local-concurrency,-request-leak,-unmatched-message,-resource-leak
+    contains err.txt "no check to run"
+    expect 2 "$smtrace" check "$work/nonexistent"; contains err.txt "smtrace: error:"
+    mkdir empty
+    expect 2 "$smtrace" check empty; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" check dl --expect "$work/nonexistent.txt"; contains err.txt "cannot read"
+    printf 'deadlock 0:2\ndeadlock 0:two\n' >bad.txt
+    expect 2 "$smtrace" check dl --expect bad.txt; contains err.txt "bad.txt:2: location '0:two'"
+    expect 2 "$smtrace" check dl -o "$work/no/such/dir/report.txt"; contains err.txt "cannot write"
+    ;;
+  check_list)
+    expect 0 "$smtrace" check --list
+    for name in deadlock collective-mismatch collective-misaligned local-concurrency request-leak \
+                unmatched-message resource-leak; do
+      contains out.txt "^$name  *\(error\|warning\|info\) "
+    done
+    expect 0 "$smtrace" check --list --format json
+    valid_json out.txt
+    contains out.txt '"name": "deadlock", "severity": "error"'
+    ;;
+  check_formats)
+    traces
+    expect 1 "$smtrace" check dl
+    contains out.txt "^hang.c:12: error: .* \[deadlock\]$"
+    contains out.txt "^hang.c:12: note: rank 0 (event 0:2) in MPI_Recv"
+    contains out.txt "^hang.c:12: note: rank 1 (event 1:2) in MPI_Recv"
+    contains out.txt "^SUMMARY: 1 error, 0 warnings in 2 ranks, 6 events (trace incomplete)$"
+    [ "$(tail -n 1 out.txt | cut -c1-8)" = "SUMMARY:" ] || fail "the text does not end with the SUMMARY line"
+    cp out.txt first.txt
+    expect 1 "$smtrace" check dl
+    cmp -s out.txt first.txt || fail "two runs gave different text"
+
+    expect 1 "$smtrace" check dl --format json
+    valid_json out.txt
+    contains out.txt '"format_version": 1'
+    contains out.txt '"kind": "deadlock"'
+    contains out.txt '"severity": "error"'
+    contains out.txt '"event": "1:2"'
+    contains out.txt '"call": "MPI_Recv"'
+    contains out.txt '"file": "hang.c"'
+    contains out.txt '"line": 12'
+    contains out.txt '"complete": false'
+    contains out.txt '"stats": {'
+
+    expect 1 "$smtrace" check dl --format sarif
+    valid_json out.txt
+    contains out.txt '"version": "2.1.0"'
+    contains out.txt '"\$schema": "https://json.schemastore.org/sarif-2.1.0.json"'
+    contains out.txt '"ruleId": "deadlock"'
+    contains out.txt '"relatedLocations"'
+    contains out.txt '"uri": "hang.c"'
+    contains out.txt '"startLine": 12'
+    if command -v jq >/dev/null; then
+      [ "$(jq '.runs | length' out.txt)" = 1 ] || fail "SARIF: not one run"
+      [ "$(jq -r '.runs[0].tool.driver.rules | map(.id) | join(" ")' out.txt)" = \
+        "deadlock collective-mismatch collective-misaligned local-concurrency request-leak unmatched-message resource-leak" ] ||
+        fail "SARIF: rules are not the checks in report order"
+      [ "$(jq -r '.runs[0].results[0].level' out.txt)" = error ] || fail "SARIF: level"
+    fi
+
+    # -o: the report goes to the file, nothing to stdout.
+    expect 1 "$smtrace" check dl --format json -o report.json
+    [ -s out.txt ] && fail "-o still printed the report on stdout"
+    contains report.json '"kind": "deadlock"'
+
+    # A clean JSON report has no "kind" key at all (tests/e2e/run_case.sh --clean).
+    expect 0 "$smtrace" check pp --checks deadlock --format json
+    valid_json out.txt
+    contains out.txt '"findings": \[\]'
+    lacks out.txt '"kind":'
+    # Without a terminal there is no progress, with or without --quiet.
+    [ -s err.txt ] && fail "check printed on stderr: $(cat err.txt)"
+    ;;
+  check_exit_codes)
+    traces
+    expect 1 "$smtrace" check dl --quiet
+    expect 1 "$smtrace" check dl --checks deadlock
+    expect 0 "$smtrace" check dl --checks all,-deadlock
+    expect 0 "$smtrace" check pp --checks deadlock
+    contains out.txt "^SUMMARY: 0 errors, 0 warnings in 2 ranks, 12 events (trace complete)$"
+    # Warnings alone (the split communicator never freed) leave the exit code 0.
+    expect 0 "$smtrace" check pp --checks resource-leak
+    contains out.txt "warning: .*\[resource-leak\]"
+    contains out.txt "^SUMMARY: 0 errors, 1 warning"
+    expect 0 "$smtrace" check pp --alignment off
+    expect 0 "$smtrace" check pp --alignment weak
+    ;;
+  check_expect)
+    traces
+    # --write-expect records the findings; --expect with them agrees.
+    expect 1 "$smtrace" check dl --write-expect dl.expect
+    contains out.txt "SUMMARY: 1 error"
+    contains dl.expect "^deadlock 0:2@hang.c:12 1:2@hang.c:12$"
+    expect 0 "$smtrace" check dl --expect dl.expect
+    contains out.txt "^SUMMARY: expect: 0 missing, 0 unexpected, 1 matched (agrees with dl.expect)$"
+    lacks out.txt "error:"
+    # Hand-written patterns.
+    printf '# both ranks, any event\ndeadlock 0:* 1:*\n' >loose.expect
+    expect 0 "$smtrace" check dl --expect loose.expect
+    # A wrong event: one missing, one unexpected, exit 1.
+    printf 'deadlock 0:2@hang.c:12 1:3@hang.c:12\n' >wrong.expect
+    expect 1 "$smtrace" check dl --expect wrong.expect
+    contains out.txt "^missing: deadlock 0:2@hang.c:12 1:3@hang.c:12  (wrong.expect:1)$"
+    contains out.txt "^unexpected: deadlock 0:2@hang.c:12 1:2@hang.c:12  # "
+    contains out.txt "^SUMMARY: expect: 1 missing, 1 unexpected, 0 matched (differs from wrong.expect)$"
+    # Nothing expected.
+    : >none.expect
+    expect 1 "$smtrace" check dl --expect none.expect; contains out.txt "1 unexpected"
+    expect 0 "$smtrace" check pp --checks deadlock --expect none.expect
+    # A trace without errors but with an expected deadlock: exit 1.
+    expect 1 "$smtrace" check pp --checks deadlock --expect dl.expect; contains out.txt "^missing: deadlock"
+    # With -o the report is still written.
+    expect 0 "$smtrace" check dl --expect dl.expect --format json -o report.json
+    contains report.json '"kind": "deadlock"'
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "check_test.sh: $case_name: ok"
