@@ -134,8 +134,7 @@ class Deadlock final : public Check {
     }
     for (uint32_t r : order) {
       const auto blocked = ctx.replay().blocked(r);
-      std::string note = fmt::format("rank {} blocks here", r);
-      if (!waits[r].what.empty()) note += ": " + waits[r].what.front();
+      std::string note = waits[r].what.empty() ? std::string("blocked here") : waits[r].what.front();
       f.locations.push_back(ctx.location({r, blocked->seq}, blocked->call, blocked->site, note));
       for (std::size_t k = 1; k < waits[r].what.size() && k < 4; ++k) {
         f.notes.push_back(fmt::format("rank {}: {}", r, waits[r].what[k]));
