@@ -8,8 +8,9 @@
 //   our own wrappers and record the tracer's own work).
 // - The re-entry guard is thread_local: MPI calls made by the MPI library or
 //   by the tracer itself while a wrapper runs are not traced.
-// - No MPI traffic per call; no syscall per call on the hot path: clock via
-//   vDSO, records go straight into an mmap'd file.
+// - No MPI traffic per call; no syscall per call on the hot path: clock from
+//   the cycle counter (or the vDSO), records encoded straight into an mmap'd
+//   file.
 // - Swap MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE for local statuses so
 //   wildcard receives record the actual source, tag and count.
 // - Handles become plain ids in the wrappers (wrappers.cpp, the only file that
