@@ -8,6 +8,8 @@
 
 #include <fmt/core.h>
 
+#include "analyzer/report.hpp"
+
 namespace smtrace::cli {
 
 namespace fs = std::filesystem;
@@ -193,28 +195,8 @@ void prepare_output_dir(const fs::path& dir, bool force) {
 }
 
 std::string json_quote(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
+  // One escaping for every JSON smtrace writes (invalid UTF-8 included).
+  return analyzer::json_quote(text);
 }
 
 void JsonWriter::separate() {
