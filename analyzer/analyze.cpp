@@ -278,6 +278,7 @@ Result analyze(const fs::path& dir, const Options& options) {
   for (std::size_t c = 0; c < checks.size(); ++c) {
     say(fmt::format("check {}", checks[c]->name()));
     checks[c]->finish(ctx, passes[c], result.findings);
+    checks[c]->stats(result.stats);
     passes[c].clear();
   }
   sort_findings(result.findings);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -74,6 +75,10 @@ class Check {
   // nullptr where it returned none).
   virtual void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
                       std::vector<Finding>& out) = 0;
+  // Add this check's figures to the report's stats (after finish()), named
+  // "<check>_<figure>" with underscores: "rma_race_peak_nodes". Deterministic
+  // values only (no timings).
+  virtual void stats(std::map<std::string, uint64_t>& out) const { (void)out; }
 };
 
 // Return a new instance of every check, in report order.

@@ -377,6 +377,57 @@ bool HappensBefore::ordered(EventRef a, EventRef b) const {
   return m.reaches(m.rank_base[a.rank] + pa, nb);
 }
 
+int64_t HappensBefore::last_key_before(EventRef x, uint32_t rank) const {
+  const Impl& m = *m_impl;
+  if (x.rank == rank) return static_cast<int64_t>(Impl::end(x.seq));
+  if (x.rank >= m.world_size || rank >= m.world_size) return -1;
+  std::call_once(m.clocks_once, [&] { m.compute_clocks(); });
+  if (m.clocks.empty()) return -1;
+  // x is entered at the last node of its rank at or before its end.
+  const auto& sx = m.node_seq[x.rank];
+  auto ix = std::upper_bound(sx.begin(), sx.end(), Impl::end(x.seq));
+  if (ix == sx.begin()) return -1;
+  const uint32_t nx = m.rank_base[x.rank] + static_cast<uint32_t>(ix - sx.begin()) - 1;
+  const uint32_t count = m.clocks[uint64_t{nx} * m.world_size + rank];
+  if (count == 0) return -1;
+  // The path leaves `rank` at that node: events starting at or before it
+  // come before it in program order.
+  return static_cast<int64_t>(m.node_seq[rank][count - 1]);
+}
+
+int64_t HappensBefore::first_key_after(EventRef x, uint32_t rank) const {
+  const Impl& m = *m_impl;
+  if (x.rank == rank) return static_cast<int64_t>(Impl::start(x.seq));
+  constexpr int64_t never = INT64_MAX;
+  if (x.rank >= m.world_size || rank >= m.world_size) return never;
+  std::call_once(m.clocks_once, [&] { m.compute_clocks(); });
+  if (m.clocks.empty()) return never;
+  // x is left at the first node of its rank at or after its start.
+  const auto& sx = m.node_seq[x.rank];
+  auto ix = std::lower_bound(sx.begin(), sx.end(), Impl::start(x.seq));
+  if (ix == sx.end()) return never;
+  const uint32_t px = static_cast<uint32_t>(ix - sx.begin());
+  // Clocks along a rank never decrease: the first node of `rank` whose
+  // clock has seen px is found by binary search.
+  const uint32_t base = m.rank_base[rank];
+  const auto& sr = m.node_seq[rank];
+  uint32_t lo = 0, hi = static_cast<uint32_t>(sr.size());
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (m.clocks[uint64_t{base + mid} * m.world_size + x.rank] >= px + 1) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo == sr.size()) return never;
+  // Events of `rank` that end at or after that node's key come after it.
+  return static_cast<int64_t>(sr[lo]);
+}
+
+bool HappensBefore::exact_projections() const {
+  const Impl& m = *m_impl;
+  std::call_once(m.clocks_once, [&] { m.compute_clocks(); });
+  return !m.clocks.empty();
+}
+
 uint64_t HappensBefore::nodes() const { return m_impl->node_count; }
 uint64_t HappensBefore::edges() const { return boost::num_edges(m_impl->graph); }
 uint64_t HappensBefore::cross_edges() const { return m_impl->cross; }

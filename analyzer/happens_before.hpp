@@ -55,6 +55,24 @@ class HappensBefore {
   // Return true when neither happens before the other.
   bool concurrent(EventRef a, EventRef b) const { return !ordered(a, b) && !ordered(b, a); }
 
+  // Projections onto one rank's timeline, in point keys (an event at seq s
+  // has its start at key 2s and its end at key 2s + 1). If
+  // first_key_after(a, r) <= last_key_before(b, r), a happens before b
+  // through rank r's program order; when a or b is an event of rank r, the
+  // converse holds too.
+  // Return the largest key k of rank `rank` such that every event of that
+  // rank starting at or before k happens before `x` or is x (for an event
+  // of `rank`: its own end key); -1 when there is none.
+  int64_t last_key_before(EventRef x, uint32_t rank) const;
+  // Return the smallest key k of rank `rank` such that `x` happens before
+  // every event of that rank ending at or after k, or is that event (for an
+  // event of `rank`: its own start key); INT64_MAX when none.
+  int64_t first_key_after(EventRef x, uint32_t rank) const;
+  // Return true when the projections above follow the graph exactly (vector
+  // clocks fit in memory); when false they are the trivial bounds (-1 and
+  // INT64_MAX), which order nothing.
+  bool exact_projections() const;
+
   uint64_t nodes() const;
   uint64_t edges() const;          // program-order and cross-rank edges
   uint64_t cross_edges() const;
