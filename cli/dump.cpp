@@ -323,6 +323,7 @@ class EventPrinter {
     }
     if (e.assert_flags != 0) add("assert", assert_names(e.assert_flags));
     if (e.size != 0) add(e.window != 0 ? "bytes" : "size", std::to_string(e.size));
+    if (e.stride != 0) add("stride", std::to_string(e.stride));
 
     if (shows_comm(e.call, family) || e.comm != format::k_comm_world) add("comm", comm_name(e.comm));
 

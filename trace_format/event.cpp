@@ -22,10 +22,13 @@ constexpr CallInfo k_calls[] = {
 #undef SMTRACE_CALL
 };
 
-// Annotations are not MPI calls: name them after their C API.
+// Annotations and captured accesses are not MPI calls: name them after
+// smtrace (annotations after their C API).
 constexpr std::string_view annotation_name(Call call) {
   if (call == Call::Annotate_read) return "smtrace_annotate_read";
   if (call == Call::Annotate_write) return "smtrace_annotate_write";
+  if (call == Call::Load) return "smtrace_load";
+  if (call == Call::Store) return "smtrace_store";
   return {};
 }
 

@@ -27,8 +27,9 @@ enum class Call : uint16_t {
 
 enum class Family : uint8_t { none, env, comm, group, p2p, request, coll, rma, type, annotate };
 
-// Return "MPI_Send" for Call::Send, "smtrace_annotate_read" and
-// "smtrace_annotate_write" for annotations, "?" for an unknown value.
+// Return "MPI_Send" for Call::Send, "smtrace_annotate_read",
+// "smtrace_annotate_write", "smtrace_load" and "smtrace_store" for the
+// non-MPI access calls, "?" for an unknown value.
 std::string_view call_name(Call call);
 // Return the call named `name` ("MPI_Send", "Send", "SEND", any case;
 // "smtrace_annotate_read"), if any.
@@ -134,7 +135,10 @@ struct Event {
   LockType lock_type = LockType::unspecified;
   uint32_t assert_flags = 0;
 
+  // Accesses (Annotate_*, Load, Store): `count` blocks (0 or 1: one) of
+  // `size` bytes, block k at buf + k * stride.
   uint64_t size = 0;
+  int64_t stride = 0;
 
   int64_t t_end() const { return t_start + static_cast<int64_t>(duration); }
   bool operator==(const Event&) const = default;

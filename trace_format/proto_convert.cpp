@@ -104,6 +104,7 @@ void to_plain(const v1::Event& p, Event& e) {
   e.lock_type = static_cast<LockType>(p.lock_type());
   e.assert_flags = p.assert_flags();
   e.size = p.size();
+  e.stride = p.stride();
 }
 
 Event to_plain(const v1::Event& p) {
@@ -171,6 +172,7 @@ void to_proto(const Event& e, v1::Event* p) {
   p->set_lock_type(static_cast<v1::LockType>(e.lock_type));
   p->set_assert_flags(e.assert_flags);
   p->set_size(e.size);
+  p->set_stride(e.stride);
 }
 
 CallSite to_plain(const v1::CallSite& p) {

@@ -132,8 +132,8 @@ void write_status(VarintWriter& w, uint32_t field, const Status& s) {
 }
 
 std::size_t event_bound(const Event& e) {
-  // 56 scalar fields, the status, and the repeated ones.
-  std::size_t n = 56 * detail::k_max_scalar_field + k_status_bound;
+  // 57 scalar fields, the status, and the repeated ones.
+  std::size_t n = 57 * detail::k_max_scalar_field + k_status_bound;
   if (!e.stack.empty()) n += packed_bound(e.stack.size());
   if (!e.counts.empty()) n += packed_bound(e.counts.size());
   if (!e.displs.empty()) n += packed_bound(e.displs.size());
@@ -205,6 +205,7 @@ void write_event_body(VarintWriter& w, const Event& e) {
   w.u(52, static_cast<uint64_t>(e.lock_type));
   w.u(53, e.assert_flags);
   w.u(54, e.size);
+  w.i(56, e.stride);
 }
 
 }  // namespace

@@ -61,6 +61,9 @@ TEST_CASE("trace_format::call_name::names and lookups") {
   CHECK(fmt_ns::call_name(fmt_ns::Call::Reduce_scatter_block) == "MPI_Reduce_scatter_block");
   CHECK(fmt_ns::call_name(fmt_ns::Call::Annotate_read) == "smtrace_annotate_read");
   CHECK(fmt_ns::call_name(fmt_ns::Call::Annotate_write) == "smtrace_annotate_write");
+  CHECK(fmt_ns::call_name(fmt_ns::Call::Load) == "smtrace_load");
+  CHECK(fmt_ns::call_name(fmt_ns::Call::Store) == "smtrace_store");
+  CHECK(fmt_ns::call_family(fmt_ns::Call::Load) == fmt_ns::Family::annotate);
   CHECK(fmt_ns::call_name(static_cast<fmt_ns::Call>(9999)) == "?");
   CHECK(fmt_ns::call_name(fmt_ns::Call::unspecified) == "?");
 
@@ -71,6 +74,8 @@ TEST_CASE("trace_format::call_name::names and lookups") {
   CHECK(fmt_ns::call_from_name("COMM_SPLIT_TYPE") == fmt_ns::Call::Comm_split_type);
   CHECK(fmt_ns::call_from_name("smtrace_annotate_write") == fmt_ns::Call::Annotate_write);
   CHECK(fmt_ns::call_from_name("ANNOTATE_READ") == fmt_ns::Call::Annotate_read);
+  CHECK(fmt_ns::call_from_name("smtrace_store") == fmt_ns::Call::Store);
+  CHECK(fmt_ns::call_from_name("LOAD") == fmt_ns::Call::Load);
   CHECK_FALSE(fmt_ns::call_from_name("MPI_Frobnicate").has_value());
   CHECK_FALSE(fmt_ns::call_from_name("").has_value());
   // Every name round-trips.

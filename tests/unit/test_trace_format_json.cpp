@@ -128,6 +128,47 @@ TEST_CASE("trace_format::to_json::round trip") {
   }
 }
 
+TEST_CASE("trace_format::to_json::strided accesses") {
+  // Loads and stores as the load/store runtime writes them: `count` blocks
+  // of `size` bytes, `stride` apart; an event without stride (as in traces
+  // written before the field existed) reads as stride 0.
+  constexpr const char* k_accesses = R"({
+    "ranks": [{
+      "header": {"rank": 0, "world_size": 1},
+      "sites": [{"id": 1, "function": "main", "file": "stencil.c", "line": 9}],
+      "events": [
+        {"seq": "0", "call": "LOAD", "site": 1, "stack": [2], "buf": "4096", "size": "8",
+         "count": "100", "stride": "-16"},
+        {"seq": "1", "call": "STORE", "t_start": "5", "buf": "8192", "size": "4"},
+        {"seq": "2", "call": "ANNOTATE_WRITE", "t_start": "6", "buf": "8192", "size": "4",
+         "count": "3", "stride": "32"}
+      ]
+    }]
+  })";
+  fmt_ns::Trace t = fmt_ns::from_json(k_accesses);
+  REQUIRE(t.ranks.size() == 1);
+  const std::vector<fmt_ns::Event>& events = t.ranks[0].events;
+  REQUIRE(events.size() == 3);
+  CHECK(events[0].call == fmt_ns::Call::Load);
+  CHECK(events[0].buf == 4096);
+  CHECK(events[0].size == 8);
+  CHECK(events[0].count == 100);
+  CHECK(events[0].stride == -16);
+  CHECK(events[1].call == fmt_ns::Call::Store);
+  CHECK(events[1].stride == 0);
+  CHECK(events[2].stride == 32);
+
+  const std::string json = fmt_ns::to_json(t);
+  CHECK(json.find("\"LOAD\"") != std::string::npos);
+  CHECK(json.find("\"stride\"") != std::string::npos);
+  CHECK(fmt_ns::from_json(json).ranks[0].events == events);
+  JsonTempDir dir;  // wire encoder -> libprotobuf reader
+  fmt_ns::write_trace(t, dir.path);
+  fmt_ns::Trace read = fmt_ns::read_trace(dir.path);
+  CHECK(read.all_problems().empty());
+  CHECK(read.ranks[0].events == events);
+}
+
 TEST_CASE("trace_format::to_json::deterministic") {
   fmt_ns::Trace t = fmt_ns::from_json(k_hand_written);
   for (int i = 0; i < 40; ++i) t.ranks[0].header.options["SMTRACE_OPTION_" + std::to_string(i)] = "v";

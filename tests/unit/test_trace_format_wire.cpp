@@ -88,6 +88,7 @@ fmt_ns::Event full_event() {
   e.lock_type = fmt_ns::LockType::shared;
   e.assert_flags = fmt_ns::assert_flag::nocheck | fmt_ns::assert_flag::noput;
   e.size = 77;
+  e.stride = -24;
   return e;
 }
 
@@ -167,6 +168,7 @@ void check_body(const pb::Event& p, const fmt_ns::Event& e) {
   CHECK(static_cast<int>(p.lock_type()) == static_cast<int>(e.lock_type));
   CHECK(p.assert_flags() == e.assert_flags);
   CHECK(p.size() == e.size);
+  CHECK(p.stride() == e.stride);
 }
 
 }  // namespace
@@ -234,6 +236,54 @@ TEST_CASE("trace_format::RecordEncoder::event with every field set") {
   CHECK(p.completes() == 0);
   CHECK(static_cast<uint64_t>(p.buf()) == e.buf);  // delta to 0 at chunk start
   check_body(p, e);
+}
+
+TEST_CASE("trace_format::RecordEncoder::strided access") {
+  // A merged run of loads: 100 blocks of 8 bytes, 64 bytes apart, then a
+  // store without stride (one block).
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 0, 0, 0);
+  fmt_ns::Event load;
+  load.call = fmt_ns::Call::Load;
+  load.t_start = 10;
+  load.site = 3;
+  load.stack = {4, 5};
+  load.buf = 0x7f00'0000'1000;
+  load.size = 8;
+  load.count = 100;
+  load.stride = 64;
+  enc.event(out, load);
+  fmt_ns::Event store;
+  store.seq = 1;
+  store.call = fmt_ns::Call::Store;
+  store.t_start = 20;
+  store.buf = 0x7f00'0000'0ff8;
+  store.size = 4;
+  enc.event(out, store);
+
+  pb::Chunk chunk;
+  REQUIRE(chunk.ParseFromString(out));
+  REQUIRE(chunk.event_size() == 2);
+  CHECK(chunk.event(0).call() == pb::LOAD);
+  CHECK(chunk.event(0).count() == 100);
+  CHECK(chunk.event(0).size() == 8);
+  CHECK(chunk.event(0).stride() == 64);
+  check_body(chunk.event(0), load);
+  CHECK(chunk.event(1).call() == pb::STORE);
+  CHECK(chunk.event(1).stride() == 0);
+  CHECK(chunk.event(1).count() == 0);
+  CHECK(static_cast<uint64_t>(chunk.event(0).buf() + chunk.event(1).buf()) == store.buf);  // delta coded
+  SUBCASE("negative stride") {
+    fmt_ns::RecordEncoder again;
+    std::string bytes;
+    again.begin_chunk(bytes, 0, 0, 0);
+    load.stride = -8;
+    again.event(bytes, load);
+    pb::Chunk parsed;
+    REQUIRE(parsed.ParseFromString(bytes));
+    CHECK(parsed.event(0).stride() == -8);
+  }
 }
 
 TEST_CASE("trace_format::RecordEncoder::implicit seq and delta times") {
