@@ -1,133 +1,19 @@
 // local-concurrency, request-leak and resource-leak on small hand-written traces.
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
+#include "tests/unit/analyzer_trace_builder.hpp"
 
-#include "analyzer/analyze.hpp"
-#include "trace_format/json.hpp"
-#include "trace_format/reader.hpp"
-
-namespace fs = std::filesystem;
 namespace an = smtrace::analyzer;
 namespace tf = smtrace::format;
 using tf::Call;
 
 namespace {
 
-constexpr uint32_t k_int = 7;
-
-// A trace of finalized ranks built event by event; every event has its own
-// call site, line = seq + 10.
-class Builder {
- public:
-  explicit Builder(uint32_t n = 1) {
-    m_trace.has_manifest = true;
-    m_trace.manifest.world_size = n;
-    m_trace.ranks.resize(n);
-    for (uint32_t r = 0; r < n; ++r) {
-      tf::RankTrace& rank = m_trace.ranks[r];
-      rank.present = true;
-      rank.header.rank = r;
-      rank.header.world_size = n;
-      rank.end = tf::Termination{};
-      rank.end->kind = tf::TerminationKind::finalized;
-      add(Call::Init, r);
-    }
-  }
-
-  tf::Event& add(Call call, uint32_t rank = 0) {
-    auto& r = m_trace.ranks[rank];
-    tf::Event e;
-    e.seq = r.events.size();
-    e.call = call;
-    e.t_start = static_cast<int64_t>(1000 * (e.seq + 1));
-    e.duration = 10;
-    tf::CallSite s;
-    s.id = static_cast<uint32_t>(e.seq + 1);
-    s.function = "main";
-    s.file = "prog.c";
-    s.line = static_cast<uint32_t>(e.seq + 10);
-    r.sites.emplace(s.id, s);
-    e.site = s.id;
-    r.events.push_back(e);
-    return r.events.back();
-  }
-  // A buffer call: `call` on `count` elements of `type` at `buf`.
-  tf::Event& buf(Call call, uint64_t addr, int64_t count, uint32_t type = k_int, uint64_t request = 0) {
-    tf::Event& e = add(call);
-    e.comm = 0;
-    e.peer = 0;
-    e.tag = 0;
-    e.buf = addr;
-    e.count = count;
-    e.datatype = type;
-    e.request = request;
-    return e;
-  }
-  tf::Event& annotate(Call call, uint64_t addr, uint64_t size) {
-    tf::Event& e = add(call);
-    e.buf = addr;
-    e.size = size;
-    return e;
-  }
-  // A completion call over `requests`, completing `done` of them.
-  tf::Event& complete(Call call, std::vector<uint64_t> requests, std::vector<uint64_t> done) {
-    tf::Event& e = add(call);
-    e.requests = std::move(requests);
-    for (uint64_t r : done) {
-      tf::CompletedRequest c;
-      c.request = r;
-      for (std::size_t i = 0; i < e.requests.size(); ++i)
-        if (e.requests[i] == r) c.index = static_cast<uint32_t>(i);
-      e.completed.push_back(c);
-    }
-    if (call == Call::Test || call == Call::Testall || call == Call::Testany || call == Call::Testsome)
-      e.flag = !done.empty();
-    return e;
-  }
-  tf::Event& wait(uint64_t request) { return complete(Call::Wait, {request}, {request}); }
-  // Define `id` as a vector of `blocks` ints `stride` ints apart, resized to
-  // `extent` bytes (0: the vector's own extent).
-  void vector_type(uint32_t id, uint64_t blocks, int64_t stride, int64_t extent = 0) {
-    tf::DatatypeDef def;
-    def.id = id;
-    def.combiner = Call::Type_vector;
-    def.size = 4 * blocks;
-    def.extent = extent ? extent : static_cast<int64_t>((blocks - 1) * static_cast<uint64_t>(stride) * 4 + 4);
-    def.runs = {tf::Run{0, 4, blocks, stride * 4}};
-    def.signature = {tf::TypeCount{k_int, blocks}};
-    def.committed = true;
-    m_trace.ranks[0].datatypes.emplace(id, def);
-  }
-  void unfinalize(uint32_t rank = 0) { m_trace.ranks[rank].end.reset(); }
-
-  an::Result run(const std::string& check) {
-    for (auto& rank : m_trace.ranks)
-      if (rank.end) add(Call::Finalize, rank.header.rank);
-    static std::atomic<int> counter{0};
-    const fs::path dir = fs::temp_directory_path() /
-                         ("smtrace-local-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir);
-    tf::write_trace(m_trace, dir);
-    an::Options options;
-    options.checks = {check};
-    options.threads = 1;
-    an::Result result = an::analyze(dir, options);
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    return result;
-  }
-
-  tf::Trace& trace() { return m_trace; }
-
- private:
-  tf::Trace m_trace;
-};
+using smtrace::test::Builder;
+using smtrace::test::k_int;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
