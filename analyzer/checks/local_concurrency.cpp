@@ -336,10 +336,24 @@ class Pass final : public RankPass {
       case Call::Sendrecv_replace:
         m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
         break;
-      case Call::Annotate_read: case Call::Annotate_write:
-        if (e.buf != 0 && e.size > 0)
-          m_scratch.push_back(Block{e.buf, e.buf + e.size, e.call == Call::Annotate_read ? Mode::read : Mode::write});
+      case Call::Annotate_read: case Call::Annotate_write: case Call::Load: case Call::Store: {
+        if (e.buf == 0 || e.size == 0) return;
+        const Mode mode = e.call == Call::Annotate_read || e.call == Call::Load ? Mode::read : Mode::write;
+        // `count` blocks `stride` apart (the load/store runtime's merged runs).
+        const uint64_t blocks = std::max<int64_t>(e.count, 1);
+        const int64_t span = e.stride * static_cast<int64_t>(blocks - 1);
+        if (blocks == 1 || blocks > k_max_blocks || e.stride <= 0 || static_cast<uint64_t>(e.stride) <= e.size) {
+          const uint64_t lo = span < 0 ? e.buf - static_cast<uint64_t>(-span) : e.buf;
+          const uint64_t hi = (span < 0 ? e.buf : e.buf + static_cast<uint64_t>(span)) + e.size;
+          m_scratch.push_back(Block{lo, hi, mode});
+        } else {
+          for (uint64_t k = 0; k < blocks; ++k) {
+            const uint64_t lo = e.buf + k * static_cast<uint64_t>(e.stride);
+            m_scratch.push_back(Block{lo, lo + e.size, mode});
+          }
+        }
         break;
+      }
       case Call::Put: case Call::Accumulate:
         m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
         break;

@@ -74,6 +74,24 @@ TEST_CASE("analyzer::LocalConcurrency::annotated_write") {
   CHECK(contains(f[0].locations[1].note, "[0x118c, +4)"));
 }
 
+TEST_CASE("analyzer::LocalConcurrency::strided_stores_from_the_load_store_runtime") {
+  // An Irecv into 0x1000..0x1190; a run of 4 stores of 8 bytes, 0x100 apart
+  // from 0x0f00, hits it with its second and third blocks; a run whose
+  // blocks fall between two receive buffers does not.
+  Builder t;
+  t.buf(Call::Irecv, 0x1000, 100, k_int, 1);
+  t.access(Call::Store, 0, 0x0f00, 8, 4, 0x100);
+  t.wait(1);
+  CHECK(of_kind(t.run(k_lc), k_lc).size() == 1);
+
+  Builder u;
+  u.buf(Call::Irecv, 0x1000, 2, k_int, 1);   // 0x1000..0x1008
+  u.buf(Call::Irecv, 0x1010, 2, k_int, 2);   // 0x1010..0x1018
+  u.access(Call::Load, 0, 0x1008, 8, 3, 0x10);  // 0x1008, 0x1018, 0x1028: between them
+  u.complete(Call::Waitall, {1, 2}, {1, 2});
+  CHECK(of_kind(u.run(k_lc), k_lc).empty());
+}
+
 TEST_CASE("analyzer::LocalConcurrency::receive_buffer_read") {
   SUBCASE("by a send") {
     Builder t;
