@@ -196,6 +196,76 @@ Status status_of(int32_t source, int32_t tag, int64_t count) {
   return s;
 }
 
+// Reorder `items` at random (Fisher-Yates).
+void shuffle(std::vector<int32_t>& items, Rng& rng) {
+  for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[rng.next() % i]);
+}
+
+// Return 1..n (world ranks), in order.
+std::vector<int32_t> ranks_from_one(uint32_t n) {
+  std::vector<int32_t> out(n);
+  for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(i + 1);
+  return out;
+}
+
+// A rank's nonblocking calls: requests numbered from 1, completed by
+// MPI_Wait or MPI_Waitall as the tracer records them.
+class Requests {
+ public:
+  // Record `e` (MPI_Isend, MPI_Irecv, ...) with the next request; return it.
+  uint64_t start(Rank& r, Event& e, uint64_t duration) {
+    e.request = m_next++;
+    r.call(e, duration);
+    return e.request;
+  }
+  // Record MPI_Wait(`request`) at `site`; `status` for a receive.
+  void wait(Rank& r, uint32_t site, uint64_t request, const Status& status, uint64_t duration) {
+    Event wait = make_event(Call::Wait, site);
+    wait.requests = {request};
+    wait.completed = {{0, request, status}};
+    r.call(wait, duration);
+  }
+  // Record MPI_Waitall over `requests` at `site`; `statuses[i]` for
+  // request i (empty for sends).
+  void wait_all(Rank& r, uint32_t site, const std::vector<uint64_t>& requests,
+                const std::vector<Status>& statuses, uint64_t duration) {
+    Event waitall = make_event(Call::Waitall, site);
+    waitall.requests = requests;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      waitall.completed.push_back({static_cast<uint32_t>(i), requests[i],
+                                   i < statuses.size() ? statuses[i] : Status{}});
+    }
+    r.call(waitall, duration);
+  }
+
+ private:
+  uint64_t m_next = 1;
+};
+
+// A point-to-point call on MPI_COMM_WORLD of `count` elements of `datatype`
+// at `buf`.
+Event p2p_event(Call call, uint32_t site, int32_t peer, int32_t tag, uint64_t buf, int64_t count,
+                uint32_t datatype) {
+  Event e = make_event(call, site);
+  e.comm = k_comm_world;
+  e.peer = peer;
+  e.tag = tag;
+  e.buf = buf;
+  e.count = count;
+  e.datatype = datatype;
+  return e;
+}
+
+void init_call(Rank& r) {
+  Event init = make_event(Call::Init, 1);
+  r.call(init, 150'000);
+}
+
+void finalize_call(Rank& r, uint32_t site) {
+  Event finalize = make_event(Call::Finalize, site);
+  r.call(finalize, 50'000);
+}
+
 // ---------------------------------------------------------------------------
 // halo: a 2-D periodic grid; per iteration Irecv from and Isend to each
 // neighbour, Waitall; an Allreduce every 10 iterations and after the last,
@@ -410,13 +480,9 @@ void wildcard_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptio
     recv.peer = k_any_source;
     recv.tag = result_tag;
     send.tag = work_tag;
-    std::vector<int32_t> order(o.ranks - 1);
-    for (uint32_t w = 1; w < o.ranks; ++w) order[w - 1] = static_cast<int32_t>(w);
+    std::vector<int32_t> order = ranks_from_one(o.ranks - 1);
     for (uint64_t it = 0; it < iterations; ++it) {
-      // Fisher-Yates: who reports first this time.
-      for (std::size_t i = order.size(); i > 1; --i) {
-        std::swap(order[i - 1], order[r.rng().next() % i]);
-      }
+      shuffle(order, r.rng());  // who reports first this time
       for (int32_t w : order) {
         recv.status = status_of(w, result_tag, k_wildcard_count);
         r.call(recv, 1'000);
@@ -440,28 +506,256 @@ void wildcard_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptio
 }
 
 // ---------------------------------------------------------------------------
+// The seed's benchmark programs (smt-match-pairs-mcapi, section 5), as MPI
+// programs. Their traces are small; what they exercise is the number of
+// feasible matchings of wildcard receives, not the event count.
+
+constexpr uint32_t k_int = 7;  // BASIC_INT
+constexpr uint64_t k_small_recv_buf = 0x7ffc00030000ull;
+constexpr uint64_t k_small_send_buf = 0x7ffc00040000ull;
+
+// senders: Table 1. Ranks 1..K each MPI_Send one int (tag 0) to rank 0,
+// which posts K MPI_Recv(MPI_ANY_SOURCE, tag 0) into consecutive ints. Any
+// of the K! matchings is feasible; the recorded one takes the senders in a
+// seeded order whose last receive is not sender K's (K > 1), so the seed's
+// property, "the last receive can take sender K's message" (--can-match
+// 0:K K:1), asks for another matching than the recorded one.
+
+constexpr SiteSpec k_senders_sites[] = {
+    {1, "main", 12}, {2, "receiver", 21}, {3, "sender", 30}, {4, "main", 38},
+};
+
+void senders_rank(Rank& r, uint32_t rank, uint64_t, const SynthOptions& o) {
+  init_call(r);
+  if (rank == 0) {
+    const uint32_t k = o.ranks - 1;
+    std::vector<int32_t> order = ranks_from_one(k);
+    Rng rng(o.seed);
+    shuffle(order, rng);
+    if (k > 1 && order.back() == static_cast<int32_t>(k)) std::swap(order.front(), order.back());
+    Event recv = p2p_event(Call::Recv, 2, k_any_source, 0, k_small_recv_buf, 1, k_int);
+    for (int32_t sender : order) {
+      recv.status = status_of(sender, 0, 1);
+      r.call(recv, 2'000);
+      recv.buf += 4;
+    }
+  } else {
+    r.compute(5'000);
+    Event send = p2p_event(Call::Send, 3, 0, 0, k_small_send_buf, 1, k_int);
+    r.call(send, 1'000);
+  }
+  finalize_call(r, 4);
+}
+
+// leader: Table 2's "LE", leader election on a unidirectional ring
+// (LeLann-Chang-Roberts). Rank r holds the candidate id ids[r], a seeded
+// permutation of 0..N-1; it sends its id to rank r+1, forwards the ids
+// greater than its own and drops the others; the rank whose own id comes
+// back is the leader and sends an "elected" message (tag 2) around the ring,
+// which every rank forwards once before it stops. Receives are
+// MPI_Irecv(MPI_ANY_SOURCE, MPI_ANY_TAG) + MPI_Wait, one posted at a time and
+// the first before the rank's first send, so the program does not rely on
+// buffering; sends are MPI_Isend, completed by one MPI_Waitall at the end.
+// Only rank r-1 sends to rank r, so non-overtaking leaves every wildcard
+// receive a single candidate: many messages, no choice.
+
+constexpr SiteSpec k_leader_sites[] = {
+    {1, "main", 14}, {2, "elect", 33}, {3, "elect", 36}, {4, "elect", 41},
+    {5, "elect", 52}, {6, "main", 60},
+};
+constexpr int32_t k_tag_candidate = 1, k_tag_elected = 2;
+
+// Return the candidate ids of an election among `n` ranks.
+std::vector<int32_t> leader_ids(uint32_t n, uint64_t seed) {
+  std::vector<int32_t> ids = ranks_from_one(n);
+  for (int32_t& id : ids) --id;
+  Rng rng(seed ^ 0x1eade4ull);
+  shuffle(ids, rng);
+  return ids;
+}
+
+void leader_rank(Rank& r, uint32_t rank, uint64_t, const SynthOptions& o) {
+  const uint32_t n = o.ranks;
+  const std::vector<int32_t> ids = leader_ids(n, o.seed);
+  const int32_t own = ids[rank];
+  const auto prev = static_cast<int32_t>((rank + n - 1) % n);
+  const auto next = static_cast<int32_t>((rank + 1) % n);
+
+  // The candidate ids that reach this rank, in the order they arrive: rank
+  // r-d's id gets here when it exceeds every id between, and links are FIFO,
+  // so nearer ones come first. The leader's own id comes back last.
+  std::vector<int32_t> arrivals;
+  int32_t between = -1;
+  for (uint32_t d = 1; d < n; ++d) {
+    const int32_t id = ids[(rank + n - d) % n];
+    if (id > between) arrivals.push_back(id);
+    between = std::max(between, id);
+  }
+  const bool leader = own > between;
+  if (leader) arrivals.push_back(own);
+
+  Requests requests;
+  std::vector<uint64_t> sends;
+  Event irecv = p2p_event(Call::Irecv, 2, k_any_source, k_any_tag, k_small_recv_buf, 1, k_int);
+  Event isend = p2p_event(Call::Isend, 3, next, k_tag_candidate, k_small_send_buf, 1, k_int);
+  const auto send = [&](int32_t tag) {
+    isend.tag = tag;
+    sends.push_back(requests.start(r, isend, 600));
+    isend.buf += 4;
+  };
+
+  init_call(r);
+  uint64_t posted = requests.start(r, irecv, 400);
+  send(k_tag_candidate);
+  for (std::size_t i = 0; i <= arrivals.size(); ++i) {
+    const bool elected = i == arrivals.size();
+    r.compute(3'000);
+    requests.wait(r, 4, posted, status_of(prev, elected ? k_tag_elected : k_tag_candidate, 1), 4'000);
+    if (elected) {
+      if (!leader) send(k_tag_elected);
+      break;
+    }
+    posted = requests.start(r, irecv, 400);
+    if (arrivals[i] > own) send(k_tag_candidate);
+    if (arrivals[i] == own) send(k_tag_elected);
+  }
+  requests.wait_all(r, 5, sends, {}, 2'000);
+  finalize_call(r, 6);
+}
+
+// router: Table 2's "Router", distance-vector routing on a ring. In each
+// round every rank posts two MPI_Irecv(MPI_ANY_SOURCE, tag round % 2) for
+// its neighbours' tables (N ints), MPI_Isends its table to the previous and
+// to the next rank, and completes the four with MPI_Waitall. After N / 2
+// rounds (the default) every table has a route to every rank. Each receive
+// can take either neighbour's table (2 candidates); a table of a later round
+// with the same tag comes only after this round's MPI_Waitall. The recorded
+// run picks per rank and round which neighbour the first receive took.
+
+constexpr SiteSpec k_router_sites[] = {
+    {1, "main", 18}, {2, "exchange", 40}, {3, "exchange", 44}, {4, "exchange", 49},
+    {5, "main", 75},
+};
+
+uint64_t router_iterations(const SynthOptions& o) { return std::max<uint64_t>(1, o.ranks / 2); }
+
+void router_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptions& o) {
+  const uint32_t n = o.ranks;
+  const auto prev = static_cast<int32_t>((rank + n - 1) % n);
+  const auto next = static_cast<int32_t>((rank + 1) % n);
+  const int64_t table = n;
+  Requests requests;
+  init_call(r);
+  for (uint64_t round = 0; round < iterations; ++round) {
+    const auto tag = static_cast<int32_t>(round % 2);
+    r.compute(8'000);
+    Event irecv = p2p_event(Call::Irecv, 2, k_any_source, tag, k_small_recv_buf, table, k_int);
+    const uint64_t a = requests.start(r, irecv, 400);
+    irecv.buf += 4 * n;
+    const uint64_t b = requests.start(r, irecv, 400);
+    Event isend = p2p_event(Call::Isend, 3, prev, tag, k_small_send_buf, table, k_int);
+    const uint64_t to_prev = requests.start(r, isend, 600);
+    isend.peer = next;
+    const uint64_t to_next = requests.start(r, isend, 600);
+    const bool prev_first = r.rng().next() % 2 == 0;
+    requests.wait_all(r, 4, {a, b, to_prev, to_next},
+                      {status_of(prev_first ? prev : next, tag, table),
+                       status_of(prev_first ? next : prev, tag, table)},
+                      6'000);
+  }
+  finalize_call(r, 5);
+}
+
+// fig6: the seed's Figure 6 program, MCAPI's msg_send_i / msg_rcv_i + wait
+// translated to MPI_Isend / MPI_Irecv(MPI_ANY_SOURCE) + MPI_Wait (tag 0),
+// repeated `iterations` times without synchronization (Table 2's "MultiM"):
+//   rank 0: R(*) W  R(*) W  S(1) W  R(*) W
+//   rank 1: S(0) W  R(*) W  S(0) W
+//   rank 2: S(0) W
+// The recorded run matches within each iteration: rank 0's first two
+// receives take ranks 1's and 2's first messages (a seeded order), its last
+// one rank 1's second. With two iterations or more, rank 2's later messages
+// may be taken by earlier receives; under zero-buffer semantics that can
+// leave rank 1 in its first MPI_Wait while rank 0 waits in its send to rank 1.
+
+constexpr SiteSpec k_fig6_sites[] = {
+    {1, "main", 10}, {2, "task0", 1}, {3, "task0", 2}, {4, "task0", 3}, {5, "task0", 4},
+    {6, "task1", 1}, {7, "task1", 2}, {8, "task1", 3}, {9, "task2", 1}, {10, "main", 30},
+};
+
+uint64_t fig6_iterations(const SynthOptions&) { return 1; }
+
+void fig6_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptions&) {
+  Requests requests;
+  // One MCAPI call and its wait: MPI_Isend or MPI_Irecv at `site`, MPI_Wait
+  // at the same line.
+  const auto call_and_wait = [&](Call call, uint32_t site, int32_t peer, int32_t source) {
+    Event e = p2p_event(call, site, peer, 0, call == Call::Irecv ? k_small_recv_buf : k_small_send_buf,
+                        1, k_int);
+    const uint64_t request = requests.start(r, e, 500);
+    requests.wait(r, site, request, source >= 0 ? status_of(source, 0, 1) : Status{}, 2'000);
+  };
+  init_call(r);
+  for (uint64_t it = 0; it < iterations; ++it) {
+    r.compute(5'000);
+    if (rank == 0) {
+      const bool one_first = r.rng().next() % 2 == 0;
+      call_and_wait(Call::Irecv, 2, k_any_source, one_first ? 1 : 2);
+      call_and_wait(Call::Irecv, 3, k_any_source, one_first ? 2 : 1);
+      call_and_wait(Call::Isend, 4, 1, -1);
+      call_and_wait(Call::Irecv, 5, k_any_source, 1);
+    } else if (rank == 1) {
+      call_and_wait(Call::Isend, 6, 0, -1);
+      call_and_wait(Call::Irecv, 7, k_any_source, 0);
+      call_and_wait(Call::Isend, 8, 0, -1);
+    } else {
+      call_and_wait(Call::Isend, 9, 0, -1);
+    }
+  }
+  finalize_call(r, 10);
+}
+
+// ---------------------------------------------------------------------------
+
+// How long a generator's trace is: `events` per rank (whole iterations), or
+// the program's own length (iterations, when it has a loop).
+enum class Length : uint8_t { events, program };
 
 struct Generator {
   const char* name;
   const SiteSpec* sites;
   std::size_t nsites;
   uint32_t min_ranks;
+  uint32_t max_ranks;
   bool plants_bugs;
+  Length length;
+  // The default iterations; nullptr: the program has no loop.
   uint64_t (*iterations)(const SynthOptions&);
   void (*rank)(Rank&, uint32_t, uint64_t, const SynthOptions&);
 };
 
 template <std::size_t N>
 constexpr Generator generator(const char* name, const SiteSpec (&sites)[N], uint32_t min_ranks,
-                              bool plants_bugs, uint64_t (*iterations)(const SynthOptions&),
+                              uint32_t max_ranks, bool plants_bugs, Length length,
+                              uint64_t (*iterations)(const SynthOptions&),
                               void (*rank)(Rank&, uint32_t, uint64_t, const SynthOptions&)) {
-  return {name, sites, N, min_ranks, plants_bugs, iterations, rank};
+  return {name, sites, N, min_ranks, max_ranks, plants_bugs, length, iterations, rank};
 }
 
 const Generator k_generators[] = {
-    generator("halo", k_halo_sites, 1, true, halo_iterations, halo_rank),
-    generator("pingpong", k_pingpong_sites, 1, false, pingpong_iterations, pingpong_rank),
-    generator("wildcard", k_wildcard_sites, 2, false, wildcard_iterations, wildcard_rank),
+    generator("halo", k_halo_sites, 1, k_max_ranks, true, Length::events, halo_iterations,
+              halo_rank),
+    generator("pingpong", k_pingpong_sites, 1, k_max_ranks, false, Length::events,
+              pingpong_iterations, pingpong_rank),
+    generator("wildcard", k_wildcard_sites, 2, k_max_ranks, false, Length::events,
+              wildcard_iterations, wildcard_rank),
+    generator("senders", k_senders_sites, 2, k_max_ranks, false, Length::program, nullptr,
+              senders_rank),
+    generator("leader", k_leader_sites, 2, k_max_ranks, false, Length::program, nullptr,
+              leader_rank),
+    generator("router", k_router_sites, 3, k_max_ranks, false, Length::program,
+              router_iterations, router_rank),
+    generator("fig6", k_fig6_sites, 3, 3, false, Length::program, fig6_iterations, fig6_rank),
 };
 
 std::string utc_now() {
@@ -474,9 +768,21 @@ std::string utc_now() {
 }
 
 std::string default_command(const Generator& g, const SynthOptions& o) {
-  std::string command = std::string("smtrace synth ") + g.name + " --ranks " +
-                        std::to_string(o.ranks) + " --events " + std::to_string(o.events) +
-                        " --seed " + std::to_string(o.seed);
+  const std::string name = g.name;
+  std::string command = "smtrace synth " + name;
+  if (name == "senders") {
+    command += " --k " + std::to_string(o.ranks - 1);
+  } else if (name == "leader" || name == "router") {
+    command += " --n " + std::to_string(o.ranks);
+  } else if (name != "fig6") {
+    command += " --ranks " + std::to_string(o.ranks);
+  }
+  if (o.iterations != 0) {
+    command += " --iterations " + std::to_string(o.iterations);
+  } else if (g.length == Length::events) {
+    command += " --events " + std::to_string(o.events);
+  }
+  command += " --seed " + std::to_string(o.seed);
   if (o.bug != SynthBug::none) command += " --bug " + std::string(synth_bug_name(o.bug));
   return command;
 }
@@ -555,10 +861,15 @@ SynthResult write_synthetic_trace(std::string_view name, const fs::path& dir,
     if (name == candidate.name) g = &candidate;
   }
   if (!g) throw TraceError("synth: no generator named '" + std::string(name) + "'");
-  if (options.ranks < std::max<uint32_t>(1, g->min_ranks) || options.ranks > k_max_ranks) {
+  if (options.ranks < std::max<uint32_t>(1, g->min_ranks) || options.ranks > g->max_ranks) {
     throw TraceError("synth " + std::string(name) + ": ranks must be " +
-                     std::to_string(std::max<uint32_t>(1, g->min_ranks)) + ".." +
-                     std::to_string(k_max_ranks));
+                     (g->min_ranks == g->max_ranks
+                          ? std::to_string(g->max_ranks)
+                          : std::to_string(std::max<uint32_t>(1, g->min_ranks)) + ".." +
+                                std::to_string(g->max_ranks)));
+  }
+  if (options.iterations != 0 && !g->iterations) {
+    throw TraceError("synth " + std::string(name) + ": the program has no loop (no iterations)");
   }
   if (options.bug != SynthBug::none) {
     if (!g->plants_bugs) {
@@ -583,7 +894,8 @@ SynthResult write_synthetic_trace(std::string_view name, const fs::path& dir,
   skeleton.manifest.job = "synth";
   write_trace(skeleton, dir);
 
-  const uint64_t iterations = g->iterations(options);
+  const uint64_t iterations =
+      options.iterations ? options.iterations : g->iterations ? g->iterations(options) : 1;
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::clamp<unsigned>(threads, 1, options.ranks);
 

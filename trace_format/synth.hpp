@@ -31,8 +31,12 @@ enum class SynthBug : uint8_t {
 };
 
 struct SynthOptions {
-  uint32_t ranks = 64;
+  uint32_t ranks = 64;          // senders: K + 1 (rank 0 receives); fig6: 3
   uint64_t events = 1'000'000;  // per rank, approximate: whole iterations
+  // Iterations of the main loop; 0: from `events` (halo, pingpong,
+  // wildcard) or the generator's default (router: ranks / 2, fig6: 1).
+  // senders and leader have no loop and refuse a nonzero value.
+  uint64_t iterations = 0;
   uint64_t seed = 1;
   SynthBug bug = SynthBug::none;
   unsigned threads = 0;         // writer threads; 0: hardware concurrency
@@ -50,7 +54,11 @@ struct SynthResult {
 // "halo" (2-D periodic halo exchange with Irecv/Isend/Waitall, an Allreduce
 // every 10 iterations and a Barrier every 100), "pingpong" (pairs of ranks,
 // blocking Send/Recv), "wildcard" (rank 0 receives from MPI_ANY_SOURCE and
-// answers each worker).
+// answers each worker), and the seed's (smt-match-pairs-mcapi, section 5)
+// benchmark programs: "senders" (Table 1: ranks 1..K each send one message
+// to rank 0, which posts K receives from MPI_ANY_SOURCE), "leader" (leader
+// election on a ring), "router" (distance-vector routing on a ring), "fig6"
+// (the seed's Figure 6 program on 3 ranks, repeated `iterations` times).
 std::vector<std::string> synth_generators();
 
 // Return the name of `bug` ("none", "deadlock", "collective-mismatch").
@@ -59,7 +67,9 @@ std::string_view synth_bug_name(SynthBug bug);
 // Write the trace of generator `name` into `dir` (created; rank files,
 // symbols and manifest of an earlier trace there are replaced). Throw
 // TraceError for an unknown generator, a bug the generator cannot plant, a
-// rank count of 0, or a file that cannot be written.
+// rank count the generator cannot take (0; senders and leader: 1; router:
+// under 3; fig6: other than 3), iterations for a generator without a loop,
+// or a file that cannot be written.
 SynthResult write_synthetic_trace(std::string_view name, const std::filesystem::path& dir,
                                   const SynthOptions& options);
 
