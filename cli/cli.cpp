@@ -243,17 +243,28 @@ int main(int argc, char** argv) {
   SynthOptions synth;
   CLI::App* synth_cmd = app.add_subcommand(
       "synth",
-      "Write a large synthetic trace, for benchmarks (developer command).\n"
+      "Write a synthetic trace, for benchmarks and tests (developer command).\n"
       "Generators: halo (2-D halo exchange: Irecv/Isend/Waitall per iteration, an Allreduce\n"
       "every 10 iterations, a Barrier every 100), pingpong (pairs of ranks), wildcard (rank 0\n"
-      "receives from MPI_ANY_SOURCE). The trace is what the tracer would have written for\n"
-      "such a program; ranks are written in parallel, streaming.");
-  synth_cmd->add_option("NAME", synth.generator, "Generator: halo, pingpong, wildcard")->required();
-  synth_cmd->add_option("-o,--output", synth.output, "Trace directory to write")->required();
-  synth_cmd->add_option("--ranks", synth.ranks, "Number of ranks")->default_str("64");
+      "receives from MPI_ANY_SOURCE), and the SMT benchmarks of the match-pair paper:\n"
+      "senders (K ranks send to rank 0, which receives K times from MPI_ANY_SOURCE),\n"
+      "leader (leader election on a ring), router (distance-vector routing on a ring),\n"
+      "fig6 (the paper's Figure 6 program on 3 ranks, repeated --iterations times).\n"
+      "The trace is what the tracer would have written for such a program; ranks are\n"
+      "written in parallel, streaming.");
+  synth_cmd->add_option("NAME", synth.generator,
+                        "Generator: halo, pingpong, wildcard, senders, leader, router, fig6")
+      ->required();
+  synth_cmd->add_option("-o,--output", synth.output, "Trace directory to write (default: ./NAME)");
+  synth_cmd->add_option("--ranks", synth.ranks, "Number of ranks (default 64; fig6 3)");
+  synth_cmd->add_option("--k", synth.k, "senders: number of senders K (ranks K+1; default 50)");
+  synth_cmd->add_option("--n", synth.n, "leader, router: number of ranks (default 8)");
+  synth_cmd->add_option("--iterations", synth.iterations,
+                        "Iterations of the main loop (router: default N/2; fig6: default 1;\n"
+                        "halo, pingpong, wildcard: instead of --events)");
   synth_cmd->add_option("--events", synth.events,
-                        "Events per rank, approximate (whole iterations); k, M, G suffixes")
-      ->default_str("1M");
+                        "halo, pingpong, wildcard: events per rank, approximate (whole\n"
+                        "iterations); k, M, G suffixes (default 1M)");
   synth_cmd->add_option("--seed", synth.seed, "Seed of the times and orders")->default_str("1");
   synth_cmd->add_option("--bug", synth.bug,
                         "Plant a bug (halo only): none, deadlock, collective-mismatch")
@@ -265,7 +276,8 @@ int main(int argc, char** argv) {
                     "\nDocumentation: docs/cli.md (synth).\n"
                     "Examples:\n"
                     "  smtrace synth halo --ranks 64 --events 1M -o /tmp/halo64\n"
-                    "  smtrace synth halo --ranks 4 --events 10k --bug deadlock -o /tmp/dl");
+                    "  smtrace synth halo --ranks 4 --events 10k --bug deadlock -o /tmp/dl\n"
+                    "  smtrace synth senders --k 50 -o /tmp/senders50");
 
   // help
   std::string help_topic;
@@ -284,7 +296,8 @@ int main(int argc, char** argv) {
                        "       smtrace check --list [--format text|json]");
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
   formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--addr2line PROGRAM] [--quiet]");
-  formatter->set_usage(synth_cmd, "smtrace synth NAME -o DIR [--ranks N] [--events N] [--seed N] [--bug BUG]");
+  formatter->set_usage(synth_cmd, "smtrace synth NAME [-o DIR] [--ranks N | --k K | --n N] [--events N | --iterations I]\n"
+                                  "                     [--seed N] [--bug BUG]");
   formatter->set_usage(help_cmd, "smtrace help [COMMAND]");
 
   try {

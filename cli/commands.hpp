@@ -70,10 +70,13 @@ struct SymbolizeOptions {
 int run_symbolize(const SymbolizeOptions& options);
 
 struct SynthOptions {
-  std::string generator;             // halo, pingpong, wildcard
-  std::filesystem::path output;
-  uint32_t ranks = 64;
-  std::string events = "1M";         // per rank; k, M, G suffixes (powers of 1000)
+  std::string generator;             // halo, pingpong, wildcard, senders, leader, router, fig6
+  std::filesystem::path output;      // empty: ./NAME
+  uint32_t ranks = 0;                // 0: the generator's default (64; fig6 3)
+  uint32_t k = 0;                    // senders: K senders (ranks K + 1); 0: 50 or from ranks
+  uint32_t n = 0;                    // leader, router: N ranks (same as ranks)
+  uint64_t iterations = 0;           // 0: from events or the generator's default
+  std::string events;                // per rank; k, M, G suffixes (powers of 1000); empty: 1M
   uint64_t seed = 1;
   std::string bug = "none";          // none, deadlock, collective-mismatch
   unsigned threads = 0;              // 0: hardware concurrency

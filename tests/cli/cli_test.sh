@@ -169,6 +169,33 @@ case $case_name in
     expect 0 "$smtrace" synth halo --ranks 4 --events 2k --bug collective-mismatch -o cm
     expect 1 "$smtrace" check cm --format json --quiet; contains out.txt '"kind": "collective-mismatch"'
     expect 0 "$smtrace" check w --quiet; contains out.txt "SUMMARY: 0 errors"
+    # The match-pair paper's benchmark programs.
+    expect 0 "$smtrace" synth senders --k 5 -o s5
+    contains err.txt "wrote 6 rank(s), 22 events"
+    expect 0 "$smtrace" dump s5 --rank 0
+    contains out.txt "^0:5 .*MPI_Recv(source=ANY_SOURCE→[1-4], tag=0, .*@ senders.c:21 (receiver)"
+    expect 0 "$smtrace" info s5 --format json; contains out.txt '"command":"smtrace synth senders --k 5 --seed 1"'
+    (mkdir d && cd d && expect 0 "$smtrace" synth senders) || exit 1
+    expect 0 "$smtrace" info d/senders; contains out.txt "51 present of 51 expected"
+    expect 0 "$smtrace" synth leader --n 6 -o le; contains err.txt "wrote 6 rank(s)"
+    expect 0 "$smtrace" synth router --n 5 --iterations 3 -o ro; contains err.txt "wrote 5 rank(s), 85 events (3 iterations"
+    expect 0 "$smtrace" synth fig6 --iterations 2 -o f6; contains err.txt "wrote 3 rank(s), 38 events (2 iterations"
+    expect 0 "$smtrace" dump f6 --rank 1
+    contains out.txt "^1:3 .*MPI_Irecv(source=ANY_SOURCE→0, .*@ fig6.c:2 (task1)"
+    expect 0 "$smtrace" synth fig6 -o f1
+    # Valid, complete, and correct programs (fig6 with 2 iterations or more
+    # relies on buffering; see docs/cli.md).
+    for t in s5 le ro f1; do
+      expect 0 "$smtrace" info $t; contains out.txt "complete *yes"
+      expect 0 "$smtrace" check $t --quiet; contains out.txt "SUMMARY: 0 errors, 0 warnings"
+    done
+    expect 2 "$smtrace" synth senders --n 4 -o x; contains err.txt "smtrace: error: --n is for leader and router"
+    expect 2 "$smtrace" synth leader --k 4 -o x; contains err.txt "smtrace: error: --k is for senders"
+    expect 2 "$smtrace" synth senders --k 4 --ranks 3 -o x; contains err.txt "disagree"
+    expect 2 "$smtrace" synth leader --iterations 2 -o x; contains err.txt "leader has no loop"
+    expect 2 "$smtrace" synth fig6 --events 1k -o x; contains err.txt "as long as its program"
+    expect 2 "$smtrace" synth fig6 --ranks 4 -o x; contains err.txt "ranks must be 3"
+    expect 2 "$smtrace" synth router --n 2 -o x; contains err.txt "ranks must be 3.."
     ;;
   *) fail "unknown case $case_name" ;;
 esac
