@@ -18,7 +18,7 @@ jobs=${JOBS:-$(nproc)}
 
 packages=(cmake g++ make pkg-config binutils libz3-dev libboost-graph-dev libprotobuf-dev
   protobuf-compiler libopenmpi-dev openmpi-bin libfmt-dev doctest-dev libcli11-dev
-  time)  # time: /usr/bin/time for bench/check_throughput.sh
+  time z3)  # time: /usr/bin/time for bench/*.sh; z3: the solver binary, to parse --emit-smt2 files
 
 install_packages() {
   local missing=()
