@@ -15,12 +15,15 @@
 #   --mode MODE        record (default): smtrace record, then the checker
 #                      check: smtrace record, then `smtrace check` (see
 #                        --finds / --clean) instead of the checker
+#                      prove: as check, with `smtrace prove` (the SMT
+#                        backend's report, harmless races included)
 #                      untraced: plain mpirun, must exit 0, no trace written
 #                      unwritable:DIR: preload the tracer with SMTRACE_DIR=DIR;
 #                        the job must exit 0 with exactly one smtrace warning
 #                        per rank on stderr
-#   --finds "K1 K2"    (mode check) each kind must be among the findings
-#   --clean            (mode check) no finding of any kind, exit status 0
+#   --finds "K1 K2"    (modes check, prove) each kind must be among the findings
+#   --clean            (modes check, prove) no finding of any kind, exit status 0
+#   --no-errors        (modes check, prove) no error-level finding, exit status 0
 #   --check-args "..." (mode check) more options for `smtrace check`
 #
 # The temporary directory is removed when the case passes and kept (its path
@@ -38,6 +41,7 @@ kill_after=""
 mode=record
 finds=""
 clean=0
+no_errors=0
 check_extra=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -52,6 +56,7 @@ while [ $# -gt 0 ]; do
     --mode) mode=$2; shift 2 ;;
     --finds) finds=$2; shift 2 ;;
     --clean) clean=1; shift ;;
+    --no-errors) no_errors=1; shift ;;
     --check-args) check_extra=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "run_case.sh: unknown option $1" >&2; exit 2 ;;
@@ -106,7 +111,7 @@ case "$mode" in
     [ -n "$source_file" ] && check_args+=(--source "$source_file")
     "$checker" "${check_args[@]}" || fail "the checker found problems in $trace"
     ;;
-  check)
+  check|prove)
     [ -n "$smtrace" ] || { echo "run_case.sh: --smtrace needed" >&2; exit 2; }
     "${killer[@]}" "$smtrace" record -o "$trace" -- "${launcher[@]}" "$@" >"$out" 2>"$err"
     rc=$?
@@ -117,20 +122,24 @@ case "$mode" in
       [ "$rc" -eq 0 ] || fail "the job exited $rc"
     fi
     [ -d "$trace" ] || fail "no trace directory $trace"
-    report="$work/check.json"
+    report="$work/$mode.json"
     # shellcheck disable=SC2086
-    "$smtrace" check "$trace" --format json --quiet $check_extra >"$report" 2>"$err"
+    "$smtrace" "$mode" "$trace" --format json --quiet $check_extra >"$report" 2>"$err"
     crc=$?
-    "$smtrace" check "$trace" --format text --quiet $check_extra >"$out" 2>/dev/null
-    echo "run_case.sh: $case_name: smtrace check exit status $crc"
+    "$smtrace" "$mode" "$trace" --format text --quiet $check_extra >"$out" 2>/dev/null
+    echo "run_case.sh: $case_name: smtrace $mode exit status $crc"
     cat "$out"
-    [ "$crc" -le 1 ] || fail "smtrace check failed (exit $crc)"
+    [ "$crc" -le 1 ] || fail "smtrace $mode failed (exit $crc)"
     for kind in $finds; do
       grep -q "\"kind\": *\"$kind\"" "$report" || fail "expected a $kind finding"
     done
     if [ "$clean" = 1 ]; then
-      [ "$crc" -eq 0 ] || fail "expected a clean report, smtrace check exited $crc"
+      [ "$crc" -eq 0 ] || fail "expected a clean report, smtrace $mode exited $crc"
       if grep -q '"kind":' "$report"; then fail "expected no findings"; fi
+    fi
+    if [ "$no_errors" = 1 ]; then
+      [ "$crc" -eq 0 ] || fail "expected no error, smtrace $mode exited $crc"
+      if grep -q '"severity": *"error"' "$report"; then fail "expected no error-level finding"; fi
     fi
     ;;
   untraced)

@@ -1,0 +1,23 @@
+# The SMT checks (smt_encoder/): message-race and potential-deadlock, the
+# cases a user tries first, each with its fixed twin. `smtrace check` runs
+# both within its SMT budget; `smtrace prove` (mode prove) also reports the
+# harmless races as info.
+foreach(program race_deadlock race_sum send_first)
+  smtrace_e2e_program(${program} ${program}.c)
+endforeach()
+if(NOT TARGET smtrace::smt)
+  message(STATUS "smtrace e2e: no SMT backend (smtrace::smt); SMT check cases not registered")
+  return()
+endif()
+# A wildcard receive whose other match deadlocks: rank 0 receives from
+# MPI_ANY_SOURCE, then from rank 1.
+smtrace_check_test(race_deadlock race_deadlock 3 40 --finds message-race)
+smtrace_check_test(race_deadlock_fixed race_deadlock 3 40 --clean ARGS fixed)
+# A harmless race (the order of a sum): nothing for check, info for prove.
+smtrace_check_test(race_sum race_sum 3 40 --clean)
+smtrace_check_test(race_sum_prove race_sum 3 40 --mode prove --finds message-race --no-errors)
+smtrace_check_test(race_sum_fixed race_sum 3 40 --mode prove --clean ARGS fixed)
+# Both ranks send first: completes only thanks to MPI's buffering.
+smtrace_check_test(send_first send_first 2 40 --finds potential-deadlock)
+smtrace_check_test(send_first_fixed send_first 2 40 --clean ARGS fixed)
+smtrace_check_test(send_first_sendrecv send_first 2 40 --clean ARGS sendrecv)
