@@ -11,7 +11,11 @@ a Boolean per (receive, send) pair that agree on communicator, destination,
 source and tag, with no pruning (neither non-overtaking nor happens-before
 removes a pair), at-most-one and non-overtaking constraints written
 pairwise. Infinite-buffer semantics: a receive completes after its send was
-posted. Point-to-point calls only (Send, Ssend, Bsend, Rsend, Isend, Recv,
+posted. It asks for a complete execution (every receive and every send
+matched) in which the pair matches; `smtrace prove --can-match` also
+accepts an execution that stops in a deadlock after the match, but on the
+benchmarks (whose alternatives all complete) the two questions agree.
+Point-to-point calls only (Send, Ssend, Bsend, Rsend, Isend, Recv,
 Irecv, Sendrecv, Wait*/Test* completions); collectives are left out, which
 only makes the baseline's problem smaller.
 
