@@ -4,27 +4,10 @@
 #   check_test.sh CASE SMTRACE DATA_DIR WORK_DIR
 # Each CASE is one CTest test, cli.CASE (tests/cli/CMakeLists.txt).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 case_name=$1 smtrace=$2 data=$3 work=$4/$1
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# expect RC CMD... : run CMD, stdout to out.txt, stderr to err.txt, check its exit code.
-expect() {
-  local want=$1; shift
-  "$@" >out.txt 2>err.txt
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "--- stdout"; cat out.txt; echo "--- stderr"; cat err.txt
-    fail "exit code $got, expected $want: $*"
-  fi
-}
-contains() { grep -q -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "$1 lacks '$2'"; }; }
-lacks() { if grep -q -- "$2" "$1"; then echo "--- $1:"; cat "$1"; fail "$1 has '$2'"; fi; }
-# valid_json FILE: the file parses as JSON (skipped without python3).
-valid_json() {
-  command -v python3 >/dev/null || return 0
-  python3 -m json.tool "$1" >/dev/null || fail "$1 is not valid JSON"
-}
 # The two traces: dl (both ranks blocked in MPI_Recv from each other, rank 1
 # killed) and pp (a complete ping-pong whose split communicator is never freed).
 traces() {

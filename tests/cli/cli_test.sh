@@ -3,21 +3,10 @@
 #   cli_test.sh CASE SMTRACE DATA_DIR WORK_DIR [PRELOAD_LIB]
 # Each CASE is one CTest test (tests/cli/CMakeLists.txt).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 case_name=$1 smtrace=$2 data=$3 work=$4/$1 preload=${5:-} target=${6:-}
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# expect RC CMD... : run CMD, stdout to out.txt, stderr to err.txt, check its exit code.
-expect() {
-  local want=$1; shift
-  "$@" >out.txt 2>err.txt
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "--- stdout"; cat out.txt; echo "--- stderr"; cat err.txt
-    fail "exit code $got, expected $want: $*"
-  fi
-}
-contains() { grep -q -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "$1 lacks '$2'"; }; }
 
 case $case_name in
   help)

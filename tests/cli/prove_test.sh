@@ -8,22 +8,10 @@
 #   prove_test.sh CASE SMTRACE DATA_DIR WORK_DIR
 # Each CASE is one CTest test, cli.CASE (tests/cli/CMakeLists.txt).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 case_name=$1 smtrace=$2 data=$3 work=$4/$1
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# expect RC CMD... : run CMD, stdout to out.txt, stderr to err.txt, check its exit code.
-expect() {
-  local want=$1; shift
-  "$@" >out.txt 2>err.txt
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "--- stdout"; cat out.txt; echo "--- stderr"; cat err.txt
-    fail "exit code $got, expected $want: $*"
-  fi
-}
-contains() { grep -q -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "$1 lacks '$2'"; }; }
-lacks() { if grep -q -- "$2" "$1"; then echo "--- $1:"; cat "$1"; fail "$1 has '$2'"; fi; }
 # json FILE EXPR: evaluate the Python expression EXPR on the JSON object `r`
 # read from FILE; fail unless it is true (skipped without python3).
 json() {
