@@ -14,5 +14,6 @@ std::unique_ptr<Check> make_local_concurrency();
 std::unique_ptr<Check> make_request_leak();
 std::unique_ptr<Check> make_unmatched_message();
 std::unique_ptr<Check> make_resource_leak();
+std::unique_ptr<Check> make_rma_race();
 
 }  // namespace smtrace::analyzer::checks

@@ -32,28 +32,13 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/footprint.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
 
 using format::Call;
 using format::Event;
-
-// Sizes of BasicType values on LP64 targets (the trace records ids, not
-// sizes, of predefined types); 0 = unknown, no footprint.
-constexpr std::array<uint8_t, 41> k_basic_size = {
-    0,                    // unspecified
-    1, 1, 1, 1,           // char, signed char, unsigned char, byte
-    2, 2, 4, 4,           // short, unsigned short, int, unsigned
-    8, 8, 8, 8,           // long, unsigned long, long long, unsigned long long
-    4, 8, 16, 4, 1,       // float, double, long double, wchar, bool
-    1, 2, 4, 8,           // int8..int64
-    1, 2, 4, 8,           // uint8..uint64
-    8, 16, 32,            // complex float, double, long double
-    8, 16, 16, 8, 8, 32,  // float_int, double_int, long_int, 2int, short_int, long_double_int (extents)
-    1, 8, 8, 8,           // packed, aint, offset, count
-    0, 0,                 // ub, lb
-};
 
 // More blocks than this in one buffer: its hull is used instead (may report
 // a conflict between interleaved buffers that do not really overlap).
@@ -181,59 +166,29 @@ bool overlaps(const Block& b, uint64_t lo, uint64_t hi) { return b.lo < hi && lo
 // datatype definitions.
 class Footprints {
  public:
-  explicit Footprints(const RankData& data) : m_data(data) {}
+  explicit Footprints(const RankData& data) : m_data(data), m_footprint(data) {}
 
   // Return the extent of datatype `type` in bytes (0 when unknown).
-  int64_t extent(uint32_t type) const {
-    if (type < format::k_first_derived_id) return type < k_basic_size.size() ? k_basic_size[type] : 0;
-    const format::DatatypeDef* def = m_data.datatype(type);
-    return def ? def->extent : 0;
-  }
+  int64_t extent(uint32_t type) const { return m_footprint.extent(type); }
 
   // Append the blocks of `count` elements of `type` at `base` (MPI_BOTTOM =
-  // 0: the type's offsets are absolute addresses).
+  // 0: the type's offsets are absolute addresses): footprint.hpp's strided
+  // pieces, block by block (more than k_max_blocks blocks: their hull).
   void add(std::vector<Block>& out, uint64_t base, int64_t count, uint32_t type, Mode mode) const {
-    if (count <= 0) return;
-    const auto n = static_cast<uint64_t>(count);
-    if (type < format::k_first_derived_id) {
-      const uint64_t size = type < k_basic_size.size() ? k_basic_size[type] : 0;
-      if (size == 0 || base == 0) return;
-      push(out, base, base + n * size, mode);
+    m_pieces.clear();
+    m_footprint.add(m_pieces, base, count, type);
+    uint64_t blocks = 0, lo = UINT64_MAX, hi = 0;
+    for (const Strided& p : m_pieces) {
+      blocks += p.count;
+      lo = std::min(lo, p.lo);
+      hi = std::max(hi, p.lo + (p.count - 1) * p.distance + p.size);
+    }
+    if (blocks > k_max_blocks) {
+      push(out, lo, hi, mode);
       return;
     }
-    const format::DatatypeDef* def = m_data.datatype(type);
-    if (!def || def->runs.empty()) return;
-    const auto ext = static_cast<uint64_t>(def->extent);
-    uint64_t per_element = 0;
-    for (const format::Run& r : def->runs) per_element += std::max<uint64_t>(r.count, 1);
-    // One dense block per element, elements back to back: one block in all.
-    if (per_element == 1 && def->runs[0].length == ext) {
-      const uint64_t lo = base + static_cast<uint64_t>(def->runs[0].offset);
-      push(out, lo, lo + n * ext, mode);
-      return;
-    }
-    if (per_element > k_max_blocks || n > k_max_blocks / per_element) {
-      // Too many blocks: the hull.
-      int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-      for (const format::Run& r : def->runs) {
-        const int64_t span = static_cast<int64_t>(std::max<uint64_t>(r.count, 1) - 1) * r.stride;
-        first = std::min({first, r.offset, r.offset + span});
-        last = std::max({last, r.offset + static_cast<int64_t>(r.length), r.offset + span + static_cast<int64_t>(r.length)});
-      }
-      const uint64_t lo = base + static_cast<uint64_t>(first);
-      push(out, lo, base + (n - 1) * ext + static_cast<uint64_t>(last), mode);
-      return;
-    }
-    for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t element = base + i * ext;
-      for (const format::Run& r : def->runs) {
-        const uint64_t blocks = std::max<uint64_t>(r.count, 1);
-        for (uint64_t j = 0; j < blocks; ++j) {
-          const uint64_t lo = element + static_cast<uint64_t>(r.offset + static_cast<int64_t>(j) * r.stride);
-          push(out, lo, lo + r.length, mode);
-        }
-      }
-    }
+    for (const Strided& p : m_pieces)
+      for (uint64_t j = 0; j < p.count; ++j) push(out, p.lo + j * p.distance, p.lo + j * p.distance + p.size, mode);
   }
 
   // Return this rank's rank in communicator `comm`, if known.
@@ -263,6 +218,8 @@ class Footprints {
   }
 
   const RankData& m_data;
+  const Footprint m_footprint;
+  mutable std::vector<Strided> m_pieces;  // scratch of add()
 };
 
 // Sort `blocks` and merge overlapping or adjacent ones of the same mode.

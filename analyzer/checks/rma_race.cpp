@@ -1,0 +1,750 @@
+// rma-race: two accesses to the same bytes, at least one of them an RMA
+// access and one a write, that happens-before does not order.
+//
+// Accesses (seed rma-bst-fragment-merge section 2, seed
+// rma-strided-merge-flush Table 1 and Figure 8):
+// - an RMA call at its origin: Put and Accumulate read the origin buffer
+//   (RMA_Read), Get writes it (RMA_Write), the *_accumulate and
+//   compare-and-swap calls read the origin (and compare) buffer and write the
+//   result buffer; from the call until its local completion;
+// - the same call at its target: Get reads the window (RMA_Read), the others
+//   write it (RMA_Write; Get_accumulate with MPI_NO_OP reads); from the call
+//   until its remote completion;
+// - plain loads and stores (smtrace_load/smtrace_store from the load/store
+//   runtime, and the annotations): Local_Read / Local_Write at their seq.
+// Completion at the origin: Win_flush_local (this target), Win_flush_local_all,
+// the Wait/Test of an R* request, and everything that completes remotely:
+// Win_flush (this target), Win_flush_all, Win_unlock (this target),
+// Win_unlock_all, Win_fence, Win_complete, Win_free. An access never
+// completed lasts to the end of the trace.
+//
+// Exemptions: accumulate-family accesses with the same basic type and the
+// same op (or MPI_NO_OP) are atomic with each other (MPI 3.1 section
+// 11.7.1); accesses made in two different lock epochs on the same target of
+// the same window, at least one of them exclusive, never overlap in time
+// (the target's own accesses count when it holds a lock on its own window).
+//
+// Ordering is happens-before (happens_before.hpp), not the recorded timing,
+// so two puts in one epoch race even if the run separated them.
+//
+// Method. Every access lands in the memory of one rank, its owner. For each
+// owner, each access's lifetime [start, completion] is projected onto the
+// owner's timeline: K = the last point of the owner that happens before the
+// start, F = the first point the completion happens before
+// (HappensBefore::last_key_before / first_key_after). If F(a) <= K(b), a
+// happens before b; when a or b is the owner's own event the converse holds
+// too, so the projection decides exactly. Accesses are swept in order of K;
+// those with the same lifetime (origin, side, completing call, lock epoch,
+// atomic kind) share one access tree (access_tree.hpp: disjoint fragments,
+// merged and strided as in the seed papers), which is dropped as soon as
+// the sweep passes its F. Each new access is checked against the live
+// trees; a conflict between two accesses that are both remote to the owner
+// is confirmed with HappensBefore::ordered.
+//
+// A fragment names the newest access that gave it its type (Algorithm 3 of
+// the seed keeps the new access's debug information), so a report names
+// both call sites. Races are grouped by the pair of call sites; each group
+// is one finding with its count.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analyzer/access_tree.hpp"
+#include "analyzer/checks/checks.hpp"
+#include "analyzer/comms.hpp"
+#include "analyzer/footprint.hpp"
+#include "analyzer/happens_before.hpp"
+
+namespace smtrace::analyzer::checks {
+namespace {
+
+using format::Call;
+using format::Event;
+
+constexpr uint64_t k_never = UINT64_MAX;
+constexpr uint32_t k_op_no_op = 14;     // Op.OP_NO_OP
+constexpr uint32_t k_op_cas = 0xffff;   // compare-and-swap's own atomic kind
+// Distinct call-site pairs reported per run; further races are counted.
+constexpr std::size_t k_max_findings = 200;
+
+bool is_rma_comm(Call c) {
+  switch (c) {
+    case Call::Put: case Call::Get: case Call::Accumulate: case Call::Get_accumulate:
+    case Call::Fetch_and_op: case Call::Compare_and_swap: case Call::Rput: case Call::Rget:
+    case Call::Raccumulate: case Call::Rget_accumulate:
+      return true;
+    default:
+      return false;
+  }
+}
+bool is_accumulate(Call c) {
+  return c == Call::Accumulate || c == Call::Raccumulate || c == Call::Get_accumulate ||
+         c == Call::Rget_accumulate || c == Call::Fetch_and_op || c == Call::Compare_and_swap;
+}
+bool is_request_completion(Call c) {
+  switch (c) {
+    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
+    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome: return true;
+    default: return false;
+  }
+}
+bool is_local_access(Call c) {
+  return c == Call::Annotate_read || c == Call::Annotate_write || c == Call::Load || c == Call::Store;
+}
+
+// One RMA communication call as its origin recorded it, with when it completed.
+struct RmaOp {
+  Event event;                    // the call (buffers, target, datatypes)
+  uint64_t local_done = k_never;  // seq of the call completing it at the origin
+  uint64_t remote_done = k_never; // seq of the call completing it at the target
+  uint32_t lock_epoch = 0;        // origin's lock epoch on (window, target); 0: none
+  bool lock_exclusive = false;
+};
+
+struct WindowMemory {
+  uint32_t window = 0;            // rank-local id
+  uint64_t base = 0, size = 0;
+  int32_t disp_unit = 1;
+  bool dynamic = false;
+};
+
+// A lock epoch a rank held (for its local accesses: those on its own window).
+struct OwnLock {
+  uint32_t window = 0;            // rank-local id
+  int32_t target = -1;            // rank in the window's communicator; -1: lock_all
+  uint64_t open = 0, close = k_never;
+  uint32_t epoch = 0;
+  bool exclusive = false;
+};
+
+struct LocalAccess {
+  uint64_t seq = 0;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  Strided where;
+  bool write = false;
+};
+
+class Pass final : public RankPass {
+ public:
+  Pass() = default;
+
+  void event(const Event& e) override {
+    if (e.rc != 0 && !e.pending) return;
+    if (is_local_access(e.call)) {
+      if (e.buf == 0 || e.size == 0 || e.pending) return;
+      const uint64_t count = std::max<int64_t>(e.count, 1);
+      Strided w{e.buf, e.size, count > 1 ? static_cast<uint64_t>(e.stride) : 0, count};
+      if (count > 1 && (e.stride <= 0 || static_cast<uint64_t>(e.stride) < e.size)) {
+        // Blocks that touch, overlap or walk down: their hull.
+        const int64_t span = e.stride * static_cast<int64_t>(count - 1);
+        const uint64_t lo = span < 0 ? e.buf - static_cast<uint64_t>(-span) : e.buf;
+        w = Strided{lo, static_cast<uint64_t>(span < 0 ? -span : span) + e.size, 0, 1};
+      }
+      locals.push_back(LocalAccess{e.seq, e.site, e.call, w,
+                                   e.call == Call::Annotate_write || e.call == Call::Store});
+      return;
+    }
+    if (e.pending) return;
+    if (is_rma_comm(e.call)) {
+      RmaOp op;
+      op.event = e;
+      op.event.stack.clear();
+      auto lock = m_locks.find({e.window, e.peer.value_or(-1)});
+      if (lock != m_locks.end()) {
+        op.lock_epoch = lock->second.first;
+        op.lock_exclusive = lock->second.second;
+      } else if (auto all = m_lock_all.find(e.window); all != m_lock_all.end()) {
+        op.lock_epoch = all->second;
+      }
+      if (e.request != 0) m_by_request[e.request] = ops.size();
+      m_open[e.window].push_back(ops.size());
+      ops.push_back(std::move(op));
+      return;
+    }
+    switch (e.call) {
+      case Call::Win_create: case Call::Win_allocate: case Call::Win_allocate_shared:
+        windows.push_back(WindowMemory{e.window, e.win_base, e.win_size, e.disp_unit, false});
+        return;
+      case Call::Win_create_dynamic:
+        windows.push_back(WindowMemory{e.window, 0, 0, 1, true});
+        return;
+      case Call::Win_attach:
+        windows.push_back(WindowMemory{e.window, e.win_base, e.win_size, 1, true});
+        return;
+      case Call::Win_lock: {
+        const uint32_t epoch = ++m_epochs;
+        const bool exclusive = e.lock_type == format::LockType::exclusive;
+        m_locks[{e.window, e.peer.value_or(-1)}] = {epoch, exclusive};
+        if (e.peer) own_locks.push_back(OwnLock{e.window, *e.peer, e.seq, k_never, epoch, exclusive});
+        return;
+      }
+      case Call::Win_lock_all: {
+        const uint32_t epoch = ++m_epochs;
+        m_lock_all[e.window] = epoch;
+        own_locks.push_back(OwnLock{e.window, -1, e.seq, k_never, epoch, false});
+        return;
+      }
+      case Call::Win_unlock:
+        complete(e, e.peer, true);
+        m_locks.erase({e.window, e.peer.value_or(-1)});
+        close_own_lock(e.window, e.peer.value_or(-1), e.seq);
+        return;
+      case Call::Win_unlock_all:
+        complete(e, std::nullopt, true);
+        m_lock_all.erase(e.window);
+        close_own_lock(e.window, -1, e.seq);
+        return;
+      case Call::Win_flush:
+        complete(e, e.peer, true);
+        return;
+      case Call::Win_flush_local:
+        complete(e, e.peer, false);
+        return;
+      case Call::Win_flush_all: case Call::Win_fence: case Call::Win_complete: case Call::Win_free:
+        complete(e, std::nullopt, true);
+        return;
+      case Call::Win_flush_local_all:
+        complete(e, std::nullopt, false);
+        return;
+      default:
+        break;
+    }
+    if (is_request_completion(e.call)) {
+      for (const format::CompletedRequest& c : e.completed) {
+        auto it = m_by_request.find(c.request);
+        if (it == m_by_request.end()) continue;
+        RmaOp& op = ops[it->second];
+        if (op.local_done == k_never) op.local_done = e.seq;
+        m_by_request.erase(it);
+      }
+    }
+  }
+
+  std::vector<RmaOp> ops;
+  std::vector<LocalAccess> locals;
+  std::vector<WindowMemory> windows;
+  std::vector<OwnLock> own_locks;
+
+ private:
+  // Complete the open operations on `window` (to `target` only, if given):
+  // at the origin, and at the target too when `remote`.
+  void complete(const Event& e, std::optional<int32_t> target, bool remote) {
+    auto it = m_open.find(e.window);
+    if (it == m_open.end()) return;
+    auto& open = it->second;
+    std::size_t kept = 0;
+    for (std::size_t index : open) {
+      RmaOp& op = ops[index];
+      const bool hit = !target || op.event.peer == target;
+      if (hit) {
+        if (op.local_done == k_never) op.local_done = e.seq;
+        if (remote && op.remote_done == k_never) op.remote_done = e.seq;
+      }
+      if (op.remote_done == k_never) open[kept++] = index;
+    }
+    open.resize(kept);
+  }
+
+  void close_own_lock(uint32_t window, int32_t target, uint64_t seq) {
+    for (OwnLock& l : own_locks)
+      if (l.window == window && l.target == target && l.close == k_never) l.close = seq;
+  }
+
+  uint32_t m_epochs = 0;
+  std::map<std::pair<uint32_t, int32_t>, std::pair<uint32_t, bool>> m_locks;  // (window, target) -> epoch
+  std::map<uint32_t, uint32_t> m_lock_all;                                    // window -> epoch
+  std::unordered_map<uint64_t, std::size_t> m_by_request;
+  std::unordered_map<uint32_t, std::vector<std::size_t>> m_open;              // window -> ops not remotely complete
+};
+
+enum class Side : uint8_t { local, origin, target };
+
+// One access as the sweep sees it: a strided piece of memory of `owner`.
+struct Item {
+  int64_t k = 0, f = 0;           // projections onto the owner's timeline
+  uint32_t origin = 0;            // the rank whose call or instruction made it
+  uint64_t start = 0;             // seq of that call on `origin`
+  uint64_t done = k_never;        // seq of its completion on `origin`
+  uint32_t op = UINT32_MAX;       // index into the origin's ops (RMA); UINT32_MAX: local
+  uint32_t local = UINT32_MAX;    // index into the owner's locals
+  Side side = Side::local;
+  AccessType type = AccessType::local_read;
+  uint32_t atomic = 0;            // accumulate kind (0: not atomic)
+  uint64_t lock = 0;              // (global window, target) locked; 0: none
+  uint32_t lock_epoch = 0;
+  bool lock_exclusive = false;
+  Strided where;
+};
+
+// Accesses sharing a lifetime: one tree.
+struct Class {
+  std::unique_ptr<AccessTree> tree;
+  int64_t f = 0;
+  uint32_t origin = 0;
+  uint64_t done = k_never;
+  uint64_t first_start = k_never;
+  Side side = Side::local;
+  uint32_t atomic = 0;
+  uint64_t lock = 0;
+  uint32_t lock_epoch = 0;
+  bool lock_exclusive = false;
+};
+
+struct RaceGroup {
+  uint32_t a = 0, b = 0;          // item indices of the first race seen (a stored, b new)
+  uint32_t owner = 0;
+  uint64_t lo = 0, bytes = 0;
+  uint64_t count = 0;
+};
+
+class RmaRace final : public Check {
+ public:
+  std::string_view name() const override { return "rma-race"; }
+  Severity severity() const override { return Severity::error; }
+  std::string_view description() const override {
+    return "two accesses to the same bytes (one of them RMA, one a write) that happens-before does "
+           "not order: RMA calls at origin and target, loads and stores";
+  }
+
+  std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
+
+  void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    m_ctx = &ctx;
+    m_passes.clear();
+    for (auto& p : passes) m_passes.push_back(static_cast<Pass*>(p.get()));
+    m_passes.resize(ctx.world_size(), nullptr);
+    bool any_rma = false;
+    for (Pass* p : m_passes) any_rma = any_rma || (p && !p->ops.empty());
+    if (!any_rma) return;
+    m_hb = &ctx.happens_before();
+    m_exact = m_hb->exact_projections();
+    build_items();
+    for (uint32_t owner = 0; owner < ctx.world_size(); ++owner) sweep(owner);
+    report(out);
+  }
+
+  void stats(std::map<std::string, uint64_t>& out) const override {
+    if (m_accesses == 0) return;
+    out["rma_race_accesses"] = m_accesses;
+    out["rma_race_peak_nodes"] = m_peak_nodes;
+    out["rma_race_nodes"] = m_settled_nodes;
+    out["rma_race_node_bytes"] = AccessTree().bytes_per_node();
+  }
+
+ private:
+  // Return the world rank of member `member` of rank `rank`'s window `window`.
+  std::optional<uint32_t> window_member(uint32_t rank, uint32_t window, int32_t member) const {
+    const CommTable& comms = m_ctx->comms();
+    const uint32_t g = comms.window(rank, window);
+    if (g == k_no_comm || member < 0) return std::nullopt;
+    const GlobalWindow& win = comms.window_info(g);
+    if (win.comm == k_no_comm) return std::nullopt;
+    const GlobalComm& comm = comms.comm(win.comm);
+    if (static_cast<std::size_t>(member) >= comm.world_ranks.size()) return std::nullopt;
+    return comm.world_ranks[static_cast<std::size_t>(member)];
+  }
+
+  // Return the world rank owning window memory at the target of `e`, with
+  // the window's memory there.
+  std::optional<std::pair<uint32_t, const WindowMemory*>> target_of(uint32_t origin, const Event& e) const {
+    const CommTable& comms = m_ctx->comms();
+    const uint32_t g = comms.window(origin, e.window);
+    auto member = e.peer ? window_member(origin, e.window, *e.peer) : std::nullopt;
+    if (!member) return std::nullopt;
+    const uint32_t target = *member;
+    if (target >= m_passes.size() || !m_passes[target]) return std::nullopt;
+    for (const WindowMemory& w : m_passes[target]->windows)
+      if (comms.window(target, w.window) == g) return std::make_pair(target, &w);
+    return std::nullopt;
+  }
+
+  static uint32_t atomic_kind(const RankData& data, const Event& e) {
+    if (!is_accumulate(e.call)) return 0;
+    uint32_t basic = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap ? e.datatype
+                                                                                      : e.target_datatype;
+    if (basic >= format::k_first_derived_id) {
+      const format::DatatypeDef* def = data.datatype(basic);
+      if (def && def->signature.size() == 1) basic = def->signature[0].type;
+    }
+    const uint32_t op = e.call == Call::Compare_and_swap ? k_op_cas : e.op;
+    return (basic << 16 | (op & 0xffff)) + 1;
+  }
+
+  // Return true when atomic kinds `a` and `b` make two accesses atomic with
+  // each other: the same basic type, and the same op or MPI_NO_OP.
+  static bool atomic_together(uint32_t a, uint32_t b) {
+    if (a == 0 || b == 0) return false;
+    if (a == b) return true;
+    const uint32_t ta = (a - 1) >> 16, tb = (b - 1) >> 16;
+    const uint32_t oa = (a - 1) & 0xffff, ob = (b - 1) & 0xffff;
+    return ta == tb && (oa == k_op_no_op || ob == k_op_no_op);
+  }
+
+  void add_items(uint32_t owner, Item base, const std::vector<Strided>& pieces) {
+    for (const Strided& s : pieces) {
+      base.where = s;
+      m_items[owner].push_back(base);
+    }
+  }
+
+  void build_items() {
+    const uint32_t n = m_ctx->world_size();
+    m_items.assign(n, {});
+    const CommTable& comms = m_ctx->comms();
+    std::vector<Strided> pieces;
+    for (uint32_t o = 0; o < n; ++o) {
+      Pass* pass = m_passes[o];
+      if (!pass) continue;
+      const RankData& data = m_ctx->rank(o);
+      const Footprint fp(data);
+      for (uint32_t i = 0; i < pass->ops.size(); ++i) {
+        const RmaOp& op = pass->ops[i];
+        const Event& e = op.event;
+        Item item;
+        item.origin = o;
+        item.start = e.seq;
+        item.op = i;
+        item.atomic = atomic_kind(data, e);
+        item.lock_epoch = op.lock_epoch;
+        item.lock_exclusive = op.lock_exclusive;
+        auto target = target_of(o, e);
+        if (op.lock_epoch != 0 && target)
+          item.lock = (uint64_t{comms.window(o, e.window)} << 32 | target->first) + 1;
+        // At the origin, until local completion.
+        item.side = Side::origin;
+        item.done = op.local_done;
+        const bool fetch = e.call == Call::Get_accumulate || e.call == Call::Rget_accumulate ||
+                           e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap;
+        const bool get = e.call == Call::Get || e.call == Call::Rget;
+        const int64_t one = 1;
+        const int64_t count = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap ? one : e.count;
+        pieces.clear();
+        if (!(fetch && e.op == k_op_no_op)) fp.add(pieces, e.buf, count, e.datatype);
+        if (e.call == Call::Compare_and_swap) fp.add(pieces, e.compare_buf, 1, e.datatype);
+        item.type = get ? AccessType::rma_write : AccessType::rma_read;
+        add_items(o, item, pieces);
+        if (fetch) {
+          pieces.clear();
+          const int64_t result_count = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap
+                                           ? one : e.result_count;
+          const uint32_t result_type = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap
+                                           ? e.datatype : e.result_datatype;
+          fp.add(pieces, e.result_buf, result_count, result_type);
+          item.type = AccessType::rma_write;
+          add_items(o, item, pieces);
+        }
+        // At the target, until remote completion.
+        if (!target) continue;
+        const auto [t, mem] = *target;
+        item.side = Side::target;
+        item.done = op.remote_done;
+        const uint64_t unit = mem->disp_unit > 0 ? static_cast<uint64_t>(mem->disp_unit) : 1;
+        const uint64_t at = mem->dynamic ? e.target_disp : mem->base + e.target_disp * unit;
+        const bool single = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap;
+        pieces.clear();
+        fp.add(pieces, at, single ? 1 : e.target_count, single ? e.datatype : e.target_datatype);
+        item.type = get || (fetch && e.op == k_op_no_op) ? AccessType::rma_read : AccessType::rma_write;
+        add_items(t, item, pieces);
+      }
+    }
+    // Loads and stores, with the lock their rank held on its own window.
+    for (uint32_t r = 0; r < n; ++r) {
+      Pass* pass = m_passes[r];
+      if (!pass) continue;
+      for (uint32_t i = 0; i < pass->locals.size(); ++i) {
+        const LocalAccess& a = pass->locals[i];
+        Item item;
+        item.origin = r;
+        item.start = item.done = a.seq;
+        item.local = i;
+        item.side = Side::local;
+        item.type = a.write ? AccessType::local_write : AccessType::local_read;
+        item.where = a.where;
+        for (const OwnLock& l : pass->own_locks) {
+          if (a.seq < l.open || a.seq > l.close) continue;
+          if (l.target >= 0 && window_member(r, l.window, l.target) != r) continue;
+          for (const WindowMemory& w : pass->windows) {
+            if (w.window != l.window || w.dynamic || a.where.lo < w.base || a.where.lo >= w.base + w.size) continue;
+            item.lock = (uint64_t{comms.window(r, w.window)} << 32 | r) + 1;
+            item.lock_epoch = l.epoch;
+            item.lock_exclusive = l.exclusive;
+          }
+        }
+        m_items[r].push_back(item);
+      }
+    }
+    // Projections onto each owner's timeline.
+    for (uint32_t owner = 0; owner < n; ++owner) {
+      for (Item& it : m_items[owner]) {
+        it.k = m_hb->last_key_before({it.origin, it.start}, owner);
+        it.f = it.done == k_never ? std::numeric_limits<int64_t>::max()
+                                  : m_hb->first_key_after({it.origin, it.done}, owner);
+      }
+      m_accesses += m_items[owner].size();
+    }
+  }
+
+  void sweep(uint32_t owner) {
+    auto& items = m_items[owner];
+    if (items.empty()) return;
+    std::vector<uint32_t> order(items.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const Item& x = items[a];
+      const Item& y = items[b];
+      return std::make_tuple(x.k, x.side == Side::local, x.start) < std::make_tuple(y.k, y.side == Side::local, y.start);
+    });
+    std::vector<Class> classes;
+    std::map<std::tuple<uint32_t, Side, uint64_t, uint32_t, uint32_t>, uint32_t> class_of;
+    std::vector<uint32_t> live;
+    AccessTree locals;
+    bool locals_run = false;
+    std::vector<TreeConflict> conflicts;
+    // Nodes held now, and at the end of an epoch: when a class retires or
+    // the trace ends (the strided merge keeps up to two accesses apart
+    // until a third confirms the stride, so the peak can exceed it by two).
+    auto live_nodes = [&] {
+      uint64_t total = locals.nodes();
+      for (uint32_t c : live) total += classes[c].tree->nodes();
+      return total;
+    };
+    auto count_nodes = [&] { m_peak_nodes = std::max(m_peak_nodes, live_nodes()); };
+    auto settle = [&] { m_settled_nodes = std::max(m_settled_nodes, live_nodes()); };
+    for (uint32_t index : order) {
+      const Item& b = items[index];
+      // Retire the classes every later access is ordered after.
+      std::size_t kept = 0;
+      if (std::any_of(live.begin(), live.end(), [&](uint32_t c) { return classes[c].f <= b.k; })) settle();
+      for (uint32_t c : live) {
+        if (classes[c].f <= b.k) {
+          classes[c].tree.reset();
+        } else {
+          live[kept++] = c;
+        }
+      }
+      live.resize(kept);
+      if (b.side == Side::local) {
+        if (!locals_run) locals.clear();
+        locals_run = true;
+        for (uint32_t c : live) probe(owner, classes[c], index, b);
+        locals.insert(b.where, b.type, index, nullptr);
+        count_nodes();
+        continue;
+      }
+      locals_run = false;
+      const auto key = std::make_tuple(b.origin, b.side, b.done, b.atomic, b.lock_epoch);
+      auto [it, added] = class_of.try_emplace(key, static_cast<uint32_t>(classes.size()));
+      if (added) {
+        Class c;
+        c.tree = std::make_unique<AccessTree>();
+        c.f = b.f;
+        c.origin = b.origin;
+        c.done = b.done;
+        c.side = b.side;
+        c.atomic = b.atomic;
+        c.lock = b.lock;
+        c.lock_epoch = b.lock_epoch;
+        c.lock_exclusive = b.lock_exclusive;
+        classes.push_back(std::move(c));
+        live.push_back(it->second);
+      }
+      Class& own = classes[it->second];
+      if (!own.tree) {
+        // A class retired and seen again (its accesses all ordered before):
+        // start it afresh.
+        own.tree = std::make_unique<AccessTree>();
+        own.f = b.f;
+        live.push_back(it->second);
+      }
+      own.first_start = std::min(own.first_start, b.start);
+      for (uint32_t c : live)
+        if (c != it->second) probe(owner, classes[c], index, b);
+      conflicts.clear();
+      own.tree->insert(b.where, b.type, index, &conflicts);
+      // Two accesses of one class are concurrent (issued before one
+      // completion); only atomicity exempts them.
+      if (!atomic_together(own.atomic, b.atomic)) {
+        for (const TreeConflict& tc : conflicts) record(owner, tc.old_tag, index, tc.lo, tc.bytes);
+      }
+      count_nodes();
+    }
+    settle();
+  }
+
+  // Check access `b` (item `index`) against the fragments of class `c`.
+  void probe(uint32_t owner, const Class& c, uint32_t index, const Item& b) {
+    if (atomic_together(c.atomic, b.atomic)) return;
+    // Lock epoch ids count per rank: two epochs differ when their ranks do.
+    const bool other_epoch = c.origin != b.origin || c.lock_epoch != b.lock_epoch;
+    if (c.lock != 0 && c.lock == b.lock && other_epoch && (c.lock_exclusive || b.lock_exclusive)) return;
+    bool checked = false, concurrent = true;
+    c.tree->query(b.where, [&](const AccessTree::Fragment& frag) {
+      if (!conflicts(frag.type, b.type)) return;
+      if (!checked) {
+        checked = true;
+        concurrent = unordered(owner, c, b);
+      }
+      if (!concurrent) return;
+      const auto [lo, bytes] = overlap(frag.where, b.where);
+      record(owner, frag.tag, index, lo, bytes);
+    });
+  }
+
+  // Return true when class `c` and access `b` are not ordered. The sweep's
+  // projections are exact when either lies on the owner's timeline.
+  bool unordered(uint32_t owner, const Class& c, const Item& b) const {
+    const bool on_axis = c.origin == owner || b.origin == owner;
+    if (on_axis && m_exact) return true;
+    if (c.origin == b.origin) {
+      // One timeline: ordered when one completes before the other starts.
+      return !((c.done != k_never && c.done < b.start) || (b.done != k_never && b.done < c.first_start));
+    }
+    if (c.done != k_never && m_hb->ordered({c.origin, c.done}, {b.origin, b.start})) return false;
+    if (b.done != k_never && m_hb->ordered({b.origin, b.done}, {c.origin, c.first_start})) return false;
+    return true;
+  }
+
+  // Return the first overlapping bytes of `a` and `b` (lo) and how many bytes
+  // overlap in all (counted block by block when both are small).
+  static std::pair<uint64_t, uint64_t> overlap(const Strided& a, const Strided& b) {
+    uint64_t first = UINT64_MAX, bytes = 0;
+    auto each = [](const Strided& s, auto&& fn) {
+      const uint64_t n = std::min<uint64_t>(s.count, 4096);
+      for (uint64_t k = 0; k < n; ++k) fn(s.lo + k * s.distance, s.lo + k * s.distance + s.size);
+    };
+    each(a, [&](uint64_t alo, uint64_t ahi) {
+      each(b, [&](uint64_t blo, uint64_t bhi) {
+        const uint64_t lo = std::max(alo, blo), hi = std::min(ahi, bhi);
+        if (lo < hi) {
+          first = std::min(first, lo);
+          bytes += hi - lo;
+        }
+      });
+    });
+    return {first == UINT64_MAX ? std::max(a.lo, b.lo) : first, bytes};
+  }
+
+  // Return the site and call of item `it`.
+  std::pair<uint32_t, Call> site_of(uint32_t owner, const Item& it) const {
+    if (it.side == Side::local) {
+      const LocalAccess& a = m_passes[owner]->locals[it.local];
+      return {a.site, a.call};
+    }
+    const Event& e = m_passes[it.origin]->ops[it.op].event;
+    return {e.site, e.call};
+  }
+
+  void record(uint32_t owner, uint32_t a, uint32_t b, uint64_t lo, uint64_t bytes) {
+    const Item& x = m_items[owner][a];
+    const Item& y = m_items[owner][b];
+    auto sx = site_of(owner, x), sy = site_of(owner, y);
+    auto kx = std::make_tuple(x.origin, sx.first, static_cast<uint16_t>(sx.second), static_cast<uint8_t>(x.side));
+    auto ky = std::make_tuple(y.origin, sy.first, static_cast<uint16_t>(sy.second), static_cast<uint8_t>(y.side));
+    const auto key = std::make_tuple(owner, std::min(kx, ky), std::max(kx, ky));
+    auto [it, added] = m_groups.try_emplace(key);
+    RaceGroup& g = it->second;
+    if (added) {
+      g.a = a;
+      g.b = b;
+      g.owner = owner;
+      g.lo = lo;
+      g.bytes = bytes;
+    }
+    ++g.count;
+  }
+
+  // Return how report lines describe item `it` of `owner`'s memory.
+  std::string describe(uint32_t owner, const Item& it) const {
+    if (it.side == Side::local) {
+      const LocalAccess& a = m_passes[owner]->locals[it.local];
+      return fmt::format("a {} on rank {}", a.write ? "store" : "load", owner);
+    }
+    const Event& e = m_passes[it.origin]->ops[it.op].event;
+    const std::string call(format::call_name(e.call));
+    if (it.side == Side::origin)
+      return fmt::format("{} on rank {} ({} its {} buffer)", call, it.origin,
+                         it.type == AccessType::rma_write ? "writing" : "reading",
+                         it.type == AccessType::rma_write ? "result" : "origin");
+    return fmt::format("{} from rank {} ({} the window)", call, it.origin,
+                       it.type == AccessType::rma_write ? "writing" : "reading");
+  }
+
+  Location locate(uint32_t owner, const Item& it, std::string role) const {
+    const auto [site, call] = site_of(owner, it);
+    std::string note = fmt::format("{}: {}", role, access_type_name(it.type));
+    if (it.side != Side::local) {
+      const RmaOp& op = m_passes[it.origin]->ops[it.op];
+      const uint64_t done = it.side == Side::origin ? op.local_done : op.remote_done;
+      if (done == k_never) {
+        note += ", never completed";
+      } else {
+        note += fmt::format(", completed at {}", EventRef{it.origin, done}.str());
+      }
+    }
+    return m_ctx->location({it.origin, it.start}, call, site, note);
+  }
+
+  void report(std::vector<Finding>& out) {
+    std::vector<const RaceGroup*> groups;
+    for (const auto& [key, g] : m_groups) groups.push_back(&g);
+    std::size_t emitted = 0;
+    uint64_t dropped = 0;
+    for (const RaceGroup* g : groups) {
+      if (emitted == k_max_findings) {
+        dropped += g->count;
+        continue;
+      }
+      const Item& x = m_items[g->owner][g->a];
+      const Item& y = m_items[g->owner][g->b];
+      Finding f;
+      f.kind = std::string(name());
+      f.severity = severity();
+      f.message = fmt::format("data race on rank {}'s memory at {:#x} ({} byte{}): {} and {} are not ordered",
+                              g->owner, g->lo, g->bytes, g->bytes == 1 ? "" : "s", describe(g->owner, y),
+                              describe(g->owner, x));
+      f.locations.push_back(locate(g->owner, y, "this access"));
+      f.locations.push_back(locate(g->owner, x, "conflicts with this one"));
+      if (g->count > 1) f.notes.push_back(fmt::format("{} races between these two call sites", g->count));
+      out.push_back(std::move(f));
+      ++emitted;
+    }
+    if (dropped > 0) {
+      Finding f;
+      f.kind = std::string(name());
+      f.severity = severity();
+      f.message = fmt::format("{} further races between other call sites not listed", dropped);
+      out.push_back(std::move(f));
+    }
+  }
+
+  const Context* m_ctx = nullptr;
+  const HappensBefore* m_hb = nullptr;
+  bool m_exact = true;
+  std::vector<Pass*> m_passes;
+  std::vector<std::vector<Item>> m_items;   // per owner
+  std::map<std::tuple<uint32_t, std::tuple<uint32_t, uint32_t, uint16_t, uint8_t>,
+                      std::tuple<uint32_t, uint32_t, uint16_t, uint8_t>>,
+           RaceGroup>
+      m_groups;
+  uint64_t m_accesses = 0;
+  uint64_t m_peak_nodes = 0;
+  uint64_t m_settled_nodes = 0;  // the most nodes at an epoch's end
+};
+
+}  // namespace
+
+std::unique_ptr<Check> make_rma_race() { return std::make_unique<RmaRace>(); }
+
+}  // namespace smtrace::analyzer::checks

@@ -1,0 +1,111 @@
+#include "analyzer/footprint.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+namespace smtrace::analyzer {
+
+namespace {
+
+// Sizes of BasicType values on LP64 targets; 0 = unknown or no data.
+constexpr std::array<uint8_t, 41> k_basic_size = {
+    0,                    // unspecified
+    1, 1, 1, 1,           // char, signed char, unsigned char, byte
+    2, 2, 4, 4,           // short, unsigned short, int, unsigned
+    8, 8, 8, 8,           // long, unsigned long, long long, unsigned long long
+    4, 8, 16, 4, 1,       // float, double, long double, wchar, bool
+    1, 2, 4, 8,           // int8..int64
+    1, 2, 4, 8,           // uint8..uint64
+    8, 16, 32,            // complex float, double, long double
+    8, 16, 16, 8, 8, 32,  // float_int, double_int, long_int, 2int, short_int, long_double_int (extents)
+    1, 8, 8, 8,           // packed, aint, offset, count
+    0, 0,                 // ub, lb
+};
+
+// Return the piece of run `r` of one element at `element` (a negative stride
+// walks down: the piece starts at its lowest block).
+Strided piece(uint64_t element, const format::Run& r) {
+  const uint64_t blocks = std::max<uint64_t>(r.count, 1);
+  int64_t first = r.offset;
+  uint64_t distance = static_cast<uint64_t>(r.stride);
+  if (r.stride < 0) {
+    first = r.offset + static_cast<int64_t>(blocks - 1) * r.stride;
+    distance = static_cast<uint64_t>(-r.stride);
+  }
+  const uint64_t lo = element + static_cast<uint64_t>(first);
+  // Blocks that touch or overlap (or a single one) are one block.
+  if (blocks == 1 || r.length >= distance) return Strided{lo, (blocks - 1) * distance + r.length, 0, 1};
+  return Strided{lo, r.length, distance, blocks};
+}
+
+}  // namespace
+
+uint64_t basic_type_size(uint32_t type) { return type < k_basic_size.size() ? k_basic_size[type] : 0; }
+
+int64_t Footprint::extent(uint32_t type) const {
+  if (type < format::k_first_derived_id) return static_cast<int64_t>(basic_type_size(type));
+  const format::DatatypeDef* def = m_data.datatype(type);
+  return def ? def->extent : 0;
+}
+
+bool Footprint::known(uint32_t type) const {
+  if (type < format::k_first_derived_id) return basic_type_size(type) > 0;
+  const format::DatatypeDef* def = m_data.datatype(type);
+  return def && !def->runs.empty();
+}
+
+void Footprint::add(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const {
+  if (count <= 0) return;
+  const auto n = static_cast<uint64_t>(count);
+  if (type < format::k_first_derived_id) {
+    const uint64_t size = basic_type_size(type);
+    if (size == 0 || base == 0) return;
+    out.push_back(Strided{base, n * size, 0, 1});
+    return;
+  }
+  const format::DatatypeDef* def = m_data.datatype(type);
+  if (!def || def->runs.empty()) return;
+  const auto ext = static_cast<uint64_t>(def->extent);
+  const auto& runs = def->runs;
+  // One run: elements back to back either extend one block (a contiguous
+  // type) or continue the run's stride (a vector whose extent is its
+  // stride times its count): one piece in all.
+  if (runs.size() == 1) {
+    const Strided p = piece(base, runs[0]);
+    if (p.count == 1 && p.size == ext) {
+      out.push_back(Strided{p.lo, n * ext, 0, 1});
+      return;
+    }
+    if (p.count > 1 && p.size <= p.distance && p.distance * p.count == ext) {
+      out.push_back(Strided{p.lo, p.size, p.distance, p.count * n});
+      return;
+    }
+    if (p.count == 1 && p.size < ext) {
+      out.push_back(Strided{p.lo, p.size, n > 1 ? ext : 0, n});
+      return;
+    }
+  }
+  if (n * runs.size() > k_max_pieces || n > k_max_pieces) {
+    // Too many pieces: the hull.
+    int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+    for (const format::Run& r : runs) {
+      const Strided p = piece(0, r);
+      const auto lo = static_cast<int64_t>(p.lo);
+      first = std::min(first, lo);
+      last = std::max(last, lo + static_cast<int64_t>((p.count - 1) * p.distance + p.size));
+    }
+    const uint64_t lo = base + static_cast<uint64_t>(first);
+    const uint64_t hi = base + (n - 1) * ext + static_cast<uint64_t>(last);
+    if (hi > lo) out.push_back(Strided{lo, hi - lo, 0, 1});
+    return;
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    for (const format::Run& r : runs) {
+      const Strided p = piece(base + i * ext, r);
+      if (p.size > 0) out.push_back(p);
+    }
+  }
+}
+
+}  // namespace smtrace::analyzer
