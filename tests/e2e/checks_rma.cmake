@@ -1,0 +1,10 @@
+# rma-race: each bug program and its fixed twin (the same program run with
+# `fixed`). RMA calls only, or loads and stores through the annotations.
+smtrace_check_test(rma_put_put rma_put_put 3 30 --finds rma-race)
+smtrace_check_test(rma_put_put_fixed rma_put_put 3 30 --clean ARGS fixed)
+smtrace_check_test(rma_lock_store rma_lock_store 2 30 --finds rma-race)
+smtrace_check_test(rma_lock_store_fixed rma_lock_store 2 30 --clean ARGS fixed)
+target_include_directories(e2e_rma_lock_store PRIVATE ${PROJECT_SOURCE_DIR}/include)
+smtrace_check_test(rma_accumulate rma_accumulate 3 30 --finds rma-race)
+smtrace_check_test(rma_accumulate_fixed rma_accumulate 3 30 --clean ARGS fixed)
+target_include_directories(e2e_rma_accumulate PRIVATE ${PROJECT_SOURCE_DIR}/include)
