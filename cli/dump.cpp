@@ -213,6 +213,7 @@ class EventPrinter {
       args.push_back(fmt::format("{}={}", name, value));
     };
     const Family family = format::call_family(e.call);
+    if (family == Family::cuda) return cuda_arguments(e);
     const bool collective = family == Family::coll;
     const bool sendrecv = is_sendrecv(e.call);
 
@@ -327,6 +328,53 @@ class EventPrinter {
 
     if (shows_comm(e.call, family) || e.comm != format::k_comm_world) add("comm", comm_name(e.comm));
 
+    std::string text;
+    for (const std::string& arg : args) text += (text.empty() ? "" : ", ") + arg;
+    return text;
+  }
+
+  // CUDA calls name their pointers after the runtime's parameters.
+  std::string cuda_arguments(const Event& e) const {
+    std::vector<std::string> args;
+    auto add = [&](std::string_view name, const std::string& value) {
+      args.push_back(fmt::format("{}={}", name, value));
+    };
+    auto pointer = [](uint64_t addr, format::MemoryKind kind) {
+      return kind == format::MemoryKind::unspecified ? hex(addr)
+                                                     : fmt::format("{}({})", hex(addr), format::memory_kind_name(kind));
+    };
+    const bool copy = e.call == Call::cudaMemcpy || e.call == Call::cudaMemcpyAsync;
+    const bool stream_call = e.call == Call::cudaStreamCreate || e.call == Call::cudaStreamCreateWithFlags ||
+                             e.call == Call::cudaStreamDestroy || e.call == Call::cudaStreamSynchronize ||
+                             e.call == Call::cudaStreamQuery || e.call == Call::cudaStreamWaitEvent;
+    if (e.kernel != 0) {
+      const format::CallSite* kernel = m_rank.site(e.kernel);
+      add("kernel", kernel && !kernel->function.empty() ? kernel->function : fmt::format("site#{}", e.kernel));
+    }
+    if (copy) {
+      add("dst", pointer(e.recv_buf, e.recv_memory));
+      add("src", pointer(e.buf, e.memory));
+    } else if (e.buf != 0 || e.memory != format::MemoryKind::unspecified) {
+      add("ptr", pointer(e.buf, e.memory));
+    }
+    if (e.size != 0 || copy) add("size", std::to_string(e.size));
+    if (e.copy_kind != format::CopyKind::unspecified) add("kind", std::string(format::copy_kind_name(e.copy_kind)));
+    if (!e.args.empty()) {
+      add("args", join_array(e.args, [](const format::KernelArg& a) {
+            std::string text = fmt::format("{}:{}", a.index, hex(a.addr));
+            if (a.size != 0) text += fmt::format("+{}", a.size);
+            return text + " " + std::string(format::arg_access_name(a.access));
+          }));
+    }
+    if (e.cuda_event != 0) add("event", fmt::format("ev#{}", e.cuda_event));
+    // The stream of work and of stream calls; 0 (the legacy default stream) too.
+    if (e.stream != 0 || stream_call || e.call == Call::cudaLaunchKernel || e.call == Call::cudaMemcpyAsync ||
+        e.call == Call::cudaMemsetAsync || e.call == Call::cudaEventRecord) {
+      add("stream", e.stream == format::k_legacy_stream       ? std::string("legacy")
+                    : e.stream == format::k_per_thread_stream ? std::string("per-thread")
+                                                              : fmt::format("s#{}", e.stream));
+    }
+    if (e.flags != 0) add("flags", fmt::format("{:#x}", e.flags));
     std::string text;
     for (const std::string& arg : args) text += (text.empty() ? "" : ", ") + arg;
     return text;

@@ -11,13 +11,14 @@ struct CallInfo {
   Call call;
   std::string_view id;        // "SEND"
   std::string_view mpi_name;  // "MPI_Send"
+  std::string_view bare;      // "Send"; CUDA calls go by this name
   Family family;
   bool blocks;
 };
 
 constexpr CallInfo k_calls[] = {
 #define SMTRACE_CALL(ID, MpiName, number, family, blocking) \
-  {Call::MpiName, #ID, "MPI_" #MpiName, Family::family, (blocking) != 0},
+  {Call::MpiName, #ID, "MPI_" #MpiName, #MpiName, Family::family, (blocking) != 0},
 #include "trace_format/calls.def"
 #undef SMTRACE_CALL
 };
@@ -81,7 +82,8 @@ std::string_view strip_prefix(std::string_view name, std::string_view prefix) {
 std::string_view call_name(Call call) {
   if (std::string_view name = annotation_name(call); !name.empty()) return name;
   const CallInfo* info = find(call);
-  return info ? info->mpi_name : std::string_view("?");
+  if (!info) return "?";
+  return info->family == Family::cuda ? info->bare : info->mpi_name;
 }
 
 std::optional<Call> call_from_name(std::string_view name) {
@@ -90,7 +92,8 @@ std::optional<Call> call_from_name(std::string_view name) {
   for (const CallInfo& info : k_calls) {
     const std::string_view annotation = annotation_name(info.call);
     if (loose_equal(bare, info.id) || loose_equal(name, info.mpi_name) ||
-        (!annotation.empty() && loose_equal(name, annotation))) {
+        (!annotation.empty() && loose_equal(name, annotation)) ||
+        (info.family == Family::cuda && loose_equal(name, info.bare))) {
       return info.call;
     }
   }
@@ -114,6 +117,40 @@ std::string_view family_name(Family family) {
     case Family::rma: return "rma";
     case Family::type: return "type";
     case Family::annotate: return "annotate";
+    case Family::cuda: return "cuda";
+  }
+  return "?";
+}
+
+std::string_view memory_kind_name(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::unspecified: return "unspecified";
+    case MemoryKind::pageable: return "pageable";
+    case MemoryKind::pinned: return "pinned";
+    case MemoryKind::device: return "device";
+    case MemoryKind::managed: return "managed";
+  }
+  return "?";
+}
+
+std::string_view copy_kind_name(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::unspecified: return "unspecified";
+    case CopyKind::host_to_host: return "HostToHost";
+    case CopyKind::host_to_device: return "HostToDevice";
+    case CopyKind::device_to_host: return "DeviceToHost";
+    case CopyKind::device_to_device: return "DeviceToDevice";
+    case CopyKind::inferred: return "Default";
+  }
+  return "?";
+}
+
+std::string_view arg_access_name(ArgAccess access) {
+  switch (access) {
+    case ArgAccess::unspecified: return "unspecified";
+    case ArgAccess::read: return "read";
+    case ArgAccess::write: return "write";
+    case ArgAccess::read_write: return "read_write";
   }
   return "?";
 }

@@ -25,11 +25,12 @@ enum class Call : uint16_t {
 #undef SMTRACE_CALL
 };
 
-enum class Family : uint8_t { none, env, comm, group, p2p, request, coll, rma, type, annotate };
+enum class Family : uint8_t { none, env, comm, group, p2p, request, coll, rma, type, annotate, cuda };
 
 // Return "MPI_Send" for Call::Send, "smtrace_annotate_read",
 // "smtrace_annotate_write", "smtrace_load" and "smtrace_store" for the
-// non-MPI access calls, "?" for an unknown value.
+// non-MPI access calls, the CUDA runtime's name for CUDA calls
+// ("cudaMemcpyAsync"), "?" for an unknown value.
 std::string_view call_name(Call call);
 // Return the call named `name` ("MPI_Send", "Send", "SEND", any case;
 // "smtrace_annotate_read"), if any.
@@ -60,6 +61,47 @@ enum class LockType : uint8_t { unspecified = 0, exclusive = 1, shared = 2 };
 namespace assert_flag {
 inline constexpr uint32_t nocheck = 1, nostore = 2, noput = 4, noprecede = 8, nosucceed = 16;
 }
+
+// CUDA (family cuda). Stream ids: 0 the legacy default stream (NULL), 1 the
+// per-thread default stream (cudaStreamPerThread), created streams from 2.
+inline constexpr uint64_t k_legacy_stream = 0;
+inline constexpr uint64_t k_per_thread_stream = 1;
+// Event.flags of cudaStreamCreateWithFlags: cudaStreamNonBlocking.
+inline constexpr uint32_t k_stream_non_blocking = 1;
+// Event.rc of a CUDA query whose work is not done: cudaErrorNotReady.
+inline constexpr int32_t k_cuda_not_ready = 600;
+
+// Where memory lives (smtrace.proto MemoryKind).
+enum class MemoryKind : uint8_t { unspecified = 0, pageable = 1, pinned = 2, device = 3, managed = 4 };
+// The direction a copy was given (smtrace.proto CopyKind; cudaMemcpyKind + 1).
+enum class CopyKind : uint8_t {
+  unspecified = 0,
+  host_to_host = 1,
+  host_to_device = 2,
+  device_to_host = 3,
+  device_to_device = 4,
+  inferred = 5,  // cudaMemcpyDefault: from the pointers
+};
+// How a kernel uses a pointer argument (smtrace.proto ArgAccess); bit 0
+// read, bit 1 write; unspecified is analyzed as a write.
+enum class ArgAccess : uint8_t { unspecified = 0, read = 1, write = 2, read_write = 3 };
+
+// Return "pageable", "pinned", "device", "managed" or "unspecified".
+std::string_view memory_kind_name(MemoryKind kind);
+// Return "HostToDevice" and the like (cudaMemcpyKind without its prefix).
+std::string_view copy_kind_name(CopyKind kind);
+// Return "read", "write", "read_write" or "unspecified".
+std::string_view arg_access_name(ArgAccess access);
+
+// A pointer argument of a kernel launch: the kernel may touch `size` bytes
+// from `addr` (0: to the end of the allocation holding addr).
+struct KernelArg {
+  uint32_t index = 0;
+  uint64_t addr = 0;
+  uint64_t size = 0;
+  ArgAccess access = ArgAccess::unspecified;
+  bool operator==(const KernelArg&) const = default;
+};
 
 struct Status {
   std::optional<int32_t> source;
@@ -139,6 +181,16 @@ struct Event {
   // `size` bytes, block k at buf + k * stride.
   uint64_t size = 0;
   int64_t stride = 0;
+
+  // CUDA calls (docs/trace-format.md "CUDA events"): rc is the cudaError_t.
+  uint64_t stream = 0;        // stream id (k_legacy_stream...); created stream for cudaStreamCreate*
+  uint64_t cuda_event = 0;    // CUDA event id (>= 1)
+  uint32_t kernel = 0;        // cudaLaunchKernel: CallSite id of the kernel
+  std::vector<KernelArg> args;  // cudaLaunchKernel: pointer arguments
+  MemoryKind memory = MemoryKind::unspecified;       // of buf
+  MemoryKind recv_memory = MemoryKind::unspecified;  // of recv_buf (a copy's destination)
+  CopyKind copy_kind = CopyKind::unspecified;
+  uint32_t flags = 0;         // as passed: stream, cudaHostAlloc, cudaMallocManaged flags
 
   int64_t t_end() const { return t_start + static_cast<int64_t>(duration); }
   bool operator==(const Event&) const = default;

@@ -105,6 +105,18 @@ void to_plain(const v1::Event& p, Event& e) {
   e.assert_flags = p.assert_flags();
   e.size = p.size();
   e.stride = p.stride();
+  e.stream = p.stream();
+  e.cuda_event = p.cuda_event();
+  e.kernel = p.kernel();
+  e.args.clear();
+  e.args.reserve(static_cast<std::size_t>(p.args_size()));
+  for (const v1::KernelArg& a : p.args()) {
+    e.args.push_back({a.index(), a.addr(), a.size(), static_cast<ArgAccess>(a.access())});
+  }
+  e.memory = static_cast<MemoryKind>(p.memory());
+  e.recv_memory = static_cast<MemoryKind>(p.recv_memory());
+  e.copy_kind = static_cast<CopyKind>(p.copy_kind());
+  e.flags = p.flags();
 }
 
 Event to_plain(const v1::Event& p) {
@@ -173,6 +185,20 @@ void to_proto(const Event& e, v1::Event* p) {
   p->set_assert_flags(e.assert_flags);
   p->set_size(e.size);
   p->set_stride(e.stride);
+  p->set_stream(e.stream);
+  p->set_cuda_event(e.cuda_event);
+  p->set_kernel(e.kernel);
+  for (const KernelArg& a : e.args) {
+    v1::KernelArg* pa = p->add_args();
+    pa->set_index(a.index);
+    pa->set_addr(a.addr);
+    pa->set_size(a.size);
+    pa->set_access(static_cast<v1::ArgAccess>(a.access));
+  }
+  p->set_memory(static_cast<v1::MemoryKind>(e.memory));
+  p->set_recv_memory(static_cast<v1::MemoryKind>(e.recv_memory));
+  p->set_copy_kind(static_cast<v1::CopyKind>(e.copy_kind));
+  p->set_flags(e.flags);
 }
 
 CallSite to_plain(const v1::CallSite& p) {

@@ -132,8 +132,8 @@ void write_status(VarintWriter& w, uint32_t field, const Status& s) {
 }
 
 std::size_t event_bound(const Event& e) {
-  // 57 scalar fields, the status, and the repeated ones.
-  std::size_t n = 57 * detail::k_max_scalar_field + k_status_bound;
+  // 64 scalar fields, the status, and the repeated ones.
+  std::size_t n = 64 * detail::k_max_scalar_field + k_status_bound;
   if (!e.stack.empty()) n += packed_bound(e.stack.size());
   if (!e.counts.empty()) n += packed_bound(e.counts.size());
   if (!e.displs.empty()) n += packed_bound(e.displs.size());
@@ -143,6 +143,7 @@ std::size_t event_bound(const Event& e) {
   if (!e.recv_datatypes.empty()) n += packed_bound(e.recv_datatypes.size());
   if (!e.requests.empty()) n += packed_bound(e.requests.size());
   n += e.completed.size() * (12 + 2 * detail::k_max_scalar_field + k_status_bound);
+  n += e.args.size() * (12 + 4 * detail::k_max_scalar_field);
   return n;
 }
 
@@ -206,6 +207,21 @@ void write_event_body(VarintWriter& w, const Event& e) {
   w.u(53, e.assert_flags);
   w.u(54, e.size);
   w.i(56, e.stride);
+  w.u(57, e.stream);
+  w.u(58, e.cuda_event);
+  w.u(59, e.kernel);
+  for (const KernelArg& a : e.args) {
+    unsigned char* mark = w.begin_nested(60);
+    w.u(1, a.index);
+    w.u(2, a.addr);
+    w.u(3, a.size);
+    w.u(4, static_cast<uint64_t>(a.access));
+    w.end_nested(mark);
+  }
+  w.u(61, static_cast<uint64_t>(e.memory));
+  w.u(62, static_cast<uint64_t>(e.recv_memory));
+  w.u(63, static_cast<uint64_t>(e.copy_kind));
+  w.u(64, e.flags);
 }
 
 }  // namespace

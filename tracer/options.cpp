@@ -15,7 +15,7 @@ constexpr FamilyName k_families[] = {
     {format::Family::group, "group"}, {format::Family::p2p, "p2p"},
     {format::Family::request, "request"}, {format::Family::coll, "coll"},
     {format::Family::rma, "rma"},   {format::Family::type, "type"},
-    {format::Family::annotate, "annotate"}};
+    {format::Family::annotate, "annotate"}, {format::Family::cuda, "cuda"}};
 
 void complain(std::string& problems, const std::string& what) {
   if (!problems.empty()) problems += "; ";

@@ -76,6 +76,10 @@ TEST_CASE("trace_format::call_name::names and lookups") {
   CHECK(fmt_ns::call_from_name("ANNOTATE_READ") == fmt_ns::Call::Annotate_read);
   CHECK(fmt_ns::call_from_name("smtrace_store") == fmt_ns::Call::Store);
   CHECK(fmt_ns::call_from_name("LOAD") == fmt_ns::Call::Load);
+  // CUDA calls go by the runtime's names, without the MPI_ prefix.
+  CHECK(fmt_ns::call_name(fmt_ns::Call::cudaMemcpyAsync) == "cudaMemcpyAsync");
+  CHECK(fmt_ns::call_from_name("cudaLaunchKernel") == fmt_ns::Call::cudaLaunchKernel);
+  CHECK(fmt_ns::call_from_name("CUDA_STREAM_WAIT_EVENT") == fmt_ns::Call::cudaStreamWaitEvent);
   CHECK_FALSE(fmt_ns::call_from_name("MPI_Frobnicate").has_value());
   CHECK_FALSE(fmt_ns::call_from_name("").has_value());
   // Every name round-trips.
@@ -94,6 +98,10 @@ TEST_CASE("trace_format::call_family::families and blocking") {
   CHECK(fmt_ns::call_family(fmt_ns::Call::Annotate_read) == fmt_ns::Family::annotate);
   CHECK(fmt_ns::call_family(static_cast<fmt_ns::Call>(9999)) == fmt_ns::Family::none);
   CHECK(fmt_ns::family_name(fmt_ns::Family::rma) == "rma");
+  CHECK(fmt_ns::call_family(fmt_ns::Call::cudaStreamSynchronize) == fmt_ns::Family::cuda);
+  CHECK(fmt_ns::family_name(fmt_ns::Family::cuda) == "cuda");
+  CHECK(fmt_ns::call_blocks(fmt_ns::Call::cudaDeviceSynchronize));
+  CHECK_FALSE(fmt_ns::call_blocks(fmt_ns::Call::cudaLaunchKernel));
   CHECK(fmt_ns::call_blocks(fmt_ns::Call::Recv));
   CHECK_FALSE(fmt_ns::call_blocks(fmt_ns::Call::Isend));
   CHECK_FALSE(fmt_ns::call_known(static_cast<fmt_ns::Call>(9999)));

@@ -169,6 +169,66 @@ TEST_CASE("trace_format::to_json::strided accesses") {
   CHECK(read.ranks[0].events == events);
 }
 
+TEST_CASE("trace_format::to_json::CUDA events") {
+  // CUDA calls as docs/trace-format.md ("CUDA events") describes them: a
+  // non-blocking stream, a kernel with two pointer arguments (one declared
+  // read), an asynchronous copy, an event recorded and waited for.
+  constexpr const char* k_cuda = R"json({
+    "ranks": [{
+      "header": {"rank": 0, "world_size": 1},
+      "sites": [{"id": 1, "function": "main", "file": "app.cu", "line": 20},
+                {"id": 2, "function": "axpy(float*, float const*)"}],
+      "events": [
+        {"seq": "0", "call": "CUDA_MALLOC", "site": 1, "buf": "1099511627776", "size": "4096",
+         "memory": "MEMORY_DEVICE"},
+        {"seq": "1", "call": "CUDA_STREAM_CREATE_WITH_FLAGS", "stream": "2", "flags": 1},
+        {"seq": "2", "call": "CUDA_LAUNCH_KERNEL", "site": 1, "kernel": 2, "stream": "2",
+         "args": [{"index": 0, "addr": "1099511627776", "access": "ARG_WRITE"},
+                  {"index": 1, "addr": "1099511629824", "size": "1024", "access": "ARG_READ"}]},
+        {"seq": "3", "call": "CUDA_MEMCPY_ASYNC", "buf": "1099511627776", "memory": "MEMORY_DEVICE",
+         "recv_buf": "4096", "recv_memory": "MEMORY_PINNED", "size": "4096",
+         "copy_kind": "COPY_DEVICE_TO_HOST", "stream": "2"},
+        {"seq": "4", "call": "CUDA_EVENT_RECORD", "cuda_event": "1", "stream": "2"},
+        {"seq": "5", "call": "CUDA_EVENT_QUERY", "cuda_event": "1", "rc": 600, "repeat": 41},
+        {"seq": "6", "call": "CUDA_EVENT_SYNCHRONIZE", "cuda_event": "1", "duration": "90"}
+      ]
+    }]
+  })json";
+  fmt_ns::Trace t = fmt_ns::from_json(k_cuda);
+  const std::vector<fmt_ns::Event>& events = t.ranks[0].events;
+  REQUIRE(events.size() == 7);
+  CHECK(events[0].call == fmt_ns::Call::cudaMalloc);
+  CHECK(events[0].memory == fmt_ns::MemoryKind::device);
+  CHECK(events[0].size == 4096);
+  CHECK(events[1].stream == 2);
+  CHECK(events[1].flags == fmt_ns::k_stream_non_blocking);
+  CHECK(events[2].kernel == 2);
+  REQUIRE(events[2].args.size() == 2);
+  CHECK(events[2].args[0].access == fmt_ns::ArgAccess::write);
+  CHECK(events[2].args[0].size == 0);
+  CHECK(events[2].args[1] == fmt_ns::KernelArg{1, 1099511629824ULL, 1024, fmt_ns::ArgAccess::read});
+  CHECK(events[3].copy_kind == fmt_ns::CopyKind::device_to_host);
+  CHECK(events[3].recv_memory == fmt_ns::MemoryKind::pinned);
+  CHECK(events[4].cuda_event == 1);
+  CHECK(events[5].rc == fmt_ns::k_cuda_not_ready);
+  CHECK(events[6].call == fmt_ns::Call::cudaEventSynchronize);
+  CHECK(fmt_ns::call_name(events[6].call) == "cudaEventSynchronize");
+  CHECK(fmt_ns::call_family(events[6].call) == fmt_ns::Family::cuda);
+
+  const std::string json = fmt_ns::to_json(t);
+  CHECK(json.find("\"CUDA_LAUNCH_KERNEL\"") != std::string::npos);
+  CHECK(json.find("\"ARG_READ\"") != std::string::npos);
+  CHECK(json.find("\"MEMORY_PINNED\"") != std::string::npos);
+  CHECK(json.find("\"COPY_DEVICE_TO_HOST\"") != std::string::npos);
+  CHECK(fmt_ns::from_json(json).ranks[0].events == events);
+  JsonTempDir dir;  // wire encoder -> libprotobuf reader
+  fmt_ns::write_trace(t, dir.path);
+  fmt_ns::Trace read = fmt_ns::read_trace(dir.path);
+  CHECK(read.all_problems().empty());
+  CHECK(read.ranks[0].events == events);
+  CHECK(fmt_ns::to_json(read) == json);
+}
+
 TEST_CASE("trace_format::to_json::deterministic") {
   fmt_ns::Trace t = fmt_ns::from_json(k_hand_written);
   for (int i = 0; i < 40; ++i) t.ranks[0].header.options["SMTRACE_OPTION_" + std::to_string(i)] = "v";

@@ -4,6 +4,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -89,6 +90,17 @@ fmt_ns::Event full_event() {
   e.assert_flags = fmt_ns::assert_flag::nocheck | fmt_ns::assert_flag::noput;
   e.size = 77;
   e.stride = -24;
+  // CUDA fields (no real call fills them all at once).
+  e.stream = 1ULL << 40;
+  e.cuda_event = 3;
+  e.kernel = 12;
+  e.args = {{0, 0x7f00'0000'0000, 0, fmt_ns::ArgAccess::unspecified},
+            {3, 0x10, 1ULL << 33, fmt_ns::ArgAccess::read},
+            {7, UINT64_MAX, 8, fmt_ns::ArgAccess::read_write}};
+  e.memory = fmt_ns::MemoryKind::managed;
+  e.recv_memory = fmt_ns::MemoryKind::pinned;
+  e.copy_kind = fmt_ns::CopyKind::inferred;
+  e.flags = 0xffff'ffff;
   return e;
 }
 
@@ -169,6 +181,21 @@ void check_body(const pb::Event& p, const fmt_ns::Event& e) {
   CHECK(p.assert_flags() == e.assert_flags);
   CHECK(p.size() == e.size);
   CHECK(p.stride() == e.stride);
+  CHECK(p.stream() == e.stream);
+  CHECK(p.cuda_event() == e.cuda_event);
+  CHECK(p.kernel() == e.kernel);
+  REQUIRE(static_cast<std::size_t>(p.args_size()) == e.args.size());
+  for (std::size_t i = 0; i < e.args.size(); ++i) {
+    const pb::KernelArg& a = p.args(static_cast<int>(i));
+    CHECK(a.index() == e.args[i].index);
+    CHECK(a.addr() == e.args[i].addr);
+    CHECK(a.size() == e.args[i].size);
+    CHECK(static_cast<int>(a.access()) == static_cast<int>(e.args[i].access));
+  }
+  CHECK(static_cast<int>(p.memory()) == static_cast<int>(e.memory));
+  CHECK(static_cast<int>(p.recv_memory()) == static_cast<int>(e.recv_memory));
+  CHECK(static_cast<int>(p.copy_kind()) == static_cast<int>(e.copy_kind));
+  CHECK(p.flags() == e.flags);
 }
 
 }  // namespace
