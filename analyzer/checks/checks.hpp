@@ -15,5 +15,6 @@ std::unique_ptr<Check> make_request_leak();
 std::unique_ptr<Check> make_unmatched_message();
 std::unique_ptr<Check> make_resource_leak();
 std::unique_ptr<Check> make_rma_race();
+std::unique_ptr<Check> make_cuda_mpi_race();
 
 }  // namespace smtrace::analyzer::checks

@@ -33,6 +33,7 @@
 
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/footprint.hpp"
+#include "analyzer/mpi_buffers.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -166,7 +167,7 @@ bool overlaps(const Block& b, uint64_t lo, uint64_t hi) { return b.lo < hi && lo
 // datatype definitions.
 class Footprints {
  public:
-  explicit Footprints(const RankData& data) : m_data(data), m_footprint(data) {}
+  explicit Footprints(const RankData& data) : m_footprint(data) {}
 
   // Return the extent of datatype `type` in bytes (0 when unknown).
   int64_t extent(uint32_t type) const { return m_footprint.extent(type); }
@@ -191,33 +192,14 @@ class Footprints {
       for (uint64_t j = 0; j < p.count; ++j) push(out, p.lo + j * p.distance, p.lo + j * p.distance + p.size, mode);
   }
 
-  // Return this rank's rank in communicator `comm`, if known.
-  std::optional<int32_t> comm_rank(uint32_t comm) {
-    if (comm == format::k_comm_world) return static_cast<int32_t>(m_data.rank);
-    if (comm == format::k_comm_self) return 0;
-    const format::CommDef* def = m_data.comm(comm);
-    if (!def) return std::nullopt;
-    auto at = std::find(def->world_ranks.begin(), def->world_ranks.end(), m_data.rank);
-    if (at == def->world_ranks.end()) return std::nullopt;
-    return static_cast<int32_t>(at - def->world_ranks.begin());
-  }
-
-  // Return the size of communicator `comm` (the remote group's for an
-  // intercommunicator), 0 when unknown.
-  uint64_t comm_size(uint32_t comm) const {
-    if (comm == format::k_comm_world) return m_data.header.world_size;
-    if (comm == format::k_comm_self) return 1;
-    const format::CommDef* def = m_data.comm(comm);
-    if (!def) return 0;
-    return def->inter ? def->remote_world_ranks.size() : def->world_ranks.size();
-  }
+  // Return the footprint computer.
+  const Footprint& footprint() const { return m_footprint; }
 
  private:
   static void push(std::vector<Block>& out, uint64_t lo, uint64_t hi, Mode mode) {
     if (hi > lo) out.push_back(Block{lo, hi, mode});
   }
 
-  const RankData& m_data;
   const Footprint m_footprint;
   mutable std::vector<Strided> m_pieces;  // scratch of add()
 };
@@ -251,7 +233,7 @@ bool is_completion(Call c) {
 
 class Pass final : public RankPass {
  public:
-  explicit Pass(const RankData& data) : m_fp(data) {}
+  explicit Pass(const RankData& data) : m_data(data), m_fp(data) {}
 
   void event(const Event& e) override {
     if (e.rc != 0) return;  // a failed call touched nothing (or we cannot tell what)
@@ -521,88 +503,14 @@ class Pass final : public RankPass {
     op.conflicts.clear();
   }
 
-  // Add the buffers of collective `e` to m_scratch: send sides read, receive
-  // sides written, only where significant at this rank (MPI 3.1 5.1).
+  // Add the buffers of collective `e` to m_scratch (mpi_buffers.hpp).
   void collective(const Event& e) {
-    const uint64_t n = m_fp.comm_size(e.comm);
-    const std::optional<int32_t> me = m_fp.comm_rank(e.comm);
-    const bool root = e.peer && (*e.peer == format::k_root || (me && *e.peer == *me));
-    const bool known_root = e.peer && *e.peer != format::k_proc_null;
-    auto read = [&](uint64_t buf, int64_t count, uint32_t type) { m_fp.add(m_scratch, buf, count, type, Mode::read); };
-    auto write = [&](uint64_t buf, int64_t count, uint32_t type) { m_fp.add(m_scratch, buf, count, type, Mode::write); };
-    auto times = [](int64_t count, uint64_t k) { return count * static_cast<int64_t>(k); };
-    // v/w variants: block i at displs[i] (elements of `type`, or bytes with per-block types).
-    auto per_block = [&](uint64_t buf, const std::vector<int64_t>& counts, const std::vector<int64_t>& displs,
-                         uint32_t type, const std::vector<uint32_t>& types, Mode mode) {
-      if (buf == 0 && types.empty() && type < format::k_first_derived_id) return;
-      for (std::size_t i = 0; i < counts.size() && i < displs.size(); ++i) {
-        const uint32_t t = types.empty() ? type : (i < types.size() ? types[i] : 0);
-        const int64_t step = types.empty() ? m_fp.extent(t) : 1;
-        m_fp.add(m_scratch, buf + static_cast<uint64_t>(displs[i] * step), counts[i], t, mode);
-      }
-    };
-    switch (e.call) {
-      case Call::Bcast: case Call::Ibcast:
-        if (root) read(e.buf, e.count, e.datatype);
-        else if (known_root && me) write(e.buf, e.count, e.datatype);
-        break;
-      case Call::Reduce: case Call::Ireduce:
-        if (!e.in_place) read(e.buf, e.count, e.datatype);
-        if (root) write(e.recv_buf, e.recv_count, e.recv_datatype);
-        break;
-      case Call::Allreduce: case Call::Iallreduce: case Call::Scan: case Call::Iscan:
-      case Call::Exscan: case Call::Iexscan:
-        if (!e.in_place) read(e.buf, e.count, e.datatype);
-        write(e.recv_buf, e.recv_count, e.recv_datatype);
-        break;
-      case Call::Reduce_scatter_block: case Call::Ireduce_scatter_block:
-        if (!e.in_place && n) read(e.buf, times(e.count, n), e.datatype);
-        write(e.recv_buf, e.recv_count, e.recv_datatype);
-        break;
-      case Call::Reduce_scatter: case Call::Ireduce_scatter: {
-        int64_t total = 0;
-        for (int64_t c : e.recv_counts) total += c;
-        if (!e.in_place) read(e.buf, total, e.datatype);
-        if (me && static_cast<std::size_t>(*me) < e.recv_counts.size())
-          write(e.recv_buf, e.recv_counts[static_cast<std::size_t>(*me)], e.recv_datatype);
-        break;
-      }
-      case Call::Gather: case Call::Igather:
-        if (!e.in_place) read(e.buf, e.count, e.datatype);
-        if (root && n) write(e.recv_buf, times(e.recv_count, n), e.recv_datatype);
-        break;
-      case Call::Gatherv: case Call::Igatherv: case Call::Allgatherv: case Call::Iallgatherv:
-        if (!e.in_place) read(e.buf, e.count, e.datatype);
-        per_block(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype, {}, Mode::write);
-        break;
-      case Call::Scatter: case Call::Iscatter:
-        if (root && n) read(e.buf, times(e.count, n), e.datatype);
-        if (!e.in_place) write(e.recv_buf, e.recv_count, e.recv_datatype);
-        break;
-      case Call::Scatterv: case Call::Iscatterv:
-        per_block(e.buf, e.counts, e.displs, e.datatype, {}, Mode::read);
-        if (!e.in_place) write(e.recv_buf, e.recv_count, e.recv_datatype);
-        break;
-      case Call::Allgather: case Call::Iallgather:
-        if (!e.in_place) read(e.buf, e.count, e.datatype);
-        if (n) write(e.recv_buf, times(e.recv_count, n), e.recv_datatype);
-        break;
-      case Call::Alltoall: case Call::Ialltoall:
-        if (!e.in_place && n) read(e.buf, times(e.count, n), e.datatype);
-        if (n) write(e.recv_buf, times(e.recv_count, n), e.recv_datatype);
-        break;
-      case Call::Alltoallv: case Call::Ialltoallv:
-        if (!e.in_place) per_block(e.buf, e.counts, e.displs, e.datatype, {}, Mode::read);
-        per_block(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype, {}, Mode::write);
-        break;
-      case Call::Alltoallw: case Call::Ialltoallw:
-        if (!e.in_place) per_block(e.buf, e.counts, e.displs, 0, e.datatypes, Mode::read);
-        per_block(e.recv_buf, e.recv_counts, e.recv_displs, 0, e.recv_datatypes, Mode::write);
-        break;
-      default: break;
-    }
+    collective_buffers(e, m_data, m_fp.footprint(), [&](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
+      m_fp.add(m_scratch, buf, count, type, use == BufferUse::read ? Mode::read : Mode::write);
+    });
   }
 
+  const RankData& m_data;
   Footprints m_fp;
   std::unordered_map<uint64_t, PendingOp> m_ops;  // by request id
   SegmentMap m_pending;                           // footprints of the active ops

@@ -9,6 +9,7 @@ std::vector<std::unique_ptr<Check>> all_checks() {
   out.push_back(checks::make_collective_misaligned());
   out.push_back(checks::make_local_concurrency());
   out.push_back(checks::make_rma_race());
+  out.push_back(checks::make_cuda_mpi_race());
   out.push_back(checks::make_request_leak());
   out.push_back(checks::make_unmatched_message());
   out.push_back(checks::make_resource_leak());

@@ -1,0 +1,374 @@
+// cuda-mpi-race: an MPI call and work on a CUDA stream touch the same bytes,
+// at least one of them writing, and nothing orders them.
+//
+// After "CUDA-aware MPI races" (seed cuda-aware-mpi-races.txt), Figures 4
+// and 6. Two directions, both on one rank:
+//  - CUDA, then MPI: stream work (a kernel, a copy, a memset) that the host
+//    does not know finished (cuda_streams.hpp) when an MPI call starts using
+//    a buffer it touches: kernel writes d_buf, then MPI_Send(d_buf) with no
+//    synchronization (Figure 4 without line 4, Figure 6 B).
+//  - MPI, then CUDA: work issued onto a stream while a non-blocking MPI
+//    operation on those bytes is pending: MPI_Irecv(d_buf), a kernel on
+//    d_buf, then MPI_Wait (Figure 4 without line 8, Figure 6 A). Work
+//    issued while the operation is pending may run before it completes,
+//    whatever synchronizes later.
+// Read-read is no race. Kernel arguments count as writes unless the trace
+// says read (CUPTI cannot tell). Every memory kind is checked: device and
+// managed memory as the paper asks, and pinned host memory that an
+// asynchronous copy still writes as well.
+//
+// Unfinished stream work is kept per stream in issue order and dropped
+// from the front when the host learns that it finished, so a check costs the
+// work still in flight. MPI buffers are the hulls of their footprints.
+// Host threads are ordered by seq (as in local-concurrency).
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analyzer/checks/checks.hpp"
+#include "analyzer/cuda_streams.hpp"
+#include "analyzer/footprint.hpp"
+#include "analyzer/mpi_buffers.hpp"
+
+namespace smtrace::analyzer::checks {
+namespace {
+
+using format::Call;
+using format::Event;
+
+constexpr std::size_t k_max_reports = 64;
+
+// A CUDA call's access: run on a stream (item set) or by the host during the call.
+struct CudaUse {
+  std::optional<StreamItem> item;
+  CudaAccess access;
+  uint64_t seq = 0;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  uint32_t kernel = 0;
+};
+
+// An MPI operation's buffers while it is pending (or, persistent, defined).
+struct MpiOp {
+  std::vector<CudaAccess> blocks;
+  uint64_t seq = 0;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  bool active = false;
+  bool persistent = false;
+};
+
+struct Record {
+  bool cuda_first = false;
+  CudaUse cuda;
+  std::string stream;  // the stream's label; empty for a host access
+  uint64_t mpi_seq = 0;
+  uint32_t mpi_site = 0;
+  Call mpi_call = Call::unspecified;
+  bool mpi_write = false;
+  uint64_t lo = 0, hi = 0;
+};
+
+bool is_completion(Call c) {
+  switch (c) {
+    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
+    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome: return true;
+    default: return false;
+  }
+}
+
+// How an MPI call uses its buffers.
+enum class Kind : uint8_t { none, blocking, post, define };
+
+class Pass final : public RankPass {
+ public:
+  explicit Pass(const RankData& data) : m_data(data), m_footprint(data) {}
+
+  void event(const Event& e) override {
+    if (format::call_family(e.call) == format::Family::cuda) {
+      cuda(e);
+      return;
+    }
+    if (e.rc != 0) return;
+    if (is_completion(e.call)) {
+      if (!e.pending)
+        for (const format::CompletedRequest& c : e.completed) complete(c.request);
+      return;
+    }
+    switch (e.call) {
+      case Call::Start: start(e, e.request); return;
+      case Call::Startall:
+        for (uint64_t r : e.requests) start(e, r);
+        return;
+      case Call::Request_free: {
+        // The operation goes on with no completion in the trace: it stays
+        // pending to the end.
+        auto it = m_ops.find(e.request);
+        if (it != m_ops.end()) it->second.persistent = false;
+        return;
+      }
+      default: break;
+    }
+    m_blocks.clear();
+    const Kind kind = buffers(e);
+    if (kind == Kind::none || m_blocks.empty()) return;
+    if (kind != Kind::define) against_stream_work(e, m_blocks);
+    if (kind == Kind::blocking || e.request == 0) return;
+    MpiOp& op = m_ops[e.request];
+    op = MpiOp{m_blocks, e.seq, e.site, e.call, kind == Kind::post, kind == Kind::define};
+  }
+
+  std::vector<Record> records;
+  uint64_t suppressed = 0;
+  uint64_t device_accesses = 0;
+  uint64_t peak_unfinished = 0;
+  uint32_t streams = 0;
+
+  void end() override { streams = m_model.streams(); }
+
+ private:
+  void cuda(const Event& e) {
+    const CudaStreams::Effect effect = m_model.apply(e);
+    const CudaUse base{std::nullopt, {}, e.seq, e.site, e.call, e.kernel};
+    for (const CudaAccess& a : effect.host) {
+      CudaUse use = base;
+      use.access = a;
+      against_pending_mpi(use);
+    }
+    for (const CudaAccess& a : effect.device) {
+      CudaUse use = base;
+      use.item = effect.item;
+      use.access = a;
+      against_pending_mpi(use);
+      if (m_work.size() <= use.item->stream) m_work.resize(use.item->stream + 1);
+      m_work[use.item->stream].push_back(use);
+      ++m_unfinished;
+      ++device_accesses;
+    }
+    peak_unfinished = std::max(peak_unfinished, m_unfinished);
+    if (effect.host_synchronized) {
+      for (uint32_t s = 0; s < m_work.size(); ++s) {
+        std::deque<CudaUse>& work = m_work[s];
+        while (!work.empty() && m_model.finished(*work.front().item)) {
+          work.pop_front();
+          --m_unfinished;
+        }
+      }
+    }
+  }
+
+  // MPI, then CUDA: `use` meets the buffer of a pending MPI operation.
+  void against_pending_mpi(const CudaUse& use) {
+    for (const auto& [request, op] : m_ops) {
+      if (!op.active) continue;
+      for (const CudaAccess& b : op.blocks) {
+        if (!conflict(b, use.access)) continue;
+        add(Record{false, use, label(use), op.seq, op.site, op.call, b.write, std::max(b.lo, use.access.lo),
+                   std::min(b.hi, use.access.hi)});
+        break;
+      }
+    }
+  }
+
+  // CUDA, then MPI: MPI call `e` starts using `blocks` while stream work on them may still run.
+  void against_stream_work(const Event& e, const std::vector<CudaAccess>& blocks) {
+    if (m_unfinished == 0) return;
+    for (const std::deque<CudaUse>& work : m_work) {
+      for (const CudaUse& use : work) {
+        for (const CudaAccess& b : blocks) {
+          if (!conflict(b, use.access)) continue;
+          add(Record{true, use, label(use), e.seq, e.site, e.call, b.write, std::max(b.lo, use.access.lo),
+                     std::min(b.hi, use.access.hi)});
+          break;
+        }
+      }
+    }
+  }
+
+  static bool conflict(const CudaAccess& a, const CudaAccess& b) {
+    return (a.write || b.write) && a.lo < b.hi && b.lo < a.hi;
+  }
+
+  std::string label(const CudaUse& use) const { return use.item ? m_model.stream_label(use.item->stream) : ""; }
+
+  void add(Record r) {
+    auto key = std::make_tuple(r.cuda.site, r.cuda.kernel, static_cast<uint16_t>(r.cuda.call), r.mpi_site,
+                               static_cast<uint16_t>(r.mpi_call));
+    if (!m_reported.insert(key).second) return;
+    if (records.size() >= k_max_reports) {
+      ++suppressed;
+      return;
+    }
+    records.push_back(std::move(r));
+  }
+
+  void start(const Event& e, uint64_t request) {
+    auto it = m_ops.find(request);
+    if (it == m_ops.end() || !it->second.persistent || it->second.active) return;
+    against_stream_work(e, it->second.blocks);
+    it->second.active = true;
+    it->second.seq = e.seq;
+    it->second.site = e.site;
+  }
+
+  void complete(uint64_t request) {
+    auto it = m_ops.find(request);
+    if (it == m_ops.end()) return;
+    if (it->second.persistent) {
+      it->second.active = false;
+    } else {
+      m_ops.erase(it);
+    }
+  }
+
+  // Put the buffers of MPI call `e` into m_blocks (hulls of their footprints);
+  // return how the call uses them.
+  Kind buffers(const Event& e) {
+    auto add = [&](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
+      m_pieces.clear();
+      m_footprint.add(m_pieces, buf, count, type);
+      if (m_pieces.empty()) return;
+      uint64_t lo = UINT64_MAX, hi = 0;
+      for (const Strided& p : m_pieces) {
+        lo = std::min(lo, p.lo);
+        hi = std::max(hi, hull_end(p));
+      }
+      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, use == BufferUse::write});
+    };
+    constexpr BufferUse r = BufferUse::read, w = BufferUse::write;
+    switch (e.call) {
+      case Call::Send: case Call::Bsend: case Call::Ssend: case Call::Rsend: case Call::Put: case Call::Accumulate:
+        add(e.buf, e.count, e.datatype, r);
+        return Kind::blocking;
+      case Call::Recv: case Call::Sendrecv_replace: case Call::Get:
+        add(e.buf, e.count, e.datatype, w);
+        return Kind::blocking;
+      case Call::Sendrecv:
+        add(e.buf, e.count, e.datatype, r);
+        add(e.recv_buf, e.recv_count, e.recv_datatype, w);
+        return Kind::blocking;
+      case Call::Get_accumulate: case Call::Rget_accumulate:
+        add(e.buf, e.count, e.datatype, r);
+        add(e.result_buf, e.result_count, e.result_datatype, w);
+        return e.call == Call::Get_accumulate ? Kind::blocking : Kind::post;
+      case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend: case Call::Rput:
+      case Call::Raccumulate:
+        add(e.buf, e.count, e.datatype, r);
+        return Kind::post;
+      case Call::Irecv: case Call::Rget:
+        add(e.buf, e.count, e.datatype, w);
+        return Kind::post;
+      case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init:
+        add(e.buf, e.count, e.datatype, r);
+        return Kind::define;
+      case Call::Recv_init:
+        add(e.buf, e.count, e.datatype, w);
+        return Kind::define;
+      default:
+        if (format::call_family(e.call) != format::Family::coll) return Kind::none;
+        collective_buffers(e, m_data, m_footprint, add);
+        return e.request != 0 ? Kind::post : Kind::blocking;
+    }
+  }
+
+  const RankData& m_data;
+  const Footprint m_footprint;
+  CudaStreams m_model;
+  std::vector<std::deque<CudaUse>> m_work;         // per model stream: unfinished work, in issue order
+  uint64_t m_unfinished = 0;
+  std::unordered_map<uint64_t, MpiOp> m_ops;       // by request id
+  std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers
+  std::vector<Strided> m_pieces;                   // scratch of buffers()
+  std::set<std::tuple<uint32_t, uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
+};
+
+std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
+
+class CudaMpiRace final : public Check {
+ public:
+  std::string_view name() const override { return "cuda-mpi-race"; }
+  Severity severity() const override { return Severity::error; }
+  std::string_view description() const override {
+    return "an MPI call and work on a CUDA stream (kernel, copy, memset) touch the same bytes with no "
+           "synchronization between them";
+  }
+  std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+
+  void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    for (uint32_t rank = 0; rank < passes.size(); ++rank) {
+      auto* pass = dynamic_cast<Pass*>(passes[rank].get());
+      if (!pass) continue;
+      m_device_accesses += pass->device_accesses;
+      m_peak_unfinished = std::max(m_peak_unfinished, pass->peak_unfinished);
+      m_streams += pass->streams;
+      for (const Record& r : pass->records) out.push_back(finding(context, rank, r));
+      if (pass->suppressed > 0 && !out.empty() && out.back().kind == name())
+        out.back().notes.push_back(
+            fmt::format("{} more CUDA/MPI races on rank {} are not reported", pass->suppressed, rank));
+    }
+  }
+
+  void stats(std::map<std::string, uint64_t>& out) const override {
+    out["cuda_mpi_race_streams"] = m_streams;
+    out["cuda_mpi_race_device_accesses"] = m_device_accesses;
+    out["cuda_mpi_race_peak_unfinished"] = m_peak_unfinished;
+  }
+
+ private:
+  Finding finding(const Context& context, uint32_t rank, const Record& r) const {
+    const CudaUse& c = r.cuda;
+    std::string what(format::call_name(c.call));
+    if (c.kernel != 0) {
+      const format::CallSite* k = context.rank(rank).site(c.kernel);
+      what += fmt::format(" (kernel {})", k && !k->function.empty() ? k->function : fmt::format("site#{}", c.kernel));
+    }
+    const std::string_view mpi = format::call_name(r.mpi_call);
+    const EventRef cuda_at{rank, c.seq}, mpi_at{rank, r.mpi_seq};
+    const std::string range = fmt::format("[{}, +{})", hex(r.lo), r.hi - r.lo);
+    const char* cuda_verb = c.access.write ? "writes" : "reads";
+    const char* mpi_verb = r.mpi_write ? "receives into" : "sends from";
+    const std::string where = c.item ? "on " + r.stream : "on the host during the call";
+    Finding f;
+    f.kind = std::string(name());
+    f.severity = severity();
+    if (r.cuda_first) {
+      f.message = fmt::format("{} {} {} {} (rank {}) and {} {} it (rank {}) before the host synchronizes with that work",
+                              what, where, cuda_verb, range, cuda_at.str(), mpi, mpi_verb, mpi_at.str());
+    } else {
+      f.message = fmt::format("{} {} {} (rank {}), still pending when {} {} {} it (rank {})", mpi, mpi_verb, range,
+                              mpi_at.str(), what, where, cuda_verb, cuda_at.str());
+    }
+    const Location cuda_loc = context.location(cuda_at, c.call, c.site,
+                                               fmt::format("{} {} {} {} here", what, cuda_verb, range, where));
+    const Location mpi_loc = context.location(mpi_at, r.mpi_call, r.mpi_site,
+                                              fmt::format("{} {} the same bytes here", mpi, mpi_verb));
+    if (r.cuda_first) {
+      f.locations = {cuda_loc, mpi_loc};
+      f.notes.push_back("synchronize with the stream (cudaStreamSynchronize, cudaEventSynchronize, "
+                        "cudaDeviceSynchronize) before the MPI call uses the buffer");
+    } else {
+      f.locations = {mpi_loc, cuda_loc};
+      f.notes.push_back("complete the MPI operation (MPI_Wait, MPI_Test) before CUDA work touches its buffer");
+    }
+    return f;
+  }
+
+  uint64_t m_device_accesses = 0;
+  uint64_t m_peak_unfinished = 0;
+  uint64_t m_streams = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Check> make_cuda_mpi_race() { return std::make_unique<CudaMpiRace>(); }
+
+}  // namespace smtrace::analyzer::checks
