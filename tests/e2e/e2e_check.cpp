@@ -929,6 +929,49 @@ void check_own_protobuf(Checker& c) {
   }
 }
 
+// CUDA events (hand-written or from the CUPTI tracer) refer to what the
+// trace defined before: streams used were created (0 and 1 always exist),
+// CUDA events waited for were recorded, kernels name a call site, copies
+// and allocations have sizes.
+void check_cuda(Checker& c) {
+  check_common(c, true);
+  const auto& t = c.trace();
+  uint64_t cuda_events = 0;
+  for (uint32_t r = 0; r < t.ranks.size(); ++r) {
+    if (!t.ranks[r].present) continue;
+    std::set<uint64_t> streams = {fmt::k_legacy_stream, fmt::k_per_thread_stream};
+    std::set<uint64_t> recorded;
+    for (const fmt::Event& e : t.ranks[r].events) {
+      if (fmt::call_family(e.call) != fmt::Family::cuda) continue;
+      ++cuda_events;
+      switch (e.call) {
+        case Call::cudaStreamCreate: case Call::cudaStreamCreateWithFlags:
+          c.expect(streams.insert(e.stream).second, where(r, e) + ": stream " + std::to_string(e.stream) + " created twice");
+          break;
+        case Call::cudaEventRecord:
+          recorded.insert(e.cuda_event);
+          c.expect(streams.count(e.stream) != 0, where(r, e) + ": unknown stream " + std::to_string(e.stream));
+          break;
+        case Call::cudaEventSynchronize: case Call::cudaEventQuery: case Call::cudaStreamWaitEvent:
+          c.expect(recorded.count(e.cuda_event) != 0, where(r, e) + ": CUDA event " + std::to_string(e.cuda_event) +
+                                                         " never recorded before");
+          break;
+        case Call::cudaLaunchKernel:
+          c.expect(e.kernel != 0 && t.ranks[r].site(e.kernel) != nullptr, where(r, e) + ": kernel without a call site");
+          c.expect(streams.count(e.stream) != 0, where(r, e) + ": unknown stream " + std::to_string(e.stream));
+          break;
+        case Call::cudaMalloc: case Call::cudaMallocManaged: case Call::cudaMallocHost: case Call::cudaHostAlloc:
+        case Call::cudaMemcpy: case Call::cudaMemcpyAsync: case Call::cudaMemset: case Call::cudaMemsetAsync:
+          c.expect(e.size != 0 && e.buf != 0, where(r, e) + ": no buffer or size");
+          c.expect(streams.count(e.stream) != 0, where(r, e) + ": unknown stream " + std::to_string(e.stream));
+          break;
+        default: break;
+      }
+    }
+  }
+  c.expect(cuda_events > 0, "no CUDA events");
+}
+
 const std::map<std::string, std::function<void(Checker&)>>& cases() {
   static const std::map<std::string, std::function<void(Checker&)>> table = {
       {"p2p_wildcard", check_p2p_wildcard},
@@ -947,6 +990,7 @@ const std::map<std::string, std::function<void(Checker&)>>& cases() {
       {"threads", check_threads},
       {"annotate", check_annotate},
       {"own_protobuf", check_own_protobuf},
+      {"cuda", check_cuda},
   };
   return table;
 }
