@@ -1,0 +1,347 @@
+// The CUDA stream model (analyzer/cuda_streams.hpp) on events built in
+// memory, and the cuda-mpi-race check on small JSON traces: the cases of the
+// seed paper cuda-aware-mpi-races.txt (Figure 3 and section III-B/III-C).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/cuda_streams.hpp"
+#include "analyzer_json_trace.hpp"
+
+namespace fmt_ns = smtrace::format;
+using smtrace::analyzer::CudaAccess;
+using smtrace::analyzer::CudaStreams;
+using smtrace::analyzer::StreamItem;
+using fmt_ns::Call;
+
+namespace {
+
+constexpr uint64_t k_dev = 0x7f00'0000'0000, k_pinned = 0x7f20'0000'0000, k_host = 0x56'0000'0000;
+
+// Feeds one rank's CUDA events to a model, numbering them.
+struct Host {
+  CudaStreams model;
+  uint64_t seq = 0;
+  uint32_t thread = 0;
+
+  CudaStreams::Effect call(Call c, auto&& fill) {
+    fmt_ns::Event e;
+    e.seq = seq++;
+    e.call = c;
+    e.thread = thread;
+    fill(e);
+    return model.apply(e);
+  }
+  CudaStreams::Effect call(Call c) {
+    return call(c, [](fmt_ns::Event&) {});
+  }
+  void create(uint64_t stream, bool non_blocking = false) {
+    call(Call::cudaStreamCreateWithFlags, [&](fmt_ns::Event& e) {
+      e.stream = stream;
+      e.flags = non_blocking ? fmt_ns::k_stream_non_blocking : 0;
+    });
+  }
+  StreamItem kernel(uint64_t stream, uint64_t addr = k_dev, fmt_ns::ArgAccess access = fmt_ns::ArgAccess::unspecified) {
+    auto effect = call(Call::cudaLaunchKernel, [&](fmt_ns::Event& e) {
+      e.stream = stream;
+      e.args = {{0, addr, 0, access}};
+    });
+    REQUIRE(effect.item);
+    return *effect.item;
+  }
+  void sync_stream(uint64_t stream, int32_t rc = 0) {
+    call(Call::cudaStreamSynchronize, [&](fmt_ns::Event& e) {
+      e.stream = stream;
+      e.rc = rc;
+    });
+  }
+  void record(uint64_t event, uint64_t stream) {
+    call(Call::cudaEventRecord, [&](fmt_ns::Event& e) {
+      e.cuda_event = event;
+      e.stream = stream;
+    });
+  }
+  void event_call(Call c, uint64_t event, uint64_t stream = 0, int32_t rc = 0) {
+    call(c, [&](fmt_ns::Event& e) {
+      e.cuda_event = event;
+      e.stream = stream;
+      e.rc = rc;
+    });
+  }
+  CudaStreams::Effect copy(Call c, uint64_t dst, fmt_ns::MemoryKind dst_kind, uint64_t src, fmt_ns::MemoryKind src_kind,
+                           uint64_t stream = 0) {
+    return call(c, [&](fmt_ns::Event& e) {
+      e.recv_buf = dst;
+      e.recv_memory = dst_kind;
+      e.buf = src;
+      e.memory = src_kind;
+      e.size = 64;
+      e.stream = stream;
+    });
+  }
+};
+
+}  // namespace
+
+TEST_SUITE_BEGIN("analyzer");
+
+TEST_CASE("analyzer::CudaStreams::work on one stream is ordered") {
+  Host h;
+  const StreamItem a = h.kernel(0), b = h.kernel(0);
+  CHECK(a.stream == b.stream);
+  CHECK(b.index == a.index + 1);
+  CHECK_FALSE(h.model.finished(a));
+  h.call(Call::cudaDeviceSynchronize);
+  CHECK(h.model.finished(a));
+  CHECK(h.model.finished(b));
+  const StreamItem c = h.kernel(0);
+  CHECK_FALSE(h.model.finished(c));
+}
+
+TEST_CASE("analyzer::CudaStreams::legacy default stream (Figure 3)") {
+  SUBCASE("blocking streams: K1 -> K0 -> K2, a sync on K2's stream covers all") {
+    Host h;
+    h.create(2);
+    h.create(3);
+    const StreamItem k1 = h.kernel(2), k0 = h.kernel(0), k2 = h.kernel(3);
+    h.sync_stream(3);
+    CHECK(h.model.finished(k2));
+    CHECK(h.model.finished(k0));
+    CHECK(h.model.finished(k1));
+  }
+  SUBCASE("a non-blocking stream is not ordered with the legacy stream") {
+    Host h;
+    h.create(2, true);
+    h.create(3);
+    const StreamItem k1 = h.kernel(2), k0 = h.kernel(0);
+    h.kernel(3);
+    h.sync_stream(3);
+    CHECK(h.model.finished(k0));
+    CHECK_FALSE(h.model.finished(k1));
+  }
+  SUBCASE("independent created streams are not ordered") {
+    Host h;
+    h.create(2);
+    h.create(3);
+    const StreamItem a = h.kernel(2);
+    h.kernel(3);
+    h.sync_stream(3);
+    CHECK_FALSE(h.model.finished(a));
+  }
+  SUBCASE("synchronizing the legacy stream covers blocking streams, not non-blocking ones") {
+    Host h;
+    h.create(2);
+    h.create(3, true);
+    const StreamItem blocking = h.kernel(2), non_blocking = h.kernel(3);
+    h.sync_stream(0);
+    CHECK(h.model.finished(blocking));
+    CHECK_FALSE(h.model.finished(non_blocking));
+  }
+  SUBCASE("the per-thread default stream is blocking, one per host thread") {
+    Host h;
+    const StreamItem mine = h.kernel(1);
+    h.thread = 1;
+    const StreamItem other = h.kernel(1);
+    CHECK(mine.stream != other.stream);
+    h.sync_stream(1);  // thread 1's stream only
+    CHECK(h.model.finished(other));
+    CHECK_FALSE(h.model.finished(mine));
+    h.kernel(0);  // legacy work waits for both per-thread streams
+    h.sync_stream(0);
+    CHECK(h.model.finished(mine));
+  }
+  SUBCASE("a stream never created counts as non-blocking") {
+    Host h;
+    const StreamItem a = h.kernel(7);
+    h.kernel(0);
+    h.sync_stream(0);
+    CHECK_FALSE(h.model.finished(a));
+    CHECK(h.model.stream_label(a.stream) == "stream s#7");
+  }
+}
+
+TEST_CASE("analyzer::CudaStreams::explicit synchronization") {
+  SUBCASE("queries: cudaSuccess synchronizes, cudaErrorNotReady does not") {
+    Host h;
+    h.create(2, true);
+    const StreamItem a = h.kernel(2);
+    h.call(Call::cudaStreamQuery, [](fmt_ns::Event& e) {
+      e.stream = 2;
+      e.rc = fmt_ns::k_cuda_not_ready;
+    });
+    CHECK_FALSE(h.model.finished(a));
+    h.call(Call::cudaStreamQuery, [](fmt_ns::Event& e) { e.stream = 2; });
+    CHECK(h.model.finished(a));
+  }
+  SUBCASE("events: record + synchronize covers work up to the record only") {
+    Host h;
+    h.create(2, true);
+    const StreamItem before = h.kernel(2);
+    h.record(1, 2);
+    const StreamItem after = h.kernel(2);
+    h.event_call(Call::cudaEventQuery, 1, 0, fmt_ns::k_cuda_not_ready);
+    CHECK_FALSE(h.model.finished(before));
+    h.event_call(Call::cudaEventSynchronize, 1);
+    CHECK(h.model.finished(before));
+    CHECK_FALSE(h.model.finished(after));
+  }
+  SUBCASE("cudaStreamWaitEvent orders another stream's later work") {
+    Host h;
+    h.create(2, true);
+    h.create(3, true);
+    const StreamItem producer = h.kernel(2);
+    h.record(1, 2);
+    h.event_call(Call::cudaStreamWaitEvent, 1, 3);
+    h.kernel(3);
+    h.record(2, 3);
+    CHECK_FALSE(h.model.finished(producer));  // the wait alone tells the host nothing
+    h.event_call(Call::cudaEventSynchronize, 2);
+    CHECK(h.model.finished(producer));
+  }
+  SUBCASE("an event never recorded orders nothing") {
+    Host h;
+    const StreamItem a = h.kernel(0);
+    h.event_call(Call::cudaEventSynchronize, 9);
+    CHECK_FALSE(h.model.finished(a));
+  }
+  SUBCASE("cudaFree synchronizes the device") {
+    Host h;
+    h.create(2, true);
+    const StreamItem a = h.kernel(2);
+    h.call(Call::cudaFree, [](fmt_ns::Event& e) { e.buf = k_dev; });
+    CHECK(h.model.finished(a));
+  }
+}
+
+TEST_CASE("analyzer::CudaStreams::implicit synchronization by memory kind") {
+  using fmt_ns::MemoryKind;
+  SUBCASE("cudaMemcpy with a host side is synchronous, device to device is not") {
+    Host h;
+    auto effect = h.copy(Call::cudaMemcpy, k_dev, MemoryKind::device, k_host, MemoryKind::pageable);
+    CHECK(effect.host_synchronized);
+    CHECK(h.model.finished(*effect.item));
+    effect = h.copy(Call::cudaMemcpy, k_dev, MemoryKind::device, k_dev + 4096, MemoryKind::device);
+    CHECK_FALSE(h.model.finished(*effect.item));
+    REQUIRE(effect.device.size() == 2);
+    CHECK(effect.device[1] == CudaAccess{k_dev, k_dev + 64, true});
+  }
+  SUBCASE("cudaMemcpyAsync: pinned is asynchronous, to pageable synchronous, from pageable staged") {
+    Host h;
+    h.create(2);
+    auto pinned = h.copy(Call::cudaMemcpyAsync, k_dev, MemoryKind::device, k_pinned, MemoryKind::pinned, 2);
+    CHECK_FALSE(h.model.finished(*pinned.item));
+    CHECK(pinned.host.empty());
+    auto staged = h.copy(Call::cudaMemcpyAsync, k_dev, MemoryKind::device, k_host, MemoryKind::pageable, 2);
+    CHECK_FALSE(h.model.finished(*staged.item));
+    REQUIRE(staged.host.size() == 1);
+    CHECK(staged.host[0] == CudaAccess{k_host, k_host + 64, false});
+    REQUIRE(staged.device.size() == 1);
+    CHECK(staged.device[0].write);
+    auto to_pageable = h.copy(Call::cudaMemcpyAsync, k_host, MemoryKind::pageable, k_dev, MemoryKind::device, 2);
+    CHECK(h.model.finished(*to_pageable.item));
+    CHECK(h.model.finished(*pinned.item));  // earlier work on the same stream
+  }
+  SUBCASE("cudaMemset: asynchronous on device memory, synchronous on pinned memory") {
+    Host h;
+    h.call(Call::cudaMallocHost, [](fmt_ns::Event& e) {
+      e.buf = k_pinned;
+      e.size = 4096;
+    });
+    auto device = h.call(Call::cudaMemset, [](fmt_ns::Event& e) {
+      e.buf = k_dev;
+      e.size = 16;
+      e.memory = MemoryKind::device;
+    });
+    CHECK_FALSE(h.model.finished(*device.item));
+    auto pinned = h.call(Call::cudaMemset, [](fmt_ns::Event& e) {  // kind from the allocation
+      e.buf = k_pinned + 8;
+      e.size = 16;
+    });
+    CHECK(h.model.finished(*pinned.item));
+    CHECK(h.model.memory_kind(k_pinned + 100, MemoryKind::unspecified) == MemoryKind::pinned);
+    CHECK(h.model.memory_kind(k_host, MemoryKind::unspecified) == MemoryKind::pageable);
+  }
+  SUBCASE("kernel arguments: to the end of the allocation, read only when declared") {
+    Host h;
+    h.call(Call::cudaMallocManaged, [](fmt_ns::Event& e) {
+      e.buf = k_dev;
+      e.size = 4096;
+    });
+    auto effect = h.call(Call::cudaLaunchKernel, [](fmt_ns::Event& e) {
+      e.args = {{0, k_dev + 16, 0, fmt_ns::ArgAccess::read},
+                {1, k_dev + 1024, 8, fmt_ns::ArgAccess::unspecified},
+                {2, k_host, 0, fmt_ns::ArgAccess::write}};
+    });
+    REQUIRE(effect.device.size() == 3);
+    CHECK(effect.device[0] == CudaAccess{k_dev + 16, k_dev + 4096, false});
+    CHECK(effect.device[1] == CudaAccess{k_dev + 1024, k_dev + 1032, true});
+    CHECK(effect.device[2] == CudaAccess{k_host, k_host + 1, true});
+    CHECK(h.model.allocation(k_dev + 4095) != nullptr);
+    CHECK(h.model.allocation(k_dev + 4096) == nullptr);
+  }
+}
+
+namespace {
+
+std::string kernel_json(uint64_t stream, uint64_t addr, const char* access = "ARG_ACCESS_UNSPECIFIED") {
+  return R"({"call": "CUDA_LAUNCH_KERNEL", "stream": ")" + std::to_string(stream) + R"(", "args": [{"addr": ")" +
+         std::to_string(addr) + R"(", "access": ")" + access + R"("}]})";
+}
+std::string malloc_json(uint64_t addr) {
+  return R"({"call": "CUDA_MALLOC", "buf": ")" + std::to_string(addr) + R"(", "size": "4096"})";
+}
+const std::string k_dev_s = std::to_string(k_dev);
+
+smtrace::test::JsonRank one_rank(std::vector<std::string> events) {
+  smtrace::test::JsonRank r;
+  r.events = std::move(events);
+  return r;
+}
+
+std::size_t races(const smtrace::analyzer::Result& result) {
+  std::size_t n = 0;
+  for (const auto& f : result.findings) n += f.kind == "cuda-mpi-race";
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("analyzer::cuda-mpi-race::collectives and persistent requests") {
+  const std::string allreduce = R"({"call": "ALLREDUCE", "comm": 0, "buf": ")" + k_dev_s +
+                                R"(", "count": "16", "datatype": 7, "recv_buf": ")" + std::to_string(k_dev + 64) +
+                                R"(", "recv_count": "16", "recv_datatype": 7})";
+  SUBCASE("a kernel, then MPI_Allreduce on its output") {
+    auto result = smtrace::test::analyze_json(
+        "cuda-allreduce", {one_rank({R"({"call": "INIT"})", malloc_json(k_dev), kernel_json(0, k_dev), allreduce,
+                                     R"({"call": "FINALIZE"})"})},
+        {"cuda-mpi-race"});
+    CHECK(races(result) == 1);
+  }
+  SUBCASE("synchronized first: clean") {
+    auto result = smtrace::test::analyze_json(
+        "cuda-allreduce-ok",
+        {one_rank({R"({"call": "INIT"})", malloc_json(k_dev), kernel_json(0, k_dev),
+                   R"({"call": "CUDA_DEVICE_SYNCHRONIZE"})", allreduce, R"({"call": "FINALIZE"})"})},
+        {"cuda-mpi-race"});
+    CHECK(races(result) == 0);
+  }
+  SUBCASE("a started persistent receive, a kernel reading its buffer, then the wait") {
+    const std::string init = R"({"call": "RECV_INIT", "buf": ")" + k_dev_s +
+                             R"(", "count": "4", "datatype": 7, "peer": 0, "tag": 0, "comm": 1, "request": "5"})";
+    const std::string send = R"({"call": "SEND", "buf": "4096", "count": "4", "datatype": 7, "peer": 0, "tag": 0, "comm": 1})";
+    const std::string wait = R"({"call": "WAIT", "requests": ["5"], "completed": [{"request": "5"}]})";
+    auto with = [&](const std::string& kernel_before_wait) {
+      return smtrace::test::analyze_json(
+          "cuda-persistent",
+          {one_rank({R"({"call": "INIT"})", malloc_json(k_dev), init, R"({"call": "START", "request": "5"})",
+                     kernel_before_wait, send, wait, kernel_json(0, k_dev), R"({"call": "REQUEST_FREE", "request": "5"})",
+                     R"({"call": "FINALIZE"})"})},
+          {"cuda-mpi-race"});
+    };
+    CHECK(races(with(kernel_json(0, k_dev, "ARG_READ"))) == 1);  // reading a pending receive buffer
+    CHECK(races(with(kernel_json(0, k_dev + 4096))) == 0);      // other memory
+  }
+}
+
+TEST_SUITE_END();
