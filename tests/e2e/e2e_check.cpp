@@ -451,6 +451,30 @@ void check_coll_split(Checker& c) {
   }
 }
 
+// rma_accumulate.c (3 ranks, either version): lock_all epochs on one window;
+// rank 1 accumulates (SUM, long) into rank 0 and annotates a write of its
+// origin buffer; rank 2 puts there (bug) or accumulates (fixed).
+void check_rma_accumulate(Checker& c) {
+  check_common(c, true);
+  const auto& t = c.trace();
+  if (!c.expect(t.ranks.size() == 3, "rma_accumulate needs 3 ranks")) return;
+  for (uint32_t r = 0; r < 3; ++r) {
+    if (!t.ranks[r].present) continue;
+    expect_n(c, r, Call::Win_create, 1);
+    expect_n(c, r, Call::Win_lock_all, 1);
+    expect_n(c, r, Call::Win_unlock_all, 1);
+    expect_n(c, r, Call::Win_free, 1);
+  }
+  for (const auto* a : expect_n(c, 1, Call::Accumulate, 1))
+    c.expect(a->peer == 0 && a->target_disp == 0 && a->op == k_op_sum && a->datatype == k_long && a->count == 1,
+             where(1, *a) + ": target/disp/op/datatype/count");
+  for (const auto* w : expect_n(c, 1, Call::Annotate_write, 1))
+    c.expect(w->size == 8 && w->buf != 0, where(1, *w) + ": annotated size " + std::to_string(w->size));
+  const auto puts = events_of(t.ranks[2], Call::Put);
+  const auto accs = events_of(t.ranks[2], Call::Accumulate);
+  c.expect(puts.size() + accs.size() == 1, "rank 2: expected one MPI_Put or MPI_Accumulate");
+}
+
 void check_rma_fence(Checker& c) {
   check_common(c, true);
   const auto& t = c.trace();
@@ -979,6 +1003,7 @@ const std::map<std::string, std::function<void(Checker&)>>& cases() {
       {"coll_split", check_coll_split},
       {"rma_fence", check_rma_fence},
       {"rma_lock_all", check_rma_lock_all},
+      {"rma_accumulate", check_rma_accumulate},
       {"derived_types", check_derived_types},
       {"persistent", check_persistent},
       {"polling", check_polling},
