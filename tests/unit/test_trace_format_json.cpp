@@ -29,6 +29,19 @@ struct JsonTempDir {
   }
 };
 
+// Check that rank 0's events of `t` survive JSON (`json` is to_json(t)) and
+// a trace directory (wire encoder -> libprotobuf reader).
+void check_one_rank_round_trip(const fmt_ns::Trace& t, const std::string& json) {
+  const std::vector<fmt_ns::Event>& events = t.ranks[0].events;
+  CHECK(fmt_ns::from_json(json).ranks[0].events == events);
+  JsonTempDir dir;
+  fmt_ns::write_trace(t, dir.path);
+  fmt_ns::Trace read = fmt_ns::read_trace(dir.path);
+  CHECK(read.all_problems().empty());
+  CHECK(read.ranks[0].events == events);
+  CHECK(fmt_ns::to_json(read) == json);
+}
+
 // The example of docs/trace-format.md ("JSON document"), kept in step with it.
 constexpr const char* k_hand_written = R"({
   "manifest": {"format_version": 1, "world_size": 2, "command": "mpirun -np 2 ./ring"},
@@ -161,12 +174,7 @@ TEST_CASE("trace_format::to_json::strided accesses") {
   const std::string json = fmt_ns::to_json(t);
   CHECK(json.find("\"LOAD\"") != std::string::npos);
   CHECK(json.find("\"stride\"") != std::string::npos);
-  CHECK(fmt_ns::from_json(json).ranks[0].events == events);
-  JsonTempDir dir;  // wire encoder -> libprotobuf reader
-  fmt_ns::write_trace(t, dir.path);
-  fmt_ns::Trace read = fmt_ns::read_trace(dir.path);
-  CHECK(read.all_problems().empty());
-  CHECK(read.ranks[0].events == events);
+  check_one_rank_round_trip(t, json);
 }
 
 TEST_CASE("trace_format::to_json::CUDA events") {
@@ -220,13 +228,7 @@ TEST_CASE("trace_format::to_json::CUDA events") {
   CHECK(json.find("\"ARG_READ\"") != std::string::npos);
   CHECK(json.find("\"MEMORY_PINNED\"") != std::string::npos);
   CHECK(json.find("\"COPY_DEVICE_TO_HOST\"") != std::string::npos);
-  CHECK(fmt_ns::from_json(json).ranks[0].events == events);
-  JsonTempDir dir;  // wire encoder -> libprotobuf reader
-  fmt_ns::write_trace(t, dir.path);
-  fmt_ns::Trace read = fmt_ns::read_trace(dir.path);
-  CHECK(read.all_problems().empty());
-  CHECK(read.ranks[0].events == events);
-  CHECK(fmt_ns::to_json(read) == json);
+  check_one_rank_round_trip(t, json);
 }
 
 TEST_CASE("trace_format::to_json::deterministic") {
