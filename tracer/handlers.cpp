@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include <memory>
 #include <sstream>
 
+#include "tracer/access.hpp"
 #include "tracer/clock.hpp"
 #include "tracer/poll_fold.hpp"
 #include "tracer/recorder.hpp"
@@ -47,6 +49,7 @@ struct Global {
   std::unique_ptr<Recorder> recorder;
   std::unique_ptr<SiteTable> sites;
   std::unique_ptr<std::array<PollFolder, k_max_fold_threads>> folds;
+  Event access;  // the Load/Store event being written (under the lock)
 };
 
 // Never destroyed: atexit handlers and signal handlers may run after static
@@ -61,15 +64,16 @@ struct CallInfo {
   uint8_t family = 0;
   bool blocking = false;
 };
-constexpr std::array<CallInfo, 256> k_calls = [] {
-  std::array<CallInfo, 256> a{};
+constexpr std::size_t k_call_slots = 512;  // above the highest call number (calls.def)
+constexpr std::array<CallInfo, k_call_slots> k_calls = [] {
+  std::array<CallInfo, k_call_slots> a{};
 #define SMTRACE_CALL(ID, MpiName, number, family, blocking) \
   a[number] = CallInfo{static_cast<uint8_t>(format::Family::family), (blocking) != 0};
 #include "trace_format/calls.def"
 #undef SMTRACE_CALL
   return a;
 }();
-const CallInfo& call_info(Call call) { return k_calls[static_cast<uint16_t>(call) & 0xFF]; }
+const CallInfo& call_info(Call call) { return k_calls[static_cast<uint16_t>(call) & (k_call_slots - 1)]; }
 
 constexpr int k_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
 struct sigaction g_previous[65];
@@ -123,6 +127,43 @@ void flush_folds(uint32_t tid) {
 void flush_all_folds() {
   if (!g->folds) return;
   for (uint32_t t = 0; t < k_max_fold_threads; ++t) flush_folds(t);
+}
+
+// Write a run of the load/store runtime as a LOAD or STORE event of this
+// thread; the lock is held.
+void write_access_run(const smtrace_access_run& run) {
+  Event& e = g->access;
+  e.call = run.kind == smtrace_access_store ? Call::Store : Call::Load;
+  e.thread = thread_id();
+  e.t_start = run.t_start;
+  e.buf = run.addr;
+  e.size = run.size;
+  e.count = run.count > 1 ? static_cast<int64_t>(run.count) : 0;
+  e.stride = run.count > 1 ? run.stride : 0;
+  e.site = g->sites->id(run.pc, *g->recorder);
+  e.stack.clear();
+  for (uint32_t i = 0; i < run.depth && e.stack.size() + 1 < g->options.stack_depth; ++i)
+    e.stack.push_back(g->sites->id(run.stack[i], *g->recorder));
+  g->recorder->event(e);
+}
+
+// Write this thread's open runs before an event of the thread; the lock is held.
+void flush_access_runs() noexcept {
+  access::flush_thread([](const smtrace_access_run* run, void*) { write_access_run(*run); }, nullptr);
+}
+
+// Fill `frames` for resolve_sites: with the load/store runtime's shadow
+// stack when this thread has one (no unwinding), else with backtrace().
+int call_stack(void** frames, uintptr_t site) {
+  if (g->options.stack_depth <= 1) return 0;
+  uintptr_t shadow[k_max_stack];
+  const std::size_t max = std::min<std::size_t>(g->options.stack_depth - 1, k_max_stack);
+  if (std::size_t n = access::shadow_stack(shadow, max); n > 0) {
+    frames[0] = reinterpret_cast<void*>(site);
+    for (std::size_t i = 0; i < n; ++i) frames[i + 1] = reinterpret_cast<void*>(shadow[i]);
+    return static_cast<int>(n + 1);
+  }
+  return backtrace(frames, static_cast<int>(g->options.stack_depth) + 3);
 }
 
 std::string json_escape(const std::string& s) {
@@ -344,6 +385,12 @@ bool start(const StartInfo& info) {
   h.options["clock.source"] = g_clock.source() == Clock::Source::counter ? "counter" : "monotonic";
   if (g_clock.source() == Clock::Source::counter)
     h.options["clock.counter_hz"] = std::to_string(static_cast<uint64_t>(g_clock.counter_hz()));
+  // Loads and stores (family annotate) when the program has the load/store
+  // runtime (compiled by smtrace-cc): noted in the header, so that a reader
+  // can tell "no access recorded" from "accesses not captured".
+  if (info.options.records(format::Family::annotate) &&
+      access::attach(std::max<uint32_t>(info.options.stack_depth, 1) - 1))
+    h.options["loadstore"] = "on";
   h.executable = read_exe();
   h.argv = argv;
   h.thread_level = info.thread_level;
@@ -355,6 +402,7 @@ bool start(const StartInfo& info) {
   g->recorder = std::make_unique<Recorder>();
   std::string path = info.options.dir + "/" + format::rank_file_name(info.rank);
   if (!g->recorder->open(path, h, info.options.chunk_bytes)) {
+    access::detach();
     warn(g->recorder->error());
     return false;
   }
@@ -399,6 +447,7 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
   if (!g->recorder || g->finished.exchange(true)) return;
   uint64_t errs = g->errors.load();
   g->recorder->lock();
+  flush_access_runs();  // other threads' runs were written at their last MPI call or exit
   flush_all_folds();
   if (errs > 0) g->recorder->note(format::TracerNote{now(), std::to_string(errs) + " tracer errors"});
   format::Termination end;
@@ -411,6 +460,7 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
   else g->recorder->seal();
   g->recorder->unlock();
   g->on.store(false);
+  access::detach();
   if (errs > 0 && !g->options.quiet)
     std::fprintf(stderr, "smtrace: rank %u: %llu tracer errors while recording\n", g->rank,
                  static_cast<unsigned long long>(errs));
@@ -425,6 +475,7 @@ void reset_for_tests() {
   g->on.store(false);
   g->finished.store(true);
   g->errors.store(0);
+  access::detach();
 }
 
 void define_comm(const format::CommDef& comm) {
@@ -442,6 +493,25 @@ void define_datatype(const format::DatatypeDef& type) {
   g->recorder->unlock();
   stop_on_failure();
 }
+
+void on_access_run(const smtrace_access_run& run) noexcept {
+  if (!g->on.load(std::memory_order_relaxed)) return;
+  bool locked = false;
+  try {
+    g->recorder->lock();
+    locked = true;
+    flush_folds(thread_id());
+    write_access_run(run);
+    locked = false;
+    g->recorder->unlock();
+    stop_on_failure();
+  } catch (...) {
+    if (locked) g->recorder->unlock();
+    count_error();
+  }
+}
+
+bool in_wrapper() noexcept { return t_busy; }
 
 void on_annotate(Call call, uintptr_t address, uint64_t size, uintptr_t site) noexcept {
   if (!should_trace(call)) return;
@@ -528,9 +598,10 @@ void CallScope::enter() noexcept {
   if (!m_blocking || !g->on.load(std::memory_order_relaxed)) return;
   try {
     void* frames[k_max_stack + 4];
-    int n = g->options.stack_depth > 1 ? backtrace(frames, static_cast<int>(g->options.stack_depth) + 3) : 0;
+    int n = call_stack(frames, t_site);
     e.pending = true;
     g->recorder->lock();
+    flush_access_runs();
     flush_folds(e.thread);
     resolve_sites(e, t_site, frames, n);
     m_pending_seq = g->recorder->event(e);
@@ -563,7 +634,7 @@ void CallScope::leave(int rc) noexcept {
       e.duration = elapsed(e.t_start, t_end);
       e.rc = rc;
       void* frames[k_max_stack + 4];
-      int n = g->options.stack_depth > 1 ? backtrace(frames, static_cast<int>(g->options.stack_depth) + 3) : 0;
+      int n = call_stack(frames, t_site);
       g->recorder->lock();
       resolve_sites(e, t_site, frames, n);
       bool fold = m_unsuccessful_poll && g->options.fold_polls && e.thread < k_max_fold_threads && g->folds;
@@ -571,11 +642,13 @@ void CallScope::leave(int rc) noexcept {
         PollFolder& f = (*g->folds)[e.thread];
         uint64_t key = poll_key(e);
         if (!f.fold(e, key)) {
+          flush_access_runs();
           flush_folds(e.thread);
           g->recorder->event(e);
           f.start(e, key);
         }
       } else {
+        flush_access_runs();
         flush_folds(e.thread);
         g->recorder->event(e);
       }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tracer/access_abi.hpp"
 #include "tracer/options.hpp"
 #include "trace_format/event.hpp"
 
@@ -81,6 +82,11 @@ uint64_t errors() noexcept;
 
 // Record an annotated local access: ANNOTATE_READ / ANNOTATE_WRITE.
 void on_annotate(format::Call call, uintptr_t address, uint64_t size, uintptr_t site) noexcept;
+// Record a run of loads or stores that the load/store runtime closed
+// (a LOAD / STORE event of this thread; tracer/access.hpp).
+void on_access_run(const smtrace_access_run& run) noexcept;
+// Return true while this thread is inside a traced call.
+bool in_wrapper() noexcept;
 
 // One traced call in flight on this thread.
 class CallScope {

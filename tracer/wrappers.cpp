@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tracer/access.hpp"
 #include "tracer/flatten.hpp"
 #include "tracer/handlers.hpp"
 #include "tracer/tables.hpp"
@@ -50,6 +51,11 @@ struct Tables {
   HandleMap<format::DatatypeDef*> defs;  // type id -> flattened def (children of later types)
   MPI_Group world_group = MPI_GROUP_NULL;
   uint32_t world_size = 1;
+  // For load/store capture (access.hpp): the rank's place in each
+  // communicator (by id >= 2) and the sizes of the predefined datatypes.
+  HandleMap<CommFacts> comm_facts;
+  CommFacts world_facts;
+  int64_t basic_size[format::k_first_derived_id] = {};
 };
 Tables* g_tables = new Tables;  // never destroyed (used until exit)
 
@@ -114,6 +120,13 @@ uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
     PMPI_Group_free(&group);
   }
   handlers::define_comm(def);
+  if (access::attached()) {
+    CommFacts facts;
+    PMPI_Comm_rank(comm, &facts.rank);
+    if (inter) PMPI_Comm_remote_size(comm, &facts.size);
+    else PMPI_Comm_size(comm, &facts.size);
+    g_tables->comm_facts.insert(id, facts);
+  }
   g_tables->comms.insert(key(comm), id);
   return id;
 }
@@ -263,8 +276,11 @@ void register_predefined() {
       {MPI_2INT, 32}, {MPI_SHORT_INT, 33}, {MPI_LONG_DOUBLE_INT, 34}, {MPI_PACKED, 35}, {MPI_AINT, 36},
       {MPI_OFFSET, 37}, {MPI_COUNT, 38},
   };
-  for (const auto& p : types)
-    if (p.type != MPI_DATATYPE_NULL) g_tables->types.insert(key(p.type), p.id);
+  for (const auto& p : types) {
+    if (p.type == MPI_DATATYPE_NULL) continue;
+    g_tables->types.insert(key(p.type), p.id);
+    g_tables->basic_size[p.id] = static_cast<int64_t>(type_size(p.type));
+  }
   struct OpPair {
     MPI_Op op;
     uint32_t id;
@@ -400,7 +416,28 @@ std::vector<uint32_t> type_ids(const MPI_Datatype* v, int n) {
   return out;
 }
 
-// Run one traced call: gather inputs, enter, call PMPI once, gather outputs, leave.
+// Load/store capture: the facts access::after_call needs about a datatype
+// and about the rank's place in a communicator.
+TypeExtent type_extent(uint32_t id) {
+  if (id < format::k_first_derived_id) {
+    const int64_t size = g_tables->basic_size[id];
+    return {0, size, size, size > 0};
+  }
+  format::DatatypeDef* def = nullptr;
+  if (!g_tables->defs.find(id, def) || !def) return {};
+  return extent_of(*def);
+}
+
+CommFacts comm_facts(uint32_t comm) {
+  if (comm == format::k_comm_world) return g_tables->world_facts;
+  if (comm == format::k_comm_self) return {0, 1};
+  CommFacts facts;
+  g_tables->comm_facts.find(comm, facts);
+  return facts;
+}
+
+// Run one traced call: gather inputs, enter, call PMPI once, gather outputs,
+// leave, and tell load/store capture what the call started or completed.
 template <class F, class Pre, class Post>
 int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   CallScope s(c, site);
@@ -409,6 +446,7 @@ int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   int rc = pmpi();
   post(s, rc);
   s.leave(rc);
+  if (rc == MPI_SUCCESS && access::attached()) access::after_call(s.e, comm_facts(s.e.comm), type_extent);
   return rc;
 }
 constexpr auto no_post = [](CallScope&, int) {};
@@ -1419,6 +1457,7 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
   info.clock_origin = t_start;  // now() read before tracing started: absolute
   PMPI_Comm_group(MPI_COMM_WORLD, &g_tables->world_group);
   g_tables->world_size = info.world_size;
+  g_tables->world_facts = {rank, size};
   register_predefined();
   if (!handlers::start(info)) return;
   handlers::record_init(call, site, t_start);

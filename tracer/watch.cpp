@@ -1,0 +1,259 @@
+#include "tracer/watch.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace smtrace::tracer {
+
+using format::Call;
+using format::Event;
+
+namespace {
+
+// Below this an address is NULL or garbage: a range there would widen the
+// runtime's hull test to most of the address space.
+constexpr uint64_t k_first_valid = 4096;
+// A hull wider than this comes from a garbage count.
+constexpr int64_t k_max_hull = int64_t{1} << 46;
+
+// Append the hull of `count` elements of `type` starting at `buf`.
+void add_hull(std::vector<Range>& out, uint64_t buf, int64_t count, const TypeExtent& t) {
+  if (!t.known || count <= 0 || t.true_ub <= t.true_lb) return;
+  int64_t span = 0;
+  if (__builtin_mul_overflow(count - 1, t.extent, &span) || span > k_max_hull || span < -k_max_hull) return;
+  // Addresses wrap like the machine's: an absolute datatype (MPI_BOTTOM) has
+  // buf 0 and its addresses in true_lb.
+  const uint64_t lo = buf + static_cast<uint64_t>(t.true_lb + std::min<int64_t>(0, span));
+  const uint64_t hi = buf + static_cast<uint64_t>(t.true_ub + std::max<int64_t>(0, span));
+  if (lo < k_first_valid || hi <= lo || hi - lo > static_cast<uint64_t>(k_max_hull)) return;
+  out.push_back({lo, hi});
+}
+
+// Element `displs[i]` (in extents of `type`) holding `counts[i]` elements, for every i.
+void add_hull_v(std::vector<Range>& out, uint64_t buf, const std::vector<int64_t>& counts,
+                const std::vector<int64_t>& displs, const TypeExtent& t) {
+  for (std::size_t i = 0; i < counts.size() && i < displs.size(); ++i)
+    add_hull(out, buf + static_cast<uint64_t>(displs[i] * t.extent), counts[i], t);
+}
+
+int64_t sum(const std::vector<int64_t>& v) {
+  int64_t total = 0;
+  for (int64_t x : v) total += x;
+  return total;
+}
+
+void insert_merged(std::vector<Range>& ranges, Range r) {
+  // The first range that ends at or after r.lo (touching ranges merge).
+  auto first = std::lower_bound(ranges.begin(), ranges.end(), r.lo, [](const Range& x, uint64_t lo) { return x.hi < lo; });
+  auto last = first;
+  while (last != ranges.end() && last->lo <= r.hi) {
+    r.lo = std::min(r.lo, last->lo);
+    r.hi = std::max(r.hi, last->hi);
+    ++last;
+  }
+  if (first == last) {
+    ranges.insert(first, r);
+  } else {
+    *first = r;
+    ranges.erase(first + 1, last);
+  }
+}
+
+}  // namespace
+
+TypeExtent extent_of(const format::DatatypeDef& def) {
+  TypeExtent t;
+  t.known = true;
+  t.extent = def.extent;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const format::Run& run : def.runs) {
+    const int64_t last = run.offset + static_cast<int64_t>(run.count > 1 ? run.count - 1 : 0) * run.stride;
+    lo = std::min({lo, run.offset, last});
+    hi = std::max({hi, run.offset + static_cast<int64_t>(run.length), last + static_cast<int64_t>(run.length)});
+  }
+  if (lo > hi) lo = hi = def.lb;  // no bytes
+  t.true_lb = lo;
+  t.true_ub = hi;
+  return t;
+}
+
+void buffer_ranges(const Event& e, const CommFacts& comm, const ExtentOf& extent_of, std::vector<Range>& out) {
+  auto hull = [&](uint64_t buf, int64_t count, uint32_t type) { add_hull(out, buf, count, extent_of(type)); };
+  auto hull_v = [&](uint64_t buf, const std::vector<int64_t>& counts, const std::vector<int64_t>& displs,
+                    uint32_t type) { add_hull_v(out, buf, counts, displs, extent_of(type)); };
+  // A rooted collective's root-only buffers count at the root (or where the
+  // rank is unknown); MPI_ROOT is an intercommunicator's root.
+  const bool root = !e.peer || comm.rank < 0 || *e.peer == comm.rank || *e.peer == format::k_root;
+  const int64_t size = std::max(comm.size, 1);
+  const bool send = !e.in_place;
+  switch (e.call) {
+    case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend: case Call::Irecv:
+    case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init: case Call::Recv_init:
+    case Call::Put: case Call::Get: case Call::Accumulate: case Call::Rput: case Call::Rget: case Call::Raccumulate:
+    case Call::Ibcast:
+      hull(e.buf, e.count, e.datatype);
+      break;
+    case Call::Get_accumulate: case Call::Rget_accumulate:
+      hull(e.buf, e.count, e.datatype);
+      hull(e.result_buf, e.result_count, e.result_datatype);
+      break;
+    case Call::Fetch_and_op:
+      hull(e.buf, 1, e.datatype);
+      hull(e.result_buf, 1, e.datatype);
+      break;
+    case Call::Compare_and_swap:
+      hull(e.buf, 1, e.datatype);
+      hull(e.compare_buf, 1, e.datatype);
+      hull(e.result_buf, 1, e.datatype);
+      break;
+    case Call::Ireduce:
+      if (send) hull(e.buf, e.count, e.datatype);
+      if (root) hull(e.recv_buf, e.recv_count, e.recv_datatype);
+      break;
+    case Call::Iallreduce: case Call::Iscan: case Call::Iexscan:
+      if (send) hull(e.buf, e.count, e.datatype);
+      hull(e.recv_buf, e.recv_count, e.recv_datatype);
+      break;
+    case Call::Ireduce_scatter_block:
+      if (send) hull(e.buf, e.count * size, e.datatype);
+      hull(e.recv_buf, send ? e.recv_count : e.recv_count * size, e.recv_datatype);
+      break;
+    case Call::Ireduce_scatter: {
+      const int64_t total = sum(e.recv_counts);
+      if (send) hull(e.buf, total, e.datatype);
+      const bool mine = comm.rank >= 0 && static_cast<std::size_t>(comm.rank) < e.recv_counts.size();
+      hull(e.recv_buf, send && mine ? e.recv_counts[static_cast<std::size_t>(comm.rank)] : total, e.recv_datatype);
+      break;
+    }
+    case Call::Igather:
+      hull(e.buf, e.count, e.datatype);
+      if (root) hull(e.recv_buf, e.recv_count * size, e.recv_datatype);
+      break;
+    case Call::Igatherv:
+      hull(e.buf, e.count, e.datatype);
+      if (root) hull_v(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype);
+      break;
+    case Call::Iscatter:
+      if (root) hull(e.buf, e.count * size, e.datatype);
+      hull(e.recv_buf, e.recv_count, e.recv_datatype);
+      break;
+    case Call::Iscatterv:
+      if (root) hull_v(e.buf, e.counts, e.displs, e.datatype);
+      hull(e.recv_buf, e.recv_count, e.recv_datatype);
+      break;
+    case Call::Iallgather:
+      hull(e.buf, e.count, e.datatype);
+      hull(e.recv_buf, e.recv_count * size, e.recv_datatype);
+      break;
+    case Call::Ialltoall:
+      hull(e.buf, e.count * size, e.datatype);
+      hull(e.recv_buf, e.recv_count * size, e.recv_datatype);
+      break;
+    case Call::Iallgatherv:
+      hull(e.buf, e.count, e.datatype);
+      hull_v(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype);
+      break;
+    case Call::Ialltoallv:
+      if (send) hull_v(e.buf, e.counts, e.displs, e.datatype);
+      hull_v(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype);
+      break;
+    case Call::Ialltoallw:  // displacements in bytes, a datatype per peer
+      for (std::size_t i = 0; send && i < e.counts.size() && i < e.displs.size() && i < e.datatypes.size(); ++i)
+        hull(e.buf + static_cast<uint64_t>(e.displs[i]), e.counts[i], e.datatypes[i]);
+      for (std::size_t i = 0; i < e.recv_counts.size() && i < e.recv_displs.size() && i < e.recv_datatypes.size(); ++i)
+        hull(e.recv_buf + static_cast<uint64_t>(e.recv_displs[i]), e.recv_counts[i], e.recv_datatypes[i]);
+      break;
+    default:
+      break;
+  }
+}
+
+std::vector<Range> merge_ranges(std::vector<Range> ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.lo < b.lo; });
+  std::vector<Range> out;
+  for (const Range& r : ranges) {
+    if (r.lo >= r.hi) continue;
+    if (!out.empty() && r.lo <= out.back().hi) {
+      out.back().hi = std::max(out.back().hi, r.hi);
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+void WatchSet::add(const Entry& entry) {
+  if (entry.range.lo >= entry.range.hi) return;
+  m_entries.push_back(entry);
+  if (!m_stale) insert_merged(m_union, entry.range);
+}
+
+template <class Pred>
+void WatchSet::remove_if(Pred&& pred) {
+  const std::size_t before = m_entries.size();
+  std::erase_if(m_entries, pred);
+  if (m_entries.size() != before) m_stale = true;
+}
+
+void WatchSet::window_memory(uint32_t window, uint64_t base, uint64_t size) {
+  add({{base, base + size}, Owner::window, window, 0, 0});
+}
+
+void WatchSet::window_detach(uint32_t window, uint64_t base) {
+  remove_if([&](const Entry& x) { return x.owner == Owner::window && x.window == window && x.range.lo == base; });
+}
+
+void WatchSet::window_free(uint32_t window) {
+  remove_if([&](const Entry& x) { return x.owner != Owner::request && x.window == window; });
+}
+
+void WatchSet::rma_started(uint32_t window, int32_t target, uint64_t request, const std::vector<Range>& ranges) {
+  for (const Range& r : ranges) add({r, Owner::rma, window, target, request});
+}
+
+void WatchSet::rma_completed(uint32_t window, std::optional<int32_t> target) {
+  remove_if([&](const Entry& x) {
+    return x.owner == Owner::rma && x.window == window && (!target || x.target == *target);
+  });
+}
+
+void WatchSet::request_started(uint64_t request, const std::vector<Range>& ranges) {
+  if (request == 0) return;
+  const std::vector<Range>* source = &ranges;
+  if (ranges.empty()) {
+    auto it = m_persistent.find(request);
+    if (it == m_persistent.end()) return;
+    source = &it->second;
+  }
+  for (const Range& r : *source) add({r, Owner::request, 0, 0, request});
+}
+
+void WatchSet::persistent_defined(uint64_t request, const std::vector<Range>& ranges) {
+  if (request != 0) m_persistent[request] = ranges;
+}
+
+void WatchSet::requests_completed(const std::vector<uint64_t>& requests) {
+  if (requests.empty()) return;
+  remove_if([&](const Entry& x) {
+    return x.request != 0 && std::find(requests.begin(), requests.end(), x.request) != requests.end();
+  });
+}
+
+void WatchSet::request_freed(uint64_t request) {
+  if (request == 0) return;
+  m_persistent.erase(request);
+  remove_if([&](const Entry& x) { return x.request == request; });
+}
+
+const std::vector<Range>& WatchSet::ranges() {
+  if (m_stale) {
+    std::vector<Range> all;
+    all.reserve(m_entries.size());
+    for (const Entry& x : m_entries) all.push_back(x.range);
+    m_union = merge_ranges(std::move(all));
+    m_stale = false;
+  }
+  return m_union;
+}
+
+}  // namespace smtrace::tracer
