@@ -1,0 +1,212 @@
+// Inserts per second and memory of analyzer::AccessTree against PARCOACH's
+// reference representation (one node per access in a std::multiset keyed on
+// the low bound, inserting only: no overlap search, no merging), in the same
+// run, on four streams:
+//   adjacent    one sweep of 8-byte blocks (seed 000 Fig. 4b's Gets)
+//   strided     16 bytes every 64 (seed 004 Fig. 4)
+//   interlaced  16 bytes every 64, then the 16 bytes 32 further on each
+//               period (seed 004 Fig. 5: buffer1's loop, then buffer2's)
+//   random      lo uniform in 64 MiB, 1-256 bytes, a random type
+//   bench_access_tree [--accesses N] [--quick] [--stream NAME]
+// N defaults to 10M per stream; --quick is 1M. Rates are per CPU second of
+// this thread (the development machine is shared); wall seconds are printed too.
+//   bench_access_tree --fuzz STREAMS [--first K]
+// runs the byte-history oracle of tests/unit/access_tree_oracle.hpp on
+// streams K .. K + STREAMS - 1 (the unit test runs the first 12,000, most cut
+// short), prints the counts and exits 1 at the first mismatch.
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analyzer/access_tree.hpp"
+#include "tests/unit/access_tree_oracle.hpp"
+
+namespace {
+
+using smtrace::analyzer::AccessTree;
+using smtrace::analyzer::AccessType;
+using smtrace::analyzer::Strided;
+
+double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The bytes a container allocates, for the baseline's memory.
+uint64_t g_allocated = 0;
+template <class T>
+struct CountingAllocator {
+  using value_type = T;
+  CountingAllocator() = default;
+  template <class U>
+  CountingAllocator(const CountingAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    g_allocated += n * sizeof(T);
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) {
+    g_allocated -= n * sizeof(T);
+    ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const CountingAllocator<U>&) const { return true; }
+};
+
+struct Access {
+  uint64_t lo, hi;
+  AccessType type;
+  uint32_t tag;
+  bool operator<(const Access& other) const { return lo < other.lo; }
+};
+
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+// Access i of stream `kind`, as one block.
+struct Generator {
+  std::string kind;
+  uint64_t n;
+  Rng rng{42};
+  void get(uint64_t i, Strided& where, AccessType& type) {
+    const uint64_t base = 1ull << 32;
+    type = AccessType::rma_read;
+    if (kind == "adjacent") {
+      where = {base + i * 8, 8, 0, 1};
+      type = AccessType::rma_write;
+    } else if (kind == "strided") {
+      where = {base + i * 64, 16, 0, 1};
+    } else if (kind == "interlaced") {
+      const uint64_t half = n / 2;
+      where = i < half ? Strided{base + i * 64, 16, 0, 1} : Strided{base + (i - half) * 64 + 32, 16, 0, 1};
+    } else {
+      const uint64_t r = rng.next();
+      where = {base + (r & ((64ull << 20) - 1)), 1 + ((r >> 32) & 255), 0, 1};
+      type = static_cast<AccessType>((r >> 40) & 3);
+    }
+  }
+};
+
+void run(const std::string& kind, uint64_t n) {
+  Generator gen{kind, n};
+  AccessTree tree;
+  std::vector<smtrace::analyzer::TreeConflict> conflicts;
+  uint64_t reported = 0;
+  double c0 = cpu_seconds(), w0 = wall_seconds();
+  for (uint64_t i = 0; i < n; ++i) {
+    Strided where;
+    AccessType type;
+    gen.get(i, where, type);
+    conflicts.clear();
+    tree.insert(where, type, static_cast<uint32_t>(i), &conflicts);
+    reported += conflicts.size();
+  }
+  const double tree_cpu = cpu_seconds() - c0, tree_wall = wall_seconds() - w0;
+  const std::size_t tree_memory = tree.memory_bytes();
+
+  Generator base_gen{kind, n};
+  g_allocated = 0;
+  double base_cpu = 0, base_wall = 0;
+  uint64_t base_nodes = 0, base_memory = 0;
+  {
+    std::multiset<Access, std::less<Access>, CountingAllocator<Access>> reference;
+    c0 = cpu_seconds();
+    w0 = wall_seconds();
+    for (uint64_t i = 0; i < n; ++i) {
+      Strided where;
+      AccessType type;
+      base_gen.get(i, where, type);
+      reference.insert({where.lo, where.lo + where.size, type, static_cast<uint32_t>(i)});
+    }
+    base_cpu = cpu_seconds() - c0;
+    base_wall = wall_seconds() - w0;
+    base_nodes = reference.size();
+    base_memory = g_allocated;
+  }
+  std::printf("| %s | %.2fM | %.2f | %zu | %zu | %zu | %.1f MiB | %.2fM | %.2f | %lu | %.0f | %.1f MiB | %.1fx | %.0fx |\n",
+              kind.c_str(), static_cast<double>(n) / tree_cpu * 1e-6, tree_wall, tree.nodes(), tree.peak_nodes(),
+              tree.bytes_per_node(), static_cast<double>(tree_memory) / (1 << 20),
+              static_cast<double>(n) / base_cpu * 1e-6, base_wall, static_cast<unsigned long>(base_nodes),
+              static_cast<double>(base_memory) / static_cast<double>(base_nodes),
+              static_cast<double>(base_memory) / (1 << 20), base_cpu / tree_cpu,
+              static_cast<double>(base_memory) / static_cast<double>(tree_memory));
+  std::fflush(stdout);
+  (void)reported;
+}
+
+// Run the oracle on streams [first, first + streams); return the exit status.
+int fuzz(uint64_t first, uint64_t streams) {
+  namespace oracle = smtrace::test::access_oracle;
+  uint64_t accesses = 0, conflicts = 0, max_nodes = 0;
+  const double c0 = cpu_seconds();
+  for (uint64_t n = first; n < first + streams; ++n) {
+    const oracle::Shape shape = oracle::shape_of(n);
+    const oracle::Result r = oracle::run_stream(shape.mode, n, shape.arena, shape.length);
+    accesses += r.accesses;
+    conflicts += r.conflicts;
+    max_nodes = std::max(max_nodes, r.max_nodes);
+    if (!r.failure.empty()) {
+      std::printf("FAIL stream %lu: %s\n", static_cast<unsigned long>(n), r.failure.c_str());
+      return 1;
+    }
+    if ((n - first + 1) % 100000 == 0 || n + 1 == first + streams) {
+      std::printf("streams %lu..%lu: %lu accesses, %lu conflicts checked, at most %lu fragments, %.0f CPU s: ok\n",
+                  static_cast<unsigned long>(first), static_cast<unsigned long>(n),
+                  static_cast<unsigned long>(accesses), static_cast<unsigned long>(conflicts),
+                  static_cast<unsigned long>(max_nodes), cpu_seconds() - c0);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t n = 10000000, fuzz_streams = 0, first = 0;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      n = 1000000;
+    } else if (std::strcmp(argv[i], "--accesses") == 0 && i + 1 < argc) {
+      n = std::strtoull(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--stream") == 0 && i + 1 < argc) {
+      only = argv[++i];
+    } else if (std::strcmp(argv[i], "--fuzz") == 0 && i + 1 < argc) {
+      fuzz_streams = std::strtoull(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--first") == 0 && i + 1 < argc) {
+      first = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_access_tree [--accesses N] [--quick] [--stream adjacent|strided|interlaced|random]\n"
+                   "       bench_access_tree --fuzz STREAMS [--first K]\n");
+      return 2;
+    }
+  }
+  if (fuzz_streams != 0) return fuzz(first, fuzz_streams);
+  std::printf("%lu accesses per stream; rates per CPU second\n\n", static_cast<unsigned long>(n));
+  std::printf("| stream | tree inserts/s | wall s | nodes | peak nodes | B/node | memory | multiset inserts/s | wall s "
+              "| nodes | B/node | memory | speed ratio | memory ratio |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const char* kind : {"adjacent", "strided", "interlaced", "random"})
+    if (only.empty() || only == kind) run(kind, n);
+}
