@@ -29,15 +29,6 @@ bool is_persistent_init(Call c) {
          c == Call::Rsend_init || c == Call::Recv_init;
 }
 
-bool is_completion(Call c) {
-  switch (c) {
-    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
-    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome:
-      return true;
-    default:
-      return false;
-  }
-}
 
 int32_t value_or(const std::optional<int32_t>& v, int32_t fallback) { return v ? *v : fallback; }
 
@@ -130,7 +121,7 @@ class ReplayPass final : public RankPass {
       }
       return;
     }
-    if (is_completion(c)) {
+    if (is_request_completion(c)) {
       for (const format::CompletedRequest& done : e.completed) finish(e, done);
       return;
     }

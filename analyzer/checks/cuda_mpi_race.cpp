@@ -77,13 +77,6 @@ struct Record {
   uint64_t lo = 0, hi = 0;
 };
 
-bool is_completion(Call c) {
-  switch (c) {
-    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
-    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome: return true;
-    default: return false;
-  }
-}
 
 // How an MPI call uses its buffers.
 enum class Kind : uint8_t { none, blocking, post, define };
@@ -98,7 +91,7 @@ class Pass final : public RankPass {
       return;
     }
     if (e.rc != 0) return;
-    if (is_completion(e.call)) {
+    if (is_request_completion(e.call)) {
       if (!e.pending)
         for (const format::CompletedRequest& c : e.completed) complete(c.request);
       return;

@@ -223,13 +223,6 @@ void normalize(std::vector<Block>& blocks) {
 bool is_send_init(Call c) {
   return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init || c == Call::Rsend_init;
 }
-bool is_completion(Call c) {
-  switch (c) {
-    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
-    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome: return true;
-    default: return false;
-  }
-}
 
 class Pass final : public RankPass {
  public:
@@ -325,7 +318,7 @@ class Pass final : public RankPass {
         m_fp.add(m_scratch, e.result_buf, 1, e.datatype, Mode::write);
         break;
       default:
-        if (is_completion(e.call)) {
+        if (is_request_completion(e.call)) {
           if (!e.pending) for (const format::CompletedRequest& c : e.completed) complete(e, c.request);
           return;
         }

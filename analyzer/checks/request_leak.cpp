@@ -27,13 +27,6 @@ bool is_persistent_init(Call c) {
          c == Call::Recv_init;
 }
 
-bool is_completion(Call c) {
-  switch (c) {
-    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
-    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome: return true;
-    default: return false;
-  }
-}
 
 // Return true when `c` creates a request (non-blocking p2p, collective or
 // RMA call, or a persistent init).
@@ -70,7 +63,7 @@ class Pass final : public RankPass {
       case Call::Request_free: m_open.erase(e.request); return;
       default: break;
     }
-    if (is_completion(e.call)) {
+    if (is_request_completion(e.call)) {
       for (const format::CompletedRequest& c : e.completed) {
         auto it = m_open.find(c.request);
         if (it == m_open.end()) continue;

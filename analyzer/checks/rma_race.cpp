@@ -91,13 +91,6 @@ bool is_accumulate(Call c) {
   return c == Call::Accumulate || c == Call::Raccumulate || c == Call::Get_accumulate ||
          c == Call::Rget_accumulate || c == Call::Fetch_and_op || c == Call::Compare_and_swap;
 }
-bool is_request_completion(Call c) {
-  switch (c) {
-    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
-    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome: return true;
-    default: return false;
-  }
-}
 bool is_local_access(Call c) {
   return c == Call::Annotate_read || c == Call::Annotate_write || c == Call::Load || c == Call::Store;
 }
