@@ -25,6 +25,10 @@
 #   --clean            (modes check, prove) no finding of any kind, exit status 0
 #   --no-errors        (modes check, prove) no error-level finding, exit status 0
 #   --check-args "..." (mode check) more options for `smtrace check`
+#   --build CC         PROGRAM is a C source: compile it first with the
+#                      compiler wrapper CC (smtrace-cc: load/store capture)
+#   --dump-has REGEX   (modes record, check) `smtrace dump` of the trace must
+#                      have a line matching REGEX (repeatable)
 #
 # The temporary directory is removed when the case passes and kept (its path
 # printed) when it fails.
@@ -43,6 +47,8 @@ finds=""
 clean=0
 no_errors=0
 check_extra=""
+build_cc=""
+dump_has=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --case) case_name=$2; shift 2 ;;
@@ -58,6 +64,8 @@ while [ $# -gt 0 ]; do
     --clean) clean=1; shift ;;
     --no-errors) no_errors=1; shift ;;
     --check-args) check_extra=$2; shift 2 ;;
+    --build) build_cc=$2; shift 2 ;;
+    --dump-has) dump_has+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "run_case.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -88,6 +96,23 @@ fail() {
   exit 1
 }
 
+if [ -n "$build_cc" ]; then
+  src=$1
+  shift
+  "$build_cc" -g -O0 -Wall -Wextra -Werror -I"$(dirname "$0")" "$src" -o "$work/program" >"$out" 2>"$err" ||
+    fail "$build_cc could not build $src"
+  set -- "$work/program" "$@"
+fi
+
+# Every --dump-has pattern must match a line of `smtrace dump`.
+check_dump() {
+  [ ${#dump_has[@]} -gt 0 ] || return 0
+  "$smtrace" dump "$trace" >"$work/dump.txt" 2>&1 || fail "smtrace dump failed"
+  for pattern in "${dump_has[@]}"; do
+    grep -qE -- "$pattern" "$work/dump.txt" || fail "no line of smtrace dump matches: $pattern"
+  done
+}
+
 launcher=(mpirun --oversubscribe -np "$np")
 killer=()
 if [ -n "$kill_after" ]; then
@@ -110,6 +135,7 @@ case "$mode" in
     check_args=("$case_name" "$trace" --np "$np" --output "$out")
     [ -n "$source_file" ] && check_args+=(--source "$source_file")
     "$checker" "${check_args[@]}" || fail "the checker found problems in $trace"
+    check_dump
     ;;
   check|prove)
     [ -n "$smtrace" ] || { echo "run_case.sh: --smtrace needed" >&2; exit 2; }
@@ -122,6 +148,7 @@ case "$mode" in
       [ "$rc" -eq 0 ] || fail "the job exited $rc"
     fi
     [ -d "$trace" ] || fail "no trace directory $trace"
+    check_dump
     report="$work/$mode.json"
     # shellcheck disable=SC2086
     "$smtrace" "$mode" "$trace" --format json --quiet $check_extra >"$report" 2>"$err"
