@@ -11,6 +11,8 @@ bool is_poll(Call call) {
     case Call::Testsome:
     case Call::Testall:
     case Call::Iprobe:
+    case Call::cudaStreamQuery:
+    case Call::cudaEventQuery:
       return true;
     default:
       return false;
@@ -32,13 +34,16 @@ uint64_t poll_key(const format::Event& e) {
   h = mix(h, e.peer ? static_cast<uint64_t>(static_cast<uint32_t>(*e.peer)) : 0xFFFFFFFFFFull);
   h = mix(h, e.tag ? static_cast<uint64_t>(static_cast<uint32_t>(*e.tag)) : 0xFFFFFFFFFFull);
   h = mix(h, e.request);
+  h = mix(h, e.stream);
+  h = mix(h, e.cuda_event);
   for (uint64_t r : e.requests) h = mix(h, r);
   return mix(h, e.requests.size());
 }
 
 bool PollFolder::fold(const format::Event& poll, uint64_t key) {
   if (!m_active || key != m_key || poll.call != m_first.call || poll.thread != m_first.thread ||
-      poll.site != m_first.site || poll.requests != m_first.requests || poll.request != m_first.request)
+      poll.site != m_first.site || poll.requests != m_first.requests || poll.request != m_first.request ||
+      poll.stream != m_first.stream || poll.cuda_event != m_first.cuda_event)
     return false;
   if (m_folded == 0) m_second_start = poll.t_start;
   ++m_folded;

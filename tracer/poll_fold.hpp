@@ -1,5 +1,6 @@
 // Poll folding: consecutive unsuccessful identical polls (MPI_Test*,
-// MPI_Iprobe with flag false: same call, arguments, site and thread) become
+// MPI_Iprobe with flag false; cudaStreamQuery and cudaEventQuery returning
+// cudaErrorNotReady: same call, arguments, site and thread) become
 // two events, the first poll as it happened and one summary event whose
 // `repeat` counts the polls folded after it (t_start of the second poll,
 // duration up to the end of the last). The first poll is written at once;
@@ -21,7 +22,7 @@ namespace smtrace::tracer {
 bool is_poll(format::Call call);
 
 // Return a hash of what makes two polls identical: call, site, thread,
-// comm, peer, tag, request(s).
+// comm, peer, tag, request(s), stream, CUDA event.
 uint64_t poll_key(const format::Event& poll);
 
 class PollFolder {

@@ -44,6 +44,7 @@ extern "C" {
 
 #define smtrace_annotate_read(addr, size) ((void)sizeof(addr), (void)sizeof(size))
 #define smtrace_annotate_write(addr, size) ((void)sizeof(addr), (void)sizeof(size))
+#define smtrace_cuda_readonly(kernel, index) ((void)sizeof(kernel), (void)sizeof(index))
 
 #else
 
@@ -58,6 +59,15 @@ extern void smtrace_annotate_write_impl(const void* addr, size_t size) __attribu
 /* Record that the caller writes `size` bytes at `addr`. */
 #define smtrace_annotate_write(addr, size) \
   (smtrace_annotate_write_impl ? smtrace_annotate_write_impl((addr), (size)) : (void)0)
+
+/* CUDA (libsmtrace.so built with CUPTI): declare that argument `index`
+ * (from 0) of kernel `kernel` (its name in the program: the host stub that
+ * cudaLaunchKernel and <<<...>>> take) is only read by the kernel, for every
+ * later launch. Without it, the pointer arguments of a kernel are taken as
+ * written (CUPTI does not say). Same as SMTRACE_CUDA_READONLY=name:index. */
+extern void smtrace_cuda_readonly_impl(const void* kernel, unsigned index) __attribute__((weak));
+#define smtrace_cuda_readonly(kernel, index) \
+  (smtrace_cuda_readonly_impl ? smtrace_cuda_readonly_impl((const void*)(kernel), (index)) : (void)0)
 
 #endif
 

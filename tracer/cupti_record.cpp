@@ -1,0 +1,185 @@
+#include "tracer/cupti_record.hpp"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "tracer/handlers.hpp"
+#include "tracer/tracer.hpp"
+
+namespace smtrace::tracer::cupti {
+
+using format::Call;
+using format::Event;
+
+namespace {
+
+struct Range {
+  uintptr_t lo = 0, hi = 0;
+};
+
+struct Global {
+  std::mutex mutex;  // around state
+  CudaState state;
+  KernelSite kernel_site = nullptr;
+  std::vector<Range> skip;  // code of CUDA libraries and of the tracer
+};
+Global* g = new Global;  // never destroyed: callbacks may come after static destructors
+
+// Set while this thread runs our callback: runtime calls the tracer makes
+// itself (cudaFuncGetParamInfo) call back into us and are ignored.
+thread_local bool t_inside SMTRACE_FAST_TLS = false;
+// The traced CUDA call open on this thread (one at a time: the re-entry guard).
+thread_local std::optional<handlers::CallScope> t_scope;
+thread_local uint32_t t_correlation = 0;
+thread_local Event t_scratch;  // outputs of calls not recorded
+
+// A value in CUpti_CallbackData::correlationData marking a call we opened.
+constexpr uint64_t k_opened = 0x736d7472;  // "smtr"
+
+bool skipped_module(const char* path) {
+  const char* base = std::strrchr(path, '/');
+  base = base ? base + 1 : path;
+  for (const char* prefix : {"libcupti", "libcudart", "libcuda.", "libsmtrace"})
+    if (std::strncmp(base, prefix, std::strlen(prefix)) == 0) return true;
+  return false;
+}
+
+int add_module(dl_phdr_info* info, size_t, void* data) {
+  auto& out = *static_cast<std::vector<Range>*>(data);
+  Dl_info self;
+  bool tracer = dladdr(reinterpret_cast<void*>(&add_module), &self) && self.dli_fbase &&
+                reinterpret_cast<uintptr_t>(self.dli_fbase) == info->dlpi_addr && info->dlpi_name &&
+                *info->dlpi_name;  // the tracer, unless linked into the executable (unit tests)
+  if (!tracer && !(info->dlpi_name && skipped_module(info->dlpi_name))) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+      out.push_back({info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz});
+  }
+  return 0;
+}
+
+bool skipped(uintptr_t pc, const std::vector<Range>& skip) {
+  for (const Range& r : skip)
+    if (pc >= r.lo && pc < r.hi) return true;
+  return false;
+}
+
+// Return the first frame of this thread's stack outside the skipped modules
+// (0 when none is found or call sites are off).
+uintptr_t user_site() {
+  if (handlers::options().stack_depth == 0) return 0;
+  void* frames[48];
+  int n = backtrace(frames, 48);
+  for (int i = 1; i < n; ++i) {
+    uintptr_t pc = reinterpret_cast<uintptr_t>(frames[i]);
+    if (!skipped(pc, g->skip)) return pc;
+  }
+  return 0;
+}
+
+int return_code(const CUpti_CallbackData& data) {
+  return data.functionReturnValue ? static_cast<int>(*static_cast<const cudaError_t*>(data.functionReturnValue)) : 0;
+}
+
+void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  Call call = call_of(cbid);
+  if (call == Call::unspecified || t_scope || !handlers::should_trace(call)) return;
+  uintptr_t site = user_site();
+  handlers::CallScope& s = t_scope.emplace(call, site);
+  Translation t;
+  {
+    std::lock_guard lock(g->mutex);
+    t = translate_enter(g->state, cbid, data.functionParams, data.symbolName, s.e);
+  }
+  if (t.kernel && g->kernel_site) s.e.kernel = g->kernel_site(t.kernel);
+  s.enter();
+  t_correlation = data.correlationId;
+  if (data.correlationData) *data.correlationData = k_opened;
+}
+
+void on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  bool mine = t_scope && data.correlationId == t_correlation &&
+              (!data.correlationData || *data.correlationData == k_opened);
+  int rc = return_code(data);
+  Event& e = mine ? t_scope->out() : t_scratch;
+  Translation t;
+  {
+    std::lock_guard lock(g->mutex);
+    t = translate_exit(g->state, cbid, data.functionParams, rc, e);
+  }
+  if (!mine) return;
+  if (t.not_ready) t_scope->unsuccessful_poll();
+  t_scope->leave(rc);
+  t_scope.reset();
+}
+
+}  // namespace
+
+void configure(ParamSizes sizes, KernelSite kernel_site) {
+  std::lock_guard lock(g->mutex);
+  g->state.set_param_sizes(sizes);
+  g->kernel_site = kernel_site;
+}
+
+std::string add_readonly(const std::string& text) {
+  std::string problems;
+  std::string list = text;
+  if (!text.empty() && text[0] == '@') {
+    std::ifstream in(text.substr(1));
+    if (!in) return "SMTRACE_CUDA_READONLY: cannot read " + text.substr(1);
+    list.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto entries = parse_readonly(list, problems);
+  std::lock_guard lock(g->mutex);
+  for (const ReadonlyArg& r : entries) g->state.add_readonly(r.kernel, r.index);
+  return problems;
+}
+
+void add_readonly_func(const void* func, uint32_t index) {
+  std::lock_guard lock(g->mutex);
+  g->state.add_readonly_func(func, index);
+}
+
+void refresh_modules() {
+  std::vector<Range> skip;
+  dl_iterate_phdr(add_module, &skip);
+  std::lock_guard lock(g->mutex);
+  g->skip = std::move(skip);
+}
+
+void on_runtime_callback(CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept {
+  if (t_inside) return;
+  t_inside = true;
+  try {
+    if (data.callbackSite == CUPTI_API_ENTER) on_enter(cbid, data);
+    else on_exit(cbid, data);
+  } catch (...) {
+    handlers::count_error();
+    if (data.callbackSite == CUPTI_API_EXIT) t_scope.reset();
+  }
+  t_inside = false;
+}
+
+std::size_t allocations() {
+  std::lock_guard lock(g->mutex);
+  return g->state.allocations();
+}
+
+void reset_for_tests() {
+  std::lock_guard lock(g->mutex);
+  g->state = CudaState{};
+  g->kernel_site = nullptr;
+  t_scope.reset();
+}
+
+}  // namespace smtrace::tracer::cupti

@@ -1,0 +1,60 @@
+// CUPTI recording: a CUDA runtime-API callback (CUpti_CallbackData, as CUPTI
+// hands it to tracer/cupti.cpp's subscriber, or as a unit test fabricates it)
+// becomes one traced call through the handlers, like an MPI call: the ENTER
+// callback opens a handlers::CallScope (re-entry guard, start time, for
+// blocking calls the pending record), the EXIT callback closes it (rc, end
+// time; cudaErrorNotReady queries fold like unsuccessful MPI_Test polls).
+// tracer/cupti_translate.hpp fills the event's fields.
+//
+// The bookkeeping of CudaState (allocations, stream and event ids) runs for
+// every callback, recorded or not: calls before MPI_Init, calls made inside
+// an MPI call (a CUDA-aware MPI library's own copies, re-entry guard) and
+// calls while family cuda is off keep the tables right.
+//
+// Call sites: a CUPTI callback runs deep inside the CUDA runtime, so the
+// call's site is the first frame of a backtrace outside libcupti,
+// libcudart, libcuda and the tracer (modules listed by refresh_modules). A
+// runtime linked statically into the program (nvcc's default,
+// -cudart static) cannot be told apart from the program: the site is then a
+// frame of the runtime, and SMTRACE_STACK_DEPTH > 1 shows the program's frames.
+//
+// Thread safety: on_runtime_callback may run on any thread at once (one mutex
+// around CudaState, then the handlers' own lock; never both held); the
+// configuration functions are called before callbacks are enabled.
+#pragma once
+
+#include <cupti_callbacks.h>
+
+#include <cstdint>
+#include <string>
+
+#include "tracer/cupti_translate.hpp"
+
+namespace smtrace::tracer::cupti {
+
+// Return the CallSite id of code address `address` (Event.kernel of launches).
+using KernelSite = uint32_t (*)(uintptr_t address);
+
+// Set the kernel parameter size source (nullptr: kernel arguments are not
+// read) and the kernel site resolver (nullptr: Event.kernel stays 0).
+void configure(ParamSizes sizes, KernelSite kernel_site);
+// Declare the read-only kernel arguments of `text` (SMTRACE_CUDA_READONLY's
+// syntax; "@path" reads them from file `path`); return what could not be
+// read ("" when all was fine).
+std::string add_readonly(const std::string& text);
+// Declare argument `index` of the kernel whose host stub is `func` read-only
+// (the annotation API). Thread safe.
+void add_readonly_func(const void* func, uint32_t index);
+// List the loaded modules whose frames are not call sites (CUDA libraries,
+// the tracer); call again after loading more of them.
+void refresh_modules();
+
+// Handle one CUPTI_CB_DOMAIN_RUNTIME_API callback `cbid` with `data`.
+void on_runtime_callback(CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept;
+
+// Return the number of allocations CudaState holds now.
+std::size_t allocations();
+// Forget all CUDA state and configuration (unit tests).
+void reset_for_tests();
+
+}  // namespace smtrace::tracer::cupti
