@@ -220,6 +220,28 @@ inline void copied(void* dst, const void* src, size_t n, uintptr_t pc, bool chec
     copy_access(d, s, n, pc, check_caller);
 }
 
+// Return the C library's function in `slot` (resolving them all first).
+template <class Fn>
+Fn real(const std::atomic<Fn>& slot) {
+  real_memcpy();
+  return slot.load(std::memory_order_acquire);
+}
+
+// memcpy or memmove (`fn`) called from `pc`: record, then copy.
+inline void* copy_call(void* d, const void* s, size_t n, uintptr_t pc, bool check_caller,
+                       const std::atomic<MemcpyFn>& fn) {
+  copied(d, s, n, pc, check_caller);
+  const MemcpyFn f = real(fn);
+  return f ? f(d, s, n) : copy_bytes(d, s, n);
+}
+
+// memset called from `pc`: record, then set.
+inline void* set_call(void* d, int c, size_t n, uintptr_t pc, bool check_caller) {
+  copied(d, nullptr, n, pc, check_caller);
+  const MemsetFn f = real(g_memset);
+  return f ? f(d, c, n) : set_bytes(d, c, n);
+}
+
 inline void load(uintptr_t addr, uint64_t size, uintptr_t pc) {
   if (g_table.near(addr)) [[unlikely]]
     access(smtrace_access_load, addr, size, pc);
@@ -390,56 +412,34 @@ SMTRACE_RT_EXPORT void __tsan_vptr_update(void** vptr_p, void* new_val) {
 // the interposed C functions check their caller.
 
 SMTRACE_RT_EXPORT void* __tsan_memcpy(void* d, const void* s, size_t n) {
-  rt::copied(d, s, n, SMTRACE_PC, false);
-  return rt::real_memcpy() ? rt::real_memcpy()(d, s, n) : rt::copy_bytes(d, s, n);
+  return rt::copy_call(d, s, n, SMTRACE_PC, false, rt::g_memcpy);
 }
 SMTRACE_RT_EXPORT void* __tsan_memmove(void* d, const void* s, size_t n) {
-  rt::copied(d, s, n, SMTRACE_PC, false);
-  rt::real_memcpy();
-  rt::MemcpyFn f = rt::g_memmove.load(std::memory_order_acquire);
-  return f ? f(d, s, n) : rt::copy_bytes(d, s, n);
+  return rt::copy_call(d, s, n, SMTRACE_PC, false, rt::g_memmove);
 }
-SMTRACE_RT_EXPORT void* __tsan_memset(void* d, int c, size_t n) {
-  rt::copied(d, nullptr, n, SMTRACE_PC, false);
-  rt::real_memcpy();
-  rt::MemsetFn f = rt::g_memset.load(std::memory_order_acquire);
-  return f ? f(d, c, n) : rt::set_bytes(d, c, n);
-}
+SMTRACE_RT_EXPORT void* __tsan_memset(void* d, int c, size_t n) { return rt::set_call(d, c, n, SMTRACE_PC, false); }
 
 SMTRACE_RT_EXPORT void* memcpy(void* d, const void* s, size_t n) {
-  rt::copied(d, s, n, SMTRACE_PC, true);
-  rt::MemcpyFn f = rt::real_memcpy();
-  return f ? f(d, s, n) : rt::copy_bytes(d, s, n);
+  return rt::copy_call(d, s, n, SMTRACE_PC, true, rt::g_memcpy);
 }
 SMTRACE_RT_EXPORT void* memmove(void* d, const void* s, size_t n) {
-  rt::copied(d, s, n, SMTRACE_PC, true);
-  rt::real_memcpy();
-  rt::MemcpyFn f = rt::g_memmove.load(std::memory_order_acquire);
-  return f ? f(d, s, n) : rt::copy_bytes(d, s, n);
+  return rt::copy_call(d, s, n, SMTRACE_PC, true, rt::g_memmove);
 }
-SMTRACE_RT_EXPORT void* memset(void* d, int c, size_t n) {
-  rt::copied(d, nullptr, n, SMTRACE_PC, true);
-  rt::real_memcpy();
-  rt::MemsetFn f = rt::g_memset.load(std::memory_order_acquire);
-  return f ? f(d, c, n) : rt::set_bytes(d, c, n);
-}
+SMTRACE_RT_EXPORT void* memset(void* d, int c, size_t n) { return rt::set_call(d, c, n, SMTRACE_PC, true); }
 // The fortified forms (-D_FORTIFY_SOURCE): the C library checks the size.
 SMTRACE_RT_EXPORT void* __memcpy_chk(void* d, const void* s, size_t n, size_t room) {
   rt::copied(d, s, n, SMTRACE_PC, true);
-  rt::real_memcpy();
-  rt::MemcpyChkFn f = rt::g_memcpy_chk.load(std::memory_order_acquire);
+  const rt::MemcpyChkFn f = rt::real(rt::g_memcpy_chk);
   return f ? f(d, s, n, room) : rt::copy_bytes(d, s, n);
 }
 SMTRACE_RT_EXPORT void* __memmove_chk(void* d, const void* s, size_t n, size_t room) {
   rt::copied(d, s, n, SMTRACE_PC, true);
-  rt::real_memcpy();
-  rt::MemcpyChkFn f = rt::g_memmove_chk.load(std::memory_order_acquire);
+  const rt::MemcpyChkFn f = rt::real(rt::g_memmove_chk);
   return f ? f(d, s, n, room) : rt::copy_bytes(d, s, n);
 }
 SMTRACE_RT_EXPORT void* __memset_chk(void* d, int c, size_t n, size_t room) {
   rt::copied(d, nullptr, n, SMTRACE_PC, true);
-  rt::real_memcpy();
-  rt::MemsetChkFn f = rt::g_memset_chk.load(std::memory_order_acquire);
+  const rt::MemsetChkFn f = rt::real(rt::g_memset_chk);
   return f ? f(d, c, n, room) : rt::set_bytes(d, c, n);
 }
 
