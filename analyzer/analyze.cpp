@@ -149,6 +149,7 @@ class Sequencer {
 
 Result analyze(const fs::path& dir, const Options& options) {
   auto checks = all_checks();
+  for (const CheckFactory& make : options.extra_checks) checks.push_back(make());
   for (const std::string& name : options.checks) {
     if (std::none_of(checks.begin(), checks.end(),
                      [&](const auto& c) { return c->name() == name; })) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@
 #include "trace_format/reader.hpp"
 
 namespace smtrace::analyzer {
+
+class Check;
+// Makes one instance of a check for one analysis.
+using CheckFactory = std::function<std::unique_ptr<Check>()>;
 
 enum class Alignment : uint8_t { strict, weak, off };
 
@@ -26,6 +31,10 @@ struct Options {
   bool happens_before = false;
   // Called now and then with a line of progress ("read 3/64 ranks"); may be empty.
   std::function<void(const std::string&)> progress;
+  // Checks defined outside the analyzer (smt_encoder's message-race and
+  // potential-deadlock: the analyzer cannot depend on them). They run after
+  // the built-in ones and `checks` may name them like the others.
+  std::vector<CheckFactory> extra_checks;
 };
 
 struct Result {

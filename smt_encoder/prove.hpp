@@ -107,8 +107,7 @@ struct ProveOptions {
   bool harmless_races = true;  // also report races whose alternatives are harmless (info)
   bool deadlocks = true;     // potential-deadlock findings
   std::vector<Question> questions;
-  std::filesystem::path emit_smt2;  // write the problem in SMT-LIB 2 here (empty: no)
-  std::filesystem::path dot;        // write the first witness as Graphviz here (empty: no)
+  bool emit_smt2 = false;    // keep the problem in SMT-LIB 2 in ProveResult::smt2
 };
 
 // One step of a witness schedule.
@@ -188,6 +187,7 @@ struct ProveResult {
   std::vector<Race> races;
   std::map<std::string, uint64_t> stats;
   uint64_t unknown = 0;                 // questions left undecided
+  std::string smt2;                     // the problem in SMT-LIB 2 (ProveOptions::emit_smt2 set)
 };
 
 // Analyze the trace in `dir` and answer `options`' questions. Throw
@@ -201,6 +201,11 @@ ProveResult prove(const std::filesystem::path& dir, const ProveOptions& options)
 std::string render_text(const ProveResult& result);
 // Return `result` as the JSON object described at the top of this file.
 std::string render_json(const ProveResult& result);
+// Return the first witness of `result` (the first question's, else the
+// first finding's) as a Graphviz digraph: the events of the schedule in
+// program order per rank, the matches, and the wait-for cycle of a
+// deadlock; an empty graph when there is no witness.
+std::string render_dot(const ProveResult& result);
 
 // The SMT checks of `smtrace check`: message-race (errors only: a race
 // whose alternative match deadlocks or leaves a message unmatched) and

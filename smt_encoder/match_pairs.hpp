@@ -1,0 +1,116 @@
+// Match pairs: for every receive and probe, the sends it could match in some
+// execution. Over-approximated (Huang and Mercer, section 4 and Figure 5),
+// generalized to MPI: an endpoint is (communicator, destination rank);
+// receives may name any source and any tag; non-overtaking holds per
+// (source, destination, communicator) among the messages a receive accepts.
+// A pair is dropped only when no execution can have it (docs/prove.md gives
+// the proofs):
+// - envelope: the receive does not accept the send;
+// - lower bound (the paper's rule 2): the sends of the same sender that the
+//   receive accepts and that precede s must all be matched before it, each
+//   by a distinct receive posted earlier on the rank from that sender or any;
+// - upper bound (rule 3): the earlier receives that accept s must all be
+//   matched first, each with an earlier send of s's sender or a send of
+//   another rank;
+// - cut: across a point every rank passes (a barrier of all ranks), a
+//   receive that completes before it never takes a send posted after it, and
+//   when as many receives of an endpoint complete before it as sends to the
+//   endpoint are posted before it, no send crosses it.
+// Candidate sends come out of indexed channels (per sender, per tag) by
+// binary search, so a trace without wildcards costs O(n log n).
+//
+// Channels is the index the encoder shares for its non-overtaking
+// constraints: each send's place in its channel, and receives by envelope.
+//
+// Thread safety: plain values; the functions are reentrant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "smt_encoder/model.hpp"
+
+namespace smtrace::smt {
+
+// A point every rank passes: a blocking synchronizing collective on a
+// communicator of all ranks that every rank called and returned from.
+struct Cut {
+  uint32_t instance = 0;
+  std::vector<uint32_t> event;  // per rank: index of its call
+};
+
+// Return the cuts of `model`, in program order (the same on every rank).
+std::vector<Cut> find_cuts(const Model& model);
+
+class Channels {
+ public:
+  explicit Channels(const Model& model);
+
+  // Return the send before `send` on its channel (same sender, communicator
+  // and destination) with tag `tag` (k_any: any tag), or k_none.
+  uint32_t previous_send(uint32_t send, int32_t tag) const;
+  // Return the distinct tags of the channel of `send`.
+  const std::vector<int32_t>& channel_tags(uint32_t send) const;
+  // Return the position of `send` in its channel (0 = first).
+  uint32_t channel_position(uint32_t send) const { return m_channel_pos[send]; }
+  // Return the position of `send` among the sends of its channel with its tag.
+  uint32_t tag_position(uint32_t send) const { return m_tag_pos[send]; }
+  // Return the number of sends to (comm, rank) and of those from `source`.
+  uint32_t sends_to(uint32_t comm, uint32_t rank) const;
+  uint32_t sends_from_to(uint32_t source, uint32_t comm, uint32_t rank) const;
+  // Return the senders that have a channel to (comm, rank).
+  const std::vector<uint32_t>& senders_to(uint32_t comm, uint32_t rank) const;
+  // Return the sends from `source` to (comm, rank) with tag `tag` (k_any: all), in order.
+  const std::vector<uint32_t>& sends(uint32_t source, uint32_t comm, uint32_t rank, int32_t tag) const;
+  // Return the receives of (comm, rank) posted as (source, tag) exactly
+  // (k_any allowed), in posting order; `tag` k_all: every tag.
+  const std::vector<uint32_t>& receives(uint32_t comm, uint32_t rank, int32_t source, int32_t tag) const;
+  // Return how many receives of `list` were posted before op `op` (posting order).
+  uint32_t count_before(const std::vector<uint32_t>& list, uint32_t op) const;
+  // Return the last receive of `list` posted before op `op`, or k_none.
+  uint32_t last_before(const std::vector<uint32_t>& list, uint32_t op) const;
+
+  static constexpr int32_t k_all = -2;  // receives(): any posted tag
+
+ private:
+  struct Key {
+    uint32_t comm, rank;
+    int32_t source, tag;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+  uint64_t order(uint32_t op) const;
+
+  const Model& m_model;
+  std::vector<uint32_t> m_channel_pos, m_tag_pos;
+  std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_sends;     // (comm, dest, source, tag|k_any)
+  std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_receives;  // (comm, rank, source, tag|k_all)
+  std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_senders;   // (comm, dest, -, -) -> sources
+  std::unordered_map<Key, std::vector<int32_t>, KeyHash> m_tags;       // (comm, dest, source, -)
+  std::vector<uint32_t> m_empty;
+  std::vector<int32_t> m_no_tags;
+};
+
+struct MatchPairs {
+  std::vector<std::vector<uint32_t>> sends;   // per receive or probe: candidate sends (ascending)
+  std::vector<std::vector<uint32_t>> recvs;   // per send: receives that may take it (ascending)
+  std::vector<std::vector<uint32_t>> probes;  // per send: probes that may see it
+  uint64_t pairs = 0;                         // receive and probe pairs
+  uint64_t dropped_by_cuts = 0;
+  // Return the index of `send` in sends[recv], or k_none.
+  uint32_t find(uint32_t recv, uint32_t send) const;
+};
+
+// Return the match pairs of `model` given its cuts `cuts` (find_cuts).
+MatchPairs match_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts);
+
+// Return why receive or probe `recv` can never match send `send` (a rule
+// above), or an empty string when the pair is not excluded by these rules.
+std::string pair_excluded_because(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
+                                  uint32_t recv, uint32_t send);
+
+}  // namespace smtrace::smt

@@ -1,0 +1,407 @@
+// Building the model from the analyzer's replay: p2p operations and
+// collective calls come from Replay, probes and the calls of completing
+// events from the Collector's per-rank passes.
+#include "smt_encoder/model.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/core.h>
+
+#include "analyzer/comms.hpp"
+#include "analyzer/rank_data.hpp"
+#include "analyzer/replay.hpp"
+
+namespace smtrace::smt {
+
+using format::Call;
+
+namespace {
+
+struct ProbeRecord {
+  uint64_t seq = 0;
+  Call call = Call::unspecified;
+  uint32_t site = 0;
+  uint32_t comm = 0;
+  int32_t peer = 0;
+  int32_t tag = 0;
+  int32_t status_source = analyzer::k_unknown;
+  int32_t status_tag = analyzer::k_unknown;
+  bool pending = false;
+};
+
+struct CallRecord {
+  uint64_t seq = 0;
+  Call call = Call::unspecified;
+  uint32_t site = 0;
+};
+
+struct RankCollected {
+  std::vector<ProbeRecord> probes;
+  std::vector<CallRecord> completions;  // Wait*/Test* that completed something
+};
+
+bool is_completion(Call c) {
+  switch (c) {
+    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
+    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome:
+      return true;
+    default:
+      return false;
+  }
+}
+
+class CollectPass final : public analyzer::RankPass {
+ public:
+  explicit CollectPass(RankCollected& out) : m(out) {}
+  void event(const format::Event& e) override {
+    if (e.call == Call::Probe || (e.call == Call::Iprobe && e.flag.value_or(false))) {
+      ProbeRecord p;
+      p.seq = e.seq;
+      p.call = e.call;
+      p.site = e.site;
+      p.comm = e.comm;
+      p.peer = e.peer.value_or(analyzer::k_unknown);
+      p.tag = e.tag.value_or(analyzer::k_unknown);
+      if (e.status.source) p.status_source = *e.status.source;
+      if (e.status.tag) p.status_tag = *e.status.tag;
+      p.pending = e.pending;
+      m.probes.push_back(p);
+    } else if (is_completion(e.call) && (!e.completed.empty() || e.pending)) {
+      m.completions.push_back({e.seq, e.call, e.site});
+    }
+  }
+
+ private:
+  RankCollected& m;
+};
+
+// Return true when a rank may stop for good inside `call` (header comment).
+bool really_blocks(Call c) {
+  switch (c) {
+    case Call::Send: case Call::Ssend: case Call::Rsend: case Call::Bsend:
+    case Call::Recv: case Call::Sendrecv: case Call::Sendrecv_replace:
+    case Call::Probe: case Call::Wait: case Call::Waitall:
+      return true;
+    default:
+      return format::call_family(c) == format::Family::coll && format::call_blocks(c);
+  }
+}
+
+SendMode send_mode(Call c) {
+  switch (c) {
+    case Call::Ssend: case Call::Issend: case Call::Ssend_init:
+      return SendMode::sync;
+    case Call::Bsend: case Call::Ibsend: case Call::Bsend_init:
+      return SendMode::buffered;
+    default:
+      return SendMode::standard;
+  }
+}
+
+// The events of one rank while it is being built: seq -> index.
+class RankBuilder {
+ public:
+  void want(uint64_t seq) { m_seqs.push_back(seq); }
+  void freeze(RankEvents& out) {
+    std::sort(m_seqs.begin(), m_seqs.end());
+    m_seqs.erase(std::unique(m_seqs.begin(), m_seqs.end()), m_seqs.end());
+    out.events.resize(m_seqs.size());
+    for (std::size_t i = 0; i < m_seqs.size(); ++i) out.events[i].seq = m_seqs[i];
+  }
+  uint32_t index(uint64_t seq) const {
+    auto it = std::lower_bound(m_seqs.begin(), m_seqs.end(), seq);
+    return it != m_seqs.end() && *it == seq ? static_cast<uint32_t>(it - m_seqs.begin()) : k_none;
+  }
+
+ private:
+  std::vector<uint64_t> m_seqs;
+};
+
+void name_event(Event& e, Call call, uint32_t site) {
+  if (e.call == Call::unspecified) {
+    e.call = call;
+    e.site = site;
+  }
+}
+
+}  // namespace
+
+struct Collector::Impl {
+  std::vector<RankCollected> ranks;
+};
+
+Collector::Collector() : m_impl(std::make_unique<Impl>()) {}
+Collector::~Collector() = default;
+
+std::unique_ptr<analyzer::RankPass> Collector::rank_pass(const analyzer::RankData& data) {
+  if (m_impl->ranks.size() <= data.rank) m_impl->ranks.resize(data.rank + 1);
+  return std::make_unique<CollectPass>(m_impl->ranks[data.rank]);
+}
+
+CollKind coll_kind(Call call) {
+  switch (call) {
+    case Call::Bcast: case Call::Ibcast: case Call::Scatter: case Call::Iscatter:
+    case Call::Scatterv: case Call::Iscatterv:
+      return CollKind::from_root;
+    case Call::Reduce: case Call::Ireduce: case Call::Gather: case Call::Igather:
+    case Call::Gatherv: case Call::Igatherv:
+      return CollKind::to_root;
+    case Call::Scan: case Call::Iscan:
+      return CollKind::scan;
+    case Call::Exscan: case Call::Iexscan:
+      return CollKind::exscan;
+    default:
+      return CollKind::full;
+  }
+}
+
+std::string Model::comm_name(uint32_t comm) const {
+  return comm < comm_names.size() ? comm_names[comm] : fmt::format("communicator {}", comm);
+}
+
+Model build_model(const analyzer::Context& context, const Collector& collected) {
+  const analyzer::Replay& replay = context.replay();
+  const analyzer::CommTable& comms = context.comms();
+  Model model;
+  model.world_size = context.world_size();
+  model.ranks.resize(model.world_size);
+  for (uint32_t g = 0; g < comms.size(); ++g) model.comm_names.push_back(comms.comm(g).name);
+
+  // (rank, replay index) -> model op, for matches and collective instances.
+  std::vector<std::vector<uint32_t>> p2p_op(model.world_size), coll_op(model.world_size);
+  std::vector<std::vector<uint32_t>> probe_ops(model.world_size);
+  const std::vector<RankCollected>& all = collected.m_impl->ranks;
+  static const RankCollected k_nothing;
+
+  for (uint32_t r = 0; r < model.world_size; ++r) {
+    if (!context.rank(r).present) continue;
+    const RankCollected& mine = r < all.size() ? all[r] : k_nothing;
+    const auto& p2p = replay.p2p(r);
+    const auto& colls = replay.collectives(r);
+    const std::optional<format::Event> blocked = replay.blocked(r);
+    RankBuilder builder;
+    for (const analyzer::P2POp& op : p2p) {
+      builder.want(op.seq);
+      if (op.done()) builder.want(op.done_seq());
+    }
+    for (const analyzer::CollOp& op : colls) {
+      builder.want(op.seq);
+      if (op.done_seq != analyzer::k_never) builder.want(op.done_seq);
+    }
+    for (const ProbeRecord& p : mine.probes) builder.want(p.seq);
+    const bool stopped_inside =
+        blocked && (format::call_family(blocked->call) == format::Family::p2p ||
+                    format::call_family(blocked->call) == format::Family::request ||
+                    format::call_family(blocked->call) == format::Family::coll);
+    if (stopped_inside) builder.want(blocked->seq);
+    RankEvents& rank = model.ranks[r];
+    builder.freeze(rank);
+
+    p2p_op[r].assign(p2p.size(), k_none);
+    for (uint32_t i = 0; i < p2p.size(); ++i) {
+      const analyzer::P2POp& p = p2p[i];
+      Event& post = rank.events[builder.index(p.seq)];
+      name_event(post, p.call, p.site);
+      if (p.done()) name_event(rank.events[builder.index(p.done_seq())], p.done_call, p.done_site);
+      if (p.cancelled || p.peer == format::k_proc_null) continue;
+      const uint32_t g = comms.global(r, p.comm);
+      if (g == analyzer::k_no_comm) continue;
+      Op op;
+      op.kind = p.send ? OpKind::send : OpKind::recv;
+      op.mode = p.send ? send_mode(p.call) : SendMode::standard;
+      op.rank = r;
+      op.post = builder.index(p.seq);
+      op.done = p.done() ? builder.index(p.done_seq()) : k_none;
+      op.comm = g;
+      if (p.send || p.peer != format::k_any_source) {
+        auto world = comms.world_rank(r, p.comm, p.peer);
+        if (!world) continue;
+        op.peer = static_cast<int32_t>(*world);
+      } else {
+        op.peer = k_any;
+      }
+      op.tag = p.send || p.tag != format::k_any_tag ? p.tag : k_any;
+      p2p_op[r][i] = static_cast<uint32_t>(model.ops.size());
+      model.ops.push_back(op);
+    }
+    coll_op[r].assign(colls.size(), k_none);
+    for (uint32_t i = 0; i < colls.size(); ++i) {
+      const analyzer::CollOp& c = colls[i];
+      Event& enter = rank.events[builder.index(c.seq)];
+      name_event(enter, c.call, c.site);
+      Op op;
+      op.kind = OpKind::coll;
+      op.rank = r;
+      op.post = builder.index(c.seq);
+      op.done = c.done_seq != analyzer::k_never ? builder.index(c.done_seq) : k_none;
+      op.comm = comms.global(r, c.comm);
+      coll_op[r][i] = static_cast<uint32_t>(model.ops.size());
+      model.ops.push_back(op);
+    }
+    for (const ProbeRecord& p : mine.probes) {
+      Event& at = rank.events[builder.index(p.seq)];
+      name_event(at, p.call, p.site);
+      const uint32_t g = comms.global(r, p.comm);
+      if (g == analyzer::k_no_comm || p.peer == format::k_proc_null) continue;
+      Op op;
+      op.kind = OpKind::probe;
+      op.rank = r;
+      op.post = builder.index(p.seq);
+      op.done = p.pending ? k_none : op.post;
+      op.comm = g;
+      if (p.peer == format::k_any_source) {
+        op.peer = k_any;
+      } else {
+        auto world = comms.world_rank(r, p.comm, p.peer);
+        if (!world) continue;
+        op.peer = static_cast<int32_t>(*world);
+      }
+      op.tag = p.tag == format::k_any_tag ? k_any : p.tag;
+      // The status, kept in `recorded` until the links are made below.
+      auto source = p.status_source >= 0 ? comms.world_rank(r, p.comm, p.status_source) : std::nullopt;
+      op.recorded = source ? *source : k_none;
+      op.member = static_cast<uint32_t>(p.status_tag);
+      probe_ops[r].push_back(static_cast<uint32_t>(model.ops.size()));
+      model.ops.push_back(op);
+    }
+    for (const CallRecord& c : mine.completions) {
+      const uint32_t k = builder.index(c.seq);
+      if (k != k_none) name_event(rank.events[k], c.call, c.site);
+    }
+    if (stopped_inside) {
+      const uint32_t k = builder.index(blocked->seq);
+      name_event(rank.events[k], blocked->call, blocked->site);
+    }
+    rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
+    if (stopped_inside) rank.limit = 2 * builder.index(blocked->seq) + 1;
+  }
+
+  // Posts and completions per event (ops are in posting order per rank).
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& op = model.ops[i];
+    RankEvents& rank = model.ranks[op.rank];
+    rank.events[op.post].posts.push_back(i);
+    if (op.done != k_none) rank.events[op.done].completes.push_back(i);
+  }
+  for (RankEvents& rank : model.ranks) {
+    for (Event& e : rank.events) {
+      std::sort(e.posts.begin(), e.posts.end());
+      e.waits = !e.completes.empty();
+      e.may_block = e.waits && really_blocks(e.call);
+    }
+  }
+
+  // Recorded matches.
+  for (uint32_t r = 0; r < model.world_size; ++r) {
+    for (uint32_t i = 0; i < p2p_op[r].size(); ++i) {
+      const uint32_t op = p2p_op[r][i];
+      if (op == k_none || model.ops[op].kind != OpKind::recv) continue;
+      if (auto send = replay.matched({r, i})) {
+        if (send->rank < p2p_op.size() && send->index < p2p_op[send->rank].size()) {
+          model.ops[op].recorded = p2p_op[send->rank][send->index];
+        }
+      }
+    }
+  }
+
+  // Probes: the receive after a wildcard probe that takes what it saw.
+  for (uint32_t r = 0; r < model.world_size; ++r) {
+    for (uint32_t p : probe_ops[r]) {
+      Op& probe = model.ops[p];
+      const uint32_t source = probe.recorded;
+      const int32_t tag = static_cast<int32_t>(probe.member);
+      probe.recorded = k_none;
+      probe.member = 0;
+      if (source == k_none) continue;
+      for (uint32_t q : p2p_op[r]) {
+        if (q == k_none) continue;
+        Op& recv = model.ops[q];
+        if (recv.kind != OpKind::recv || recv.comm != probe.comm || recv.post <= probe.post) continue;
+        if ((recv.peer != k_any && recv.peer != static_cast<int32_t>(source)) ||
+            (recv.tag != k_any && recv.tag != tag)) {
+          continue;
+        }
+        if (recv.recorded != k_none && model.ops[recv.recorded].rank == source &&
+            model.ops[recv.recorded].tag == tag) {
+          probe.recorded = recv.recorded;
+          const bool narrower = (probe.peer == k_any && recv.peer != k_any) ||
+                                (probe.tag == k_any && recv.tag != k_any);
+          if (narrower && recv.probe == k_none) {
+            recv.probe = p;
+            recv.peer = probe.peer;
+            recv.tag = probe.tag;
+          }
+        }
+        break;
+      }
+    }
+  }
+
+  // Collective instances.
+  for (uint32_t g = 0; g < comms.size(); ++g) {
+    const analyzer::GlobalComm& comm = comms.comm(g);
+    for (const analyzer::CollInstance& inst : replay.instances(g)) {
+      Instance out;
+      out.comm = g;
+      out.position = inst.position;
+      out.members.assign(inst.member_op.size(), k_none);
+      bool first = true;
+      for (uint32_t m = 0; m < inst.member_op.size(); ++m) {
+        if (inst.member_op[m] == analyzer::k_none || m >= comm.world_ranks.size()) continue;
+        const uint32_t world = comm.world_ranks[m];
+        if (world >= coll_op.size() || inst.member_op[m] >= coll_op[world].size()) continue;
+        const uint32_t op = coll_op[world][inst.member_op[m]];
+        out.members[m] = op;
+        if (first) {
+          const analyzer::CollOp& c = replay.collectives(world)[inst.member_op[m]];
+          out.call = c.call;
+          out.kind = coll_kind(c.call);
+          if (out.kind == CollKind::from_root || out.kind == CollKind::to_root) {
+            if (c.root >= 0 && static_cast<std::size_t>(c.root) < inst.member_op.size()) {
+              out.root = static_cast<uint32_t>(c.root);
+            } else {
+              out.kind = CollKind::full;
+            }
+          }
+          first = false;
+        }
+      }
+      const uint32_t index = static_cast<uint32_t>(model.instances.size());
+      for (uint32_t m = 0; m < out.members.size(); ++m) {
+        if (out.members[m] == k_none) continue;
+        model.ops[out.members[m]].instance = index;
+        model.ops[out.members[m]].member = m;
+      }
+      model.instances.push_back(std::move(out));
+    }
+  }
+  // Collective calls without an instance (unknown communicator) wait for nothing.
+  return model;
+}
+
+std::string event_text(const Model& model, uint32_t rank, uint32_t index) {
+  const Event& e = model.event(rank, index);
+  return fmt::format("{}:{} {}", rank, e.seq, format::call_name(e.call));
+}
+
+std::string op_text(const Model& model, uint32_t op) {
+  const Op& o = model.ops[op];
+  const std::string where = event_text(model, o.rank, o.post);
+  const std::string comm = model.comm_name(o.comm);
+  switch (o.kind) {
+    case OpKind::send:
+      return fmt::format("{} to rank {}, tag {}, {}", where, o.peer, o.tag, comm);
+    case OpKind::recv:
+    case OpKind::probe:
+      return fmt::format("{} from {}, {}, {}", where,
+                         o.peer == k_any ? std::string("any rank") : fmt::format("rank {}", o.peer),
+                         o.tag == k_any ? std::string("any tag") : fmt::format("tag {}", o.tag), comm);
+    case OpKind::coll:
+      break;
+  }
+  return where;
+}
+
+}  // namespace smtrace::smt

@@ -1,0 +1,145 @@
+// The trace as a program for the SMT backend: per rank, the events that
+// communicate (they post or complete sends, receives, probes, collective
+// calls), in program order, and the operations they post. Everything else a
+// rank did is left out: it neither waits for nor releases another rank.
+//
+// The model fixes each rank's control flow as recorded; what may change is
+// the runtime's choices: which send a receive matches, which message a probe
+// sees, when things happen. An execution is described by one integer per
+// rank, its progress P: events [0, P/2) have returned; when P is odd, event
+// (P-1)/2 has been called and not returned. semantics.hpp gives the rules
+// (the reference, without a solver); encoder.hpp turns them into SMT.
+//
+// Modelling decisions (docs/prove.md):
+// - A successful MPI_Test* or MPI_Iprobe is a point the program waited for
+//   (it looped until it succeeded) but never a place where a rank may stop
+//   for good: a deadlock is claimed only at calls that really block.
+// - MPI_Waitany/Waitsome return when the requests recorded as completed are
+//   complete; they too are never claimed as a rank's final stop.
+// - A receive that follows a wildcard probe with the source and tag the
+//   probe returned takes the message the probe saw (MPI guarantees it), so
+//   in another execution it takes whatever the probe saw there.
+// - Persistent requests post one operation per MPI_Start; their sends are
+//   standard mode. Cancelled operations and MPI_PROC_NULL peers are left out.
+//
+// Thread safety: a Model is a plain value; build_model() reads the Context only.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyzer/check.hpp"
+#include "analyzer/finding.hpp"
+#include "trace_format/event.hpp"
+
+namespace smtrace::smt {
+
+inline constexpr uint32_t k_none = std::numeric_limits<uint32_t>::max();
+inline constexpr int32_t k_any = -1;  // any source, any tag
+
+enum class OpKind : uint8_t { send, recv, probe, coll };
+enum class SendMode : uint8_t { standard, sync, buffered };
+// What a member of a collective waits for before it returns:
+// full: every member's call (barrier, allreduce, allgather, alltoall, reduce_scatter);
+// from_root: the root's call (bcast, scatter); to_root: the root waits for every call
+// (reduce, gather); scan: members 0..i; exscan: members 0..i-1.
+enum class CollKind : uint8_t { full, from_root, to_root, scan, exscan };
+
+struct Op {
+  OpKind kind = OpKind::send;
+  SendMode mode = SendMode::standard;
+  uint32_t rank = 0;          // world rank that posts it
+  uint32_t post = 0;          // index of the posting event in the rank's events
+  uint32_t done = k_none;     // index of the event that waits for it (k_none: none)
+  uint32_t comm = 0;          // global communicator index
+  int32_t peer = 0;           // send: destination world rank; recv/probe: source world rank or k_any
+  int32_t tag = 0;            // recv/probe: k_any for MPI_ANY_TAG
+  uint32_t recorded = k_none; // recv/probe: the send it took (saw) in the recorded run
+  uint32_t probe = k_none;    // recv: the wildcard probe whose message it takes
+  uint32_t instance = k_none; // coll: index into Model::instances
+  uint32_t member = 0;        // coll: its rank in the instance's communicator
+};
+
+struct Event {
+  uint64_t seq = 0;
+  format::Call call = format::Call::unspecified;
+  uint32_t site = 0;
+  bool waits = false;      // it has a return point of its own (something to wait for)
+  bool may_block = false;  // a rank may stop here for good (see the header comment)
+  std::vector<uint32_t> posts;      // ops posted here, in posting order
+  std::vector<uint32_t> completes;  // ops that must be complete before it returns
+};
+
+struct Instance {
+  CollKind kind = CollKind::full;
+  format::Call call = format::Call::unspecified;
+  uint32_t comm = 0;                 // global communicator
+  uint32_t position = 0;             // the n-th collective on it
+  uint32_t root = 0;                 // member index (rooted kinds)
+  std::vector<uint32_t> members;     // op per rank in the communicator (k_none: never called)
+};
+
+struct RankEvents {
+  std::vector<Event> events;
+  // Progress at the end of the recording: 2 * events.size(), or 2k+1 when
+  // the rank stopped inside event k (it never returned).
+  uint32_t limit = 0;
+};
+
+struct Model {
+  uint32_t world_size = 0;
+  std::vector<RankEvents> ranks;
+  std::vector<Op> ops;
+  std::vector<Instance> instances;
+  std::vector<std::string> comm_names;  // per global communicator: "MPI_COMM_WORLD"
+
+  // Return the trace's name of event `index` of rank `rank`.
+  analyzer::EventRef ref(uint32_t rank, uint32_t index) const {
+    return {rank, ranks[rank].events[index].seq};
+  }
+  const Event& event(uint32_t rank, uint32_t index) const { return ranks[rank].events[index]; }
+  // Return the posting event of op `op`.
+  analyzer::EventRef post_ref(uint32_t op) const { return ref(ops[op].rank, ops[op].post); }
+  // Return the name of global communicator `comm`.
+  std::string comm_name(uint32_t comm) const;
+};
+
+// Return true when receive or probe `r` accepts send `s` by its envelope:
+// same communicator, sent to r's rank, source and tag allowed by r.
+inline bool accepts(const Op& r, const Op& s) {
+  return s.kind == OpKind::send && r.comm == s.comm && static_cast<int32_t>(r.rank) == s.peer &&
+         (r.peer == k_any || r.peer == static_cast<int32_t>(s.rank)) && (r.tag == k_any || r.tag == s.tag);
+}
+
+// Return true when `call` is a collective the model treats (blocking or not).
+CollKind coll_kind(format::Call call);
+
+// What the SMT checks collect while the trace streams past: probes (which
+// the replay does not keep) and the calls of completing events.
+class Collector {
+ public:
+  Collector();
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+  // Return the pass that collects rank `data.rank` (one per rank, called before loading).
+  std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data);
+  struct Impl;
+
+ private:
+  friend Model build_model(const analyzer::Context& context, const Collector& collected);
+  std::unique_ptr<Impl> m_impl;
+};
+
+// Return the model of the analyzed trace in `context`, with what `collected` saw.
+Model build_model(const analyzer::Context& context, const Collector& collected);
+
+// Return "1:4 MPI_Recv" for event `index` of `rank`.
+std::string event_text(const Model& model, uint32_t rank, uint32_t index);
+// Return a short description of op `op`: "MPI_Recv 0:3 from any rank, tag 1".
+std::string op_text(const Model& model, uint32_t op);
+
+}  // namespace smtrace::smt

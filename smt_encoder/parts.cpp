@@ -1,0 +1,133 @@
+#include "smt_encoder/parts.hpp"
+
+#include <algorithm>
+
+namespace smtrace::smt {
+
+uint32_t segment_of(const std::vector<Cut>& cuts, uint32_t rank, uint32_t event) {
+  auto it = std::lower_bound(cuts.begin(), cuts.end(), event,
+                             [&](const Cut& c, uint32_t e) { return c.event[rank] < e; });
+  return static_cast<uint32_t>(it - cuts.begin());
+}
+
+uint32_t Part::local_op(uint32_t op) const {
+  auto it = std::lower_bound(op_of.begin(), op_of.end(), op);
+  return it != op_of.end() && *it == op ? static_cast<uint32_t>(it - op_of.begin()) : k_none;
+}
+
+Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last) {
+  Part part;
+  part.first_segment = first;
+  part.last_segment = last;
+  Model& out = part.model;
+  out.world_size = model.world_size;
+  out.comm_names = model.comm_names;
+  out.ranks.resize(model.ranks.size());
+  part.first.assign(model.ranks.size(), 0);
+  std::vector<uint32_t> end(model.ranks.size(), 0);
+  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
+    const uint32_t n = static_cast<uint32_t>(model.ranks[r].events.size());
+    if (n == 0) continue;
+    part.first[r] = first == 0 ? 0 : cuts[first - 1].event[r] + 1;
+    end[r] = last < cuts.size() ? cuts[last].event[r] + 1 : n;
+    const uint32_t begin = part.first[r];
+    out.ranks[r].events.assign(model.ranks[r].events.begin() + begin, model.ranks[r].events.begin() + end[r]);
+    for (Event& e : out.ranks[r].events) {
+      e.posts.clear();
+      e.completes.clear();
+    }
+    out.ranks[r].limit = last < cuts.size() ? 2 * (end[r] - begin) : model.ranks[r].limit - 2 * begin;
+  }
+  std::vector<uint32_t> local(model.ops.size(), k_none);
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& op = model.ops[i];
+    if (op.post < part.first[op.rank] || op.post >= end[op.rank]) continue;
+    local[i] = static_cast<uint32_t>(part.op_of.size());
+    part.op_of.push_back(i);
+  }
+  for (uint32_t i : part.op_of) {
+    Op op = model.ops[i];
+    const uint32_t begin = part.first[op.rank];
+    op.post -= begin;
+    op.done = op.done != k_none && op.done < end[op.rank] ? op.done - begin : k_none;
+    op.recorded = op.recorded != k_none ? local[op.recorded] : k_none;
+    op.probe = op.probe != k_none ? local[op.probe] : k_none;
+    const uint32_t index = static_cast<uint32_t>(out.ops.size());
+    out.ranks[op.rank].events[op.post].posts.push_back(index);
+    if (op.done != k_none) out.ranks[op.rank].events[op.done].completes.push_back(index);
+    out.ops.push_back(op);
+  }
+  for (RankEvents& rank : out.ranks) {
+    for (Event& e : rank.events) {
+      e.waits = !e.completes.empty();
+      e.may_block = e.may_block && e.waits;
+    }
+  }
+  std::vector<uint32_t> instance(model.instances.size(), k_none);
+  for (Op& op : out.ops) {
+    if (op.kind != OpKind::coll || op.instance == k_none) continue;
+    if (instance[op.instance] == k_none) {
+      instance[op.instance] = static_cast<uint32_t>(out.instances.size());
+      Instance inst = model.instances[op.instance];
+      for (uint32_t& m : inst.members) m = m != k_none ? local[m] : k_none;
+      out.instances.push_back(std::move(inst));
+    }
+    op.instance = instance[op.instance];
+  }
+  return part;
+}
+
+std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs) {
+  const uint32_t segments = static_cast<uint32_t>(cuts.size()) + 1;
+  std::vector<std::vector<uint32_t>> by_rank(model.ranks.size());
+  for (const Cut& cut : cuts) {
+    for (uint32_t r = 0; r < cut.event.size(); ++r) by_rank[r].push_back(cut.event[r]);
+  }
+  auto seg = [&](uint32_t rank, uint32_t event) {
+    const auto& v = by_rank[rank];
+    return static_cast<uint32_t>(std::lower_bound(v.begin(), v.end(), event) - v.begin());
+  };
+  // reach[k]: the last segment that something starting in segment k ties it to.
+  std::vector<uint32_t> reach(segments);
+  for (uint32_t k = 0; k < segments; ++k) reach[k] = k;
+  std::vector<bool> used(segments, false);
+  auto tie = [&](uint32_t a, uint32_t b) {
+    if (a > b) std::swap(a, b);
+    reach[a] = std::max(reach[a], b);
+  };
+  std::vector<uint32_t> op_segment(model.ops.size());
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& op = model.ops[i];
+    op_segment[i] = seg(op.rank, op.post);
+    used[op_segment[i]] = true;
+    if (op.done != k_none) tie(op_segment[i], seg(op.rank, op.done));
+  }
+  for (uint32_t r = 0; r < model.ops.size(); ++r) {
+    for (uint32_t s : pairs.sends[r]) tie(op_segment[r], op_segment[s]);
+  }
+  for (const Instance& inst : model.instances) {
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t m : inst.members) {
+      if (m == k_none) continue;
+      lo = std::min(lo, op_segment[m]);
+      hi = std::max(hi, op_segment[m]);
+    }
+    if (lo != UINT32_MAX) tie(lo, hi);
+  }
+  std::vector<Part> parts;
+  uint32_t start = 0, until = 0;
+  bool any = false;
+  for (uint32_t k = 0; k < segments; ++k) {
+    until = std::max(until, reach[k]);
+    any = any || used[k];
+    if (k == until) {
+      if (any) parts.push_back(extract(model, cuts, start, k));
+      start = k + 1;
+      until = k + 1;
+      any = false;
+    }
+  }
+  return parts;
+}
+
+}  // namespace smtrace::smt

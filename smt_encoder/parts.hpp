@@ -1,0 +1,42 @@
+// Splitting a model into independent parts at its cuts (match_pairs.hpp):
+// between two cuts every rank runs a stretch of its events; a stretch
+// depends on the ones before only through messages and requests that cross
+// a cut. Stretches that a match pair, an operation (posted before a cut,
+// completed after) or a receive's candidate sends tie together are merged;
+// what remains are parts whose executions combine freely, so each is solved
+// on its own (and in parallel). A part ends with the cut that closes it,
+// which every rank enters there.
+//
+// Thread safety: plain values; the functions are reentrant.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "smt_encoder/match_pairs.hpp"
+#include "smt_encoder/model.hpp"
+
+namespace smtrace::smt {
+
+struct Part {
+  Model model;                   // the part's events and ops, re-indexed
+  std::vector<uint32_t> first;   // per rank: whole-model index of the part's first event
+  std::vector<uint32_t> op_of;   // part op -> whole-model op
+  uint32_t first_segment = 0;    // segments [first_segment, last_segment] of the whole model
+  uint32_t last_segment = 0;
+  // Return the part's index of whole-model op `op`, or k_none.
+  uint32_t local_op(uint32_t op) const;
+};
+
+// Return the parts of `model` (cuts from find_cuts, pairs from match_pairs
+// on the whole model), in program order. Parts with no operation are left out.
+std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs);
+
+// Return the part of `model` made of segments [first, last] (merged for a
+// question that spans parts).
+Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last);
+
+// Return the segment of event `event` of rank `rank` given `cuts`.
+uint32_t segment_of(const std::vector<Cut>& cuts, uint32_t rank, uint32_t event);
+
+}  // namespace smtrace::smt

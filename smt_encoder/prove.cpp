@@ -1,0 +1,426 @@
+// prove() and the SMT checks of `smtrace check`: one analyzer check builds
+// the model from the replayed trace, solve() answers, and the answers
+// become findings with the trace's locations and witnesses with its event
+// names. Rendering is in render.cpp.
+#include "smt_encoder/prove.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+
+#include <fmt/core.h>
+
+#include "analyzer/analyze.hpp"
+#include "smt_encoder/model.hpp"
+#include "smt_encoder/solve.hpp"
+
+namespace smtrace::smt {
+
+namespace {
+
+using analyzer::Finding;
+using analyzer::Location;
+using analyzer::Severity;
+
+constexpr std::string_view k_race = "message-race";
+constexpr std::string_view k_deadlock = "potential-deadlock";
+constexpr std::string_view k_prove = "smt-prove";
+
+Location location(const analyzer::Context& context, const Model& model, uint32_t rank, uint32_t event,
+                  std::string note) {
+  const Event& e = model.event(rank, event);
+  return context.location(model.ref(rank, event), e.call, e.site, std::move(note));
+}
+
+Witness to_witness(const Model& model, const RawWitness& raw) {
+  Witness w;
+  w.outcome = raw.outcome;
+  w.replayed = raw.replayed;
+  for (const RawStep& s : raw.steps) {
+    Step step;
+    step.action = s.action;
+    step.event = model.ref(s.rank, s.event);
+    step.call = std::string(format::call_name(model.event(s.rank, s.event).call));
+    if (s.action == StepAction::match) {
+      step.receive = model.post_ref(s.recv);
+      step.send = model.post_ref(s.send);
+      w.matches.push_back({step.receive, step.send, model.ops[s.recv].kind == OpKind::probe});
+    }
+    w.schedule.push_back(std::move(step));
+  }
+  for (const RawBlocked& b : raw.cycle) {
+    Blocked out;
+    out.event = model.ref(b.rank, b.event);
+    out.call = std::string(format::call_name(model.event(b.rank, b.event).call));
+    out.waits_for = b.waits_for;
+    w.cycle.push_back(std::move(out));
+    Step step;
+    step.action = StepAction::blocked;
+    step.event = w.cycle.back().event;
+    step.call = w.cycle.back().call;
+    w.schedule.push_back(std::move(step));
+  }
+  return w;
+}
+
+// Return the schedule of `w` as one line for a finding's notes.
+std::string schedule_note(const Witness& w) {
+  std::string out = fmt::format("witness ({} steps, replayed): ", w.schedule.size());
+  constexpr std::size_t k_shown = 40;
+  for (std::size_t i = 0; i < w.schedule.size() && i < k_shown; ++i) {
+    const Step& s = w.schedule[i];
+    if (i) out += ", ";
+    if (s.action == StepAction::match) {
+      out += fmt::format("{} takes {}", s.receive.str(), s.send.str());
+    } else {
+      out += fmt::format("{} {} {}", step_action_name(s.action), s.event.str(), s.call);
+    }
+  }
+  if (w.schedule.size() > k_shown) out += fmt::format(", ... ({} more)", w.schedule.size() - k_shown);
+  return out;
+}
+
+std::string rank_list(const std::vector<uint32_t>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  }
+  return out;
+}
+
+ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race) {
+  const Op& r = model.ops[race.recv];
+  const RawAlternative* bad = nullptr;
+  const RawAlternative* first = nullptr;
+  std::vector<const RawAlternative*> feasible;
+  for (const RawAlternative& a : race.alternatives) {
+    if (a.verdict != Verdict::sat) continue;
+    feasible.push_back(&a);
+    if (!first) first = &a;
+    if (!bad && a.outcome_known && a.outcome != Outcome::harmless) bad = &a;
+  }
+  ProveFinding f;
+  f.finding.kind = std::string(k_race);
+  f.finding.severity = bad ? Severity::error : Severity::info;
+  const std::string what = r.kind == OpKind::probe ? "wildcard probe" : "wildcard receive";
+  if (bad) {
+    f.finding.message = fmt::format("{} can also take the message of {}, and then the run {}", what,
+                                    op_text(model, bad->send),
+                                    bad->outcome == Outcome::deadlock ? "deadlocks" : "ends with a message never received");
+  } else {
+    f.finding.message = fmt::format("{} can take {} other message{}; every such run completes (harmless race)",
+                                    what, feasible.size(), feasible.size() == 1 ? "" : "s");
+  }
+  const std::string recorded = r.recorded != k_none ? model.post_ref(r.recorded).str() : std::string("nothing");
+  f.finding.locations.push_back(location(context, model, r.rank, r.post,
+                                         fmt::format("rank {} {} here ({}); the run took {}", r.rank,
+                                                     r.kind == OpKind::probe ? "probes" : "receives",
+                                                     op_text(model, race.recv), recorded)));
+  if (r.recorded != k_none) {
+    const Op& s = model.ops[r.recorded];
+    f.finding.locations.push_back(location(context, model, s.rank, s.post, "the message taken in the recorded run"));
+  }
+  for (const RawAlternative* a : feasible) {
+    const Op& s = model.ops[a->send];
+    std::string note = "can be taken instead";
+    if (a->outcome_known) {
+      note += a->outcome == Outcome::deadlock    ? ": the run then deadlocks"
+              : a->outcome == Outcome::unmatched ? ": a message is then never received"
+                                                 : " (harmless)";
+    }
+    f.finding.locations.push_back(location(context, model, s.rank, s.post, std::move(note)));
+  }
+  const RawAlternative* shown = bad ? bad : first;
+  if (shown && shown->witness) {
+    f.witness = to_witness(model, *shown->witness);
+    f.finding.notes.push_back(schedule_note(*f.witness));
+  }
+  return f;
+}
+
+ProveFinding deadlock_finding(const analyzer::Context& context, const Model& model, const RawWitness& raw) {
+  ProveFinding f;
+  f.finding.kind = std::string(k_deadlock);
+  f.finding.severity = Severity::error;
+  std::vector<uint32_t> ranks;
+  for (const RawBlocked& b : raw.cycle) ranks.push_back(b.rank);
+  f.finding.message = fmt::format(
+      "deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI buffered "
+      "messages)",
+      ranks.size() == 1 ? "" : "s", rank_list(ranks));
+  for (const RawBlocked& b : raw.cycle) {
+    f.finding.locations.push_back(location(
+        context, model, b.rank, b.event,
+        b.waits_for.empty() ? fmt::format("rank {} blocks here", b.rank)
+                            : fmt::format("rank {} blocks here, waiting for rank{} {}", b.rank,
+                                          b.waits_for.size() == 1 ? "" : "s", rank_list(b.waits_for))));
+  }
+  f.witness = to_witness(model, raw);
+  f.finding.notes.push_back(schedule_note(*f.witness));
+  f.finding.notes.push_back("under zero buffering a standard send returns only once received (as MPI_Ssend)");
+  return f;
+}
+
+// Return the index of event `seq` of `rank` in the model.
+uint32_t event_index(const Model& model, const analyzer::EventRef& ref) {
+  if (ref.rank >= model.ranks.size()) {
+    throw std::invalid_argument(fmt::format("event {}: no rank {} (the trace has {})", ref.str(), ref.rank,
+                                            model.ranks.size()));
+  }
+  const auto& events = model.ranks[ref.rank].events;
+  auto it = std::lower_bound(events.begin(), events.end(), ref.seq,
+                             [](const Event& e, uint64_t seq) { return e.seq < seq; });
+  if (it == events.end() || it->seq != ref.seq) {
+    throw std::invalid_argument(fmt::format(
+        "event {} is not a communication call of the trace (see `smtrace dump DIR --rank {}`)", ref.str(), ref.rank));
+  }
+  return static_cast<uint32_t>(it - events.begin());
+}
+
+RawQuestion raw_question(const Model& model, const Question& q) {
+  RawQuestion raw;
+  raw.kind = q.kind;
+  const uint32_t a = event_index(model, q.a), b = event_index(model, q.b);
+  if (q.kind == QuestionKind::can_precede) {
+    raw.a_rank = q.a.rank;
+    raw.a_event = a;
+    raw.b_rank = q.b.rank;
+    raw.b_event = b;
+    return raw;
+  }
+  auto find = [&](const analyzer::EventRef& recv_ref, uint32_t recv_event, const analyzer::EventRef& send_ref,
+                  uint32_t send_event) {
+    for (uint32_t r : model.event(recv_ref.rank, recv_event).posts) {
+      const Op& ro = model.ops[r];
+      if (ro.kind != OpKind::recv && ro.kind != OpKind::probe) continue;
+      for (uint32_t s : model.event(send_ref.rank, send_event).posts) {
+        if (model.ops[s].kind != OpKind::send) continue;
+        raw.recv = r;
+        raw.send = s;
+        if (accepts(ro, model.ops[s])) return true;
+      }
+    }
+    return raw.recv != k_none;
+  };
+  if (!find(q.a, a, q.b, b)) {
+    raw.recv = raw.send = k_none;
+    if (!find(q.b, b, q.a, a)) {
+      throw std::invalid_argument(fmt::format("can-match {} {}: needs a receive or probe and a send", q.a.str(),
+                                              q.b.str()));
+    }
+  }
+  return raw;
+}
+
+Answer to_answer(const Model& model, const Question& q, const RawQuestion& raw, RawAnswer&& ans) {
+  Answer out;
+  out.question = q;
+  if (q.kind == QuestionKind::can_match) {
+    out.question.a = model.post_ref(raw.recv);  // receive first
+    out.question.b = model.post_ref(raw.send);
+  }
+  out.verdict = ans.verdict;
+  if (ans.witness) out.witness = to_witness(model, *ans.witness);
+  out.explanation = std::move(ans.explanation);
+  out.reason = std::move(ans.reason);
+  return out;
+}
+
+bool trace_complete(const analyzer::Context& context) {
+  for (uint32_t r = 0; r < context.world_size(); ++r) {
+    if (!context.rank(r).present || !context.rank(r).finalized()) return false;
+  }
+  return context.world_size() > 0;
+}
+
+enum class Mode : uint8_t { prove, races, deadlocks };
+
+// The analyzer check behind prove() (Mode::prove) and the two SMT checks.
+class SmtCheck final : public analyzer::Check {
+ public:
+  SmtCheck(Mode mode, ProveOptions options, std::shared_ptr<ProveResult> out)
+      : m_mode(mode), m_options(std::move(options)), m_out(std::move(out)) {}
+
+  std::string_view name() const override {
+    return m_mode == Mode::prove ? k_prove : m_mode == Mode::races ? k_race : k_deadlock;
+  }
+  Severity severity() const override { return Severity::error; }
+  std::string_view description() const override {
+    switch (m_mode) {
+      case Mode::races:
+        return "a wildcard receive whose other possible match deadlocks or leaves a message unreceived (SMT proof)";
+      case Mode::deadlocks:
+        return "a deadlock feasible without MPI buffering: the program relies on buffered sends (SMT proof)";
+      case Mode::prove:
+        break;
+    }
+    return "smtrace prove's analysis";
+  }
+  std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data) override {
+    return m_collector.rank_pass(data);
+  }
+  void finish(const analyzer::Context& context, std::vector<std::unique_ptr<analyzer::RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    (void)passes;
+    if (m_mode != Mode::prove && !trace_complete(context)) return;  // the deadlock check explains a stopped run
+    const Model model = build_model(context, m_collector);
+    std::vector<RawQuestion> raw;
+    for (const Question& q : m_options.questions) raw.push_back(raw_question(model, q));
+    SolveOptions so;
+    so.buffering = m_options.buffering;
+    so.timeout_s = m_options.smt_timeout_s;
+    so.threads = m_options.threads;
+    so.races = m_options.races;
+    so.deadlocks = m_options.deadlocks;
+    so.outcomes = true;
+    so.errors_only = !m_options.harmless_races;
+    so.smt2 = m_options.emit_smt2;
+    Solution sol = solve(model, raw, so);
+
+    std::vector<ProveFinding> findings;
+    for (const RawWitness& w : sol.deadlocks) findings.push_back(deadlock_finding(context, model, w));
+    for (const RawRace& race : sol.races) {
+      const bool any = std::any_of(race.alternatives.begin(), race.alternatives.end(),
+                                   [](const RawAlternative& a) { return a.verdict == Verdict::sat; });
+      if (!any) continue;
+      ProveFinding f = race_finding(context, model, race);
+      if (f.finding.severity == Severity::info && !m_options.harmless_races) continue;
+      findings.push_back(std::move(f));
+    }
+    if (m_mode != Mode::prove) {
+      for (ProveFinding& f : findings) out.push_back(std::move(f.finding));
+      if (sol.unknown) {
+        Finding f;
+        f.kind = std::string(name());
+        f.severity = Severity::info;
+        f.message = fmt::format("{} question{} left undecided within --smt-timeout {} s (unknown, not a proof)",
+                                sol.unknown, sol.unknown == 1 ? "" : "s", m_options.smt_timeout_s);
+        out.push_back(std::move(f));
+      }
+      return;
+    }
+    ProveResult& result = *m_out;
+    result.findings = std::move(findings);
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      result.answers.push_back(to_answer(model, m_options.questions[i], raw[i], std::move(sol.answers[i])));
+    }
+    for (const RawRace& race : sol.races) {
+      Race r;
+      r.receive = model.post_ref(race.recv);
+      if (model.ops[race.recv].recorded != k_none) r.recorded = model.post_ref(model.ops[race.recv].recorded);
+      for (const RawAlternative& a : race.alternatives) {
+        r.alternatives.push_back({model.post_ref(a.send), a.verdict, a.outcome, a.outcome_known});
+      }
+      result.races.push_back(std::move(r));
+    }
+    result.stats = std::move(sol.stats);
+    result.unknown = sol.unknown;
+    result.smt2 = std::move(sol.smt2);
+  }
+  void stats(std::map<std::string, uint64_t>& out) const override {
+    (void)out;  // only deterministic figures belong here; the unknown count depends on timing
+  }
+
+ private:
+  Mode m_mode;
+  ProveOptions m_options;
+  std::shared_ptr<ProveResult> m_out;
+  Collector m_collector;
+};
+
+bool finding_before(const ProveFinding& a, const ProveFinding& b) {
+  auto key = [](const ProveFinding& f) {
+    const analyzer::EventRef at = f.finding.locations.empty() ? analyzer::EventRef{} : f.finding.locations[0].event;
+    return std::tuple(static_cast<int>(f.finding.severity), f.finding.kind, at, f.finding.message);
+  };
+  return key(a) < key(b);
+}
+
+}  // namespace
+
+std::string_view buffering_name(Buffering buffering) {
+  return buffering == Buffering::zero ? "zero" : "infinite";
+}
+
+std::optional<Buffering> buffering_from_name(std::string_view name) {
+  if (name == "infinite") return Buffering::infinite;
+  if (name == "zero") return Buffering::zero;
+  return std::nullopt;
+}
+
+std::string_view verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::sat: return "sat";
+    case Verdict::unsat: return "unsat";
+    case Verdict::unknown: break;
+  }
+  return "unknown";
+}
+
+std::string_view question_name(QuestionKind kind) {
+  return kind == QuestionKind::can_match ? "can-match" : "can-precede";
+}
+
+std::string_view step_action_name(StepAction action) {
+  switch (action) {
+    case StepAction::call: return "call";
+    case StepAction::ret: return "return";
+    case StepAction::match: return "match";
+    case StepAction::blocked: break;
+  }
+  return "blocked";
+}
+
+std::string_view outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::match: return "match";
+    case Outcome::precede: return "precede";
+    case Outcome::deadlock: return "deadlock";
+    case Outcome::unmatched: return "unmatched";
+    case Outcome::harmless: break;
+  }
+  return "harmless";
+}
+
+ProveResult prove(const std::filesystem::path& dir, const ProveOptions& options) {
+  auto result = std::make_shared<ProveResult>();
+  analyzer::Options analysis;
+  analysis.checks = {std::string(k_prove)};
+  analysis.threads = options.threads;
+  analysis.extra_checks.push_back(
+      [options, result] { return std::make_unique<SmtCheck>(Mode::prove, options, result); });
+  const analyzer::Result analyzed = analyzer::analyze(dir, analysis);
+  result->trace = dir.string();
+  result->world_size = analyzed.world_size;
+  result->complete = analyzed.complete;
+  result->buffering = options.buffering;
+  result->smt_timeout_s = options.smt_timeout_s;
+  for (const auto& [key, value] : analyzed.stats) result->stats.emplace(key, value);
+  std::stable_sort(result->findings.begin(), result->findings.end(), finding_before);
+  return std::move(*result);
+}
+
+std::vector<std::function<std::unique_ptr<analyzer::Check>()>> check_factories(const CheckSettings& settings) {
+  ProveOptions base;
+  base.smt_timeout_s = settings.smt_timeout_s;
+  base.buffering = settings.buffering;
+  base.harmless_races = false;
+  ProveOptions races = base, deadlocks = base;
+  races.deadlocks = false;
+  deadlocks.races = false;
+  return {
+      [races] { return std::make_unique<SmtCheck>(Mode::races, races, nullptr); },
+      [deadlocks] { return std::make_unique<SmtCheck>(Mode::deadlocks, deadlocks, nullptr); },
+  };
+}
+
+std::vector<analyzer::RuleInfo> check_rules() {
+  std::vector<analyzer::RuleInfo> out;
+  for (const auto& make : check_factories({})) {
+    const auto check = make();
+    out.push_back({std::string(check->name()), check->severity(), std::string(check->description())});
+  }
+  return out;
+}
+
+}  // namespace smtrace::smt

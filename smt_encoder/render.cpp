@@ -1,0 +1,253 @@
+// Rendering a ProveResult: text (check's diagnostics, then the questions),
+// JSON (the shape at the top of prove.hpp) and Graphviz (Boost.Graph's
+// write_graphviz) for the first witness.
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <fmt/core.h>
+
+#include "analyzer/report.hpp"
+#include "smt_encoder/prove.hpp"
+
+namespace smtrace::smt {
+
+namespace {
+
+using analyzer::json_quote;
+
+std::string q(std::string_view text) { return json_quote(text); }
+
+std::string ref_or_empty(const analyzer::EventRef& ref, bool set) { return q(set ? ref.str() : std::string()); }
+
+std::string witness_json(const std::optional<Witness>& w, const std::string& indent) {
+  if (!w) return "null";
+  std::string out = "{\"outcome\": " + q(outcome_name(w->outcome)) + ", \"replayed\": " +
+                    (w->replayed ? "true" : "false") + ",\n" + indent + " \"schedule\": [";
+  for (std::size_t i = 0; i < w->schedule.size(); ++i) {
+    const Step& s = w->schedule[i];
+    const bool match = s.action == StepAction::match;
+    out += fmt::format(
+        "{}\n{}   {{\"step\": {}, \"action\": {}, \"event\": {}, \"rank\": {}, \"seq\": {}, \"call\": {}, "
+        "\"receive\": {}, \"send\": {}}}",
+        i ? "," : "", indent, i, q(step_action_name(s.action)), q(s.event.str()), s.event.rank, s.event.seq,
+        q(s.call), ref_or_empty(s.receive, match), ref_or_empty(s.send, match));
+  }
+  out += "],\n" + indent + " \"matches\": [";
+  for (std::size_t i = 0; i < w->matches.size(); ++i) {
+    out += fmt::format("{}{{\"receive\": {}, \"send\": {}}}", i ? ", " : "", q(w->matches[i].receive.str()),
+                       q(w->matches[i].send.str()));
+  }
+  out += "],\n" + indent + " \"cycle\": [";
+  for (std::size_t i = 0; i < w->cycle.size(); ++i) {
+    const Blocked& b = w->cycle[i];
+    std::string waits;
+    for (std::size_t j = 0; j < b.waits_for.size(); ++j) waits += (j ? ", " : "") + std::to_string(b.waits_for[j]);
+    out += fmt::format("{}{{\"rank\": {}, \"event\": {}, \"call\": {}, \"waits_for\": [{}]}}", i ? ", " : "",
+                       b.event.rank, q(b.event.str()), q(b.call), waits);
+  }
+  return out + "]}";
+}
+
+std::string location_json(const analyzer::Location& l) {
+  return fmt::format(
+      "{{\"rank\": {}, \"event\": {}, \"seq\": {}, \"call\": {}, \"function\": {}, \"file\": {}, \"line\": {}, "
+      "\"column\": {}, \"note\": {}}}",
+      l.event.rank, q(l.event.str()), l.event.seq, q(l.call), q(l.function), q(l.file), l.line, l.column,
+      q(l.note));
+}
+
+std::string strings_json(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + q(v[i]);
+  return out + "]";
+}
+
+analyzer::Result as_check_result(const ProveResult& result) {
+  analyzer::Result r;
+  for (const ProveFinding& f : result.findings) r.findings.push_back(f.finding);
+  r.stats = result.stats;
+  r.world_size = result.world_size;
+  r.complete = result.complete;
+  return r;
+}
+
+std::string step_text(const Step& s) {
+  if (s.action == StepAction::match) return fmt::format("match: {} takes {}", s.receive.str(), s.send.str());
+  return fmt::format("{} {} {}", step_action_name(s.action), s.event.str(), s.call);
+}
+
+}  // namespace
+
+std::string render_text(const ProveResult& result) {
+  const analyzer::Result check = as_check_result(result);
+  std::string findings = analyzer::render_text(check);
+  const std::string summary = analyzer::summary_line(check);
+  findings.resize(findings.size() - summary.size() - 1);  // the SUMMARY line goes last
+  std::string out = findings;
+  for (const Answer& a : result.answers) {
+    out += fmt::format("{} {} {}: {}\n", question_name(a.question.kind), a.question.a.str(), a.question.b.str(),
+                       verdict_name(a.verdict));
+    if (a.witness) {
+      out += fmt::format("  witness ({} steps, replayed):\n", a.witness->schedule.size());
+      for (std::size_t i = 0; i < a.witness->schedule.size(); ++i) {
+        out += fmt::format("  {:>4}. {}\n", i, step_text(a.witness->schedule[i]));
+      }
+    }
+    for (const std::string& line : a.explanation) out += "  because: " + line + "\n";
+    if (a.verdict == Verdict::unknown) out += "  unknown: " + a.reason + " (not a proof either way)\n";
+  }
+  if (result.unknown) {
+    out += fmt::format("smtrace: note: {} question{} undecided within --smt-timeout {} s (unknown, not a proof)\n",
+                       result.unknown, result.unknown == 1 ? "" : "s", result.smt_timeout_s);
+  }
+  return out + summary + "\n";
+}
+
+std::string render_json(const ProveResult& result) {
+  const analyzer::Counts counts = analyzer::count_findings(as_check_result(result));
+  std::string out = "{\n";
+  out += fmt::format("  \"schema\": \"smtrace-prove\", \"format_version\": 1,\n");
+  out += fmt::format("  \"tool\": {{\"name\": \"smtrace\", \"version\": {}}},\n", q(SMTRACE_VERSION));
+  out += fmt::format("  \"trace\": {}, \"ranks\": {}, \"complete\": {},\n", q(result.trace), result.world_size,
+                     result.complete ? "true" : "false");
+  out += fmt::format("  \"buffering\": {}, \"smt_timeout_s\": {},\n", q(buffering_name(result.buffering)),
+                     result.smt_timeout_s);
+  out += fmt::format("  \"summary\": {{\"errors\": {}, \"warnings\": {}, \"infos\": {}, \"unknown\": {}}},\n",
+                     counts.errors, counts.warnings, counts.infos, result.unknown);
+  out += "  \"findings\": [";
+  for (std::size_t i = 0; i < result.findings.size(); ++i) {
+    const ProveFinding& f = result.findings[i];
+    std::string locations;
+    for (std::size_t j = 0; j < f.finding.locations.size(); ++j) {
+      locations += (j ? ",\n       " : "") + location_json(f.finding.locations[j]);
+    }
+    out += fmt::format(
+        "{}\n    {{\"kind\": {}, \"severity\": {}, \"message\": {},\n     \"locations\": [{}],\n     \"notes\": {},\n"
+        "     \"verdict\": {}, \"witness\": {}}}",
+        i ? "," : "", q(f.finding.kind), q(analyzer::severity_name(f.finding.severity)), q(f.finding.message),
+        locations, strings_json(f.finding.notes), q(verdict_name(f.verdict)), witness_json(f.witness, "     "));
+  }
+  out += result.findings.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"questions\": [";
+  for (std::size_t i = 0; i < result.answers.size(); ++i) {
+    const Answer& a = result.answers[i];
+    out += fmt::format(
+        "{}\n    {{\"question\": {}, \"events\": [{}, {}], \"verdict\": {},\n     \"witness\": {},\n"
+        "     \"explanation\": {}, \"reason\": {}}}",
+        i ? "," : "", q(question_name(a.question.kind)), q(a.question.a.str()), q(a.question.b.str()),
+        q(verdict_name(a.verdict)), witness_json(a.witness, "     "), strings_json(a.explanation), q(a.reason));
+  }
+  out += result.answers.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"races\": [";
+  for (std::size_t i = 0; i < result.races.size(); ++i) {
+    const Race& r = result.races[i];
+    std::string alts;
+    for (std::size_t j = 0; j < r.alternatives.size(); ++j) {
+      const Race::Alternative& a = r.alternatives[j];
+      const std::string_view outcome = a.verdict != Verdict::sat ? std::string_view() : a.outcome_known ? outcome_name(a.outcome) : std::string_view("unknown");
+      alts += fmt::format("{}{{\"send\": {}, \"verdict\": {}, \"outcome\": {}}}", j ? ", " : "", q(a.send.str()),
+                          q(verdict_name(a.verdict)), q(outcome));
+    }
+    out += fmt::format("{}\n    {{\"receive\": {}, \"recorded\": {}, \"alternatives\": [{}]}}", i ? "," : "",
+                       q(r.receive.str()), q(r.recorded ? r.recorded->str() : std::string()), alts);
+  }
+  out += result.races.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"stats\": {";
+  std::size_t n = 0;
+  for (const auto& [key, value] : result.stats) out += fmt::format("{}{}: {}", n++ ? ", " : "", q(key), value);
+  return out + "}\n}\n";
+}
+
+namespace {
+
+struct DotVertex {
+  std::string label;
+  std::string shape;
+};
+struct DotEdge {
+  std::string label;
+  std::string style;
+  std::string color;
+};
+using DotGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotVertex, DotEdge>;
+
+// Return `text` as a Graphviz quoted string.
+std::string dot_quote(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+const Witness* first_witness(const ProveResult& result) {
+  for (const Answer& a : result.answers) {
+    if (a.witness) return &*a.witness;
+  }
+  for (const ProveFinding& f : result.findings) {
+    if (f.witness) return &*f.witness;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string render_dot(const ProveResult& result) {
+  DotGraph g;
+  std::map<analyzer::EventRef, DotGraph::vertex_descriptor> vertex;
+  std::map<uint32_t, DotGraph::vertex_descriptor> last_of_rank;
+  const Witness* w = first_witness(result);
+  auto node = [&](const analyzer::EventRef& ref, const std::string& call) {
+    auto it = vertex.find(ref);
+    if (it != vertex.end()) return it->second;
+    const auto v = boost::add_vertex(DotVertex{ref.str() + " " + call, "box"}, g);
+    vertex.emplace(ref, v);
+    if (auto last = last_of_rank.find(ref.rank); last != last_of_rank.end()) {
+      boost::add_edge(last->second, v, DotEdge{"", "solid", "gray40"}, g);
+    }
+    last_of_rank[ref.rank] = v;
+    return v;
+  };
+  if (w) {
+    for (const Step& s : w->schedule) {
+      if (s.action == StepAction::call || s.action == StepAction::blocked) node(s.event, s.call);
+    }
+    for (const MatchRef& m : w->matches) {
+      auto from = vertex.find(m.send), to = vertex.find(m.receive);
+      if (from == vertex.end() || to == vertex.end()) continue;
+      boost::add_edge(from->second, to->second, DotEdge{m.probe ? "seen by" : "match", "dashed", "blue"}, g);
+    }
+    std::map<uint32_t, analyzer::EventRef> blocked_at;
+    for (const Blocked& b : w->cycle) blocked_at[b.event.rank] = b.event;
+    for (const Blocked& b : w->cycle) {
+      g[vertex.at(b.event)].shape = "octagon";
+      for (uint32_t r : b.waits_for) {
+        auto other = blocked_at.find(r);
+        if (other == blocked_at.end()) continue;
+        boost::add_edge(vertex.at(b.event), vertex.at(other->second), DotEdge{"waits for", "bold", "red"}, g);
+      }
+    }
+  }
+  std::ostringstream out;
+  boost::write_graphviz(
+      out, g,
+      [&](std::ostream& os, DotGraph::vertex_descriptor v) {
+        os << "[label=" << dot_quote(g[v].label) << ", shape=" << g[v].shape << "]";
+      },
+      [&](std::ostream& os, DotGraph::edge_descriptor e) {
+        os << "[label=" << dot_quote(g[e].label) << ", style=" << g[e].style << ", color=" << g[e].color << "]";
+      },
+      [&](std::ostream& os) {
+        os << "label=" << dot_quote(w ? fmt::format("smtrace prove {}: {} witness", result.trace, outcome_name(w->outcome))
+                                      : fmt::format("smtrace prove {}: no witness", result.trace))
+           << ";\nrankdir=TB;\n";
+      });
+  return out.str();
+}
+
+}  // namespace smtrace::smt

@@ -1,0 +1,428 @@
+// Races, deadlocks and questions over the parts of a model; see solve.hpp.
+#include "smt_encoder/solve.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "smt_encoder/encoder.hpp"
+#include "smt_encoder/match_pairs.hpp"
+#include "smt_encoder/parts.hpp"
+
+namespace smtrace::smt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The wall-clock budget shared by every solver call of one solve().
+class Budget {
+ public:
+  explicit Budget(double seconds)
+      : m_end(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))) {}
+  // Return the seconds left (0 when spent).
+  double left() const { return std::max(0.0, std::chrono::duration<double>(m_end - Clock::now()).count()); }
+
+ private:
+  Clock::time_point m_end;
+};
+
+// One part with its index, pairs and encoding.
+struct PartSolver {
+  PartSolver(Part p, Track track)
+      : part(std::move(p)), channels(part.model), cuts(find_cuts(part.model)),
+        pairs(match_pairs(part.model, channels, cuts)), encoder(part.model, channels, pairs, track) {}
+
+  // Return `step` with whole-model indices.
+  RawStep whole(RawStep step) const {
+    step.event += part.first[step.rank];
+    if (step.recv != k_none) step.recv = part.op_of[step.recv];
+    if (step.send != k_none) step.send = part.op_of[step.send];
+    return step;
+  }
+
+  // Return the witness of `out` if its schedule replays to `goal`, else nothing.
+  std::optional<RawWitness> witness(const SolveOutcome& out, const Goal& goal, Buffering buffering) const {
+    if (!check_schedule(part.model, buffering, out.steps, goal).empty()) return std::nullopt;
+    RawWitness w;
+    w.outcome = goal.outcome;
+    w.replayed = true;
+    for (const RawStep& s : out.steps) w.steps.push_back(whole(s));
+    if (goal.outcome == Outcome::deadlock) {
+      w.cycle = blocked_ranks(part.model, buffering, out.steps);
+      for (RawBlocked& b : w.cycle) b.event += part.first[b.rank];
+    }
+    return w;
+  }
+
+  // Return the witness of a bad end, deadlock or unmatched, if it replays as one.
+  std::optional<RawWitness> bad_witness(const SolveOutcome& out, Buffering buffering) const {
+    Goal goal;
+    goal.outcome = Outcome::deadlock;
+    if (auto w = witness(out, goal, buffering)) return w;
+    goal.outcome = Outcome::unmatched;
+    return witness(out, goal, buffering);
+  }
+
+  Part part;
+  Channels channels;
+  std::vector<Cut> cuts;
+  MatchPairs pairs;
+  Encoder encoder;
+};
+
+bool any_rank_stopped(const Model& model) {
+  return std::any_of(model.ranks.begin(), model.ranks.end(), [](const RankEvents& r) { return r.limit % 2 == 1; });
+}
+
+// What one part found, merged into the Solution under a lock.
+struct PartFindings {
+  std::vector<RawRace> races;
+  std::vector<RawWitness> deadlocks;
+  uint64_t unknown = 0;
+};
+
+// Return true when receive or probe `r` is a nondeterministic choice point.
+bool is_wildcard(const Op& r) {
+  return (r.kind == OpKind::recv || r.kind == OpKind::probe) && r.probe == k_none &&
+         (r.peer == k_any || r.tag == k_any);
+}
+
+void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budget, PartFindings& out) {
+  const Model& m = ps.part.model;
+  std::vector<uint32_t> wildcards;
+  for (uint32_t r = 0; r < m.ops.size(); ++r) {
+    if (!is_wildcard(m.ops[r])) continue;
+    const auto& cands = ps.pairs.sends[r];
+    if (std::any_of(cands.begin(), cands.end(), [&](uint32_t s) { return s != m.ops[r].recorded; })) {
+      wildcards.push_back(r);
+    }
+  }
+  if (wildcards.empty()) return;
+  // Can anything end badly in this part at all? If not, every race is harmless.
+  bool bad_possible = options.outcomes || options.errors_only;
+  bool outcomes_known = false;
+  if (bad_possible) {
+    const SolveOutcome any = ps.encoder.bad_end(BadEnd::either, options.buffering, std::nullopt, budget.left());
+    if (any.verdict == Verdict::unsat) {
+      bad_possible = false;
+      outcomes_known = true;
+    } else if (any.verdict == Verdict::unknown) {
+      ++out.unknown;
+      if (options.errors_only) return;
+    }
+  }
+  if (options.errors_only && !bad_possible) return;
+
+  // Pairs seen matched in some replayed witness: feasible without asking again.
+  std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<RawWitness>> seen;
+  auto learn = [&](const SolveOutcome& sol, const std::shared_ptr<RawWitness>& w) {
+    for (const RawStep& s : sol.steps) {
+      if (s.action == StepAction::match) seen.emplace(std::pair{s.recv, s.send}, w);
+    }
+  };
+  for (uint32_t r : wildcards) {
+    RawRace race;
+    race.recv = ps.part.op_of[r];
+    for (uint32_t s : ps.pairs.sends[r]) {
+      if (s == m.ops[r].recorded) continue;
+      RawAlternative alt;
+      alt.send = ps.part.op_of[s];
+      if (auto it = seen.find({r, s}); it != seen.end()) {
+        alt.verdict = Verdict::sat;
+        alt.witness = *it->second;
+        alt.witness->outcome = Outcome::match;
+      } else {
+        const SolveOutcome sol = ps.encoder.can_match(r, s, options.buffering, budget.left());
+        alt.verdict = sol.verdict;
+        if (sol.verdict == Verdict::sat) {
+          Goal goal;
+          goal.recv = r;
+          goal.send = s;
+          if (auto w = ps.witness(sol, goal, options.buffering)) {
+            alt.witness = *w;
+            learn(sol, std::make_shared<RawWitness>(*w));
+          } else {
+            alt.verdict = Verdict::unknown;  // Z3's schedule did not replay: no claim
+          }
+        }
+        if (alt.verdict == Verdict::unknown) ++out.unknown;
+      }
+      if (alt.verdict == Verdict::sat) {
+        if (outcomes_known) {
+          alt.outcome = Outcome::harmless;
+          alt.outcome_known = true;
+        } else if (bad_possible) {
+          const SolveOutcome bad = ps.encoder.bad_end(BadEnd::either, options.buffering, std::pair{r, s}, budget.left());
+          if (bad.verdict == Verdict::unsat) {
+            alt.outcome = Outcome::harmless;
+            alt.outcome_known = true;
+          } else if (bad.verdict == Verdict::sat) {
+            if (auto w = ps.bad_witness(bad, options.buffering)) {
+              alt.outcome = w->outcome;
+              alt.outcome_known = true;
+              alt.witness = std::move(*w);
+            } else {
+              ++out.unknown;
+            }
+          } else {
+            ++out.unknown;
+          }
+        }
+      }
+      race.alternatives.push_back(std::move(alt));
+    }
+    if (!race.alternatives.empty()) out.races.push_back(std::move(race));
+  }
+}
+
+void find_deadlock(PartSolver& ps, const Budget& budget, PartFindings& out) {
+  if (any_rank_stopped(ps.part.model)) return;  // the recorded run itself stopped: check's deadlock says so
+  const SolveOutcome sol = ps.encoder.bad_end(BadEnd::deadlock, Buffering::zero, std::nullopt, budget.left(), true);
+  if (sol.verdict == Verdict::unknown) {
+    ++out.unknown;
+    return;
+  }
+  if (sol.verdict != Verdict::sat) return;
+  Goal goal;
+  goal.outcome = Outcome::deadlock;
+  if (auto w = ps.witness(sol, goal, Buffering::zero)) {
+    out.deadlocks.push_back(std::move(*w));
+  } else {
+    ++out.unknown;
+  }
+}
+
+// Return the index of the part of `parts` holding segment `segment`, or k_none.
+uint32_t part_of(const std::vector<Part>& parts, uint32_t segment) {
+  for (uint32_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].first_segment <= segment && segment <= parts[i].last_segment) return i;
+  }
+  return k_none;
+}
+
+// Return the range of segments a question about events (ra, ea) and (rb, eb) needs.
+std::pair<uint32_t, uint32_t> question_range(const std::vector<Part>& parts, const std::vector<Cut>& cuts,
+                                             uint32_t ra, uint32_t ea, uint32_t rb, uint32_t eb) {
+  uint32_t lo = std::min(segment_of(cuts, ra, ea), segment_of(cuts, rb, eb));
+  uint32_t hi = std::max(segment_of(cuts, ra, ea), segment_of(cuts, rb, eb));
+  if (const uint32_t p = part_of(parts, lo); p != k_none) lo = parts[p].first_segment;
+  if (const uint32_t p = part_of(parts, hi); p != k_none) hi = parts[p].last_segment;
+  return {lo, hi};
+}
+
+RawAnswer answer(const Model& model, const std::vector<Cut>& cuts, const Channels& channels,
+                 const std::vector<Part>& parts, const RawQuestion& q, const SolveOptions& options,
+                 const Budget& budget, std::map<std::string, uint64_t>& stats, std::string* smt2) {
+  RawAnswer ans;
+  if (q.kind == QuestionKind::can_match) {
+    const Op& r = model.ops[q.recv];
+    const Op& s = model.ops[q.send];
+    if (std::string why = pair_excluded_because(model, channels, cuts, q.recv, q.send); !why.empty()) {
+      ans.verdict = Verdict::unsat;
+      ans.explanation.push_back(std::move(why));
+      return ans;
+    }
+    const auto [lo, hi] = question_range(parts, cuts, r.rank, r.post, s.rank, s.post);
+    PartSolver ps(extract(model, cuts, lo, hi), Track::yes);
+    const uint32_t lr = ps.part.local_op(q.recv), ls = ps.part.local_op(q.send);
+    if (lr == k_none || ls == k_none || ps.pairs.find(lr, ls) == k_none) {
+      ans.verdict = Verdict::unsat;
+      ans.explanation.push_back("the pair is not among the match pairs: no execution can have it");
+      return ans;
+    }
+    const SolveOutcome sol = ps.encoder.can_match(lr, ls, options.buffering, budget.left());
+    stats["question_assertions"] += ps.encoder.assertions();
+    stats["question_decision_variables"] += ps.encoder.decision_variables();
+    if (smt2 && smt2->empty()) *smt2 = ps.encoder.smt2();
+    ans.verdict = sol.verdict;
+    ans.explanation = sol.explanation;
+    ans.reason = sol.reason;
+    if (sol.verdict == Verdict::sat) {
+      Goal goal;
+      goal.recv = lr;
+      goal.send = ls;
+      ans.witness = ps.witness(sol, goal, options.buffering);
+      if (!ans.witness) {
+        ans.verdict = Verdict::unknown;
+        ans.reason = "the solver's schedule did not replay";
+      }
+    }
+  } else {
+    const auto [lo, hi] = question_range(parts, cuts, q.a_rank, q.a_event, q.b_rank, q.b_event);
+    PartSolver ps(extract(model, cuts, lo, hi), Track::yes);
+    const uint32_t ea = q.a_event - ps.part.first[q.a_rank], eb = q.b_event - ps.part.first[q.b_rank];
+    const SolveOutcome sol = ps.encoder.can_precede(q.a_rank, ea, q.b_rank, eb, options.buffering, budget.left());
+    stats["question_assertions"] += ps.encoder.assertions();
+    stats["question_decision_variables"] += ps.encoder.decision_variables();
+    if (smt2 && smt2->empty()) *smt2 = ps.encoder.smt2();
+    ans.verdict = sol.verdict;
+    ans.explanation = sol.explanation;
+    ans.reason = sol.reason;
+    if (sol.verdict == Verdict::sat) {
+      Goal goal;
+      goal.outcome = Outcome::precede;
+      goal.a_rank = q.a_rank;
+      goal.a_event = ea;
+      goal.b_rank = q.b_rank;
+      goal.b_event = eb;
+      ans.witness = ps.witness(sol, goal, options.buffering);
+      if (!ans.witness) {
+        ans.verdict = Verdict::unknown;
+        ans.reason = "the solver's schedule did not replay";
+      }
+    }
+    if (sol.verdict == Verdict::unsat && ans.explanation.empty()) {
+      ans.explanation.push_back(q.a_rank == q.b_rank ? "program order: the first event comes after the second"
+                                                     : "the question's own condition cannot hold");
+    }
+  }
+  if (ans.verdict == Verdict::unknown && ans.reason.empty()) ans.reason = budget.left() <= 0 ? "budget spent" : "unknown";
+  return ans;
+}
+
+}  // namespace
+
+std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, const std::vector<RawStep>& steps) {
+  const Machine machine(model, buffering);
+  Machine::State state = machine.initial();
+  for (const RawStep& step : steps) {
+    if (!machine.refuse(state, step).empty()) return {};
+    machine.apply(state, step);
+  }
+  std::vector<RawBlocked> blocked;
+  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
+    if (state.pos[r] == model.ranks[r].limit) continue;
+    RawBlocked b;
+    b.rank = r;
+    b.event = std::min<uint32_t>(state.pos[r] / 2, static_cast<uint32_t>(model.ranks[r].events.size()) - 1);
+    std::set<uint32_t> waits;
+    for (uint32_t i : model.ranks[r].events[b.event].completes) {
+      if (machine.complete(state, i)) continue;
+      const Op& o = model.ops[i];
+      if (o.kind == OpKind::send) {
+        waits.insert(static_cast<uint32_t>(o.peer));
+      } else if (o.kind == OpKind::recv || o.kind == OpKind::probe) {
+        if (o.peer != k_any) {
+          waits.insert(static_cast<uint32_t>(o.peer));
+        } else {
+          for (const Op& s : model.ops) {
+            if (accepts(o, s)) waits.insert(s.rank);
+          }
+        }
+      } else if (o.instance != k_none) {
+        for (uint32_t member : model.instances[o.instance].members) {
+          if (member != k_none && !machine.posted(state, member)) waits.insert(model.ops[member].rank);
+        }
+      }
+    }
+    waits.erase(r);
+    b.waits_for.assign(waits.begin(), waits.end());
+    blocked.push_back(std::move(b));
+  }
+  // A wait-for cycle among the blocked ranks first: follow the first blocked
+  // rank each waits for until a rank repeats.
+  std::map<uint32_t, std::size_t> at;
+  for (std::size_t i = 0; i < blocked.size(); ++i) at[blocked[i].rank] = i;
+  for (std::size_t start = 0; start < blocked.size(); ++start) {
+    std::vector<std::size_t> path;
+    std::map<std::size_t, std::size_t> index;
+    for (std::size_t cur = start;;) {
+      if (auto seen = index.find(cur); seen != index.end()) {
+        std::vector<RawBlocked> ordered;
+        std::set<std::size_t> in_cycle;
+        for (std::size_t i = seen->second; i < path.size(); ++i) {
+          ordered.push_back(blocked[path[i]]);
+          in_cycle.insert(path[i]);
+        }
+        for (std::size_t i = 0; i < blocked.size(); ++i) {
+          if (!in_cycle.count(i)) ordered.push_back(blocked[i]);
+        }
+        return ordered;
+      }
+      index[cur] = path.size();
+      path.push_back(cur);
+      std::size_t next = SIZE_MAX;
+      for (uint32_t w : blocked[cur].waits_for) {
+        if (auto it = at.find(w); it != at.end()) {
+          next = it->second;
+          break;
+        }
+      }
+      if (next == SIZE_MAX) break;
+      cur = next;
+    }
+  }
+  return blocked;
+}
+
+Solution solve(const Model& model, const std::vector<RawQuestion>& questions, const SolveOptions& options) {
+  Solution out;
+  const Budget budget(options.timeout_s);
+  const std::vector<Cut> cuts = find_cuts(model);
+  const Channels channels(model);
+  const MatchPairs pairs = match_pairs(model, channels, cuts);
+  const std::vector<Part> parts = split(model, cuts, pairs);
+  out.stats["cuts"] = cuts.size();
+  out.stats["parts"] = parts.size();
+  out.stats["match_pairs"] = pairs.pairs;
+  out.stats["match_pairs_dropped_by_cuts"] = pairs.dropped_by_cuts;
+  for (const Op& op : model.ops) {
+    if (op.kind == OpKind::recv || op.kind == OpKind::probe) ++out.stats["receives"];
+    if (op.kind == OpKind::send) ++out.stats["sends"];
+  }
+
+  for (const RawQuestion& q : questions) {
+    out.answers.push_back(answer(model, cuts, channels, parts, q, options, budget, out.stats,
+                                 options.smt2 ? &out.smt2 : nullptr));
+    if (out.answers.back().verdict == Verdict::unknown) ++out.unknown;
+  }
+
+  if (options.races || options.deadlocks) {
+    std::mutex mutex;
+    std::atomic<std::size_t> next{0};
+    uint64_t assertions = 0, variables = 0, calls = 0;
+    auto work = [&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < parts.size();) {
+        PartSolver ps(parts[i], Track::no);
+        PartFindings found;
+        if (options.deadlocks) find_deadlock(ps, budget, found);
+        if (options.races) find_races(ps, options, budget, found);
+        std::lock_guard lock(mutex);
+        assertions += ps.encoder.assertions();
+        variables += ps.encoder.decision_variables();
+        calls += ps.encoder.solver_calls();
+        if (options.smt2 && out.smt2.empty() && i == 0) out.smt2 = ps.encoder.smt2();
+        for (RawRace& r : found.races) out.races.push_back(std::move(r));
+        for (RawWitness& w : found.deadlocks) out.deadlocks.push_back(std::move(w));
+        out.unknown += found.unknown;
+      }
+    };
+    unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(parts.size())));
+    if (threads <= 1) {
+      work();
+    } else {
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+      for (std::thread& t : pool) t.join();
+    }
+    out.stats["assertions"] = assertions;
+    out.stats["decision_variables"] = variables;
+    out.stats["solver_calls"] = calls;
+    std::sort(out.races.begin(), out.races.end(), [](const RawRace& a, const RawRace& b) { return a.recv < b.recv; });
+  } else {
+    out.stats["assertions"] = out.stats["question_assertions"];
+    out.stats["decision_variables"] = out.stats["question_decision_variables"];
+  }
+  out.stats["solver_calls"] += questions.size();
+  out.stats["unknown"] = out.unknown;
+  return out;
+}
+
+}  // namespace smtrace::smt

@@ -1,0 +1,101 @@
+// The questions of `smtrace prove` on a Model, without the analyzer: split
+// the model into parts at its cuts, encode each part once, and ask the
+// solver about message races (every wildcard receive and probe against
+// each other send it may take), deadlocks that rely on buffering, and the
+// user's ordering questions. Every sat answer comes with a schedule that
+// the reference semantics (semantics.hpp) replayed; a schedule that does not
+// replay turns the answer into unknown, never into a claim.
+//
+// Everything here is by model indices (ops, per-rank event indices of the
+// whole model); prove.cpp turns it into the report's events and locations.
+// Kept apart from the analyzer so that the unit and differential tests can
+// build models directly.
+//
+// Thread safety: solve() runs independent parts on its own threads (one
+// z3::context each); the function itself is reentrant.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "smt_encoder/model.hpp"
+#include "smt_encoder/prove.hpp"
+#include "smt_encoder/semantics.hpp"
+
+namespace smtrace::smt {
+
+// A rank stopped for good in a deadlock witness, by model indices.
+struct RawBlocked {
+  uint32_t rank = 0;
+  uint32_t event = 0;
+  std::vector<uint32_t> waits_for;
+};
+
+// A witness by whole-model indices. The schedule starts where its part
+// starts (after the cut before it, which every rank passed).
+struct RawWitness {
+  Outcome outcome = Outcome::match;
+  std::vector<RawStep> steps;
+  std::vector<RawBlocked> cycle;  // deadlock: the blocked ranks, a wait-for cycle first
+  bool replayed = false;
+};
+
+// A question by model indices: can_match(recv op, send op) or
+// can_precede((a_rank, a_event) returns before (b_rank, b_event) is called).
+struct RawQuestion {
+  QuestionKind kind = QuestionKind::can_match;
+  uint32_t recv = k_none, send = k_none;
+  uint32_t a_rank = 0, a_event = 0, b_rank = 0, b_event = 0;
+};
+
+struct RawAnswer {
+  Verdict verdict = Verdict::unknown;
+  std::optional<RawWitness> witness;
+  std::vector<std::string> explanation;
+  std::string reason;
+};
+
+struct RawAlternative {
+  uint32_t send = 0;
+  Verdict verdict = Verdict::unknown;     // can the receive take it?
+  Outcome outcome = Outcome::harmless;    // sat: harmless, deadlock or unmatched
+  bool outcome_known = false;
+  std::optional<RawWitness> witness;      // sat: the bad end when there is one, else the match
+};
+
+struct RawRace {
+  uint32_t recv = 0;                      // a receive or probe op
+  std::vector<RawAlternative> alternatives;  // candidate sends other than the recorded one
+};
+
+struct SolveOptions {
+  Buffering buffering = Buffering::infinite;
+  double timeout_s = 30;       // for everything together
+  unsigned threads = 0;        // 0: hardware concurrency
+  bool races = true;
+  bool outcomes = true;        // ask whether each feasible alternative ends badly
+  bool errors_only = false;    // races: only those that can end badly matter (skip parts that cannot)
+  bool deadlocks = true;       // zero-buffer deadlocks with the recorded matches
+  bool smt2 = false;           // keep the first question's (else the first part's) problem in SMT-LIB 2
+};
+
+struct Solution {
+  std::vector<RawAnswer> answers;            // per question
+  std::vector<RawRace> races;                // receives with at least one alternative
+  std::vector<RawWitness> deadlocks;         // at most one per part
+  std::map<std::string, uint64_t> stats;
+  uint64_t unknown = 0;
+  std::string smt2;
+};
+
+// Answer `questions` and find races and deadlocks in `model`.
+Solution solve(const Model& model, const std::vector<RawQuestion>& questions, const SolveOptions& options);
+
+// Return the blocked ranks of the state `steps` lead to (a wait-for cycle
+// first), or an empty list when the steps do not replay.
+std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, const std::vector<RawStep>& steps);
+
+}  // namespace smtrace::smt

@@ -1,0 +1,208 @@
+// Small smt::Model values built op by op for the SMT backend's unit and
+// differential tests (no trace, no analyzer): blocking and non-blocking
+// sends and receives, probes, waits and barriers, and random programs with
+// a recorded run found by the reference semantics.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "smt_encoder/model.hpp"
+#include "smt_encoder/semantics.hpp"
+
+namespace smtrace::test {
+
+namespace smt = smtrace::smt;
+using smt::k_any;
+using smt::k_none;
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(uint32_t ranks) {
+    m.world_size = ranks;
+    m.ranks.resize(ranks);
+    m.comm_names = {"MPI_COMM_WORLD"};
+  }
+
+  // A blocking send (MPI_Send, or MPI_Ssend with `sync`) of `rank` to `dest`.
+  uint32_t send(uint32_t rank, uint32_t dest, int32_t tag = 0, bool sync = false) {
+    const uint32_t op = post(rank, smt::OpKind::send, static_cast<int32_t>(dest), tag,
+                             sync ? format::Call::Ssend : format::Call::Send);
+    m.ops[op].mode = sync ? smt::SendMode::sync : smt::SendMode::standard;
+    complete_here(op);
+    return op;
+  }
+  // A blocking receive (MPI_Recv) of `rank` from `source` (k_any: any).
+  uint32_t recv(uint32_t rank, int32_t source, int32_t tag = 0) {
+    const uint32_t op = post(rank, smt::OpKind::recv, source, tag, format::Call::Recv);
+    complete_here(op);
+    return op;
+  }
+  // A blocking probe (MPI_Probe).
+  uint32_t probe(uint32_t rank, int32_t source, int32_t tag = 0) {
+    const uint32_t op = post(rank, smt::OpKind::probe, source, tag, format::Call::Probe);
+    complete_here(op);
+    return op;
+  }
+  uint32_t isend(uint32_t rank, uint32_t dest, int32_t tag = 0) {
+    return post(rank, smt::OpKind::send, static_cast<int32_t>(dest), tag, format::Call::Isend);
+  }
+  uint32_t irecv(uint32_t rank, int32_t source, int32_t tag = 0) {
+    return post(rank, smt::OpKind::recv, source, tag, format::Call::Irecv);
+  }
+  // MPI_Wait (one op) or MPI_Waitall (several) of `rank`.
+  void wait(uint32_t rank, const std::vector<uint32_t>& ops) {
+    const uint32_t e = event(rank, ops.size() == 1 ? format::Call::Wait : format::Call::Waitall);
+    for (uint32_t op : ops) m.ops[op].done = e;
+  }
+  // MPI_Barrier on every rank (one event each, in rank order).
+  void barrier() {
+    smt::Instance inst;
+    inst.kind = smt::CollKind::full;
+    inst.call = format::Call::Barrier;
+    inst.position = static_cast<uint32_t>(m.instances.size());
+    for (uint32_t r = 0; r < m.world_size; ++r) {
+      smt::Op op;
+      op.kind = smt::OpKind::coll;
+      op.rank = r;
+      op.post = event(r, format::Call::Barrier);
+      op.done = op.post;
+      op.instance = static_cast<uint32_t>(m.instances.size());
+      op.member = r;
+      inst.members.push_back(static_cast<uint32_t>(m.ops.size()));
+      m.ops.push_back(op);
+    }
+    m.instances.push_back(inst);
+  }
+  void record(uint32_t recv, uint32_t send) { m.ops[recv].recorded = send; }
+
+  // Return the model: posts and completions per event, limits, blocking flags.
+  smt::Model build() const {
+    smt::Model out = m;
+    for (auto& rank : out.ranks) {
+      for (auto& e : rank.events) {
+        e.posts.clear();
+        e.completes.clear();
+      }
+      rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
+    }
+    for (uint32_t i = 0; i < out.ops.size(); ++i) {
+      const smt::Op& op = out.ops[i];
+      out.ranks[op.rank].events[op.post].posts.push_back(i);
+      if (op.done != k_none) out.ranks[op.rank].events[op.done].completes.push_back(i);
+    }
+    for (auto& rank : out.ranks) {
+      for (auto& e : rank.events) {
+        e.waits = !e.completes.empty();
+        e.may_block = e.waits;
+      }
+    }
+    return out;
+  }
+
+ private:
+  uint32_t event(uint32_t rank, format::Call call) {
+    smt::Event e;
+    e.seq = m.ranks[rank].events.size() + 1;
+    e.call = call;
+    m.ranks[rank].events.push_back(e);
+    return static_cast<uint32_t>(m.ranks[rank].events.size() - 1);
+  }
+  uint32_t post(uint32_t rank, smt::OpKind kind, int32_t peer, int32_t tag, format::Call call) {
+    smt::Op op;
+    op.kind = kind;
+    op.rank = rank;
+    op.post = event(rank, call);
+    op.peer = peer;
+    op.tag = tag;
+    m.ops.push_back(op);
+    return static_cast<uint32_t>(m.ops.size() - 1);
+  }
+  void complete_here(uint32_t op) { m.ops[op].done = m.ops[op].post; }
+
+  smt::Model m;
+};
+
+// Run `model` under `buffering` with random choices until no step is left;
+// set every receive's (and probe's) `recorded` to what it took. Return true
+// when the run finished (every rank at its end, nothing left unmatched).
+inline bool record_random_run(smt::Model& model, std::mt19937& rng, smt::Buffering buffering) {
+  const smt::Machine machine(model, buffering);
+  smt::Machine::State state = machine.initial();
+  std::vector<smt::RawStep> steps;
+  for (;;) {
+    steps.clear();
+    machine.enabled(state, steps);
+    if (steps.empty()) break;
+    machine.apply(state, steps[std::uniform_int_distribution<std::size_t>(0, steps.size() - 1)(rng)]);
+  }
+  if (!machine.finished(state)) return false;
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    smt::Op& op = model.ops[i];
+    if (op.kind == smt::OpKind::send && state.partner[i] == k_none) return false;
+    if (op.kind == smt::OpKind::recv || op.kind == smt::OpKind::probe) op.recorded = state.partner[i];
+  }
+  return true;
+}
+
+// Return a random program of `ranks` ranks and `messages` messages whose
+// random run finished: blocking and non-blocking sends (some synchronous)
+// and receives (some from any source or with any tag), probes, and now and
+// then a closing barrier.
+inline smt::Model random_model(std::mt19937& rng, uint32_t ranks, uint32_t messages) {
+  auto pick = [&](uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng); };
+  for (;;) {
+    // Per rank, a list of actions: (kind, peer, tag); kinds 0 send, 1 recv.
+    struct Action {
+      int kind;
+      uint32_t peer;
+      int32_t tag;
+    };
+    std::vector<std::vector<Action>> plan(ranks);
+    for (uint32_t i = 0; i < messages; ++i) {
+      const uint32_t from = pick(ranks);
+      uint32_t to = pick(ranks - 1);
+      if (to >= from) ++to;
+      const auto tag = static_cast<int32_t>(pick(2));
+      plan[from].push_back({0, to, tag});
+      plan[to].push_back({1, from, tag});
+    }
+    for (auto& p : plan) std::shuffle(p.begin(), p.end(), rng);
+    const bool with_barrier = pick(4) == 0;
+    ModelBuilder b(ranks);
+    for (uint32_t r = 0; r < ranks; ++r) {
+      std::vector<uint32_t> pending;
+      for (const Action& a : plan[r]) {
+        const uint32_t style = pick(6);
+        if (a.kind == 0) {
+          if (style == 0) {
+            pending.push_back(b.isend(r, a.peer, a.tag));
+          } else {
+            b.send(r, a.peer, a.tag, style == 1);
+          }
+        } else {
+          const int32_t source = pick(2) == 0 ? k_any : static_cast<int32_t>(a.peer);
+          const int32_t tag = pick(4) == 0 ? k_any : a.tag;
+          if (style == 0) {
+            pending.push_back(b.irecv(r, source, tag));
+          } else {
+            if (style == 1) b.probe(r, source, tag);
+            b.recv(r, source, tag);
+          }
+        }
+        if (!pending.empty() && pick(3) == 0) {
+          b.wait(r, pending);
+          pending.clear();
+        }
+      }
+      if (!pending.empty()) b.wait(r, pending);
+    }
+    if (with_barrier) b.barrier();
+    smt::Model model = b.build();
+    if (record_random_run(model, rng, smt::Buffering::infinite)) return model;
+  }
+}
+
+}  // namespace smtrace::test
