@@ -16,6 +16,13 @@ function(smtrace_ls_check_test name program np seconds)
   set_tests_properties(check.${name} PROPERTIES LABELS "check;loadstore" TIMEOUT ${seconds} PROCESSORS ${np})
 endfunction()
 
+# The wrapper and the runtime without MPI jobs (links, exports, -c and
+# multi-source commands, a run without the tracer).
+add_test(NAME loadstore.smtrace_cc
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/smtrace_cc_test.sh $<TARGET_FILE_DIR:smtrace_tsan>/smtrace-cc
+          $<TARGET_FILE:smtrace_tsan>)
+set_tests_properties(loadstore.smtrace_cc PROPERTIES LABELS loadstore TIMEOUT 60)
+
 # Origin side: the buffer of a pending Put (stores, memcpy) or Get (loads)
 # touched before MPI_Win_flush. The trace must hold the loop as one strided
 # run, not one event per element.
