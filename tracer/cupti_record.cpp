@@ -32,7 +32,13 @@ struct Global {
   KernelSite kernel_site = nullptr;
   std::vector<Range> skip;  // code of CUDA libraries and of the tracer
 };
-Global* g = new Global;  // never destroyed: callbacks may come after static destructors
+// Never destroyed: callbacks may come after static destructors. Built on
+// first use: cupti.cpp's load-time constructor may run before this file's
+// static initializers.
+Global& global() {
+  static Global* g = new Global;
+  return *g;
+}
 
 // Set while this thread runs our callback: runtime calls the tracer makes
 // itself (cudaFuncGetParamInfo) call back into us and are ignored.
@@ -77,12 +83,13 @@ bool skipped(uintptr_t pc, const std::vector<Range>& skip) {
 // Return the first frame of this thread's stack outside the skipped modules
 // (0 when none is found or call sites are off).
 uintptr_t user_site() {
+  Global& g = global();
   if (handlers::options().stack_depth == 0) return 0;
   void* frames[48];
   int n = backtrace(frames, 48);
   for (int i = 1; i < n; ++i) {
     uintptr_t pc = reinterpret_cast<uintptr_t>(frames[i]);
-    if (!skipped(pc, g->skip)) return pc;
+    if (!skipped(pc, g.skip)) return pc;
   }
   return 0;
 }
@@ -92,30 +99,32 @@ int return_code(const CUpti_CallbackData& data) {
 }
 
 void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  Global& g = global();
   Call call = call_of(cbid);
   if (call == Call::unspecified || t_scope || !handlers::should_trace(call)) return;
   uintptr_t site = user_site();
   handlers::CallScope& s = t_scope.emplace(call, site);
   Translation t;
   {
-    std::lock_guard lock(g->mutex);
-    t = translate_enter(g->state, cbid, data.functionParams, data.symbolName, s.e);
+    std::lock_guard lock(g.mutex);
+    t = translate_enter(g.state, cbid, data.functionParams, data.symbolName, s.e);
   }
-  if (t.kernel && g->kernel_site) s.e.kernel = g->kernel_site(t.kernel);
+  if (t.kernel && g.kernel_site) s.e.kernel = g.kernel_site(t.kernel);
   s.enter();
   t_correlation = data.correlationId;
   if (data.correlationData) *data.correlationData = k_opened;
 }
 
 void on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  Global& g = global();
   bool mine = t_scope && data.correlationId == t_correlation &&
               (!data.correlationData || *data.correlationData == k_opened);
   int rc = return_code(data);
   Event& e = mine ? t_scope->out() : t_scratch;
   Translation t;
   {
-    std::lock_guard lock(g->mutex);
-    t = translate_exit(g->state, cbid, data.functionParams, rc, e);
+    std::lock_guard lock(g.mutex);
+    t = translate_exit(g.state, cbid, data.functionParams, rc, e);
   }
   if (!mine) return;
   if (t.not_ready) t_scope->unsuccessful_poll();
@@ -126,9 +135,10 @@ void on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
 }  // namespace
 
 void configure(ParamSizes sizes, KernelSite kernel_site) {
-  std::lock_guard lock(g->mutex);
-  g->state.set_param_sizes(sizes);
-  g->kernel_site = kernel_site;
+  Global& g = global();
+  std::lock_guard lock(g.mutex);
+  g.state.set_param_sizes(sizes);
+  g.kernel_site = kernel_site;
 }
 
 std::string add_readonly(const std::string& text) {
@@ -140,21 +150,24 @@ std::string add_readonly(const std::string& text) {
     list.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   auto entries = parse_readonly(list, problems);
-  std::lock_guard lock(g->mutex);
-  for (const ReadonlyArg& r : entries) g->state.add_readonly(r.kernel, r.index);
+  Global& g = global();
+  std::lock_guard lock(g.mutex);
+  for (const ReadonlyArg& r : entries) g.state.add_readonly(r.kernel, r.index);
   return problems;
 }
 
 void add_readonly_func(const void* func, uint32_t index) {
-  std::lock_guard lock(g->mutex);
-  g->state.add_readonly_func(func, index);
+  Global& g = global();
+  std::lock_guard lock(g.mutex);
+  g.state.add_readonly_func(func, index);
 }
 
 void refresh_modules() {
+  Global& g = global();
   std::vector<Range> skip;
   dl_iterate_phdr(add_module, &skip);
-  std::lock_guard lock(g->mutex);
-  g->skip = std::move(skip);
+  std::lock_guard lock(g.mutex);
+  g.skip = std::move(skip);
 }
 
 void on_runtime_callback(CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept {
@@ -171,14 +184,16 @@ void on_runtime_callback(CUpti_CallbackId cbid, const CUpti_CallbackData& data) 
 }
 
 std::size_t allocations() {
-  std::lock_guard lock(g->mutex);
-  return g->state.allocations();
+  Global& g = global();
+  std::lock_guard lock(g.mutex);
+  return g.state.allocations();
 }
 
 void reset_for_tests() {
-  std::lock_guard lock(g->mutex);
-  g->state = CudaState{};
-  g->kernel_site = nullptr;
+  Global& g = global();
+  std::lock_guard lock(g.mutex);
+  g.state = CudaState{};
+  g.kernel_site = nullptr;
   t_scope.reset();
 }
 

@@ -513,6 +513,20 @@ void on_access_run(const smtrace_access_run& run) noexcept {
 
 bool in_wrapper() noexcept { return t_busy; }
 
+uint32_t site_id(uintptr_t address) noexcept {
+  if (!g->on.load(std::memory_order_relaxed) || !g->sites) return 0;
+  uint32_t id = 0;
+  try {
+    g->recorder->lock();
+    id = g->sites->id(address, *g->recorder);
+  } catch (...) {
+    count_error();
+  }
+  g->recorder->unlock();
+  stop_on_failure();
+  return id;
+}
+
 void on_annotate(Call call, uintptr_t address, uint64_t size, uintptr_t site) noexcept {
   if (!should_trace(call)) return;
   CallScope s(call, site);

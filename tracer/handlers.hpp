@@ -87,6 +87,10 @@ void on_annotate(format::Call call, uintptr_t address, uint64_t size, uintptr_t 
 void on_access_run(const smtrace_access_run& run) noexcept;
 // Return true while this thread is inside a traced call.
 bool in_wrapper() noexcept;
+// Return the CallSite id of code address `address`, writing its Module and
+// CallSite records on first sight (0 while not recording). CUDA kernel
+// launches name their kernel this way (Event.kernel).
+uint32_t site_id(uintptr_t address) noexcept;
 
 // One traced call in flight on this thread.
 class CallScope {

@@ -457,6 +457,26 @@ TEST_CASE("tracer::cupti::recording: calls inside another traced call are not re
   CHECK(cu::allocations() == 1);  // still tracked
 }
 
+TEST_CASE("tracer::cupti::recording: the kernel is a CallSite (handlers::site_id)") {
+  CudaTrace t("cupti-kernel-site");
+  REQUIRE(t.started);
+  cu::configure(nullptr, h::site_id);
+  cudaLaunchKernel_v7000_params launch{reinterpret_cast<const void*>(&fake_kernel), dim3(1), dim3(1), nullptr, 0,
+                                       nullptr};
+  report(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch);
+  report(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch);
+  h::finish(smtrace::format::TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.dir / "rank-0.smt");
+  CHECK(r.problems.empty());
+  REQUIRE(r.events.size() == 2);
+  CHECK(r.events[0].kernel != 0);
+  CHECK(r.events[1].kernel == r.events[0].kernel);
+  REQUIRE(r.sites.count(r.events[0].kernel) == 1);
+  CHECK(r.sites.at(r.events[0].kernel).offset != 0);
+  CHECK(r.events[0].stream == smtrace::format::k_legacy_stream);
+  CHECK(h::site_id(0x1234) == 0);  // not recording any more
+}
+
 TEST_SUITE_END();
 
 #endif  // SMTRACE_HAVE_CUPTI
