@@ -116,7 +116,8 @@ __attribute__((constructor)) void start_cupti() {
     return;
   }
   g_param_info = reinterpret_cast<FuncParamInfoFn>(dlsym(RTLD_DEFAULT, "cudaFuncGetParamInfo"));
-  configure(&param_sizes, &handlers::site_id);
+  const char* sites = std::getenv("SMTRACE_CUDA_SITES");
+  configure(&param_sizes, &handlers::site_id, sites && std::strcmp(sites, "0") == 0 ? Sites::off : Sites::on);
   if (const char* readonly = std::getenv("SMTRACE_CUDA_READONLY"); readonly && *readonly) {
     std::string problems = add_readonly(readonly);
     if (!problems.empty() && !options.quiet && !other_rank()) std::fprintf(stderr, "smtrace: warning: %s\n", problems.c_str());

@@ -1,8 +1,8 @@
 #include "tracer/cupti_record.hpp"
 
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <link.h>
+#include <unwind.h>
 
 #include <cstring>
 #include <fstream>
@@ -31,6 +31,7 @@ struct Global {
   CudaState state;
   KernelSite kernel_site = nullptr;
   std::vector<Range> skip;  // code of CUDA libraries and of the tracer
+  bool sites = true;
 };
 // Never destroyed: callbacks may come after static destructors. Built on
 // first use: cupti.cpp's load-time constructor may run before this file's
@@ -47,6 +48,8 @@ thread_local bool t_inside SMTRACE_FAST_TLS = false;
 thread_local std::optional<handlers::CallScope> t_scope;
 thread_local uint32_t t_correlation = 0;
 thread_local Event t_scratch;  // outputs of calls not recorded
+
+constexpr int k_max_frames = 48;
 
 // A value in CUpti_CallbackData::correlationData marking a call we opened.
 constexpr uint64_t k_opened = 0x736d7472;  // "smtr"
@@ -80,18 +83,33 @@ bool skipped(uintptr_t pc, const std::vector<Range>& skip) {
   return false;
 }
 
+struct Walk {
+  const std::vector<Range>* skip;
+  int frame = 0;
+  uintptr_t site = 0;
+};
+
+_Unwind_Reason_Code walk_step(_Unwind_Context* context, void* arg) {
+  Walk& w = *static_cast<Walk*>(arg);
+  uintptr_t pc = _Unwind_GetIP(context);
+  if (w.frame++ == 0) return _URC_NO_REASON;  // user_site itself
+  if (pc && !skipped(pc, *w.skip)) {
+    w.site = pc;
+    return _URC_END_OF_STACK;
+  }
+  return w.frame < k_max_frames ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
 // Return the first frame of this thread's stack outside the skipped modules
-// (0 when none is found or call sites are off).
+// (0 when none is found or call sites are off). Unwinding stops there, not
+// at the bottom of the stack as backtrace() would: the frames below the
+// CUDA runtime are the program's, and each costs.
 uintptr_t user_site() {
   Global& g = global();
-  if (handlers::options().stack_depth == 0) return 0;
-  void* frames[48];
-  int n = backtrace(frames, 48);
-  for (int i = 1; i < n; ++i) {
-    uintptr_t pc = reinterpret_cast<uintptr_t>(frames[i]);
-    if (!skipped(pc, g.skip)) return pc;
-  }
-  return 0;
+  if (!g.sites) return 0;
+  Walk w{&g.skip};
+  _Unwind_Backtrace(walk_step, &w);
+  return w.site;
 }
 
 int return_code(const CUpti_CallbackData& data) {
@@ -134,11 +152,12 @@ void on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
 
 }  // namespace
 
-void configure(ParamSizes sizes, KernelSite kernel_site) {
+void configure(ParamSizes sizes, KernelSite kernel_site, Sites sites) {
   Global& g = global();
   std::lock_guard lock(g.mutex);
   g.state.set_param_sizes(sizes);
   g.kernel_site = kernel_site;
+  g.sites = sites == Sites::on;
 }
 
 std::string add_readonly(const std::string& text) {
@@ -194,6 +213,7 @@ void reset_for_tests() {
   std::lock_guard lock(g.mutex);
   g.state = CudaState{};
   g.kernel_site = nullptr;
+  g.sites = true;
   t_scope.reset();
 }
 

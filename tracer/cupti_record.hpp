@@ -12,8 +12,10 @@
 // calls while family cuda is off keep the tables right.
 //
 // Call sites: a CUPTI callback runs deep inside the CUDA runtime, so the
-// call's site is the first frame of a backtrace outside libcupti,
-// libcudart, libcuda and the tracer (modules listed by refresh_modules). A
+// call's site is the first frame of the stack outside libcupti, libcudart,
+// libcuda and the tracer (modules listed by refresh_modules), found by
+// unwinding up to it (about a microsecond a call on a GPU machine's stack
+// depth; SMTRACE_CUDA_SITES=0 leaves sites out). A
 // runtime linked statically into the program (nvcc's default,
 // -cudart static) cannot be told apart from the program: the site is then a
 // frame of the runtime, and SMTRACE_STACK_DEPTH > 1 shows the program's frames.
@@ -35,9 +37,13 @@ namespace smtrace::tracer::cupti {
 // Return the CallSite id of code address `address` (Event.kernel of launches).
 using KernelSite = uint32_t (*)(uintptr_t address);
 
+// Whether calls get a call site (Sites::off: site 0, no unwinding; SMTRACE_CUDA_SITES=0).
+enum class Sites : bool { off, on };
+
 // Set the kernel parameter size source (nullptr: kernel arguments are not
-// read) and the kernel site resolver (nullptr: Event.kernel stays 0).
-void configure(ParamSizes sizes, KernelSite kernel_site);
+// read), the kernel site resolver (nullptr: Event.kernel stays 0) and
+// whether calls get call sites.
+void configure(ParamSizes sizes, KernelSite kernel_site, Sites sites = Sites::on);
 // Declare the read-only kernel arguments of `text` (SMTRACE_CUDA_READONLY's
 // syntax; "@path" reads them from file `path`); return what could not be
 // read ("" when all was fine).
