@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The load/store runtime's cost on a stencil-like loop (bench/stencil.c: a 2D
+# Jacobi sweep), the same source built and run several ways in one run:
+#
+#   plain     mpicc -O2: no instrumentation (the baseline)
+#   stub      -fsanitize=thread linked against empty __tsan_* functions: the
+#             floor of any runtime behind this instrumentation (a call per
+#             access, no vectorization)
+#   smtrace   smtrace-cc -O2 (libsmtrace_tsan), run under `smtrace record`,
+#             with an RMA window alive: the grids lie outside the watched
+#             ranges (the common case: one range check per access)
+#   tsan      mpicc -O2 -fsanitize=thread: GCC's ThreadSanitizer (libtsan)
+#   inside    as smtrace, the grids being the window's memory: every access
+#             is watched and recorded (as strided runs)
+#
+#   bench/loadstore.sh [-b BUILD_DIR] [-r REPETITIONS] [-n N] [-i ITERATIONS] [-p RANKS]
+#
+# BUILD_DIR holds tracer/smtrace-cc, tracer/libsmtrace_tsan.so,
+# tracer/libsmtrace.so and cli/smtrace (default: build). Each repetition runs
+# every configuration once, in turn, so that drifts in machine load hit all
+# alike. The table gives rank 0's thread CPU time per grid point (4 loads
+# and a store) and wall time per point, minimum over the repetitions, and
+# the ratio of each configuration's minimum CPU time to plain's. On a shared
+# machine CPU time is the figure to quote. Goal (issue 4): smtrace's
+# overhead well below ThreadSanitizer's.
+set -euo pipefail
+
+build=build
+reps=5
+n=1024
+iterations=20
+np=1
+while getopts "b:r:n:i:p:h" opt; do
+  case $opt in
+    b) build=$OPTARG ;;
+    r) reps=$OPTARG ;;
+    n) n=$OPTARG ;;
+    i) iterations=$OPTARG ;;
+    p) np=$OPTARG ;;
+    *) sed -n '2,27p' "$0"; exit 2 ;;
+  esac
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+smtrace=$build/cli/smtrace
+wrapper=$build/tracer/smtrace-cc
+for f in "$smtrace" "$wrapper" "$build/tracer/libsmtrace_tsan.so" "$build/tracer/libsmtrace.so"; do
+  [ -e "$f" ] || { echo "loadstore.sh: missing $f (build smtrace, smtrace_tsan, smtrace_cli)" >&2; exit 2; }
+done
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# ThreadSanitizer's reports about the MPI library's own threads are not
+# what is measured here.
+export TSAN_OPTIONS=${TSAN_OPTIONS:-report_bugs=0}
+work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-loadstore.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# The builds.
+cflags=(-O2 -g -I"$here")
+mpicc "${cflags[@]}" "$here/stencil.c" -o "$work/plain"
+"$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace"
+mpicc "${cflags[@]}" -fsanitize=thread "$here/stencil.c" -o "$work/tsan"
+cat >"$work/stub.c" <<'EOF'
+void __tsan_init(void) {}
+void __tsan_func_entry(void* pc) { (void)pc; }
+void __tsan_func_exit(void) {}
+#define STUB(N) void __tsan_read##N(void* a) { (void)a; } void __tsan_write##N(void* a) { (void)a; }
+STUB(1) STUB(2) STUB(4) STUB(8) STUB(16)
+EOF
+gcc -O2 -shared -fPIC "$work/stub.c" -o "$work/libstub.so"
+mpicc "${cflags[@]}" -fsanitize=thread -c "$here/stencil.c" -o "$work/stencil.o"
+mpicc "$work/stencil.o" -o "$work/stub" -L"$work" -lstub -Wl,-rpath,"$work"
+
+configs=(plain stub smtrace tsan inside)
+declare -A cpu wall
+
+# run_one CONFIG REP: print rank 0's "WALL CPU" ns per point; smtrace and
+# inside leave their trace in $work/trace-CONFIG.
+run_one() {
+  local config=$1 rep=$2 out
+  local launcher=(mpirun --oversubscribe -np "$np")
+  case "$config" in
+    plain | stub) out=$("${launcher[@]}" "$work/$config" "$n" "$iterations") ;;
+    tsan) out=$("${launcher[@]}" -x TSAN_OPTIONS "$work/tsan" "$n" "$iterations" 2>/dev/null) ;;
+    smtrace | inside)
+      local where=outside
+      [ "$config" = inside ] && where=inside
+      rm -rf "$work/trace-$config"
+      out=$("$smtrace" record -o "$work/trace-$config" -- "${launcher[@]}" "$work/smtrace" "$n" "$iterations" "$where" 2>/dev/null)
+      ;;
+  esac
+  sed -n 's/.* ns_per_point \([0-9.]*\) cpu_ns_per_point \([0-9.]*\).*/\1 \2/p' <<<"$out"
+}
+
+for ((rep = 1; rep <= reps; rep++)); do
+  for config in "${configs[@]}"; do
+    read -r w c < <(run_one "$config" "$rep")
+    wall[$config]+="$w "
+    cpu[$config]+="$c "
+  done
+done
+
+minimum() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
+
+echo "stencil: ${n}x${n} doubles x 2 grids, $iterations sweeps, $np rank(s), $reps repetitions (minimum)"
+printf '%-9s %14s %15s %9s\n' config cpu_ns/point wall_ns/point cpu_ratio
+base=$(minimum <<<"${cpu[plain]}")
+for config in "${configs[@]}"; do
+  c=$(minimum <<<"${cpu[$config]}")
+  w=$(minimum <<<"${wall[$config]}")
+  printf '%-9s %14.3f %15.3f %9.2f\n' "$config" "$c" "$w" "$(awk -v a="$c" -v b="$base" 'BEGIN { print a / b }')"
+done
+events_inside=$("$smtrace" dump "$work/trace-inside" | grep -c 'smtrace_\(load\|store\)' || true)
+echo "inside: $events_inside Load/Store events in the trace for $((5 * (n - 2) * (n - 2) * iterations * np)) accesses"
