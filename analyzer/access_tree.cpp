@@ -46,8 +46,9 @@
 //  b. Neighbours tried when placing a piece: seed 004 takes two extra nodes
 //     left and right of the intersecting ones; we try the two predecessors and
 //     two successors in address order plus the finger (the node last placed or
-//     extended). Interlaced patterns with up to two other lanes between a
-//     fragment and its next block still merge; more lanes give more fragments,
+//     extended) and the four fingers before it. Interlaced patterns with up to
+//     two other lanes between a fragment and its next block still merge, and
+//     so do up to five lanes visited in turn; more lanes give more fragments,
 //     never wrong ones.
 //  c. Tag order. When pieces merge, the piece that carries the access being
 //     inserted gives new_tag; between two older pieces the lower address gives
@@ -59,6 +60,20 @@
 //     hull end): the finger is extended in place when it can be (rules 2-3),
 //     without looking for further merges; nothing to the right exists, and to
 //     the left nothing changed.
+//  h. Batches of three cannot tell a loop's stride from blocks that happen
+//     to be equidistant: arrays of one size allocated one after the other and
+//     swept together (a[i], b[i], c[i], ... of one type) first form a stride
+//     across the arrays, and then, without more, a new one every iteration
+//     (1000 nodes for 1000 iterations over 7 arrays). So a block adjacent to
+//     the first or last block of a strided fragment of its type with 3 to 16
+//     blocks takes that block out of the stride and joins it (after rules
+//     2-3, before rule 4); the next sweep peels the stride back into one run
+//     per array (7 arrays: 10 nodes). Longer strides are taken to be loops'
+//     and kept whole, as seed 004 Fig. 5 keeps buffer1's loop apart from
+//     buffer2's (a buffer2 loop of 16 iterations or fewer gives about 4 nodes
+//     instead of 2). Not handled: more than 16 such arrays, and lanes
+//     equidistant inside one period (fields at 0, 20, 40 of a 256-byte
+//     struct, put in turn: one stride per period; no block is adjacent).
 //  f. An access whose bytes all lie in one fragment whose type and tag it
 //     leaves as they are changes nothing (no cut, no merge).
 //  g. Limits: fragments hold at most 2^32 blocks (count - 1 in 32 bits); an
@@ -86,6 +101,7 @@ namespace {
 
 constexpr uint64_t k_top = UINT64_MAX;                  // one past the last address
 constexpr uint64_t k_max_count = uint64_t{1} << 32;    // blocks per fragment
+constexpr uint32_t k_peel_blocks = 16;                 // open case h: the longest stride peeled
 
 bool mul_overflows(uint64_t a, uint64_t b, uint64_t& out) { return __builtin_mul_overflow(a, b, &out); }
 bool add_overflows(uint64_t a, uint64_t b, uint64_t& out) { return __builtin_add_overflow(a, b, &out); }
@@ -713,6 +729,7 @@ void AccessTree::place(Piece piece) {
       piece.tag = tag;
       joined = true;
     }
+    if (!joined && home == 0 && piece.where.count == 1) joined = try_peel(piece, candidates, n);
     if (!joined && piece.where.count == 1) joined = try_triple(piece, home, candidates, n);
     if (!joined) break;
   }
@@ -723,12 +740,50 @@ void AccessTree::place(Piece piece) {
   touch(home);
 }
 
-// Make `n` the finger and remember it among the recent nodes, for the next
-// piece's merges (interlaced lanes).
+// Open case h: a one-block `piece` (not in the tree) adjacent to the first
+// or last block of a strided candidate of its type with 3 to k_peel_blocks
+// blocks takes that block out of the stride and joins it.
+// On success the candidate is replaced by its other blocks and `piece` is
+// the joined block.
+bool AccessTree::try_peel(Piece& piece, const uint32_t* candidates, int n) {
+  const Strided p = piece.where;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t c = candidates[i];
+    const Node& x = m_pool[c];
+    if (!live(c) || x.count_m1 < 2 || x.count_m1 >= k_peel_blocks || x.type() != piece.type ||
+        !tags_mergeable(x.tag, piece.tag))
+      continue;
+    const Strided w = x.where();
+    const uint64_t last = w.lo + (w.count - 1) * w.distance;
+    Strided rest, block;
+    if (w.lo + w.size == p.lo || p.lo + p.size == w.lo) {
+      rest = sub(w, 1, w.count);
+      block = {w.lo, w.size, 0, 1};
+    } else if (last + w.size == p.lo || p.lo + p.size == last) {
+      rest = sub(w, 0, w.count - 1);
+      block = {last, w.size, 0, 1};
+    } else {
+      continue;
+    }
+    const uint32_t tag = x.tag;
+    const AccessType type = x.type();
+    tree_erase(w.lo);
+    tree_insert(alloc(rest, type, tag));  // still strided, and joins nothing it did not before
+    piece.where = {std::min(block.lo, p.lo), block.size + p.size, 0, 1};
+    piece.tag = merge_tags(tag, piece.tag);
+    return true;
+  }
+  return false;
+}
+
+// Make `n` the finger and remember the finger before it among the recent
+// nodes, for the next piece's merges (interlaced lanes): the finger and the
+// recent nodes are the last 1 + k_recent nodes placed or extended.
 void AccessTree::touch(uint32_t n) {
   if (n == m_finger) return;
-  for (uint32_t r : m_recent)
+  for (uint32_t& r : m_recent)
     if (r == n) {
+      r = m_finger;
       m_finger = n;
       return;
     }
@@ -875,10 +930,11 @@ uint32_t AccessTree::step(Path& path, bool forward) const {
 // Fill `out` with the two nodes before `lo` and the two after, in address
 // order (0 where none).
 void AccessTree::neighbours(uint64_t lo, uint32_t out[4]) const {
-  Path path;
+  Path down;
+  descend(lo, down);  // once: both sides step from a copy of this path
   for (int side = 0; side < 2; ++side) {
     const bool forward = side == 1;
-    descend(lo, path);
+    Path path = down;
     uint32_t first = 0;
     if (path.depth != 0) {
       const uint64_t last = m_pool[path.node[path.depth - 1]].lo;

@@ -3,7 +3,8 @@
 // random streams of accesses shaped like loops over buffers (single blocks,
 // adjacent sweeps, strided accesses, equidistant singles up or down,
 // interlaced lanes, long accesses with short ones inside, strided over
-// strided, strided fragments with blocks in their gaps). After every insert
+// strided, strided fragments with blocks in their gaps, arrays swept
+// together). After every insert
 // it compares what the tree reported and holds with the oracle:
 //  - query(): exactly the stored fragments whose bytes meet the access;
 //  - the conflicts: one per stored fragment that meets the access with a
@@ -124,7 +125,7 @@ class Stream {
     auto push = [&](std::vector<Access>& into, Strided w, AccessType type) {
       into.push_back({w, mixed ? random_type() : type, tag});
     };
-    switch (m_rng.below(10)) {
+    switch (m_rng.below(11)) {
       case 0: {  // single
         const uint64_t s = size(64);
         push(run, block(start(s), s), t);
@@ -206,6 +207,15 @@ class Stream {
         const uint64_t k = count - 1 - m_rng.below(std::min<uint64_t>(count, 3));
         const uint64_t last_lo = lo + k * distance + m_rng.below(s);
         run.push_back({block(last_lo, std::min(m_rng.range(1, 2 * distance), m_arena - last_lo)), random_type(), tag});
+        break;
+      }
+      case 8: {  // arrays of one size one after the other, swept together: a[i], b[i], c[i], ...
+        const uint64_t arrays = m_rng.range(2, 6), s = size(8);
+        const uint64_t length = m_rng.range(s, std::max(s, m_arena / arrays / 2)) / s * s;
+        const uint64_t lo = start(arrays * length), n = length / s;
+        const uint64_t step = m_rng.below(4) == 0 ? 2 : 1;  // every other element, sometimes
+        for (uint64_t i = 0; i < n; i += step)
+          for (uint64_t k = 0; k < arrays; ++k) push(run, block(lo + k * length + i * s, s), t);
         break;
       }
       default: {  // strided accesses with unrelated distances over a region

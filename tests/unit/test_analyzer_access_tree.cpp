@@ -189,6 +189,32 @@ TEST_CASE("analyzer::AccessTree::seed 004 Figs. 4 and 5: strided puts") {
   }
 }
 
+TEST_CASE("analyzer::AccessTree::lanes and arrays swept together") {
+  SUBCASE("three to five lanes of a struct, put in turn, are one node each") {
+    const uint64_t offsets[5] = {0, 20, 55, 105, 170};
+    for (int lanes = 3; lanes <= 5; ++lanes) {
+      AccessTree tree;
+      for (uint64_t i = 0; i < 1000; ++i)
+        for (int l = 0; l < lanes; ++l) tree.insert(block(i * 256 + offsets[l], 8), k_rr, 1, nullptr);
+      CHECK(tree.nodes() == static_cast<std::size_t>(lanes));
+      tree.check_invariants();
+    }
+  }
+  SUBCASE("arrays of one size read together: a stride across them is peeled back (open case h)") {
+    for (uint64_t arrays : {3, 7, 16}) {
+      AccessTree tree;
+      for (uint64_t i = 0; i < 1000; ++i)
+        for (uint64_t k = 0; k < arrays; ++k) tree.insert(block((k << 20) + 8 * i, 8), k_lr, 1, nullptr);
+      CAPTURE(arrays);
+      CHECK(tree.nodes() <= arrays + arrays / 2);
+      tree.check_invariants();
+      std::size_t runs = 0;
+      tree.for_each([&](const AccessTree::Fragment& f) { runs += f.where.count == 1 && f.where.size >= 8 * 990; });
+      CHECK(runs == arrays);  // one contiguous run per array, but for its first few elements
+    }
+  }
+}
+
 TEST_CASE("analyzer::AccessTree::seed 004 Fig. 7: strided over strided cuts block by block") {
   // Stored: 8 bytes every 16, RMA_Write. Access: 8 bytes every 16 from 4, Local_Read.
   AccessTree tree;
