@@ -6,6 +6,9 @@
 //   strided     16 bytes every 64 (seed 004 Fig. 4)
 //   interlaced  16 bytes every 64, then the 16 bytes 32 further on each
 //               period (seed 004 Fig. 5: buffer1's loop, then buffer2's)
+//   arrays      4 arrays of 8-byte elements, one after the other, read
+//               together: a[i], b[i], c[i], d[i] (equidistant blocks that are
+//               not a loop's stride: access_tree.cpp open case h)
 //   random      lo uniform in 64 MiB, 1-256 bytes, a random type
 //   bench_access_tree [--accesses N] [--quick] [--stream NAME]
 // N defaults to 10M per stream; --quick is 1M. Rates are per CPU second of
@@ -24,6 +27,7 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/access_tree.hpp"
@@ -82,31 +86,57 @@ struct Rng {
   }
 };
 
-// Access i of stream `kind`, as one block.
+enum class Kind { adjacent, strided, interlaced, arrays, random };
+
+// Access i of a stream of `n` of `kind`, as one block (no string compared
+// per access: the generator runs inside the timed loops).
 struct Generator {
-  std::string kind;
+  Kind kind;
   uint64_t n;
   Rng rng{42};
   void get(uint64_t i, Strided& where, AccessType& type) {
     const uint64_t base = 1ull << 32;
     type = AccessType::rma_read;
-    if (kind == "adjacent") {
-      where = {base + i * 8, 8, 0, 1};
-      type = AccessType::rma_write;
-    } else if (kind == "strided") {
-      where = {base + i * 64, 16, 0, 1};
-    } else if (kind == "interlaced") {
-      const uint64_t half = n / 2;
-      where = i < half ? Strided{base + i * 64, 16, 0, 1} : Strided{base + (i - half) * 64 + 32, 16, 0, 1};
-    } else {
-      const uint64_t r = rng.next();
-      where = {base + (r & ((64ull << 20) - 1)), 1 + ((r >> 32) & 255), 0, 1};
-      type = static_cast<AccessType>((r >> 40) & 3);
+    switch (kind) {
+      case Kind::adjacent:
+        where = {base + i * 8, 8, 0, 1};
+        type = AccessType::rma_write;
+        return;
+      case Kind::strided: where = {base + i * 64, 16, 0, 1}; return;
+      case Kind::interlaced: {
+        const uint64_t half = n / 2;
+        where = i < half ? Strided{base + i * 64, 16, 0, 1} : Strided{base + (i - half) * 64 + 32, 16, 0, 1};
+        return;
+      }
+      case Kind::arrays: {
+        const uint64_t length = (n / 4 + 1) * 8;
+        where = {base + (i % 4) * length + (i / 4) * 8, 8, 0, 1};
+        type = AccessType::local_read;
+        return;
+      }
+      case Kind::random: {
+        const uint64_t r = rng.next();
+        where = {base + (r & ((64ull << 20) - 1)), 1 + ((r >> 32) & 255), 0, 1};
+        type = static_cast<AccessType>((r >> 40) & 3);
+        return;
+      }
     }
   }
 };
 
-void run(const std::string& kind, uint64_t n) {
+// Return `bytes` as "352 B", "12.5 KiB" or "48.0 MiB".
+std::string amount(uint64_t bytes) {
+  char text[32];
+  if (bytes < 1024)
+    std::snprintf(text, sizeof text, "%lu B", static_cast<unsigned long>(bytes));
+  else if (bytes < (1u << 20))
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
+  else
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+void run(const char* name, Kind kind, uint64_t n) {
   Generator gen{kind, n};
   AccessTree tree;
   std::vector<smtrace::analyzer::TreeConflict> conflicts;
@@ -142,12 +172,11 @@ void run(const std::string& kind, uint64_t n) {
     base_nodes = reference.size();
     base_memory = g_allocated;
   }
-  std::printf("| %s | %.2fM | %.2f | %zu | %zu | %zu | %.1f MiB | %.2fM | %.2f | %lu | %.0f | %.1f MiB | %.1fx | %.0fx |\n",
-              kind.c_str(), static_cast<double>(n) / tree_cpu * 1e-6, tree_wall, tree.nodes(), tree.peak_nodes(),
-              tree.bytes_per_node(), static_cast<double>(tree_memory) / (1 << 20),
-              static_cast<double>(n) / base_cpu * 1e-6, base_wall, static_cast<unsigned long>(base_nodes),
-              static_cast<double>(base_memory) / static_cast<double>(base_nodes),
-              static_cast<double>(base_memory) / (1 << 20), base_cpu / tree_cpu,
+  std::printf("| %s | %.2fM | %.2f | %zu | %zu | %zu | %s | %.2fM | %.2f | %lu | %.0f | %s | %.1fx | %.0fx |\n",
+              name, static_cast<double>(n) / tree_cpu * 1e-6, tree_wall, tree.nodes(), tree.peak_nodes(),
+              tree.bytes_per_node(), amount(tree_memory).c_str(), static_cast<double>(n) / base_cpu * 1e-6, base_wall,
+              static_cast<unsigned long>(base_nodes), static_cast<double>(base_memory) / static_cast<double>(base_nodes),
+              amount(base_memory).c_str(), base_cpu / tree_cpu,
               static_cast<double>(base_memory) / static_cast<double>(tree_memory));
   std::fflush(stdout);
   (void)reported;
@@ -197,7 +226,7 @@ int main(int argc, char** argv) {
       first = std::strtoull(argv[++i], nullptr, 10);
     } else {
       std::fprintf(stderr,
-                   "usage: bench_access_tree [--accesses N] [--quick] [--stream adjacent|strided|interlaced|random]\n"
+                   "usage: bench_access_tree [--accesses N] [--quick] [--stream adjacent|strided|interlaced|arrays|random]\n"
                    "       bench_access_tree --fuzz STREAMS [--first K]\n");
       return 2;
     }
@@ -207,6 +236,11 @@ int main(int argc, char** argv) {
   std::printf("| stream | tree inserts/s | wall s | nodes | peak nodes | B/node | memory | multiset inserts/s | wall s "
               "| nodes | B/node | memory | speed ratio | memory ratio |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (const char* kind : {"adjacent", "strided", "interlaced", "random"})
-    if (only.empty() || only == kind) run(kind, n);
+  const std::pair<const char*, Kind> kinds[] = {{"adjacent", Kind::adjacent},
+                                                {"strided", Kind::strided},
+                                                {"interlaced", Kind::interlaced},
+                                                {"arrays", Kind::arrays},
+                                                {"random", Kind::random}};
+  for (const auto& [name, kind] : kinds)
+    if (only.empty() || only == name) run(name, kind, n);
 }
