@@ -226,19 +226,31 @@ void copy_kinds(const CudaState& state, cudaMemcpyKind kind, Event& e) {
   e.recv_memory = state.kind_of(e.recv_buf, dst_host ? MemoryKind::pageable : MemoryKind::unspecified);
 }
 
+// A copy of `p` on stream `stream` (null: the default stream).
 template <class P>
-void memcpy_enter(CudaState& state, const P& p, Event& e) {
+void memcpy_enter(CudaState& state, const P& p, cudaStream_t stream, bool per_thread, Event& e) {
   e.recv_buf = addr(p.dst);
   e.buf = addr(p.src);
   e.size = p.count;
   copy_kinds(state, p.kind, e);
+  e.stream = state.stream_id(stream, per_thread);
 }
 
+// A memset of `p` on stream `stream` (null: the default stream).
 template <class P>
-void memset_enter(CudaState& state, const P& p, Event& e) {
+void memset_enter(CudaState& state, const P& p, cudaStream_t stream, bool per_thread, Event& e) {
   e.buf = addr(p.devPtr);
   e.size = p.count;
   e.memory = state.kind_of(e.buf);
+  e.stream = state.stream_id(stream, per_thread);
+}
+
+// A launch of kernel `func` with argument array `args` on `stream`.
+void launch_enter(CudaState& state, const void* func, void** args, cudaStream_t stream, bool per_thread,
+                  const char* symbol, Event& e, Translation& t) {
+  e.stream = state.stream_id(stream, per_thread);
+  t.kernel = reinterpret_cast<uintptr_t>(func);
+  state.kernel_args(func, symbol, args, e.args);
 }
 
 }  // namespace
@@ -372,41 +384,33 @@ Translation translate_enter(CudaState& state, CUpti_CallbackId cbid, const void*
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
       const auto& p = *static_cast<const cudaLaunchKernel_v7000_params*>(params);
-      e.stream = state.stream_id(p.stream, pt);
-      t.kernel = reinterpret_cast<uintptr_t>(p.func);
-      state.kernel_args(p.func, symbol, p.args, e.args);
+      launch_enter(state, p.func, p.args, p.stream, pt, symbol, e, t);
       break;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
       const auto& p = *static_cast<const cudaLaunchKernelExC_v11060_params*>(params);
-      e.stream = state.stream_id(p.config ? p.config->stream : nullptr, pt);
-      t.kernel = reinterpret_cast<uintptr_t>(p.func);
-      state.kernel_args(p.func, symbol, p.args, e.args);
+      launch_enter(state, p.func, p.args, p.config ? p.config->stream : nullptr, pt, symbol, e, t);
       break;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
-      memcpy_enter(state, *static_cast<const cudaMemcpy_v3020_params*>(params), e);
-      e.stream = state.stream_id(nullptr, pt);
+      memcpy_enter(state, *static_cast<const cudaMemcpy_v3020_params*>(params), nullptr, pt, e);
       break;
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
       const auto& p = *static_cast<const cudaMemcpyAsync_v3020_params*>(params);
-      memcpy_enter(state, p, e);
-      e.stream = state.stream_id(p.stream, pt);
+      memcpy_enter(state, p, p.stream, pt, e);
       break;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000:
-      memset_enter(state, *static_cast<const cudaMemset_v3020_params*>(params), e);
-      e.stream = state.stream_id(nullptr, pt);
+      memset_enter(state, *static_cast<const cudaMemset_v3020_params*>(params), nullptr, pt, e);
       break;
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000: {
       const auto& p = *static_cast<const cudaMemsetAsync_v3020_params*>(params);
-      memset_enter(state, p, e);
-      e.stream = state.stream_id(p.stream, pt);
+      memset_enter(state, p, p.stream, pt, e);
       break;
     }
     default:
