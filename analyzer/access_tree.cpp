@@ -59,7 +59,9 @@
 //  e. Appending beyond every hull (the access starts at or after the largest
 //     hull end): the finger is extended in place when it can be (rules 2-3),
 //     without looking for further merges; nothing to the right exists, and to
-//     the left nothing changed.
+//     the left nothing changed. Likewise a block that starts where a one-block
+//     finger or recent node of its type ends, when no node starts where the
+//     block ends: the grown block is not tried in batches of three.
 //  h. Batches of three cannot tell a loop's stride from blocks that happen
 //     to be equidistant: arrays of one size allocated one after the other and
 //     swept together (a[i], b[i], c[i], ... of one type) first form a stride
@@ -689,6 +691,7 @@ void AccessTree::compress() {
 // Put `piece` (disjoint from every fragment) into the tree, merging it with
 // its neighbours by rules 2-4 for as long as one applies.
 void AccessTree::place(Piece piece) {
+  if (piece.where.count == 1 && extend_recent(piece)) return;
   uint32_t home = 0;  // the node holding `piece` once it joined one in place
   for (;;) {
     uint32_t candidates[5 + k_recent];
@@ -771,6 +774,30 @@ bool AccessTree::try_peel(Piece& piece, const uint32_t* candidates, int n) {
     tree_insert(alloc(rest, type, tag));  // still strided, and joins nothing it did not before
     piece.where = {std::min(block.lo, p.lo), block.size + p.size, 0, 1};
     piece.tag = merge_tags(tag, piece.tag);
+    return true;
+  }
+  return false;
+}
+
+// Open case e: a one-block `piece` that starts where a one-block finger or
+// recent node of its type ends extends that node in place when no node
+// starts where the piece ends (nothing else could join it by rule 2), without
+// looking up neighbours or batches of three. Return false to place it the
+// long way.
+bool AccessTree::extend_recent(const Piece& piece) {
+  const uint64_t end = piece.where.lo + piece.where.size;
+  for (int i = -1; i < k_recent; ++i) {
+    const uint32_t c = i < 0 ? m_finger : m_recent[i];
+    if (!live(c)) continue;
+    Node& x = m_pool[c];
+    if (x.count_m1 != 0 || x.lo + x.size != piece.where.lo || x.type() != piece.type ||
+        !tags_mergeable(x.tag, piece.tag))
+      continue;
+    if (find(end) != 0) return false;
+    x.tag = merge_tags(x.tag, piece.tag);
+    x.size += piece.where.size;
+    raise_end(x.lo, end);
+    touch(c);
     return true;
   }
   return false;

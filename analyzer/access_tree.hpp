@@ -180,6 +180,7 @@ class AccessTree {
   void fragment(const Strided& where, AccessType type, uint32_t tag);
   void compress();
   void place(Piece piece);
+  bool extend_recent(const Piece& piece);
   bool try_peel(Piece& piece, const uint32_t* candidates, int n);
   bool try_triple(Piece& piece, uint32_t& home, const uint32_t* candidates, int n);
   bool tags_mergeable(uint32_t a, uint32_t b) const { return m_policy == MergePolicy::any_tag || a == b; }
