@@ -76,15 +76,7 @@ struct Access {
   bool operator<(const Access& other) const { return lo < other.lo; }
 };
 
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
+using smtrace::test::access_oracle::Rng;  // splitmix64
 
 enum class Kind { adjacent, strided, interlaced, arrays, random };
 
