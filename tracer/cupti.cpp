@@ -46,18 +46,6 @@ using FuncParamInfoFn = int (*)(const void*, size_t, size_t*, size_t*);
 
 FuncParamInfoFn g_param_info = nullptr;
 
-// Return true when this process is an MPI rank other than 0 (launchers'
-// variables): the notice is printed by rank 0 only.
-bool other_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
-    if (const char* v = std::getenv(name); v && *v) return std::strcmp(v, "0") != 0;
-  return false;
-}
-
-void notice(const Options& options, const std::string& what) {
-  if (options.quiet || other_rank()) return;
-  std::fprintf(stderr, "smtrace: notice: CUDA tracing off: %s; MPI tracing goes on\n", what.c_str());
-}
 
 int find_cudart(dl_phdr_info* info, size_t, void* found) {
   const char* name = info->dlpi_name;
@@ -101,23 +89,24 @@ __attribute__((constructor)) void start_cupti() {
     dl_iterate_phdr(find_cudart, &cudart);
     if (!cudart) return;  // not a CUDA program (or a static runtime: SMTRACE_CUDA=on)
   }
+  g_param_info = reinterpret_cast<FuncParamInfoFn>(dlsym(RTLD_DEFAULT, "cudaFuncGetParamInfo"));
+  const char* sites = std::getenv("SMTRACE_CUDA_SITES");
+  configure(&param_sizes, &handlers::site_id, sites && std::strcmp(sites, "0") == 0 ? Sites::off : Sites::on,
+            options.quiet ? Quiet::yes : Quiet::no);
   const char* path = std::getenv("SMTRACE_CUPTI_LIBRARY");
   void* lib = nullptr;
   for (const char* candidate : {path, SMTRACE_CUPTI_LIBRARY, "libcupti.so.13", "libcupti.so"})
     if (candidate && *candidate && (lib = dlopen(candidate, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
   if (!lib) {
-    notice(options, std::string("cannot load libcupti: ") + dlerror());
+    switch_off(std::string("cannot load libcupti: ") + dlerror());
     return;
   }
   auto subscribe = reinterpret_cast<SubscribeFn>(dlsym(lib, "cuptiSubscribe"));
   auto enable_domain = reinterpret_cast<EnableDomainFn>(dlsym(lib, "cuptiEnableDomain"));
   if (!subscribe || !enable_domain) {
-    notice(options, "libcupti lacks cuptiSubscribe or cuptiEnableDomain");
+    switch_off("libcupti lacks cuptiSubscribe or cuptiEnableDomain");
     return;
   }
-  g_param_info = reinterpret_cast<FuncParamInfoFn>(dlsym(RTLD_DEFAULT, "cudaFuncGetParamInfo"));
-  const char* sites = std::getenv("SMTRACE_CUDA_SITES");
-  configure(&param_sizes, &handlers::site_id, sites && std::strcmp(sites, "0") == 0 ? Sites::off : Sites::on);
   if (const char* readonly = std::getenv("SMTRACE_CUDA_READONLY"); readonly && *readonly) {
     std::string problems = add_readonly(readonly);
     if (!problems.empty() && !options.quiet && !other_rank()) std::fprintf(stderr, "smtrace: warning: %s\n", problems.c_str());
@@ -125,13 +114,13 @@ __attribute__((constructor)) void start_cupti() {
   CUpti_SubscriberHandle subscriber = nullptr;
   CUptiResult rc = subscribe(&subscriber, on_callback, nullptr);
   if (rc != CUPTI_SUCCESS) {
-    notice(options, "cuptiSubscribe: " + cupti_error(lib, rc) + " (no GPU or driver, or another CUPTI client)");
+    switch_off("cuptiSubscribe: " + cupti_error(lib, rc) + " (no GPU or driver, or another CUPTI client)");
     return;
   }
   refresh_modules();
   rc = enable_domain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
   if (rc != CUPTI_SUCCESS) {
-    notice(options, "cuptiEnableDomain: " + cupti_error(lib, rc));
+    switch_off("cuptiEnableDomain: " + cupti_error(lib, rc));
     return;
   }
   if (!g_param_info && !options.quiet && !other_rank())

@@ -4,6 +4,9 @@
 #include <link.h>
 #include <unwind.h>
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -32,6 +35,9 @@ struct Global {
   KernelSite kernel_site = nullptr;
   std::vector<Range> skip;  // code of CUDA libraries and of the tracer
   bool sites = true;
+  bool quiet = false;
+  std::atomic<bool> on{true};
+  std::atomic<bool> any_success{false};  // a CUDA call returned cudaSuccess
 };
 // Never destroyed: callbacks may come after static destructors. Built on
 // first use: cupti.cpp's load-time constructor may run before this file's
@@ -112,6 +118,19 @@ uintptr_t user_site() {
   return w.site;
 }
 
+// Return true for the return codes of a process without a usable device.
+bool no_device(int rc) {
+  switch (rc) {
+    case cudaErrorInitializationError:
+    case cudaErrorStubLibrary:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorNoDevice:
+      return true;
+    default:
+      return false;
+  }
+}
+
 int return_code(const CUpti_CallbackData& data) {
   return data.functionReturnValue ? static_cast<int>(*static_cast<const cudaError_t*>(data.functionReturnValue)) : 0;
 }
@@ -144,6 +163,12 @@ void on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
     std::lock_guard lock(g.mutex);
     t = translate_exit(g.state, cbid, data.functionParams, rc, e);
   }
+  if (rc == 0) {
+    g.any_success.store(true, std::memory_order_relaxed);
+  } else if (no_device(rc) && !g.any_success.load(std::memory_order_relaxed)) {
+    switch_off(std::string(data.functionName ? data.functionName : "a CUDA call") + " returned " +
+               std::to_string(rc) + " (no usable device or driver)");
+  }
   if (!mine) return;
   if (t.not_ready) t_scope->unsuccessful_poll();
   t_scope->leave(rc);
@@ -152,13 +177,28 @@ void on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
 
 }  // namespace
 
-void configure(ParamSizes sizes, KernelSite kernel_site, Sites sites) {
+void configure(ParamSizes sizes, KernelSite kernel_site, Sites sites, Quiet quiet) {
   Global& g = global();
   std::lock_guard lock(g.mutex);
   g.state.set_param_sizes(sizes);
   g.kernel_site = kernel_site;
   g.sites = sites == Sites::on;
+  g.quiet = quiet == Quiet::yes;
 }
+
+bool other_rank() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (const char* v = std::getenv(name); v && *v) return std::strcmp(v, "0") != 0;
+  return false;
+}
+
+void switch_off(const std::string& why) noexcept {
+  Global& g = global();
+  if (!g.on.exchange(false) || g.quiet || other_rank()) return;
+  std::fprintf(stderr, "smtrace: notice: CUDA tracing off: %s; MPI tracing goes on\n", why.c_str());
+}
+
+bool on() noexcept { return global().on.load(std::memory_order_relaxed); }
 
 std::string add_readonly(const std::string& text) {
   std::string problems;
@@ -190,7 +230,7 @@ void refresh_modules() {
 }
 
 void on_runtime_callback(CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept {
-  if (t_inside) return;
+  if (t_inside || (!global().on.load(std::memory_order_relaxed) && !t_scope)) return;
   t_inside = true;
   try {
     if (data.callbackSite == CUPTI_API_ENTER) on_enter(cbid, data);
@@ -214,6 +254,9 @@ void reset_for_tests() {
   g.state = CudaState{};
   g.kernel_site = nullptr;
   g.sites = true;
+  g.quiet = false;
+  g.on.store(true);
+  g.any_success.store(false);
   t_scope.reset();
 }
 

@@ -6,6 +6,12 @@
 // time; cudaErrorNotReady queries fold like unsuccessful MPI_Test polls).
 // tracer/cupti_translate.hpp fills the event's fields.
 //
+// Without a GPU CUPTI usually refuses the subscription (tracer/cupti.cpp);
+// where it accepts it but the first CUDA calls fail with cudaErrorNoDevice,
+// cudaErrorInsufficientDriver, cudaErrorInitializationError or
+// cudaErrorStubLibrary before any call succeeded, CUDA tracing switches
+// itself off the same way, after recording that call.
+//
 // The bookkeeping of CudaState (allocations, stream and event ids) runs for
 // every callback, recorded or not: calls before MPI_Init, calls made inside
 // an MPI call (a CUDA-aware MPI library's own copies, re-entry guard) and
@@ -39,11 +45,22 @@ using KernelSite = uint32_t (*)(uintptr_t address);
 
 // Whether calls get a call site (Sites::off: site 0, no unwinding; SMTRACE_CUDA_SITES=0).
 enum class Sites : bool { off, on };
+// Whether the notices are printed (SMTRACE_QUIET=1: Quiet::yes).
+enum class Quiet : bool { no, yes };
 
 // Set the kernel parameter size source (nullptr: kernel arguments are not
-// read), the kernel site resolver (nullptr: Event.kernel stays 0) and
-// whether calls get call sites.
-void configure(ParamSizes sizes, KernelSite kernel_site, Sites sites = Sites::on);
+// read), the kernel site resolver (nullptr: Event.kernel stays 0), whether
+// calls get call sites and whether notices are printed.
+void configure(ParamSizes sizes, KernelSite kernel_site, Sites sites = Sites::on, Quiet quiet = Quiet::no);
+// Switch CUDA tracing off for good (callbacks then return at once) with one
+// notice on stderr: "smtrace: notice: CUDA tracing off: `why`; MPI tracing
+// goes on" (none when quiet, nor on MPI ranks other than 0). Thread safe.
+void switch_off(const std::string& why) noexcept;
+// Return true while CUDA tracing is on.
+bool on() noexcept;
+// Return true when the launcher's variables (OMPI_COMM_WORLD_RANK, PMI_RANK,
+// PMIX_RANK, SLURM_PROCID) say this process is a rank other than 0.
+bool other_rank() noexcept;
 // Declare the read-only kernel arguments of `text` (SMTRACE_CUDA_READONLY's
 // syntax; "@path" reads them from file `path`); return what could not be
 // read ("" when all was fine).

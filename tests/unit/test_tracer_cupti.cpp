@@ -477,6 +477,36 @@ TEST_CASE("tracer::cupti::recording: the kernel is a CallSite (handlers::site_id
   CHECK(h::site_id(0x1234) == 0);  // not recording any more
 }
 
+TEST_CASE("tracer::cupti::recording: no usable device switches CUDA tracing off") {
+  CudaTrace t("cupti-no-device");
+  REQUIRE(t.started);
+  cu::configure(nullptr, nullptr, cu::Sites::on, cu::Quiet::yes);
+  REQUIRE(cu::on());
+  void* out = nullptr;
+  cudaMalloc_v3020_params malloc_params{&out, 64};
+  report(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &malloc_params, 100 /* cudaErrorNoDevice */);
+  CHECK_FALSE(cu::on());
+  out = ptr(0x7000'0000);
+  report(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &malloc_params);  // ignored now
+  CHECK(cu::allocations() == 0);
+  h::finish(smtrace::format::TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.dir / "rank-0.smt");
+  REQUIRE(r.events.size() == 1);  // the failing call itself
+  CHECK(r.events[0].rc == 100);
+  CHECK(r.events[0].buf == 0);
+}
+
+TEST_CASE("tracer::cupti::recording: a failure after a success keeps tracing on") {
+  CudaTrace t("cupti-later-failure");
+  REQUIRE(t.started);
+  cu::configure(nullptr, nullptr, cu::Sites::on, cu::Quiet::yes);
+  void* out = ptr(0x7000'0000);
+  cudaMalloc_v3020_params malloc_params{&out, 64};
+  report(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &malloc_params);
+  report(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &malloc_params, 3 /* cudaErrorInitializationError */);
+  CHECK(cu::on());
+}
+
 TEST_SUITE_END();
 
 #endif  // SMTRACE_HAVE_CUPTI
