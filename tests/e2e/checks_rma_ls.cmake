@@ -2,18 +2,30 @@
 # smtrace-cc (-fsanitize=thread, linked against libsmtrace_tsan) with no
 # annotations; run_case.sh --build compiles each one with the build tree's
 # wrapper. Each bug program has a fixed twin (the same program run with
-# `fixed`), which must be clean.
+# `fixed`), which must be clean. Each case runs with the MPI wrapper's
+# default compiler and, where clang is installed, again with Clang
+# (check.NAME_clang: OMPI_CC / MPICH_CC=clang).
 #   smtrace_ls_check_test(NAME PROGRAM NP SECONDS [run_case.sh options...] [ARGS ...])
 if(NOT TARGET smtrace_tsan)
   return()
 endif()
+find_program(SMTRACE_E2E_CLANG clang)
 function(smtrace_ls_check_test name program np seconds)
   cmake_parse_arguments(PARSE_ARGV 4 E2E "" "" "ARGS")
-  add_test(NAME check.${name}
-    COMMAND ${E2E_RUN} --case ${name} --np ${np} --mode check ${E2E_TOOLS} ${E2E_UNPARSED_ARGUMENTS}
-            --build $<TARGET_FILE_DIR:smtrace_tsan>/smtrace-cc
-            -- ${CMAKE_CURRENT_SOURCE_DIR}/${program}.c ${E2E_ARGS})
-  set_tests_properties(check.${name} PROPERTIES LABELS "check;loadstore" TIMEOUT ${seconds} PROCESSORS ${np})
+  set(variants ${name})
+  if(SMTRACE_E2E_CLANG)
+    list(APPEND variants ${name}_clang)
+  endif()
+  foreach(variant IN LISTS variants)
+    add_test(NAME check.${variant}
+      COMMAND ${E2E_RUN} --case ${variant} --np ${np} --mode check ${E2E_TOOLS} ${E2E_UNPARSED_ARGUMENTS}
+              --build $<TARGET_FILE_DIR:smtrace_tsan>/smtrace-cc
+              -- ${CMAKE_CURRENT_SOURCE_DIR}/${program}.c ${E2E_ARGS})
+    set_tests_properties(check.${variant} PROPERTIES LABELS "check;loadstore" TIMEOUT ${seconds} PROCESSORS ${np})
+    if(variant MATCHES "_clang$")
+      set_tests_properties(check.${variant} PROPERTIES ENVIRONMENT "OMPI_CC=${SMTRACE_E2E_CLANG};MPICH_CC=${SMTRACE_E2E_CLANG}")
+    endif()
+  endforeach()
 endfunction()
 
 # The wrapper and the runtime without MPI jobs (links, exports, -c and
@@ -39,3 +51,12 @@ smtrace_ls_check_test(rma_ls_fence_fixed rma_ls_fence 2 40 --clean ARGS fixed)
 # Target side: a load of window memory racing a remote Put under a lock.
 smtrace_ls_check_test(rma_ls_load rma_ls_load 2 40 --finds rma-race)
 smtrace_ls_check_test(rma_ls_load_fixed rma_ls_load 2 40 --clean ARGS fixed)
+# Call stacks from the shadow stack (__tsan_func_entry/exit): the load in
+# sum_of, called from main.
+smtrace_ls_check_test(rma_ls_load_stack rma_ls_load 2 40 --finds rma-race
+  --dump-has "smtrace_load\\(.*\\(sum_of\\) < [^ ]*rma_ls_load.c:[0-9]+ \\(main\\)")
+foreach(variant rma_ls_load_stack rma_ls_load_stack_clang)
+  if(TEST check.${variant})
+    set_property(TEST check.${variant} APPEND PROPERTY ENVIRONMENT SMTRACE_STACK_DEPTH=4)
+  endif()
+endforeach()
