@@ -37,9 +37,20 @@ TypeExtent int_extent(uint32_t) { return {0, 4, 4, true}; }
 
 void after(const Event& e) { access::after_call(e, CommFacts{0, 2}, int_extent); }
 
-Event call(Call c) {
+Event call(Call c, uint32_t window = 0) {
   Event e;
   e.call = c;
+  e.window = window;
+  return e;
+}
+
+// A one-sided operation on window 1: `count` ints at `buf` to `target`.
+Event rma(Call c, int32_t target, uint64_t buf, int64_t count) {
+  Event e = call(c, 1);
+  e.peer = target;
+  e.buf = buf;
+  e.count = count;
+  e.datatype = 1;
   return e;
 }
 
@@ -55,24 +66,17 @@ TEST_CASE("tracer::access::watch_set_through_calls") {
   CHECK(g_fake.tracer->frames == 8);
   CHECK(g_fake.published.empty());
 
-  Event win = call(Call::Win_create);
-  win.window = 1;
+  Event win = call(Call::Win_create, 1);
   win.win_base = 0x10000;
   win.win_size = 0x100;
   after(win);
   CHECK(g_fake.published == std::vector<Range>{{0x10000, 0x10100}});
 
   SUBCASE("Put: the origin buffer until the target's flush") {
-    Event put = call(Call::Put);
-    put.window = 1;
-    put.peer = 1;
-    put.buf = 0x20000;
-    put.count = 4;
-    put.datatype = 1;
+    Event put = rma(Call::Put, 1, 0x20000, 4);
     after(put);
     CHECK(g_fake.published == std::vector<Range>{{0x10000, 0x10100}, {0x20000, 0x20010}});
-    Event flush = call(Call::Win_flush);
-    flush.window = 1;
+    Event flush = call(Call::Win_flush, 1);
     flush.peer = 0;  // another target: still pending
     after(flush);
     CHECK(g_fake.published.size() == 2);
@@ -87,16 +91,9 @@ TEST_CASE("tracer::access::watch_set_through_calls") {
     }
   }
   SUBCASE("fence completes every target") {
-    Event put = call(Call::Get);
-    put.window = 1;
-    put.peer = 0;
-    put.buf = 0x20000;
-    put.count = 1;
-    after(put);
+    after(rma(Call::Get, 0, 0x20000, 1));
     CHECK(g_fake.published.size() == 2);
-    Event fence = call(Call::Win_fence);
-    fence.window = 1;
-    after(fence);
+    after(call(Call::Win_fence, 1));
     CHECK(g_fake.published.size() == 1);
   }
   SUBCASE("Isend until Wait completes its request") {
@@ -115,9 +112,7 @@ TEST_CASE("tracer::access::watch_set_through_calls") {
     CHECK(g_fake.published.size() == 1);
   }
   SUBCASE("Win_free") {
-    Event free = call(Call::Win_free);
-    free.window = 1;
-    after(free);
+    after(call(Call::Win_free, 1));
     CHECK(g_fake.published.empty());
   }
 
