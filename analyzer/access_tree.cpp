@@ -743,11 +743,11 @@ void AccessTree::place(Piece piece) {
   touch(home);
 }
 
-// Open case h: a one-block `piece` (not in the tree) adjacent to the first
-// or last block of a strided candidate of its type with 3 to k_peel_blocks
-// blocks takes that block out of the stride and joins it.
-// On success the candidate is replaced by its other blocks and `piece` is
-// the joined block.
+// Return true after taking the first or last block of a strided candidate of
+// `piece`'s type with 3 to k_peel_blocks blocks out of its stride and joining
+// it to the one-block `piece` (not in the tree) it is adjacent to: open case
+// h. The candidate is replaced by its other blocks; `piece` is the joined
+// block.
 bool AccessTree::try_peel(Piece& piece, const uint32_t* candidates, int n) {
   const Strided p = piece.where;
   for (int i = 0; i < n; ++i) {
@@ -779,10 +779,10 @@ bool AccessTree::try_peel(Piece& piece, const uint32_t* candidates, int n) {
   return false;
 }
 
-// Open case e: a one-block `piece` that starts where a one-block finger or
-// recent node of its type ends extends that node in place when no node
-// starts where the piece ends (nothing else could join it by rule 2), without
-// looking up neighbours or batches of three. Return false to place it the
+// Return true after extending, in place, the one-block finger or recent node
+// of `piece`'s type that ends where the one-block `piece` starts, when no node
+// starts where the piece ends (nothing else could join it by rule 2): open
+// case e, without neighbour look-ups or batches of three. False: place it the
 // long way.
 bool AccessTree::extend_recent(const Piece& piece) {
   const uint64_t end = piece.where.lo + piece.where.size;
