@@ -16,6 +16,10 @@
 // thread's next MPI event, so runs only move among accesses made between
 // the same two MPI calls of one thread, which MPI does not order either.
 //
+// The open runs' instructions sit in one compact array (m_pc, a cache line
+// for K = 8), so that finding an access's run does not walk K slots of
+// several hundred bytes each (a run holds its call stack).
+//
 // Thread safety: none; each thread owns its RunSet.
 #pragma once
 
@@ -43,67 +47,78 @@ class RunSet {
   template <class Emit, class Open>
   void add(uint32_t kind, uintptr_t pc, uintptr_t addr, uint64_t size, const AccessOrigin& origin, Emit&& emit,
            Open&& open) {
+    if (pc == 0) pc = 1;  // 0 marks a free slot
     ++m_tick;
-    std::size_t free_slot = K, oldest = K;
+    // The hot path: find the open run of this instruction through the
+    // compact m_pc array (one cache line), then continue it.
     for (std::size_t i = 0; i < K; ++i) {
-      if (!(m_open & (1u << i))) {
-        if (free_slot == K) free_slot = i;
-        continue;
-      }
+      if (m_pc[i] != pc) continue;
       Slot& s = m_slots[i];
-      if (s.run.pc == pc && s.run.kind == kind && s.run.size == size && s.origin.depth == origin.depth &&
-          s.origin.caller == origin.caller) {
-        s.used = m_tick;
-        smtrace_access_run& r = s.run;
-        if (r.count == 1) {
-          r.stride = static_cast<int64_t>(addr - r.addr);
-          r.count = 2;
-          return;
-        }
-        if (addr == r.addr + static_cast<uintptr_t>(r.stride) * r.count) {
-          ++r.count;
-          return;
-        }
-        emit(static_cast<const smtrace_access_run&>(r));
-        start(s, kind, pc, addr, size, origin, open);
+      if (s.run.kind != kind || s.run.size != size || s.origin.depth != origin.depth ||
+          s.origin.caller != origin.caller)
+        continue;
+      s.used = m_tick;
+      smtrace_access_run& r = s.run;
+      if (r.count == 1) {
+        r.stride = static_cast<int64_t>(addr - r.addr);
+        r.count = 2;
         return;
       }
-      if (oldest == K || s.used < m_slots[oldest].used) oldest = i;
+      if (addr == r.addr + static_cast<uintptr_t>(r.stride) * r.count) {
+        ++r.count;
+        return;
+      }
+      emit(static_cast<const smtrace_access_run&>(r));
+      start(i, kind, pc, addr, size, origin, open);
+      return;
     }
-    if (free_slot == K) {
-      emit(static_cast<const smtrace_access_run&>(m_slots[oldest].run));
-      free_slot = oldest;
+    // A new run: in a free slot, else in place of the least recently used.
+    std::size_t slot = K;
+    for (std::size_t i = 0; i < K && slot == K; ++i)
+      if (m_pc[i] == 0) slot = i;
+    if (slot == K) {
+      slot = 0;
+      for (std::size_t i = 1; i < K; ++i)
+        if (m_slots[i].used < m_slots[slot].used) slot = i;
+      emit(static_cast<const smtrace_access_run&>(m_slots[slot].run));
     }
-    m_open |= 1u << free_slot;
-    start(m_slots[free_slot], kind, pc, addr, size, origin, open);
+    start(slot, kind, pc, addr, size, origin, open);
   }
 
   // Pass every open run to `emit`, oldest first, and close them all.
   template <class Emit>
   void flush(Emit&& emit) {
-    while (m_open) {
+    for (;;) {
       std::size_t first = K;
       for (std::size_t i = 0; i < K; ++i)
-        if ((m_open & (1u << i)) && (first == K || m_slots[i].opened < m_slots[first].opened)) first = i;
-      m_open &= ~(1u << first);
+        if (m_pc[i] != 0 && (first == K || m_slots[i].opened < m_slots[first].opened)) first = i;
+      if (first == K) return;
+      m_pc[first] = 0;
       emit(static_cast<const smtrace_access_run&>(m_slots[first].run));
     }
   }
 
   // Return the number of open runs.
-  std::size_t open_runs() const { return static_cast<std::size_t>(__builtin_popcount(m_open)); }
+  std::size_t open_runs() const {
+    std::size_t n = 0;
+    for (uintptr_t pc : m_pc) n += pc != 0;
+    return n;
+  }
 
  private:
+  // The fields the hot path reads first, the frames (most of the run) last.
   struct Slot {
-    smtrace_access_run run;
     AccessOrigin origin;
     uint64_t used = 0;    // tick of the last access (eviction)
     uint64_t opened = 0;  // tick of the first access (flush order)
+    smtrace_access_run run;
   };
 
   template <class Open>
-  void start(Slot& s, uint32_t kind, uintptr_t pc, uintptr_t addr, uint64_t size, const AccessOrigin& origin,
+  void start(std::size_t i, uint32_t kind, uintptr_t pc, uintptr_t addr, uint64_t size, const AccessOrigin& origin,
              Open& open) {
+    Slot& s = m_slots[i];
+    m_pc[i] = pc;
     s.run.kind = kind;
     s.run.pc = pc;
     s.run.addr = addr;
@@ -117,8 +132,8 @@ class RunSet {
     open(s.run);
   }
 
+  alignas(64) uintptr_t m_pc[K] = {};  // pc of slot i's open run; 0: slot i is free
   Slot m_slots[K];
-  uint32_t m_open = 0;  // bit i: slot i holds an open run
   uint64_t m_tick = 0;
 };
 
