@@ -60,3 +60,7 @@ foreach(variant rma_ls_load_stack rma_ls_load_stack_clang)
     set_property(TEST check.${variant} APPEND PROPERTY ENVIRONMENT SMTRACE_STACK_DEPTH=4)
   endif()
 endforeach()
+# Non-blocking point-to-point buffers (local-concurrency): a store into a
+# pending Isend's buffer, a load from a pending Irecv's.
+smtrace_ls_check_test(ls_nonblocking ls_nonblocking 2 40 --finds local-concurrency)
+smtrace_ls_check_test(ls_nonblocking_fixed ls_nonblocking 2 40 --clean ARGS fixed)
