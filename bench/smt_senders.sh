@@ -11,7 +11,7 @@
 # `smtrace synth senders --k K` (ranks 1..K each send one message to rank 0,
 # which posts K receives from MPI_ANY_SOURCE; K! matchings) and asks the
 # paper's property, "the last receive can take sender K's message":
-#   smtrace prove DIR --can-match 0:K K:1 --format json --smt-timeout SECONDS
+#   smtrace prove DIR --can-match 0:K K:1 --format json --smt-timeout SECONDS --no-findings
 # under /usr/bin/time (apt package `time`): verdict, wall seconds, peak RSS,
 # and the encoding's size from prove's stats (assertions, match pairs,
 # decision variables). The baseline, in the same run: bench/naive_encoding.py
@@ -101,7 +101,7 @@ timed() {
 prove_question() {
   local name=$1 dir=$2
   timed "$name" timeout -k 5 $((limit + 30)) "$smtrace" prove "$dir" --can-match "$3" "$4" --format json \
-    --smt-timeout "$limit"
+    --smt-timeout "$limit" --no-findings
   p_secs=$secs p_mib=$rss_mib
   read -r p_verdict p_assertions p_pairs p_vars < <(python3 - "$work/$name.out" "$rc" <<'EOF'
 import json, sys

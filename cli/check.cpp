@@ -18,6 +18,7 @@
 #include "analyzer/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "smt_encoder/prove.hpp"
 
 namespace smtrace::cli {
 
@@ -53,16 +54,29 @@ class Progress {
   bool m_shown = false;
 };
 
+// Return the rules of every check: the analyzer's, then the SMT backend's.
+std::vector<analyzer::RuleInfo> all_rules() {
+  std::vector<analyzer::RuleInfo> rules = analyzer::check_rules();
+  for (analyzer::RuleInfo& rule : smt::check_rules()) rules.push_back(std::move(rule));
+  return rules;
+}
+
+std::vector<std::string> all_check_names() {
+  std::vector<std::string> names;
+  for (const analyzer::RuleInfo& rule : all_rules()) names.push_back(rule.name);
+  return names;
+}
+
 std::string names_text() {
   std::string text;
-  for (const std::string& name : analyzer::check_names()) text += (text.empty() ? "" : ", ") + name;
+  for (const std::string& name : all_check_names()) text += (text.empty() ? "" : ", ") + name;
   return text;
 }
 
 // Turn "--checks a,b" or "--checks all,-c" into the set Options wants
 // (empty: all). Unknown names are usage errors that list the valid ones.
 std::set<std::string> parse_checks(const std::string& list) {
-  const std::vector<std::string> names = analyzer::check_names();
+  const std::vector<std::string> names = all_check_names();
   const std::set<std::string> known(names.begin(), names.end());
   std::set<std::string> chosen;
   std::set<std::string> dropped;
@@ -142,7 +156,7 @@ std::string list_text(const std::vector<analyzer::RuleInfo>& rules, analyzer::Re
 int run_check(const CheckOptions& options) {
   const auto format = analyzer::report_format(options.format);
   if (!format) throw Error(fmt::format("unknown --format '{}' (text, json, sarif)", options.format));
-  const std::vector<analyzer::RuleInfo> rules = analyzer::check_rules();
+  const std::vector<analyzer::RuleInfo> rules = all_rules();
   if (options.list) {
     emit(options.output, list_text(rules, *format));
     return k_exit_ok;
@@ -152,6 +166,13 @@ int run_check(const CheckOptions& options) {
   analyzer::Options analysis;
   analysis.checks = parse_checks(options.checks);
   analysis.alignment = parse_alignment(options.alignment);
+  if (options.smt_timeout < 0) throw Error("--smt-timeout must be 0 (off) or positive");
+  if (options.smt_timeout > 0) {
+    analysis.extra_checks = smt::check_factories({options.smt_timeout, smt::Buffering::infinite});
+  } else if (!analysis.checks.empty()) {
+    for (const analyzer::RuleInfo& rule : smt::check_rules()) analysis.checks.erase(rule.name);
+    if (analysis.checks.empty()) throw Error("--checks names only SMT checks, which --smt-timeout 0 turns off");
+  }
   // Read the expectations first: a typo there should not cost an analysis.
   std::vector<analyzer::Expectation> expectations;
   if (!options.expect.empty()) {

@@ -192,6 +192,9 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--write-expect", check.write_expect,
                         "Also write the findings as an expectation file FILE")
       ->type_name("FILE");
+  check_cmd->add_option("--smt-timeout", check.smt_timeout,
+                        "Seconds for the SMT checks (message-race, potential-deadlock) together; 0 turns them off")
+      ->default_str("5");
   check_cmd->add_flag("--list", check.list, "List the checks (name, severity, description) and exit");
   check_cmd->add_flag("-q,--quiet", check.quiet, "No progress on stderr (shown on a terminal only)");
   check_cmd->add_option("-o,--output", check.output, "Write the report to FILE instead of stdout")
@@ -207,6 +210,52 @@ int main(int argc, char** argv) {
       "  smtrace check trace --format sarif -o smtrace.sarif\n"
       "  smtrace check trace --checks deadlock,collective-mismatch --format json\n"
       "  smtrace check trace --write-expect trace.expect && smtrace check trace --expect trace.expect");
+
+  // prove
+  ProveOptions prove;
+  CLI::App* prove_cmd = app.add_subcommand(
+      "prove",
+      "Prove what else the recorded run could have done (SMT, Z3).\n"
+      "Message races: for every wildcard receive, the other sends it can match, and whether that\n"
+      "run deadlocks or leaves a message unreceived (error) or completes (info). Deadlocks that\n"
+      "rely on MPI buffering (feasible with zero buffering). And the questions --can-match and\n"
+      "--can-precede. Every sat answer has a witness schedule that an independent replay accepted;\n"
+      "every unsat one an explanation; undecided ones are reported as unknown.");
+  prove_cmd->add_option("DIR", prove.dir, "Trace directory")->required();
+  prove_cmd->add_option("--format", prove.format, "Report format: text, json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->default_str("text");
+  prove_cmd->add_option("--can-match", prove.can_match,
+                        "Can receive (or probe) A match send B (either order)? RANK:SEQ RANK:SEQ")
+      ->expected(2)
+      ->type_name("A B");
+  prove_cmd->add_option("--can-precede", prove.can_precede,
+                        "Can event A return before event B is called? RANK:SEQ RANK:SEQ")
+      ->expected(2)
+      ->type_name("A B");
+  prove_cmd->add_option("--buffering", prove.buffering,
+                        "Standard-mode sends: infinite (return at once) or zero (return once matched);\n"
+                        "MPI_Ssend is always zero")
+      ->check(CLI::IsMember({"infinite", "zero"}))
+      ->default_str("infinite");
+  prove_cmd->add_option("--smt-timeout", prove.smt_timeout, "Seconds for all solving; what is left is unknown")
+      ->default_str("30");
+  prove_cmd->add_option("--emit-smt2", prove.emit_smt2,
+                        "Write the first question's problem (else the first part's) in SMT-LIB 2")
+      ->type_name("FILE");
+  prove_cmd->add_option("--dot", prove.dot, "Write the first witness as a Graphviz graph")->type_name("FILE");
+  prove_cmd->add_flag("--no-findings", prove.no_findings, "Answer the questions only (no races, no deadlocks)");
+  prove_cmd->add_flag("-q,--quiet", prove.quiet, "Accepted for symmetry with check (prove prints no progress)");
+  prove_cmd->add_option("--threads", prove.threads, "Parts solved in parallel (default: one per core)");
+  prove_cmd->add_option("-o,--output", prove.output, "Write the report to FILE instead of stdout")
+      ->type_name("FILE");
+  prove_cmd->footer(
+      "Exit codes: 0 no error-level finding; 1 error findings; 2 bad usage or unreadable input.\n"
+      "Documentation: docs/cli.md (prove), docs/checks.md (message-race, potential-deadlock).\n"
+      "Examples:\n"
+      "  smtrace prove trace\n"
+      "  smtrace prove trace --can-match 0:5 3:2 --format json\n"
+      "  smtrace prove trace --buffering zero --dot witness.dot");
 
   // import-json
   ImportJsonOptions import;
@@ -285,7 +334,7 @@ int main(int argc, char** argv) {
       "help", "Print the help of smtrace or of one command.");
   help_cmd->add_option("COMMAND", help_topic, "The command to explain");
 
-  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, import_cmd,
+  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, prove_cmd, import_cmd,
                                            symbolize_cmd, synth_cmd, help_cmd};
   formatter->set_usage(record_cmd, "smtrace record [OPTIONS] -- COMMAND [ARGS...]");
   formatter->set_usage(info_cmd, "smtrace info DIR [--format text|json]");
@@ -294,6 +343,9 @@ int main(int argc, char** argv) {
                        "smtrace check DIR [--format text|json|sarif] [--checks LIST] [--alignment strict|weak|off]\n"
                        "                     [--expect FILE] [--write-expect FILE] [-o FILE] [--quiet]\n"
                        "       smtrace check --list [--format text|json]");
+  formatter->set_usage(prove_cmd, "smtrace prove DIR [--format text|json] [--can-match A B] [--can-precede A B]\n"
+                                  "                     [--buffering infinite|zero] [--smt-timeout S] [--emit-smt2 FILE]\n"
+                                  "                     [--dot FILE] [--no-findings] [-o FILE] [--quiet]");
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
   formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--addr2line PROGRAM] [--quiet]");
   formatter->set_usage(synth_cmd, "smtrace synth NAME [-o DIR] [--ranks N | --k K | --n N] [--events N | --iterations I]\n"
@@ -335,6 +387,7 @@ int main(int argc, char** argv) {
       return run_dump(dump);
     }
     if (check_cmd->parsed()) return run_check(check);
+    if (prove_cmd->parsed()) return run_prove(prove);
     if (import_cmd->parsed()) return run_import_json(import);
     if (symbolize_cmd->parsed()) return run_symbolize(symbolize);
     if (synth_cmd->parsed()) return run_synth(synth);
@@ -351,7 +404,7 @@ int main(int argc, char** argv) {
       }
       throw Error(fmt::format("no command named '{}' (see smtrace --help)", help_topic));
     }
-    throw Error("no command given; commands: record, info, dump, check, import-json, symbolize, help (see smtrace --help)");
+    throw Error("no command given; commands: record, info, dump, check, prove, import-json, symbolize, help (see smtrace --help)");
   } catch (const Error& e) {
     fmt::print(stderr, "smtrace: error: {}\n", e.what());
   } catch (const format::TraceError& e) {

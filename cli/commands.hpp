@@ -50,10 +50,29 @@ struct CheckOptions {
   std::string output;                // -o FILE; empty: stdout
   bool list = false;
   bool quiet = false;
+  double smt_timeout = 5;            // --smt-timeout: seconds for the SMT checks together (0: off)
 };
 // Analyze a trace and print its report (docs/check-output.md); return 1
 // when there is an error-level finding (--expect: when findings differ).
 int run_check(const CheckOptions& options);
+
+struct ProveOptions {
+  std::filesystem::path dir;
+  std::string format = "text";        // text, json
+  std::string buffering = "infinite"; // infinite, zero
+  double smt_timeout = 30;
+  std::vector<std::string> can_match;    // pairs of RANK:SEQ, flattened
+  std::vector<std::string> can_precede;
+  std::string emit_smt2;              // FILE
+  std::string dot;                    // FILE
+  std::string output;                 // -o FILE; empty: stdout
+  unsigned threads = 0;
+  bool no_findings = false;           // answer the questions only
+  bool quiet = false;                 // accepted as check accepts it; prove prints no progress
+};
+// Prove what else a run could have done (docs/cli.md, prove); return 1
+// when there is an error-level finding.
+int run_prove(const ProveOptions& options);
 
 struct ImportJsonOptions {
   std::string file;  // "-" reads stdin

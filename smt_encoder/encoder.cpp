@@ -1,6 +1,7 @@
 #include "smt_encoder/encoder.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <tuple>
 
@@ -60,6 +61,13 @@ struct Encoder::Impl {
   std::optional<z3::expr> last_goal;
   Buffering last_buffering = Buffering::infinite;
 
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  uint64_t ticks = 0;
+  // Throw BudgetSpent once the deadline has passed (looked at every 1024 ticks).
+  void tick() {
+    if (deadline && (++ticks & 1023) == 0 && std::chrono::steady_clock::now() > *deadline) throw BudgetSpent();
+  }
+
   z3::expr num(int64_t v) { return ctx.int_val(v); }
   z3::expr called(uint32_t r, uint32_t k) { return progress[r] >= num(2 * int64_t{k} + 1); }
   z3::expr returned(uint32_t r, uint32_t k) { return progress[r] >= num(2 * int64_t{k} + 2); }
@@ -78,6 +86,7 @@ struct Encoder::Impl {
 
   void add(const z3::expr& e, GroupKey key) {
     ++added;
+    tick();
     if (!track) {
       solver.add(e);
       base.push_back(e);
@@ -118,6 +127,7 @@ struct Encoder::Impl {
       if (o.kind == OpKind::recv) mu[i] = ctx.int_const(fmt::format("mu_{}", i).c_str());
       z3::expr_vector any(ctx);
       for (uint32_t s : pairs.sends[i]) {
+        tick();
         x[i].push_back(ctx.bool_const(fmt::format("x_{}_{}", i, s).c_str()));
         any.push_back(x[i].back());
       }
@@ -591,8 +601,14 @@ struct Encoder::Impl {
   }
 };
 
-Encoder::Encoder(const Model& model, const Channels& channels, const MatchPairs& pairs, Track track)
+Encoder::Encoder(const Model& model, const Channels& channels, const MatchPairs& pairs, Track track,
+                 double budget_s)
     : m_impl(std::make_unique<Impl>(model, channels, pairs, track)) {
+  if (budget_s > 0) {
+    m_impl->deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(budget_s));
+  }
   m_impl->encode();
 }
 
@@ -643,7 +659,7 @@ SolveOutcome Encoder::bad_end(BadEnd kind, Buffering buffering, std::optional<st
       const Op& o = m.op(r);
       if (o.recorded == k_none) continue;
       for (uint32_t k = 0; k < m.x[r].size(); ++k) {
-        if (m.pairs.sends[r][k] != o.recorded) keep.push_back(!m.x[r][k]);
+        if (m.pairs.sends[r][k] != o.recorded && !(with && with->first == r)) keep.push_back(!m.x[r][k]);
       }
     }
     if (!keep.empty()) goal = goal && z3::mk_and(keep);

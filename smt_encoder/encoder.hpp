@@ -1,6 +1,6 @@
 // The SMT encoding of one part of a trace (Huang and Mercer, section 3,
-// generalized to MPI; docs/prove.md has the constraints with their
-// justification). Variables:
+// generalized to MPI; the test against brute force, test_smt_encoder_
+// differential.cpp, checks the constraints against semantics.hpp). Variables:
 // - P_r: rank r's progress (model.hpp): which events have been called and
 //   returned; free for prefixes of executions, pinned for deadlocks;
 // - c_r_k, t_r_k: the times of event k's call and return (one for events
@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,10 +53,19 @@ struct SolveOutcome {
 
 enum class Track : uint8_t { no, yes };
 
+// Thrown by the Encoder's constructor when encoding takes longer than the
+// budget it was given (a part too large to encode in time).
+class BudgetSpent : public std::runtime_error {
+ public:
+  BudgetSpent() : std::runtime_error("budget spent while encoding") {}
+};
+
 class Encoder {
  public:
   // Encode `model` with its `pairs`; `channels` indexes the same model.
-  Encoder(const Model& model, const Channels& channels, const MatchPairs& pairs, Track track = Track::no);
+  // Throw BudgetSpent when encoding takes more than `budget_s` seconds (0: no limit).
+  Encoder(const Model& model, const Channels& channels, const MatchPairs& pairs, Track track = Track::no,
+          double budget_s = 0);
   ~Encoder();
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;
@@ -70,8 +80,9 @@ class Encoder {
   SolveOutcome can_precede(uint32_t a_rank, uint32_t a_event, uint32_t b_rank, uint32_t b_event,
                            Buffering buffering, double timeout_s);
   // Return whether an execution can end in `kind`, with pair `with` (recv,
-  // send) matched when given. `recorded_only`: every receive and probe that
-  // has a recorded match takes that one or none (no alternative match).
+  // send) matched when given. `recorded_only`: every other receive and probe
+  // that has a recorded match takes that one or none (no alternative match),
+  // so that the bad end follows from `with` alone.
   SolveOutcome bad_end(BadEnd kind, Buffering buffering, std::optional<std::pair<uint32_t, uint32_t>> with,
                        double timeout_s, bool recorded_only = false);
 

@@ -3,8 +3,7 @@
 // generalized to MPI: an endpoint is (communicator, destination rank);
 // receives may name any source and any tag; non-overtaking holds per
 // (source, destination, communicator) among the messages a receive accepts.
-// A pair is dropped only when no execution can have it (docs/prove.md gives
-// the proofs):
+// A pair is dropped only when no execution can have it (each rule says why):
 // - envelope: the receive does not accept the send;
 // - lower bound (the paper's rule 2): the sends of the same sender that the
 //   receive accepts and that precede s must all be matched before it, each

@@ -4,6 +4,7 @@
 #include "smt_encoder/model.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <unordered_map>
 
@@ -129,7 +130,7 @@ void name_event(Event& e, Call call, uint32_t site) {
 }  // namespace
 
 struct Collector::Impl {
-  std::vector<RankCollected> ranks;
+  std::deque<RankCollected> ranks;  // grows while passes hold references: a deque keeps them valid
 };
 
 Collector::Collector() : m_impl(std::make_unique<Impl>()) {}
@@ -172,7 +173,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
   // (rank, replay index) -> model op, for matches and collective instances.
   std::vector<std::vector<uint32_t>> p2p_op(model.world_size), coll_op(model.world_size);
   std::vector<std::vector<uint32_t>> probe_ops(model.world_size);
-  const std::vector<RankCollected>& all = collected.m_impl->ranks;
+  const std::deque<RankCollected>& all = collected.m_impl->ranks;
   static const RankCollected k_nothing;
 
   for (uint32_t r = 0; r < model.world_size; ++r) {

@@ -10,7 +10,7 @@
 // (P-1)/2 has been called and not returned. semantics.hpp gives the rules
 // (the reference, without a solver); encoder.hpp turns them into SMT.
 //
-// Modelling decisions (docs/prove.md):
+// Modelling decisions:
 // - A successful MPI_Test* or MPI_Iprobe is a point the program waited for
 //   (it looped until it succeeded) but never a place where a rank may stop
 //   for good: a deadlock is claimed only at calls that really block.

@@ -5,6 +5,8 @@
 #include "smt_encoder/prove.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
 #include <stdexcept>
 #include <tuple>
 
@@ -90,23 +92,32 @@ std::string rank_list(const std::vector<uint32_t>& ranks) {
 
 ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race) {
   const Op& r = model.ops[race.recv];
-  const RawAlternative* bad = nullptr;
+  const RawAlternative* bad = nullptr;      // bad by itself
+  const RawAlternative* combined = nullptr; // bad together with other alternative matches
   const RawAlternative* first = nullptr;
   std::vector<const RawAlternative*> feasible;
   for (const RawAlternative& a : race.alternatives) {
     if (a.verdict != Verdict::sat) continue;
     feasible.push_back(&a);
     if (!first) first = &a;
-    if (!bad && a.outcome_known && a.outcome != Outcome::harmless) bad = &a;
+    if (a.outcome_known && a.outcome != Outcome::harmless) {
+      if (!bad && a.alone) bad = &a;
+      if (!combined && !a.alone) combined = &a;
+    }
   }
   ProveFinding f;
   f.finding.kind = std::string(k_race);
-  f.finding.severity = bad ? Severity::error : Severity::info;
+  f.finding.severity = bad ? Severity::error : combined ? Severity::warning : Severity::info;
   const std::string what = r.kind == OpKind::probe ? "wildcard probe" : "wildcard receive";
   if (bad) {
     f.finding.message = fmt::format("{} can also take the message of {}, and then the run {}", what,
                                     op_text(model, bad->send),
                                     bad->outcome == Outcome::deadlock ? "deadlocks" : "ends with a message never received");
+  } else if (combined) {
+    f.finding.message = fmt::format(
+        "{} can also take the message of {}; together with other wildcard choices the run can then {}", what,
+        op_text(model, combined->send),
+        combined->outcome == Outcome::deadlock ? "deadlock" : "end with a message never received");
   } else {
     f.finding.message = fmt::format("{} can take {} other message{}; every such run completes (harmless race)",
                                     what, feasible.size(), feasible.size() == 1 ? "" : "s");
@@ -127,10 +138,11 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
       note += a->outcome == Outcome::deadlock    ? ": the run then deadlocks"
               : a->outcome == Outcome::unmatched ? ": a message is then never received"
                                                  : " (harmless)";
+      if (a->outcome != Outcome::harmless && !a->alone) note += " (together with other wildcard choices)";
     }
     f.finding.locations.push_back(location(context, model, s.rank, s.post, std::move(note)));
   }
-  const RawAlternative* shown = bad ? bad : first;
+  const RawAlternative* shown = bad ? bad : combined ? combined : first;
   if (shown && shown->witness) {
     f.witness = to_witness(model, *shown->witness);
     f.finding.notes.push_back(schedule_note(*f.witness));
@@ -235,11 +247,31 @@ bool trace_complete(const analyzer::Context& context) {
 
 enum class Mode : uint8_t { prove, races, deadlocks };
 
+// One budget for the SMT checks of one analysis: it starts when the first
+// of them starts solving.
+class SharedBudget {
+ public:
+  explicit SharedBudget(double seconds) : m_seconds(seconds) {}
+  // Return the seconds left, starting the clock on the first call.
+  double left() {
+    std::lock_guard lock(m_mutex);
+    const auto now = std::chrono::steady_clock::now();
+    if (!m_start) m_start = now;
+    return m_seconds - std::chrono::duration<double>(now - *m_start).count();
+  }
+
+ private:
+  std::mutex m_mutex;
+  double m_seconds;
+  std::optional<std::chrono::steady_clock::time_point> m_start;
+};
+
 // The analyzer check behind prove() (Mode::prove) and the two SMT checks.
 class SmtCheck final : public analyzer::Check {
  public:
-  SmtCheck(Mode mode, ProveOptions options, std::shared_ptr<ProveResult> out)
-      : m_mode(mode), m_options(std::move(options)), m_out(std::move(out)) {}
+  SmtCheck(Mode mode, ProveOptions options, std::shared_ptr<ProveResult> out,
+           std::shared_ptr<SharedBudget> budget = nullptr)
+      : m_mode(mode), m_options(std::move(options)), m_out(std::move(out)), m_budget(std::move(budget)) {}
 
   std::string_view name() const override {
     return m_mode == Mode::prove ? k_prove : m_mode == Mode::races ? k_race : k_deadlock;
@@ -268,7 +300,7 @@ class SmtCheck final : public analyzer::Check {
     for (const Question& q : m_options.questions) raw.push_back(raw_question(model, q));
     SolveOptions so;
     so.buffering = m_options.buffering;
-    so.timeout_s = m_options.smt_timeout_s;
+    so.timeout_s = m_budget ? std::max(m_budget->left(), 0.001) : m_options.smt_timeout_s;
     so.threads = m_options.threads;
     so.races = m_options.races;
     so.deadlocks = m_options.deadlocks;
@@ -309,7 +341,7 @@ class SmtCheck final : public analyzer::Check {
       r.receive = model.post_ref(race.recv);
       if (model.ops[race.recv].recorded != k_none) r.recorded = model.post_ref(model.ops[race.recv].recorded);
       for (const RawAlternative& a : race.alternatives) {
-        r.alternatives.push_back({model.post_ref(a.send), a.verdict, a.outcome, a.outcome_known});
+        r.alternatives.push_back({model.post_ref(a.send), a.verdict, a.outcome, a.outcome_known, a.alone});
       }
       result.races.push_back(std::move(r));
     }
@@ -325,6 +357,7 @@ class SmtCheck final : public analyzer::Check {
   Mode m_mode;
   ProveOptions m_options;
   std::shared_ptr<ProveResult> m_out;
+  std::shared_ptr<SharedBudget> m_budget;
   Collector m_collector;
 };
 
@@ -408,9 +441,10 @@ std::vector<std::function<std::unique_ptr<analyzer::Check>()>> check_factories(c
   ProveOptions races = base, deadlocks = base;
   races.deadlocks = false;
   deadlocks.races = false;
+  auto budget = std::make_shared<SharedBudget>(settings.smt_timeout_s);
   return {
-      [races] { return std::make_unique<SmtCheck>(Mode::races, races, nullptr); },
-      [deadlocks] { return std::make_unique<SmtCheck>(Mode::deadlocks, deadlocks, nullptr); },
+      [races, budget] { return std::make_unique<SmtCheck>(Mode::races, races, nullptr, budget); },
+      [deadlocks, budget] { return std::make_unique<SmtCheck>(Mode::deadlocks, deadlocks, nullptr, budget); },
   };
 }
 

@@ -9,8 +9,9 @@
 // an independent replay (not Z3) has accepted, unsat with an explanation
 // from the unsat core, or unknown (timeout, budget spent), never a guess.
 // The method follows Huang and Mercer, "Proving MCAPI Executions are
-// Correct" (match pairs, sections 3 and 4), generalized to MPI; docs/prove.md
-// says how.
+// Correct" (match pairs, sections 3 and 4), generalized to MPI; docs/cli.md
+// (prove) and docs/checks.md (message-race, potential-deadlock) say what
+// users see.
 //
 // Nothing here exposes Z3: verdicts, witnesses and findings are plain values.
 //
@@ -36,7 +37,7 @@
 //     ],
 //     "races": [                                          // every wildcard receive or probe with a choice
 //       {"receive": "0:3", "recorded": "2:1",             // recorded: the send it took ("" if none)
-//        "alternatives": [{"send": "1:1", "verdict": "sat", "outcome": "harmless"}]}
+//        "alternatives": [{"send": "1:1", "verdict": "sat", "outcome": "harmless", "alone": true}]}
 //     ],                                                  // outcome: harmless | deadlock | unmatched | unknown
 //     "stats": {"parts": 1, "receives": 3, "sends": 3, "match_pairs": 9, "decision_variables": 3,
 //               "assertions": 40, "solver_calls": 4, "unknown": 0, ...}   // sorted by name; may grow
@@ -166,6 +167,9 @@ struct Race {
     Verdict verdict = Verdict::unknown;   // can it match?
     Outcome outcome = Outcome::harmless;  // harmless, deadlock, unmatched (sat only)
     bool outcome_known = false;           // false: whether it leads to a bad end is unknown
+    bool alone = true;                    // a bad outcome follows from this match alone (every
+                                          // other receive keeps its recorded match); false: only
+                                          // together with other alternative matches
   };
   std::vector<Alternative> alternatives;
 };
@@ -207,9 +211,11 @@ std::string render_json(const ProveResult& result);
 // deadlock; an empty graph when there is no witness.
 std::string render_dot(const ProveResult& result);
 
-// The SMT checks of `smtrace check`: message-race (errors only: a race
-// whose alternative match deadlocks or leaves a message unmatched) and
-// potential-deadlock, within a budget of `smt_timeout_s` seconds.
+// The SMT checks of `smtrace check`: message-race (errors: a race whose
+// alternative match alone deadlocks or leaves a message unmatched; warnings:
+// it does so only together with other alternative matches) and
+// potential-deadlock, within one budget of `smt_timeout_s` seconds for both
+// (it starts when the first of them starts solving).
 struct CheckSettings {
   double smt_timeout_s = 5;
   Buffering buffering = Buffering::infinite;

@@ -149,8 +149,8 @@ std::string render_json(const ProveResult& result) {
     for (std::size_t j = 0; j < r.alternatives.size(); ++j) {
       const Race::Alternative& a = r.alternatives[j];
       const std::string_view outcome = a.verdict != Verdict::sat ? std::string_view() : a.outcome_known ? outcome_name(a.outcome) : std::string_view("unknown");
-      alts += fmt::format("{}{{\"send\": {}, \"verdict\": {}, \"outcome\": {}}}", j ? ", " : "", q(a.send.str()),
-                          q(verdict_name(a.verdict)), q(outcome));
+      alts += fmt::format("{}{{\"send\": {}, \"verdict\": {}, \"outcome\": {}, \"alone\": {}}}", j ? ", " : "",
+                          q(a.send.str()), q(verdict_name(a.verdict)), q(outcome), a.alone ? "true" : "false");
     }
     out += fmt::format("{}\n    {{\"receive\": {}, \"recorded\": {}, \"alternatives\": [{}]}}", i ? "," : "",
                        q(r.receive.str()), q(r.recorded ? r.recorded->str() : std::string()), alts);

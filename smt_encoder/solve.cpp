@@ -34,9 +34,10 @@ class Budget {
 
 // One part with its index, pairs and encoding.
 struct PartSolver {
-  PartSolver(Part p, Track track)
+  // Throw BudgetSpent when encoding takes longer than `budget_s` seconds.
+  PartSolver(Part p, Track track, double budget_s)
       : part(std::move(p)), channels(part.model), cuts(find_cuts(part.model)),
-        pairs(match_pairs(part.model, channels, cuts)), encoder(part.model, channels, pairs, track) {}
+        pairs(match_pairs(part.model, channels, cuts)), encoder(part.model, channels, pairs, track, budget_s) {}
 
   // Return `step` with whole-model indices.
   RawStep whole(RawStep step) const {
@@ -133,6 +134,11 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
       if (s == m.ops[r].recorded) continue;
       RawAlternative alt;
       alt.send = ps.part.op_of[s];
+      if (budget.left() <= 0) {  // spent: undecided, not asked
+        ++out.unknown;
+        race.alternatives.push_back(std::move(alt));
+        continue;
+      }
       if (auto it = seen.find({r, s}); it != seen.end()) {
         alt.verdict = Verdict::sat;
         alt.witness = *it->second;
@@ -158,8 +164,16 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
           alt.outcome = Outcome::harmless;
           alt.outcome_known = true;
         } else if (bad_possible) {
-          const SolveOutcome bad = ps.encoder.bad_end(BadEnd::either, options.buffering, std::pair{r, s}, budget.left());
+          // First with every other receive keeping its recorded match (the
+          // bad end follows from this choice alone), then with any matches.
+          SolveOutcome bad =
+              ps.encoder.bad_end(BadEnd::either, options.buffering, std::pair{r, s}, budget.left(), true);
           if (bad.verdict == Verdict::unsat) {
+            bad = ps.encoder.bad_end(BadEnd::either, options.buffering, std::pair{r, s}, budget.left());
+            alt.alone = false;
+          }
+          if (bad.verdict == Verdict::unsat) {
+            alt.alone = true;
             alt.outcome = Outcome::harmless;
             alt.outcome_known = true;
           } else if (bad.verdict == Verdict::sat) {
@@ -216,6 +230,19 @@ std::pair<uint32_t, uint32_t> question_range(const std::vector<Part>& parts, con
   return {lo, hi};
 }
 
+// Return the explanation of an unsat answer: the same question asked again
+// of a tracked encoding of `part`, whose unsat core names the constraints.
+std::vector<std::string> explain(const Part& part, const Budget& budget,
+                                 const std::function<SolveOutcome(Encoder&)>& ask) {
+  try {
+    PartSolver tracked(part, Track::yes, std::max(budget.left(), 0.001));
+    SolveOutcome out = ask(tracked.encoder);
+    if (out.verdict == Verdict::unsat) return out.explanation;
+  } catch (const BudgetSpent&) {
+  }
+  return {"no explanation: the budget ran out before the unsat core was found"};
+}
+
 RawAnswer answer(const Model& model, const std::vector<Cut>& cuts, const Channels& channels,
                  const std::vector<Part>& parts, const RawQuestion& q, const SolveOptions& options,
                  const Budget& budget, std::map<std::string, uint64_t>& stats, std::string* smt2) {
@@ -229,14 +256,17 @@ RawAnswer answer(const Model& model, const std::vector<Cut>& cuts, const Channel
       return ans;
     }
     const auto [lo, hi] = question_range(parts, cuts, r.rank, r.post, s.rank, s.post);
-    PartSolver ps(extract(model, cuts, lo, hi), Track::yes);
+    PartSolver ps(extract(model, cuts, lo, hi), Track::no, std::max(budget.left(), 0.001));
     const uint32_t lr = ps.part.local_op(q.recv), ls = ps.part.local_op(q.send);
     if (lr == k_none || ls == k_none || ps.pairs.find(lr, ls) == k_none) {
       ans.verdict = Verdict::unsat;
       ans.explanation.push_back("the pair is not among the match pairs: no execution can have it");
       return ans;
     }
-    const SolveOutcome sol = ps.encoder.can_match(lr, ls, options.buffering, budget.left());
+    SolveOutcome sol = ps.encoder.can_match(lr, ls, options.buffering, budget.left());
+    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps.part, budget, [&](Encoder& e) {
+      return e.can_match(lr, ls, options.buffering, budget.left());
+    });
     stats["question_assertions"] += ps.encoder.assertions();
     stats["question_decision_variables"] += ps.encoder.decision_variables();
     if (smt2 && smt2->empty()) *smt2 = ps.encoder.smt2();
@@ -255,9 +285,12 @@ RawAnswer answer(const Model& model, const std::vector<Cut>& cuts, const Channel
     }
   } else {
     const auto [lo, hi] = question_range(parts, cuts, q.a_rank, q.a_event, q.b_rank, q.b_event);
-    PartSolver ps(extract(model, cuts, lo, hi), Track::yes);
+    PartSolver ps(extract(model, cuts, lo, hi), Track::no, std::max(budget.left(), 0.001));
     const uint32_t ea = q.a_event - ps.part.first[q.a_rank], eb = q.b_event - ps.part.first[q.b_rank];
-    const SolveOutcome sol = ps.encoder.can_precede(q.a_rank, ea, q.b_rank, eb, options.buffering, budget.left());
+    SolveOutcome sol = ps.encoder.can_precede(q.a_rank, ea, q.b_rank, eb, options.buffering, budget.left());
+    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps.part, budget, [&](Encoder& e) {
+      return e.can_precede(q.a_rank, ea, q.b_rank, eb, options.buffering, budget.left());
+    });
     stats["question_assertions"] += ps.encoder.assertions();
     stats["question_decision_variables"] += ps.encoder.decision_variables();
     if (smt2 && smt2->empty()) *smt2 = ps.encoder.smt2();
@@ -378,8 +411,14 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
   }
 
   for (const RawQuestion& q : questions) {
-    out.answers.push_back(answer(model, cuts, channels, parts, q, options, budget, out.stats,
-                                 options.smt2 ? &out.smt2 : nullptr));
+    try {
+      out.answers.push_back(answer(model, cuts, channels, parts, q, options, budget, out.stats,
+                                   options.smt2 ? &out.smt2 : nullptr));
+    } catch (const BudgetSpent& e) {
+      RawAnswer undecided;
+      undecided.reason = e.what();
+      out.answers.push_back(std::move(undecided));
+    }
     if (out.answers.back().verdict == Verdict::unknown) ++out.unknown;
   }
 
@@ -389,7 +428,15 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
     uint64_t assertions = 0, variables = 0, calls = 0;
     auto work = [&] {
       for (std::size_t i; (i = next.fetch_add(1)) < parts.size();) {
-        PartSolver ps(parts[i], Track::no);
+        std::unique_ptr<PartSolver> made;
+        try {
+          made = std::make_unique<PartSolver>(parts[i], Track::no, std::max(budget.left(), 0.001));
+        } catch (const BudgetSpent&) {
+          std::lock_guard lock(mutex);
+          ++out.unknown;  // the part is left undecided
+          continue;
+        }
+        PartSolver& ps = *made;
         PartFindings found;
         if (options.deadlocks) find_deadlock(ps, budget, found);
         if (options.races) find_races(ps, options, budget, found);

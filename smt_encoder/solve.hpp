@@ -63,6 +63,7 @@ struct RawAlternative {
   Verdict verdict = Verdict::unknown;     // can the receive take it?
   Outcome outcome = Outcome::harmless;    // sat: harmless, deadlock or unmatched
   bool outcome_known = false;
+  bool alone = true;                      // bad outcome: every other receive keeps its recorded match
   std::optional<RawWitness> witness;      // sat: the bad end when there is one, else the match
 };
 
