@@ -42,7 +42,8 @@
 //     it, nor do two strided fragments whose blocks abut (seed 004 Fig. 5b
 //     keeps A[i].buffer1 and A[i].buffer2 as two nodes): the union is not a
 //     strided fragment unless the counts match, and joining them only then
-//     would make the result depend on the order of the two loops.
+//     would make the result depend on the order of the two loops. (Strides
+//     of at most 16 blocks give up an end block to an adjacent block: h.)
 //  b. Neighbours tried when placing a piece: seed 004 takes two extra nodes
 //     left and right of the intersecting ones; we try the two predecessors and
 //     two successors in address order plus the finger (the node last placed or
@@ -62,6 +63,14 @@
 //     the left nothing changed. Likewise a block that starts where a one-block
 //     finger or recent node of its type ends, when no node starts where the
 //     block ends: the grown block is not tried in batches of three.
+//  f. An access whose bytes all lie in one fragment whose type and tag it
+//     leaves as they are changes nothing (no cut, no merge).
+//  g. Limits: fragments hold at most 2^32 blocks (count - 1 in 32 bits); an
+//     access with more is inserted as chunks of 2^32 blocks that do not
+//     concatenate (conflicts are still reported once per fragment). Hull ends
+//     are exclusive 64-bit addresses, so the byte at 2^64 - 1 and a block's
+//     bytes beyond it are dropped. Block sizes up to 2^64 - 2. At most 2^30 - 1
+//     fragments per tree (30-bit child indices; std::length_error beyond).
 //  h. Batches of three cannot tell a loop's stride from blocks that happen
 //     to be equidistant: arrays of one size allocated one after the other and
 //     swept together (a[i], b[i], c[i], ... of one type) first form a stride
@@ -76,14 +85,6 @@
 //     instead of 2). Not handled: more than 16 such arrays, and lanes
 //     equidistant inside one period (fields at 0, 20, 40 of a 256-byte
 //     struct, put in turn: one stride per period; no block is adjacent).
-//  f. An access whose bytes all lie in one fragment whose type and tag it
-//     leaves as they are changes nothing (no cut, no merge).
-//  g. Limits: fragments hold at most 2^32 blocks (count - 1 in 32 bits); an
-//     access with more is inserted as chunks of 2^32 blocks that do not
-//     concatenate (conflicts are still reported once per fragment). Hull ends
-//     are exclusive 64-bit addresses, so the byte at 2^64 - 1 and a block's
-//     bytes beyond it are dropped. Block sizes up to 2^64 - 2. At most 2^30 - 1
-//     fragments per tree (30-bit child indices; std::length_error beyond).
 //
 // Cost. A query or an insert that meets nothing: O(log n + h), h the
 // fragments whose hulls meet the access's hull (with byte-disjoint
