@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
                          "Outer call-stack frames to record per event (SMTRACE_STACK_DEPTH)")
       ->check(CLI::Range(1, 64));
   record_cmd->add_option("--families", record.families,
-                         "Call families, comma-separated: env comm group p2p request coll rma type annotate, all; -NAME drops one (SMTRACE_FAMILIES)");
+                         "Call families, comma-separated: env comm group p2p request coll rma type annotate cuda, all; -NAME drops one (SMTRACE_FAMILIES)");
   record_cmd->add_option("--buffer", record.buffer,
                          "Tracer chunk buffer per rank: 4096..16M bytes, K/M suffix allowed (SMTRACE_BUFFER)");
   record_cmd->add_flag("-f,--force", record.force,
