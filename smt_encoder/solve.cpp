@@ -243,6 +243,25 @@ std::vector<std::string> explain(const Part& part, const Budget& budget,
   return {"no explanation: the budget ran out before the unsat core was found"};
 }
 
+// Fill `ans` from what `ps`'s encoder answered (`sol`); a sat schedule
+// must replay to `goal`, else the answer is unknown.
+void settle(const PartSolver& ps, const SolveOutcome& sol, const Goal& goal, const SolveOptions& options,
+            std::map<std::string, uint64_t>& stats, std::string* smt2, RawAnswer& ans) {
+  stats["question_assertions"] += ps.encoder.assertions();
+  stats["question_decision_variables"] += ps.encoder.decision_variables();
+  if (smt2 && smt2->empty()) *smt2 = ps.encoder.smt2();
+  ans.verdict = sol.verdict;
+  ans.explanation = sol.explanation;
+  ans.reason = sol.reason;
+  if (sol.verdict == Verdict::sat) {
+    ans.witness = ps.witness(sol, goal, options.buffering);
+    if (!ans.witness) {
+      ans.verdict = Verdict::unknown;
+      ans.reason = "the solver's schedule did not replay";
+    }
+  }
+}
+
 RawAnswer answer(const Model& model, const std::vector<Cut>& cuts, const Channels& channels,
                  const std::vector<Part>& parts, const RawQuestion& q, const SolveOptions& options,
                  const Budget& budget, std::map<std::string, uint64_t>& stats, std::string* smt2) {
@@ -263,54 +282,29 @@ RawAnswer answer(const Model& model, const std::vector<Cut>& cuts, const Channel
       ans.explanation.push_back("the pair is not among the match pairs: no execution can have it");
       return ans;
     }
-    SolveOutcome sol = ps.encoder.can_match(lr, ls, options.buffering, budget.left());
-    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps.part, budget, [&](Encoder& e) {
-      return e.can_match(lr, ls, options.buffering, budget.left());
-    });
-    stats["question_assertions"] += ps.encoder.assertions();
-    stats["question_decision_variables"] += ps.encoder.decision_variables();
-    if (smt2 && smt2->empty()) *smt2 = ps.encoder.smt2();
-    ans.verdict = sol.verdict;
-    ans.explanation = sol.explanation;
-    ans.reason = sol.reason;
-    if (sol.verdict == Verdict::sat) {
-      Goal goal;
-      goal.recv = lr;
-      goal.send = ls;
-      ans.witness = ps.witness(sol, goal, options.buffering);
-      if (!ans.witness) {
-        ans.verdict = Verdict::unknown;
-        ans.reason = "the solver's schedule did not replay";
-      }
-    }
+    auto ask = [&](Encoder& e) { return e.can_match(lr, ls, options.buffering, budget.left()); };
+    SolveOutcome sol = ask(ps.encoder);
+    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps.part, budget, ask);
+    Goal goal;
+    goal.recv = lr;
+    goal.send = ls;
+    settle(ps, sol, goal, options, stats, smt2, ans);
   } else {
     const auto [lo, hi] = question_range(parts, cuts, q.a_rank, q.a_event, q.b_rank, q.b_event);
     PartSolver ps(extract(model, cuts, lo, hi), Track::no, std::max(budget.left(), 0.001));
-    const uint32_t ea = q.a_event - ps.part.first[q.a_rank], eb = q.b_event - ps.part.first[q.b_rank];
-    SolveOutcome sol = ps.encoder.can_precede(q.a_rank, ea, q.b_rank, eb, options.buffering, budget.left());
-    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps.part, budget, [&](Encoder& e) {
-      return e.can_precede(q.a_rank, ea, q.b_rank, eb, options.buffering, budget.left());
-    });
-    stats["question_assertions"] += ps.encoder.assertions();
-    stats["question_decision_variables"] += ps.encoder.decision_variables();
-    if (smt2 && smt2->empty()) *smt2 = ps.encoder.smt2();
-    ans.verdict = sol.verdict;
-    ans.explanation = sol.explanation;
-    ans.reason = sol.reason;
-    if (sol.verdict == Verdict::sat) {
-      Goal goal;
-      goal.outcome = Outcome::precede;
-      goal.a_rank = q.a_rank;
-      goal.a_event = ea;
-      goal.b_rank = q.b_rank;
-      goal.b_event = eb;
-      ans.witness = ps.witness(sol, goal, options.buffering);
-      if (!ans.witness) {
-        ans.verdict = Verdict::unknown;
-        ans.reason = "the solver's schedule did not replay";
-      }
-    }
-    if (sol.verdict == Verdict::unsat && ans.explanation.empty()) {
+    Goal goal;
+    goal.outcome = Outcome::precede;
+    goal.a_rank = q.a_rank;
+    goal.a_event = q.a_event - ps.part.first[q.a_rank];
+    goal.b_rank = q.b_rank;
+    goal.b_event = q.b_event - ps.part.first[q.b_rank];
+    auto ask = [&](Encoder& e) {
+      return e.can_precede(goal.a_rank, goal.a_event, goal.b_rank, goal.b_event, options.buffering, budget.left());
+    };
+    SolveOutcome sol = ask(ps.encoder);
+    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps.part, budget, ask);
+    settle(ps, sol, goal, options, stats, smt2, ans);
+    if (ans.verdict == Verdict::unsat && ans.explanation.empty()) {
       ans.explanation.push_back(q.a_rank == q.b_rank ? "program order: the first event comes after the second"
                                                      : "the question's own condition cannot hold");
     }
