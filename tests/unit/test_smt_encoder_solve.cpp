@@ -38,6 +38,39 @@ RawQuestion can_match(uint32_t recv, uint32_t send) {
 
 bool has(const std::vector<uint32_t>& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+// Rank 0 receives twice (from `first`, then from `second`; k_any: any
+// source), ranks 1 and 2 send once each; the run took rank 2's message first.
+struct FanIn {
+  smt::Model model;
+  uint32_t r1, r2, s1, s2;
+};
+FanIn fan_in(int32_t first, int32_t second) {
+  ModelBuilder b(3);
+  FanIn f{};
+  f.r1 = b.recv(0, first);
+  f.r2 = b.recv(0, second);
+  f.s1 = b.send(1, 0);
+  f.s2 = b.send(2, 0);
+  b.record(f.r1, f.s2);
+  b.record(f.r2, f.s1);
+  f.model = b.build();
+  return f;
+}
+
+// Ranks 0 and 1 exchange one message: both send first (MPI_Ssend when
+// `sync`), or rank 1 receives first when `fixed`.
+smt::Model exchange(bool sync, bool fixed) {
+  ModelBuilder b(2);
+  const uint32_t s0 = b.send(0, 1, 0, sync);
+  const uint32_t r0 = b.recv(0, 1);
+  const uint32_t r1 = fixed ? b.recv(1, 0) : k_none;
+  const uint32_t s1 = b.send(1, 0, 0, sync);
+  const uint32_t r1b = fixed ? r1 : b.recv(1, 0);
+  b.record(r0, s1);
+  b.record(r1b, s0);
+  return b.build();
+}
+
 }  // namespace
 
 TEST_CASE("smt match pairs: wildcards, named sources and non-overtaking") {
@@ -79,20 +112,13 @@ TEST_CASE("smt match pairs: wildcards, named sources and non-overtaking") {
 }
 
 TEST_CASE("smt races: the other match deadlocks (race_deadlock.c)") {
-  ModelBuilder b(3);
-  const uint32_t any = b.recv(0, k_any);
-  const uint32_t from1 = b.recv(0, 1);
-  const uint32_t s1 = b.send(1, 0);
-  const uint32_t s2 = b.send(2, 0);
-  b.record(any, s2);
-  b.record(from1, s1);
-  const smt::Model m = b.build();
-  const smt::Solution sol = smt::solve(m, {}, quick());
+  const FanIn f = fan_in(k_any, 1);
+  const smt::Solution sol = smt::solve(f.model, {}, quick());
   REQUIRE(sol.races.size() == 1);
-  CHECK(sol.races[0].recv == any);
+  CHECK(sol.races[0].recv == f.r1);
   REQUIRE(sol.races[0].alternatives.size() == 1);
   const smt::RawAlternative& alt = sol.races[0].alternatives[0];
-  CHECK(alt.send == s1);
+  CHECK(alt.send == f.s1);
   CHECK(alt.verdict == Verdict::sat);
   CHECK(alt.outcome_known);
   CHECK(alt.outcome == Outcome::deadlock);
@@ -102,14 +128,7 @@ TEST_CASE("smt races: the other match deadlocks (race_deadlock.c)") {
 }
 
 TEST_CASE("smt races: a harmless race (race_sum.c)") {
-  ModelBuilder b(3);
-  const uint32_t a = b.recv(0, k_any);
-  const uint32_t c = b.recv(0, k_any);
-  const uint32_t s1 = b.send(1, 0);
-  const uint32_t s2 = b.send(2, 0);
-  b.record(a, s2);
-  b.record(c, s1);
-  const smt::Solution sol = smt::solve(b.build(), {}, quick());
+  const smt::Solution sol = smt::solve(fan_in(k_any, k_any).model, {}, quick());
   REQUIRE(sol.races.size() == 2);
   for (const smt::RawRace& race : sol.races) {
     for (const smt::RawAlternative& alt : race.alternatives) {
@@ -121,14 +140,7 @@ TEST_CASE("smt races: a harmless race (race_sum.c)") {
 }
 
 TEST_CASE("smt deadlocks: both ranks send first (send_first.c), Ssend and buffering") {
-  ModelBuilder b(2);
-  const uint32_t s0 = b.send(0, 1);
-  const uint32_t r0 = b.recv(0, 1);
-  const uint32_t s1 = b.send(1, 0);
-  const uint32_t r1 = b.recv(1, 0);
-  b.record(r0, s1);
-  b.record(r1, s0);
-  const smt::Model m = b.build();
+  const smt::Model m = exchange(false, false);
   const smt::Solution sol = smt::solve(m, {}, quick());
   REQUIRE(sol.deadlocks.size() == 1);
   const smt::RawWitness& w = sol.deadlocks[0];
@@ -145,24 +157,10 @@ TEST_CASE("smt deadlocks: both ranks send first (send_first.c), Ssend and buffer
   CHECK(enc.smt2().find("(check-sat)") != std::string::npos);
 
   // The fixed twin: one receives first.
-  ModelBuilder f(2);
-  const uint32_t fs0 = f.send(0, 1);
-  const uint32_t fr0 = f.recv(0, 1);
-  const uint32_t fr1 = f.recv(1, 0);
-  const uint32_t fs1 = f.send(1, 0);
-  f.record(fr0, fs1);
-  f.record(fr1, fs0);
-  CHECK(smt::solve(f.build(), {}, quick()).deadlocks.empty());
+  CHECK(smt::solve(exchange(false, true), {}, quick()).deadlocks.empty());
 
   // MPI_Ssend blocks whatever the buffering: a prefix-free deadlock check.
-  ModelBuilder s(2);
-  const uint32_t ss0 = s.send(0, 1, 0, true);
-  const uint32_t sr0 = s.recv(0, 1);
-  const uint32_t ss1 = s.send(1, 0, 0, true);
-  const uint32_t sr1 = s.recv(1, 0);
-  s.record(sr0, ss1);
-  s.record(sr1, ss0);
-  const smt::Model sm = s.build();
+  const smt::Model sm = exchange(true, false);
   const smt::Channels sch(sm);
   const smt::MatchPairs sp = smt::match_pairs(sm, sch, {});
   smt::Encoder senc(sm, sch, sp);
