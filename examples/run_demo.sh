@@ -23,5 +23,8 @@ echo "== smtrace record + dump: a wildcard receive keeps what was posted and who
 "$smtrace" record -o "$work/wildcard" -- mpirun --oversubscribe -np 3 "$build/examples/wildcard_race"
 "$smtrace" dump "$work/wildcard" --rank 0 | grep -E "MPI_Recv|^rank|^#" || true
 echo
+echo "== smtrace prove: which other sender each wildcard receive could have taken (Z3, with a replayed witness)"
+"$smtrace" prove "$work/wildcard" || true
+echo
 echo "Traces kept in $work"
 [ "$status" -eq 1 ]
