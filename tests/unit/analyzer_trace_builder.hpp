@@ -25,6 +25,21 @@ using tf::Call;
 
 constexpr uint32_t k_int = 7;
 
+// Return what the analyzer (one thread) finds in `trace`, written to a
+// fresh temporary directory that is removed afterwards.
+inline an::Result analyze_trace(const tf::Trace& trace, an::Options options) {
+  static std::atomic<int> counter{0};
+  const fs::path dir = fs::temp_directory_path() /
+                       ("smtrace-unit-builder-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::remove_all(dir);
+  tf::write_trace(trace, dir);
+  options.threads = 1;
+  an::Result result = an::analyze(dir, options);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return result;
+}
+
 // A trace of finalized ranks built event by event; every event has its own
 // call site, line = seq + 10.
 class Builder {
@@ -164,18 +179,9 @@ class Builder {
   an::Result run(const std::string& check) {
     for (auto& rank : m_trace.ranks)
       if (rank.end) add(Call::Finalize, rank.header.rank);
-    static std::atomic<int> counter{0};
-    const fs::path dir = fs::temp_directory_path() /
-                         ("smtrace-unit-builder-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir);
-    tf::write_trace(m_trace, dir);
     an::Options options;
     options.checks = {check};
-    options.threads = 1;
-    an::Result result = an::analyze(dir, options);
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    return result;
+    return analyze_trace(m_trace, options);
   }
 
   tf::Trace& trace() { return m_trace; }

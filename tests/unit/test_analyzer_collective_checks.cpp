@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "analyzer/analyze.hpp"
+#include "tests/unit/analyzer_trace_builder.hpp"
 #include "trace_format/json.hpp"
 #include "trace_format/reader.hpp"
 
@@ -133,19 +134,10 @@ class TraceBuilder {
     for (auto& rank : m_trace.ranks) {
       if (rank.end) add(rank.header.rank, Call::Finalize, 99);
     }
-    static std::atomic<int> counter{0};
-    const fs::path dir = fs::temp_directory_path() /
-                         ("smtrace-coll-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir);
-    tf::write_trace(m_trace, dir);
     an::Options options;
     options.checks = {check};
     options.alignment = alignment;
-    options.threads = 1;
-    an::Result result = an::analyze(dir, options);
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    return result;
+    return smtrace::test::analyze_trace(m_trace, options);
   }
 
   tf::Trace& trace() { return m_trace; }
