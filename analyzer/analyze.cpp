@@ -67,6 +67,7 @@ class AnalysisContext final : public Context {
   }
   bool hb_built() const { return hb_done; }
   const Options& options() const override { return *opts; }
+  ScheduleOracle* schedule_oracle() const override { return oracle; }
 
   std::vector<RankData> ranks;
   CommTable comm_table;
@@ -75,6 +76,7 @@ class AnalysisContext final : public Context {
   mutable std::once_flag hb_once;
   mutable bool hb_done = false;
   const Options* opts = nullptr;
+  ScheduleOracle* oracle = nullptr;
 };
 
 void add_implicit_comms(RankData& r) {
@@ -276,6 +278,9 @@ Result analyze(const fs::path& dir, const Options& options) {
   }
   const auto t_replay = std::chrono::steady_clock::now();
 
+  for (const auto& c : checks) {
+    if (!ctx.oracle) ctx.oracle = c->schedule_oracle();
+  }
   for (std::size_t c = 0; c < checks.size(); ++c) {
     say(fmt::format("check {}", checks[c]->name()));
     checks[c]->finish(ctx, passes[c], result.findings);

@@ -37,7 +37,36 @@ inline bool is_request_completion(format::Call c) {
 class CommTable;
 class Replay;
 class HappensBefore;
+class Context;
 struct Options;
+
+// Questions a check may put to the SMT backend about other executions of
+// the recorded program: other matches of wildcard receives and probes,
+// other timing, the same control flow. smt_encoder answers them (the
+// analyzer cannot depend on it), through a check that offers an oracle
+// (Check::schedule_oracle); without one, Context::schedule_oracle() is null.
+struct ScheduleQuestion {
+  EventRef earlier;   // an event that returned before `later` was called in the recorded run
+  EventRef later;
+  // The accesses the question is about (reports name them): the starts of
+  // the two accesses whose lifetimes end at `earlier` and begin at `later`.
+  EventRef earlier_access, later_access;
+};
+struct ScheduleAnswer {
+  enum class Verdict : uint8_t { feasible, infeasible, unknown };
+  // feasible: some execution calls `later` before `earlier` returns (with a
+  // witness that was replayed); infeasible: none does (a proof); unknown.
+  Verdict verdict = Verdict::unknown;
+  std::vector<std::string> notes;  // the witness, or why not, in report lines
+  std::string reason;              // unknown: why ("timeout", ...)
+};
+class ScheduleOracle {
+ public:
+  virtual ~ScheduleOracle() = default;
+  // Answer `questions` (in order) within the oracle's own time budget.
+  virtual std::vector<ScheduleAnswer> can_reorder(const Context& context,
+                                                  const std::vector<ScheduleQuestion>& questions) = 0;
+};
 
 // Everything a check may read once loading is done. Thread safety: read-only
 // after loading; finish() is called from one thread.
@@ -51,6 +80,9 @@ class Context {
   virtual const Replay& replay() const = 0;
   virtual const HappensBefore& happens_before() const = 0;
   virtual const Options& options() const = 0;
+  // Return the SMT backend's oracle when a check of this analysis offers
+  // one, else nullptr. Valid during finish().
+  virtual ScheduleOracle* schedule_oracle() const { return nullptr; }
   // Return the Location of event `event` (its `call` and call `site`), with `note`.
   Location location(EventRef event, format::Call call, uint32_t site, std::string note = {}) const;
 };
@@ -89,6 +121,10 @@ class Check {
   // "<check>_<figure>" with underscores: "rma_race_peak_nodes". Deterministic
   // values only (no timings).
   virtual void stats(std::map<std::string, uint64_t>& out) const { (void)out; }
+  // Return the oracle this check offers the others (smt_encoder's checks),
+  // or nullptr. It may use what the check's passes collected while loading,
+  // and is called before or after this check's finish().
+  virtual ScheduleOracle* schedule_oracle() { return nullptr; }
 };
 
 // Return a new instance of every check, in report order.

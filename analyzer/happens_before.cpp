@@ -141,7 +141,7 @@ struct HappensBefore::Impl {
 HappensBefore::HappensBefore() : m_impl(std::make_unique<Impl>()) {}
 HappensBefore::~HappensBefore() = default;
 
-void HappensBefore::build(const Context& context) {
+void HappensBefore::build(const Context& context, Matches matches) {
   Impl& m = *m_impl;
   const Replay& replay = context.replay();
   const CommTable& comms = context.comms();
@@ -196,6 +196,7 @@ void HappensBefore::build(const Context& context) {
       if (!other) continue;
       const P2POp& recv = replay.p2p(other->rank)[other->index];
       if (!recv.done()) continue;
+      if (matches == Matches::deterministic && recv.peer == format::k_any_source) continue;
       edges.emplace_back(m.node_of(r, Impl::start(ops[i].seq)),
                          m.node_of(other->rank, Impl::end(recv.done_seq())));
     }

@@ -44,8 +44,14 @@ class HappensBefore {
   HappensBefore(const HappensBefore&) = delete;
   HappensBefore& operator=(const HappensBefore&) = delete;
 
+  // Which recorded matches become edges: all of them, or only those of
+  // receives that named their source (deterministic: the edges of receives
+  // posted with MPI_ANY_SOURCE are left out). The rma-race check compares
+  // the two to find accesses ordered only through a wildcard match.
+  enum class Matches : uint8_t { all, deterministic };
+
   // Build the graph from `context.replay()`.
-  void build(const Context& context);
+  void build(const Context& context, Matches matches = Matches::all);
 
   // Return true when event `a` happens before event `b` (a != b): a path
   // leads from a's start to b's end. Events need not be nodes: any event of

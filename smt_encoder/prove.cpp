@@ -27,6 +27,7 @@ using analyzer::Severity;
 constexpr std::string_view k_race = "message-race";
 constexpr std::string_view k_deadlock = "potential-deadlock";
 constexpr std::string_view k_prove = "smt-prove";
+constexpr std::string_view k_rma_race = "rma-race";
 
 Location location(const analyzer::Context& context, const Model& model, uint32_t rank, uint32_t event,
                   std::string note) {
@@ -266,12 +267,53 @@ class SharedBudget {
   std::optional<std::chrono::steady_clock::time_point> m_start;
 };
 
+// Return the index of the last model event of `rank` with seq < `seq`
+// (first: the first with seq >= `seq`), or k_none.
+uint32_t event_before(const Model& model, uint32_t rank, uint64_t seq) {
+  const auto& events = model.ranks[rank].events;
+  auto it = std::lower_bound(events.begin(), events.end(), seq, [](const Event& e, uint64_t s) { return e.seq < s; });
+  return it == events.begin() ? k_none : static_cast<uint32_t>(it - events.begin() - 1);
+}
+uint32_t event_from(const Model& model, uint32_t rank, uint64_t seq) {
+  const auto& events = model.ranks[rank].events;
+  auto it = std::lower_bound(events.begin(), events.end(), seq, [](const Event& e, uint64_t s) { return e.seq < s; });
+  return it == events.end() ? k_none : static_cast<uint32_t>(it - events.begin());
+}
+
+// Return the send that the receive or probe posted at `receive` took in the
+// recorded run, if any.
+std::optional<analyzer::EventRef> recorded_send(const Model& model, const analyzer::EventRef& receive) {
+  const uint32_t at = event_from(model, receive.rank, receive.seq);
+  if (at == k_none || model.event(receive.rank, at).seq != receive.seq) return std::nullopt;
+  for (uint32_t op : model.event(receive.rank, at).posts) {
+    const Op& o = model.ops[op];
+    if ((o.kind == OpKind::recv || o.kind == OpKind::probe) && o.recorded != k_none) return model.post_ref(o.recorded);
+  }
+  return std::nullopt;
+}
+
+// A predicted race's answer, kept for prove()'s report (by the pair of accesses).
+struct Prediction {
+  analyzer::EventRef first, second;  // the accesses' starts, recorded order
+  Verdict verdict = Verdict::unknown;
+  std::optional<Witness> witness;
+};
+
 // The analyzer check behind prove() (Mode::prove) and the two SMT checks.
-class SmtCheck final : public analyzer::Check {
+// The prove and message-race instances also answer the access checks'
+// schedule questions (analyzer::ScheduleOracle): can one access start
+// before another ends in some execution, as a can-precede question between
+// the communication calls around them.
+class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
  public:
   SmtCheck(Mode mode, ProveOptions options, std::shared_ptr<ProveResult> out,
-           std::shared_ptr<SharedBudget> budget = nullptr)
-      : m_mode(mode), m_options(std::move(options)), m_out(std::move(out)), m_budget(std::move(budget)) {}
+           std::shared_ptr<SharedBudget> budget = nullptr,
+           std::shared_ptr<std::vector<Prediction>> predictions = nullptr)
+      : m_mode(mode),
+        m_options(std::move(options)),
+        m_out(std::move(out)),
+        m_budget(std::move(budget)),
+        m_predictions(std::move(predictions)) {}
 
   std::string_view name() const override {
     return m_mode == Mode::prove ? k_prove : m_mode == Mode::races ? k_race : k_deadlock;
@@ -295,12 +337,12 @@ class SmtCheck final : public analyzer::Check {
               std::vector<Finding>& out) override {
     (void)passes;
     if (m_mode != Mode::prove && !trace_complete(context)) return;  // the deadlock check explains a stopped run
-    const Model model = build_model(context, m_collector);
+    const Model& model = this->model(context);
     std::vector<RawQuestion> raw;
     for (const Question& q : m_options.questions) raw.push_back(raw_question(model, q));
     SolveOptions so;
     so.buffering = m_options.buffering;
-    so.timeout_s = m_budget ? std::max(m_budget->left(), 0.001) : m_options.smt_timeout_s;
+    so.timeout_s = budget_left();
     so.threads = m_options.threads;
     so.races = m_options.races;
     so.deadlocks = m_options.deadlocks;
@@ -353,12 +395,97 @@ class SmtCheck final : public analyzer::Check {
     (void)out;  // only deterministic figures belong here; the unknown count depends on timing
   }
 
+  analyzer::ScheduleOracle* schedule_oracle() override { return m_mode == Mode::deadlocks ? nullptr : this; }
+
+  // `later` can start before `earlier` returns when the last communication
+  // call of later's rank before it can return before the first one of
+  // earlier's rank at or after it is called: the events in between are
+  // local, so each can run right after (before) them.
+  std::vector<analyzer::ScheduleAnswer> can_reorder(const analyzer::Context& context,
+                                                    const std::vector<analyzer::ScheduleQuestion>& questions) override {
+    using V = analyzer::ScheduleAnswer::Verdict;
+    std::vector<analyzer::ScheduleAnswer> answers(questions.size());
+    if (m_mode != Mode::prove && !trace_complete(context)) {
+      for (auto& a : answers) a.reason = "the trace is incomplete";
+      return answers;
+    }
+    const Model& model = this->model(context);
+    std::vector<RawQuestion> raw;
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < questions.size(); ++i) {
+      const analyzer::ScheduleQuestion& q = questions[i];
+      if (q.later.rank >= model.ranks.size() || q.earlier.rank >= model.ranks.size()) continue;
+      const uint32_t p = event_before(model, q.later.rank, q.later.seq);
+      const uint32_t e = event_from(model, q.earlier.rank, q.earlier.seq);
+      if (p == k_none || e == k_none) {
+        answers[i].reason = fmt::format("what orders {} before {} is outside the SMT model (no communication call {})",
+                                        q.earlier.str(), q.later.str(), p == k_none ? "before the later access"
+                                                                                    : "after the earlier one");
+        continue;
+      }
+      RawQuestion r;
+      r.kind = QuestionKind::can_precede;
+      r.a_rank = q.later.rank;
+      r.a_event = p;
+      r.b_rank = q.earlier.rank;
+      r.b_event = e;
+      raw.push_back(r);
+      index.push_back(i);
+    }
+    if (raw.empty()) return answers;
+    SolveOptions so;
+    so.buffering = m_options.buffering;
+    so.timeout_s = budget_left();
+    so.threads = m_options.threads;
+    so.races = so.deadlocks = so.outcomes = false;
+    Solution sol = solve(model, raw, so);
+    for (std::size_t k = 0; k < raw.size() && k < sol.answers.size(); ++k) {
+      const analyzer::ScheduleQuestion& q = questions[index[k]];
+      analyzer::ScheduleAnswer& a = answers[index[k]];
+      RawAnswer& ans = sol.answers[k];
+      Prediction kept{q.earlier_access, q.later_access, ans.verdict, std::nullopt};
+      if (ans.verdict == Verdict::sat && ans.witness) {
+        a.verdict = V::feasible;
+        const Witness w = to_witness(model, *ans.witness);
+        for (const MatchRef& m : w.matches) {
+          auto recorded = recorded_send(model, m.receive);
+          if (recorded && *recorded == m.send) continue;
+          a.notes.push_back(fmt::format("in another execution {} takes {} (the run: {})", m.receive.str(),
+                                        m.send.str(), recorded ? recorded->str() : std::string("nothing")));
+        }
+        a.notes.push_back(fmt::format("then {} can start before {} returns: {} returns before {} is called",
+                                      q.later_access.str(), q.earlier.str(), model.ref(raw[k].a_rank, raw[k].a_event).str(),
+                                      model.ref(raw[k].b_rank, raw[k].b_event).str()));
+        a.notes.push_back(schedule_note(w));
+        kept.witness = w;
+      } else if (ans.verdict == Verdict::unsat) {
+        a.verdict = V::infeasible;
+        a.notes = std::move(ans.explanation);
+      } else {
+        a.reason = ans.reason.empty() ? "unknown" : ans.reason;
+      }
+      if (m_predictions) m_predictions->push_back(std::move(kept));
+    }
+    return answers;
+  }
+
  private:
+  // Return the model of `context` (built once).
+  const Model& model(const analyzer::Context& context) {
+    if (!m_model) m_model = build_model(context, m_collector);
+    return *m_model;
+  }
+  double budget_left() const {
+    return m_budget ? std::max(m_budget->left(), 0.001) : m_options.smt_timeout_s;
+  }
+
   Mode m_mode;
   ProveOptions m_options;
   std::shared_ptr<ProveResult> m_out;
   std::shared_ptr<SharedBudget> m_budget;
+  std::shared_ptr<std::vector<Prediction>> m_predictions;  // prove(): the answers, for its report
   Collector m_collector;
+  std::optional<Model> m_model;
 };
 
 bool finding_before(const ProveFinding& a, const ProveFinding& b) {
@@ -417,12 +544,26 @@ std::string_view outcome_name(Outcome outcome) {
 
 ProveResult prove(const std::filesystem::path& dir, const ProveOptions& options) {
   auto result = std::make_shared<ProveResult>();
+  auto predictions = std::make_shared<std::vector<Prediction>>();
   analyzer::Options analysis;
   analysis.checks = {std::string(k_prove)};
+  // rma-race asks about accesses ordered only through wildcard matches (predictive races).
+  if (options.races) analysis.checks.insert(std::string(k_rma_race));
   analysis.threads = options.threads;
-  analysis.extra_checks.push_back(
-      [options, result] { return std::make_unique<SmtCheck>(Mode::prove, options, result); });
+  analysis.extra_checks.push_back([options, result, predictions] {
+    return std::make_unique<SmtCheck>(Mode::prove, options, result, nullptr, predictions);
+  });
   const analyzer::Result analyzed = analyzer::analyze(dir, analysis);
+  // The predictive races among rma-race's findings: those whose two accesses were asked about.
+  for (const Finding& f : analyzed.findings) {
+    if (f.kind != k_rma_race || f.locations.size() < 2) continue;
+    const auto pair = std::minmax(f.locations[0].event, f.locations[1].event);
+    for (const Prediction& p : *predictions) {
+      if (std::minmax(p.first, p.second) != pair) continue;
+      result->findings.push_back({f, p.verdict, p.witness});
+      break;
+    }
+  }
   result->trace = dir.string();
   result->world_size = analyzed.world_size;
   result->complete = analyzed.complete;

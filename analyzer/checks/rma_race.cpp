@@ -64,6 +64,7 @@
 #include "analyzer/comms.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/happens_before.hpp"
+#include "analyzer/replay.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -76,6 +77,8 @@ constexpr uint32_t k_op_no_op = 14;     // Op.OP_NO_OP
 constexpr uint32_t k_op_cas = 0xffff;   // compare-and-swap's own atomic kind
 // Distinct call-site pairs reported per run; further races are counted.
 constexpr std::size_t k_max_findings = 200;
+// Call-site pairs ordered only through wildcard matches put to the SMT backend per run.
+constexpr std::size_t k_max_predictions = 64;
 
 bool is_rma_comm(Call c) {
   switch (c) {
@@ -294,6 +297,10 @@ struct Class {
   bool lock_exclusive = false;
 };
 
+// Races are grouped per owner and unordered pair of (origin, site, call, side).
+using SiteKey = std::tuple<uint32_t, uint32_t, uint16_t, uint8_t>;
+using GroupKey = std::tuple<uint32_t, SiteKey, SiteKey>;
+
 struct RaceGroup {
   uint32_t a = 0, b = 0;          // item indices of the first race seen (a stored, b new)
   uint32_t owner = 0;
@@ -325,6 +332,7 @@ class RmaRace final : public Check {
     m_exact = m_hb->exact_projections();
     build_items();
     for (uint32_t owner = 0; owner < ctx.world_size(); ++owner) sweep(owner);
+    if (ScheduleOracle* oracle = ctx.schedule_oracle(); oracle && any_wildcard_match(ctx)) predict(*oracle, out);
     report(out);
   }
 
@@ -334,6 +342,7 @@ class RmaRace final : public Check {
     out["rma_race_peak_nodes"] = m_peak_nodes;
     out["rma_race_nodes"] = m_settled_nodes;
     out["rma_race_node_bytes"] = AccessTree().bytes_per_node();
+    if (m_candidates > 0) out["rma_race_predicted_candidates"] = m_candidates;
   }
 
  private:
@@ -478,14 +487,18 @@ class RmaRace final : public Check {
         m_items[r].push_back(item);
       }
     }
-    // Projections onto each owner's timeline.
-    for (uint32_t owner = 0; owner < n; ++owner) {
+    for (const auto& items : m_items) m_accesses += items.size();
+    project();
+  }
+
+  // Project every access's lifetime onto its owner's timeline under m_hb.
+  void project() {
+    for (uint32_t owner = 0; owner < m_items.size(); ++owner) {
       for (Item& it : m_items[owner]) {
         it.k = m_hb->last_key_before({it.origin, it.start}, owner);
         it.f = it.done == k_never ? std::numeric_limits<int64_t>::max()
                                   : m_hb->first_key_after({it.origin, it.done}, owner);
       }
-      m_accesses += m_items[owner].size();
     }
   }
 
@@ -609,6 +622,100 @@ class RmaRace final : public Check {
     return true;
   }
 
+  // Return true when a receive posted with MPI_ANY_SOURCE took a message
+  // (its match is an edge of happens-before that another run may not have).
+  static bool any_wildcard_match(const Context& ctx) {
+    const Replay& replay = ctx.replay();
+    for (uint32_t r = 0; r < ctx.world_size(); ++r) {
+      const auto& ops = replay.p2p(r);
+      for (uint32_t i = 0; i < ops.size(); ++i) {
+        if (!ops[i].send && ops[i].peer == format::k_any_source && replay.matched({r, i})) return true;
+      }
+    }
+    return false;
+  }
+
+  // Predictive races (issue 5, 3d): sweep again over happens-before without
+  // the matches of wildcard receives. A pair of accesses that races there
+  // but not in the recorded order is ordered only through such a match;
+  // the SMT backend decides whether another execution lets the later one
+  // start before the earlier one ends (a race, with a witness), proves that
+  // none does, or cannot tell in its budget (reported as undecided).
+  void predict(ScheduleOracle& oracle, std::vector<Finding>& out) {
+    const HappensBefore* full = m_hb;
+    HappensBefore weak;
+    weak.build(*m_ctx, HappensBefore::Matches::deterministic);
+    auto confirmed = std::move(m_groups);
+    m_groups.clear();
+    const uint64_t peak = m_peak_nodes, settled = m_settled_nodes;  // the figures of the recorded order
+    m_hb = &weak;
+    m_exact = weak.exact_projections();
+    project();
+    for (uint32_t owner = 0; owner < m_items.size(); ++owner) sweep(owner);
+    auto candidates = std::move(m_groups);
+    m_groups = std::move(confirmed);
+    m_hb = full;
+    m_exact = full->exact_projections();
+    project();
+    m_peak_nodes = peak;
+    m_settled_nodes = settled;
+
+    std::vector<ScheduleQuestion> questions;
+    std::vector<const std::pair<const GroupKey, RaceGroup>*> asked;
+    uint64_t not_asked = 0;
+    for (const auto& entry : candidates) {
+      const auto& [key, g] = entry;
+      if (m_groups.count(key)) continue;
+      const Item& x = m_items[g.owner][g.a];
+      const Item& y = m_items[g.owner][g.b];
+      // The recorded order: the access whose end happens before the other's start.
+      const Item* first = nullptr;
+      const Item* second = nullptr;
+      if (x.done != k_never && m_hb->ordered({x.origin, x.done}, {y.origin, y.start})) {
+        first = &x;
+        second = &y;
+      } else if (y.done != k_never && m_hb->ordered({y.origin, y.done}, {x.origin, x.start})) {
+        first = &y;
+        second = &x;
+      } else {
+        continue;  // ordered neither way after all (the projections are bounds): nothing to predict
+      }
+      ++m_candidates;
+      if (questions.size() == k_max_predictions) {
+        ++not_asked;
+        continue;
+      }
+      questions.push_back({{first->origin, first->done}, {second->origin, second->start},
+                           {first->origin, first->start}, {second->origin, second->start}});
+      asked.push_back(&entry);
+    }
+    if (questions.empty()) return;
+    const std::vector<ScheduleAnswer> answers = oracle.can_reorder(*m_ctx, questions);
+    for (std::size_t i = 0; i < asked.size() && i < answers.size(); ++i) {
+      const auto& [key, g] = *asked[i];
+      const ScheduleAnswer& a = answers[i];
+      if (a.verdict == ScheduleAnswer::Verdict::infeasible) continue;  // ordered in every execution
+      if (a.verdict == ScheduleAnswer::Verdict::feasible) {
+        m_groups.emplace(key, g);
+        m_predicted.emplace(key, a.notes);
+        continue;
+      }
+      Finding f = race_finding(g, true);
+      f.severity = Severity::info;
+      f.message = fmt::format("possible {}; whether another match lets them overlap is undecided ({})", f.message,
+                              a.reason.empty() ? "unknown" : a.reason);
+      out.push_back(std::move(f));
+    }
+    if (not_asked > 0) {
+      Finding f;
+      f.kind = std::string(name());
+      f.severity = Severity::info;
+      f.message = fmt::format("{} further pairs of call sites ordered only through wildcard matches were not put to "
+                              "the SMT backend (at most {} per run)", not_asked, k_max_predictions);
+      out.push_back(std::move(f));
+    }
+  }
+
   // Return the first overlapping bytes of `a` and `b` (lo) and how many bytes
   // overlap in all (counted block by block when both are small).
   static std::pair<uint64_t, uint64_t> overlap(const Strided& a, const Strided& b) {
@@ -689,27 +796,37 @@ class RmaRace final : public Check {
     return m_ctx->location({it.origin, it.start}, call, site, note);
   }
 
+  // Return the finding of race group `g` (both call sites, the count); a
+  // `predicted` race is one of another execution.
+  Finding race_finding(const RaceGroup& g, bool predicted = false) const {
+    const Item& x = m_items[g.owner][g.a];
+    const Item& y = m_items[g.owner][g.b];
+    Finding f;
+    f.kind = std::string(name());
+    f.severity = severity();
+    f.message = fmt::format("data race{} on rank {}'s memory at {:#x} ({} byte{}): {} and {} are {}",
+                            predicted ? " in another execution" : "", g.owner, g.lo, g.bytes, g.bytes == 1 ? "" : "s",
+                            describe(g.owner, y), describe(g.owner, x),
+                            predicted ? "ordered in this run only through the message a wildcard receive took"
+                                      : "not ordered");
+    f.locations.push_back(locate(g.owner, y, "this access"));
+    f.locations.push_back(locate(g.owner, x, "conflicts with this one"));
+    if (g.count > 1) f.notes.push_back(fmt::format("{} races between these two call sites", g.count));
+    return f;
+  }
+
   void report(std::vector<Finding>& out) {
-    std::vector<const RaceGroup*> groups;
-    for (const auto& [key, g] : m_groups) groups.push_back(&g);
     std::size_t emitted = 0;
     uint64_t dropped = 0;
-    for (const RaceGroup* g : groups) {
+    for (const auto& [key, group] : m_groups) {
+      const RaceGroup* g = &group;
       if (emitted == k_max_findings) {
         dropped += g->count;
         continue;
       }
-      const Item& x = m_items[g->owner][g->a];
-      const Item& y = m_items[g->owner][g->b];
-      Finding f;
-      f.kind = std::string(name());
-      f.severity = severity();
-      f.message = fmt::format("data race on rank {}'s memory at {:#x} ({} byte{}): {} and {} are not ordered",
-                              g->owner, g->lo, g->bytes, g->bytes == 1 ? "" : "s", describe(g->owner, y),
-                              describe(g->owner, x));
-      f.locations.push_back(locate(g->owner, y, "this access"));
-      f.locations.push_back(locate(g->owner, x, "conflicts with this one"));
-      if (g->count > 1) f.notes.push_back(fmt::format("{} races between these two call sites", g->count));
+      auto predicted = m_predicted.find(key);
+      Finding f = race_finding(*g, predicted != m_predicted.end());
+      if (predicted != m_predicted.end()) f.notes.insert(f.notes.end(), predicted->second.begin(), predicted->second.end());
       out.push_back(std::move(f));
       ++emitted;
     }
@@ -727,10 +844,9 @@ class RmaRace final : public Check {
   bool m_exact = true;
   std::vector<Pass*> m_passes;
   std::vector<std::vector<Item>> m_items;   // per owner
-  std::map<std::tuple<uint32_t, std::tuple<uint32_t, uint32_t, uint16_t, uint8_t>,
-                      std::tuple<uint32_t, uint32_t, uint16_t, uint8_t>>,
-           RaceGroup>
-      m_groups;
+  std::map<GroupKey, RaceGroup> m_groups;
+  std::map<GroupKey, std::vector<std::string>> m_predicted;  // races of another execution: the witness notes
+  uint64_t m_candidates = 0;  // call-site pairs ordered only through wildcard matches
   uint64_t m_accesses = 0;
   uint64_t m_peak_nodes = 0;
   uint64_t m_settled_nodes = 0;  // the most nodes at an epoch's end
