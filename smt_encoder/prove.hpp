@@ -25,7 +25,9 @@
 //     "buffering": "infinite",                            // --buffering
 //     "smt_timeout_s": 30,
 //     "summary": {"errors": 1, "warnings": 0, "infos": 2, "unknown": 0},
-//     "findings": [                                       // check's finding shape, plus verdict and witness
+//     "findings": [                                       // check's finding shape, plus verdict and witness;
+//                                                         // kinds: message-race, potential-deadlock, and
+//                                                         // rma-race (races of another execution)
 //       {"kind": "message-race", "severity": "error", "message": "...",
 //        "locations": [{"rank": 0, "event": "0:2", "seq": 2, "call": "MPI_Recv", "function": "main",
 //                       "file": "a.c", "line": 12, "column": 0, "note": "..."}],
