@@ -1,12 +1,16 @@
-// Building the model from the analyzer's replay: p2p operations and
-// collective calls come from Replay, probes and the calls of completing
-// events from the Collector's per-rank passes.
+// Building the model from the analyzer's replay: p2p operations, collective
+// calls and RMA synchronization calls come from Replay, probes, successful
+// MPI_Win_test calls and the calls of completing events from the
+// Collector's per-rank passes.
 #include "smt_encoder/model.hpp"
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -41,6 +45,7 @@ struct CallRecord {
 struct RankCollected {
   std::vector<ProbeRecord> probes;
   std::vector<CallRecord> completions;  // Wait*/Test* that completed something
+  std::vector<uint64_t> win_tests;      // MPI_Win_test calls that returned flag = true, in seq order
 };
 
 bool is_completion(Call c) {
@@ -71,6 +76,8 @@ class CollectPass final : public analyzer::RankPass {
       m.probes.push_back(p);
     } else if (is_completion(e.call) && (!e.completed.empty() || e.pending)) {
       m.completions.push_back({e.seq, e.call, e.site});
+    } else if (e.call == Call::Win_test && e.flag.value_or(false) && !e.pending) {
+      m.win_tests.push_back(e.seq);
     }
   }
 
@@ -84,6 +91,7 @@ bool really_blocks(Call c) {
     case Call::Send: case Call::Ssend: case Call::Rsend: case Call::Bsend:
     case Call::Recv: case Call::Sendrecv: case Call::Sendrecv_replace:
     case Call::Probe: case Call::Wait: case Call::Waitall:
+    case Call::Win_fence: case Call::Win_start: case Call::Win_wait:
       return true;
     default:
       return format::call_family(c) == format::Family::coll && format::call_blocks(c);
@@ -99,6 +107,61 @@ SendMode send_mode(Call c) {
     default:
       return SendMode::standard;
   }
+}
+
+// Tags of the messages that stand for post/start/complete/wait.
+constexpr int32_t k_tag_post = 0;      // MPI_Win_post -> MPI_Win_start
+constexpr int32_t k_tag_complete = 1;  // MPI_Win_complete -> MPI_Win_wait (or a successful MPI_Win_test)
+
+// Return true when `c` is an RMA synchronization call that orders ranks
+// (lock and unlock order nothing: the run's lock order is one of many).
+bool is_rma_sync(Call c) {
+  switch (c) {
+    case Call::Win_fence: case Call::Win_post: case Call::Win_start: case Call::Win_complete:
+    case Call::Win_wait: case Call::Win_test:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// One RMA synchronization call of a rank, as the model keeps it.
+struct RmaSync {
+  const analyzer::RmaEvent* event = nullptr;
+  uint32_t window = 0;          // global window index
+  std::vector<uint32_t> peers;  // post/start/complete/wait: world ranks of the epoch's group
+};
+
+// Return the RMA synchronization calls of rank `r` on known windows, in seq
+// order, each post/start/complete/wait call with the group of its epoch
+// (MPI_Win_complete: its MPI_Win_start's; MPI_Win_wait and a successful
+// MPI_Win_test: its MPI_Win_post's). An MPI_Win_test that returned false
+// closes nothing and is left out, as happens_before.cpp pairs epochs.
+std::vector<RmaSync> rma_syncs(const analyzer::Context& context, uint32_t r, const RankCollected& mine) {
+  const analyzer::RankData& data = context.rank(r);
+  std::vector<RmaSync> out;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> open;  // local window * 2 + exposure -> group
+  for (const analyzer::RmaEvent& e : context.replay().rma(r)) {
+    if (!is_rma_sync(e.call)) continue;
+    if (e.call == Call::Win_test && !std::binary_search(mine.win_tests.begin(), mine.win_tests.end(), e.seq)) {
+      continue;
+    }
+    RmaSync s{&e, context.comms().window(r, e.window), {}};
+    if (s.window == analyzer::k_no_comm) continue;
+    const bool exposure = e.call == Call::Win_post || e.call == Call::Win_wait || e.call == Call::Win_test;
+    const uint32_t slot = e.window * 2 + (exposure ? 1 : 0);
+    if (e.call == Call::Win_post || e.call == Call::Win_start) {
+      if (const format::CommDef* group = data.comm(e.group)) s.peers = group->world_ranks;
+      open[slot] = s.peers;
+    } else if (e.call != Call::Win_fence) {
+      if (auto it = open.find(slot); it != open.end()) {
+        s.peers = std::move(it->second);
+        open.erase(it);
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 // The events of one rank while it is being built: seq -> index.
@@ -173,6 +236,21 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
   // (rank, replay index) -> model op, for matches and collective instances.
   std::vector<std::vector<uint32_t>> p2p_op(model.world_size), coll_op(model.world_size);
   std::vector<std::vector<uint32_t>> probe_ops(model.world_size);
+  // RMA synchronization: each window's fences form collective instances on a
+  // communicator of their own, its post/start/complete/wait calls exchange
+  // messages on another; both are named after the window in comm_names.
+  std::map<std::pair<uint32_t, bool>, uint32_t> window_comm;  // (window, fence) -> comm
+  auto sync_comm = [&](uint32_t window, bool fence) {
+    auto [it, fresh] = window_comm.emplace(std::pair{window, fence}, 0);
+    if (fresh) {
+      it->second = static_cast<uint32_t>(model.comm_names.size());
+      model.comm_names.push_back(
+          fmt::format("window {} ({})", window + 1, fence ? "fence" : "post/start/complete/wait"));
+    }
+    return it->second;
+  };
+  std::map<uint32_t, std::vector<std::vector<uint32_t>>> fence_ops;  // window -> per rank: its fences' ops
+  std::vector<uint32_t> pscw_ops;                                      // in posting order per rank
   const std::deque<RankCollected>& all = collected.m_impl->ranks;
   static const RankCollected k_nothing;
 
@@ -192,10 +270,14 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
       if (op.done_seq != analyzer::k_never) builder.want(op.done_seq);
     }
     for (const ProbeRecord& p : mine.probes) builder.want(p.seq);
+    const std::vector<RmaSync> syncs = rma_syncs(context, r, mine);
+    for (const RmaSync& s : syncs) builder.want(s.event->seq);
     const bool stopped_inside =
         blocked && (format::call_family(blocked->call) == format::Family::p2p ||
                     format::call_family(blocked->call) == format::Family::request ||
-                    format::call_family(blocked->call) == format::Family::coll);
+                    format::call_family(blocked->call) == format::Family::coll ||
+                    std::any_of(syncs.begin(), syncs.end(),
+                                [&](const RmaSync& s) { return s.event->seq == blocked->seq; }));
     if (stopped_inside) builder.want(blocked->seq);
     RankEvents& rank = model.ranks[r];
     builder.freeze(rank);
@@ -271,6 +353,35 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
       const uint32_t k = builder.index(c.seq);
       if (k != k_none) name_event(rank.events[k], c.call, c.site);
     }
+    for (const RmaSync& s : syncs) {
+      const analyzer::RmaEvent& e = *s.event;
+      Op op;
+      op.rank = r;
+      op.post = builder.index(e.seq);
+      op.done = e.pending ? k_none : op.post;
+      name_event(rank.events[op.post], e.call, e.site);
+      if (e.call == Call::Win_fence) {
+        op.kind = OpKind::coll;
+        op.comm = sync_comm(s.window, true);
+        auto& per_rank = fence_ops.try_emplace(s.window, model.world_size).first->second;
+        per_rank[r].push_back(static_cast<uint32_t>(model.ops.size()));
+        model.ops.push_back(op);
+        continue;
+      }
+      // Post and complete never block (buffered); start and wait take one
+      // message from each peer, with its source named: there is no choice.
+      const bool send = e.call == Call::Win_post || e.call == Call::Win_complete;
+      op.kind = send ? OpKind::send : OpKind::recv;
+      op.mode = send ? SendMode::buffered : SendMode::standard;
+      op.comm = sync_comm(s.window, false);
+      op.tag = e.call == Call::Win_post || e.call == Call::Win_start ? k_tag_post : k_tag_complete;
+      for (uint32_t peer : s.peers) {
+        if (peer >= model.world_size) continue;
+        op.peer = static_cast<int32_t>(peer);
+        pscw_ops.push_back(static_cast<uint32_t>(model.ops.size()));
+        model.ops.push_back(op);
+      }
+    }
     if (stopped_inside) {
       const uint32_t k = builder.index(blocked->seq);
       name_event(rank.events[k], blocked->call, blocked->site);
@@ -303,6 +414,28 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
         if (send->rank < p2p_op.size() && send->index < p2p_op[send->rank].size()) {
           model.ops[op].recorded = p2p_op[send->rank][send->index];
         }
+      }
+    }
+  }
+
+  // Post/start/complete/wait: the k-th receive of a channel that returned
+  // took the channel's k-th message (the pairing of happens_before.cpp).
+  {
+    using Channel = std::tuple<uint32_t, uint32_t, uint32_t, int32_t>;  // comm, source, destination, tag
+    std::map<Channel, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> channels;
+    for (uint32_t i : pscw_ops) {
+      const Op& o = model.ops[i];
+      const auto peer = static_cast<uint32_t>(o.peer);
+      if (o.kind == OpKind::send) {
+        channels[{o.comm, o.rank, peer, o.tag}].first.push_back(i);
+      } else {
+        channels[{o.comm, peer, o.rank, o.tag}].second.push_back(i);
+      }
+    }
+    for (const auto& [channel, lists] : channels) {
+      const auto& [sends, recvs] = lists;
+      for (std::size_t k = 0; k < sends.size() && k < recvs.size(); ++k) {
+        if (model.ops[recvs[k]].done != k_none) model.ops[recvs[k]].recorded = sends[k];
       }
     }
   }
@@ -378,6 +511,36 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
       model.instances.push_back(std::move(out));
     }
   }
+  // Fences: the k-th MPI_Win_fence of each member of a window, as a barrier
+  // over the window's members (the ranks of the communicator it was created on).
+  for (const auto& [window, per_rank] : fence_ops) {
+    const analyzer::GlobalWindow& info = comms.window_info(window);
+    std::vector<uint32_t> members;
+    if (info.comm != analyzer::k_no_comm) members = comms.comm(info.comm).world_ranks;
+    std::size_t count = 0;
+    for (uint32_t r = 0; r < per_rank.size(); ++r) {
+      if (per_rank[r].empty()) continue;
+      count = std::max(count, per_rank[r].size());
+      if (std::find(members.begin(), members.end(), r) == members.end()) members.push_back(r);
+    }
+    for (uint32_t k = 0; k < count; ++k) {
+      Instance out;
+      out.call = Call::Win_fence;
+      out.comm = sync_comm(window, true);
+      out.position = k;
+      out.members.assign(members.size(), k_none);
+      const uint32_t index = static_cast<uint32_t>(model.instances.size());
+      for (uint32_t m = 0; m < members.size(); ++m) {
+        const uint32_t world = members[m];
+        if (world >= per_rank.size() || k >= per_rank[world].size()) continue;
+        const uint32_t op = per_rank[world][k];
+        out.members[m] = op;
+        model.ops[op].instance = index;
+        model.ops[op].member = m;
+      }
+      model.instances.push_back(std::move(out));
+    }
+  }
   // Collective calls without an instance (unknown communicator) wait for nothing.
   return model;
 }
@@ -391,6 +554,18 @@ std::string op_text(const Model& model, uint32_t op) {
   const Op& o = model.ops[op];
   const std::string where = event_text(model, o.rank, o.post);
   const std::string comm = model.comm_name(o.comm);
+  if (format::call_family(model.event(o.rank, o.post).call) == format::Family::rma) {
+    // "window 2 (fence)" -> "window 2": the tag and communicator are the model's own.
+    const std::string window = comm.substr(0, comm.find(" ("));
+    switch (o.kind) {
+      case OpKind::send:
+        return fmt::format("{} to rank {} ({})", where, o.peer, window);
+      case OpKind::recv:
+        return fmt::format("{} from rank {} ({})", where, o.peer, window);
+      default:
+        return fmt::format("{} ({})", where, window);
+    }
+  }
   switch (o.kind) {
     case OpKind::send:
       return fmt::format("{} to rank {}, tag {}, {}", where, o.peer, o.tag, comm);

@@ -21,6 +21,19 @@
 //   in another execution it takes whatever the probe saw there.
 // - Persistent requests post one operation per MPI_Start; their sends are
 //   standard mode. Cancelled operations and MPI_PROC_NULL peers are left out.
+// - RMA synchronization orders ranks as happens_before.cpp says. The k-th
+//   MPI_Win_fence of each member of a window is instance k of a full
+//   collective on a communicator of the window's own ("window 3 (fence)"):
+//   a barrier, where a rank may stop for good. Post/start/complete/wait are
+//   messages on another ("window 3 (post/start/complete/wait)"): MPI_Win_post
+//   sends one buffered message (it never blocks) to each origin of its group
+//   and MPI_Win_start receives one from each target of its group, returning
+//   once all came; MPI_Win_complete sends one to each target of its start's
+//   group and MPI_Win_wait (or an MPI_Win_test that returned true; one that
+//   returned false is left out) receives one from each origin of its post's
+//   group. Every such receive names its source: no choice, no race. Locks,
+//   flushes, MPI_Win_create/free and the RMA calls themselves order nothing
+//   and are left out.
 //
 // Thread safety: a Model is a plain value; build_model() reads the Context only.
 #pragma once

@@ -1,0 +1,417 @@
+// The SMT model of real (written and analyzed) traces with MPI one-sided
+// synchronization: fences as barriers over a window's members, post/start/
+// complete/wait as messages, what blocks and what does not, pending calls,
+// MPI_Win_test, and solver answers that respect them (can-precede, a
+// deadlock that only post/start/complete/wait cause).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "analyzer_trace_builder.hpp"
+#include "smt_encoder/match_pairs.hpp"
+#include "smt_encoder/model.hpp"
+#include "smt_encoder/parts.hpp"
+#include "smt_encoder/prove.hpp"
+#include "smt_encoder/solve.hpp"
+
+namespace {
+
+using namespace smtrace::test;
+namespace smt = smtrace::smt;
+using smt::k_none;
+using smt::OpKind;
+
+constexpr uint32_t k_win = 1;       // the window's rank-local id on every rank
+constexpr uint64_t k_base = 0x10000;
+constexpr uint32_t k_group = 40;    // first rank-local group id of group()
+
+// The check that builds the model at the end of the analysis.
+class ModelCheck final : public an::Check {
+ public:
+  explicit ModelCheck(std::shared_ptr<smt::Model> out) : m_out(std::move(out)) {}
+  std::string_view name() const override { return "smt-model"; }
+  an::Severity severity() const override { return an::Severity::info; }
+  std::string_view description() const override { return "builds the SMT model (unit test)"; }
+  std::unique_ptr<an::RankPass> rank_pass(const an::RankData& data) override { return m_collector.rank_pass(data); }
+  void finish(const an::Context& context, std::vector<std::unique_ptr<an::RankPass>>&,
+              std::vector<an::Finding>&) override {
+    *m_out = smt::build_model(context, m_collector);
+  }
+
+ private:
+  std::shared_ptr<smt::Model> m_out;
+  smt::Collector m_collector;
+};
+
+// A trace of `n` ranks that all created window k_win over MPI_COMM_WORLD.
+struct Rma {
+  Builder b;
+  uint32_t groups = 0;
+
+  explicit Rma(uint32_t n) : b(n) {
+    for (uint32_t r = 0; r < n; ++r) b.win_create(r, k_win, k_base, 64);
+  }
+  // Return the seq of `call` by `rank` on the window, with `peers` as its group when given.
+  uint64_t sync(Call call, uint32_t rank, std::vector<uint32_t> peers = {}) {
+    tf::Event& e = b.win_sync(call, rank, k_win);
+    if (!peers.empty()) {
+      tf::CommDef g;
+      g.id = k_group + groups++;
+      g.world_ranks = std::move(peers);
+      g.is_group = true;
+      b.trace().ranks[rank].comms.emplace(g.id, g);
+      e.group = g.id;
+    }
+    return e.seq;
+  }
+  // Return the seq of a blocking MPI_Send of `rank` to `dest` (tag 0, MPI_COMM_WORLD).
+  uint64_t send(uint32_t rank, uint32_t dest) {
+    tf::Event& e = b.add(Call::Send, rank);
+    e.comm = 0;
+    e.peer = static_cast<int32_t>(dest);
+    e.tag = 0;
+    e.count = 1;
+    e.datatype = k_int;
+    return e.seq;
+  }
+  // Return the seq of a blocking MPI_Recv of `rank` that took the message of `source`.
+  uint64_t recv(uint32_t rank, uint32_t source) {
+    tf::Event& e = b.add(Call::Recv, rank);
+    e.comm = 0;
+    e.peer = static_cast<int32_t>(source);
+    e.tag = 0;
+    e.count = 1;
+    e.datatype = k_int;
+    e.status.source = static_cast<int32_t>(source);
+    e.status.tag = 0;
+    return e.seq;
+  }
+  // Add MPI_Finalize to the finalized ranks (once).
+  void finish() {
+    for (auto& rank : b.trace().ranks) {
+      if (rank.end) b.add(Call::Finalize, rank.header.rank);
+    }
+  }
+  // Return the model of the trace (finished first).
+  smt::Model model() {
+    finish();
+    auto out = std::make_shared<smt::Model>();
+    an::Options options;
+    options.extra_checks.push_back([out] { return std::make_unique<ModelCheck>(out); });
+    options.checks = {"smt-model"};
+    analyze_trace(b.trace(), options);
+    return std::move(*out);
+  }
+};
+
+// Return the index of the event of `rank` with seq `seq` (k_none when not in the model).
+uint32_t index_of(const smt::Model& m, uint32_t rank, uint64_t seq) {
+  const auto& events = m.ranks[rank].events;
+  for (uint32_t k = 0; k < events.size(); ++k) {
+    if (events[k].seq == seq) return k;
+  }
+  return k_none;
+}
+
+// Return the ops posted at event `seq` of `rank`.
+std::vector<smt::Op> posted(const smt::Model& m, uint32_t rank, uint64_t seq) {
+  std::vector<smt::Op> out;
+  const uint32_t k = index_of(m, rank, seq);
+  REQUIRE(k != k_none);
+  for (uint32_t op : m.event(rank, k).posts) out.push_back(m.ops[op]);
+  return out;
+}
+
+uint32_t op_at(const smt::Model& m, uint32_t rank, uint64_t seq, std::size_t nth = 0) {
+  const uint32_t k = index_of(m, rank, seq);
+  REQUIRE(k != k_none);
+  REQUIRE(nth < m.event(rank, k).posts.size());
+  return m.event(rank, k).posts[nth];
+}
+
+smt::SolveOptions quick() {
+  smt::SolveOptions o;
+  o.timeout_s = 20;
+  o.threads = 1;
+  return o;
+}
+
+smt::RawQuestion precede(const smt::Model& m, uint32_t a_rank, uint64_t a_seq, uint32_t b_rank, uint64_t b_seq) {
+  smt::RawQuestion q;
+  q.kind = smt::QuestionKind::can_precede;
+  q.a_rank = a_rank;
+  q.a_event = index_of(m, a_rank, a_seq);
+  q.b_rank = b_rank;
+  q.b_event = index_of(m, b_rank, b_seq);
+  REQUIRE(q.a_event != k_none);
+  REQUIRE(q.b_event != k_none);
+  return q;
+}
+
+// Return the verdict of one can-precede question (a sat answer has a replayed witness).
+smt::Verdict ask(const smt::Model& m, const smt::RawQuestion& q) {
+  const smt::Solution sol = smt::solve(m, {q}, quick());
+  REQUIRE(sol.answers.size() == 1);
+  if (sol.answers[0].verdict == smt::Verdict::sat) {
+    REQUIRE(sol.answers[0].witness);
+    CHECK(sol.answers[0].witness->replayed);
+  }
+  return sol.answers[0].verdict;
+}
+
+}  // namespace
+
+TEST_CASE("smt model: fences are barriers over the window's members") {
+  Rma t(3);
+  std::vector<uint64_t> first, second;
+  for (uint32_t r = 0; r < 3; ++r) first.push_back(t.sync(Call::Win_fence, r));
+  for (uint32_t r = 0; r < 3; ++r) second.push_back(t.sync(Call::Win_fence, r));
+  t.b.win_sync(Call::Win_lock, 0, k_win, 1, tf::LockType::shared);   // orders nothing: left out
+  t.b.win_sync(Call::Win_unlock, 0, k_win, 1);
+  const smt::Model m = t.model();
+
+  REQUIRE(m.instances.size() == 2);
+  for (uint32_t k = 0; k < 2; ++k) {
+    const smt::Instance& inst = m.instances[k];
+    CHECK(inst.kind == smt::CollKind::full);
+    CHECK(inst.call == Call::Win_fence);
+    CHECK(inst.position == k);
+    CHECK(m.comm_name(inst.comm) == "window 1 (fence)");
+    REQUIRE(inst.members.size() == 3);
+    for (uint32_t r = 0; r < 3; ++r) {
+      const uint32_t op = inst.members[r];
+      REQUIRE(op != k_none);
+      CHECK(m.ops[op].kind == OpKind::coll);
+      CHECK(m.ops[op].rank == r);
+      CHECK(m.ops[op].member == r);
+      CHECK(m.post_ref(op).seq == (k == 0 ? first[r] : second[r]));
+      CHECK(m.ops[op].done == m.ops[op].post);
+    }
+  }
+  for (uint32_t r = 0; r < 3; ++r) {
+    REQUIRE(m.ranks[r].events.size() == 2);  // the fences only
+    for (const smt::Event& e : m.ranks[r].events) {
+      CHECK(e.call == Call::Win_fence);
+      CHECK(e.may_block);
+    }
+    CHECK(m.ranks[r].limit == 4);
+  }
+  CHECK(smt::op_text(m, m.instances[0].members[1]) == fmt::format("1:{} MPI_Win_fence (window 1)", first[1]));
+
+  // A fence of every rank is a point every rank passes: a cut.
+  const std::vector<smt::Cut> cuts = smt::find_cuts(m);
+  REQUIRE(cuts.size() == 2);
+  CHECK(cuts[0].instance == 0);
+  CHECK(cuts[1].instance == 1);
+  CHECK(cuts[0].event == std::vector<uint32_t>{0, 0, 0});
+}
+
+TEST_CASE("smt model: fences cut the trace into parts") {
+  // Two rounds of one message from rank 0 to rank 1, each closed by a fence.
+  Rma t(2);
+  for (int round = 0; round < 2; ++round) {
+    t.send(0, 1);
+    t.recv(1, 0);
+    for (uint32_t r = 0; r < 2; ++r) t.sync(Call::Win_fence, r);
+  }
+  const smt::Model m = t.model();
+  const std::vector<smt::Cut> cuts = smt::find_cuts(m);
+  REQUIRE(cuts.size() == 2);
+  const smt::Channels channels(m);
+  const smt::MatchPairs pairs = smt::match_pairs(m, channels, cuts);
+  const std::vector<smt::Part> parts = smt::split(m, cuts, pairs);
+  CHECK(parts.size() == 2);  // a round each; nothing after the last fence
+}
+
+TEST_CASE("smt model: post/start/complete/wait are messages without a choice") {
+  Rma t(3);
+  // Rank 0 exposes the window to ranks 1 and 2; each accesses it.
+  const uint64_t post = t.sync(Call::Win_post, 0, {1, 2});
+  uint64_t start[3], complete[3];
+  for (uint32_t o : {1u, 2u}) {
+    start[o] = t.sync(Call::Win_start, o, {0});
+    t.b.rma(Call::Put, o, k_win, 0, 0x30000, 1, 4 * o);
+    complete[o] = t.sync(Call::Win_complete, o);
+  }
+  const uint64_t wait = t.sync(Call::Win_wait, 0);
+  const smt::Model m = t.model();
+
+  const uint32_t pscw = m.ops[op_at(m, 0, post)].comm;
+  CHECK(m.comm_name(pscw) == "window 1 (post/start/complete/wait)");
+  const std::vector<smt::Op> sends = posted(m, 0, post);
+  REQUIRE(sends.size() == 2);
+  for (uint32_t i = 0; i < 2; ++i) {
+    CHECK(sends[i].kind == OpKind::send);
+    CHECK(sends[i].mode == smt::SendMode::buffered);
+    CHECK(sends[i].peer == static_cast<int32_t>(i + 1));
+    CHECK(sends[i].comm == pscw);
+  }
+  const std::vector<smt::Op> waits = posted(m, 0, wait);
+  REQUIRE(waits.size() == 2);
+  for (uint32_t i = 0; i < 2; ++i) {
+    CHECK(waits[i].kind == OpKind::recv);
+    CHECK(waits[i].peer == static_cast<int32_t>(i + 1));
+    CHECK(waits[i].done == waits[i].post);
+    REQUIRE(waits[i].recorded != k_none);
+    CHECK(m.post_ref(waits[i].recorded).rank == i + 1);
+    CHECK(m.post_ref(waits[i].recorded).seq == complete[i + 1]);
+  }
+  for (uint32_t o : {1u, 2u}) {
+    const std::vector<smt::Op> s = posted(m, o, start[o]);
+    REQUIRE(s.size() == 1);
+    CHECK(s[0].kind == OpKind::recv);
+    CHECK(s[0].peer == 0);
+    CHECK(s[0].done == s[0].post);
+    CHECK(m.post_ref(s[0].recorded).seq == post);
+    const std::vector<smt::Op> c = posted(m, o, complete[o]);
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].kind == OpKind::send);
+    CHECK(c[0].mode == smt::SendMode::buffered);
+    CHECK(c[0].peer == 0);
+    CHECK(c[0].tag != s[0].tag);  // a complete is never taken for a post
+    CHECK(m.ranks[o].events.size() == 2);  // the Put orders nothing
+    CHECK(m.event(o, index_of(m, o, start[o])).may_block);
+    CHECK_FALSE(m.event(o, index_of(m, o, complete[o])).may_block);
+  }
+  CHECK_FALSE(m.event(0, index_of(m, 0, post)).may_block);
+  CHECK(m.event(0, index_of(m, 0, wait)).may_block);
+  CHECK(m.instances.empty());
+  CHECK(smt::op_text(m, op_at(m, 0, post, 1)) == fmt::format("0:{} MPI_Win_post to rank 2 (window 1)", post));
+  CHECK(smt::op_text(m, op_at(m, 1, start[1])) == fmt::format("1:{} MPI_Win_start from rank 0 (window 1)", start[1]));
+
+  // No receive has a choice: no races, and the recorded run is the only one.
+  const smt::Solution sol = smt::solve(m, {}, quick());
+  CHECK(sol.races.empty());
+  CHECK(sol.deadlocks.empty());
+  CHECK(sol.unknown == 0);
+  CHECK(ask(m, precede(m, 1, start[1], 0, post)) == smt::Verdict::unsat);     // start returns after the post
+  CHECK(ask(m, precede(m, 0, wait, 2, complete[2])) == smt::Verdict::unsat);  // wait returns after both completes
+  CHECK(ask(m, precede(m, 0, wait, 1, complete[1])) == smt::Verdict::unsat);
+  CHECK(ask(m, precede(m, 1, complete[1], 2, start[2])) == smt::Verdict::sat);  // origins are independent
+}
+
+TEST_CASE("smt solve: a fence orders what follows it after the other ranks' fences") {
+  // Rank 0: fence, send to 1. Rank 1: fence, receive from 0.
+  Rma t(2);
+  const uint64_t fence0 = t.sync(Call::Win_fence, 0);
+  const uint64_t send = t.send(0, 1);
+  const uint64_t fence1 = t.sync(Call::Win_fence, 1);
+  t.recv(1, 0);
+  const smt::Model m = t.model();
+  REQUIRE(m.instances.size() == 1);
+
+  // Can rank 0's send (after its fence) return before rank 1 calls its fence?
+  const smt::RawQuestion q = precede(m, 0, send, 1, fence1);
+  CHECK(ask(m, q) == smt::Verdict::unsat);
+  CHECK(ask(m, precede(m, 0, fence0, 1, fence1)) == smt::Verdict::unsat);
+
+  // The same trace without the fences' synchronization: it can.
+  smt::Model loose = m;
+  for (smt::Op& op : loose.ops) op.instance = k_none;
+  loose.instances.clear();
+  CHECK(ask(loose, q) == smt::Verdict::sat);
+
+  // The unsat explanation names the fence readably.
+  const smt::Solution sol = smt::solve(m, {q}, quick());
+  REQUIRE(sol.answers.size() == 1);
+  std::string why;
+  for (const std::string& line : sol.answers[0].explanation) why += line + "\n";
+  CAPTURE(why);
+  CHECK(why.find("MPI_Win_fence number 0 on window 1 (fence)") != std::string::npos);
+}
+
+TEST_CASE("smt solve: waiting at MPI_Win_start for a post that follows a receive deadlocks") {
+  // Rank 0 starts an access epoch to rank 1, then sends to it; rank 1
+  // receives first and posts after. The run completed (its MPI_Win_start
+  // did not wait for the post), but MPI allows it to wait: then neither
+  // rank ever goes on.
+  Rma t(2);
+  const uint64_t start = t.sync(Call::Win_start, 0, {1});
+  t.send(0, 1);
+  t.sync(Call::Win_complete, 0);
+  const uint64_t recv = t.recv(1, 0);
+  t.sync(Call::Win_post, 1, {0});
+  t.sync(Call::Win_wait, 1);
+  const smt::Model m = t.model();
+
+  smt::SolveOptions o = quick();
+  const smt::Solution sol = smt::solve(m, {}, o);
+  REQUIRE(sol.deadlocks.size() == 1);
+  const smt::RawWitness& w = sol.deadlocks[0];
+  CHECK(w.replayed);
+  REQUIRE(w.cycle.size() == 2);
+  std::vector<std::pair<uint32_t, uint64_t>> blocked;
+  for (const smt::RawBlocked& b : w.cycle) blocked.emplace_back(b.rank, m.ref(b.rank, b.event).seq);
+  std::sort(blocked.begin(), blocked.end());
+  CHECK(blocked == std::vector<std::pair<uint32_t, uint64_t>>{{0, start}, {1, recv}});
+  for (const smt::RawBlocked& b : w.cycle) CHECK(b.waits_for == std::vector<uint32_t>{1 - b.rank});
+
+  // The same through prove() and the text report: no tag or communicator
+  // of the model's own messages shows.
+  static std::atomic<int> counter{0};
+  const fs::path dir = fs::temp_directory_path() / ("smtrace-unit-smt-model-" + std::to_string(::getpid()) + "-" +
+                                                    std::to_string(counter++));
+  fs::remove_all(dir);
+  tf::write_trace(t.b.trace(), dir);
+  smt::ProveOptions po;
+  po.threads = 1;
+  po.smt_timeout_s = 20;
+  const smt::ProveResult result = smt::prove(dir, po);
+  fs::remove_all(dir);
+  const std::string text = smt::render_text(result);
+  CAPTURE(text);
+  CHECK(text.find("potential-deadlock") != std::string::npos);
+  CHECK(text.find("MPI_Win_start") != std::string::npos);
+  CHECK(text.find("post/start/complete/wait") == std::string::npos);
+  CHECK(text.find("tag") == std::string::npos);
+}
+
+TEST_CASE("smt model: pending RMA synchronization calls and MPI_Win_test") {
+  SUBCASE("a rank stopped inside MPI_Win_wait") {
+    Rma t(2);
+    t.sync(Call::Win_post, 0, {1});
+    const uint64_t wait = t.sync(Call::Win_wait, 0);
+    t.b.trace().ranks[0].events.back().pending = true;
+    t.b.unfinalize(0);
+    t.sync(Call::Win_start, 1, {0});
+    t.sync(Call::Win_fence, 1);  // a later fence of rank 1's own: rank 0 never gets there
+    const smt::Model m = t.model();
+    const uint32_t k = index_of(m, 0, wait);
+    REQUIRE(k == 1);
+    CHECK(m.ranks[0].limit == 2 * k + 1);
+    const std::vector<smt::Op> recv = posted(m, 0, wait);
+    REQUIRE(recv.size() == 1);
+    CHECK(recv[0].done == k_none);
+    CHECK(recv[0].recorded == k_none);
+    REQUIRE(m.instances.size() == 1);
+    CHECK(m.instances[0].members[0] == k_none);
+  }
+  SUBCASE("MPI_Win_test: only the successful call closes the epoch") {
+    Rma t(2);
+    const uint64_t post = t.sync(Call::Win_post, 0, {1});
+    const uint64_t failed = t.sync(Call::Win_test, 0);
+    t.b.trace().ranks[0].events.back().flag = false;
+    const uint64_t passed = t.sync(Call::Win_test, 0);
+    t.b.trace().ranks[0].events.back().flag = true;
+    t.sync(Call::Win_start, 1, {0});
+    const uint64_t complete = t.sync(Call::Win_complete, 1);
+    const smt::Model m = t.model();
+    CHECK(index_of(m, 0, failed) == k_none);
+    const std::vector<smt::Op> recv = posted(m, 0, passed);
+    REQUIRE(recv.size() == 1);
+    CHECK(recv[0].peer == 1);
+    CHECK(m.post_ref(recv[0].recorded).seq == complete);
+    CHECK_FALSE(m.event(0, index_of(m, 0, passed)).may_block);  // a loop of tests, not a blocking call
+    CHECK(index_of(m, 0, post) == 0);
+    CHECK(ask(m, precede(m, 0, passed, 1, complete)) == smt::Verdict::unsat);
+  }
+}
