@@ -475,6 +475,31 @@ void check_rma_accumulate(Checker& c) {
   c.expect(puts.size() + accs.size() == 1, "rank 2: expected one MPI_Put or MPI_Accumulate");
 }
 
+// rma_wildcard.c (3 ranks, either version): rank 1 puts into rank 0's
+// window under a shared lock and sends; rank 2 sends; rank 0 receives twice
+// (MPI_ANY_SOURCE, or named sources when fixed) around an annotated read.
+void check_rma_wildcard(Checker& c) {
+  check_common(c, true);
+  const auto& t = c.trace();
+  if (!c.expect(t.ranks.size() == 3, "rma_wildcard needs 3 ranks")) return;
+  for (uint32_t r = 0; r < 3; ++r) {
+    if (!t.ranks[r].present) continue;
+    expect_n(c, r, Call::Win_create, 1);
+    expect_n(c, r, Call::Win_free, 1);
+  }
+  for (const auto* p : expect_n(c, 1, Call::Put, 1))
+    c.expect(p->peer == 0 && p->target_disp == 2 && p->count == 1, where(1, *p) + ": target/disp/count");
+  expect_n(c, 1, Call::Win_lock, 1);
+  expect_n(c, 1, Call::Win_unlock, 1);
+  expect_n(c, 2, Call::Send, 1);
+  for (const auto* rd : expect_n(c, 0, Call::Annotate_read, 1))
+    c.expect(rd->size == 4 && rd->buf != 0, where(0, *rd) + ": annotated size " + std::to_string(rd->size));
+  for (const auto* r : expect_n(c, 0, Call::Recv, 2)) {
+    c.expect(r->status.source && (*r->status.source == 1 || *r->status.source == 2),
+             where(0, *r) + ": status source 1 or 2");
+  }
+}
+
 void check_rma_fence(Checker& c) {
   check_common(c, true);
   const auto& t = c.trace();
@@ -1004,6 +1029,7 @@ const std::map<std::string, std::function<void(Checker&)>>& cases() {
       {"rma_fence", check_rma_fence},
       {"rma_lock_all", check_rma_lock_all},
       {"rma_accumulate", check_rma_accumulate},
+      {"rma_wildcard", check_rma_wildcard},
       {"derived_types", check_derived_types},
       {"persistent", check_persistent},
       {"polling", check_polling},
