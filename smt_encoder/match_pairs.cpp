@@ -1,6 +1,8 @@
 #include "smt_encoder/match_pairs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -101,6 +103,510 @@ uint32_t accepting_before(const Channels& ch, const Op& r, uint32_t r_index, con
          ch.count_before(ch.receives(r.comm, r.rank, k_any, s.tag), r_index) +
          ch.count_before(ch.receives(r.comm, r.rank, src, k_any), r_index) +
          ch.count_before(ch.receives(r.comm, r.rank, src, s.tag), r_index);
+}
+
+// An event of a rank.
+struct Point {
+  uint32_t rank = 0, event = 0;
+};
+
+// Per op: the calls its completion waits for, any one of which is enough (a
+// receive's candidate sends, an Ssend's candidate receives): the MIN group.
+using Sources = std::vector<std::vector<Point>>;
+
+// Return the index of the first element of `list` for which `pred` is false
+// (`pred` true on a prefix, false on the rest).
+template <class Pred>
+std::size_t prefix_length(const std::vector<uint32_t>& list, std::size_t end, Pred pred) {
+  return static_cast<std::size_t>(std::partition_point(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(end), pred) -
+                                  list.begin());
+}
+
+// Vector clocks of "must happen before" (header comment): per event, how
+// many events of each rank are called before it returns, in every execution.
+class Clocks {
+ public:
+  explicit Clocks(const Model& model)
+      : m_model(model), m_width(static_cast<uint32_t>(model.ranks.size())), m_base(model.ranks.size() + 1, 0) {
+    for (std::size_t r = 0; r < model.ranks.size(); ++r) m_base[r + 1] = m_base[r] + model.ranks[r].events.size();
+    m_v.assign(m_base.back() * m_width, 0);
+  }
+
+  // Return false when `model` has too many events x ranks for clocks.
+  static bool fits(const Model& model) {
+    uint64_t events = 0;
+    for (const RankEvents& r : model.ranks) events += r.events.size();
+    return events * model.ranks.size() <= k_hb_max_entries;
+  }
+  // Return the clock of the return of event `k` of `rank`.
+  const uint32_t* ret(uint32_t rank, uint32_t k) const { return &m_v[(m_base[rank] + k) * m_width]; }
+  // Return how many events of rank `of` are called before event `k` of `rank` is called.
+  uint32_t at_call(uint32_t rank, uint32_t k, uint32_t of) const {
+    if (of == rank) return k + 1;
+    return k == 0 ? 0 : ret(rank, k - 1)[of];
+  }
+  // Return true when `r` completes before `s` is posted in every execution.
+  bool forced_after(const Op& r, const Op& s) const {
+    if (r.done == k_none) return false;
+    if (s.rank == r.rank) return s.post > r.done;
+    return at_call(s.rank, s.post, r.rank) >= r.done + 2;
+  }
+
+  // Run one pass over every event, the MIN groups of ops given by
+  // `sources`; return true when some clock grew.
+  bool pass(const Sources& sources) {
+    const uint32_t w = m_width;
+    m_cursor.assign(w, 0);
+    m_hub.assign(m_model.instances.size(), {});
+    m_hub_users.assign(m_model.instances.size(), 0);
+    for (const Op& o : m_model.ops) {
+      if (o.kind == OpKind::coll && o.instance != k_none && o.done != k_none && uses_hub(o)) ++m_hub_users[o.instance];
+    }
+    m_changed = false;
+    uint64_t left = m_base.back();
+    uint32_t force = 0;
+    while (left > 0) {
+      bool progress = false;
+      for (uint32_t i = 0; i < w; ++i) {
+        const uint32_t n = static_cast<uint32_t>(m_model.ranks[i].events.size());
+        while (m_cursor[i] < n && ready(i, m_cursor[i], sources)) {
+          compute(i, m_cursor[i]++, sources);
+          --left;
+          progress = true;
+        }
+      }
+      if (progress) continue;
+      // Every rank waits for a call not known yet (a cycle, or a receive whose
+      // candidates lie ahead): go on with what is known, which is sound.
+      while (m_cursor[force] == m_model.ranks[force].events.size()) force = (force + 1) % w;
+      compute(force, m_cursor[force]++, sources);
+      --left;
+      force = (force + 1) % w;
+    }
+    m_hub.clear();
+    m_hub_users.clear();
+    return m_changed;
+  }
+
+ private:
+  static constexpr std::size_t k_max_scan_members = 64;
+
+  // Return true when the call of `p` has its clock of this pass (seen from rank `rank`).
+  bool known(Point p, uint32_t rank) const { return p.rank == rank || m_cursor[p.rank] >= p.event; }
+
+  // Call `fn` with the posting event of each member whose call collective
+  // op `o` waits for before it returns.
+  template <class F>
+  void awaited(const Op& o, F&& fn) const {
+    const Instance& inst = m_model.instances[o.instance];
+    auto visit = [&](std::size_t from, std::size_t to) {
+      for (std::size_t m = from; m < to; ++m) {
+        if (inst.members[m] != k_none) fn(Point{m_model.ops[inst.members[m]].rank, m_model.ops[inst.members[m]].post});
+      }
+    };
+    const std::size_t size = inst.members.size();
+    switch (inst.kind) {
+      case CollKind::full:
+        visit(0, size);
+        break;
+      case CollKind::from_root:
+        if (o.member != inst.root && inst.root < size) visit(inst.root, inst.root + 1);
+        break;
+      case CollKind::to_root:
+        if (o.member == inst.root) visit(0, size);
+        break;
+      case CollKind::scan:
+      case CollKind::exscan:
+        if (size <= k_max_scan_members) visit(0, inst.kind == CollKind::scan ? o.member + 1 : o.member);
+        break;
+    }
+  }
+  // Return true when collective op `o` waits for every member (through the instance's hub).
+  bool uses_hub(const Op& o) const {
+    const Instance& inst = m_model.instances[o.instance];
+    return inst.kind == CollKind::full || (inst.kind == CollKind::to_root && o.member == inst.root);
+  }
+
+  bool ready(uint32_t i, uint32_t k, const Sources& sources) const {
+    for (uint32_t op : m_model.ranks[i].events[k].completes) {
+      const Op& o = m_model.ops[op];
+      bool ok = true;
+      if (o.kind == OpKind::coll) {
+        if (o.instance == k_none || (uses_hub(o) && !m_hub[o.instance].empty())) continue;
+        awaited(o, [&](Point p) { ok = ok && known(p, i); });
+      } else {
+        for (Point p : sources[op]) ok = ok && known(p, i);
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // Raise `acc` to the clock of the call of `p`.
+  void join_call(Point p, std::vector<uint32_t>& acc) const {
+    if (p.event > 0) {
+      const uint32_t* v = ret(p.rank, p.event - 1);
+      for (uint32_t x = 0; x < m_width; ++x) acc[x] = std::max(acc[x], v[x]);
+    }
+    acc[p.rank] = std::max(acc[p.rank], p.event + 1);
+  }
+
+  // Return the join of the calls of every member of instance `index`; kept
+  // for the rest of the pass once all of them are known.
+  const std::vector<uint32_t>& hub(uint32_t index, uint32_t rank) {
+    if (!m_hub[index].empty()) return m_hub[index];
+    m_scratch.assign(m_width, 0);
+    bool all = true;
+    for (uint32_t m : m_model.instances[index].members) {
+      if (m == k_none) continue;
+      const Point p{m_model.ops[m].rank, m_model.ops[m].post};
+      all = all && known(p, rank);
+      join_call(p, m_scratch);
+    }
+    if (all) m_hub[index] = m_scratch;
+    return m_scratch;
+  }
+
+  void compute(uint32_t i, uint32_t k, const Sources& sources) {
+    std::vector<uint32_t>& acc = m_acc;
+    acc.assign(m_width, 0);
+    if (k > 0) std::copy(ret(i, k - 1), ret(i, k - 1) + m_width, acc.begin());
+    acc[i] = k + 1;
+    for (uint32_t op : m_model.ranks[i].events[k].completes) {
+      const Op& o = m_model.ops[op];
+      if (o.kind == OpKind::coll) {
+        if (o.instance == k_none) continue;
+        if (uses_hub(o)) {
+          const std::vector<uint32_t>& h = hub(o.instance, i);
+          for (uint32_t x = 0; x < m_width; ++x) acc[x] = std::max(acc[x], h[x]);
+          // The hub is dropped after its last user: instances x ranks could be large.
+          if (--m_hub_users[o.instance] == 0) std::vector<uint32_t>().swap(m_hub[o.instance]);
+        } else {
+          awaited(o, [&](Point p) { join_call(p, acc); });
+        }
+        continue;
+      }
+      const std::vector<Point>& group = sources[op];
+      if (group.empty()) continue;
+      m_low.assign(m_width, 0);
+      join_call(group[0], m_low);
+      for (std::size_t g = 1; g < group.size(); ++g) {
+        m_scratch.assign(m_width, 0);
+        join_call(group[g], m_scratch);
+        for (uint32_t x = 0; x < m_width; ++x) m_low[x] = std::min(m_low[x], m_scratch[x]);
+      }
+      for (uint32_t x = 0; x < m_width; ++x) acc[x] = std::max(acc[x], m_low[x]);
+    }
+    uint32_t* v = &m_v[(m_base[i] + k) * m_width];
+    for (uint32_t x = 0; x < m_width; ++x) {
+      if (acc[x] > v[x]) {
+        v[x] = acc[x];
+        m_changed = true;
+      }
+    }
+  }
+
+  const Model& m_model;
+  uint32_t m_width;
+  std::vector<std::size_t> m_base;  // per rank: its first event's row
+  std::vector<uint32_t> m_v;        // row per event, m_width counts
+  // Pass state.
+  std::vector<uint32_t> m_cursor;   // per rank: events with this pass's clock
+  std::vector<std::vector<uint32_t>> m_hub;  // per instance: the join of its members' calls
+  std::vector<uint32_t> m_hub_users;         // per instance: members still to use the hub
+  std::vector<uint32_t> m_acc, m_low, m_scratch;
+  bool m_changed = false;
+};
+
+// The rules of the header comment over one model: the counting rules and
+// cuts, and once clocks exist the happens-before rules; run() iterates
+// clocks and pairs to their fixpoint.
+class Analysis {
+ public:
+  Analysis(const Model& model, const Channels& ch, const std::vector<Cut>& cuts)
+      : m_model(model), m_ch(ch), m_segments(model, cuts), m_closed(model, m_segments, cuts.size()) {}
+
+  // Return the match pairs, with the happens-before rules unless `skip_hb`.
+  MatchPairs run(bool skip_hb) {
+    if (skip_hb || !Clocks::fits(m_model)) {
+      materialize();
+      m_pairs.hb_skipped = true;
+      return std::move(m_pairs);
+    }
+    m_clocks.emplace(m_model);
+    // The first pass has no pair lists yet (on request/answer traces they
+    // would be quadratic): a receive's MIN group is the first candidate of
+    // each sender under the counting rules, which is the earliest one.
+    m_sources.assign(m_model.ops.size(), {});
+    std::vector<uint32_t> found;
+    MatchPairs scratch;
+    for (uint32_t ri = 0; ri < m_model.ops.size(); ++ri) {
+      const Op& r = m_model.ops[ri];
+      if ((r.kind != OpKind::recv && r.kind != OpKind::probe) || r.done == k_none) continue;
+      found.clear();
+      collect(ri, Want::first_per_sender, found, scratch);
+      for (uint32_t s : found) m_sources[ri].push_back({m_model.ops[s].rank, m_model.ops[s].post});
+    }
+    bool grew = m_clocks->pass(m_sources);
+    uint32_t passes = 1;
+    materialize();
+    while (grew && passes < k_hb_passes) {
+      sources_from_pairs();
+      grew = m_clocks->pass(m_sources);
+      ++passes;
+      if (grew) materialize();
+    }
+    m_pairs.hb_passes = passes;
+    return std::move(m_pairs);
+  }
+
+  // Return why `ri` never matches `si` (pair_excluded_because); run() first.
+  std::string explain(uint32_t ri, uint32_t si) const;
+
+ private:
+  enum class Want : uint8_t { all, first_per_sender };
+
+  bool forced(const Op& r, const Op& s) const { return m_clocks && m_clocks->forced_after(r, s); }
+  // Return how many sends of `sender` to r's endpoint are not posted after r completes.
+  uint32_t unforced_from(const Op& r, uint32_t sender) const {
+    const std::vector<uint32_t>& list = m_ch.sends(sender, r.comm, r.rank, k_any);
+    return static_cast<uint32_t>(
+        prefix_length(list, list.size(), [&](uint32_t s) { return !forced(r, m_model.ops[s]); }));
+  }
+  // Return the sends to r's endpoint from ranks other than `sender` that
+  // r's earlier receives could take (rule 3), given `b` and, with clocks,
+  // `unforced` (unforced_from summed over every sender).
+  uint32_t others(const Op& r, uint32_t sender, const Bounds& b, uint32_t unforced) const {
+    return m_clocks ? unforced - unforced_from(r, sender) : b.others;
+  }
+  uint32_t unforced_all(const Op& r) const {
+    uint32_t n = 0;
+    if (m_clocks) {
+      for (uint32_t v : m_ch.senders_to(r.comm, r.rank)) n += unforced_from(r, v);
+    }
+    return n;
+  }
+
+  void collect(uint32_t ri, Want want, std::vector<uint32_t>& found, MatchPairs& stats) const;
+  void materialize();
+  void sources_from_pairs();
+  std::vector<Point> chain(const Op& r, const Op& s) const;
+
+  const Model& m_model;
+  const Channels& m_ch;
+  Segments m_segments;
+  Closed m_closed;
+  std::optional<Clocks> m_clocks;
+  Sources m_sources;  // the MIN groups of the last pass
+  MatchPairs m_pairs;
+};
+
+void Analysis::collect(uint32_t ri, Want want, std::vector<uint32_t>& found, MatchPairs& stats) const {
+  const Op& r = m_model.ops[ri];
+  std::vector<uint32_t> single;
+  const std::vector<uint32_t>* senders = &m_ch.senders_to(r.comm, r.rank);
+  if (r.peer != k_any) {
+    single.push_back(static_cast<uint32_t>(r.peer));
+    senders = &single;
+  }
+  const uint32_t r_done_segment = r.done == k_none ? UINT32_MAX : m_segments.of(r.rank, r.done);
+  const uint32_t r_post_segment = m_segments.of(r.rank, r.post);
+  const uint32_t unforced = unforced_all(r);
+  for (uint32_t sender : *senders) {
+    const std::vector<uint32_t>& list = m_ch.sends(sender, r.comm, r.rank, r.tag);
+    if (list.empty()) continue;
+    const Bounds b = bounds(m_ch, r, ri, sender);
+    const uint32_t other = others(r, sender, b, unforced);
+    // The window: from the first send whose channel position can satisfy the
+    // receives that take any tag, to the last one rule 2 allows, before the
+    // first one posted after r completes.
+    auto first_from = [&](uint32_t with) {
+      return prefix_length(list, list.size(),
+                           [&](uint32_t s) { return m_ch.channel_position(s) + with < b.receives_any_tag; });
+    };
+    const std::size_t hi_plain = std::min<std::size_t>(list.size(), std::size_t{b.max_earlier} + 1);
+    const std::size_t lo_plain = first_from(b.others);
+    const std::size_t lo = m_clocks ? first_from(other) : lo_plain;
+    const std::size_t hi =
+        m_clocks ? prefix_length(list, hi_plain, [&](uint32_t s) { return !forced(r, m_model.ops[s]); }) : hi_plain;
+    if (lo_plain < hi_plain) stats.dropped_by_happens_before += (hi_plain - lo_plain) - (lo < hi ? hi - lo : 0);
+    for (std::size_t i = lo; i < hi; ++i) {
+      const uint32_t s = list[i];
+      const Op& send = m_model.ops[s];
+      const uint32_t before = accepting_before(m_ch, r, ri, send);
+      const uint32_t position = m_ch.channel_position(s);
+      if (before > position + other) {
+        if (before <= position + b.others) ++stats.dropped_by_happens_before;
+        continue;
+      }
+      const uint32_t s_post_segment = m_segments.of(send.rank, send.post);
+      if (r_done_segment < s_post_segment ||
+          m_closed.closed_between(r.comm, r.rank, s_post_segment, r_post_segment)) {
+        ++stats.dropped_by_cuts;
+        continue;
+      }
+      found.push_back(s);
+      if (want == Want::first_per_sender) break;
+    }
+  }
+  std::sort(found.begin(), found.end());
+}
+
+void Analysis::materialize() {
+  MatchPairs& out = m_pairs;
+  const std::size_t n = m_model.ops.size();
+  out.sends.assign(n, {});
+  out.recvs.assign(n, {});
+  out.probes.assign(n, {});
+  out.pairs = out.dropped_by_cuts = out.dropped_by_happens_before = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (m_model.ops[i].kind == OpKind::probe) collect(i, Want::all, out.sends[i], out);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const Op& r = m_model.ops[i];
+    if (r.kind != OpKind::recv) continue;
+    collect(i, Want::all, out.sends[i], out);
+    if (r.probe != k_none) {
+      const auto& seen = out.sends[r.probe];
+      std::erase_if(out.sends[i], [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const bool probe = m_model.ops[i].kind == OpKind::probe;
+    for (uint32_t s : out.sends[i]) (probe ? out.probes : out.recvs)[s].push_back(i);
+    out.pairs += out.sends[i].size();
+  }
+}
+
+void Analysis::sources_from_pairs() {
+  // Clocks grow along a rank, so a MIN group needs the earliest candidate per rank only.
+  std::vector<uint32_t> earliest(m_model.ranks.size(), k_none);
+  std::vector<uint32_t> touched;
+  auto group = [&](const std::vector<uint32_t>& candidates, std::vector<Point>& out) {
+    out.clear();
+    for (uint32_t c : candidates) {
+      const Op& o = m_model.ops[c];
+      if (earliest[o.rank] == k_none) touched.push_back(o.rank);
+      earliest[o.rank] = std::min(earliest[o.rank], o.post);
+    }
+    for (uint32_t rank : touched) {
+      out.push_back({rank, earliest[rank]});
+      earliest[rank] = k_none;
+    }
+    touched.clear();
+  };
+  for (uint32_t i = 0; i < m_model.ops.size(); ++i) {
+    const Op& o = m_model.ops[i];
+    if (o.done == k_none) continue;
+    if (o.kind == OpKind::recv || o.kind == OpKind::probe) group(m_pairs.sends[i], m_sources[i]);
+    if (o.kind == OpKind::send && o.mode == SendMode::sync) group(m_pairs.recvs[i], m_sources[i]);
+  }
+}
+
+std::vector<Point> Analysis::chain(const Op& r, const Op& s) const {
+  // Walk back from s's call: on each rank, the first event whose return
+  // knows r's rank passed r.done + 1, and the call on another rank it got
+  // that from (a MIN group has it from all of its calls).
+  std::vector<Point> out;
+  const uint32_t need = r.done + 2;
+  Point at{s.rank, s.post};
+  for (int step = 0; step < 64 && at.rank != r.rank; ++step) {
+    uint32_t lo = 0, hi = at.event;  // first k < at.event with ret(k) >= need
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (m_clocks->ret(at.rank, mid)[r.rank] >= need) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    if (lo == at.event) return {};
+    out.push_back({at.rank, lo});
+    std::optional<Point> from;
+    auto consider = [&](Point p) {
+      if (!from && p.rank != at.rank && m_clocks->at_call(p.rank, p.event, r.rank) >= need) from = p;
+    };
+    for (uint32_t op : m_model.ranks[at.rank].events[lo].completes) {
+      const Op& o = m_model.ops[op];
+      if (o.kind != OpKind::coll) {
+        for (Point p : m_sources[op]) consider(p);
+        continue;
+      }
+      if (o.instance == k_none) continue;
+      for (uint32_t m : m_model.instances[o.instance].members) {
+        if (m != k_none) consider({m_model.ops[m].rank, m_model.ops[m].post});
+      }
+    }
+    if (!from) return {};
+    at = *from;
+  }
+  if (at.rank != r.rank) return {};
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::string Analysis::explain(uint32_t ri, uint32_t si) const {
+  const Model& model = m_model;
+  const Channels& ch = m_ch;
+  const Op& r = model.ops[ri];
+  const Op& s = model.ops[si];
+  const std::string rt = model.post_ref(ri).str();
+  const std::string st = model.post_ref(si).str();
+  if (!accepts(r, s)) {
+    if (s.kind != OpKind::send || (r.kind != OpKind::recv && r.kind != OpKind::probe)) {
+      return fmt::format("{} is not a receive or probe and {} a send", rt, st);
+    }
+    return fmt::format("{} ({}) does not accept the envelope of {} ({})", rt, op_text(model, ri), st,
+                       op_text(model, si));
+  }
+  if (r.probe != k_none && !explain(r.probe, si).empty()) {
+    return fmt::format("{} takes the message that probe {} saw, and that probe cannot see {}", rt,
+                       model.post_ref(r.probe).str(), st);
+  }
+  const Bounds b = bounds(ch, r, ri, s.rank);
+  const uint32_t earlier = r.tag == k_any ? ch.channel_position(si) : ch.tag_position(si);
+  if (earlier > b.max_earlier) {
+    return fmt::format(
+        "non-overtaking: {} earlier send(s) of rank {} that {} accepts must be received before {}, by "
+        "receives posted before {}, and only {} such receive(s) can take messages from rank {}",
+        earlier, s.rank, rt, st, rt, b.max_earlier, s.rank);
+  }
+  const uint32_t before = accepting_before(ch, r, ri, s);
+  if (before > ch.channel_position(si) + b.others) {
+    return fmt::format(
+        "non-overtaking: the {} receive(s) posted before {} that accept {} must match first, with "
+        "earlier sends of rank {} ({}) or sends of other ranks ({}): too few",
+        before, rt, st, s.rank, ch.channel_position(si), b.others);
+  }
+  const uint32_t s_post = m_segments.of(s.rank, s.post);
+  if (r.done != k_none && m_segments.of(r.rank, r.done) < s_post) {
+    return fmt::format("{} completes before a collective of all ranks that rank {} passes before posting {}", rt,
+                       s.rank, st);
+  }
+  if (m_closed.closed_between(r.comm, r.rank, s_post, m_segments.of(r.rank, r.post))) {
+    return fmt::format(
+        "every message to rank {} posted before a collective of all ranks is received before it, and {} is "
+        "posted after it while {} is posted before",
+        r.rank, rt, st);
+  }
+  if (forced(r, s)) {
+    std::string through;
+    if (s.rank == r.rank) {
+      through = "program order";
+    } else {
+      for (Point p : chain(r, s)) through += (through.empty() ? "" : ", ") + event_text(model, p.rank, p.event);
+      through = through.empty() ? "vector clocks" : "through " + through;
+    }
+    return fmt::format("{} completes before {} is posted in every execution (happens-before {})", rt, st, through);
+  }
+  const uint32_t other = others(r, s.rank, b, unforced_all(r));
+  if (before > ch.channel_position(si) + other) {
+    return fmt::format(
+        "non-overtaking: the {} receive(s) posted before {} that accept {} must match before {} completes, "
+        "with earlier sends of rank {} ({}) or sends of other ranks not posted after that ({}): too few",
+        before, rt, st, rt, s.rank, ch.channel_position(si), other);
+  }
+  return {};
 }
 
 }  // namespace
@@ -230,119 +736,15 @@ uint32_t MatchPairs::find(uint32_t recv, uint32_t send) const {
 }
 
 MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts) {
-  MatchPairs out;
-  const std::size_t n = model.ops.size();
-  out.sends.resize(n);
-  out.recvs.resize(n);
-  out.probes.resize(n);
-  const Segments segments(model, cuts);
-  const Closed closed(model, segments, cuts.size());
-
-  auto collect = [&](uint32_t ri) {
-    const Op& r = model.ops[ri];
-    std::vector<uint32_t>& found = out.sends[ri];
-    std::vector<uint32_t> single;
-    const std::vector<uint32_t>* senders = &ch.senders_to(r.comm, r.rank);
-    if (r.peer != k_any) {
-      single.push_back(static_cast<uint32_t>(r.peer));
-      senders = &single;
-    }
-    const uint32_t r_done_segment = r.done == k_none ? UINT32_MAX : segments.of(r.rank, r.done);
-    const uint32_t r_post_segment = segments.of(r.rank, r.post);
-    for (uint32_t sender : *senders) {
-      const std::vector<uint32_t>& list = ch.sends(sender, r.comm, r.rank, r.tag);
-      if (list.empty()) continue;
-      const Bounds b = bounds(ch, r, ri, sender);
-      const std::size_t hi = std::min<std::size_t>(list.size() - 1, b.max_earlier);
-      // First send whose channel position can satisfy the receives that take any tag.
-      auto lo_it = std::lower_bound(list.begin(), list.end(), b.receives_any_tag, [&](uint32_t s, uint32_t need) {
-        return ch.channel_position(s) + b.others < need;
-      });
-      for (std::size_t i = static_cast<std::size_t>(lo_it - list.begin()); i <= hi && i < list.size(); ++i) {
-        const uint32_t s = list[i];
-        const Op& send = model.ops[s];
-        if (accepting_before(ch, r, ri, send) > ch.channel_position(s) + b.others) continue;
-        const uint32_t s_post_segment = segments.of(send.rank, send.post);
-        if (r_done_segment < s_post_segment ||
-            closed.closed_between(r.comm, r.rank, s_post_segment, r_post_segment)) {
-          ++out.dropped_by_cuts;
-          continue;
-        }
-        found.push_back(s);
-      }
-    }
-    std::sort(found.begin(), found.end());
-  };
-
-  for (uint32_t i = 0; i < n; ++i) {
-    if (model.ops[i].kind == OpKind::probe) collect(i);
-  }
-  for (uint32_t i = 0; i < n; ++i) {
-    const Op& r = model.ops[i];
-    if (r.kind != OpKind::recv) continue;
-    collect(i);
-    if (r.probe != k_none) {
-      const auto& seen = out.sends[r.probe];
-      std::erase_if(out.sends[i], [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
-    }
-  }
-  for (uint32_t i = 0; i < n; ++i) {
-    const bool probe = model.ops[i].kind == OpKind::probe;
-    for (uint32_t s : out.sends[i]) (probe ? out.probes : out.recvs)[s].push_back(i);
-    out.pairs += out.sends[i].size();
-  }
-  return out;
+  const char* off = std::getenv("SMTRACE_SMT_NO_HB_PRUNING");
+  return Analysis(model, ch, cuts).run(off != nullptr && *off != '\0' && *off != '0');
 }
 
 std::string pair_excluded_because(const Model& model, const Channels& ch, const std::vector<Cut>& cuts,
                                   uint32_t ri, uint32_t si) {
-  const Op& r = model.ops[ri];
-  const Op& s = model.ops[si];
-  const std::string rt = model.post_ref(ri).str();
-  const std::string st = model.post_ref(si).str();
-  if (!accepts(r, s)) {
-    if (s.kind != OpKind::send || (r.kind != OpKind::recv && r.kind != OpKind::probe)) {
-      return fmt::format("{} is not a receive or probe and {} a send", rt, st);
-    }
-    return fmt::format("{} ({}) does not accept the envelope of {} ({})", rt, op_text(model, ri), st,
-                       op_text(model, si));
-  }
-  if (r.probe != k_none) {
-    const Channels& c = ch;
-    if (!pair_excluded_because(model, c, cuts, r.probe, si).empty()) {
-      return fmt::format("{} takes the message that probe {} saw, and that probe cannot see {}", rt,
-                         model.post_ref(r.probe).str(), st);
-    }
-  }
-  const Bounds b = bounds(ch, r, ri, s.rank);
-  const uint32_t earlier = r.tag == k_any ? ch.channel_position(si) : ch.tag_position(si);
-  if (earlier > b.max_earlier) {
-    return fmt::format(
-        "non-overtaking: {} earlier send(s) of rank {} that {} accepts must be received before {}, by "
-        "receives posted before {}, and only {} such receive(s) can take messages from rank {}",
-        earlier, s.rank, rt, st, rt, b.max_earlier, s.rank);
-  }
-  const uint32_t before = accepting_before(ch, r, ri, s);
-  if (before > ch.channel_position(si) + b.others) {
-    return fmt::format(
-        "non-overtaking: the {} receive(s) posted before {} that accept {} must match first, with "
-        "earlier sends of rank {} ({}) or sends of other ranks ({}): too few",
-        before, rt, st, s.rank, ch.channel_position(si), b.others);
-  }
-  const Segments segments(model, cuts);
-  const uint32_t s_post = segments.of(s.rank, s.post);
-  if (r.done != k_none && segments.of(r.rank, r.done) < s_post) {
-    return fmt::format("{} completes before a collective of all ranks that rank {} passes before posting {}", rt,
-                       s.rank, st);
-  }
-  const Closed closed(model, segments, cuts.size());
-  if (closed.closed_between(r.comm, r.rank, s_post, segments.of(r.rank, r.post))) {
-    return fmt::format(
-        "every message to rank {} posted before a collective of all ranks is received before it, and {} is "
-        "posted after it while {} is posted before",
-        r.rank, rt, st);
-  }
-  return {};
+  Analysis analysis(model, ch, cuts);
+  analysis.run(false);
+  return analysis.explain(ri, si);
 }
 
 }  // namespace smtrace::smt

@@ -10,13 +10,56 @@
 //   by a distinct receive posted earlier on the rank from that sender or any;
 // - upper bound (rule 3): the earlier receives that accept s must all be
 //   matched first, each with an earlier send of s's sender or a send of
-//   another rank;
+//   another rank that is not posted after r completes (happens-before below);
 // - cut: across a point every rank passes (a barrier of all ranks), a
 //   receive that completes before it never takes a send posted after it, and
 //   when as many receives of an endpoint complete before it as sends to the
-//   endpoint are posted before it, no send crosses it.
+//   endpoint are posted before it, no send crosses it;
+// - happens-before: r completes before s is posted in every execution.
 // Candidate sends come out of indexed channels (per sender, per tag) by
 // binary search, so a trace without wildcards costs O(n log n).
+//
+// Happens-before. A point is the call or the return of a model event. For
+// points a and b, "a before b" means: in every execution (every sequence of
+// steps of semantics.hpp, finished or not) in which b occurs, a occurred
+// earlier. Relations that hold whichever matches happen:
+// - program order: call(k) before ret(k) before call(k+1) on a rank;
+// - a receive or probe that completes at event d took or saw a send s that
+//   was posted before: call(s.post) before ret(d) for that s. Which s is
+//   open, but it is a candidate, so ret(d) comes after the earliest of the
+//   candidates' calls: componentwise, its clock is at least the MIN of their
+//   clocks (one candidate: an ordinary edge);
+// - an MPI_Ssend completing at d was matched by a receive posted before:
+//   ret(d) after the MIN over its candidate receives' posting calls;
+// - collectives, by CollKind: full, every member's call before every
+//   member's return; from_root, the root's call before each return; to_root,
+//   every call before the root's return; scan / exscan, members <= i / < i
+//   before member i's return (scans of more than 64 members are left out).
+// Standard sends get no edge, not even under zero buffering: the pairs serve
+// both --buffering modes. Every edge goes from a call to a return, so the
+// clock of a return, per rank j, is how many events of j are called before
+// it; ret(r.done) before call(s.post) on another rank holds exactly when
+// call(r.done + 1) is, i.e. when s.post's call clock counts r.done + 2
+// events of r's rank. Clocks are computed rank by rank, an event once the
+// calls it depends on are known, else (a cycle) with what is known so far;
+// a value computed from sound values by these rules is sound, so every
+// intermediate clock is a lower bound of the true relation.
+//
+// Soundness of the fixpoint. Clocks are derived from candidate sets, and
+// candidate sets pruned with the clocks (the happens-before rule above, and
+// rule 3 counting only the other ranks' sends not forced after r completes:
+// the earlier receives are matched before r is, hence before r completes,
+// with sends posted before that). Both steps are repeated until the clocks
+// stop growing (at most k_hb_passes passes). Suppose some execution X
+// matches a pair that is dropped; take the first pass whose pruning drops a
+// pair of X. Every candidate set that pass's clocks came from still held
+// every pair of X, so each relation derived holds in X (by induction over
+// X's steps), and the dropped pair contradicts one of them: r would have
+// completed before s was posted, or r's earlier receives would lack sends.
+// So no pair of any execution is ever dropped. Vector clocks take world
+// size entries per event: past k_hb_max_entries (events x ranks) the
+// happens-before rules are skipped (hb_skipped) and the pairs are as
+// without them. SMTRACE_SMT_NO_HB_PRUNING=1 skips them too (benchmarks).
 //
 // Channels is the index the encoder shares for its non-overtaking
 // constraints: each send's place in its channel, and receives by envelope.
@@ -100,15 +143,24 @@ struct MatchPairs {
   std::vector<std::vector<uint32_t>> probes;  // per send: probes that may see it
   uint64_t pairs = 0;                         // receive and probe pairs
   uint64_t dropped_by_cuts = 0;
+  // Pairs that the happens-before rules remove, counted against the window
+  // of the counting rules (a few may also fail a per-pair rule 3 check).
+  uint64_t dropped_by_happens_before = 0;
+  uint32_t hb_passes = 0;    // vector clock passes run
+  bool hb_skipped = false;   // happens-before rules not applied (too large, or switched off)
   // Return the index of `send` in sends[recv], or k_none.
   uint32_t find(uint32_t recv, uint32_t send) const;
 };
+
+inline constexpr uint32_t k_hb_passes = 8;
+inline constexpr uint64_t k_hb_max_entries = uint64_t{1} << 27;
 
 // Return the match pairs of `model` given its cuts `cuts` (find_cuts).
 MatchPairs match_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts);
 
 // Return why receive or probe `recv` can never match send `send` (a rule
 // above), or an empty string when the pair is not excluded by these rules.
+// It computes the pairs again (as match_pairs does) for the happens-before rules.
 std::string pair_excluded_because(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
                                   uint32_t recv, uint32_t send);
 

@@ -399,6 +399,9 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
   out.stats["parts"] = parts.size();
   out.stats["match_pairs"] = pairs.pairs;
   out.stats["match_pairs_dropped_by_cuts"] = pairs.dropped_by_cuts;
+  out.stats["match_pairs_dropped_by_happens_before"] = pairs.dropped_by_happens_before;
+  out.stats["match_pairs_hb_passes"] = pairs.hb_passes;
+  out.stats["match_pairs_hb_skipped"] = pairs.hb_skipped ? 1 : 0;
   for (const Op& op : model.ops) {
     if (op.kind == OpKind::recv || op.kind == OpKind::probe) ++out.stats["receives"];
     if (op.kind == OpKind::send) ++out.stats["sends"];
