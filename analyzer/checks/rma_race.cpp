@@ -64,6 +64,7 @@
 #include "analyzer/comms.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/happens_before.hpp"
+#include "analyzer/mpi_buffers.hpp"
 #include "analyzer/replay.hpp"
 
 namespace smtrace::analyzer::checks {
@@ -131,12 +132,26 @@ struct LocalAccess {
   bool write = false;
 };
 
+// A buffer of a point-to-point or collective call: read (send side) or
+// written (receive side) from the call to its completion.
+struct BufferCall {
+  uint64_t seq = 0;
+  uint64_t done = k_never;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  uint64_t buf = 0;
+  int64_t count = 0;
+  uint32_t type = 0;
+  bool write = false;
+};
+
 class Pass final : public RankPass {
  public:
-  Pass() = default;
+  explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
     if (e.rc != 0 && !e.pending) return;
+    if (!windows.empty() && !e.pending) buffers_of(e);
     if (is_local_access(e.call)) {
       if (e.buf == 0 || e.size == 0 || e.pending) return;
       const uint64_t count = std::max<int64_t>(e.count, 1);
@@ -231,8 +246,49 @@ class Pass final : public RankPass {
   std::vector<LocalAccess> locals;
   std::vector<WindowMemory> windows;
   std::vector<OwnLock> own_locks;
+  std::vector<BufferCall> buffers;  // once the rank has a window: before, no RMA can reach them
 
  private:
+  // Keep the buffers of point-to-point call or collective `e` (persistent
+  // requests are left out), and complete those of the requests it completes.
+  void buffers_of(const Event& e) {
+    auto add = [&](uint64_t buf, int64_t count, uint32_t type, bool write) {
+      if (count <= 0) return;
+      const bool nonblocking = e.request != 0;
+      if (nonblocking) m_buffer_requests[e.request].push_back(buffers.size());
+      buffers.push_back({e.seq, nonblocking ? k_never : e.seq, e.site, e.call, buf, count, type, write});
+    };
+    switch (e.call) {
+      case Call::Send: case Call::Bsend: case Call::Ssend: case Call::Rsend:
+      case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend:
+        add(e.buf, e.count, e.datatype, false);
+        return;
+      case Call::Recv: case Call::Irecv: case Call::Sendrecv_replace:
+        add(e.buf, e.count, e.datatype, true);
+        return;
+      case Call::Sendrecv:
+        add(e.buf, e.count, e.datatype, false);
+        add(e.recv_buf, e.recv_count, e.recv_datatype, true);
+        return;
+      default:
+        break;
+    }
+    if (format::call_family(e.call) == format::Family::coll) {
+      const Footprint fp(m_data);
+      collective_buffers(e, m_data, fp, [&](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
+        add(buf, count, type, use == BufferUse::write);
+      });
+      return;
+    }
+    if (!is_request_completion(e.call)) return;
+    for (const format::CompletedRequest& c : e.completed) {
+      auto it = m_buffer_requests.find(c.request);
+      if (it == m_buffer_requests.end()) continue;
+      for (std::size_t i : it->second) buffers[i].done = e.seq;
+      m_buffer_requests.erase(it);
+    }
+  }
+
   // Complete the open operations on `window` (to `target` only, if given):
   // at the origin, and at the target too when `remote`.
   void complete(const Event& e, std::optional<int32_t> target, bool remote) {
@@ -262,9 +318,15 @@ class Pass final : public RankPass {
   std::map<uint32_t, uint32_t> m_lock_all;                                    // window -> epoch
   std::unordered_map<uint64_t, std::size_t> m_by_request;
   std::unordered_map<uint32_t, std::vector<std::size_t>> m_open;              // window -> ops not remotely complete
+  std::unordered_map<uint64_t, std::vector<std::size_t>> m_buffer_requests;   // request -> its buffers
+  const RankData& m_data;
 };
 
-enum class Side : uint8_t { local, origin, target };
+// local: a load or store; origin, target: an RMA call's two sides; buffer: a
+// point-to-point or collective call's buffer on its own rank (typed
+// Local_Read/Local_Write: it conflicts with RMA accesses only, since one
+// rank's own calls and loads are local-concurrency's business).
+enum class Side : uint8_t { local, origin, target, buffer };
 
 // One access as the sweep sees it: a strided piece of memory of `owner`.
 struct Item {
@@ -273,7 +335,7 @@ struct Item {
   uint64_t start = 0;             // seq of that call on `origin`
   uint64_t done = k_never;        // seq of its completion on `origin`
   uint32_t op = UINT32_MAX;       // index into the origin's ops (RMA); UINT32_MAX: local
-  uint32_t local = UINT32_MAX;    // index into the owner's locals
+  uint32_t local = UINT32_MAX;    // index into the owner's locals (Side::buffer: its buffers)
   Side side = Side::local;
   AccessType type = AccessType::local_read;
   uint32_t atomic = 0;            // accumulate kind (0: not atomic)
@@ -317,7 +379,7 @@ class RmaRace final : public Check {
            "not order: RMA calls at origin and target, loads and stores";
   }
 
-  std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
+  std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
@@ -459,6 +521,25 @@ class RmaRace final : public Check {
         fp.add(pieces, at, single ? 1 : e.target_count, single ? e.datatype : e.target_datatype);
         item.type = get || (fetch && e.op == k_op_no_op) ? AccessType::rma_read : AccessType::rma_write;
         add_items(t, item, pieces);
+      }
+    }
+    // Buffers of MPI calls, on their own rank.
+    for (uint32_t r = 0; r < n; ++r) {
+      Pass* pass = m_passes[r];
+      if (!pass || pass->buffers.empty()) continue;
+      const Footprint fp(m_ctx->rank(r));
+      for (uint32_t i = 0; i < pass->buffers.size(); ++i) {
+        const BufferCall& call = pass->buffers[i];
+        Item item;
+        item.origin = r;
+        item.start = call.seq;
+        item.done = call.done;
+        item.local = i;
+        item.side = Side::buffer;
+        item.type = call.write ? AccessType::local_write : AccessType::local_read;
+        pieces.clear();
+        fp.add(pieces, call.buf, call.count, call.type);
+        add_items(r, item, pieces);
       }
     }
     // Loads and stores, with the lock their rank held on its own window.
@@ -742,6 +823,10 @@ class RmaRace final : public Check {
       const LocalAccess& a = m_passes[owner]->locals[it.local];
       return {a.site, a.call};
     }
+    if (it.side == Side::buffer) {
+      const BufferCall& b = m_passes[owner]->buffers[it.local];
+      return {b.site, b.call};
+    }
     const Event& e = m_passes[it.origin]->ops[it.op].event;
     return {e.site, e.call};
   }
@@ -771,6 +856,11 @@ class RmaRace final : public Check {
       const LocalAccess& a = m_passes[owner]->locals[it.local];
       return fmt::format("a {} on rank {}", a.write ? "store" : "load", owner);
     }
+    if (it.side == Side::buffer) {
+      const BufferCall& b = m_passes[owner]->buffers[it.local];
+      return fmt::format("{} on rank {} ({} its {} buffer)", format::call_name(b.call), owner,
+                         b.write ? "writing" : "reading", b.write ? "receive" : "send");
+    }
     const Event& e = m_passes[it.origin]->ops[it.op].event;
     const std::string call(format::call_name(e.call));
     if (it.side == Side::origin)
@@ -785,8 +875,9 @@ class RmaRace final : public Check {
     const auto [site, call] = site_of(owner, it);
     std::string note = fmt::format("{}: {}", role, access_type_name(it.type));
     if (it.side != Side::local) {
-      const RmaOp& op = m_passes[it.origin]->ops[it.op];
-      const uint64_t done = it.side == Side::origin ? op.local_done : op.remote_done;
+      const uint64_t done = it.side == Side::buffer   ? it.done
+                            : it.side == Side::origin ? m_passes[it.origin]->ops[it.op].local_done
+                                                      : m_passes[it.origin]->ops[it.op].remote_done;
       if (done == k_never) {
         note += ", never completed";
       } else {

@@ -277,6 +277,77 @@ TEST_CASE("rma-race: flush_local completes the origin buffer only") {
   CHECK(first_race(result)->message.find("rank 1's memory") != std::string::npos);
 }
 
+namespace {
+// A point-to-point call of `rank` on `count` ints at `addr` (request: nonblocking).
+tf::Event& p2p(Builder& b, Call call, uint32_t rank, int32_t peer, uint64_t addr, int64_t count,
+               uint64_t request = 0) {
+  tf::Event& e = b.add(call, rank);
+  e.comm = 0;
+  e.peer = peer;
+  e.buf = addr;
+  e.count = count;
+  e.datatype = k_int;
+  e.request = request;
+  if (call == Call::Recv || call == Call::Irecv) {
+    e.status.source = peer;
+    e.status.tag = 0;
+    e.status.count = count * 4;
+  }
+  return e;
+}
+}  // namespace
+
+TEST_CASE("rma-race: MPI buffers on window memory against RMA calls") {
+  for (const bool fixed : {false, true}) {
+    CAPTURE(fixed);
+    SUBCASE("a receive into the window while another rank's Put may land there") {
+      Builder b = with_window(3);
+      b.win_sync(Call::Win_lock, 1, 1, 0, tf::LockType::shared);
+      b.rma(Call::Put, 1, 1, 0, k_buf, 2, 0);
+      b.win_sync(Call::Win_unlock, 1, 1, 0);
+      if (fixed) {
+        for (uint32_t r = 0; r < 3; ++r) b.barrier(r);
+      }
+      p2p(b, Call::Send, 2, 0, k_buf, 2);
+      p2p(b, Call::Recv, 0, 2, k_win + 4, 2);  // overlaps the Put's second int
+      if (!fixed) {
+        for (uint32_t r = 0; r < 3; ++r) b.barrier(r);
+      }
+      free_all(b, 3);
+      auto result = b.run("rma-race");
+      REQUIRE(races(result) == (fixed ? 0 : 1));
+      if (!fixed) {
+        const an::Finding& f = *first_race(result);
+        CHECK(f.message.find("(4 bytes)") != std::string::npos);
+        CHECK(f.message.find("MPI_Recv on rank 0 (writing its receive buffer)") != std::string::npos);
+      }
+    }
+    SUBCASE("an Isend of the origin buffer a pending Get writes") {
+      Builder b = with_window(2);
+      lock_all(b, 2);
+      b.rma(Call::Get, 0, 1, 1, k_buf, 1, 0);
+      if (fixed) b.win_sync(Call::Win_flush_local, 0, 1, 1);
+      p2p(b, Call::Isend, 0, 1, k_buf, 1, 77);
+      b.wait(77);
+      unlock_all(b, 2);
+      free_all(b, 2);
+      CHECK(races(b.run("rma-race")) == (fixed ? 0 : 1));
+    }
+  }
+  SUBCASE("reads against reads, and buffers against loads, are not rma-race's") {
+    Builder b = with_window(2);
+    lock_all(b, 2);
+    b.rma(Call::Put, 0, 1, 1, k_buf, 1, 0);       // reads k_buf
+    p2p(b, Call::Isend, 0, 1, k_buf, 1, 5);        // reads k_buf too
+    b.access(Call::Store, 0, k_buf + 64, 4);
+    p2p(b, Call::Irecv, 0, 1, k_buf + 64, 1, 6);   // local-concurrency's (with the store), not ours
+    b.complete(Call::Waitall, {5, 6}, {5, 6});
+    unlock_all(b, 2);
+    free_all(b, 2);
+    CHECK(races(b.run("rma-race")) == 0);
+  }
+}
+
 TEST_CASE("rma-race: stays quiet without RMA") {
   Builder b(2);
   b.access(Call::Store, 0, k_buf, 4);
