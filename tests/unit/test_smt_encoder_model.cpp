@@ -73,28 +73,23 @@ struct Rma {
     }
     return e.seq;
   }
-  // Return the seq of a blocking MPI_Send of `rank` to `dest` (tag 0, MPI_COMM_WORLD).
-  uint64_t send(uint32_t rank, uint32_t dest) {
-    tf::Event& e = b.add(Call::Send, rank);
+  // Return the seq of a blocking MPI_Send of `rank` to `peer` (tag 0,
+  // MPI_COMM_WORLD), or with `call` MPI_Recv, of its receive that took peer's message.
+  uint64_t p2p(uint32_t rank, uint32_t peer, Call call = Call::Send) {
+    tf::Event& e = b.add(call, rank);
     e.comm = 0;
-    e.peer = static_cast<int32_t>(dest);
+    e.peer = static_cast<int32_t>(peer);
     e.tag = 0;
     e.count = 1;
     e.datatype = k_int;
+    if (call == Call::Recv) {
+      e.status.source = static_cast<int32_t>(peer);
+      e.status.tag = 0;
+    }
     return e.seq;
   }
-  // Return the seq of a blocking MPI_Recv of `rank` that took the message of `source`.
-  uint64_t recv(uint32_t rank, uint32_t source) {
-    tf::Event& e = b.add(Call::Recv, rank);
-    e.comm = 0;
-    e.peer = static_cast<int32_t>(source);
-    e.tag = 0;
-    e.count = 1;
-    e.datatype = k_int;
-    e.status.source = static_cast<int32_t>(source);
-    e.status.tag = 0;
-    return e.seq;
-  }
+  uint64_t send(uint32_t rank, uint32_t dest) { return p2p(rank, dest); }
+  uint64_t recv(uint32_t rank, uint32_t source) { return p2p(rank, source, Call::Recv); }
   // Add MPI_Finalize to the finalized ranks (once).
   void finish() {
     for (auto& rank : b.trace().ranks) {
