@@ -156,11 +156,17 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
   f.finding.kind = std::string(k_deadlock);
   f.finding.severity = Severity::error;
   std::vector<uint32_t> ranks;
-  for (const RawBlocked& b : raw.cycle) ranks.push_back(b.rank);
+  bool rma_sync = false;  // a rank blocks in an RMA synchronization call (which MPI may or may not make wait)
+  for (const RawBlocked& b : raw.cycle) {
+    ranks.push_back(b.rank);
+    const format::Call c = model.event(b.rank, b.event).call;
+    rma_sync = rma_sync || c == format::Call::Win_start || c == format::Call::Win_wait ||
+               c == format::Call::Win_fence;
+  }
   f.finding.message = fmt::format(
-      "deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI buffered "
-      "messages)",
-      ranks.size() == 1 ? "" : "s", rank_list(ranks));
+      "deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI {})",
+      ranks.size() == 1 ? "" : "s", rank_list(ranks),
+      rma_sync ? "buffered messages or did not make an RMA synchronization call wait" : "buffered messages");
   for (const RawBlocked& b : raw.cycle) {
     f.finding.locations.push_back(location(
         context, model, b.rank, b.event,
