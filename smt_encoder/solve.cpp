@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "smt_encoder/encoder.hpp"
+#include "smt_encoder/guided.hpp"
 #include "smt_encoder/match_pairs.hpp"
 #include "smt_encoder/parts.hpp"
 
@@ -32,6 +33,42 @@ class Budget {
   Clock::time_point m_end;
 };
 
+// Return the witness of `steps` (by `part`'s indices) in whole-model
+// indices if the schedule replays to `goal`, else nothing.
+std::optional<RawWitness> replayed_witness(const Part& part, const std::vector<RawStep>& steps, const Goal& goal,
+                                           Buffering buffering) {
+  if (!check_schedule(part.model, buffering, steps, goal).empty()) return std::nullopt;
+  RawWitness w;
+  w.outcome = goal.outcome;
+  w.replayed = true;
+  for (RawStep s : steps) {
+    s.event += part.first[s.rank];
+    if (s.recv != k_none) s.recv = part.op_of[s.recv];
+    if (s.send != k_none) s.send = part.op_of[s.send];
+    w.steps.push_back(s);
+  }
+  if (goal.outcome == Outcome::deadlock) {
+    w.cycle = blocked_ranks(part.model, buffering, steps);
+    for (RawBlocked& b : w.cycle) b.event += part.first[b.rank];
+  }
+  return w;
+}
+
+// Return a replayed witness of `part`'s receive `recv` matching `send` (part
+// indices) found by the directed replay (guided.hpp), or nothing.
+std::optional<RawWitness> guided_witness(const Part& part, uint32_t recv, uint32_t send, Buffering buffering) {
+  if (!guided_enabled() || recv == k_none || send == k_none) return std::nullopt;
+  const Channels channels(part.model);
+  const MatchPairs pairs = match_pairs(part.model, channels, find_cuts(part.model));
+  if (pairs.find(recv, send) == k_none) return std::nullopt;
+  auto steps = guided_match(part.model, pairs, buffering, recv, send);
+  if (!steps) return std::nullopt;
+  Goal goal;
+  goal.recv = recv;
+  goal.send = send;
+  return replayed_witness(part, *steps, goal, buffering);
+}
+
 // One part with its index, pairs and encoding.
 struct PartSolver {
   // Throw BudgetSpent when encoding takes longer than `budget_s` seconds.
@@ -39,26 +76,10 @@ struct PartSolver {
       : part(std::move(p)), channels(part.model), cuts(find_cuts(part.model)),
         pairs(match_pairs(part.model, channels, cuts)), encoder(part.model, channels, pairs, track, budget_s) {}
 
-  // Return `step` with whole-model indices.
-  RawStep whole(RawStep step) const {
-    step.event += part.first[step.rank];
-    if (step.recv != k_none) step.recv = part.op_of[step.recv];
-    if (step.send != k_none) step.send = part.op_of[step.send];
-    return step;
-  }
 
   // Return the witness of `out` if its schedule replays to `goal`, else nothing.
   std::optional<RawWitness> witness(const SolveOutcome& out, const Goal& goal, Buffering buffering) const {
-    if (!check_schedule(part.model, buffering, out.steps, goal).empty()) return std::nullopt;
-    RawWitness w;
-    w.outcome = goal.outcome;
-    w.replayed = true;
-    for (const RawStep& s : out.steps) w.steps.push_back(whole(s));
-    if (goal.outcome == Outcome::deadlock) {
-      w.cycle = blocked_ranks(part.model, buffering, out.steps);
-      for (RawBlocked& b : w.cycle) b.event += part.first[b.rank];
-    }
-    return w;
+    return replayed_witness(part, out.steps, goal, buffering);
   }
 
   // Return the witness of a bad end, deadlock or unmatched, if it replays as one.
@@ -275,7 +296,14 @@ RawAnswer answer(const Model& model, const std::vector<Cut>& cuts, const Channel
       return ans;
     }
     const auto [lo, hi] = question_range(parts, cuts, r.rank, r.post, s.rank, s.post);
-    PartSolver ps(extract(model, cuts, lo, hi), Track::no, std::max(budget.left(), 0.001));
+    Part part = extract(model, cuts, lo, hi);
+    if (auto w = guided_witness(part, part.local_op(q.recv), part.local_op(q.send), options.buffering)) {
+      ++stats["question_guided_witnesses"];
+      ans.verdict = Verdict::sat;
+      ans.witness = std::move(*w);
+      return ans;
+    }
+    PartSolver ps(std::move(part), Track::no, std::max(budget.left(), 0.001));
     const uint32_t lr = ps.part.local_op(q.recv), ls = ps.part.local_op(q.send);
     if (lr == k_none || ls == k_none || ps.pairs.find(lr, ls) == k_none) {
       ans.verdict = Verdict::unsat;
