@@ -1,7 +1,12 @@
 #include "smt_encoder/encoder.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <chrono>
+#include <thread>
+#include <mutex>
+#include <condition_variable>
 #include <map>
 #include <tuple>
 
@@ -31,17 +36,33 @@ std::string list_ops(const Model& m, const std::vector<uint32_t>& ops) {
   return out.empty() ? "none" : out;
 }
 
+// Cap Z3's memory (MiB, for the whole process; global, set once before the
+// first context). A large part can make Z3 grow by gigabytes in a phase
+// where it does not look at its timer or at interrupts; at the cap the
+// check returns unknown ("max. memory exceeded") instead. SMTRACE_SMT_MEMORY_MB
+// overrides the default.
+bool limit_z3_memory() {
+  static const bool done = [] {
+    const char* env = std::getenv("SMTRACE_SMT_MEMORY_MB");
+    const std::string mb = env && *env ? env : "1024";
+    Z3_global_param_set("memory_max_size", mb.c_str());
+    return true;
+  }();
+  return done;
+}
+
 }  // namespace
 
 struct Encoder::Impl {
   Impl(const Model& model_, const Channels& channels_, const MatchPairs& pairs_, Track track_)
-      : m(model_), ch(channels_), pairs(pairs_), track(track_ == Track::yes), solver(ctx),
-        zero(ctx.bool_const("Z")), dead(ctx.bool_const("D")) {}
+      : m(model_), ch(channels_), pairs(pairs_), track(track_ == Track::yes), limited(limit_z3_memory()),
+        solver(ctx), zero(ctx.bool_const("Z")), dead(ctx.bool_const("D")) {}
 
   const Model& m;
   const Channels& ch;
   const MatchPairs& pairs;
   bool track;
+  bool limited;  // limit_z3_memory() ran (before ctx)
   z3::context ctx;
   z3::solver solver;
   z3::expr zero, dead;
@@ -488,7 +509,32 @@ struct Encoder::Impl {
     solver.set(p);
     ++calls;
     SolveOutcome out;
-    switch (solver.check(assume)) {
+    // Z3 does not look at its timer in every phase (a large part's
+    // preprocessing can run far past it): a watchdog interrupts the context
+    // at the deadline, so the budget holds.
+    z3::check_result result = z3::unknown;
+    {
+      std::mutex mutex;
+      std::condition_variable wake;
+      bool finished = false;
+      std::thread watchdog([&] {
+        std::unique_lock lock(mutex);
+        const auto limit = std::chrono::duration<double>(std::min(ms, 4.0e9) / 1000.0 + 0.05);
+        if (!wake.wait_for(lock, limit, [&] { return finished; })) ctx.interrupt();
+      });
+      try {
+        result = solver.check(assume);
+      } catch (const z3::exception&) {
+        result = z3::unknown;  // interrupted ("canceled")
+      }
+      {
+        std::lock_guard lock(mutex);
+        finished = true;
+      }
+      wake.notify_one();
+      watchdog.join();
+    }
+    switch (result) {
       case z3::sat:
         out.verdict = Verdict::sat;
         witness(out);
