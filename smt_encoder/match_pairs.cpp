@@ -96,13 +96,14 @@ Bounds bounds(const Channels& ch, const Op& r, uint32_t r_index, uint32_t sender
   return b;
 }
 
-// Return the earlier receives that accept send `s` (all four envelopes that do).
-uint32_t accepting_before(const Channels& ch, const Op& r, uint32_t r_index, const Op& s) {
-  const auto src = static_cast<int32_t>(s.rank);
+// Return the receives posted before `r` that accept a send of `source` with
+// tag `tag` (all four envelopes that do).
+uint32_t accepting_before(const Channels& ch, const Op& r, uint32_t r_index, uint32_t source, int32_t tag) {
+  const auto src = static_cast<int32_t>(source);
   return ch.count_before(ch.receives(r.comm, r.rank, k_any, k_any), r_index) +
-         ch.count_before(ch.receives(r.comm, r.rank, k_any, s.tag), r_index) +
+         ch.count_before(ch.receives(r.comm, r.rank, k_any, tag), r_index) +
          ch.count_before(ch.receives(r.comm, r.rank, src, k_any), r_index) +
-         ch.count_before(ch.receives(r.comm, r.rank, src, s.tag), r_index);
+         ch.count_before(ch.receives(r.comm, r.rank, src, tag), r_index);
 }
 
 // An event of a rank.
@@ -413,40 +414,54 @@ void Analysis::collect(uint32_t ri, Want want, std::vector<uint32_t>& found, Mat
   const uint32_t r_post_segment = m_segments.of(r.rank, r.post);
   const uint32_t unforced = unforced_all(r);
   for (uint32_t sender : *senders) {
-    const std::vector<uint32_t>& list = m_ch.sends(sender, r.comm, r.rank, r.tag);
-    if (list.empty()) continue;
+    const std::vector<uint32_t>& channel = m_ch.sends(sender, r.comm, r.rank, k_any);
+    if (channel.empty()) continue;
     const Bounds b = bounds(m_ch, r, ri, sender);
     const uint32_t other = others(r, sender, b, unforced);
-    // The window: from the first send whose channel position can satisfy the
-    // receives that take any tag, to the last one rule 2 allows, before the
-    // first one posted after r completes.
-    auto first_from = [&](uint32_t with) {
-      return prefix_length(list, list.size(),
-                           [&](uint32_t s) { return m_ch.channel_position(s) + with < b.receives_any_tag; });
+    const std::size_t first_found = found.size();
+    // One tag at a time, so that the earlier receives that accept the sends
+    // (rule 3) are one number and every rule cuts the list into a window:
+    // from the first send whose channel position can satisfy them, to the
+    // last one rule 2 allows, before the first one posted after r completes.
+    auto scan = [&](int32_t tag) {
+      const std::vector<uint32_t>& list = m_ch.sends(sender, r.comm, r.rank, tag);
+      const uint32_t need = accepting_before(m_ch, r, ri, sender, tag);
+      auto first_from = [&](uint32_t with) {
+        return prefix_length(list, list.size(), [&](uint32_t s) { return m_ch.channel_position(s) + with < need; });
+      };
+      const std::size_t hi_plain = prefix_length(list, list.size(), [&](uint32_t s) {
+        return (r.tag == k_any ? m_ch.channel_position(s) : m_ch.tag_position(s)) <= b.max_earlier;
+      });
+      const std::size_t lo_plain = first_from(b.others);
+      const std::size_t lo = m_clocks ? first_from(other) : lo_plain;
+      const std::size_t hi =
+          m_clocks ? prefix_length(list, hi_plain, [&](uint32_t s) { return !forced(r, m_model.ops[s]); }) : hi_plain;
+      if (lo_plain < hi_plain) stats.dropped_by_happens_before += (hi_plain - lo_plain) - (lo < hi ? hi - lo : 0);
+      for (std::size_t i = lo; i < hi; ++i) {
+        const uint32_t s = list[i];
+        const Op& send = m_model.ops[s];
+        const uint32_t s_post_segment = m_segments.of(send.rank, send.post);
+        if (r_done_segment < s_post_segment ||
+            m_closed.closed_between(r.comm, r.rank, s_post_segment, r_post_segment)) {
+          ++stats.dropped_by_cuts;
+          continue;
+        }
+        found.push_back(s);
+        if (want == Want::first_per_sender) break;
+      }
     };
-    const std::size_t hi_plain = std::min<std::size_t>(list.size(), std::size_t{b.max_earlier} + 1);
-    const std::size_t lo_plain = first_from(b.others);
-    const std::size_t lo = m_clocks ? first_from(other) : lo_plain;
-    const std::size_t hi =
-        m_clocks ? prefix_length(list, hi_plain, [&](uint32_t s) { return !forced(r, m_model.ops[s]); }) : hi_plain;
-    if (lo_plain < hi_plain) stats.dropped_by_happens_before += (hi_plain - lo_plain) - (lo < hi ? hi - lo : 0);
-    for (std::size_t i = lo; i < hi; ++i) {
-      const uint32_t s = list[i];
-      const Op& send = m_model.ops[s];
-      const uint32_t before = accepting_before(m_ch, r, ri, send);
-      const uint32_t position = m_ch.channel_position(s);
-      if (before > position + other) {
-        if (before <= position + b.others) ++stats.dropped_by_happens_before;
-        continue;
-      }
-      const uint32_t s_post_segment = m_segments.of(send.rank, send.post);
-      if (r_done_segment < s_post_segment ||
-          m_closed.closed_between(r.comm, r.rank, s_post_segment, r_post_segment)) {
-        ++stats.dropped_by_cuts;
-        continue;
-      }
-      found.push_back(s);
-      if (want == Want::first_per_sender) break;
+    if (r.tag != k_any) {
+      scan(r.tag);
+    } else {
+      for (int32_t tag : m_ch.channel_tags(channel.front())) scan(tag);
+    }
+    if (want == Want::first_per_sender && found.size() > first_found + 1) {
+      // One per tag: keep the earliest posted.
+      const uint32_t earliest =
+          *std::min_element(found.begin() + static_cast<std::ptrdiff_t>(first_found), found.end(),
+                            [&](uint32_t a, uint32_t c) { return m_model.ops[a].post < m_model.ops[c].post; });
+      found.resize(first_found);
+      found.push_back(earliest);
     }
   }
   std::sort(found.begin(), found.end());
@@ -571,7 +586,7 @@ std::string Analysis::explain(uint32_t ri, uint32_t si) const {
         "receives posted before {}, and only {} such receive(s) can take messages from rank {}",
         earlier, s.rank, rt, st, rt, b.max_earlier, s.rank);
   }
-  const uint32_t before = accepting_before(ch, r, ri, s);
+  const uint32_t before = accepting_before(ch, r, ri, s.rank, s.tag);
   if (before > ch.channel_position(si) + b.others) {
     return fmt::format(
         "non-overtaking: the {} receive(s) posted before {} that accept {} must match first, with "
