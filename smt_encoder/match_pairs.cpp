@@ -679,6 +679,7 @@ Channels::Channels(const Model& model)
       auto& all = m_sends[{op.comm, dest, src, k_any}];
       auto& tagged = m_sends[{op.comm, dest, src, op.tag}];
       if (all.empty()) m_senders[{op.comm, dest, 0, 0}].push_back(op.rank);
+      ++m_sends_to[(uint64_t{op.comm} << 32) | dest];
       if (tagged.empty()) m_tags[{op.comm, dest, src, 0}].push_back(op.tag);
       m_channel_pos[i] = static_cast<uint32_t>(all.size());
       m_tag_pos[i] = static_cast<uint32_t>(tagged.size());
@@ -708,9 +709,8 @@ const std::vector<int32_t>& Channels::channel_tags(uint32_t send) const {
 }
 
 uint32_t Channels::sends_to(uint32_t comm, uint32_t rank) const {
-  uint32_t n = 0;
-  for (uint32_t source : senders_to(comm, rank)) n += sends_from_to(source, comm, rank);
-  return n;
+  auto it = m_sends_to.find((uint64_t{comm} << 32) | rank);
+  return it == m_sends_to.end() ? 0 : it->second;
 }
 
 uint32_t Channels::sends_from_to(uint32_t source, uint32_t comm, uint32_t rank) const {

@@ -132,6 +132,7 @@ class Channels {
   std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_sends;     // (comm, dest, source, tag|k_any)
   std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_receives;  // (comm, rank, source, tag|k_all)
   std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_senders;   // (comm, dest, -, -) -> sources
+  std::unordered_map<uint64_t, uint32_t> m_sends_to;                    // (comm << 32 | dest) -> sends
   std::unordered_map<Key, std::vector<int32_t>, KeyHash> m_tags;       // (comm, dest, source, -)
   std::vector<uint32_t> m_empty;
   std::vector<int32_t> m_no_tags;
