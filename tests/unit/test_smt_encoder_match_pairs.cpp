@@ -39,25 +39,6 @@ std::string why(const smt::Model& m, uint32_t r, uint32_t s) {
   return smt::pair_excluded_because(m, ch, smt::find_cuts(m), r, s);
 }
 
-// Rebuild the posts, completions and limits of `m` from its ops.
-void finish(smt::Model& m) {
-  for (auto& rank : m.ranks) {
-    for (auto& e : rank.events) {
-      e.posts.clear();
-      e.completes.clear();
-    }
-    rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
-  }
-  for (uint32_t i = 0; i < m.ops.size(); ++i) {
-    const smt::Op& op = m.ops[i];
-    m.ranks[op.rank].events[op.post].posts.push_back(i);
-    if (op.done != k_none) m.ranks[op.rank].events[op.done].completes.push_back(i);
-  }
-  for (auto& rank : m.ranks) {
-    for (auto& e : rank.events) e.waits = e.may_block = !e.completes.empty();
-  }
-}
-
 // Return `a`, then a blocking collective of `kind` (root `root`) on every
 // rank, then `b` (a program of as many ranks).
 smt::Model joined(const smt::Model& a, smt::CollKind kind, uint32_t root, const smt::Model& b) {
@@ -104,7 +85,7 @@ smt::Model joined(const smt::Model& a, smt::CollKind kind, uint32_t root, const 
   for (uint32_t r = 0; r < m.ranks.size(); ++r) {
     for (uint32_t k = 0; k < m.ranks[r].events.size(); ++k) m.ranks[r].events[k].seq = k + 1;
   }
-  finish(m);
+  ModelBuilder::rebuild_events(m);
   return m;
 }
 
