@@ -193,7 +193,8 @@ int main(int argc, char** argv) {
                         "Also write the findings as an expectation file FILE")
       ->type_name("FILE");
   check_cmd->add_option("--smt-timeout", check.smt_timeout,
-                        "Seconds for the SMT checks (message-race, potential-deadlock) together; 0 turns them off")
+                        "Seconds for the SMT checks (message-race, potential-deadlock, rma-race's races of "
+                        "other executions) together; 0 turns them off")
       ->default_str("5");
   check_cmd->add_flag("--list", check.list, "List the checks (name, severity, description) and exit");
   check_cmd->add_flag("-q,--quiet", check.quiet, "No progress on stderr (shown on a terminal only)");
