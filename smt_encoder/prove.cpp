@@ -181,19 +181,25 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
 }
 
 // Return the index of event `seq` of `rank` in the model.
+// Return the index of the first model event of `rank` with seq >= `seq`
+// (the rank's event count when there is none).
+uint32_t first_event_from(const Model& model, uint32_t rank, uint64_t seq) {
+  const auto& events = model.ranks[rank].events;
+  auto it = std::lower_bound(events.begin(), events.end(), seq, [](const Event& e, uint64_t s) { return e.seq < s; });
+  return static_cast<uint32_t>(it - events.begin());
+}
+
 uint32_t event_index(const Model& model, const analyzer::EventRef& ref) {
   if (ref.rank >= model.ranks.size()) {
     throw std::invalid_argument(fmt::format("event {}: no rank {} (the trace has {})", ref.str(), ref.rank,
                                             model.ranks.size()));
   }
-  const auto& events = model.ranks[ref.rank].events;
-  auto it = std::lower_bound(events.begin(), events.end(), ref.seq,
-                             [](const Event& e, uint64_t seq) { return e.seq < seq; });
-  if (it == events.end() || it->seq != ref.seq) {
+  const uint32_t at = first_event_from(model, ref.rank, ref.seq);
+  if (at == model.ranks[ref.rank].events.size() || model.event(ref.rank, at).seq != ref.seq) {
     throw std::invalid_argument(fmt::format(
         "event {} is not a communication call of the trace (see `smtrace dump DIR --rank {}`)", ref.str(), ref.rank));
   }
-  return static_cast<uint32_t>(it - events.begin());
+  return at;
 }
 
 RawQuestion raw_question(const Model& model, const Question& q) {
@@ -272,31 +278,6 @@ class SharedBudget {
   double m_seconds;
   std::optional<std::chrono::steady_clock::time_point> m_start;
 };
-
-// Return the index of the last model event of `rank` with seq < `seq`
-// (first: the first with seq >= `seq`), or k_none.
-uint32_t event_before(const Model& model, uint32_t rank, uint64_t seq) {
-  const auto& events = model.ranks[rank].events;
-  auto it = std::lower_bound(events.begin(), events.end(), seq, [](const Event& e, uint64_t s) { return e.seq < s; });
-  return it == events.begin() ? k_none : static_cast<uint32_t>(it - events.begin() - 1);
-}
-uint32_t event_from(const Model& model, uint32_t rank, uint64_t seq) {
-  const auto& events = model.ranks[rank].events;
-  auto it = std::lower_bound(events.begin(), events.end(), seq, [](const Event& e, uint64_t s) { return e.seq < s; });
-  return it == events.end() ? k_none : static_cast<uint32_t>(it - events.begin());
-}
-
-// Return the send that the receive or probe posted at `receive` took in the
-// recorded run, if any.
-std::optional<analyzer::EventRef> recorded_send(const Model& model, const analyzer::EventRef& receive) {
-  const uint32_t at = event_from(model, receive.rank, receive.seq);
-  if (at == k_none || model.event(receive.rank, at).seq != receive.seq) return std::nullopt;
-  for (uint32_t op : model.event(receive.rank, at).posts) {
-    const Op& o = model.ops[op];
-    if ((o.kind == OpKind::recv || o.kind == OpKind::probe) && o.recorded != k_none) return model.post_ref(o.recorded);
-  }
-  return std::nullopt;
-}
 
 // A predicted race's answer, kept for prove()'s report (by the pair of accesses).
 struct Prediction {
@@ -421,8 +402,11 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     for (std::size_t i = 0; i < questions.size(); ++i) {
       const analyzer::ScheduleQuestion& q = questions[i];
       if (q.later.rank >= model.ranks.size() || q.earlier.rank >= model.ranks.size()) continue;
-      const uint32_t p = event_before(model, q.later.rank, q.later.seq);
-      const uint32_t e = event_from(model, q.earlier.rank, q.earlier.seq);
+      // p: the last communication call before `later`; e: the first at or after `earlier`.
+      const uint32_t after_later = first_event_from(model, q.later.rank, q.later.seq);
+      const uint32_t p = after_later == 0 ? k_none : after_later - 1;
+      uint32_t e = first_event_from(model, q.earlier.rank, q.earlier.seq);
+      if (e == model.ranks[q.earlier.rank].events.size()) e = k_none;
       if (p == k_none || e == k_none) {
         answers[i].reason = fmt::format("what orders {} before {} is outside the SMT model (no communication call {})",
                                         q.earlier.str(), q.later.str(), p == k_none ? "before the later access"
@@ -452,13 +436,15 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       Prediction kept{q.earlier_access, q.later_access, ans.verdict, std::nullopt};
       if (ans.verdict == Verdict::sat && ans.witness) {
         a.verdict = V::feasible;
-        const Witness w = to_witness(model, *ans.witness);
-        for (const MatchRef& m : w.matches) {
-          auto recorded = recorded_send(model, m.receive);
-          if (recorded && *recorded == m.send) continue;
-          a.notes.push_back(fmt::format("in another execution {} takes {} (the run: {})", m.receive.str(),
-                                        m.send.str(), recorded ? recorded->str() : std::string("nothing")));
+        for (const RawStep& step : ans.witness->steps) {
+          if (step.action != StepAction::match) continue;
+          const uint32_t recorded = model.ops[step.recv].recorded;
+          if (recorded == step.send) continue;
+          a.notes.push_back(fmt::format("in another execution {} takes {} (the run: {})",
+                                        model.post_ref(step.recv).str(), model.post_ref(step.send).str(),
+                                        recorded != k_none ? model.post_ref(recorded).str() : std::string("nothing")));
         }
+        const Witness w = to_witness(model, *ans.witness);
         a.notes.push_back(fmt::format("then {} can start before {} returns: {} returns before {} is called",
                                       q.later_access.str(), q.earlier.str(), model.ref(raw[k].a_rank, raw[k].a_event).str(),
                                       model.ref(raw[k].b_rank, raw[k].b_event).str()));

@@ -735,9 +735,9 @@ class RmaRace final : public Check {
     for (uint32_t owner = 0; owner < m_items.size(); ++owner) sweep(owner);
     auto candidates = std::move(m_groups);
     m_groups = std::move(confirmed);
+    // The items keep the projections of `weak`: nothing reads them after the sweeps.
     m_hb = full;
     m_exact = full->exact_projections();
-    project();
     m_peak_nodes = peak;
     m_settled_nodes = settled;
 
