@@ -1,4 +1,4 @@
-// The collective table of mpi_buffers.hpp.
+// The point-to-point and collective tables of mpi_buffers.hpp.
 #include "analyzer/mpi_buffers.hpp"
 
 #include <algorithm>
@@ -24,6 +24,29 @@ uint64_t comm_size(const RankData& data, uint32_t comm) {
   const format::CommDef* def = data.comm(comm);
   if (!def) return 0;
   return def->inter ? def->remote_world_ranks.size() : def->world_ranks.size();
+}
+
+P2PCall p2p_buffers(const format::Event& e, const BufferSink& sink) {
+  switch (e.call) {
+    case Call::Send: case Call::Bsend: case Call::Ssend: case Call::Rsend:
+      sink(e.buf, e.count, e.datatype, BufferUse::read);
+      return P2PCall::blocking;
+    case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend:
+      sink(e.buf, e.count, e.datatype, BufferUse::read);
+      return P2PCall::nonblocking;
+    case Call::Recv: case Call::Sendrecv_replace:
+      sink(e.buf, e.count, e.datatype, BufferUse::write);
+      return P2PCall::blocking;
+    case Call::Irecv:
+      sink(e.buf, e.count, e.datatype, BufferUse::write);
+      return P2PCall::nonblocking;
+    case Call::Sendrecv:
+      sink(e.buf, e.count, e.datatype, BufferUse::read);
+      sink(e.recv_buf, e.recv_count, e.recv_datatype, BufferUse::write);
+      return P2PCall::blocking;
+    default:
+      return P2PCall::none;
+  }
 }
 
 void collective_buffers(const format::Event& e, const RankData& data, const Footprint& footprint,

@@ -236,27 +236,27 @@ class Pass final : public RankPass {
       }
       if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, use == BufferUse::write});
     };
+    switch (p2p_buffers(e, add)) {
+      case P2PCall::blocking: return Kind::blocking;
+      case P2PCall::nonblocking: return Kind::post;
+      case P2PCall::none: break;
+    }
     constexpr BufferUse r = BufferUse::read, w = BufferUse::write;
     switch (e.call) {
-      case Call::Send: case Call::Bsend: case Call::Ssend: case Call::Rsend: case Call::Put: case Call::Accumulate:
+      case Call::Put: case Call::Accumulate:
         add(e.buf, e.count, e.datatype, r);
         return Kind::blocking;
-      case Call::Recv: case Call::Sendrecv_replace: case Call::Get:
+      case Call::Get:
         add(e.buf, e.count, e.datatype, w);
-        return Kind::blocking;
-      case Call::Sendrecv:
-        add(e.buf, e.count, e.datatype, r);
-        add(e.recv_buf, e.recv_count, e.recv_datatype, w);
         return Kind::blocking;
       case Call::Get_accumulate: case Call::Rget_accumulate:
         add(e.buf, e.count, e.datatype, r);
         add(e.result_buf, e.result_count, e.result_datatype, w);
         return e.call == Call::Get_accumulate ? Kind::blocking : Kind::post;
-      case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend: case Call::Rput:
-      case Call::Raccumulate:
+      case Call::Rput: case Call::Raccumulate:
         add(e.buf, e.count, e.datatype, r);
         return Kind::post;
-      case Call::Irecv: case Call::Rget:
+      case Call::Rget:
         add(e.buf, e.count, e.datatype, w);
         return Kind::post;
       case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init:

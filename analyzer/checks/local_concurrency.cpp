@@ -226,20 +226,25 @@ bool is_send_init(Call c) {
 
 class Pass final : public RankPass {
  public:
-  explicit Pass(const RankData& data) : m_data(data), m_fp(data) {}
+  explicit Pass(const RankData& data)
+      : m_data(data), m_fp(data), m_sink([this](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
+          m_fp.add(m_scratch, buf, count, type, use == BufferUse::read ? Mode::read : Mode::write);
+        }) {}
 
   void event(const Event& e) override {
     if (e.rc != 0) return;  // a failed call touched nothing (or we cannot tell what)
     m_scratch.clear();
+    switch (p2p_buffers(e, m_sink)) {
+      case P2PCall::nonblocking:
+        post(e, e.call, false);
+        return;
+      case P2PCall::blocking:
+        access(e, false);
+        return;
+      case P2PCall::none:
+        break;
+    }
     switch (e.call) {
-      case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
-        post(e, e.call, false);
-        return;
-      case Call::Irecv:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
-        post(e, e.call, false);
-        return;
       case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init:
       case Call::Recv_init:
         if (e.request == 0) return;
@@ -255,19 +260,6 @@ class Pass final : public RankPass {
       case Call::Request_free:
         request_free(e);
         return;
-      case Call::Send: case Call::Bsend: case Call::Ssend: case Call::Rsend:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
-        break;
-      case Call::Recv:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
-        break;
-      case Call::Sendrecv:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
-        m_fp.add(m_scratch, e.recv_buf, e.recv_count, e.recv_datatype, Mode::write);
-        break;
-      case Call::Sendrecv_replace:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
-        break;
       case Call::Annotate_read: case Call::Annotate_write: case Call::Load: case Call::Store: {
         if (e.buf == 0 || e.size == 0) return;
         const Mode mode = e.call == Call::Annotate_read || e.call == Call::Load ? Mode::read : Mode::write;
@@ -497,14 +489,11 @@ class Pass final : public RankPass {
   }
 
   // Add the buffers of collective `e` to m_scratch (mpi_buffers.hpp).
-  void collective(const Event& e) {
-    collective_buffers(e, m_data, m_fp.footprint(), [&](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
-      m_fp.add(m_scratch, buf, count, type, use == BufferUse::read ? Mode::read : Mode::write);
-    });
-  }
+  void collective(const Event& e) { collective_buffers(e, m_data, m_fp.footprint(), m_sink); }
 
   const RankData& m_data;
   Footprints m_fp;
+  const BufferSink m_sink;                        // adds a buffer's blocks to m_scratch
   std::unordered_map<uint64_t, PendingOp> m_ops;  // by request id
   SegmentMap m_pending;                           // footprints of the active ops
   std::vector<Block> m_scratch;                   // reused for each event

@@ -147,7 +147,7 @@ struct BufferCall {
 
 class Pass final : public RankPass {
  public:
-  explicit Pass(const RankData& data) : m_data(data) {}
+  explicit Pass(const RankData& data) : m_data(data), m_footprint(data) {}
 
   void event(const Event& e) override {
     if (e.rc != 0 && !e.pending) return;
@@ -252,35 +252,32 @@ class Pass final : public RankPass {
   // Keep the buffers of point-to-point call or collective `e` (persistent
   // requests are left out), and complete those of the requests it completes.
   void buffers_of(const Event& e) {
-    auto add = [&](uint64_t buf, int64_t count, uint32_t type, bool write) {
-      if (count <= 0) return;
-      const bool nonblocking = e.request != 0;
-      if (nonblocking) m_buffer_requests[e.request].push_back(buffers.size());
-      buffers.push_back({e.seq, nonblocking ? k_never : e.seq, e.site, e.call, buf, count, type, write});
+    const std::size_t first = buffers.size();
+    auto add = [&](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
+      if (count > 0) buffers.push_back({e.seq, e.seq, e.site, e.call, buf, count, type, use == BufferUse::write});
     };
-    switch (e.call) {
-      case Call::Send: case Call::Bsend: case Call::Ssend: case Call::Rsend:
-      case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend:
-        add(e.buf, e.count, e.datatype, false);
+    bool pending = false;
+    switch (p2p_buffers(e, add)) {
+      case P2PCall::blocking: break;
+      case P2PCall::nonblocking: pending = true; break;
+      case P2PCall::none:
+        if (format::call_family(e.call) == format::Family::coll) {
+          collective_buffers(e, m_data, m_footprint, add);
+          pending = e.request != 0;
+          break;
+        }
+        if (is_request_completion(e.call)) complete_buffers(e);
         return;
-      case Call::Recv: case Call::Irecv: case Call::Sendrecv_replace:
-        add(e.buf, e.count, e.datatype, true);
-        return;
-      case Call::Sendrecv:
-        add(e.buf, e.count, e.datatype, false);
-        add(e.recv_buf, e.recv_count, e.recv_datatype, true);
-        return;
-      default:
-        break;
     }
-    if (format::call_family(e.call) == format::Family::coll) {
-      const Footprint fp(m_data);
-      collective_buffers(e, m_data, fp, [&](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
-        add(buf, count, type, use == BufferUse::write);
-      });
-      return;
+    if (!pending) return;
+    for (std::size_t i = first; i < buffers.size(); ++i) {
+      buffers[i].done = k_never;
+      m_buffer_requests[e.request].push_back(i);
     }
-    if (!is_request_completion(e.call)) return;
+  }
+
+  // Complete the buffers of the requests completion call `e` completes.
+  void complete_buffers(const Event& e) {
     for (const format::CompletedRequest& c : e.completed) {
       auto it = m_buffer_requests.find(c.request);
       if (it == m_buffer_requests.end()) continue;
@@ -320,6 +317,7 @@ class Pass final : public RankPass {
   std::unordered_map<uint32_t, std::vector<std::size_t>> m_open;              // window -> ops not remotely complete
   std::unordered_map<uint64_t, std::vector<std::size_t>> m_buffer_requests;   // request -> its buffers
   const RankData& m_data;
+  const Footprint m_footprint;
 };
 
 // local: a load or store; origin, target: an RMA call's two sides; buffer: a
