@@ -6,7 +6,6 @@
 #include <mutex>
 #include <queue>
 #include <stdexcept>
-#include <thread>
 
 #include <fmt/core.h>
 
@@ -15,6 +14,7 @@
 #include "analyzer/happens_before.hpp"
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
+#include "trace_format/parallel.hpp"
 #include "trace_format/symbols.hpp"
 
 namespace smtrace::analyzer {
@@ -238,15 +238,7 @@ Result analyze(const fs::path& dir, const Options& options) {
       say(fmt::format("read {}/{} ranks, {} events", n, files.present.size(), total_events.load()));
     }
   };
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.present.size())));
-  if (threads <= 1) {
-    load();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(load);
-    for (std::thread& t : pool) t.join();
-  }
+  format::run_on_threads(format::thread_count(options.threads, files.present.size()), load);
   const auto t_read = std::chrono::steady_clock::now();
 
   // Call sites symbolized after the run.

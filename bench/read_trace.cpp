@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "trace_format/parallel.hpp"
 #include "trace_format/reader.hpp"
 
 namespace fmt_ns = smtrace::format;
@@ -41,10 +42,7 @@ int main(int argc, char** argv) {
         problems += p;
       }
     };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
+    fmt_ns::run_on_threads(threads, work);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("events %llu problems %llu seconds %.3f\n", static_cast<unsigned long long>(events.load()),
                 static_cast<unsigned long long>(problems.load()), seconds);

@@ -8,12 +8,12 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "smt_encoder/encoder.hpp"
 #include "smt_encoder/guided.hpp"
 #include "smt_encoder/match_pairs.hpp"
 #include "smt_encoder/parts.hpp"
+#include "trace_format/parallel.hpp"
 
 namespace smtrace::smt {
 
@@ -475,15 +475,7 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
         out.unknown += found.unknown;
       }
     };
-    unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(parts.size())));
-    if (threads <= 1) {
-      work();
-    } else {
-      std::vector<std::thread> pool;
-      for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
-      for (std::thread& t : pool) t.join();
-    }
+    format::run_on_threads(format::thread_count(options.threads, parts.size()), work);
     out.stats["assertions"] = assertions;
     out.stats["decision_variables"] = variables;
     out.stats["solver_calls"] = calls;

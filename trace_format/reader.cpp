@@ -19,8 +19,8 @@
 #include <map>
 #include <mutex>
 #include <sstream>
-#include <thread>
 
+#include "trace_format/parallel.hpp"
 #include "trace_format/proto_convert.hpp"
 #include "trace_format/symbols.hpp"
 #include "trace_format/wire.hpp"
@@ -775,8 +775,6 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
   }
   const std::vector<uint32_t>& todo = found.present;
 
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(todo.size())));
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < todo.size();) {
@@ -784,13 +782,7 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
       trace.ranks[r] = read_rank_file(found.rank_files[r]);
     }
   };
-  if (threads <= 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
-    for (std::thread& t : pool) t.join();
-  }
+  run_on_threads(thread_count(options.threads, todo.size()), work);
 
   for (uint32_t r = 0; r < world_size; ++r) {
     RankTrace& rank = trace.ranks[r];

@@ -20,9 +20,9 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "trace_format/json.hpp"
+#include "trace_format/parallel.hpp"
 #include "trace_format/reader.hpp"
 #include "trace_format/wire.hpp"
 
@@ -896,8 +896,6 @@ SynthResult write_synthetic_trace(std::string_view name, const fs::path& dir,
 
   const uint64_t iterations =
       options.iterations ? options.iterations : g->iterations ? g->iterations(options) : 1;
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  threads = std::clamp<unsigned>(threads, 1, options.ranks);
 
   std::atomic<uint32_t> next{0};
   std::atomic<uint64_t> events{0}, bytes{0};
@@ -919,10 +917,7 @@ SynthResult write_synthetic_trace(std::string_view name, const fs::path& dir,
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  run_on_threads(thread_count(options.threads, options.ranks), work);
   if (error) std::rethrow_exception(error);
 
   SynthResult result;
