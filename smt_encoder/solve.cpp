@@ -453,6 +453,9 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
     uint64_t assertions = 0, variables = 0, calls = 0;
     auto work = [&] {
       for (std::size_t i; (i = next.fetch_add(1)) < parts.size();) {
+        // Races only: a part without a wildcard receive or probe has nothing to ask.
+        const auto& ops = parts[i].model.ops;
+        if (!options.deadlocks && std::none_of(ops.begin(), ops.end(), is_wildcard)) continue;
         std::unique_ptr<PartSolver> made;
         try {
           made = std::make_unique<PartSolver>(parts[i], Track::no, std::max(budget.left(), 0.001));
