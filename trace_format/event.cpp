@@ -17,7 +17,7 @@ struct CallInfo {
 };
 
 constexpr CallInfo k_calls[] = {
-#define SMTRACE_CALL(ID, MpiName, number, family, blocking) \
+#define SMTRACE_CALL(ID, MpiName, number, family, blocking, ...) \
   {Call::MpiName, #ID, "MPI_" #MpiName, #MpiName, Family::family, (blocking) != 0},
 #include "trace_format/calls.def"
 #undef SMTRACE_CALL

@@ -20,7 +20,7 @@ inline constexpr uint32_t k_format_version = 1;
 
 enum class Call : uint16_t {
   unspecified = 0,
-#define SMTRACE_CALL(ID, MpiName, number, family, blocking) MpiName = number,
+#define SMTRACE_CALL(ID, MpiName, number, ...) MpiName = number,
 #include "trace_format/calls.def"
 #undef SMTRACE_CALL
 };

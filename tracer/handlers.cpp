@@ -25,6 +25,7 @@
 #include "tracer/recorder.hpp"
 #include "tracer/sites.hpp"
 #include "tracer/tracer.hpp"
+#include "trace_format/call_semantics.hpp"
 
 namespace smtrace::tracer::handlers {
 
@@ -57,23 +58,6 @@ struct Global {
 Global* g = new Global;
 thread_local bool t_busy SMTRACE_FAST_TLS = false;
 thread_local uint32_t t_thread SMTRACE_FAST_TLS = UINT32_MAX;
-
-// Family and blocking flag by call number, from calls.def: a table lookup
-// on the hot path instead of format::call_family's search.
-struct CallInfo {
-  uint8_t family = 0;
-  bool blocking = false;
-};
-constexpr std::size_t k_call_slots = 512;  // above the highest call number (calls.def)
-constexpr std::array<CallInfo, k_call_slots> k_calls = [] {
-  std::array<CallInfo, k_call_slots> a{};
-#define SMTRACE_CALL(ID, MpiName, number, family, blocking) \
-  a[number] = CallInfo{static_cast<uint8_t>(format::Family::family), (blocking) != 0};
-#include "trace_format/calls.def"
-#undef SMTRACE_CALL
-  return a;
-}();
-const CallInfo& call_info(Call call) { return k_calls[static_cast<uint16_t>(call) & (k_call_slots - 1)]; }
 
 constexpr int k_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
 struct sigaction g_previous[65];
@@ -319,14 +303,14 @@ void install_handlers() {
 
 bool should_trace(Call call) noexcept {
   if (t_busy || !g->on.load(std::memory_order_relaxed)) return false;
-  return (g->families.load(std::memory_order_relaxed) >> call_info(call).family) & 1u;
+  return (g->families.load(std::memory_order_relaxed) >> static_cast<unsigned>(format::call_traits(call).family)) & 1u;
 }
 
 bool tracing() noexcept { return g->on.load(std::memory_order_relaxed); }
 
 bool family_off(Call call) noexcept {
   if (t_busy || !g->on.load(std::memory_order_relaxed)) return false;
-  return !((g->families.load(std::memory_order_relaxed) >> call_info(call).family) & 1u);
+  return !((g->families.load(std::memory_order_relaxed) >> static_cast<unsigned>(format::call_traits(call).family)) & 1u);
 }
 
 int64_t now() noexcept { return g_clock.now() - g->origin; }
@@ -593,7 +577,7 @@ CallScope::CallScope(Call call, uintptr_t site) noexcept : e(recycle(slots().inp
   t_busy = true;
   e.call = call;
   t_site = site;
-  m_blocking = call_info(call).blocking;
+  m_blocking = format::call_traits(call).blocks;
 }
 
 CallScope::~CallScope() { t_busy = false; }

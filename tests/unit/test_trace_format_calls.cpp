@@ -20,7 +20,7 @@ struct Row {
 };
 
 constexpr Row k_rows[] = {
-#define SMTRACE_CALL(ID, MpiName, number, family, blocking) {#ID, number, fmt_ns::Call::MpiName},
+#define SMTRACE_CALL(ID, MpiName, number, ...) {#ID, number, fmt_ns::Call::MpiName},
 #include "trace_format/calls.def"
 #undef SMTRACE_CALL
 };

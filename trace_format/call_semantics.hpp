@@ -1,0 +1,271 @@
+// What each call means, read from the columns of calls.def (its header says
+// how a row is read): what role it plays, what it does to requests, which
+// buffers it reads and writes and for how long, what it orders, which RMA
+// epochs it opens, closes or completes, and which handles it creates or
+// frees. The tracer's watch set, replay, happens-before, every check, the
+// SMT model and `smtrace dump` ask here; none keeps its own list of calls.
+//
+// Two kinds of answers: the row of a call (call_traits: a constant table,
+// O(1) per lookup) and the answer for one recorded event (call_buffers,
+// sync_of, epoch_of, handle_use), which applies the event's arguments:
+// MPI_IN_PLACE, the root (a rank, MPI_ROOT or MPI_PROC_NULL), the counts
+// and displacements, the flag of MPI_Win_test and Iprobe.
+//
+// Plain C++: no protobuf, no MPI (part of smtrace_format_wire, which the
+// tracer links). Thread safety: every function is pure; the table is constant.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "trace_format/event.hpp"
+
+namespace smtrace::format {
+
+// --- the columns of calls.def ------------------------------------------------
+
+enum class Role : uint8_t {
+  none,          // not a call of the table
+  env,           // Init, Init_thread, Finalize, Abort
+  send,          // a send (blocking, non-blocking or persistent)
+  recv,          // a receive (blocking, non-blocking or persistent)
+  sendrecv,      // a send and a receive in one call
+  probe,         // Probe, Iprobe: matches a message without receiving it
+  collective,    // one instance of a collective on Event.comm
+  rma_comm,      // a one-sided access: Put, Get, the accumulates
+  rma_sync,      // an RMA synchronization call (EpochEffect says which)
+  request,       // Start, Wait*, Test*, Request_free, Cancel (RequestEffect says which)
+  handle,        // creates, commits or frees a handle (Resource says which)
+  local_access,  // an annotated or captured load or store
+  cuda,          // a CUDA runtime call (analyzer/cuda_streams.hpp models them)
+};
+
+enum class SendMode : uint8_t { none, standard, buffered, synchronous, ready };
+
+enum class RequestEffect : uint8_t {
+  none,
+  create,         // returns an active request (Event.request)
+  persistent,     // returns an inactive persistent request (Event.request)
+  start,          // activates Event.request (Start) or Event.requests (Startall)
+  complete_all,   // Wait, Waitall, Test, Testall: completes Event.completed
+  complete_any,   // Waitany, Testany
+  complete_some,  // Waitsome, Testsome
+  free,           // Request_free: an active request still completes, unseen
+  cancel,         // Cancel: the request still has to be completed
+};
+
+enum class BufferLayout : uint8_t {
+  none,
+  send, recv, sendrecv, sendrecv_replace,
+  bcast, reduce, allreduce, reduce_scatter_block, reduce_scatter,
+  gather, gatherv, scatter, scatterv, allgather, allgatherv, alltoall, alltoallv, alltoallw,
+  put, get, accumulate, get_accumulate, fetch_and_op, compare_and_swap,
+  local_read, local_write,
+};
+
+enum class Flow : uint8_t {
+  none,         // not a collective
+  all_to_all,   // every member's entry precedes every member's exit
+  root_to_all,  // the root's entry precedes every member's exit
+  all_to_root,  // every member's entry precedes the root's exit
+  scan,         // member i's exit follows the entries of members 0..i
+  exscan,       // member i's exit follows the entries of members 0..i-1
+};
+
+enum class Combine : uint8_t {
+  none,
+  reduce,      // a collective reduction with Event.op
+  accumulate,  // an RMA accumulate with Event.op: atomic per basic element
+  swap,        // MPI_Compare_and_swap: atomic, no op
+};
+
+enum class EpochEffect : uint8_t {
+  none, fence, post, start, complete, wait,
+  test,  // MPI_Win_test: as wait when it returns flag = true (epoch_of)
+  lock, unlock, lock_all, unlock_all, flush, flush_local, flush_all, flush_local_all,
+  sync,  // MPI_Win_sync: memory synchronization only
+  free,  // MPI_Win_free: every operation on the window is complete
+};
+
+enum class Resource : uint8_t {
+  none,
+  comm_new, comm_free, group_new, group_free, type_new, type_commit, type_free,
+  op_new, op_free, win_new, win_free, win_attach, win_detach,
+};
+
+// One row of calls.def, past its name and number.
+struct CallTraits {
+  Family family = Family::none;
+  bool blocks = false;
+  Role role = Role::none;
+  SendMode mode = SendMode::none;
+  RequestEffect request = RequestEffect::none;
+  BufferLayout buffers = BufferLayout::none;
+  Flow flow = Flow::none;
+  bool rooted = false;
+  Combine op = Combine::none;
+  EpochEffect epoch = EpochEffect::none;
+  Resource resource = Resource::none;
+  bool poll = false;
+  Call twin = Call::unspecified;
+};
+
+// Return the row of `call`; for a value the table does not hold (archived
+// traces from a newer build), a row that says nothing.
+const CallTraits& call_traits(Call call);
+
+// Return the form of `call` without a request: Send for Isend, Bcast for
+// Ibcast, Put for Rput, Comm_dup for Comm_idup; `call` itself otherwise.
+Call base_form(Call call);
+
+// Return true for the request effects that complete requests (Wait*, Test*).
+constexpr bool completes_requests(RequestEffect effect) {
+  return effect == RequestEffect::complete_all || effect == RequestEffect::complete_any ||
+         effect == RequestEffect::complete_some;
+}
+// Return true for the accesses MPI makes atomic with each other (the
+// accumulate family and compare-and-swap, MPI-3.1 section 11.7.1).
+constexpr bool is_atomic(Combine op) { return op == Combine::accumulate || op == Combine::swap; }
+
+// Op.OP_NO_OP (smtrace.proto): with it, Get_accumulate and Fetch_and_op only
+// read the target, and ignore their origin buffer (MPI-3.1 section 11.3.4).
+inline constexpr uint32_t k_op_no_op = 14;
+
+// --- buffers -----------------------------------------------------------------
+
+enum class BufferAccess : uint8_t {
+  read,
+  write,
+  update,  // read, then written: an MPI_IN_PLACE receive buffer, Sendrecv_replace, an accumulate's target
+};
+
+// How long MPI may touch a buffer.
+enum class Lifetime : uint8_t {
+  call,        // during the call
+  request,     // from the call until the request it returns completes
+  persistent,  // from each MPI_Start of the request until that activation completes
+  rma_local,   // an RMA origin buffer: until the epoch completes the operation locally
+               // (flush_local, flush, unlock, fence, complete, Win_free)
+  rma_remote,  // RMA target memory: until the operation completes remotely
+};
+
+// Which argument a buffer is.
+enum class BufferArg : uint8_t {
+  buf,          // Event.buf (send buffer; the only buffer of Recv, Bcast, Put...)
+  recv_buf,     // Event.recv_buf
+  result_buf,   // Event.result_buf (Get_accumulate, Fetch_and_op, Compare_and_swap)
+  compare_buf,  // Event.compare_buf (Compare_and_swap)
+  target,       // target memory of an RMA call, at the target rank
+  local,        // an annotated or captured access: `size`-byte blocks
+};
+
+// The unit of Buffer::offset.
+enum class OffsetUnit : uint8_t {
+  elements,    // extents of the buffer's datatype (v collectives)
+  bytes,       // bytes (Alltoallw)
+  disp_units,  // the target window's displacement unit (RMA targets)
+};
+
+// One buffer, or one block of a buffer, that a call touches at the calling
+// rank (at the target rank for BufferArg::target).
+struct Buffer {
+  BufferArg arg = BufferArg::buf;
+  BufferAccess access = BufferAccess::read;
+  Lifetime lifetime = Lifetime::call;
+  uint64_t addr = 0;           // the argument's address (0 for a target: the window's base is the target's)
+  int64_t offset = 0;          // where the block starts, from `addr`, in `unit`s
+  OffsetUnit unit = OffsetUnit::elements;
+  int64_t count = 0;           // elements of `datatype`
+  uint32_t datatype = 0;
+  int32_t peer = -1;           // the member this block goes to or comes from; the target rank; -1: all or none
+  // The call touches this buffer only if this rank is the root, or its
+  // count depends on a communicator size that is unknown (counted with one
+  // member): a consumer that over-approximates (the tracer's watch set)
+  // takes it, one that must not raise false alarms leaves it out.
+  bool maybe = false;
+  // BufferArg::local: `count` blocks (0 and 1: one) of `size` bytes, `stride` apart.
+  uint64_t size = 0;
+  int64_t stride = 0;
+  bool operator==(const Buffer&) const = default;
+};
+
+// The calling rank's place in an event's communicator.
+struct CommPlace {
+  std::optional<int32_t> rank;  // in the (local group of the) communicator
+  uint64_t size = 0;            // members; the remote group's on an intercommunicator; 0: unknown
+  bool inter = false;           // an intercommunicator: roots are MPI_ROOT, MPI_PROC_NULL or a remote rank
+};
+
+// Append to `out` the buffers that call `e` reads and writes at the calling
+// rank (and, for RMA calls, at the target), with how long each is in use:
+// MPI_IN_PLACE applied (the in-place buffer is updated, the unused one left
+// out), buffers only significant at the root kept there, v and w
+// collectives as one block per member at its displacement, counts that
+// scale with the communicator size multiplied by `place.size`. Left out:
+// buffers at address 0 with a predefined datatype (NULL: an address 0 is
+// only meaningful as MPI_BOTTOM with a derived datatype), and everything of
+// an RMA call to MPI_PROC_NULL (no data moves, MPI-3.1 section 11.3).
+// Buffers with count 0 are kept (their footprint is empty).
+void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& out);
+
+// --- synchronization ---------------------------------------------------------
+
+enum class EpochKind : uint8_t { none, fence, access, exposure, passive };
+enum class Completion : uint8_t { none, local, remote };
+
+// What an RMA synchronization call does: the epoch it opens or closes (a
+// fence does both), and which pending RMA operations of the calling rank
+// on the window it completes (all of them, or those to Event.peer).
+struct EpochStep {
+  EpochKind kind = EpochKind::none;
+  bool opens = false;
+  bool closes = false;
+  Completion completes = Completion::none;
+  bool all_targets = false;
+};
+// Return the step of `effect` (EpochEffect::test as wait; use epoch_of for
+// an event).
+EpochStep epoch_step(EpochEffect effect);
+// Return the epoch effect of event `e`: its row's, but EpochEffect::wait
+// for an MPI_Win_test that returned flag = true (MPI-3.1 section 11.5.2:
+// the same effect as a return of MPI_Win_wait) and none for one that
+// returned false or never returned.
+EpochEffect epoch_of(const Event& e);
+
+enum class Match : uint8_t {
+  none,
+  send,       // posts a send (Event.peer, Event.tag)
+  recv,       // posts a receive (Event.peer, Event.tag)
+  send_recv,  // a send (Event.peer, Event.tag) and a receive (Event.recv_peer, Event.recv_tag)
+  probe,      // matches a message without receiving it (a blocking probe, or an Iprobe that found one)
+};
+
+// What event `e` takes part in across ranks.
+struct Sync {
+  Match match = Match::none;  // persistent inits post nothing (their Starts do)
+  Flow flow = Flow::none;     // a collective instance on Event.comm
+  EpochEffect epoch = EpochEffect::none;  // epoch_of(e)
+  EpochStep step;             // epoch_step(epoch)
+  RequestEffect request = RequestEffect::none;
+};
+// Return what event `e` synchronizes.
+Sync sync_of(const Event& e);
+
+// --- handles -----------------------------------------------------------------
+
+enum class HandleKind : uint8_t { none, comm, group, datatype, op, window };
+enum class HandleEffect : uint8_t { none, create, commit, free, attach, detach };
+
+struct HandleUse {
+  HandleKind kind = HandleKind::none;
+  HandleEffect effect = HandleEffect::none;
+  uint32_t id = 0;  // the rank-local id of the handle, from the event field the call fills
+};
+// Return the handle event `e` creates, commits, frees, attaches memory to
+// or detaches it from, and its id (Event.new_comm for new communicators
+// and groups, Event.new_datatype for datatypes and ops, Event.window for
+// windows; the freed handle's own field for frees).
+HandleUse handle_use(const Event& e);
+
+}  // namespace smtrace::format
