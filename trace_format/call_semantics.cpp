@@ -415,7 +415,7 @@ HandleUse handle_use(const Event& e) {
     case Resource::type_free: h = {HandleKind::datatype, HandleEffect::free, e.datatype}; break;
     case Resource::op_new: h = {HandleKind::op, HandleEffect::create, e.new_datatype}; break;
     case Resource::op_free: h = {HandleKind::op, HandleEffect::free, e.new_datatype}; break;
-    case Resource::win_new: h = {HandleKind::window, HandleEffect::create, e.window}; break;
+    case Resource::win_new: case Resource::win_dynamic: h = {HandleKind::window, HandleEffect::create, e.window}; break;
     case Resource::win_free: h = {HandleKind::window, HandleEffect::free, e.window}; break;
     case Resource::win_attach: h = {HandleKind::window, HandleEffect::attach, e.window}; break;
     case Resource::win_detach: h = {HandleKind::window, HandleEffect::detach, e.window}; break;

@@ -90,8 +90,10 @@ enum class EpochEffect : uint8_t {
 
 enum class Resource : uint8_t {
   none,
-  comm_new, comm_free, group_new, group_free, type_new, type_commit, type_free,
-  op_new, op_free, win_new, win_free, win_attach, win_detach,
+  comm_new, comm_free, group_new, group_free, type_new, type_commit, type_free, op_new, op_free,
+  win_new,      // a window with memory (Event.win_base, Event.win_size, Event.disp_unit)
+  win_dynamic,  // a window whose memory is attached later; its target displacements are addresses
+  win_free, win_attach, win_detach,
 };
 
 // One row of calls.def, past its name and number.

@@ -10,8 +10,9 @@
 
 namespace smtrace::tracer::access {
 
-using format::Call;
 using format::Event;
+using format::RequestEffect;
+using format::Resource;
 
 namespace {
 
@@ -35,22 +36,6 @@ void publish(const smtrace_access_runtime_api* api) {
   for (std::size_t i = 0; i < ranges.size(); ++i)
     g->published[i] = {static_cast<uintptr_t>(ranges[i].lo), static_cast<uintptr_t>(ranges[i].hi)};
   api->publish(g->published.data(), g->published.size());
-}
-
-bool is_rma_operation(Call c) {
-  switch (c) {
-    case Call::Put: case Call::Get: case Call::Accumulate: case Call::Get_accumulate: case Call::Fetch_and_op:
-    case Call::Compare_and_swap: case Call::Rput: case Call::Rget: case Call::Raccumulate:
-    case Call::Rget_accumulate:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_persistent_init(Call c) {
-  return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init || c == Call::Rsend_init ||
-         c == Call::Recv_init;
 }
 
 }  // namespace
@@ -93,52 +78,70 @@ bool attached() noexcept { return g->api.load(std::memory_order_relaxed) != null
 void after_call(const Event& e, const CommFacts& comm, const ExtentOf& extent_of) {
   const smtrace_access_runtime_api* api = g->api.load(std::memory_order_acquire);
   if (!api) return;
-  const Call c = e.call;
+  const format::CallTraits& t = format::call_traits(e.call);
   std::vector<Range> ranges;
   buffer_ranges(e, comm, extent_of, ranges);
   std::vector<uint64_t> done;
   for (const format::CompletedRequest& r : e.completed) done.push_back(r.request);
+  const format::EpochStep step = format::epoch_step(format::epoch_of(e));
 
   SpinGuard<SpinLock> lock(g->lock);
   WatchSet& w = g->watch;
-  switch (c) {
-    case Call::Win_create: case Call::Win_allocate: case Call::Win_allocate_shared: case Call::Win_attach:
+  bool changed = !done.empty();
+  switch (t.resource) {
+    case Resource::win_new: case Resource::win_dynamic: case Resource::win_attach:
       w.window_memory(e.window, e.win_base, e.win_size);
+      changed = true;
       break;
-    case Call::Win_detach:
+    case Resource::win_detach:
       w.window_detach(e.window, e.win_base);
+      changed = true;
       break;
-    case Call::Win_free:
+    case Resource::win_free:
       w.window_free(e.window);
+      changed = true;
       break;
-    case Call::Win_flush: case Call::Win_flush_local: case Call::Win_unlock:
-      w.rma_completed(e.window, e.peer);
-      break;
-    case Call::Win_flush_all: case Call::Win_flush_local_all: case Call::Win_unlock_all: case Call::Win_fence:
-    case Call::Win_complete:
-      w.rma_completed(e.window, std::nullopt);
-      break;
-    case Call::Start:
-      w.request_started(e.request, {});
-      break;
-    case Call::Startall:
-      for (uint64_t r : e.requests) w.request_started(r, {});
-      break;
-    case Call::Request_free:
-      w.request_freed(e.request);
-      break;
-    default:
-      if (is_rma_operation(c)) {
-        if (e.peer != format::k_proc_null) w.rma_started(e.window, e.peer.value_or(-1), e.request, ranges);
-      } else if (is_persistent_init(c)) {
-        w.persistent_defined(e.request, ranges);
-      } else if (e.request != 0 && !ranges.empty()) {
-        w.request_started(e.request, ranges);  // non-blocking point-to-point and collectives
-      } else if (done.empty()) {
-        return;  // nothing changed: no publish
-      }
+    case Resource::none: case Resource::comm_new: case Resource::comm_free: case Resource::group_new:
+    case Resource::group_free: case Resource::type_new: case Resource::type_commit: case Resource::type_free:
+    case Resource::op_new: case Resource::op_free:
       break;
   }
+  if (step.completes != format::Completion::none) {
+    w.rma_completed(e.window, step.all_targets ? std::nullopt : e.peer);
+    changed = true;
+  }
+  if (t.role == format::Role::rma_comm) {
+    // Origin buffers until the epoch (or the request) completes them; none
+    // for MPI_PROC_NULL (format::call_buffers).
+    if (!ranges.empty()) w.rma_started(e.window, e.peer.value_or(-1), e.request, ranges);
+    changed = true;
+  } else {
+    switch (t.request) {
+      case RequestEffect::create:  // non-blocking point-to-point and collectives
+        if (e.request != 0 && !ranges.empty()) {
+          w.request_started(e.request, ranges);
+          changed = true;
+        }
+        break;
+      case RequestEffect::persistent:
+        w.persistent_defined(e.request, ranges);
+        changed = true;
+        break;
+      case RequestEffect::start:
+        if (e.requests.empty()) w.request_started(e.request, {});
+        for (uint64_t r : e.requests) w.request_started(r, {});
+        changed = true;
+        break;
+      case RequestEffect::free:
+        w.request_freed(e.request);
+        changed = true;
+        break;
+      case RequestEffect::none: case RequestEffect::complete_all: case RequestEffect::complete_any:
+      case RequestEffect::complete_some: case RequestEffect::cancel:
+        break;
+    }
+  }
+  if (!changed) return;  // no publish
   w.requests_completed(done);
   publish(api);
 }

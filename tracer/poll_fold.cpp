@@ -2,23 +2,6 @@
 
 namespace smtrace::tracer {
 
-using format::Call;
-
-bool is_poll(Call call) {
-  switch (call) {
-    case Call::Test:
-    case Call::Testany:
-    case Call::Testsome:
-    case Call::Testall:
-    case Call::Iprobe:
-    case Call::cudaStreamQuery:
-    case Call::cudaEventQuery:
-      return true;
-    default:
-      return false;
-  }
-}
-
 namespace {
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);

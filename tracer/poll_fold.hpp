@@ -18,9 +18,6 @@
 
 namespace smtrace::tracer {
 
-// Return true when `call` is a poll that folding applies to.
-bool is_poll(format::Call call);
-
 // Return a hash of what makes two polls identical: call, site, thread,
 // comm, peer, tag, request(s), stream, CUDA event.
 uint64_t poll_key(const format::Event& poll);

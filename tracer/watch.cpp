@@ -5,7 +5,6 @@
 
 namespace smtrace::tracer {
 
-using format::Call;
 using format::Event;
 
 namespace {
@@ -27,19 +26,6 @@ void add_hull(std::vector<Range>& out, uint64_t buf, int64_t count, const TypeEx
   const uint64_t hi = buf + static_cast<uint64_t>(t.true_ub + std::max<int64_t>(0, span));
   if (lo < k_first_valid || hi <= lo || hi - lo > static_cast<uint64_t>(k_max_hull)) return;
   out.push_back({lo, hi});
-}
-
-// Element `displs[i]` (in extents of `type`) holding `counts[i]` elements, for every i.
-void add_hull_v(std::vector<Range>& out, uint64_t buf, const std::vector<int64_t>& counts,
-                const std::vector<int64_t>& displs, const TypeExtent& t) {
-  for (std::size_t i = 0; i < counts.size() && i < displs.size(); ++i)
-    add_hull(out, buf + static_cast<uint64_t>(displs[i] * t.extent), counts[i], t);
-}
-
-int64_t sum(const std::vector<int64_t>& v) {
-  int64_t total = 0;
-  for (int64_t x : v) total += x;
-  return total;
 }
 
 void insert_merged(std::vector<Range>& ranges, Range r) {
@@ -78,93 +64,26 @@ TypeExtent extent_of(const format::DatatypeDef& def) {
 }
 
 void buffer_ranges(const Event& e, const CommFacts& comm, const ExtentOf& extent_of, std::vector<Range>& out) {
-  auto hull = [&](uint64_t buf, int64_t count, uint32_t type) { add_hull(out, buf, count, extent_of(type)); };
-  auto hull_v = [&](uint64_t buf, const std::vector<int64_t>& counts, const std::vector<int64_t>& displs,
-                    uint32_t type) { add_hull_v(out, buf, counts, displs, extent_of(type)); };
-  // A rooted collective's root-only buffers count at the root (or where the
-  // rank is unknown); MPI_ROOT is an intercommunicator's root.
-  const bool root = !e.peer || comm.rank < 0 || *e.peer == comm.rank || *e.peer == format::k_root;
-  const int64_t size = std::max(comm.size, 1);
-  const bool send = !e.in_place;
-  switch (e.call) {
-    case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend: case Call::Irecv:
-    case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init: case Call::Recv_init:
-    case Call::Put: case Call::Get: case Call::Accumulate: case Call::Rput: case Call::Rget: case Call::Raccumulate:
-    case Call::Ibcast:
-      hull(e.buf, e.count, e.datatype);
-      break;
-    case Call::Get_accumulate: case Call::Rget_accumulate:
-      hull(e.buf, e.count, e.datatype);
-      hull(e.result_buf, e.result_count, e.result_datatype);
-      break;
-    case Call::Fetch_and_op:
-      hull(e.buf, 1, e.datatype);
-      hull(e.result_buf, 1, e.datatype);
-      break;
-    case Call::Compare_and_swap:
-      hull(e.buf, 1, e.datatype);
-      hull(e.compare_buf, 1, e.datatype);
-      hull(e.result_buf, 1, e.datatype);
-      break;
-    case Call::Ireduce:
-      if (send) hull(e.buf, e.count, e.datatype);
-      if (root) hull(e.recv_buf, e.recv_count, e.recv_datatype);
-      break;
-    case Call::Iallreduce: case Call::Iscan: case Call::Iexscan:
-      if (send) hull(e.buf, e.count, e.datatype);
-      hull(e.recv_buf, e.recv_count, e.recv_datatype);
-      break;
-    case Call::Ireduce_scatter_block:
-      if (send) hull(e.buf, e.count * size, e.datatype);
-      hull(e.recv_buf, send ? e.recv_count : e.recv_count * size, e.recv_datatype);
-      break;
-    case Call::Ireduce_scatter: {
-      const int64_t total = sum(e.recv_counts);
-      if (send) hull(e.buf, total, e.datatype);
-      const bool mine = comm.rank >= 0 && static_cast<std::size_t>(comm.rank) < e.recv_counts.size();
-      hull(e.recv_buf, send && mine ? e.recv_counts[static_cast<std::size_t>(comm.rank)] : total, e.recv_datatype);
-      break;
+  format::CommPlace place;
+  if (comm.rank >= 0) place.rank = comm.rank;
+  place.size = comm.size > 0 ? static_cast<uint64_t>(comm.size) : 0;
+  place.inter = comm.inter;
+  std::vector<format::Buffer> buffers;
+  format::call_buffers(e, place, buffers);
+  // Watched: what MPI may still touch after the call returns, also where
+  // only the root touches it and this rank's place is unknown (maybe).
+  for (const format::Buffer& b : buffers) {
+    if (b.lifetime == format::Lifetime::call || b.arg == format::BufferArg::target ||
+        b.arg == format::BufferArg::local)
+      continue;
+    const TypeExtent t = extent_of(b.datatype);
+    int64_t offset = 0;
+    switch (b.unit) {
+      case format::OffsetUnit::elements: offset = b.offset * t.extent; break;
+      case format::OffsetUnit::bytes: offset = b.offset; break;
+      case format::OffsetUnit::disp_units: continue;  // target memory, at another rank
     }
-    case Call::Igather:
-      hull(e.buf, e.count, e.datatype);
-      if (root) hull(e.recv_buf, e.recv_count * size, e.recv_datatype);
-      break;
-    case Call::Igatherv:
-      hull(e.buf, e.count, e.datatype);
-      if (root) hull_v(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype);
-      break;
-    case Call::Iscatter:
-      if (root) hull(e.buf, e.count * size, e.datatype);
-      hull(e.recv_buf, e.recv_count, e.recv_datatype);
-      break;
-    case Call::Iscatterv:
-      if (root) hull_v(e.buf, e.counts, e.displs, e.datatype);
-      hull(e.recv_buf, e.recv_count, e.recv_datatype);
-      break;
-    case Call::Iallgather:
-      hull(e.buf, e.count, e.datatype);
-      hull(e.recv_buf, e.recv_count * size, e.recv_datatype);
-      break;
-    case Call::Ialltoall:
-      hull(e.buf, e.count * size, e.datatype);
-      hull(e.recv_buf, e.recv_count * size, e.recv_datatype);
-      break;
-    case Call::Iallgatherv:
-      hull(e.buf, e.count, e.datatype);
-      hull_v(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype);
-      break;
-    case Call::Ialltoallv:
-      if (send) hull_v(e.buf, e.counts, e.displs, e.datatype);
-      hull_v(e.recv_buf, e.recv_counts, e.recv_displs, e.recv_datatype);
-      break;
-    case Call::Ialltoallw:  // displacements in bytes, a datatype per peer
-      for (std::size_t i = 0; send && i < e.counts.size() && i < e.displs.size() && i < e.datatypes.size(); ++i)
-        hull(e.buf + static_cast<uint64_t>(e.displs[i]), e.counts[i], e.datatypes[i]);
-      for (std::size_t i = 0; i < e.recv_counts.size() && i < e.recv_displs.size() && i < e.recv_datatypes.size(); ++i)
-        hull(e.recv_buf + static_cast<uint64_t>(e.recv_displs[i]), e.recv_counts[i], e.recv_datatypes[i]);
-      break;
-    default:
-      break;
+    add_hull(out, b.addr + static_cast<uint64_t>(offset), b.count, t);
   }
 }
 

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::tracer {
@@ -49,13 +50,14 @@ TypeExtent extent_of(const format::DatatypeDef& def);
 struct CommFacts {
   int32_t rank = -1;  // -1: unknown (every buffer counts)
   int32_t size = 0;   // remote size for an intercommunicator
+  bool inter = false;
 };
 
-// Append to `out` the ranges of the buffers that `e` (a non-blocking
-// point-to-point or collective call, or a one-sided communication call, as
-// the tracer records it) hands to MPI, skipping MPI_IN_PLACE, empty buffers,
-// buffers that are not significant at this rank (a non-root's receive
-// buffer) and addresses in the first page (NULL). Hulls: a datatype with
+// Append to `out` the ranges of the buffers that `e` hands to MPI beyond
+// the call (format::call_buffers: non-blocking and persistent point-to-point
+// and collective operations, RMA origin buffers), including those only
+// significant at a root when this rank's place is unknown, skipping empty
+// buffers and addresses in the first page (NULL). Hulls: a datatype with
 // holes is watched whole.
 void buffer_ranges(const format::Event& e, const CommFacts& comm, const ExtentOf& extent_of, std::vector<Range>& out);
 

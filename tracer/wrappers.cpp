@@ -18,6 +18,7 @@
 #include "tracer/handlers.hpp"
 #include "tracer/tables.hpp"
 #include "tracer/tracer.hpp"
+#include "trace_format/call_semantics.hpp"
 
 namespace smtrace::tracer {
 namespace {
@@ -123,6 +124,7 @@ uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
   if (access::attached()) {
     CommFacts facts;
     PMPI_Comm_rank(comm, &facts.rank);
+    facts.inter = inter != 0;
     if (inter) PMPI_Comm_remote_size(comm, &facts.size);
     else PMPI_Comm_size(comm, &facts.size);
     g_tables->comm_facts.insert(id, facts);
@@ -451,10 +453,7 @@ int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
 }
 constexpr auto no_post = [](CallScope&, int) {};
 
-bool is_persistent(Call c) {
-  return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init || c == Call::Rsend_init ||
-         c == Call::Recv_init;
-}
+bool is_persistent(Call c) { return format::call_traits(c).request == format::RequestEffect::persistent; }
 
 // ---------------------------------------------------------------------------
 // Shapes: one per signature family of wrappers.def

@@ -68,12 +68,4 @@ TEST_CASE("tracer::poll_fold::different_polls_break_the_run") {
   CHECK_FALSE(f.take_summary(summary));  // nothing folded: the first poll alone
 }
 
-TEST_CASE("tracer::poll_fold::is_poll") {
-  CHECK(is_poll(Call::Test));
-  CHECK(is_poll(Call::Testsome));
-  CHECK(is_poll(Call::Iprobe));
-  CHECK_FALSE(is_poll(Call::Wait));
-  CHECK_FALSE(is_poll(Call::Recv));
-}
-
 TEST_SUITE_END();
