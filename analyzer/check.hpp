@@ -20,19 +20,10 @@
 
 #include "analyzer/finding.hpp"
 #include "analyzer/rank_data.hpp"
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::analyzer {
-
-// Return true for the calls that complete requests: MPI_Wait*, MPI_Test*.
-inline bool is_request_completion(format::Call c) {
-  using format::Call;
-  switch (c) {
-    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
-    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome: return true;
-    default: return false;
-  }
-}
 
 class CommTable;
 class Replay;

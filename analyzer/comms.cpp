@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "analyzer/rank_data.hpp"
+#include "trace_format/call_semantics.hpp"
 
 namespace smtrace::analyzer {
 
@@ -14,20 +15,11 @@ using format::Call;
 
 namespace {
 
-bool creates_comm(Call c) {
-  switch (c) {
-    case Call::Comm_dup: case Call::Comm_split: case Call::Comm_create:
-    case Call::Comm_split_type: case Call::Comm_dup_with_info: case Call::Comm_create_group:
-    case Call::Comm_idup:
-      return true;
-    default:
-      return false;
-  }
-}
+bool creates_comm(Call c) { return format::call_traits(c).resource == format::Resource::comm_new; }
 
 bool creates_window(Call c) {
-  return c == Call::Win_create || c == Call::Win_allocate || c == Call::Win_allocate_shared ||
-         c == Call::Win_create_dynamic;
+  const format::Resource r = format::call_traits(c).resource;
+  return r == format::Resource::win_new || r == format::Resource::win_dynamic;
 }
 
 std::string members_text(const std::vector<uint32_t>& ranks) {

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "trace_format/call_semantics.hpp"
+
 namespace smtrace::analyzer {
 
 using format::Call;
@@ -19,13 +21,12 @@ namespace {
 
 bool on_host(MemoryKind kind) { return kind == MemoryKind::pageable || kind == MemoryKind::pinned; }
 
-// The kind an allocating call gives its memory when the event does not say.
+// The kind an allocating call gives its memory when the event does not say
+// (cudaMallocHost and cudaHostAlloc: pinned host memory).
 MemoryKind allocated_kind(Call call) {
-  switch (call) {
-    case Call::cudaMalloc: return MemoryKind::device;
-    case Call::cudaMallocManaged: return MemoryKind::managed;
-    default: return MemoryKind::pinned;
-  }
+  if (call == Call::cudaMalloc) return MemoryKind::device;
+  if (call == Call::cudaMallocManaged) return MemoryKind::managed;
+  return MemoryKind::pinned;
 }
 
 }  // namespace
@@ -154,9 +155,17 @@ CudaStreams::Effect CudaStreams::apply(const Event& e) {
       }
       return out;
     }
-    default:
+    // cudaStreamDestroy returns at once; work already on the stream goes on.
+    case Call::cudaStreamDestroy:
+      return out;
+    // Not CUDA (the family test above returned already).
+    case Call::unspecified:
+#define SMTRACE_CALL(ID, MpiName, number, family, ...) SMTRACE_CASE_UNLESS_CUDA_##family(MpiName)
+#include "trace_format/calls.def"
+#undef SMTRACE_CALL
       return out;
   }
+  return out;
 }
 
 void CudaStreams::kernel(const Event& e, Effect& out) {

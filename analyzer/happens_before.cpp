@@ -19,7 +19,7 @@
 
 namespace smtrace::analyzer {
 
-using format::Call;
+using format::Flow;
 
 namespace {
 
@@ -31,38 +31,14 @@ using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_pro
 // ordered() searches the graph instead.
 constexpr uint64_t k_max_clock_entries = uint64_t{1} << 26;
 
-enum class Flow : uint8_t { all_to_all, root_to_all, all_to_root, scan, exscan, none };
-
-Flow flow_of(Call c) {
-  switch (c) {
-    case Call::Barrier: case Call::Ibarrier:
-    case Call::Allreduce: case Call::Iallreduce:
-    case Call::Allgather: case Call::Iallgather: case Call::Allgatherv: case Call::Iallgatherv:
-    case Call::Alltoall: case Call::Ialltoall: case Call::Alltoallv: case Call::Ialltoallv:
-    case Call::Alltoallw: case Call::Ialltoallw:
-    case Call::Reduce_scatter: case Call::Ireduce_scatter:
-    case Call::Reduce_scatter_block: case Call::Ireduce_scatter_block:
-      return Flow::all_to_all;
-    case Call::Bcast: case Call::Ibcast: case Call::Scatter: case Call::Iscatter:
-    case Call::Scatterv: case Call::Iscatterv:
-      return Flow::root_to_all;
-    case Call::Reduce: case Call::Ireduce: case Call::Gather: case Call::Igather:
-    case Call::Gatherv: case Call::Igatherv:
-      return Flow::all_to_root;
-    case Call::Scan: case Call::Iscan:
-      return Flow::scan;
-    case Call::Exscan: case Call::Iexscan:
-      return Flow::exscan;
-    default:
-      return Flow::none;
-  }
-}
-
-// RMA calls that order ranks: fences, and the calls of
-// post/start/complete/wait (general active target synchronization).
-bool is_rma_sync(Call c) {
-  return c == Call::Win_fence || c == Call::Win_post || c == Call::Win_start ||
-         c == Call::Win_complete || c == Call::Win_wait;
+// RMA calls that order ranks: fences, and the calls of post/start/complete/
+// wait (general active target synchronization; a successful MPI_Win_test
+// counts as a wait, format::epoch_of). Lock and unlock order nothing: the
+// run's lock order is one of many.
+bool orders_ranks(const RmaEvent& e) {
+  const format::EpochKind kind = format::epoch_step(e.epoch).kind;
+  return kind == format::EpochKind::fence || kind == format::EpochKind::access ||
+         kind == format::EpochKind::exposure;
 }
 
 }  // namespace
@@ -164,7 +140,7 @@ void HappensBefore::build(const Context& context, Matches matches) {
       if (op.done_seq != k_never) seqs.push_back(Impl::end(op.done_seq));
     }
     for (const RmaEvent& e : replay.rma(r)) {
-      if (!is_rma_sync(e.call)) continue;
+      if (!orders_ranks(e)) continue;
       seqs.push_back(Impl::start(e.seq));
       if (!e.pending) seqs.push_back(Impl::end(e.seq));
     }
@@ -214,11 +190,20 @@ void HappensBefore::build(const Context& context, Matches matches) {
       for (std::size_t k = 0; k < inst.member_op.size(); ++k) {
         if (inst.member_op[k] == k_none) continue;
         const CollOp& op = replay.collectives(comm.world_ranks[k])[inst.member_op[k]];
-        flow = flow_of(op.call);
+        flow = format::call_traits(op.call).flow;
         root = op.root;
         break;
       }
-      if (flow == Flow::none) continue;
+      // Which members' entries feed the instance and which exits it
+      // precedes (format::Flow); scans chain one hub per member.
+      bool all_enter = false, all_exit = false, chain = false;
+      switch (flow) {
+        case Flow::none: continue;
+        case Flow::all_to_all: all_enter = all_exit = true; break;
+        case Flow::all_to_root: all_enter = true; break;
+        case Flow::root_to_all: all_exit = true; break;
+        case Flow::scan: case Flow::exscan: chain = true; break;
+      }
       auto entry = [&](std::size_t k) -> std::optional<uint32_t> {
         if (inst.member_op[k] == k_none) return std::nullopt;
         const uint32_t w = comm.world_ranks[k];
@@ -232,7 +217,7 @@ void HappensBefore::build(const Context& context, Matches matches) {
         return m.node_of(w, Impl::end(op.done_seq));
       };
       const std::size_t n = inst.member_op.size();
-      if (flow == Flow::scan || flow == Flow::exscan) {
+      if (chain) {
         uint32_t prev = k_none;
         for (std::size_t k = 0; k < n; ++k) {
           const uint32_t hub = new_hub();
@@ -251,10 +236,10 @@ void HappensBefore::build(const Context& context, Matches matches) {
       const uint32_t hub = new_hub();
       for (std::size_t k = 0; k < n; ++k) {
         const bool is_root = root >= 0 && static_cast<std::size_t>(root) == k;
-        if (flow == Flow::all_to_all || flow == Flow::all_to_root || is_root) {
+        if (all_enter || is_root) {
           if (auto e = entry(k)) edges.emplace_back(*e, hub);
         }
-        if (flow == Flow::all_to_all || flow == Flow::root_to_all || is_root) {
+        if (all_exit || is_root) {
           if (auto x = exit(k)) edges.emplace_back(hub, *x);
         }
       }
@@ -267,7 +252,7 @@ void HappensBefore::build(const Context& context, Matches matches) {
     for (uint32_t r = 0; r < m.world_size; ++r) {
       std::unordered_map<uint32_t, uint32_t> count;
       for (const RmaEvent& e : replay.rma(r)) {
-        if (e.call != Call::Win_fence) continue;
+        if (e.epoch != format::EpochEffect::fence) continue;
         const uint32_t w = comms.window(r, e.window);
         if (w == k_no_comm) continue;
         const uint64_t key = (uint64_t{w} << 32) | count[w]++;
@@ -294,12 +279,12 @@ void HappensBefore::build(const Context& context, Matches matches) {
       const RankData& data = context.rank(r);
       std::unordered_map<uint32_t, std::vector<uint32_t>> open_group;  // local window -> group members
       for (const RmaEvent& e : replay.rma(r)) {
-        const bool opens = e.call == Call::Win_post || e.call == Call::Win_start;
-        const bool closes = e.call == Call::Win_wait || e.call == Call::Win_complete;
-        if (!opens && !closes) continue;
+        const format::EpochStep step = format::epoch_step(e.epoch);
+        const bool exposure = step.kind == format::EpochKind::exposure;
+        if (!exposure && step.kind != format::EpochKind::access) continue;
+        const bool opens = step.opens;
         const uint32_t w = comms.window(r, e.window);
         if (w == k_no_comm) continue;
-        const bool exposure = e.call == Call::Win_post || e.call == Call::Win_wait;
         // One key per kind: a rank may have an exposure and an access epoch at once.
         const uint32_t slot = e.window * 2 + (exposure ? 1 : 0);
         if (opens) {

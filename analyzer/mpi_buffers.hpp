@@ -1,42 +1,45 @@
-// Which buffers an MPI point-to-point call or collective reads and writes at
-// the calling rank: send sides read, receive sides written, for collectives
-// only where significant at this rank (MPI 3.1 section 5.1). Shared by
+// The buffers an MPI call reads and writes at the calling rank, addresses
+// resolved: format::call_buffers (which says what each call touches, and
+// for how long) given this rank's place in the call's communicator, blocks
+// at their displacements (extents from the rank's datatypes). Shared by
 // local-concurrency, cuda-mpi-race and rma-race.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 
 #include "analyzer/footprint.hpp"
 #include "analyzer/rank_data.hpp"
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::analyzer {
 
-enum class BufferUse : uint8_t { read, write };
+// Return rank `data`'s place in communicator `comm`: its rank there (if
+// known), the size (the remote group's for an intercommunicator; 0 when
+// unknown), and whether it is an intercommunicator.
+format::CommPlace comm_place(const RankData& data, uint32_t comm);
 
-// Receives one buffer: `count` elements of `type` at `buf`, read or written.
-using BufferSink = std::function<void(uint64_t buf, int64_t count, uint32_t type, BufferUse use)>;
+// One buffer (or block of one) of an MPI call at the calling rank.
+struct CallBuffer {
+  uint64_t addr = 0;  // where it starts
+  int64_t count = 0;  // elements of `datatype`
+  uint32_t datatype = 0;
+  format::BufferAccess access = format::BufferAccess::read;
+  format::Lifetime lifetime = format::Lifetime::call;
+  format::BufferArg arg = format::BufferArg::buf;
+};
+using BufferSink = std::function<void(const CallBuffer& buffer)>;
 
-// Return rank `data`'s rank in communicator `comm`, if known.
-std::optional<int32_t> comm_rank(const RankData& data, uint32_t comm);
-// Return the size of communicator `comm` (the remote group's for an
-// intercommunicator) as rank `data` defined it, 0 when unknown.
-uint64_t comm_size(const RankData& data, uint32_t comm);
+// Return true when `access` writes (an update reads and writes: for
+// conflicts it counts as a write).
+constexpr bool writes(format::BufferAccess access) { return access != format::BufferAccess::read; }
 
-enum class P2PCall : uint8_t { none, blocking, nonblocking };
-
-// Call `sink` for each buffer point-to-point call `e` touches (send sides
-// read, receive sides written: MPI_Send and its modes, MPI_Recv,
-// MPI_Sendrecv(_replace), and their non-blocking forms; persistent requests
-// are not included) and return whether the call blocks; none for other calls.
-P2PCall p2p_buffers(const format::Event& e, const BufferSink& sink);
-
-// Call `sink` for each buffer collective `e` (blocking or not) touches at
-// rank `data`; nothing for other calls. v/w variants give one buffer per
-// block, at its displacement (`footprint` gives the extents).
-void collective_buffers(const format::Event& e, const RankData& data, const Footprint& footprint,
-                        const BufferSink& sink);
+// Call `sink` for each buffer MPI call `e` reads or writes at rank `data`
+// (format::call_buffers): those it is sure of (a buffer that matters only if
+// this rank is a root it cannot place is left out), at this rank (not an
+// RMA call's target memory), of MPI calls (not annotated or captured
+// accesses). v/w collectives give one buffer per block, at its displacement.
+void mpi_buffers(const format::Event& e, const RankData& data, const Footprint& footprint, const BufferSink& sink);
 
 }  // namespace smtrace::analyzer

@@ -16,19 +16,10 @@ namespace smtrace::analyzer {
 using format::Call;
 using format::Event;
 using format::Family;
+using format::RequestEffect;
+using format::Role;
 
 namespace {
-
-bool is_send_call(Call c) {
-  return c == Call::Send || c == Call::Bsend || c == Call::Ssend || c == Call::Rsend ||
-         c == Call::Isend || c == Call::Ibsend || c == Call::Issend || c == Call::Irsend;
-}
-
-bool is_persistent_init(Call c) {
-  return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init ||
-         c == Call::Rsend_init || c == Call::Recv_init;
-}
-
 
 int32_t value_or(const std::optional<int32_t>& v, int32_t fallback) { return v ? *v : fallback; }
 
@@ -72,85 +63,87 @@ class ReplayPass final : public RankPass {
 
   void event(const Event& e) override {
     if (e.pending) m.blocked = e;
-    const Call c = e.call;
-    if (is_send_call(c) || c == Call::Recv || c == Call::Irecv) {
-      P2POp op = base(e);
-      op.send = is_send_call(c);
-      if (!op.send && e.status.source) {
-        op.status_source = *e.status.source;
-        op.status_tag = value_or(e.status.tag, k_unknown);
+    const format::CallTraits& t = format::call_traits(e.call);
+    switch (t.request) {
+      case RequestEffect::persistent: {
+        Persistent p;
+        p.op = base(e);
+        p.op.send = t.role == Role::send;
+        m.persistent[e.request] = std::move(p);
+        return;
       }
-      const bool blocking = format::call_blocks(c);
-      if (blocking && !e.pending) complete(op, e);
-      m.ops.push_back(std::move(op));
-      if (!blocking && e.request) {
-        m.active[e.request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
-      }
-      return;
-    }
-    if (c == Call::Sendrecv || c == Call::Sendrecv_replace) {
-      P2POp send = base(e);
-      send.send = true;
-      P2POp recv = base(e);
-      recv.peer = value_or(e.recv_peer, k_unknown);
-      recv.tag = value_or(e.recv_tag, k_unknown);
-      if (e.status.source) {
-        recv.status_source = *e.status.source;
-        recv.status_tag = value_or(e.status.tag, k_unknown);
-      }
-      if (!e.pending) {
-        complete(send, e);
-        complete(recv, e);
-      }
-      m.ops.push_back(std::move(send));
-      m.ops.push_back(std::move(recv));
-      return;
-    }
-    if (is_persistent_init(c)) {
-      Persistent p;
-      p.op = base(e);
-      p.op.send = c != Call::Recv_init;
-      m.persistent[e.request] = std::move(p);
-      return;
-    }
-    if (c == Call::Start || c == Call::Startall) {
-      if (c == Call::Start) {
-        start(e, e.request);
-      } else {
+      case RequestEffect::start:
+        if (e.requests.empty()) start(e, e.request);
         for (uint64_t r : e.requests) start(e, r);
+        return;
+      case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
+        for (const format::CompletedRequest& done : e.completed) finish(e, done);
+        return;
+      case RequestEffect::free:
+        // An active request freed still completes; the trace cannot tell when.
+        m.persistent.erase(e.request);
+        return;
+      case RequestEffect::none: case RequestEffect::create: case RequestEffect::cancel:
+        break;
+    }
+    switch (t.role) {
+      case Role::send: case Role::recv: {
+        P2POp op = base(e);
+        op.send = t.role == Role::send;
+        if (!op.send && e.status.source) {
+          op.status_source = *e.status.source;
+          op.status_tag = value_or(e.status.tag, k_unknown);
+        }
+        const bool blocking = t.blocks;
+        if (blocking && !e.pending) complete(op, e);
+        m.ops.push_back(std::move(op));
+        if (!blocking && e.request) {
+          m.active[e.request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
+        }
+        return;
       }
-      return;
+      case Role::sendrecv: {
+        P2POp send = base(e);
+        send.send = true;
+        P2POp recv = base(e);
+        recv.peer = value_or(e.recv_peer, k_unknown);
+        recv.tag = value_or(e.recv_tag, k_unknown);
+        if (e.status.source) {
+          recv.status_source = *e.status.source;
+          recv.status_tag = value_or(e.status.tag, k_unknown);
+        }
+        if (!e.pending) {
+          complete(send, e);
+          complete(recv, e);
+        }
+        m.ops.push_back(std::move(send));
+        m.ops.push_back(std::move(recv));
+        return;
+      }
+      case Role::collective: {
+        CollOp op;
+        op.seq = e.seq;
+        op.site = e.site;
+        op.comm = e.comm;
+        op.call = e.call;
+        op.pending = e.pending;
+        op.in_place = e.in_place;
+        op.root = value_or(e.peer, k_unknown);
+        op.op = e.op;
+        op.datatype = e.datatype;
+        op.count = e.count;
+        op.stack = e.stack;
+        op.request = e.request;
+        if (!e.request && !e.pending) op.done_seq = e.seq;
+        m.colls.push_back(std::move(op));
+        if (e.request) m.active[e.request] = {Outstanding::Kind::coll, static_cast<uint32_t>(m.colls.size() - 1)};
+        return;
+      }
+      case Role::none: case Role::env: case Role::probe: case Role::rma_comm: case Role::rma_sync:
+      case Role::request: case Role::handle: case Role::local_access: case Role::cuda:
+        break;
     }
-    if (is_request_completion(c)) {
-      for (const format::CompletedRequest& done : e.completed) finish(e, done);
-      return;
-    }
-    if (c == Call::Request_free) {
-      // An active request freed still completes; the trace cannot tell when.
-      m.persistent.erase(e.request);
-      return;
-    }
-    const Family family = format::call_family(c);
-    if (family == Family::coll) {
-      CollOp op;
-      op.seq = e.seq;
-      op.site = e.site;
-      op.comm = e.comm;
-      op.call = c;
-      op.pending = e.pending;
-      op.in_place = e.in_place;
-      op.root = value_or(e.peer, k_unknown);
-      op.op = e.op;
-      op.datatype = e.datatype;
-      op.count = e.count;
-      op.stack = e.stack;
-      op.request = e.request;
-      if (!e.request && !e.pending) op.done_seq = e.seq;
-      m.colls.push_back(std::move(op));
-      if (e.request) m.active[e.request] = {Outstanding::Kind::coll, static_cast<uint32_t>(m.colls.size() - 1)};
-      return;
-    }
-    if (family == Family::rma) {
+    if (t.family == Family::rma) {
       RmaEvent r;
       r.seq = e.seq;
       r.site = e.site;
@@ -159,7 +152,8 @@ class ReplayPass final : public RankPass {
       r.group = e.group;
       r.assert_flags = e.assert_flags;
       r.lock_type = e.lock_type;
-      r.call = c;
+      r.call = e.call;
+      r.epoch = format::epoch_of(e);
       r.pending = e.pending;
       m.rma.push_back(r);
       // Rput, Rget, ...: completed like any request.

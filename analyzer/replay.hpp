@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analyzer/check.hpp"
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::analyzer {
@@ -102,6 +103,9 @@ struct RmaEvent {
   uint32_t assert_flags = 0;
   format::LockType lock_type = format::LockType::unspecified;
   format::Call call = format::Call::unspecified;
+  // What it does to epochs (format::epoch_of): a Win_test that returned
+  // true as wait, one that returned false as none.
+  format::EpochEffect epoch = format::EpochEffect::none;
   bool pending = false;
 };
 

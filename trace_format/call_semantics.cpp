@@ -348,16 +348,16 @@ EpochStep epoch_step(EpochEffect effect) {
     case EpochEffect::none: case EpochEffect::sync: break;
     // A fence ends the epoch before it and starts the next (MPI-3.1 section 11.5.1).
     case EpochEffect::fence:
-      s = {EpochKind::fence, true, true, Completion::remote, true};
+      s = {EpochKind::fence, true, true, Completion::remote, true, true};
       break;
     case EpochEffect::post: s = {EpochKind::exposure, true, false, Completion::none, false}; break;
-    case EpochEffect::start: s = {EpochKind::access, true, false, Completion::none, false}; break;
+    case EpochEffect::start: s = {EpochKind::access, true, false, Completion::none, false, true}; break;
     // Win_complete completes the operations of its access epoch, to every
     // target of the start group (all the window's pending ones).
     case EpochEffect::complete: s = {EpochKind::access, false, true, Completion::remote, true}; break;
-    case EpochEffect::wait: case EpochEffect::test:
-      s = {EpochKind::exposure, false, true, Completion::none, false};
-      break;
+    case EpochEffect::wait: s = {EpochKind::exposure, false, true, Completion::none, false, true}; break;
+    // As a wait that returns at once (epoch_of turns a successful one into a wait).
+    case EpochEffect::test: s = {EpochKind::exposure, false, true, Completion::none, false, false}; break;
     case EpochEffect::lock: s = {EpochKind::passive, true, false, Completion::none, false}; break;
     case EpochEffect::lock_all: s = {EpochKind::passive, true, false, Completion::none, true}; break;
     case EpochEffect::unlock: s = {EpochKind::passive, false, true, Completion::remote, false}; break;

@@ -117,6 +117,24 @@ struct CallTraits {
 // traces from a newer build), a row that says nothing.
 const CallTraits& call_traits(Call call);
 
+// `case Call::X:` for every call of calls.def outside the cuda family, for
+// a switch over the CUDA calls that must still list every value (no
+// default:, so -Wswitch names a new CUDA call it forgot):
+//   #define SMTRACE_CALL(ID, MpiName, number, family, ...) SMTRACE_CASE_UNLESS_CUDA_##family(MpiName)
+//   #include "trace_format/calls.def"
+//   #undef SMTRACE_CALL
+// A new family needs its line here (the expansion names it otherwise).
+#define SMTRACE_CASE_UNLESS_CUDA_env(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_comm(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_group(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_p2p(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_request(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_coll(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_rma(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_type(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_annotate(MpiName) case ::smtrace::format::Call::MpiName:
+#define SMTRACE_CASE_UNLESS_CUDA_cuda(MpiName)
+
 // Return the form of `call` without a request: Send for Isend, Bcast for
 // Ibcast, Put for Rput, Comm_dup for Comm_idup; `call` itself otherwise.
 Call base_form(Call call);
@@ -217,14 +235,17 @@ enum class EpochKind : uint8_t { none, fence, access, exposure, passive };
 enum class Completion : uint8_t { none, local, remote };
 
 // What an RMA synchronization call does: the epoch it opens or closes (a
-// fence does both), and which pending RMA operations of the calling rank
-// on the window it completes (all of them, or those to Event.peer).
+// fence does both), which pending RMA operations of the calling rank on the
+// window it completes (all of them, or those to Event.peer), and whether it
+// may wait for other ranks' matching calls (MPI may, but need not, make a
+// fence, a start or a wait block; a lock's order is the run's choice).
 struct EpochStep {
   EpochKind kind = EpochKind::none;
   bool opens = false;
   bool closes = false;
   Completion completes = Completion::none;
   bool all_targets = false;
+  bool waits = false;
 };
 // Return the step of `effect` (EpochEffect::test as wait; use epoch_of for
 // an event).

@@ -7,53 +7,6 @@
 
 namespace smtrace::analyzer::checks {
 
-using format::Call;
-
-namespace {
-
-// Collectives are numbered 100..116 (blocking) and 120..136 (non-blocking,
-// blocking + 20) in calls.def; a range test keeps the per-event cost to a compare.
-constexpr uint16_t k_first_blocking = 100, k_last_blocking = 116;
-constexpr uint16_t k_nonblocking_offset = 20;
-
-}  // namespace
-
-bool is_collective(Call call) {
-  const auto n = static_cast<uint16_t>(call);
-  return (n >= k_first_blocking && n <= k_last_blocking) ||
-         (n >= k_first_blocking + k_nonblocking_offset && n <= k_last_blocking + k_nonblocking_offset);
-}
-
-bool is_nonblocking_collective(Call call) {
-  const auto n = static_cast<uint16_t>(call);
-  return n >= k_first_blocking + k_nonblocking_offset && n <= k_last_blocking + k_nonblocking_offset;
-}
-
-Call blocking_kind(Call call) {
-  if (!is_nonblocking_collective(call)) return call;
-  return static_cast<Call>(static_cast<uint16_t>(call) - k_nonblocking_offset);
-}
-
-bool is_rooted(Call call) {
-  switch (blocking_kind(call)) {
-    case Call::Bcast: case Call::Reduce: case Call::Gather: case Call::Gatherv:
-    case Call::Scatter: case Call::Scatterv:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_reduction(Call call) {
-  switch (blocking_kind(call)) {
-    case Call::Reduce: case Call::Allreduce: case Call::Reduce_scatter:
-    case Call::Reduce_scatter_block: case Call::Scan: case Call::Exscan:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string basic_type_name(uint32_t type) {
   // BasicType values of smtrace.proto, in order.
   static constexpr std::array<std::string_view, 41> k_names = {
@@ -82,7 +35,7 @@ std::string op_name(uint32_t op) {
 }
 
 void CollectivePass::event(const format::Event& e) {
-  if (!is_collective(e.call)) return;
+  if (format::call_traits(e.call).role != format::Role::collective) return;
   CollRecord r;
   r.seq = e.seq;
   r.count = e.count;

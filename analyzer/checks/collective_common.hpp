@@ -64,16 +64,6 @@ class CollectivePass final : public RankPass {
   std::vector<uint32_t> m_scratch;
 };
 
-// Return true for the blocking and non-blocking collectives of calls.def.
-bool is_collective(format::Call call);
-// Return the blocking counterpart of `call` (Ibcast -> Bcast; others unchanged).
-format::Call blocking_kind(format::Call call);
-bool is_nonblocking_collective(format::Call call);
-// Return true when `call` (either form) takes a root.
-bool is_rooted(format::Call call);
-// Return true when `call` (either form) takes a reduction op.
-bool is_reduction(format::Call call);
-
 // "MPI_INT" for a BasicType value; "datatype N" otherwise.
 std::string basic_type_name(uint32_t type);
 // "MPI_SUM" for an Op value; "user op N" for N >= 64.

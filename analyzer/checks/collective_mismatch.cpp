@@ -26,6 +26,7 @@ namespace smtrace::analyzer::checks {
 namespace {
 
 using format::Call;
+using Layout = format::BufferLayout;
 
 constexpr uint32_t k_type_unspecified = 0, k_type_packed = 35, k_type_ub = 39, k_type_lb = 40,
                    k_type_other = 63;
@@ -146,8 +147,9 @@ struct Divergence {
 
 std::string call_text(const CollRecord& r) {
   std::string s = fmt::format("calls {}", format::call_name(r.call));
-  if (is_rooted(r.call) && r.root != k_no_root) s += fmt::format(" (root {})", r.root);
-  if (is_reduction(r.call)) s += fmt::format(" ({})", op_name(r.op));
+  const format::CallTraits& t = format::call_traits(r.call);
+  if (t.rooted && r.root != k_no_root) s += fmt::format(" (root {})", r.root);
+  if (t.op == format::Combine::reduce) s += fmt::format(" ({})", op_name(r.op));
   return s;
 }
 
@@ -167,16 +169,17 @@ class Comparer {
     }
     if (ref == m_at.size()) return std::nullopt;
     const CollRecord& r = *m_at[ref];
+    const format::CallTraits& t = format::call_traits(r.call);
     for (std::size_t m = ref + 1; m < m_at.size(); ++m) {
       if (!m_at[m]) continue;
       const CollRecord& o = *m_at[m];
       const bool differs =
           o.call != r.call ||
-          (is_rooted(r.call) && r.root != k_no_root && o.root != k_no_root && r.root != o.root) ||
-          (is_reduction(r.call) && ops_differ(r.op, o.op));
+          (t.rooted && r.root != k_no_root && o.root != k_no_root && r.root != o.root) ||
+          (t.op == format::Combine::reduce && ops_differ(r.op, o.op));
       if (!differs) continue;
       Divergence d{"", {ref, call_text(r)}, {m, call_text(o)}, false, {}};
-      if (o.call != r.call && blocking_kind(o.call) == blocking_kind(r.call)) {
+      if (o.call != r.call && format::base_form(o.call) == format::base_form(r.call)) {
         d.notes.push_back("a blocking and a non-blocking collective never match each other");
       }
       return d;
@@ -231,57 +234,47 @@ class Comparer {
     return d;
   }
 
-  // What member m sends to member j (Allgather, Alltoall and their v/w forms).
-  std::optional<Part> send_to(Call kind, std::size_t m, std::size_t j) const {
+  // What member m sends to member j (Allgather, Alltoall and their v/w
+  // forms: signatures() calls it for those layouts only).
+  std::optional<Part> send_to(Layout kind, std::size_t m, std::size_t j) const {
     const CollRecord& r = *m_at[m];
     const CollArrays* a = arrays(m);
     const std::string verb = fmt::format("sends rank {}", m_seq.members[j]);
-    switch (kind) {
-      case Call::Allgather: case Call::Alltoall:
-        if (r.in_place) return Part{m, r.recv_datatype, r.recv_count, "sends"};
-        return Part{m, r.datatype, r.count, "sends"};
-      case Call::Allgatherv:
-        if (r.in_place) {
-          if (!a) return std::nullopt;
-          return Part{m, r.recv_datatype, at(a->recv_counts, m), "sends"};
-        }
-        return Part{m, r.datatype, r.count, "sends"};
-      case Call::Alltoallv:
-        if (!a) return std::nullopt;
-        if (r.in_place) return Part{m, r.recv_datatype, at(a->recv_counts, j), verb};
-        return Part{m, r.datatype, at(a->counts, j), verb};
-      case Call::Alltoallw:
-        if (!a) return std::nullopt;
-        if (r.in_place) return Part{m, at(a->recv_datatypes, j), at(a->recv_counts, j), verb};
-        return Part{m, at(a->datatypes, j), at(a->counts, j), verb};
-      default:
-        return std::nullopt;
+    if (kind == Layout::allgather || kind == Layout::alltoall) {
+      if (r.in_place) return Part{m, r.recv_datatype, r.recv_count, "sends"};
+      return Part{m, r.datatype, r.count, "sends"};
     }
+    if (kind == Layout::allgatherv) {
+      if (!r.in_place) return Part{m, r.datatype, r.count, "sends"};
+      if (!a) return std::nullopt;
+      return Part{m, r.recv_datatype, at(a->recv_counts, m), "sends"};
+    }
+    if (!a) return std::nullopt;
+    if (kind == Layout::alltoallv) {
+      if (r.in_place) return Part{m, r.recv_datatype, at(a->recv_counts, j), verb};
+      return Part{m, r.datatype, at(a->counts, j), verb};
+    }
+    if (r.in_place) return Part{m, at(a->recv_datatypes, j), at(a->recv_counts, j), verb};
+    return Part{m, at(a->datatypes, j), at(a->counts, j), verb};
   }
   // What member j expects from member m.
-  std::optional<Part> recv_from(Call kind, std::size_t j, std::size_t m) const {
+  std::optional<Part> recv_from(Layout kind, std::size_t j, std::size_t m) const {
     const CollRecord& r = *m_at[j];
     const CollArrays* a = arrays(j);
     const std::string verb = fmt::format("expects from rank {}", m_seq.members[m]);
-    switch (kind) {
-      case Call::Allgather: case Call::Alltoall:
-        return Part{j, r.recv_datatype, r.recv_count, "expects per rank"};
-      case Call::Allgatherv: case Call::Alltoallv:
-        if (!a) return std::nullopt;
-        return Part{j, r.recv_datatype, at(a->recv_counts, m), verb};
-      case Call::Alltoallw:
-        if (!a) return std::nullopt;
-        return Part{j, at(a->recv_datatypes, m), at(a->recv_counts, m), verb};
-      default:
-        return std::nullopt;
-    }
+    if (kind == Layout::allgather || kind == Layout::alltoall)
+      return Part{j, r.recv_datatype, r.recv_count, "expects per rank"};
+    if (!a) return std::nullopt;
+    if (kind == Layout::alltoallw) return Part{j, at(a->recv_datatypes, m), at(a->recv_counts, m), verb};
+    return Part{j, r.recv_datatype, at(a->recv_counts, m), verb};
   }
 
   std::optional<Divergence> signatures(Call call) const {
-    const Call kind = blocking_kind(call);
+    // What must match follows from the buffers each member hands over.
+    const Layout kind = format::call_traits(call).buffers;
     const std::size_t n = m_at.size();
     switch (kind) {
-      case Call::Bcast: {
+      case Layout::bcast: {
         const auto root = root_member();
         if (!root) return std::nullopt;
         const CollRecord& rr = *m_at[*root];
@@ -293,8 +286,7 @@ class Comparer {
         }
         return std::nullopt;
       }
-      case Call::Reduce: case Call::Allreduce: case Call::Scan: case Call::Exscan:
-      case Call::Reduce_scatter_block: {
+      case Layout::reduce: case Layout::allreduce: case Layout::reduce_scatter_block: {
         auto part = [&](std::size_t m) {
           const CollRecord& r = *m_at[m];
           if (!r.in_place && r.datatype != 0) return Part{m, r.datatype, r.count, "reduces"};
@@ -311,7 +303,7 @@ class Comparer {
         }
         return std::nullopt;
       }
-      case Call::Reduce_scatter: {
+      case Layout::reduce_scatter: {
         std::optional<std::size_t> ref;
         for (std::size_t m = 0; m < n; ++m) {
           if (!m_at[m] || !arrays(m)) continue;
@@ -330,15 +322,15 @@ class Comparer {
         }
         return std::nullopt;
       }
-      case Call::Gather: case Call::Gatherv: {
+      case Layout::gather: case Layout::gatherv: {
         const auto root = root_member();
         if (!root) return std::nullopt;
         const CollRecord& rr = *m_at[*root];
         const CollArrays* ra = arrays(*root);
-        if (kind == Call::Gatherv && !ra) return std::nullopt;
+        if (kind == Layout::gatherv && !ra) return std::nullopt;
         for (std::size_t m = 0; m < n; ++m) {
           if (!m_at[m] || (m == *root && rr.in_place)) continue;
-          const int64_t expected = kind == Call::Gather ? rr.recv_count : at(ra->recv_counts, m);
+          const int64_t expected = kind == Layout::gather ? rr.recv_count : at(ra->recv_counts, m);
           if (auto d = check({m, m_at[m]->datatype, m_at[m]->count, "sends"},
                              {*root, rr.recv_datatype, expected,
                               fmt::format("(root) expects from rank {}", m_seq.members[m])},
@@ -347,15 +339,15 @@ class Comparer {
         }
         return std::nullopt;
       }
-      case Call::Scatter: case Call::Scatterv: {
+      case Layout::scatter: case Layout::scatterv: {
         const auto root = root_member();
         if (!root) return std::nullopt;
         const CollRecord& rr = *m_at[*root];
         const CollArrays* ra = arrays(*root);
-        if (kind == Call::Scatterv && !ra) return std::nullopt;
+        if (kind == Layout::scatterv && !ra) return std::nullopt;
         for (std::size_t m = 0; m < n; ++m) {
           if (!m_at[m] || (m == *root && rr.in_place)) continue;
-          const int64_t sent = kind == Call::Scatter ? rr.count : at(ra->counts, m);
+          const int64_t sent = kind == Layout::scatter ? rr.count : at(ra->counts, m);
           if (auto d = check({*root, rr.datatype, sent,
                               fmt::format("(root) sends rank {}", m_seq.members[m])},
                              {m, m_at[m]->recv_datatype, m_at[m]->recv_count, "receives"}, call))
@@ -363,11 +355,11 @@ class Comparer {
         }
         return std::nullopt;
       }
-      case Call::Allgather: case Call::Alltoall: case Call::Allgatherv: case Call::Alltoallv:
-      case Call::Alltoallw: {
+      case Layout::allgather: case Layout::alltoall: case Layout::allgatherv: case Layout::alltoallv:
+      case Layout::alltoallw: {
         // Uniform blocks (Allgather, Alltoall) need one reference; the v and
         // w forms are checked per pair.
-        const bool per_pair = kind != Call::Allgather && kind != Call::Alltoall;
+        const bool per_pair = kind != Layout::allgather && kind != Layout::alltoall;
         for (std::size_t m = 0; m < n; ++m) {
           if (!m_at[m]) continue;
           for (std::size_t j = 0; j < n; ++j) {
@@ -393,9 +385,13 @@ class Comparer {
         }
         return std::nullopt;
       }
-      default:
+      case Layout::none: case Layout::send: case Layout::recv: case Layout::sendrecv:
+      case Layout::sendrecv_replace: case Layout::put: case Layout::get: case Layout::accumulate:
+      case Layout::get_accumulate: case Layout::fetch_and_op: case Layout::compare_and_swap:
+      case Layout::local_read: case Layout::local_write:
         return std::nullopt;
     }
+    return std::nullopt;
   }
 
   const Context& m_context;

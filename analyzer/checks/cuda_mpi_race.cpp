@@ -43,6 +43,7 @@ namespace {
 
 using format::Call;
 using format::Event;
+using format::RequestEffect;
 
 constexpr std::size_t k_max_reports = 64;
 
@@ -91,24 +92,25 @@ class Pass final : public RankPass {
       return;
     }
     if (e.rc != 0) return;
-    if (is_request_completion(e.call)) {
-      if (!e.pending)
-        for (const format::CompletedRequest& c : e.completed) complete(c.request);
-      return;
-    }
-    switch (e.call) {
-      case Call::Start: start(e, e.request); return;
-      case Call::Startall:
+    switch (format::call_traits(e.call).request) {
+      case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
+        if (!e.pending)
+          for (const format::CompletedRequest& c : e.completed) complete(c.request);
+        return;
+      case RequestEffect::start:
+        if (e.requests.empty()) start(e, e.request);
         for (uint64_t r : e.requests) start(e, r);
         return;
-      case Call::Request_free: {
+      case RequestEffect::free: {
         // The operation goes on with no completion in the trace: it stays
         // pending to the end.
         auto it = m_ops.find(e.request);
         if (it != m_ops.end()) it->second.persistent = false;
         return;
       }
-      default: break;
+      case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
+      case RequestEffect::cancel:
+        break;
     }
     m_blocks.clear();
     const Kind kind = buffers(e);
@@ -225,51 +227,30 @@ class Pass final : public RankPass {
   // Put the buffers of MPI call `e` into m_blocks (hulls of their footprints);
   // return how the call uses them.
   Kind buffers(const Event& e) {
-    auto add = [&](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
+    const format::CallTraits& t = format::call_traits(e.call);
+    auto add = [&](const CallBuffer& b) {
       m_pieces.clear();
-      m_footprint.add(m_pieces, buf, count, type);
+      m_footprint.add(m_pieces, b.addr, b.count, b.datatype);
       if (m_pieces.empty()) return;
       uint64_t lo = UINT64_MAX, hi = 0;
       for (const Strided& p : m_pieces) {
         lo = std::min(lo, p.lo);
         hi = std::max(hi, hull_end(p));
       }
-      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, use == BufferUse::write});
+      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, writes(b.access)});
     };
-    switch (p2p_buffers(e, add)) {
-      case P2PCall::blocking: return Kind::blocking;
-      case P2PCall::nonblocking: return Kind::post;
-      case P2PCall::none: break;
-    }
-    constexpr BufferUse r = BufferUse::read, w = BufferUse::write;
-    switch (e.call) {
-      case Call::Put: case Call::Accumulate:
-        add(e.buf, e.count, e.datatype, r);
+    mpi_buffers(e, m_data, m_footprint, add);
+    switch (t.request) {
+      case RequestEffect::create: return Kind::post;
+      case RequestEffect::persistent: return Kind::define;
+      case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
+      case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
+      case RequestEffect::cancel:
+        // RMA calls without a request: at the call (a simplification; their
+        // completion is the epoch's).
         return Kind::blocking;
-      case Call::Get:
-        add(e.buf, e.count, e.datatype, w);
-        return Kind::blocking;
-      case Call::Get_accumulate: case Call::Rget_accumulate:
-        add(e.buf, e.count, e.datatype, r);
-        add(e.result_buf, e.result_count, e.result_datatype, w);
-        return e.call == Call::Get_accumulate ? Kind::blocking : Kind::post;
-      case Call::Rput: case Call::Raccumulate:
-        add(e.buf, e.count, e.datatype, r);
-        return Kind::post;
-      case Call::Rget:
-        add(e.buf, e.count, e.datatype, w);
-        return Kind::post;
-      case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init:
-        add(e.buf, e.count, e.datatype, r);
-        return Kind::define;
-      case Call::Recv_init:
-        add(e.buf, e.count, e.datatype, w);
-        return Kind::define;
-      default:
-        if (format::call_family(e.call) != format::Family::coll) return Kind::none;
-        collective_buffers(e, m_data, m_footprint, add);
-        return e.request != 0 ? Kind::post : Kind::blocking;
     }
+    return Kind::none;
   }
 
   const RankData& m_data;

@@ -287,9 +287,10 @@ class Deadlock final : public Check {
     };
 
     const Call c = e.call;
-    if (c == Call::Wait || c == Call::Waitall || c == Call::Waitany || c == Call::Waitsome) {
-      w.mode = (c == Call::Waitany || c == Call::Waitsome) ? Wait::Mode::any : Wait::Mode::all;
-      if (c == Call::Wait && e.requests.empty() && e.request) {
+    const format::CallTraits& t = format::call_traits(c);
+    if (format::completes_requests(t.request)) {
+      w.mode = t.request == format::RequestEffect::complete_all ? Wait::Mode::all : Wait::Mode::any;
+      if (e.requests.empty() && e.request) {
         by_request(e.request, w);
       }
       for (uint64_t req : e.requests) {
@@ -297,14 +298,14 @@ class Deadlock final : public Check {
       }
       // An OR-wait on requests: each request alone must be impossible; a
       // wildcard receive inside it already waits for anyone.
-    } else if (format::call_family(c) == format::Family::coll) {
+    } else if (t.role == format::Role::collective) {
       w.mode = Wait::Mode::all;
       if (auto i = find_coll(e.seq)) describe_coll(*i, w);
-    } else if (c == Call::Recv || c == Call::Probe || c == Call::Sendrecv || c == Call::Sendrecv_replace) {
+    } else if (t.role == format::Role::recv || t.role == format::Role::probe || t.role == format::Role::sendrecv) {
       if (auto i = find_op(e.seq, true)) {
         describe_p2p(*i, w);
         w.mode = ops[*i].peer == format::k_any_source ? Wait::Mode::any : Wait::Mode::all;
-      } else if (c == Call::Probe) {
+      } else if (t.role == format::Role::probe) {
         const int32_t peer = e.peer ? *e.peer : format::k_any_source;
         if (peer == format::k_any_source) {
           const uint32_t g = comms.global(r, e.comm);
@@ -321,7 +322,7 @@ class Deadlock final : public Check {
           w.what.push_back(fmt::format("MPI_Probe waits for a message from rank {}", *s));
         }
       }
-      if (c == Call::Sendrecv || c == Call::Sendrecv_replace) {
+      if (t.role == format::Role::sendrecv) {
         // Its send half waits too.
         for (uint32_t i = static_cast<uint32_t>(ops.size()); i-- > 0;) {
           if (ops[i].seq == e.seq && ops[i].send) describe_p2p(i, w);
@@ -329,16 +330,14 @@ class Deadlock final : public Check {
         }
         w.mode = Wait::Mode::all;
       }
-    } else if (c == Call::Send || c == Call::Ssend || c == Call::Bsend || c == Call::Rsend) {
+    } else if (t.role == format::Role::send) {
       w.mode = Wait::Mode::all;
       if (auto i = find_op(e.seq, false)) describe_p2p(*i, w);
-    } else if (format::call_family(c) == format::Family::rma || c == Call::Comm_dup ||
-               c == Call::Comm_split || c == Call::Comm_create || c == Call::Comm_split_type ||
-               c == Call::Comm_dup_with_info || c == Call::Comm_create_group) {
+    } else if (t.family == format::Family::rma || (t.resource == format::Resource::comm_new && t.blocks)) {
       // Collective synchronization on a window or communicator: every other member.
       w.mode = Wait::Mode::all;
       uint32_t g = k_no_comm;
-      if (format::call_family(c) == format::Family::rma) {
+      if (t.family == format::Family::rma) {
         const uint32_t win = comms.window(r, e.window);
         if (win != k_no_comm) g = comms.window_info(win).comm;
       } else {

@@ -40,6 +40,7 @@ namespace {
 
 using format::Call;
 using format::Event;
+using format::RequestEffect;
 
 // More blocks than this in one buffer: its hull is used instead (may report
 // a conflict between interleaved buffers that do not really overlap).
@@ -220,111 +221,55 @@ void normalize(std::vector<Block>& blocks) {
   blocks.resize(out);
 }
 
-bool is_send_init(Call c) {
-  return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init || c == Call::Rsend_init;
-}
-
 class Pass final : public RankPass {
  public:
   explicit Pass(const RankData& data)
-      : m_data(data), m_fp(data), m_sink([this](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
-          m_fp.add(m_scratch, buf, count, type, use == BufferUse::read ? Mode::read : Mode::write);
+      : m_data(data), m_fp(data), m_sink([this](const CallBuffer& b) {
+          m_fp.add(m_scratch, b.addr, b.count, b.datatype, writes(b.access) ? Mode::write : Mode::read);
         }) {}
 
   void event(const Event& e) override {
     if (e.rc != 0) return;  // a failed call touched nothing (or we cannot tell what)
     m_scratch.clear();
-    switch (p2p_buffers(e, m_sink)) {
-      case P2PCall::nonblocking:
-        post(e, e.call, false);
-        return;
-      case P2PCall::blocking:
-        access(e, false);
-        return;
-      case P2PCall::none:
-        break;
-    }
-    switch (e.call) {
-      case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init:
-      case Call::Recv_init:
-        if (e.request == 0) return;
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, is_send_init(e.call) ? Mode::read : Mode::write);
-        define_persistent(e);
-        return;
-      case Call::Start:
-        start(e, e.request);
-        return;
-      case Call::Startall:
+    const format::CallTraits& t = format::call_traits(e.call);
+    switch (t.request) {
+      case RequestEffect::start:
+        if (e.requests.empty()) start(e, e.request);
         for (uint64_t r : e.requests) start(e, r);
         return;
-      case Call::Request_free:
+      case RequestEffect::free:
         request_free(e);
         return;
-      case Call::Annotate_read: case Call::Annotate_write: case Call::Load: case Call::Store: {
-        if (e.buf == 0 || e.size == 0) return;
-        const Mode mode = e.call == Call::Annotate_read || e.call == Call::Load ? Mode::read : Mode::write;
-        // `count` blocks `stride` apart (the load/store runtime's merged runs).
-        const uint64_t blocks = std::max<int64_t>(e.count, 1);
-        const int64_t span = e.stride * static_cast<int64_t>(blocks - 1);
-        if (blocks == 1 || blocks > k_max_blocks || e.stride <= 0 || static_cast<uint64_t>(e.stride) <= e.size) {
-          const uint64_t lo = span < 0 ? e.buf - static_cast<uint64_t>(-span) : e.buf;
-          const uint64_t hi = (span < 0 ? e.buf : e.buf + static_cast<uint64_t>(span)) + e.size;
-          m_scratch.push_back(Block{lo, hi, mode});
-        } else {
-          for (uint64_t k = 0; k < blocks; ++k) {
-            const uint64_t lo = e.buf + k * static_cast<uint64_t>(e.stride);
-            m_scratch.push_back(Block{lo, lo + e.size, mode});
-          }
-        }
+      case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
+        if (!e.pending) for (const format::CompletedRequest& c : e.completed) complete(e, c.request);
+        return;
+      case RequestEffect::cancel:
+        return;
+      case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
         break;
-      }
-      case Call::Put: case Call::Accumulate:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
-        break;
-      case Call::Rput: case Call::Raccumulate:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
+    }
+    if (t.role == format::Role::local_access) {
+      local_access(e, t.buffers == format::BufferLayout::local_read ? Mode::read : Mode::write);
+      access(e, false);
+      return;
+    }
+    mpi_buffers(e, m_data, m_fp.footprint(), m_sink);
+    switch (t.request) {
+      case RequestEffect::create:
         post(e, e.call, false);
         return;
-      case Call::Get:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
-        break;
-      case Call::Rget:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::write);
-        post(e, e.call, false);
+      case RequestEffect::persistent:
+        if (e.request != 0) define_persistent(e);
         return;
-      case Call::Get_accumulate: case Call::Rget_accumulate:
-        m_fp.add(m_scratch, e.buf, e.count, e.datatype, Mode::read);
-        m_fp.add(m_scratch, e.result_buf, e.result_count, e.result_datatype, Mode::write);
-        if (e.call == Call::Rget_accumulate) {
-          post(e, e.call, false);
-          return;
-        }
-        break;
-      case Call::Fetch_and_op:
-        m_fp.add(m_scratch, e.buf, 1, e.datatype, Mode::read);
-        m_fp.add(m_scratch, e.result_buf, 1, e.datatype, Mode::write);
-        break;
-      case Call::Compare_and_swap:
-        m_fp.add(m_scratch, e.buf, 1, e.datatype, Mode::read);
-        m_fp.add(m_scratch, e.compare_buf, 1, e.datatype, Mode::read);
-        m_fp.add(m_scratch, e.result_buf, 1, e.datatype, Mode::write);
-        break;
-      default:
-        if (is_request_completion(e.call)) {
-          if (!e.pending) for (const format::CompletedRequest& c : e.completed) complete(e, c.request);
-          return;
-        }
-        if (format::call_family(e.call) == format::Family::coll) {
-          collective(e);
-          if (e.request != 0) {
-            post(e, e.call, false);
-            return;
-          }
-          break;
-        }
+      case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
+      case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
+      case RequestEffect::cancel:
+        // Blocking calls, and RMA calls without a request: their buffers are
+        // checked at the call (the epoch that completes an RMA call is
+        // rma-race's business).
+        access(e, false);
         return;
     }
-    access(e, false);
   }
 
   // Move the conflicts of operations still pending into the records.
@@ -407,7 +352,7 @@ class Pass final : public RankPass {
     if (it == m_ops.end() || !it->second.persistent || it->second.active) return;
     PendingOp& op = it->second;
     m_scratch.assign(op.blocks.begin(), op.blocks.end());
-    access(e, op.call == Call::Recv_init);
+    access(e, format::call_traits(op.call).role == format::Role::recv);
     op.seq = e.seq;
     op.site = e.site;
     op.post_call = e.call;
@@ -488,8 +433,23 @@ class Pass final : public RankPass {
     op.conflicts.clear();
   }
 
-  // Add the buffers of collective `e` to m_scratch (mpi_buffers.hpp).
-  void collective(const Event& e) { collective_buffers(e, m_data, m_fp.footprint(), m_sink); }
+  // Add the bytes of annotated or captured access `e` to m_scratch: `count`
+  // blocks `stride` apart (the load/store runtime's merged runs).
+  void local_access(const Event& e, Mode mode) {
+    if (e.buf == 0 || e.size == 0) return;
+    const uint64_t blocks = std::max<int64_t>(e.count, 1);
+    const int64_t span = e.stride * static_cast<int64_t>(blocks - 1);
+    if (blocks == 1 || blocks > k_max_blocks || e.stride <= 0 || static_cast<uint64_t>(e.stride) <= e.size) {
+      const uint64_t lo = span < 0 ? e.buf - static_cast<uint64_t>(-span) : e.buf;
+      const uint64_t hi = (span < 0 ? e.buf : e.buf + static_cast<uint64_t>(span)) + e.size;
+      m_scratch.push_back(Block{lo, hi, mode});
+    } else {
+      for (uint64_t k = 0; k < blocks; ++k) {
+        const uint64_t lo = e.buf + k * static_cast<uint64_t>(e.stride);
+        m_scratch.push_back(Block{lo, lo + e.size, mode});
+      }
+    }
+  }
 
   const RankData& m_data;
   Footprints m_fp;

@@ -21,24 +21,7 @@ namespace {
 
 using format::Call;
 using format::Event;
-
-bool is_persistent_init(Call c) {
-  return c == Call::Send_init || c == Call::Bsend_init || c == Call::Ssend_init || c == Call::Rsend_init ||
-         c == Call::Recv_init;
-}
-
-
-// Return true when `c` creates a request (non-blocking p2p, collective or
-// RMA call, or a persistent init).
-bool creates_request(Call c) {
-  switch (c) {
-    case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend: case Call::Irecv:
-    case Call::Rput: case Call::Rget: case Call::Raccumulate: case Call::Rget_accumulate:
-      return true;
-    default:
-      return is_persistent_init(c) || (format::call_family(c) == format::Family::coll && !format::call_blocks(c));
-  }
-}
+using format::RequestEffect;
 
 struct Open {
   uint64_t seq = 0;
@@ -52,24 +35,30 @@ class Pass final : public RankPass {
  public:
   void event(const Event& e) override {
     if (e.rc != 0 || e.pending) return;
-    if (creates_request(e.call)) {
-      if (e.request != 0)
-        m_open[e.request] = Open{e.seq, e.site, e.call, is_persistent_init(e.call), !is_persistent_init(e.call)};
-      return;
-    }
-    switch (e.call) {
-      case Call::Start: set_active(e.request); return;
-      case Call::Startall: for (uint64_t r : e.requests) set_active(r); return;
-      case Call::Request_free: m_open.erase(e.request); return;
-      default: break;
-    }
-    if (is_request_completion(e.call)) {
-      for (const format::CompletedRequest& c : e.completed) {
-        auto it = m_open.find(c.request);
-        if (it == m_open.end()) continue;
-        if (it->second.persistent) it->second.active = false;
-        else m_open.erase(it);
-      }
+    switch (format::call_traits(e.call).request) {
+      case RequestEffect::create:
+        if (e.request != 0) m_open[e.request] = Open{e.seq, e.site, e.call, false, true};
+        return;
+      case RequestEffect::persistent:
+        if (e.request != 0) m_open[e.request] = Open{e.seq, e.site, e.call, true, false};
+        return;
+      case RequestEffect::start:
+        if (e.requests.empty()) set_active(e.request);
+        for (uint64_t r : e.requests) set_active(r);
+        return;
+      case RequestEffect::free:
+        m_open.erase(e.request);
+        return;
+      case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
+        for (const format::CompletedRequest& c : e.completed) {
+          auto it = m_open.find(c.request);
+          if (it == m_open.end()) continue;
+          if (it->second.persistent) it->second.active = false;
+          else m_open.erase(it);
+        }
+        return;
+      case RequestEffect::none: case RequestEffect::cancel:
+        return;
     }
   }
 

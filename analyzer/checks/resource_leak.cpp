@@ -53,39 +53,34 @@ struct Created {
   Kind kind = Kind::comm;
 };
 
-bool is_type_constructor(Call c) {
-  switch (c) {
-    case Call::Type_contiguous: case Call::Type_vector: case Call::Type_create_hvector: case Call::Type_indexed:
-    case Call::Type_create_hindexed: case Call::Type_create_indexed_block: case Call::Type_create_hindexed_block:
-    case Call::Type_create_struct: case Call::Type_create_subarray: case Call::Type_create_resized:
-    case Call::Type_dup:
-      return true;
-    default:
-      return false;
-  }
-}
-
 class Pass final : public RankPass {
  public:
   void event(const Event& e) override {
     if (e.rc != 0 || e.pending) return;
-    const format::Family family = format::call_family(e.call);
-    switch (e.call) {
-      case Call::Comm_free: release(Kind::comm, e.comm); return;
-      case Call::Group_free: release(Kind::group, e.group); return;
-      case Call::Win_free: release(Kind::window, e.window); return;
-      case Call::Type_free: release(Kind::datatype, e.datatype); return;
-      case Call::Op_free: release(Kind::op, e.new_datatype); return;
-      case Call::Op_create: create(Kind::op, e.new_datatype, e); return;
-      case Call::Win_create: case Call::Win_allocate: case Call::Win_allocate_shared: case Call::Win_create_dynamic:
-        create(Kind::window, e.window, e);
-        return;
-      default: break;
+    const format::HandleUse use = format::handle_use(e);
+    Kind kind = Kind::comm;
+    switch (use.kind) {
+      case format::HandleKind::none: return;
+      case format::HandleKind::comm: kind = Kind::comm; break;
+      case format::HandleKind::group: kind = Kind::group; break;
+      case format::HandleKind::datatype: kind = Kind::datatype; break;
+      case format::HandleKind::op: kind = Kind::op; break;
+      case format::HandleKind::window: kind = Kind::window; break;
     }
-    if (family == format::Family::comm && e.new_comm > format::k_comm_self) create(Kind::comm, e.new_comm, e);
-    else if (family == format::Family::group && e.new_comm > format::k_comm_self) create(Kind::group, e.new_comm, e);
-    else if (is_type_constructor(e.call) && e.new_datatype >= format::k_first_derived_id)
-      create(Kind::datatype, e.new_datatype, e);
+    switch (use.effect) {
+      case format::HandleEffect::create:
+        // Predefined handles (MPI_COMM_WORLD, MPI_COMM_SELF, basic datatypes) are never created.
+        if ((kind == Kind::comm || kind == Kind::group) && use.id <= format::k_comm_self) return;
+        if (kind == Kind::datatype && use.id < format::k_first_derived_id) return;
+        create(kind, use.id, e);
+        return;
+      case format::HandleEffect::free:
+        release(kind, use.id);
+        return;
+      case format::HandleEffect::none: case format::HandleEffect::commit: case format::HandleEffect::attach:
+      case format::HandleEffect::detach:
+        return;
+    }
   }
 
   // Handles still alive at the end, in creation order.

@@ -74,30 +74,11 @@ using format::Call;
 using format::Event;
 
 constexpr uint64_t k_never = UINT64_MAX;
-constexpr uint32_t k_op_no_op = 14;     // Op.OP_NO_OP
 constexpr uint32_t k_op_cas = 0xffff;   // compare-and-swap's own atomic kind
 // Distinct call-site pairs reported per run; further races are counted.
 constexpr std::size_t k_max_findings = 200;
 // Call-site pairs ordered only through wildcard matches put to the SMT backend per run.
 constexpr std::size_t k_max_predictions = 64;
-
-bool is_rma_comm(Call c) {
-  switch (c) {
-    case Call::Put: case Call::Get: case Call::Accumulate: case Call::Get_accumulate:
-    case Call::Fetch_and_op: case Call::Compare_and_swap: case Call::Rput: case Call::Rget:
-    case Call::Raccumulate: case Call::Rget_accumulate:
-      return true;
-    default:
-      return false;
-  }
-}
-bool is_accumulate(Call c) {
-  return c == Call::Accumulate || c == Call::Raccumulate || c == Call::Get_accumulate ||
-         c == Call::Rget_accumulate || c == Call::Fetch_and_op || c == Call::Compare_and_swap;
-}
-bool is_local_access(Call c) {
-  return c == Call::Annotate_read || c == Call::Annotate_write || c == Call::Load || c == Call::Store;
-}
 
 // One RMA communication call as its origin recorded it, with when it completed.
 struct RmaOp {
@@ -151,8 +132,9 @@ class Pass final : public RankPass {
 
   void event(const Event& e) override {
     if (e.rc != 0 && !e.pending) return;
-    if (!windows.empty() && !e.pending) buffers_of(e);
-    if (is_local_access(e.call)) {
+    const format::CallTraits& t = format::call_traits(e.call);
+    if (!windows.empty() && !e.pending) buffers_of(e, t);
+    if (t.role == format::Role::local_access) {
       if (e.buf == 0 || e.size == 0 || e.pending) return;
       const uint64_t count = std::max<int64_t>(e.count, 1);
       Strided w{e.buf, e.size, count > 1 ? static_cast<uint64_t>(e.stride) : 0, count};
@@ -162,12 +144,11 @@ class Pass final : public RankPass {
         const uint64_t lo = span < 0 ? e.buf - static_cast<uint64_t>(-span) : e.buf;
         w = Strided{lo, static_cast<uint64_t>(span < 0 ? -span : span) + e.size, 0, 1};
       }
-      locals.push_back(LocalAccess{e.seq, e.site, e.call, w,
-                                   e.call == Call::Annotate_write || e.call == Call::Store});
+      locals.push_back(LocalAccess{e.seq, e.site, e.call, w, t.buffers == format::BufferLayout::local_write});
       return;
     }
     if (e.pending) return;
-    if (is_rma_comm(e.call)) {
+    if (t.role == format::Role::rma_comm) {
       RmaOp op;
       op.event = e;
       op.event.stack.clear();
@@ -183,55 +164,44 @@ class Pass final : public RankPass {
       ops.push_back(std::move(op));
       return;
     }
-    switch (e.call) {
-      case Call::Win_create: case Call::Win_allocate: case Call::Win_allocate_shared:
+    switch (t.resource) {
+      case format::Resource::win_new:
         windows.push_back(WindowMemory{e.window, e.win_base, e.win_size, e.disp_unit, false});
         return;
-      case Call::Win_create_dynamic:
+      case format::Resource::win_dynamic:
         windows.push_back(WindowMemory{e.window, 0, 0, 1, true});
         return;
-      case Call::Win_attach:
+      case format::Resource::win_attach:
         windows.push_back(WindowMemory{e.window, e.win_base, e.win_size, 1, true});
         return;
-      case Call::Win_lock: {
-        const uint32_t epoch = ++m_epochs;
-        const bool exclusive = e.lock_type == format::LockType::exclusive;
-        m_locks[{e.window, e.peer.value_or(-1)}] = {epoch, exclusive};
-        if (e.peer) own_locks.push_back(OwnLock{e.window, *e.peer, e.seq, k_never, epoch, exclusive});
-        return;
-      }
-      case Call::Win_lock_all: {
-        const uint32_t epoch = ++m_epochs;
-        m_lock_all[e.window] = epoch;
-        own_locks.push_back(OwnLock{e.window, -1, e.seq, k_never, epoch, false});
-        return;
-      }
-      case Call::Win_unlock:
-        complete(e, e.peer, true);
-        m_locks.erase({e.window, e.peer.value_or(-1)});
-        close_own_lock(e.window, e.peer.value_or(-1), e.seq);
-        return;
-      case Call::Win_unlock_all:
-        complete(e, std::nullopt, true);
-        m_lock_all.erase(e.window);
-        close_own_lock(e.window, -1, e.seq);
-        return;
-      case Call::Win_flush:
-        complete(e, e.peer, true);
-        return;
-      case Call::Win_flush_local:
-        complete(e, e.peer, false);
-        return;
-      case Call::Win_flush_all: case Call::Win_fence: case Call::Win_complete: case Call::Win_free:
-        complete(e, std::nullopt, true);
-        return;
-      case Call::Win_flush_local_all:
-        complete(e, std::nullopt, false);
-        return;
-      default:
+      case format::Resource::none: case format::Resource::comm_new: case format::Resource::comm_free:
+      case format::Resource::group_new: case format::Resource::group_free: case format::Resource::type_new:
+      case format::Resource::type_commit: case format::Resource::type_free: case format::Resource::op_new:
+      case format::Resource::op_free: case format::Resource::win_free: case format::Resource::win_detach:
         break;
     }
-    if (is_request_completion(e.call)) {
+    // Flushes, unlocks, fences, Win_complete and Win_free complete this
+    // rank's operations at the origin, and (all but the local flushes) at
+    // the target; locks open and close lock epochs.
+    const format::EpochStep step = format::epoch_step(t.epoch);
+    if (step.completes != format::Completion::none)
+      complete(e, step.all_targets ? std::nullopt : e.peer, step.completes == format::Completion::remote);
+    if (step.kind == format::EpochKind::passive) {
+      const int32_t target = step.all_targets ? -1 : e.peer.value_or(-1);
+      if (step.opens) {
+        const uint32_t epoch = ++m_epochs;
+        const bool exclusive = !step.all_targets && e.lock_type == format::LockType::exclusive;
+        if (step.all_targets) m_lock_all[e.window] = epoch;
+        else m_locks[{e.window, target}] = {epoch, exclusive};
+        if (step.all_targets || e.peer) own_locks.push_back(OwnLock{e.window, target, e.seq, k_never, epoch, exclusive});
+      } else {
+        if (step.all_targets) m_lock_all.erase(e.window);
+        else m_locks.erase({e.window, target});
+        close_own_lock(e.window, target, e.seq);
+      }
+      return;
+    }
+    if (format::completes_requests(t.request)) {
       for (const format::CompletedRequest& c : e.completed) {
         auto it = m_by_request.find(c.request);
         if (it == m_by_request.end()) continue;
@@ -251,25 +221,18 @@ class Pass final : public RankPass {
  private:
   // Keep the buffers of point-to-point call or collective `e` (persistent
   // requests are left out), and complete those of the requests it completes.
-  void buffers_of(const Event& e) {
-    const std::size_t first = buffers.size();
-    auto add = [&](uint64_t buf, int64_t count, uint32_t type, BufferUse use) {
-      if (count > 0) buffers.push_back({e.seq, e.seq, e.site, e.call, buf, count, type, use == BufferUse::write});
-    };
-    bool pending = false;
-    switch (p2p_buffers(e, add)) {
-      case P2PCall::blocking: break;
-      case P2PCall::nonblocking: pending = true; break;
-      case P2PCall::none:
-        if (format::call_family(e.call) == format::Family::coll) {
-          collective_buffers(e, m_data, m_footprint, add);
-          pending = e.request != 0;
-          break;
-        }
-        if (is_request_completion(e.call)) complete_buffers(e);
-        return;
+  void buffers_of(const Event& e, const format::CallTraits& t) {
+    if (format::completes_requests(t.request)) {
+      complete_buffers(e);
+      return;
     }
-    if (!pending) return;
+    const bool p2p = t.role == format::Role::send || t.role == format::Role::recv || t.role == format::Role::sendrecv;
+    if ((!p2p && t.role != format::Role::collective) || t.request == format::RequestEffect::persistent) return;
+    const std::size_t first = buffers.size();
+    mpi_buffers(e, m_data, m_footprint, [&](const CallBuffer& b) {
+      if (b.count > 0) buffers.push_back({e.seq, e.seq, e.site, e.call, b.addr, b.count, b.datatype, writes(b.access)});
+    });
+    if (t.request != format::RequestEffect::create || (t.role == format::Role::collective && e.request == 0)) return;
     for (std::size_t i = first; i < buffers.size(); ++i) {
       buffers[i].done = k_never;
       m_buffer_requests[e.request].push_back(i);
@@ -432,15 +395,18 @@ class RmaRace final : public Check {
     return std::nullopt;
   }
 
-  static uint32_t atomic_kind(const RankData& data, const Event& e) {
-    if (!is_accumulate(e.call)) return 0;
-    uint32_t basic = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap ? e.datatype
-                                                                                      : e.target_datatype;
+  // Return the atomic kind of RMA call `e` whose target is elements of
+  // `target_type`: 0 when it is not atomic; else its basic type and op
+  // (compare-and-swap: an op of its own).
+  static uint32_t atomic_kind(const RankData& data, const Event& e, uint32_t target_type) {
+    const format::Combine combine = format::call_traits(e.call).op;
+    if (!format::is_atomic(combine)) return 0;
+    uint32_t basic = target_type;
     if (basic >= format::k_first_derived_id) {
       const format::DatatypeDef* def = data.datatype(basic);
       if (def && def->signature.size() == 1) basic = def->signature[0].type;
     }
-    const uint32_t op = e.call == Call::Compare_and_swap ? k_op_cas : e.op;
+    const uint32_t op = combine == format::Combine::swap ? k_op_cas : e.op;
     return (basic << 16 | (op & 0xffff)) + 1;
   }
 
@@ -451,7 +417,7 @@ class RmaRace final : public Check {
     if (a == b) return true;
     const uint32_t ta = (a - 1) >> 16, tb = (b - 1) >> 16;
     const uint32_t oa = (a - 1) & 0xffff, ob = (b - 1) & 0xffff;
-    return ta == tb && (oa == k_op_no_op || ob == k_op_no_op);
+    return ta == tb && (oa == format::k_op_no_op || ob == format::k_op_no_op);
   }
 
   void add_items(uint32_t owner, Item base, const std::vector<Strided>& pieces) {
@@ -466,6 +432,7 @@ class RmaRace final : public Check {
     m_items.assign(n, {});
     const CommTable& comms = m_ctx->comms();
     std::vector<Strided> pieces;
+    std::vector<format::Buffer> rma_buffers;
     for (uint32_t o = 0; o < n; ++o) {
       Pass* pass = m_passes[o];
       if (!pass) continue;
@@ -474,51 +441,41 @@ class RmaRace final : public Check {
       for (uint32_t i = 0; i < pass->ops.size(); ++i) {
         const RmaOp& op = pass->ops[i];
         const Event& e = op.event;
+        rma_buffers.clear();
+        format::call_buffers(e, {}, rma_buffers);
         Item item;
         item.origin = o;
         item.start = e.seq;
         item.op = i;
-        item.atomic = atomic_kind(data, e);
+        for (const format::Buffer& b : rma_buffers)
+          if (b.arg == format::BufferArg::target) item.atomic = atomic_kind(data, e, b.datatype);
         item.lock_epoch = op.lock_epoch;
         item.lock_exclusive = op.lock_exclusive;
         auto target = target_of(o, e);
         if (op.lock_epoch != 0 && target)
           item.lock = (uint64_t{comms.window(o, e.window)} << 32 | target->first) + 1;
-        // At the origin, until local completion.
-        item.side = Side::origin;
-        item.done = op.local_done;
-        const bool fetch = e.call == Call::Get_accumulate || e.call == Call::Rget_accumulate ||
-                           e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap;
-        const bool get = e.call == Call::Get || e.call == Call::Rget;
-        const int64_t one = 1;
-        const int64_t count = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap ? one : e.count;
-        pieces.clear();
-        if (!(fetch && e.op == k_op_no_op)) fp.add(pieces, e.buf, count, e.datatype);
-        if (e.call == Call::Compare_and_swap) fp.add(pieces, e.compare_buf, 1, e.datatype);
-        item.type = get ? AccessType::rma_write : AccessType::rma_read;
-        add_items(o, item, pieces);
-        if (fetch) {
+        // Origin buffers (format::call_buffers) until local completion, the
+        // target's window memory until remote completion.
+        for (const format::Buffer& b : rma_buffers) {
           pieces.clear();
-          const int64_t result_count = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap
-                                           ? one : e.result_count;
-          const uint32_t result_type = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap
-                                           ? e.datatype : e.result_datatype;
-          fp.add(pieces, e.result_buf, result_count, result_type);
-          item.type = AccessType::rma_write;
-          add_items(o, item, pieces);
+          item.type = b.access == format::BufferAccess::read ? AccessType::rma_read : AccessType::rma_write;
+          if (b.arg != format::BufferArg::target) {
+            item.side = Side::origin;
+            item.done = op.local_done;
+            fp.add(pieces, b.addr, b.count, b.datatype);
+            add_items(o, item, pieces);
+            continue;
+          }
+          if (!target) continue;
+          const auto [t, mem] = *target;
+          item.side = Side::target;
+          item.done = op.remote_done;
+          const uint64_t unit = mem->disp_unit > 0 ? static_cast<uint64_t>(mem->disp_unit) : 1;
+          const uint64_t disp = static_cast<uint64_t>(b.offset);
+          const uint64_t at = mem->dynamic ? disp : mem->base + disp * unit;
+          fp.add(pieces, at, b.count, b.datatype);
+          add_items(t, item, pieces);
         }
-        // At the target, until remote completion.
-        if (!target) continue;
-        const auto [t, mem] = *target;
-        item.side = Side::target;
-        item.done = op.remote_done;
-        const uint64_t unit = mem->disp_unit > 0 ? static_cast<uint64_t>(mem->disp_unit) : 1;
-        const uint64_t at = mem->dynamic ? e.target_disp : mem->base + e.target_disp * unit;
-        const bool single = e.call == Call::Fetch_and_op || e.call == Call::Compare_and_swap;
-        pieces.clear();
-        fp.add(pieces, at, single ? 1 : e.target_count, single ? e.datatype : e.target_datatype);
-        item.type = get || (fetch && e.op == k_op_no_op) ? AccessType::rma_read : AccessType::rma_write;
-        add_items(t, item, pieces);
       }
     }
     // Buffers of MPI calls, on their own rank.

@@ -80,6 +80,32 @@ TEST_CASE("analyzer::HappensBefore::fence and post/start/complete/wait") {
   CHECK(result.stats["hb_cyclic"] == 0);
 }
 
+TEST_CASE("analyzer::HappensBefore::a successful MPI_Win_test ends the exposure epoch") {
+  // MPI-3.1 section 11.5.2: MPI_Win_test returning flag = true has the
+  // effect of MPI_Win_wait returning (complete -> test), flag = false none.
+  for (bool succeeds : {true, false}) {
+    CAPTURE(succeeds);
+    std::vector<JsonRank> ranks(2);
+    const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+    ranks[0].events = {k_init, create, R"({"call": "WIN_POST", "window": 1, "group": 2})",
+                       R"({"call": "WIN_TEST", "window": 1, "flag": false})"};
+    if (succeeds) ranks[0].events.push_back(R"({"call": "WIN_TEST", "window": 1, "flag": true})");
+    ranks[0].events.push_back(k_fin);
+    ranks[0].comms = R"({"id": 2, "worldRanks": [1], "isGroup": true})";
+    ranks[1].events = {k_init, create, R"({"call": "WIN_START", "window": 1, "group": 2})",
+                       R"({"call": "PUT", "window": 1, "peer": 0, "count": "1", "datatype": 7})",
+                       R"({"call": "WIN_COMPLETE", "window": 1})", k_fin};
+    ranks[1].comms = R"({"id": 2, "worldRanks": [0], "isGroup": true})";
+    smtrace::analyzer::Options options;
+    options.happens_before = true;
+    auto result = smtrace::analyzer::analyze(
+        smtrace::test::write_json_trace(succeeds ? "hb-win-test" : "hb-win-test-false", ranks), options);
+    // post -> start, and complete -> the successful test.
+    CHECK(result.stats["hb_cross_edges"] == (succeeds ? 2 : 1));
+    CHECK(result.stats["hb_cyclic"] == 0);
+  }
+}
+
 TEST_CASE("analyzer::deadlock::two ranks receiving first") {
   std::vector<JsonRank> ranks(2);
   ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 1, "tag": 0, "pending": true})"};

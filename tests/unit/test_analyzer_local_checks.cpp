@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tests/unit/analyzer_trace_builder.hpp"
+#include "trace_format/call_semantics.hpp"
 
 namespace an = smtrace::analyzer;
 namespace tf = smtrace::format;
@@ -273,6 +274,51 @@ TEST_CASE("analyzer::LocalConcurrency::collectives_and_rma") {
     t.annotate(Call::Annotate_read, 0x1004, 4);
     t.wait(9);
     CHECK(of_kind(t.run(k_lc), k_lc).size() == 1);
+  }
+  SUBCASE("in-place Ireduce_scatter reads its whole receive buffer") {
+    // MPI-3.1 section 5.10.1: the input (sum of recvcounts) is taken from
+    // the receive buffer; this rank's result is its first recvcounts[0].
+    Builder t(2);
+    t.buf(Call::Irecv, 0x2008, 1, k_int, 1);  // inside the input, past rank 0's block
+    tf::Event& e = t.buf(Call::Ireduce_scatter, 0, 0, 0, 2);
+    e.peer.reset();
+    e.in_place = true;
+    e.recv_buf = 0x2000;
+    e.recv_counts = {1, 3};
+    e.recv_datatype = k_int;
+    t.complete(Call::Waitall, {1, 2}, {1, 2});
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "is read by MPI_Ireduce_scatter"));
+  }
+  SUBCASE("Get_accumulate with MPI_NO_OP ignores its origin buffer") {
+    // MPI-3.1 section 11.3.4: with MPI_NO_OP the origin buffer is ignored.
+    for (bool no_op : {true, false}) {
+      CAPTURE(no_op);
+      Builder t;
+      t.buf(Call::Irecv, 0x1000, 4, k_int, 1);
+      tf::Event& e = t.buf(Call::Get_accumulate, 0x1000, 4);
+      e.window = 1;
+      e.op = no_op ? tf::k_op_no_op : 3;
+      e.result_buf = 0x3000;
+      e.result_count = 4;
+      e.result_datatype = k_int;
+      t.wait(1);
+      CHECK(of_kind(t.run(k_lc), k_lc).size() == (no_op ? 0 : 1));
+    }
+  }
+  SUBCASE("an RMA call to MPI_PROC_NULL touches no buffer") {
+    // MPI-3.1 section 11.3: as a point-to-point call to MPI_PROC_NULL.
+    for (bool proc_null : {true, false}) {
+      CAPTURE(proc_null);
+      Builder t;
+      t.buf(Call::Irecv, 0x1000, 4, k_int, 1);
+      tf::Event& e = t.buf(Call::Put, 0x1000, 4);
+      e.window = 1;
+      e.peer = proc_null ? tf::k_proc_null : 0;
+      t.wait(1);
+      CHECK(of_kind(t.run(k_lc), k_lc).size() == (proc_null ? 0 : 1));
+    }
   }
 }
 

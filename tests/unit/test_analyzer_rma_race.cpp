@@ -277,6 +277,33 @@ TEST_CASE("rma-race: flush_local completes the origin buffer only") {
   CHECK(first_race(result)->message.find("rank 1's memory") != std::string::npos);
 }
 
+TEST_CASE("rma-race: a successful MPI_Win_test ends the exposure epoch") {
+  // MPI-3.1 section 11.5.2: once MPI_Win_test returned flag = true the
+  // target may read its window as after MPI_Win_wait; flag = false ends
+  // nothing, so a read then races with the origin's Put.
+  for (bool succeeds : {true, false}) {
+    CAPTURE(succeeds);
+    Builder b = with_window(2);
+    for (uint32_t r = 0; r < 2; ++r) {
+      tf::CommDef group;
+      group.id = 2;
+      group.world_ranks = {1 - r};
+      group.is_group = true;
+      b.trace().ranks[r].comms.emplace(group.id, group);
+    }
+    b.win_sync(Call::Win_start, 0, 1).group = 2;
+    b.rma(Call::Put, 0, 1, 1, k_buf, 1, 0);
+    b.win_sync(Call::Win_complete, 0, 1);
+    b.win_sync(Call::Win_post, 1, 1).group = 2;
+    b.win_sync(Call::Win_test, 1, 1).flag = false;
+    if (succeeds) b.win_sync(Call::Win_test, 1, 1).flag = true;
+    b.access(Call::Load, 1, k_win, 4);
+    if (!succeeds) b.win_sync(Call::Win_wait, 1, 1);
+    free_all(b, 2);
+    CHECK(races(b.run("rma-race")) == (succeeds ? 0 : 1));
+  }
+}
+
 namespace {
 // A point-to-point call of `rank` on `count` ints at `addr` (request: nonblocking).
 tf::Event& p2p(Builder& b, Call call, uint32_t rank, int32_t peer, uint64_t addr, int64_t count,
