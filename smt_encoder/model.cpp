@@ -1,7 +1,8 @@
 // Building the model from the analyzer's replay: p2p operations, collective
-// calls and RMA synchronization calls come from Replay, probes, successful
-// MPI_Win_test calls and the calls of completing events from the
-// Collector's per-rank passes.
+// calls and RMA synchronization calls (with what each does to epochs, a
+// successful MPI_Win_test as a wait: format::epoch_of) come from Replay,
+// probes and the calls of completing events from the Collector's per-rank
+// passes. What a call means is asked of trace_format/call_semantics.hpp.
 #include "smt_encoder/model.hpp"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "analyzer/comms.hpp"
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
+#include "trace_format/call_semantics.hpp"
 
 namespace smtrace::smt {
 
@@ -45,24 +47,14 @@ struct CallRecord {
 struct RankCollected {
   std::vector<ProbeRecord> probes;
   std::vector<CallRecord> completions;  // Wait*/Test* that completed something
-  std::vector<uint64_t> win_tests;      // MPI_Win_test calls that returned flag = true, in seq order
 };
-
-bool is_completion(Call c) {
-  switch (c) {
-    case Call::Wait: case Call::Waitall: case Call::Waitany: case Call::Waitsome:
-    case Call::Test: case Call::Testall: case Call::Testany: case Call::Testsome:
-      return true;
-    default:
-      return false;
-  }
-}
 
 class CollectPass final : public analyzer::RankPass {
  public:
   explicit CollectPass(RankCollected& out) : m(out) {}
   void event(const format::Event& e) override {
-    if (e.call == Call::Probe || (e.call == Call::Iprobe && e.flag.value_or(false))) {
+    const format::Sync sync = format::sync_of(e);
+    if (sync.match == format::Match::probe) {
       ProbeRecord p;
       p.seq = e.seq;
       p.call = e.call;
@@ -74,10 +66,8 @@ class CollectPass final : public analyzer::RankPass {
       if (e.status.tag) p.status_tag = *e.status.tag;
       p.pending = e.pending;
       m.probes.push_back(p);
-    } else if (is_completion(e.call) && (!e.completed.empty() || e.pending)) {
+    } else if (format::completes_requests(sync.request) && (!e.completed.empty() || e.pending)) {
       m.completions.push_back({e.seq, e.call, e.site});
-    } else if (e.call == Call::Win_test && e.flag.value_or(false) && !e.pending) {
-      m.win_tests.push_back(e.seq);
     }
   }
 
@@ -85,45 +75,42 @@ class CollectPass final : public analyzer::RankPass {
   RankCollected& m;
 };
 
-// Return true when a rank may stop for good inside `call` (header comment).
+// Return true when a rank may stop for good inside `call` (header comment):
+// blocking sends, receives and probes, blocking collectives, MPI_Wait and
+// MPI_Waitall (not Waitany/Waitsome), and the RMA calls that wait for
+// other ranks (fence, start, wait).
 bool really_blocks(Call c) {
-  switch (c) {
-    case Call::Send: case Call::Ssend: case Call::Rsend: case Call::Bsend:
-    case Call::Recv: case Call::Sendrecv: case Call::Sendrecv_replace:
-    case Call::Probe: case Call::Wait: case Call::Waitall:
-    case Call::Win_fence: case Call::Win_start: case Call::Win_wait:
+  const format::CallTraits& t = format::call_traits(c);
+  if (!t.blocks) return false;
+  switch (t.role) {
+    case format::Role::send: case format::Role::recv: case format::Role::sendrecv: case format::Role::probe:
+    case format::Role::collective:
       return true;
-    default:
-      return format::call_family(c) == format::Family::coll && format::call_blocks(c);
+    case format::Role::request:
+      return t.request == format::RequestEffect::complete_all;
+    case format::Role::rma_sync:
+      return format::epoch_step(t.epoch).waits;
+    case format::Role::none: case format::Role::env: case format::Role::rma_comm: case format::Role::handle:
+    case format::Role::local_access: case format::Role::cuda:
+      return false;
   }
+  return false;
 }
 
 SendMode send_mode(Call c) {
-  switch (c) {
-    case Call::Ssend: case Call::Issend: case Call::Ssend_init:
-      return SendMode::sync;
-    case Call::Bsend: case Call::Ibsend: case Call::Bsend_init:
-      return SendMode::buffered;
-    default:
+  switch (format::call_traits(c).mode) {
+    case format::SendMode::synchronous: return SendMode::sync;
+    case format::SendMode::buffered: return SendMode::buffered;
+    case format::SendMode::none: case format::SendMode::standard: case format::SendMode::ready:
       return SendMode::standard;
   }
+  return SendMode::standard;
 }
 
 // Tags of the messages that stand for post/start/complete/wait.
 constexpr int32_t k_tag_post = 0;      // MPI_Win_post -> MPI_Win_start
 constexpr int32_t k_tag_complete = 1;  // MPI_Win_complete -> MPI_Win_wait (or a successful MPI_Win_test)
 
-// Return true when `c` is an RMA synchronization call that orders ranks
-// (lock and unlock order nothing: the run's lock order is one of many).
-bool is_rma_sync(Call c) {
-  switch (c) {
-    case Call::Win_fence: case Call::Win_post: case Call::Win_start: case Call::Win_complete:
-    case Call::Win_wait: case Call::Win_test:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // One RMA synchronization call of a rank, as the model keeps it.
 struct RmaSync {
@@ -135,25 +122,24 @@ struct RmaSync {
 // Return the RMA synchronization calls of rank `r` on known windows, in seq
 // order, each post/start/complete/wait call with the group of its epoch
 // (MPI_Win_complete: its MPI_Win_start's; MPI_Win_wait and a successful
-// MPI_Win_test: its MPI_Win_post's). An MPI_Win_test that returned false
-// closes nothing and is left out, as happens_before.cpp pairs epochs.
-std::vector<RmaSync> rma_syncs(const analyzer::Context& context, uint32_t r, const RankCollected& mine) {
+// MPI_Win_test: its MPI_Win_post's). Lock and unlock order nothing (the
+// run's lock order is one of many); an MPI_Win_test that returned false
+// closes nothing (format::epoch_of), as happens_before.cpp pairs epochs.
+std::vector<RmaSync> rma_syncs(const analyzer::Context& context, uint32_t r) {
   const analyzer::RankData& data = context.rank(r);
   std::vector<RmaSync> out;
   std::unordered_map<uint32_t, std::vector<uint32_t>> open;  // local window * 2 + exposure -> group
   for (const analyzer::RmaEvent& e : context.replay().rma(r)) {
-    if (!is_rma_sync(e.call)) continue;
-    if (e.call == Call::Win_test && !std::binary_search(mine.win_tests.begin(), mine.win_tests.end(), e.seq)) {
-      continue;
-    }
+    const format::EpochStep step = format::epoch_step(e.epoch);
+    const bool exposure = step.kind == format::EpochKind::exposure;
+    if (step.kind != format::EpochKind::fence && step.kind != format::EpochKind::access && !exposure) continue;
     RmaSync s{&e, context.comms().window(r, e.window), {}};
     if (s.window == analyzer::k_no_comm) continue;
-    const bool exposure = e.call == Call::Win_post || e.call == Call::Win_wait || e.call == Call::Win_test;
     const uint32_t slot = e.window * 2 + (exposure ? 1 : 0);
-    if (e.call == Call::Win_post || e.call == Call::Win_start) {
+    if (step.kind != format::EpochKind::fence && step.opens) {
       if (const format::CommDef* group = data.comm(e.group)) s.peers = group->world_ranks;
       open[slot] = s.peers;
-    } else if (e.call != Call::Win_fence) {
+    } else if (step.kind != format::EpochKind::fence) {
       if (auto it = open.find(slot); it != open.end()) {
         s.peers = std::move(it->second);
         open.erase(it);
@@ -205,20 +191,14 @@ std::unique_ptr<analyzer::RankPass> Collector::rank_pass(const analyzer::RankDat
 }
 
 CollKind coll_kind(Call call) {
-  switch (call) {
-    case Call::Bcast: case Call::Ibcast: case Call::Scatter: case Call::Iscatter:
-    case Call::Scatterv: case Call::Iscatterv:
-      return CollKind::from_root;
-    case Call::Reduce: case Call::Ireduce: case Call::Gather: case Call::Igather:
-    case Call::Gatherv: case Call::Igatherv:
-      return CollKind::to_root;
-    case Call::Scan: case Call::Iscan:
-      return CollKind::scan;
-    case Call::Exscan: case Call::Iexscan:
-      return CollKind::exscan;
-    default:
-      return CollKind::full;
+  switch (format::call_traits(call).flow) {
+    case format::Flow::root_to_all: return CollKind::from_root;
+    case format::Flow::all_to_root: return CollKind::to_root;
+    case format::Flow::scan: return CollKind::scan;
+    case format::Flow::exscan: return CollKind::exscan;
+    case format::Flow::none: case format::Flow::all_to_all: return CollKind::full;
   }
+  return CollKind::full;
 }
 
 std::string Model::comm_name(uint32_t comm) const {
@@ -270,7 +250,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
       if (op.done_seq != analyzer::k_never) builder.want(op.done_seq);
     }
     for (const ProbeRecord& p : mine.probes) builder.want(p.seq);
-    const std::vector<RmaSync> syncs = rma_syncs(context, r, mine);
+    const std::vector<RmaSync> syncs = rma_syncs(context, r);
     for (const RmaSync& s : syncs) builder.want(s.event->seq);
     const bool stopped_inside =
         blocked && (format::call_family(blocked->call) == format::Family::p2p ||
@@ -360,7 +340,8 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
       op.post = builder.index(e.seq);
       op.done = e.pending ? k_none : op.post;
       name_event(rank.events[op.post], e.call, e.site);
-      if (e.call == Call::Win_fence) {
+      const format::EpochStep step = format::epoch_step(e.epoch);
+      if (step.kind == format::EpochKind::fence) {
         op.kind = OpKind::coll;
         op.comm = sync_comm(s.window, true);
         auto& per_rank = fence_ops.try_emplace(s.window, model.world_size).first->second;
@@ -370,11 +351,11 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
       }
       // Post and complete never block (buffered); start and wait take one
       // message from each peer, with its source named: there is no choice.
-      const bool send = e.call == Call::Win_post || e.call == Call::Win_complete;
+      const bool send = (step.kind == format::EpochKind::exposure) == step.opens;  // post, complete
       op.kind = send ? OpKind::send : OpKind::recv;
       op.mode = send ? SendMode::buffered : SendMode::standard;
       op.comm = sync_comm(s.window, false);
-      op.tag = e.call == Call::Win_post || e.call == Call::Win_start ? k_tag_post : k_tag_complete;
+      op.tag = step.opens ? k_tag_post : k_tag_complete;
       for (uint32_t peer : s.peers) {
         if (peer >= model.world_size) continue;
         op.peer = static_cast<int32_t>(peer);

@@ -15,6 +15,7 @@
 #include "analyzer/analyze.hpp"
 #include "smt_encoder/model.hpp"
 #include "smt_encoder/solve.hpp"
+#include "trace_format/call_semantics.hpp"
 
 namespace smtrace::smt {
 
@@ -160,8 +161,7 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
   for (const RawBlocked& b : raw.cycle) {
     ranks.push_back(b.rank);
     const format::Call c = model.event(b.rank, b.event).call;
-    rma_sync = rma_sync || c == format::Call::Win_start || c == format::Call::Win_wait ||
-               c == format::Call::Win_fence;
+    rma_sync = rma_sync || format::epoch_step(format::call_traits(c).epoch).waits;
   }
   f.finding.message = fmt::format(
       "deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI {})",
