@@ -667,7 +667,7 @@ int waitsome(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& request
                   if (*outcount == MPI_UNDEFINED) return;
                   for (int i = 0; i < *outcount; ++i)
                     completed(s.out(), static_cast<size_t>(indices[i]), &statuses[i]);
-                  if (c == Call::Testsome) {
+                  if (format::call_traits(c).poll) {  // Testsome
                     s.out().flag = *outcount > 0;
                     if (*outcount == 0) s.unsuccessful_poll();
                   }
@@ -679,7 +679,8 @@ int request_free(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request) {
   MPI_Request handle = *request;
   return traced(c, site, pmpi, [&](Event& e) { e.request = request_info(handle).id; },
                 [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS && c == Call::Request_free) g_tables->requests.erase(key(handle));
+                  if (rc == MPI_SUCCESS && format::call_traits(c).request == format::RequestEffect::free)
+                    g_tables->requests.erase(key(handle));
                 });
 }
 
@@ -1410,9 +1411,12 @@ int untraced(Call c, F&& pmpi, A&... args) noexcept {  // the tables' erase does
   auto& last = std::get<sizeof...(A) - 1>(std::tie(args...));
   using L = std::remove_cv_t<std::remove_reference_t<decltype(last)>>;
   if constexpr (k_handle_out<L>) {
-    // Start and Type_commit keep their handle's id; Wait/Test complete
-    // requests through MPI_Status* calls, which change nothing here.
-    if (c == Call::Start || c == Call::Type_commit || !last) return pmpi();
+    // Start(all), Cancel and Type_commit keep their handles' ids; Wait/Test
+    // complete requests through MPI_Status* calls, which change nothing here.
+    const format::CallTraits& t = format::call_traits(c);
+    if (t.request == format::RequestEffect::start || t.request == format::RequestEffect::cancel ||
+        t.resource == format::Resource::type_commit || !last)
+      return pmpi();
     auto before = *last;
     int rc = pmpi();
     forget(before);
