@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/json.hpp"
 
 namespace smtrace::cli {
@@ -24,6 +25,7 @@ using format::Call;
 using format::Event;
 using format::Family;
 using format::RankTrace;
+using format::Role;
 
 constexpr std::size_t k_max_array = 16;  // longer arrays are cut, with a count
 
@@ -118,52 +120,28 @@ std::string posted_actual(const std::string& posted, const std::optional<std::st
   return posted + "→" + *actual;
 }
 
-bool is_send(Call call) {
-  switch (call) {
-    case Call::Send: case Call::Bsend: case Call::Ssend: case Call::Rsend:
-    case Call::Isend: case Call::Ibsend: case Call::Issend: case Call::Irsend:
-    case Call::Send_init: case Call::Bsend_init: case Call::Ssend_init: case Call::Rsend_init:
-    case Call::Sendrecv: case Call::Sendrecv_replace:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_receive(Call call) {
-  switch (call) {
-    case Call::Recv: case Call::Irecv: case Call::Recv_init: case Call::Probe: case Call::Iprobe:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_sendrecv(Call call) { return call == Call::Sendrecv || call == Call::Sendrecv_replace; }
+Role role_of(Call call) { return format::call_traits(call).role; }
+bool is_send(Call call) { return role_of(call) == Role::send || role_of(call) == Role::sendrecv; }
+// Calls whose status belongs to their posted source and tag.
+bool is_receive(Call call) { return role_of(call) == Role::recv || role_of(call) == Role::probe; }
+bool is_sendrecv(Call call) { return role_of(call) == Role::sendrecv; }
 
 const char* peer_label(Call call, Family family) {
   if (is_send(call)) return "dest";
   if (is_receive(call)) return "source";
   if (family == Family::coll) return "root";
-  switch (call) {
-    case Call::Win_lock: case Call::Win_unlock: case Call::Win_flush: case Call::Win_flush_local:
-      return "rank";
-    default:
-      break;
-  }
+  if (role_of(call) == Role::rma_sync) return "rank";  // Win_lock, Win_unlock, Win_flush...
   if (family == Family::rma) return "target";
   return "peer";
 }
 
+// The calls with a communicator argument: communication, communicator
+// constructors, window constructors, MPI_Comm_group and MPI_Abort.
 bool shows_comm(Call call, Family family) {
   if (family == Family::p2p || family == Family::coll || family == Family::comm) return true;
-  switch (call) {
-    case Call::Abort: case Call::Comm_group: case Call::Win_create: case Call::Win_allocate:
-    case Call::Win_allocate_shared: case Call::Win_create_dynamic:
-      return true;
-    default:
-      return false;
-  }
+  const format::Resource resource = format::call_traits(call).resource;
+  return resource == format::Resource::win_new || resource == format::Resource::win_dynamic ||
+         call == Call::Abort || call == Call::Comm_group;
 }
 
 class EventPrinter {
@@ -222,7 +200,7 @@ class EventPrinter {
     std::string completed_by;
     if (e.status.source || e.status.tag || e.status.count || e.status.cancelled || e.status.error) {
       actual = e.status;
-    } else if (e.request != 0 && (e.call == Call::Irecv || e.call == Call::Recv_init)) {
+    } else if (e.request != 0 && role_of(e.call) == Role::recv) {
       if (const Completion* done = completion_after(m_completions, e.request, e.seq)) {
         actual = *done->status;
         completed_by = fmt::format("{}:{}", m_world_rank, done->seq);
@@ -242,12 +220,13 @@ class EventPrinter {
     }
     const bool two_sided = sendrecv || collective;
     if (e.buf != 0) add(two_sided ? "sendbuf" : (family == Family::rma ? "origin" : "buf"), hex(e.buf));
-    if (e.count != 0 || (family == Family::p2p && e.call != Call::Probe && e.call != Call::Iprobe)) {
+    if (e.count != 0 || (family == Family::p2p && role_of(e.call) != Role::probe)) {
       std::string value = std::to_string(e.count);
       if (receive_status && actual && actual->count) value = posted_actual(value, std::to_string(*actual->count));
       add(e.call == Call::Abort ? "errorcode" : (two_sided ? "sendcount" : "count"), value);
     }
-    if (e.datatype != 0) add(two_sided ? "sendtype" : (family == Family::type && e.call != Call::Type_commit && e.call != Call::Type_free ? "oldtype" : "datatype"), datatype_name(e.datatype));
+    const bool type_constructor = format::call_traits(e.call).resource == format::Resource::type_new;
+    if (e.datatype != 0) add(two_sided ? "sendtype" : (type_constructor ? "oldtype" : "datatype"), datatype_name(e.datatype));
     if (e.recv_peer) {
       std::string value = peer_text(e.comm, *e.recv_peer);
       if (sendrecv && actual && actual->source) value = posted_actual(value, peer_text(e.comm, *actual->source));
@@ -299,7 +278,7 @@ class EventPrinter {
     if (e.group != 0) add("group", comm_with_members(m_rank, e.group, true));
     if (e.new_comm != 0) add(group_call ? "newgroup" : "newcomm", comm_with_members(m_rank, e.new_comm, group_call));
     if (e.new_datatype != 0) {
-      if (e.call == Call::Op_create || e.call == Call::Op_free) {
+      if (format::handle_use(e).kind == format::HandleKind::op) {
         add("op", op_name(e.new_datatype));
       } else {
         add("newtype", datatype_name(e.new_datatype));

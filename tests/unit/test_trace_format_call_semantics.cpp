@@ -4,6 +4,11 @@
 // disagree, each decided from the MPI-3.1 standard.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -409,6 +414,14 @@ TEST_CASE("trace_format::epoch_step::opens, closes and completes") {
   CHECK(f::epoch_step(f::EpochEffect::lock).kind == f::EpochKind::passive);
   CHECK(f::epoch_step(f::EpochEffect::sync).completes == f::Completion::none);
   CHECK(f::epoch_step(f::EpochEffect::wait).completes == f::Completion::none);
+  // May wait for other ranks: a fence, a start, a wait; not a test, a
+  // complete, a lock (whose order is the run's choice).
+  CHECK(f::epoch_step(f::EpochEffect::fence).waits);
+  CHECK(f::epoch_step(f::EpochEffect::start).waits);
+  CHECK(f::epoch_step(f::EpochEffect::wait).waits);
+  CHECK_FALSE(f::epoch_step(f::EpochEffect::test).waits);
+  CHECK_FALSE(f::epoch_step(f::EpochEffect::complete).waits);
+  CHECK_FALSE(f::epoch_step(f::EpochEffect::lock).waits);
 }
 
 TEST_CASE("trace_format::sync_of::matching, collectives, requests") {
@@ -463,6 +476,50 @@ TEST_CASE("trace_format::handle_use::where each handle's id is") {
   CHECK(use(Call::Win_allocate).id == 2);
   CHECK(use(Call::Win_detach).effect == f::HandleEffect::detach);
   CHECK(use(Call::Send).kind == f::HandleKind::none);
+}
+
+// The rule of docs/ARCHITECTURE.md "How to add an MPI call": a switch on
+// Call lists every value and has no default, so -Wswitch names the switch a
+// new call was not given to. Most code switches on the columns instead.
+TEST_CASE("trace_format::calls.def::no switch on Call has a default") {
+  namespace fs = std::filesystem;
+  const fs::path top = SMTRACE_SOURCE_DIR;
+  std::vector<std::string> offenders;
+  for (const char* folder : {"trace_format", "tracer", "analyzer", "smt_encoder", "cli", "bench"}) {
+    if (!fs::exists(top / folder)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(top / folder)) {
+      const std::string ext = entry.path().extension().string();
+      if (ext != ".cpp" && ext != ".hpp") continue;
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string s = text.str();
+      // Each `switch (...) {`: its body at depth 1, cases and default.
+      for (std::size_t at = s.find("switch ("); at != std::string::npos; at = s.find("switch (", at + 1)) {
+        std::size_t open = s.find('{', at);
+        if (open == std::string::npos) break;
+        int depth = 0;
+        bool calls = false, fallback = false;
+        for (std::size_t i = open; i < s.size(); ++i) {
+          if (s[i] == '{') ++depth;
+          if (s[i] == '}' && --depth == 0) break;
+          if (depth != 1) continue;
+          if (s.compare(i, 11, "case Call::") == 0 || s.compare(i, 19, "case format::Call::") == 0) calls = true;
+          if (s.compare(i, 8, "default:") == 0 && (i == 0 || !std::isalnum(static_cast<unsigned char>(s[i - 1]))))
+            fallback = true;
+        }
+        if (calls && fallback) {
+          const auto line = 1 + std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+          offenders.push_back(fs::relative(entry.path(), top).string() + ":" + std::to_string(line));
+        }
+      }
+    }
+  }
+  for (const std::string& where : offenders) CAPTURE(where);
+  std::string all;
+  for (const std::string& where : offenders) all += where + " ";
+  INFO("switches on Call with a default: ", all);
+  CHECK(offenders.empty());
 }
 
 TEST_SUITE_END();
