@@ -56,6 +56,17 @@ inline constexpr uint32_t k_first_derived_id = 64;
 inline constexpr uint32_t k_comm_world = 0;
 inline constexpr uint32_t k_comm_self = 1;
 
+// Handle ids that name no live object (docs/trace-format.md, "Handle ids").
+// Null handles keep the values archived traces use: communicators and
+// groups k_null_id (MPI_COMM_NULL, MPI_GROUP_NULL); datatypes, ops and
+// windows 0 (MPI_DATATYPE_NULL, MPI_OP_NULL, MPI_WIN_NULL); requests 0
+// (MPI_REQUEST_NULL). A handle value that the tracer knows was freed, or
+// that it can tell MPI never returned, is k_invalid_id (requests:
+// k_invalid_request), so that the invalid-argument check can name it.
+inline constexpr uint32_t k_null_id = UINT32_MAX;
+inline constexpr uint32_t k_invalid_id = UINT32_MAX - 1;
+inline constexpr uint64_t k_invalid_request = UINT64_MAX - 1;
+
 enum class LockType : uint8_t { unspecified = 0, exclusive = 1, shared = 2 };
 
 namespace assert_flag {
