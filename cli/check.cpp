@@ -1,12 +1,8 @@
 // smtrace check: run the analyzer's checks on a trace and print a report
 // (text, JSON or SARIF; docs/check-output.md), or compare the findings with
 // an expectation file (--expect, regression mode).
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,41 +14,12 @@
 #include "analyzer/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "smt_encoder/prove.hpp"
 
 namespace smtrace::cli {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Progress lines overwrite each other on the terminal. They start only once
-// the analysis has run for a while, so short runs print nothing, and come
-// at most a few times a second. The analyzer may call from any thread.
-class Progress {
- public:
-  void operator()(const std::string& line) {
-    std::lock_guard lock(m_mutex);
-    const auto now = Clock::now();
-    if (now - m_start < std::chrono::seconds(1) || now - m_last < std::chrono::milliseconds(200)) return;
-    m_last = now;
-    m_shown = true;
-    fmt::print(stderr, "\r\x1b[Ksmtrace: {}", line);
-    std::fflush(stderr);
-  }
-  // Clear the progress line, if one was shown.
-  void clear() {
-    std::lock_guard lock(m_mutex);
-    if (m_shown) fmt::print(stderr, "\r\x1b[K");
-    m_shown = false;
-  }
-
- private:
-  std::mutex m_mutex;
-  Clock::time_point m_start = Clock::now();
-  Clock::time_point m_last{};
-  bool m_shown = false;
-};
 
 // Return the rules of every check: the analyzer's, then the SMT backend's.
 std::vector<analyzer::RuleInfo> all_rules() {
@@ -183,10 +150,8 @@ int run_check(const CheckOptions& options) {
     }
   }
 
-  Progress progress;
-  if (!options.quiet && isatty(STDERR_FILENO) == 1) {
-    analysis.progress = [&progress](const std::string& line) { progress(line); };
-  }
+  Progress progress(options.quiet ? Quiet::yes : Quiet::no);
+  analysis.progress = progress.callback();
   analyzer::Result result;
   try {
     result = analyzer::analyze(options.dir, analysis);

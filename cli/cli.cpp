@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
                        "Replace the trace in an existing non-empty output directory");
   bool no_symbolize = false;
   record_cmd->add_flag("--no-symbolize", no_symbolize, "Do not run `smtrace symbolize` after the run");
+  record_cmd->add_flag("-q,--quiet", record.quiet,
+                       "No progress on stderr while symbolizing (shown on a terminal only)");
   record_cmd->add_option("COMMAND", record.command, "The command to run, after `--`")->required();
   record_cmd->footer(
       "Environment: SMTRACE_LIB=path overrides where libsmtrace.so is found (default: next to\n"
@@ -278,13 +280,15 @@ int main(int argc, char** argv) {
   CLI::App* symbolize_cmd = app.add_subcommand(
       "symbolize",
       "Resolve call sites to function, file and line (writes symbols.smt).\n"
-      "Uses addr2line, one run per module with all its addresses. Modules that are missing or\n"
-      "lack debug info keep what the tracer knew (no error). `smtrace record` runs this by\n"
-      "itself; run it again after moving a trace to the machine that has the binaries.");
+      "Reads each module's DWARF (DWARF 4 and 5) in process with elfutils' libdw, once per\n"
+      "module: the innermost source position of each call, so a call inside a function defined\n"
+      "in a header (inlined or not) gets the header's file and line, and the function is the\n"
+      "inlined one. Modules that are missing or lack debug info keep what the tracer knew (no\n"
+      "error). `smtrace record` runs this by itself; run it again after moving a trace to the\n"
+      "machine that has the binaries.");
   symbolize_cmd->add_option("DIR", symbolize.dir, "Trace directory")->required();
-  symbolize_cmd->add_option("--addr2line", symbolize.addr2line, "The addr2line program to run")
-      ->default_str("addr2line");
-  symbolize_cmd->add_flag("-q,--quiet", symbolize.quiet, "Print nothing when all went well");
+  symbolize_cmd->add_flag("-q,--quiet", symbolize.quiet,
+                          "Print nothing when all went well (no progress, no summary line)");
   symbolize_cmd->footer(std::string(k_exit_codes_text) +
                         "\nExample:\n"
                         "  smtrace symbolize trace && smtrace dump trace");
@@ -348,7 +352,7 @@ int main(int argc, char** argv) {
                                   "                     [--buffering infinite|zero] [--smt-timeout S] [--emit-smt2 FILE]\n"
                                   "                     [--dot FILE] [--no-findings] [-o FILE] [--quiet]");
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
-  formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--addr2line PROGRAM] [--quiet]");
+  formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--quiet]");
   formatter->set_usage(synth_cmd, "smtrace synth NAME [-o DIR] [--ranks N | --k K | --n N] [--events N | --iterations I]\n"
                                   "                     [--seed N] [--bug BUG]");
   formatter->set_usage(help_cmd, "smtrace help [COMMAND]");

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ struct RecordOptions {
   std::string buffer;
   bool force = false;
   bool symbolize = true;
+  bool quiet = false;                 // no progress on stderr
   std::vector<std::string> command;
 };
 // Run `options.command` with the tracer injected; return its exit status.
@@ -83,8 +85,7 @@ int run_import_json(const ImportJsonOptions& options);
 
 struct SymbolizeOptions {
   std::filesystem::path dir;
-  std::string addr2line = "addr2line";
-  bool quiet = false;
+  bool quiet = false;                 // nothing on stderr when all went well, no progress
 };
 int run_symbolize(const SymbolizeOptions& options);
 
@@ -108,11 +109,13 @@ int run_synth(const SynthOptions& options);
 struct SymbolizeResult {
   uint64_t sites = 0;        // call sites with a module
   uint64_t resolved = 0;     // sites that got a file and line
-  uint64_t modules = 0;      // modules addr2line was run on
+  uint64_t modules = 0;      // modules whose DWARF was read
   std::vector<std::string> missing_modules;
   std::vector<std::string> changed_modules;  // build id differs from the trace's
 };
-// Symbolize the call sites of the trace in `dir` and write its symbols file.
-SymbolizeResult symbolize_trace(const std::filesystem::path& dir, const std::string& addr2line);
+// Symbolize the call sites of the trace in `dir` and write its symbols file;
+// call `progress` (when not empty) now and then with a line of progress.
+SymbolizeResult symbolize_trace(const std::filesystem::path& dir,
+                                const std::function<void(const std::string&)>& progress = {});
 
 }  // namespace smtrace::cli
