@@ -44,7 +44,7 @@ int run_dump(const DumpOptions& options);
 
 struct CheckOptions {
   std::filesystem::path dir;         // empty only with --list
-  std::string format = "text";       // text, json, sarif
+  std::string format = "text";       // text, json, sarif, html
   std::string checks;                // --checks LIST; empty: all
   std::string alignment = "strict";  // strict, weak, off
   std::string expect;                // --expect FILE: regression mode
@@ -88,6 +88,18 @@ struct SymbolizeOptions {
   bool quiet = false;                 // nothing on stderr when all went well, no progress
 };
 int run_symbolize(const SymbolizeOptions& options);
+
+struct ExportOptions {
+  std::filesystem::path dir;
+  std::string format;                 // otf2, perfetto
+  std::filesystem::path output;       // -o: a directory (otf2) or a file, - for stdout (perfetto)
+  bool findings = false;              // perfetto: run the checks and mark their findings
+  double smt_timeout = 5;             // with --findings: as check's
+  bool force = false;                 // otf2: replace an archive in a non-empty directory
+  bool quiet = false;
+};
+// Write the trace in another tool's format (docs/cli.md, export).
+int run_export(const ExportOptions& options);
 
 struct SynthOptions {
   std::string generator;             // halo, pingpong, wildcard, senders, leader, router, fig6

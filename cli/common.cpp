@@ -9,10 +9,17 @@
 #include <fmt/core.h>
 
 #include "analyzer/report.hpp"
+#include "smt_encoder/prove.hpp"
 
 namespace smtrace::cli {
 
 namespace fs = std::filesystem;
+
+std::vector<analyzer::RuleInfo> all_check_rules() {
+  std::vector<analyzer::RuleInfo> rules = analyzer::check_rules();
+  for (analyzer::RuleInfo& rule : smt::check_rules()) rules.push_back(std::move(rule));
+  return rules;
+}
 
 void warn(std::string_view message) {
   fmt::print(stderr, "smtrace: warning: {}\n", message);

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/report.hpp"
 #include "trace_format/event.hpp"
 #include "trace_format/reader.hpp"
 
@@ -65,6 +66,9 @@ format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols
 // remove the trace files in it (manifest, rank files, symbols) so that no
 // stale rank remains. Create `dir`. Throw Error when it cannot be used.
 void prepare_output_dir(const std::filesystem::path& dir, bool force);
+
+// Return the rules of every check: the analyzer's, then the SMT backend's.
+std::vector<analyzer::RuleInfo> all_check_rules();
 
 // Writes JSON text with commas and escapes handled; the caller nests
 // begin/end calls correctly.
