@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
       "matched message (send -> where the receive completed); --findings also runs the checks\n"
       "and marks each finding's events, linked in order. otf2: an OTF2 archive (Vampir,\n"
       "Score-P's tools, otf2-print) with OTF2's MPI records, communicators, windows and call\n"
-      "sites.");
+      "sites; `smtrace import-otf2` reads it back.");
   export_cmd->add_option("DIR", exporting.dir, "Trace directory")->required();
   export_cmd->add_option("--format", exporting.format, "perfetto or otf2")
       ->check(CLI::IsMember({"perfetto", "otf2"}))
@@ -327,6 +327,29 @@ int main(int argc, char** argv) {
                      "Examples:\n"
                      "  smtrace export trace --format perfetto -o trace.json --findings\n"
                      "  smtrace export trace --format otf2 -o trace-otf2 && otf2-print trace-otf2/traces.otf2");
+
+  // import-otf2
+  ImportOtf2Options import_otf2;
+  CLI::App* import_otf2_cmd = app.add_subcommand(
+      "import-otf2",
+      "Build a trace directory from an OTF2 archive (Score-P's, or smtrace export's).\n"
+      "MPI regions become events, their MPI records fill them (peers, tags, communicators,\n"
+      "requests, roots), Comm definitions become communicators. OTF2 holds no buffer addresses\n"
+      "(nor, in Score-P's archives, the posted source and tag of receives): the trace says so,\n"
+      "and check skips the checks that need them. A damaged archive gives an error (exit 2) and\n"
+      "a trace of what could be read.");
+  import_otf2_cmd->add_option("ARCHIVE", import_otf2.archive,
+                              "The anchor file (traces.otf2) or the directory holding it")
+      ->required();
+  import_otf2_cmd->add_option("-o,--output", import_otf2.output, "Trace directory to write")->required();
+  import_otf2_cmd->add_flag("-f,--force", import_otf2.force,
+                            "Replace the trace in an existing non-empty output directory");
+  import_otf2_cmd->add_flag("-q,--quiet", import_otf2.quiet, "No summary line on stderr (warnings stay)");
+  import_otf2_cmd->footer(std::string(k_exit_codes_text) +
+                          "\nDocumentation: docs/cli.md (import-otf2).\n"
+                          "Examples:\n"
+                          "  smtrace import-otf2 scorep-20240101_1200_123/traces.otf2 -o trace && smtrace check trace\n"
+                          "  smtrace import-otf2 trace-otf2 -o copy");
 
   // synth (developer command)
   SynthOptions synth;
@@ -375,7 +398,7 @@ int main(int argc, char** argv) {
   help_cmd->add_option("COMMAND", help_topic, "The command to explain");
 
   const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, prove_cmd, import_cmd,
-                                           export_cmd, symbolize_cmd, synth_cmd, help_cmd};
+                                           export_cmd, import_otf2_cmd, symbolize_cmd, synth_cmd, help_cmd};
   formatter->set_usage(record_cmd, "smtrace record [OPTIONS] -- COMMAND [ARGS...]");
   formatter->set_usage(info_cmd, "smtrace info DIR [--format text|json]");
   formatter->set_usage(dump_cmd, "smtrace dump DIR [--rank R] [--format text|json]");
@@ -389,6 +412,7 @@ int main(int argc, char** argv) {
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
   formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--quiet]");
   formatter->set_usage(export_cmd, "smtrace export DIR --format perfetto|otf2 -o OUT [--findings] [--force] [--quiet]");
+  formatter->set_usage(import_otf2_cmd, "smtrace import-otf2 ARCHIVE -o DIR [--force] [--quiet]");
   formatter->set_usage(synth_cmd, "smtrace synth NAME [-o DIR] [--ranks N | --k K | --n N] [--events N | --iterations I]\n"
                                   "                     [--seed N] [--bug BUG]");
   formatter->set_usage(help_cmd, "smtrace help [COMMAND]");
@@ -431,6 +455,7 @@ int main(int argc, char** argv) {
     if (prove_cmd->parsed()) return run_prove(prove);
     if (import_cmd->parsed()) return run_import_json(import);
     if (export_cmd->parsed()) return run_export(exporting);
+    if (import_otf2_cmd->parsed()) return run_import_otf2(import_otf2);
     if (symbolize_cmd->parsed()) return run_symbolize(symbolize);
     if (synth_cmd->parsed()) return run_synth(synth);
     if (help_cmd->parsed()) {
@@ -447,7 +472,7 @@ int main(int argc, char** argv) {
       throw Error(fmt::format("no command named '{}' (see smtrace --help)", help_topic));
     }
     throw Error(
-        "no command given; commands: record, info, dump, check, prove, import-json, export, symbolize, "
+        "no command given; commands: record, info, dump, check, prove, import-json, export, import-otf2, symbolize, "
         "help (see smtrace --help)");
   } catch (const Error& e) {
     fmt::print(stderr, "smtrace: error: {}\n", e.what());

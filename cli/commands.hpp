@@ -101,6 +101,16 @@ struct ExportOptions {
 // Write the trace in another tool's format (docs/cli.md, export).
 int run_export(const ExportOptions& options);
 
+struct ImportOtf2Options {
+  std::filesystem::path archive;      // anchor file (.otf2) or its directory
+  std::filesystem::path output;
+  bool force = false;
+  bool quiet = false;
+};
+// Build a trace directory from an OTF2 archive; exit 2 (with what could be
+// read written) when the archive is damaged.
+int run_import_otf2(const ImportOtf2Options& options);
+
 struct SynthOptions {
   std::string generator;             // halo, pingpong, wildcard, senders, leader, router, fig6
   std::filesystem::path output;      // empty: ./NAME

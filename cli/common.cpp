@@ -21,6 +21,27 @@ std::vector<analyzer::RuleInfo> all_check_rules() {
   return rules;
 }
 
+std::vector<std::string> checks_unable(format::ContentSet lacks) {
+  std::vector<std::string> names;
+  for (const analyzer::RuleInfo& rule : all_check_rules()) {
+    if ((rule.needs & lacks) != 0) names.push_back(rule.name);
+  }
+  return names;
+}
+
+TraceOrigin trace_origin(const format::Trace& trace) {
+  TraceOrigin origin;
+  for (const format::RankTrace& rank : trace.ranks) {
+    if (!rank.present) continue;
+    origin.lacks |= format::lacks(rank.header);
+    if (auto it = rank.header.options.find(std::string(format::k_imported_option));
+        it != rank.header.options.end() && origin.imported_from.empty()) {
+      origin.imported_from = it->second;
+    }
+  }
+  return origin;
+}
+
 void warn(std::string_view message) {
   fmt::print(stderr, "smtrace: warning: {}\n", message);
 }

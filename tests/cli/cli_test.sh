@@ -13,11 +13,11 @@ case $case_name in
   help)
     expect 0 "$smtrace" --help; contains out.txt "Usage: smtrace"; contains out.txt "Exit codes"
     expect 0 "$smtrace" --version; contains out.txt "smtrace "
-    for cmd in record info dump import-json export symbolize help; do
+    for cmd in record info dump import-json export import-otf2 symbolize help; do
       expect 0 "$smtrace" "$cmd" --help; contains out.txt "Usage: smtrace $cmd"
       expect 0 "$smtrace" help "$cmd"; contains out.txt "Usage: smtrace $cmd"
     done
-    for cmd in record info dump import-json export symbolize; do
+    for cmd in record info dump import-json export import-otf2 symbolize; do
       "$smtrace" "$cmd" --help | grep -q -i "example" || fail "$cmd --help has no example"
     done
     ;;
