@@ -39,6 +39,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
+#include "trace_format/reader.hpp"
 #include "trace_format/symbols.hpp"
 
 namespace smtrace::cli {
@@ -232,6 +233,13 @@ const Dwfl_Callbacks DwarfModule::k_callbacks = {
     dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address,
     &DwarfModule::s_debuginfo_path};
 
+// What symbolization needs of a rank file.
+struct RankSites {
+  bool present = false;
+  std::map<uint32_t, format::CallSite> sites;
+  std::map<uint32_t, format::Module> modules;
+};
+
 struct Wanted {
   uint32_t rank = 0;
   const format::CallSite* site = nullptr;
@@ -244,15 +252,30 @@ SymbolizeResult symbolize_trace(const fs::path& dir, const std::function<void(co
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
-  say("symbolize: reading the trace");
-  const format::Trace trace = read_trace_or_throw(dir, /*symbols=*/false);
+  // Only the call sites and modules are kept: the events of a large trace
+  // are read past, a rank at a time.
+  const format::TraceFiles files = format::find_trace_files(dir);
+  std::vector<RankSites> ranks(files.rank_files.size());
+  for (std::size_t i = 0; i < files.present.size(); ++i) {
+    const uint32_t r = files.present[i];
+    say(fmt::format("symbolize: reading rank {}/{}", i + 1, files.present.size()));
+    RankSites& rank = ranks[r];
+    format::RankReader reader(files.rank_files[r]);
+    format::RankReader::Callbacks callbacks;
+    callbacks.site = [&](const format::CallSite& site) { rank.sites[site.id] = site; };
+    callbacks.module = [&](const format::Module& module) { rank.modules[module.id] = module; };
+    if (reader.header(callbacks)) {
+      rank.present = true;
+      reader.read_all(callbacks);
+    }
+  }
   SymbolizeResult result;
 
   // Modules by path, opened once; nullptr when missing or not ELF.
   std::map<std::string, std::unique_ptr<DwarfModule>> modules;
   std::map<std::string, std::vector<Wanted>> by_module;
-  for (uint32_t r = 0; r < trace.ranks.size(); ++r) {
-    const format::RankTrace& rank = trace.ranks[r];
+  for (uint32_t r = 0; r < ranks.size(); ++r) {
+    const RankSites& rank = ranks[r];
     if (!rank.present) continue;
     for (const auto& [id, site] : rank.sites) {
       const auto module = rank.modules.find(site.module);
