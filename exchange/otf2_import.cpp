@@ -40,8 +40,9 @@ using namespace detail;
 
 namespace {
 
-// More ranks than this is not a trace we can hold; the archive is refused.
-constexpr uint64_t k_max_ranks = 1u << 20;
+// More ranks than this is not a trace we can hold in memory (an import
+// builds the whole trace before writing it); the archive is refused.
+constexpr uint64_t k_max_ranks = 1u << 18;
 // Local ids of what OTF2 defines globally (docs/trace-format.md section 7).
 constexpr uint32_t k_first_comm_id = 2;
 constexpr uint32_t k_first_group_id = 1u << 24;
