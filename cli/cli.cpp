@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
       "Analyze a trace: deadlocks, collective mismatches, buffer misuse, leaks.\n"
       "Runs the checks (`--list` shows them) on the trace in DIR and prints the findings as\n"
       "compiler-style diagnostics (FILE:LINE:COL: error: ... [kind], a note per rank involved),\n"
-      "ending with a SUMMARY line; or as JSON or SARIF 2.1.0. With --expect FILE it compares the\n"
+      "ending with a SUMMARY line; or as JSON, SARIF 2.1.0 or one HTML page. With --expect FILE it compares the\n"
       "findings with an expectation file instead and prints what is missing or unexpected.");
   check_cmd->add_option("DIR", check.dir, "Trace directory")->type_name("DIR");
   check_cmd->add_option("--format", check.format,
