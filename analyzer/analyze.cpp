@@ -14,6 +14,7 @@
 #include "analyzer/happens_before.hpp"
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
+#include "trace_format/content.hpp"
 #include "trace_format/parallel.hpp"
 #include "trace_format/symbols.hpp"
 
@@ -270,10 +271,36 @@ Result analyze(const fs::path& dir, const Options& options) {
   }
   const auto t_replay = std::chrono::steady_clock::now();
 
-  for (const auto& c : checks) {
-    if (!ctx.oracle) ctx.oracle = c->schedule_oracle();
+  // An imported trace may lack what some checks need (trace_format/content.hpp):
+  // those do not run, and the report says why.
+  format::ContentSet lacking = 0;
+  std::string imported_from;
+  for (const RankData& data : ctx.ranks) {
+    if (!data.present) continue;
+    lacking |= format::lacks(data.header);
+    if (auto it = data.header.options.find(std::string(format::k_imported_option));
+        it != data.header.options.end() && imported_from.empty()) {
+      imported_from = it->second;
+    }
+  }
+  std::vector<bool> skip(checks.size(), false);
+  for (std::size_t c = 0; c < checks.size(); ++c) {
+    const format::ContentSet missing = checks[c]->needs() & lacking;
+    if (missing == 0) continue;
+    skip[c] = true;
+    std::string reason = "the trace has " + format::describe_lacks(missing);
+    if (!imported_from.empty()) reason += fmt::format(" (imported from {})", imported_from);
+    result.skipped.push_back({std::string(checks[c]->name()), std::move(reason)});
+  }
+
+  for (std::size_t c = 0; c < checks.size(); ++c) {
+    if (!ctx.oracle && !skip[c]) ctx.oracle = checks[c]->schedule_oracle();
   }
   for (std::size_t c = 0; c < checks.size(); ++c) {
+    if (skip[c]) {
+      passes[c].clear();
+      continue;
+    }
     say(fmt::format("check {}", checks[c]->name()));
     checks[c]->finish(ctx, passes[c], result.findings);
     checks[c]->stats(result.stats);

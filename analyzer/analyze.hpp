@@ -37,8 +37,16 @@ struct Options {
   std::vector<CheckFactory> extra_checks;
 };
 
+// A check that did not run because the trace lacks what it needs.
+struct SkippedCheck {
+  std::string check;       // "rma-race"
+  std::string reason;      // "the trace has no buffer addresses (imported from otf2:...)"
+  bool operator==(const SkippedCheck&) const = default;
+};
+
 struct Result {
   std::vector<Finding> findings;                 // sorted (sort_findings)
+  std::vector<SkippedCheck> skipped;             // in report order
   std::vector<format::Problem> problems;         // met while reading
   std::map<std::string, uint64_t> stats;         // "ranks", "events", "matches", "hb_nodes", ...
   uint32_t world_size = 0;

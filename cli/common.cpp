@@ -9,10 +9,38 @@
 #include <fmt/core.h>
 
 #include "analyzer/report.hpp"
+#include "smt_encoder/prove.hpp"
 
 namespace smtrace::cli {
 
 namespace fs = std::filesystem;
+
+std::vector<analyzer::RuleInfo> all_check_rules() {
+  std::vector<analyzer::RuleInfo> rules = analyzer::check_rules();
+  for (analyzer::RuleInfo& rule : smt::check_rules()) rules.push_back(std::move(rule));
+  return rules;
+}
+
+std::vector<std::string> checks_unable(format::ContentSet lacks) {
+  std::vector<std::string> names;
+  for (const analyzer::RuleInfo& rule : all_check_rules()) {
+    if ((rule.needs & lacks) != 0) names.push_back(rule.name);
+  }
+  return names;
+}
+
+TraceOrigin trace_origin(const format::Trace& trace) {
+  TraceOrigin origin;
+  for (const format::RankTrace& rank : trace.ranks) {
+    if (!rank.present) continue;
+    origin.lacks |= format::lacks(rank.header);
+    if (auto it = rank.header.options.find(std::string(format::k_imported_option));
+        it != rank.header.options.end() && origin.imported_from.empty()) {
+      origin.imported_from = it->second;
+    }
+  }
+  return origin;
+}
 
 void warn(std::string_view message) {
   fmt::print(stderr, "smtrace: warning: {}\n", message);

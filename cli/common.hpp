@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/report.hpp"
+#include "trace_format/content.hpp"
 #include "trace_format/event.hpp"
 #include "trace_format/reader.hpp"
 
@@ -65,6 +67,20 @@ format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols
 // remove the trace files in it (manifest, rank files, symbols) so that no
 // stale rank remains. Create `dir`. Throw Error when it cannot be used.
 void prepare_output_dir(const std::filesystem::path& dir, bool force);
+
+// Return the rules of every check: the analyzer's, then the SMT backend's.
+std::vector<analyzer::RuleInfo> all_check_rules();
+// Return the names of the checks that cannot run on a trace lacking `lacks`
+// (Check::needs), in report order.
+std::vector<std::string> checks_unable(format::ContentSet lacks);
+
+// What a trace lacks and where it came from, when it was imported (empty
+// `lacks` and `imported_from` for a recorded trace).
+struct TraceOrigin {
+  format::ContentSet lacks = 0;
+  std::string imported_from;  // "otf2:/path/traces.otf2"
+};
+TraceOrigin trace_origin(const format::Trace& trace);
 
 // Writes JSON text with commas and escapes handled; the caller nests
 // begin/end calls correctly.

@@ -38,6 +38,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "cli/summary.hpp"
 
 #ifndef SMTRACE_INSTALL_LIBDIR
@@ -384,7 +385,9 @@ int run_record(const RecordOptions& options) {
 
   if (options.symbolize) {
     try {
-      const SymbolizeResult symbols = symbolize_trace(dir, "addr2line");
+      Progress progress(options.quiet ? Quiet::yes : Quiet::no);
+      const SymbolizeResult symbols = symbolize_trace(dir, progress.callback());
+      progress.clear();
       if (!symbols.changed_modules.empty()) {
         warn(fmt::format("symbolize: {} module(s) changed since the run (build id), e.g. {}",
                          symbols.changed_modules.size(), symbols.changed_modules.front()));

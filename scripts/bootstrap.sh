@@ -18,8 +18,12 @@ jobs=${JOBS:-$(nproc)}
 
 packages=(cmake g++ make pkg-config binutils libz3-dev libboost-graph-dev libprotobuf-dev
   protobuf-compiler libopenmpi-dev openmpi-bin libfmt-dev doctest-dev libcli11-dev
-  time z3 libtsan2)  # time: /usr/bin/time for bench/*.sh; z3: the solver binary, to parse --emit-smt2 files;
-  # libtsan2: GCC's ThreadSanitizer runtime, the baseline of bench/loadstore.sh
+  time z3 libtsan2 libdw-dev nlohmann-json3-dev libopen-trace-format2-dev otf2-tools chromium)
+  # time: /usr/bin/time for bench/*.sh; z3: the solver binary, to parse --emit-smt2 files;
+  # libtsan2: GCC's ThreadSanitizer runtime, the baseline of bench/loadstore.sh;
+  # libdw-dev: elfutils' DWARF reader, for `smtrace symbolize`; nlohmann-json3-dev: Perfetto JSON;
+  # libopen-trace-format2-dev: OTF2 export/import (optional at build time), otf2-tools: otf2-print for
+  # its tests; chromium: the HTML report's test in a headless browser
 
 install_packages() {
   local missing=()

@@ -317,6 +317,11 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     }
     return "smtrace prove's analysis";
   }
+  // Races are other matches of wildcard receives: without the posted source
+  // and tag (an imported trace) no receive is known to be a wildcard.
+  format::ContentSet needs() const override {
+    return m_mode == Mode::races ? format::content_bit(format::Content::receive_envelope) : 0;
+  }
   std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data) override {
     return m_collector.rank_pass(data);
   }
@@ -585,7 +590,7 @@ std::vector<analyzer::RuleInfo> check_rules() {
   std::vector<analyzer::RuleInfo> out;
   for (const auto& make : check_factories({})) {
     const auto check = make();
-    out.push_back({std::string(check->name()), check->severity(), std::string(check->description())});
+    out.push_back({std::string(check->name()), check->severity(), std::string(check->description()), check->needs()});
   }
   return out;
 }

@@ -23,7 +23,7 @@ case $case_name in
     for form in "check --help" "help check"; do
       # shellcheck disable=SC2086
       expect 0 "$smtrace" $form
-      contains out.txt "Usage: smtrace check DIR \[--format text|json|sarif\]"
+      contains out.txt "Usage: smtrace check DIR \[--format text|json|sarif|html\]"
       contains out.txt "--expect"
       contains out.txt "--write-expect"
       contains out.txt "--list"
