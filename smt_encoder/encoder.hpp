@@ -63,9 +63,11 @@ class BudgetSpent : public std::runtime_error {
 class Encoder {
  public:
   // Encode `model` with its `pairs`; `channels` indexes the same model.
-  // Throw BudgetSpent when encoding takes more than `budget_s` seconds (0: no limit).
+  // Throw BudgetSpent when encoding takes more than `budget_s` seconds (0:
+  // no limit). Z3's memory is capped at `memory_mb` MiB for the whole
+  // process (0: no cap; Tuning::z3_memory_mb).
   Encoder(const Model& model, const Channels& channels, const MatchPairs& pairs, Track track = Track::no,
-          double budget_s = 0);
+          double budget_s = 0, uint32_t memory_mb = 1024);
   ~Encoder();
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;

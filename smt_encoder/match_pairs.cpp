@@ -1,7 +1,6 @@
 #include "smt_encoder/match_pairs.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
 #include <fmt/core.h>
@@ -104,6 +103,19 @@ uint32_t accepting_before(const Channels& ch, const Op& r, uint32_t r_index, uin
          ch.count_before(ch.receives(r.comm, r.rank, k_any, tag), r_index) +
          ch.count_before(ch.receives(r.comm, r.rank, src, k_any), r_index) +
          ch.count_before(ch.receives(r.comm, r.rank, src, tag), r_index);
+}
+
+// The receives posted before `r` that name `source`: with tag `tag`, and
+// with any tag. Each takes an earlier send of `source` than any send of
+// its channel (and tag) that `r` could take: non-overtaking on both sides
+// (match_pairs.hpp, rule 3 for receives that name the sender).
+struct NamedBefore {
+  uint32_t same_tag = 0, any_tag = 0;
+};
+NamedBefore named_before(const Channels& ch, const Op& r, uint32_t r_index, uint32_t source, int32_t tag) {
+  const auto src = static_cast<int32_t>(source);
+  return {ch.count_before(ch.receives(r.comm, r.rank, src, tag), r_index),
+          ch.count_before(ch.receives(r.comm, r.rank, src, k_any), r_index)};
 }
 
 // An event of a rank.
@@ -432,8 +444,13 @@ void Analysis::collect(uint32_t ri, Want want, std::vector<uint32_t>& found, Mat
       const std::size_t hi_plain = prefix_length(list, list.size(), [&](uint32_t s) {
         return (r.tag == k_any ? m_ch.channel_position(s) : m_ch.tag_position(s)) <= b.max_earlier;
       });
-      const std::size_t lo_plain = first_from(b.others);
-      const std::size_t lo = m_clocks ? first_from(other) : lo_plain;
+      // The earlier receives that name the sender take its earlier sends only.
+      const NamedBefore named = named_before(m_ch, r, ri, sender, tag);
+      const std::size_t lo_named = prefix_length(list, list.size(), [&](uint32_t s) {
+        return m_ch.tag_position(s) < named.same_tag || m_ch.channel_position(s) < named.same_tag + named.any_tag;
+      });
+      const std::size_t lo_plain = std::max(first_from(b.others), lo_named);
+      const std::size_t lo = m_clocks ? std::max(first_from(other), lo_named) : lo_plain;
       const std::size_t hi =
           m_clocks ? prefix_length(list, hi_plain, [&](uint32_t s) { return !forced(r, m_model.ops[s]); }) : hi_plain;
       if (lo_plain < hi_plain) stats.dropped_by_happens_before += (hi_plain - lo_plain) - (lo < hi ? hi - lo : 0);
@@ -585,6 +602,14 @@ std::string Analysis::explain(uint32_t ri, uint32_t si) const {
         "non-overtaking: {} earlier send(s) of rank {} that {} accepts must be received before {}, by "
         "receives posted before {}, and only {} such receive(s) can take messages from rank {}",
         earlier, s.rank, rt, st, rt, b.max_earlier, s.rank);
+  }
+  const NamedBefore named = named_before(ch, r, ri, s.rank, s.tag);
+  if (named.same_tag > ch.tag_position(si) || named.same_tag + named.any_tag > ch.channel_position(si)) {
+    return fmt::format(
+        "non-overtaking: the {} receive(s) posted before {} that name rank {} ({} with tag {}) each take an "
+        "earlier message of rank {} than {}, and only {} ({} with tag {}) precede it",
+        named.same_tag + named.any_tag, rt, s.rank, named.same_tag, s.tag, s.rank, st, ch.channel_position(si),
+        ch.tag_position(si), s.tag);
   }
   const uint32_t before = accepting_before(ch, r, ri, s.rank, s.tag);
   if (before > ch.channel_position(si) + b.others) {
@@ -750,16 +775,29 @@ uint32_t MatchPairs::find(uint32_t recv, uint32_t send) const {
   return it != v.end() && *it == send ? static_cast<uint32_t>(it - v.begin()) : k_none;
 }
 
-MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts) {
-  const char* off = std::getenv("SMTRACE_SMT_NO_HB_PRUNING");
-  return Analysis(model, ch, cuts).run(off != nullptr && *off != '\0' && *off != '0');
+MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, HbRules hb) {
+  return Analysis(model, ch, cuts).run(hb == HbRules::off);
+}
+
+struct PairRules::Impl {
+  Impl(const Model& model, const Channels& ch, const std::vector<Cut>& cuts) : analysis(model, ch, cuts) {}
+  Analysis analysis;
+};
+
+PairRules::PairRules(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, HbRules hb)
+    : m_impl(std::make_unique<Impl>(model, ch, cuts)) {
+  m_impl->analysis.run(hb == HbRules::off);
+}
+
+PairRules::~PairRules() = default;
+
+std::string PairRules::excluded_because(uint32_t recv, uint32_t send) const {
+  return m_impl->analysis.explain(recv, send);
 }
 
 std::string pair_excluded_because(const Model& model, const Channels& ch, const std::vector<Cut>& cuts,
                                   uint32_t ri, uint32_t si) {
-  Analysis analysis(model, ch, cuts);
-  analysis.run(false);
-  return analysis.explain(ri, si);
+  return PairRules(model, ch, cuts).excluded_because(ri, si);
 }
 
 }  // namespace smtrace::smt

@@ -91,37 +91,58 @@ std::string rank_list(const std::vector<uint32_t>& ranks) {
   return out;
 }
 
+// Return `w` cut after the step where receive `recv` took `send` (a prefix of
+// a schedule replays as far as it goes), or `w` itself when it is a bad end.
+RawWitness up_to_match(const RawWitness& w, uint32_t recv, uint32_t send) {
+  if (w.outcome != Outcome::match) return w;
+  RawWitness out;
+  out.outcome = Outcome::match;
+  out.replayed = w.replayed;
+  for (const RawStep& s : w.steps) {
+    out.steps.push_back(s);
+    if (s.action == StepAction::match && s.recv == recv && s.send == send) break;
+  }
+  return out;
+}
+
 ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race) {
   const Op& r = model.ops[race.recv];
-  const RawAlternative* bad = nullptr;      // bad by itself
-  const RawAlternative* combined = nullptr; // bad together with other alternative matches
+  const RawAlternative* bad = nullptr;       // a deadlock, or a bad end by itself: an error
+  const RawAlternative* combined = nullptr;  // a message unreceived only with other alternative matches: a warning
   const RawAlternative* first = nullptr;
   std::vector<const RawAlternative*> feasible;
   for (const RawAlternative& a : race.alternatives) {
     if (a.verdict != Verdict::sat) continue;
     feasible.push_back(&a);
     if (!first) first = &a;
-    if (a.outcome_known && a.outcome != Outcome::harmless) {
-      if (!bad && a.alone) bad = &a;
-      if (!combined && !a.alone) combined = &a;
-    }
+    if (!a.outcome_known || a.outcome == Outcome::harmless) continue;
+    // A witnessed deadlock is an error whatever other wildcard choices it needs.
+    const bool error = a.alone || a.outcome == Outcome::deadlock;
+    if (error && (!bad || (!bad->alone && a.alone))) bad = &a;
+    if (!error && !combined) combined = &a;
   }
   ProveFinding f;
   f.finding.kind = std::string(k_race);
   f.finding.severity = bad ? Severity::error : combined ? Severity::warning : Severity::info;
   const std::string what = r.kind == OpKind::probe ? "wildcard probe" : "wildcard receive";
-  if (bad) {
+  if (bad && bad->alone) {
     f.finding.message = fmt::format("{} can also take the message of {}, and then the run {}", what,
                                     op_text(model, bad->send),
                                     bad->outcome == Outcome::deadlock ? "deadlocks" : "ends with a message never received");
-  } else if (combined) {
+  } else if (bad || combined) {
+    const RawAlternative* shown = bad ? bad : combined;
     f.finding.message = fmt::format(
         "{} can also take the message of {}; together with other wildcard choices the run can then {}", what,
-        op_text(model, combined->send),
-        combined->outcome == Outcome::deadlock ? "deadlock" : "end with a message never received");
+        op_text(model, shown->send),
+        shown->outcome == Outcome::deadlock ? "deadlock" : "end with a message never received");
   } else {
-    f.finding.message = fmt::format("{} can take {} other message{}; every such run completes (harmless race)",
-                                    what, feasible.size(), feasible.size() == 1 ? "" : "s");
+    f.finding.message = fmt::format(
+        "{} can take {} other message{}; with {} the run still completes, whatever other wildcards take (no "
+        "deadlock, no message left unreceived)",
+        what, feasible.size(), feasible.size() == 1 ? "" : "s", feasible.size() == 1 ? "it" : "each");
+    f.finding.notes.push_back(
+        "proved for the communication only: the other match can change the data the program computes; "
+        "re-execution, not a trace, can show whether the output changes");
   }
   const std::string recorded = r.recorded != k_none ? model.post_ref(r.recorded).str() : std::string("nothing");
   f.finding.locations.push_back(location(context, model, r.rank, r.post,
@@ -138,14 +159,14 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
     if (a->outcome_known) {
       note += a->outcome == Outcome::deadlock    ? ": the run then deadlocks"
               : a->outcome == Outcome::unmatched ? ": a message is then never received"
-                                                 : " (harmless)";
+                                                 : " (the run still completes)";
       if (a->outcome != Outcome::harmless && !a->alone) note += " (together with other wildcard choices)";
     }
     f.finding.locations.push_back(location(context, model, s.rank, s.post, std::move(note)));
   }
   const RawAlternative* shown = bad ? bad : combined ? combined : first;
   if (shown && shown->witness) {
-    f.witness = to_witness(model, *shown->witness);
+    f.witness = to_witness(model, up_to_match(*shown->witness, race.recv, shown->send));
     f.finding.notes.push_back(schedule_note(*f.witness));
   }
   return f;
@@ -324,6 +345,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
               std::vector<Finding>& out) override {
     (void)passes;
     if (m_mode != Mode::prove && !trace_complete(context)) return;  // the deadlock check explains a stopped run
+    budget_left();  // the budget covers building the model too
     const Model& model = this->model(context);
     std::vector<RawQuestion> raw;
     for (const Question& q : m_options.questions) raw.push_back(raw_question(model, q));
@@ -331,6 +353,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     so.buffering = m_options.buffering;
     so.timeout_s = budget_left();
     so.threads = m_options.threads;
+    so.tuning = m_options.tuning;
     so.races = m_options.races;
     so.deadlocks = m_options.deadlocks;
     so.outcomes = true;
@@ -356,6 +379,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
         f.severity = Severity::info;
         f.message = fmt::format("{} question{} left undecided within --smt-timeout {} s (unknown, not a proof)",
                                 sol.unknown, sol.unknown == 1 ? "" : "s", m_options.smt_timeout_s);
+        for (const std::string& why : sol.undecided) f.notes.push_back("undecided: " + why);
         out.push_back(std::move(f));
       }
       return;
@@ -376,6 +400,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     }
     result.stats = std::move(sol.stats);
     result.unknown = sol.unknown;
+    result.undecided = std::move(sol.undecided);
     result.smt2 = std::move(sol.smt2);
   }
   void stats(std::map<std::string, uint64_t>& out) const override {
@@ -396,6 +421,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       for (auto& a : answers) a.reason = "the trace is incomplete";
       return answers;
     }
+    budget_left();  // the budget covers building the model too
     const Model& model = this->model(context);
     std::vector<RawQuestion> raw;
     std::vector<std::size_t> index;
@@ -427,6 +453,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     so.buffering = m_options.buffering;
     so.timeout_s = budget_left();
     so.threads = m_options.threads;
+    so.tuning = m_options.tuning;
     so.races = so.deadlocks = so.outcomes = false;
     Solution sol = solve(model, raw, so);
     for (std::size_t k = 0; k < raw.size() && k < sol.answers.size(); ++k) {
@@ -570,6 +597,7 @@ std::vector<std::function<std::unique_ptr<analyzer::Check>()>> check_factories(c
   ProveOptions base;
   base.smt_timeout_s = settings.smt_timeout_s;
   base.buffering = settings.buffering;
+  base.tuning = settings.tuning;
   base.harmless_races = false;
   ProveOptions races = base, deadlocks = base;
   races.deadlocks = false;

@@ -64,6 +64,7 @@ TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random
       CHECK(pairs.find(r, s) != k_none);
     }
     smt::Encoder enc(model, ch, pairs);
+    const smt::Machine machine(model, buffering);
     for (uint32_t r = 0; r < model.ops.size(); ++r) {
       for (uint32_t s : pairs.sends[r]) {
         const smt::SolveOutcome out = enc.can_match(r, s, buffering, k_timeout_s);
@@ -79,7 +80,7 @@ TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random
           CHECK(smt::check_schedule(model, buffering, out.steps, goal) == "");
         }
         // The directed replay (guided.hpp) claims only feasible pairs, with a schedule that replays.
-        if (auto steps = smt::guided_match(model, pairs, buffering, r, s)) {
+        if (auto steps = smt::guided_match(machine, pairs, r, s)) {
           ++guided;
           CHECK(expected);
           CHECK(smt::check_schedule(model, buffering, *steps, goal) == "");
