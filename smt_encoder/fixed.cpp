@@ -68,11 +68,11 @@ RunResult fixed_run(const Machine& machine, std::optional<std::pair<uint32_t, ui
                     std::optional<std::chrono::steady_clock::time_point> deadline) {
   const Model& model = machine.model();
   RunPolicy policy;
-  policy.candidates = [&](uint32_t r, const Machine::State&, std::vector<uint32_t>& out) {
+  policy.choose = [&](uint32_t r, const Machine::State&, const RunPolicy::Take& take) {
     if (forced && forced->first == r) {
-      out.push_back(forced->second);
+      take(forced->second);
     } else if (model.ops[r].recorded != k_none) {
-      out.push_back(model.ops[r].recorded);
+      take(model.ops[r].recorded);
     }
   };
   policy.deadline = deadline;
@@ -83,15 +83,15 @@ RunResult free_run(const Machine& machine, const MatchPairs& pairs,
                    std::optional<std::chrono::steady_clock::time_point> deadline) {
   const Model& model = machine.model();
   RunPolicy policy;
-  policy.candidates = [&](uint32_t r, const Machine::State& state, std::vector<uint32_t>& out) {
+  policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
     const Op& o = model.ops[r];
     if (o.probe != k_none) {
-      out.push_back(state.partner[o.probe]);
+      take(state.partner[o.probe]);
       return;
     }
-    if (o.recorded != k_none) out.push_back(o.recorded);
+    if (o.recorded != k_none && take(o.recorded)) return;
     for (uint32_t s : pairs.sends[r]) {
-      if (s != o.recorded) out.push_back(s);
+      if (s != o.recorded && take(s)) return;
     }
   };
   policy.deadline = deadline;

@@ -165,16 +165,16 @@ class Runner {
   bool try_match(uint32_t r) {
     const Op& o = m_model.ops[r];
     if (o.kind == OpKind::probe && state().pos[o.rank] != 2 * o.post + 1) return false;  // not waiting in it
-    m_scratch.clear();
-    m_policy.candidates(r, state(), m_scratch);
-    for (uint32_t s : m_scratch) {
-      if (s == k_none || state().partner[s] != k_none || !m_machine.can_match(state(), r, s)) continue;
+    bool matched = false;
+    m_policy.choose(r, state(), [&](uint32_t s) {
+      if (matched || s == k_none || state().partner[s] != k_none || !m_machine.can_match(state(), r, s)) return false;
       take({StepAction::match, o.rank, o.post, r, s});
       wake(o.rank);
       wake(m_model.ops[s].rank);
+      matched = true;
       return true;
-    }
-    return false;
+    });
+    return matched;
   }
 
   const Machine& m_machine;
@@ -192,26 +192,22 @@ class Runner {
   std::vector<uint32_t> m_held;                      // ranks the policy holds before a call
   std::vector<std::vector<uint32_t>> m_waiters;      // per instance: ranks waiting in it
   std::vector<uint32_t> m_posted_members, m_members; // per instance
-  std::vector<uint32_t> m_scratch;
 };
 
-// Append `r`'s candidates in the guided order: the probe's message for a
-// receive tied to one; else those `prefer` likes, then the recorded
-// message, then the rest; never `avoid`.
+// Offer `r` its candidates in the guided order: the probe's message for a
+// receive tied to one; else the sends `spread` offers first, then the
+// recorded message, then the rest; never `avoid`.
 void guided_order(const Model& model, const MatchPairs& pairs, uint32_t r, const Machine::State& state, uint32_t avoid,
-                  const std::function<bool(uint32_t, uint32_t)>& prefer, std::vector<uint32_t>& out) {
+                  const Spread& spread, const RunPolicy::Take& take) {
   const Op& o = model.ops[r];
   if (o.probe != k_none) {
-    if (state.partner[o.probe] != k_none && state.partner[o.probe] != avoid) out.push_back(state.partner[o.probe]);
+    if (state.partner[o.probe] != k_none && state.partner[o.probe] != avoid) take(state.partner[o.probe]);
     return;
   }
-  auto liked = [&](uint32_t s) { return prefer && prefer(r, s); };
+  if (spread.offer && spread.offer(r, spread.rotate + r, [&](uint32_t s) { return s != avoid && take(s); })) return;
+  if (o.recorded != k_none && o.recorded != avoid && take(o.recorded)) return;
   for (uint32_t s : pairs.sends[r]) {
-    if (s != avoid && s != o.recorded && liked(s)) out.push_back(s);
-  }
-  if (o.recorded != k_none && o.recorded != avoid) out.push_back(o.recorded);
-  for (uint32_t s : pairs.sends[r]) {
-    if (s != avoid && s != o.recorded && !liked(s)) out.push_back(s);
+    if (s != avoid && s != o.recorded && take(s)) return;
   }
 }
 
@@ -220,16 +216,15 @@ void guided_order(const Model& model, const MatchPairs& pairs, uint32_t r, const
 RunResult run(const Machine& machine, const RunPolicy& policy) { return Runner(machine, policy).go(); }
 
 std::optional<std::vector<RawStep>> guided_match(const Machine& machine, const MatchPairs& pairs, uint32_t recv,
-                                                 uint32_t send, const std::function<bool(uint32_t, uint32_t)>& prefer,
-                                                 uint64_t max_steps) {
+                                                 uint32_t send, const Spread& spread, uint64_t max_steps) {
   const Model& model = machine.model();
   if (recv >= model.ops.size() || send >= model.ops.size() || pairs.find(recv, send) == k_none) return std::nullopt;
   RunPolicy policy;
-  policy.candidates = [&](uint32_t r, const Machine::State& state, std::vector<uint32_t>& out) {
+  policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
     if (r == recv) {
-      out.push_back(send);
+      take(send);
     } else {
-      guided_order(model, pairs, r, state, send, prefer, out);
+      guided_order(model, pairs, r, state, send, spread, take);
     }
   };
   policy.done = [&](const Machine::State& state) { return state.partner[recv] == send; };
@@ -250,8 +245,8 @@ std::optional<std::vector<RawStep>> guided_precede(const Machine& machine, const
   if (a_rank == b_rank && b_event <= a_event) return std::nullopt;
   auto returned = [&](const Machine::State& state) { return state.pos[a_rank] >= 2 * a_event + 2; };
   RunPolicy policy;
-  policy.candidates = [&](uint32_t r, const Machine::State& state, std::vector<uint32_t>& out) {
-    guided_order(model, pairs, r, state, k_none, {}, out);
+  policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
+    guided_order(model, pairs, r, state, k_none, {}, take);
   };
   policy.may_call = [&](uint32_t rank, uint32_t event, const Machine::State& state) {
     return rank != b_rank || event != b_event || returned(state);

@@ -42,9 +42,11 @@
 namespace smtrace::smt {
 
 struct RunPolicy {
-  // Append to `out` the sends receive or probe `recv` may take in `state`,
-  // in the order to try them (none: it waits).
-  std::function<void(uint32_t recv, const Machine::State& state, std::vector<uint32_t>& out)> candidates;
+  // Offer receive or probe `recv` the sends it may take in `state`, in the
+  // order to try them: call `take(send)` for each until it returns true (the
+  // rules allowed the match and it was taken). None offered: it waits.
+  using Take = std::function<bool(uint32_t send)>;
+  std::function<void(uint32_t recv, const Machine::State& state, const Take& take)> choose;
   // Return false to hold `rank` before it calls event `event` (unset: never held).
   std::function<bool(uint32_t rank, uint32_t event, const Machine::State& state)> may_call;
   // Return true when the run has what it looks for (looked at after every
@@ -68,16 +70,24 @@ struct RunResult {
 // policy allows is possible, `policy.done` holds or a limit stops it.
 RunResult run(const Machine& machine, const RunPolicy& policy);
 
+// Which other pairs a directed replay should match on its way, to witness
+// many pairs with few runs: `offer(recv, from, take)` offers `recv` the
+// sends to try first, starting at its candidate `from` (`rotate` + the
+// receive's index, so that successive runs give the receives different
+// sends, as a Latin square does), and returns true when `take` took one.
+struct Spread {
+  std::function<bool(uint32_t recv, uint32_t from, const RunPolicy::Take& take)> offer;
+  uint32_t rotate = 0;
+};
+
 // Return a schedule of `machine`'s model (whose match pairs are `pairs`)
 // that ends with receive or probe `recv` matched to `send`, or nothing when
 // the directed replay gets stuck or spends `max_steps` steps. Other
-// receives take their recorded message first; `prefer`, when given, is
-// asked first for each other receive's candidates (a pair it returns true
-// for is tried before the rest: to spread witnesses over pairs not covered
-// yet). Not checked here: callers replay it (check_schedule).
-std::optional<std::vector<RawStep>> guided_match(
-    const Machine& machine, const MatchPairs& pairs, uint32_t recv, uint32_t send,
-    const std::function<bool(uint32_t recv, uint32_t send)>& prefer = {}, uint64_t max_steps = 1'000'000);
+// receives take their recorded message first, or with `spread` the pairs it
+// prefers first. Not checked here: callers replay it (check_schedule).
+std::optional<std::vector<RawStep>> guided_match(const Machine& machine, const MatchPairs& pairs, uint32_t recv,
+                                                 uint32_t send, const Spread& spread = {},
+                                                 uint64_t max_steps = 1'000'000);
 
 // Return a schedule in which event `a_event` of `a_rank` returns before
 // event `b_event` of `b_rank` is called, or nothing when the directed replay

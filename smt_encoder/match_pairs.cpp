@@ -143,6 +143,7 @@ class Clocks {
       : m_model(model), m_width(static_cast<uint32_t>(model.ranks.size())), m_base(model.ranks.size() + 1, 0) {
     for (std::size_t r = 0; r < model.ranks.size(); ++r) m_base[r + 1] = m_base[r] + model.ranks[r].events.size();
     m_v.assign(m_base.back() * m_width, 0);
+    m_nonzero.assign(m_base.back(), 0);
   }
 
   // Return false when `model` has too many events x ranks for clocks.
@@ -301,28 +302,49 @@ class Clocks {
       }
       const std::vector<Point>& group = sources[op];
       if (group.empty()) continue;
-      m_low.assign(m_width, 0);
-      join_call(group[0], m_low);
+      // The MIN is nonzero only where every member's call clock is: start
+      // from the sparsest member and lower its nonzero entries only (a
+      // receive with K candidates costs K x its support, not K x ranks).
+      std::size_t pivot = 0;
       for (std::size_t g = 1; g < group.size(); ++g) {
-        m_scratch.assign(m_width, 0);
-        join_call(group[g], m_scratch);
-        for (uint32_t x = 0; x < m_width; ++x) m_low[x] = std::min(m_low[x], m_scratch[x]);
+        if (call_support(group[g]) < call_support(group[pivot])) pivot = g;
       }
-      for (uint32_t x = 0; x < m_width; ++x) acc[x] = std::max(acc[x], m_low[x]);
+      m_low.assign(m_width, 0);
+      join_call(group[pivot], m_low);
+      for (uint32_t x = 0; x < m_width; ++x) {
+        if (m_low[x] == 0) continue;
+        for (std::size_t g = 0; g < group.size() && m_low[x] != 0; ++g) {
+          if (g != pivot) m_low[x] = std::min(m_low[x], call_at(group[g], x));
+        }
+        acc[x] = std::max(acc[x], m_low[x]);
+      }
     }
-    uint32_t* v = &m_v[(m_base[i] + k) * m_width];
+    const std::size_t row = m_base[i] + k;
+    uint32_t* v = &m_v[row * m_width];
+    uint32_t nonzero = 0;
     for (uint32_t x = 0; x < m_width; ++x) {
       if (acc[x] > v[x]) {
         v[x] = acc[x];
         m_changed = true;
       }
+      nonzero += v[x] != 0;
     }
+    m_nonzero[row] = nonzero;
   }
+
+  // Return how many events of rank `x` are called before the call of `p`, at least.
+  uint32_t call_at(Point p, uint32_t x) const {
+    if (x == p.rank) return p.event + 1;
+    return p.event == 0 ? 0 : ret(p.rank, p.event - 1)[x];
+  }
+  // Return how many entries of the call clock of `p` are nonzero, at most.
+  uint32_t call_support(Point p) const { return 1 + (p.event == 0 ? 0 : m_nonzero[m_base[p.rank] + p.event - 1]); }
 
   const Model& m_model;
   uint32_t m_width;
   std::vector<std::size_t> m_base;  // per rank: its first event's row
   std::vector<uint32_t> m_v;        // row per event, m_width counts
+  std::vector<uint32_t> m_nonzero;  // per row: its nonzero counts
   // Pass state.
   std::vector<uint32_t> m_cursor;   // per rank: events with this pass's clock
   std::vector<std::vector<uint32_t>> m_hub;  // per instance: the join of its members' calls

@@ -1,6 +1,9 @@
 #include "smt_encoder/parts.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include <fmt/core.h>
 
 namespace smtrace::smt {
 
@@ -75,6 +78,30 @@ Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, u
     op.instance = instance[op.instance];
   }
   return part;
+}
+
+MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part) {
+  MatchPairs out;
+  const std::size_t n = part.op_of.size();
+  out.sends.resize(n);
+  out.recvs.resize(n);
+  out.probes.resize(n);
+  auto local = [&](uint32_t op) {
+    const uint32_t i = part.local_op(op);
+    if (i == k_none) throw std::logic_error(fmt::format("match pairs: op {} is a candidate outside its part", op));
+    return i;
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t op = part.op_of[i];
+    // op_of is ascending, so the local lists stay ascending.
+    for (uint32_t s : whole.sends[op]) out.sends[i].push_back(local(s));
+    for (uint32_t r : whole.recvs[op]) out.recvs[i].push_back(local(r));
+    for (uint32_t p : whole.probes[op]) out.probes[i].push_back(local(p));
+    out.pairs += out.sends[i].size();
+  }
+  out.hb_passes = whole.hb_passes;
+  out.hb_skipped = whole.hb_skipped;
+  return out;
 }
 
 std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs) {

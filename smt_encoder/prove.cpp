@@ -153,6 +153,16 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
     const Op& s = model.ops[r.recorded];
     f.finding.locations.push_back(location(context, model, s.rank, s.post, "the message taken in the recorded run"));
   }
+  // Past k_shown_alternatives, the bad ones first and a count (prove's JSON `races` lists every one).
+  constexpr std::size_t k_shown_alternatives = 16;
+  if (feasible.size() > k_shown_alternatives) {
+    std::stable_partition(feasible.begin(), feasible.end(), [](const RawAlternative* a) {
+      return a->outcome_known && a->outcome != Outcome::harmless;
+    });
+    f.finding.notes.push_back(fmt::format("{} more messages can be taken instead (not shown)",
+                                          feasible.size() - k_shown_alternatives));
+    feasible.resize(k_shown_alternatives);
+  }
   for (const RawAlternative* a : feasible) {
     const Op& s = model.ops[a->send];
     std::string note = "can be taken instead";

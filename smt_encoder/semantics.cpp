@@ -31,8 +31,8 @@ std::string step_text(const Model& model, const RawStep& s) {
 }  // namespace
 
 Machine::Machine(const Model& model, Buffering buffering)
-    : m_model(model), m_buffering(buffering), m_channels(model), m_recorded_send(model.ops.size(), false),
-      m_by_rank_recv(model.ranks.size()) {
+    : m_model(model), m_buffering(buffering), m_channels(model), m_previous_same_tag(model.ops.size(), k_none),
+      m_accepting(model.ops.size()), m_recorded_send(model.ops.size(), false), m_by_rank_recv(model.ranks.size()) {
   // The channel index (Channels) keeps a rank's sends and receives on one
   // communicator in index order; the rule needs posting order.
   std::unordered_map<uint64_t, uint32_t> last;  // (rank, comm, kind) -> op
@@ -40,6 +40,13 @@ Machine::Machine(const Model& model, Buffering buffering)
     const Op& op = model.ops[i];
     if (op.kind == OpKind::recv && op.recorded != k_none) m_recorded_send[op.recorded] = true;
     if (op.kind == OpKind::recv) m_by_rank_recv[op.rank].push_back(i);
+    if (op.kind == OpKind::send && op.peer >= 0) {
+      m_previous_same_tag[i] = m_channels.previous_send(i, op.tag);
+      const auto dest = static_cast<uint32_t>(op.peer);
+      const auto src = static_cast<int32_t>(op.rank);
+      m_accepting[i] = {&m_channels.receives(op.comm, dest, k_any, k_any), &m_channels.receives(op.comm, dest, k_any, op.tag),
+                        &m_channels.receives(op.comm, dest, src, k_any), &m_channels.receives(op.comm, dest, src, op.tag)};
+    }
     if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
     const uint64_t key = (uint64_t{op.rank} << 33) | (uint64_t{op.comm} << 1) | (op.kind == OpKind::send ? 1 : 0);
     auto [it, fresh] = last.emplace(key, i);
@@ -138,7 +145,6 @@ bool Machine::match_basics(const State& state, uint32_t r, uint32_t s, std::stri
 bool Machine::match_allowed(const State& state, uint32_t r, uint32_t s, std::string* why) const {
   if (!match_basics(state, r, s, why)) return false;
   const Op& recv = m_model.ops[r];
-  const Op& send = m_model.ops[s];
   // Sender side: the nearest earlier send of the channel with each tag the
   // receive accepts (the earlier ones are matched when it is: header comment).
   auto earlier_send = [&](int32_t tag) {
@@ -148,17 +154,19 @@ bool Machine::match_allowed(const State& state, uint32_t r, uint32_t s, std::str
     return true;
   };
   if (recv.tag != k_any) {
-    if (earlier_send(send.tag)) return false;
+    const uint32_t p = m_previous_same_tag[s];
+    if (p != k_none && state.partner[p] == k_none) {
+      if (why) *why = fmt::format("earlier send {} is unmatched (non-overtaking)", m_model.post_ref(p).str());
+      return false;
+    }
   } else {
     for (int32_t tag : m_channels.channel_tags(s)) {
       if (earlier_send(tag)) return false;
     }
   }
   // Receiver side: the nearest receive posted before r with each envelope that accepts s.
-  const auto src = static_cast<int32_t>(send.rank);
-  for (auto [source, tag] : {std::pair{k_any, k_any}, std::pair{k_any, send.tag}, std::pair{src, k_any},
-                             std::pair{src, send.tag}}) {
-    const uint32_t i = m_channels.last_before(m_channels.receives(recv.comm, recv.rank, source, tag), r);
+  for (const std::vector<uint32_t>* list : m_accepting[s]) {
+    const uint32_t i = m_channels.last_before(*list, r);
     if (i == k_none || state.partner[i] != k_none) continue;
     if (why) *why = fmt::format("earlier receive {} is unmatched (non-overtaking)", m_model.post_ref(i).str());
     return false;
@@ -394,6 +402,11 @@ struct StateHash {
 }  // namespace
 
 Exploration explore(const Model& model, Buffering buffering, uint64_t max_states) {
+  return explore(model, buffering, max_states, {});
+}
+
+Exploration explore(const Model& model, Buffering buffering, uint64_t max_states,
+                    const std::function<bool(uint32_t, uint32_t)>& allowed) {
   const Machine machine(model, buffering);
   Exploration out;
   std::unordered_set<Machine::State, StateHash> seen;
@@ -407,6 +420,9 @@ Exploration explore(const Model& model, Buffering buffering, uint64_t max_states
     out.positions.insert(state.pos);
     steps.clear();
     machine.enabled(state, steps);
+    if (allowed) {
+      std::erase_if(steps, [&](const RawStep& s) { return s.action == StepAction::match && !allowed(s.recv, s.send); });
+    }
     if (steps.empty()) {
       const bool dead = machine.deadlocked(state);
       const bool unmatched = machine.unmatched_end(state);

@@ -42,7 +42,9 @@
 // is reentrant.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -133,6 +135,10 @@ class Machine {
   const Model& m_model;
   Buffering m_buffering;
   Channels m_channels;
+  std::vector<uint32_t> m_previous_same_tag;  // per send: the one before it on its channel with its tag
+  // Per send: the receives of its destination posted with each envelope
+  // that accepts it ((any, any), (any, tag), (source, any), (source, tag)).
+  std::vector<std::array<const std::vector<uint32_t>*, 4>> m_accepting;
   std::vector<bool> m_recorded_send;      // per op: a recorded receive took it
   std::vector<std::vector<uint32_t>> m_by_rank_recv;  // receives per rank, in posting order
 };
@@ -159,5 +165,11 @@ struct Exploration {
                    uint32_t b_event) const;
 };
 Exploration explore(const Model& model, Buffering buffering, uint64_t max_states = 2'000'000);
+// As above, taking only the match steps `allowed` accepts; a state without
+// an allowed step is a deadlock or an unmatched end by the full rules (a
+// step it may not take still counts against it): the encoder's questions
+// with `recorded_only` (fixed.hpp's case 1).
+Exploration explore(const Model& model, Buffering buffering, uint64_t max_states,
+                    const std::function<bool(uint32_t recv, uint32_t send)>& allowed);
 
 }  // namespace smtrace::smt

@@ -49,9 +49,9 @@ HbRules hb_rules(const Tuning& tuning) { return tuning.hb_pruning ? HbRules::on 
 // the Machines and the Encoder refer to the part's model.
 class PartSolver {
  public:
-  PartSolver(Part part, const Tuning& tuning)
-      : m_part(std::move(part)), m_tuning(tuning), m_channels(m_part.model), m_cuts(find_cuts(m_part.model)),
-        m_pairs(match_pairs(m_part.model, m_channels, m_cuts, hb_rules(tuning))) {}
+  // `whole`: the match pairs of the model the part was taken from.
+  PartSolver(Part part, const MatchPairs& whole, const Tuning& tuning)
+      : m_part(std::move(part)), m_tuning(tuning), m_channels(m_part.model), m_pairs(restrict_pairs(whole, m_part)) {}
   PartSolver(const PartSolver&) = delete;
   PartSolver& operator=(const PartSolver&) = delete;
 
@@ -115,7 +115,6 @@ class PartSolver {
   Part m_part;
   Tuning m_tuning;
   Channels m_channels;
-  std::vector<Cut> m_cuts;
   MatchPairs m_pairs;
   std::unique_ptr<Machine> m_machines[2];
   std::unique_ptr<Encoder> m_encoder, m_tracked;
@@ -139,7 +138,65 @@ bool is_wildcard(const Op& r) {
          (r.peer == k_any || r.tag == k_any);
 }
 
-uint64_t pair_key(uint32_t recv, uint32_t send) { return (uint64_t{recv} << 32) | send; }
+// Which alternatives of a part's wildcard receives some replayed run
+// witnessed, and those left per receive: what the next runs try first.
+class Coverage {
+ public:
+  Coverage(const Model& model, const MatchPairs& pairs, const std::vector<uint32_t>& wildcards)
+      : m_pairs(pairs), m_next(model.ops.size()), m_witness(model.ops.size()) {
+    for (uint32_t r : wildcards) {
+      const auto& cands = pairs.sends[r];
+      m_witness[r].resize(cands.size());
+      m_next[r].resize(cands.size() + 1);
+      for (uint32_t k = 0; k <= cands.size(); ++k) m_next[r][k] = k;
+      if (const uint32_t k = pairs.find(r, model.ops[r].recorded); k != k_none) m_next[r][k] = k + 1;
+    }
+  }
+  // Offer `recv` its alternatives no run witnessed yet, in candidate order
+  // from index `from` on (cyclically), until `take` takes one.
+  bool offer(uint32_t recv, uint32_t from, const RunPolicy::Take& take) {
+    const auto n = static_cast<uint32_t>(m_witness[recv].size());
+    if (n == 0) return false;
+    from %= n;
+    for (uint32_t k = find(recv, from); k < n; k = find(recv, k + 1)) {
+      if (take(m_pairs.sends[recv][k])) return true;
+    }
+    for (uint32_t k = find(recv, 0); k < from; k = find(recv, k + 1)) {
+      if (take(m_pairs.sends[recv][k])) return true;
+    }
+    return false;
+  }
+  // Return the witness of (`recv`, `send`), if a run had it.
+  std::shared_ptr<const RawWitness> witness(uint32_t recv, uint32_t send) const {
+    const uint32_t k = index(recv, send);
+    return k == k_none ? nullptr : m_witness[recv][k];
+  }
+  // Record that `w` matches `recv` with `send`.
+  void cover(uint32_t recv, uint32_t send, const std::shared_ptr<const RawWitness>& w) {
+    const uint32_t k = index(recv, send);
+    if (k == k_none || m_witness[recv][k]) return;
+    m_witness[recv][k] = w;
+    m_next[recv][k] = k + 1;
+  }
+
+ private:
+  uint32_t index(uint32_t recv, uint32_t send) const {
+    return m_witness[recv].empty() ? k_none : m_pairs.find(recv, send);
+  }
+  // Return the first candidate index >= k not covered (the count when none):
+  // a union-find over "covered: go right", with path halving.
+  uint32_t find(uint32_t recv, uint32_t k) {
+    std::vector<uint32_t>& next = m_next[recv];
+    while (next[k] != k) {
+      next[k] = next[next[k]];
+      k = next[k];
+    }
+    return k;
+  }
+  const MatchPairs& m_pairs;
+  std::vector<std::vector<uint32_t>> m_next;  // per op and candidate index (union-find)
+  std::vector<std::vector<std::shared_ptr<const RawWitness>>> m_witness;  // per op and candidate index
+};
 
 // Whether some execution of a part can end badly (deadlock or unmatched end).
 enum class Bad : uint8_t { unasked, possible, impossible, unknown };
@@ -186,25 +243,27 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
   };
 
   // Feasibility witnesses, shared: every pair some replayed run matched.
-  std::unordered_map<uint64_t, std::shared_ptr<const RawWitness>> seen;
+  Coverage seen(m, pairs, wildcards);
   auto learn = [&](const std::vector<RawStep>& steps, const std::shared_ptr<const RawWitness>& w) {
     for (const RawStep& s : steps) {
-      if (s.action == StepAction::match) seen.emplace(pair_key(s.recv, s.send), w);
+      if (s.action == StepAction::match) seen.cover(s.recv, s.send, w);
     }
   };
-  auto uncovered = [&](uint32_t r, uint32_t s) { return is_wildcard(m.ops[r]) && !seen.count(pair_key(r, s)); };
+  Spread spread;
+  spread.offer = [&](uint32_t r, uint32_t from, const RunPolicy::Take& take) { return seen.offer(r, from, take); };
   Goal match_goal;
   // Decide whether `r` can take `s` (alt.verdict) with a witness: runs first, then Z3.
   auto feasible = [&](uint32_t r, uint32_t s, RawAlternative& alt) {
     match_goal.recv = r;
     match_goal.send = s;
-    if (auto hit = seen.find(pair_key(r, s)); hit != seen.end()) {
+    if (auto hit = seen.witness(r, s)) {
       alt.verdict = Verdict::sat;
-      alt.witness = hit->second;
+      alt.witness = hit;
       return;
     }
     if (replay) {
-      auto steps = guided_match(machine, pairs, r, s, uncovered);
+      auto steps = guided_match(machine, pairs, r, s, spread);
+      ++spread.rotate;
       if (!steps) steps = guided_match(machine, pairs, r, s);
       if (steps) {
         if (auto w = ps.witness(*steps, match_goal, buffering)) {
@@ -258,7 +317,8 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
         const RunResult run = fixed_run(machine, std::pair{r, s}, budget.deadline());
         if (!run.stopped) {
           ++out.stats["replay_outcomes"];
-          if (bad_end(machine, run.state)) {
+          // A bad end without the forced match is no answer: then no execution has the match alone.
+          if (run.state.partner[r] == s && bad_end(machine, run.state)) {
             if (auto w = ps.bad_witness(run.steps, buffering)) {
               alt.verdict = Verdict::sat;
               alt.outcome = w->outcome;
@@ -393,10 +453,10 @@ std::pair<uint32_t, uint32_t> question_range(const std::vector<Part>& parts, con
 // range of segments, so that questions on one part share its encoding.
 class Questions {
  public:
-  Questions(const Model& model, const std::vector<Cut>& cuts, const Channels& channels,
+  Questions(const Model& model, const std::vector<Cut>& cuts, const Channels& channels, const MatchPairs& pairs,
             const std::vector<Part>& parts, const SolveOptions& options, const Budget& budget, Solution& out)
-      : m_model(model), m_cuts(cuts), m_channels(channels), m_parts(parts), m_options(options), m_budget(budget),
-        m_out(out) {}
+      : m_model(model), m_cuts(cuts), m_channels(channels), m_pairs(pairs), m_parts(parts), m_options(options),
+        m_budget(budget), m_out(out) {}
 
   RawAnswer answer(const RawQuestion& q) {
     RawAnswer ans;
@@ -415,7 +475,7 @@ class Questions {
  private:
   PartSolver& part(uint32_t lo, uint32_t hi) {
     auto& slot = m_solvers[{lo, hi}];
-    if (!slot) slot = std::make_unique<PartSolver>(extract(m_model, m_cuts, lo, hi), m_options.tuning);
+    if (!slot) slot = std::make_unique<PartSolver>(extract(m_model, m_cuts, lo, hi), m_pairs, m_options.tuning);
     return *slot;
   }
 
@@ -516,6 +576,7 @@ class Questions {
   const Model& m_model;
   const std::vector<Cut>& m_cuts;
   const Channels& m_channels;
+  const MatchPairs& m_pairs;
   const std::vector<Part>& m_parts;
   const SolveOptions& m_options;
   const Budget& m_budget;
@@ -642,7 +703,7 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
   };
 
   {
-    Questions asked(model, cuts, channels, parts, options, budget, out);
+    Questions asked(model, cuts, channels, pairs, parts, options, budget, out);
     for (const RawQuestion& q : questions) {
       try {
         out.answers.push_back(asked.answer(q));
@@ -682,7 +743,7 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
         std::unique_ptr<PartSolver> ps;
         try {
           if (options.on_part) options.on_part(i);
-          ps = std::make_unique<PartSolver>(parts[i], options.tuning);
+          ps = std::make_unique<PartSolver>(parts[i], pairs, options.tuning);
           if (options.deadlocks) find_deadlock(*ps, options, budget, found);
           if (options.races) find_races(*ps, options, budget, found);
           if (options.smt2 && i == 0) ps->encoder(budget);
