@@ -188,16 +188,20 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
   f.finding.severity = Severity::error;
   std::vector<uint32_t> ranks;
   bool rma_sync = false;  // a rank blocks in an RMA synchronization call (which MPI may or may not make wait)
+  bool collective = false;  // a rank blocks in a collective (MPI allows any to wait for every member)
   for (const RawBlocked& b : raw.cycle) {
     ranks.push_back(b.rank);
     const format::Call c = model.event(b.rank, b.event).call;
     rma_sync = rma_sync || c == format::Call::Win_start || c == format::Call::Win_wait ||
                c == format::Call::Win_fence;
+    collective = collective || format::call_family(c) == format::Family::coll;
   }
-  f.finding.message = fmt::format(
-      "deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI {})",
-      ranks.size() == 1 ? "" : "s", rank_list(ranks),
-      rma_sync ? "buffered messages or did not make an RMA synchronization call wait" : "buffered messages");
+  std::string because = "buffered messages";
+  if (rma_sync) because += " or did not make an RMA synchronization call wait";
+  if (collective) because += " or did not make a collective wait for every member";
+  f.finding.message =
+      fmt::format("deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI {})",
+                  ranks.size() == 1 ? "" : "s", rank_list(ranks), because);
   for (const RawBlocked& b : raw.cycle) {
     f.finding.locations.push_back(location(
         context, model, b.rank, b.event,
@@ -207,7 +211,10 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
   }
   f.witness = to_witness(model, raw);
   f.finding.notes.push_back(schedule_note(*f.witness));
-  f.finding.notes.push_back("under zero buffering a standard send returns only once received (as MPI_Ssend)");
+  f.finding.notes.push_back(
+      collective ? "under zero buffering a standard send returns only once received (as MPI_Ssend), and a "
+                   "collective only once every member called it (MPI allows any collective to synchronize)"
+                 : "under zero buffering a standard send returns only once received (as MPI_Ssend)");
   return f;
 }
 
