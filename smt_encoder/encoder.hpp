@@ -53,13 +53,6 @@ struct SolveOutcome {
 
 enum class Track : uint8_t { no, yes };
 
-// Thrown by the Encoder's constructor when encoding takes longer than the
-// budget it was given (a part too large to encode in time).
-class BudgetSpent : public std::runtime_error {
- public:
-  BudgetSpent() : std::runtime_error("budget spent while encoding") {}
-};
-
 class Encoder {
  public:
   // Encode `model` with its `pairs`; `channels` indexes the same model.

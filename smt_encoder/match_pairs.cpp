@@ -139,8 +139,8 @@ std::size_t prefix_length(const std::vector<uint32_t>& list, std::size_t end, Pr
 // many events of each rank are called before it returns, in every execution.
 class Clocks {
  public:
-  explicit Clocks(const Model& model)
-      : m_model(model), m_width(static_cast<uint32_t>(model.ranks.size())), m_base(model.ranks.size() + 1, 0) {
+  Clocks(const Model& model, const Deadline& deadline)
+      : m_model(model), m_deadline(deadline), m_width(static_cast<uint32_t>(model.ranks.size())), m_base(model.ranks.size() + 1, 0) {
     for (std::size_t r = 0; r < model.ranks.size(); ++r) m_base[r + 1] = m_base[r] + model.ranks[r].events.size();
     m_v.assign(m_base.back() * m_width, 0);
     m_nonzero.assign(m_base.back(), 0);
@@ -282,6 +282,7 @@ class Clocks {
   }
 
   void compute(uint32_t i, uint32_t k, const Sources& sources) {
+    check_deadline(m_deadline, m_ticks);
     std::vector<uint32_t>& acc = m_acc;
     acc.assign(m_width, 0);
     if (k > 0) std::copy(ret(i, k - 1), ret(i, k - 1) + m_width, acc.begin());
@@ -341,6 +342,8 @@ class Clocks {
   uint32_t call_support(Point p) const { return 1 + (p.event == 0 ? 0 : m_nonzero[m_base[p.rank] + p.event - 1]); }
 
   const Model& m_model;
+  Deadline m_deadline;
+  uint64_t m_ticks = 0;
   uint32_t m_width;
   std::vector<std::size_t> m_base;  // per rank: its first event's row
   std::vector<uint32_t> m_v;        // row per event, m_width counts
@@ -358,8 +361,8 @@ class Clocks {
 // clocks and pairs to their fixpoint.
 class Analysis {
  public:
-  Analysis(const Model& model, const Channels& ch, const std::vector<Cut>& cuts)
-      : m_model(model), m_ch(ch), m_segments(model, cuts), m_closed(model, m_segments, cuts.size()) {}
+  Analysis(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, const Deadline& deadline = {})
+      : m_model(model), m_deadline(deadline), m_ch(ch), m_segments(model, cuts), m_closed(model, m_segments, cuts.size()) {}
 
   // Return the match pairs, with the happens-before rules unless `skip_hb`.
   MatchPairs run(bool skip_hb) {
@@ -368,7 +371,7 @@ class Analysis {
       m_pairs.hb_skipped = true;
       return std::move(m_pairs);
     }
-    m_clocks.emplace(m_model);
+    m_clocks.emplace(m_model, m_deadline);
     // The first pass has no pair lists yet (on request/answer traces they
     // would be quadratic): a receive's MIN group is the first candidate of
     // each sender under the counting rules, which is the earliest one.
@@ -428,6 +431,8 @@ class Analysis {
   std::vector<Point> chain(const Op& r, const Op& s) const;
 
   const Model& m_model;
+  Deadline m_deadline;
+  mutable uint64_t m_ticks = 0;
   const Channels& m_ch;
   Segments m_segments;
   Closed m_closed;
@@ -437,6 +442,7 @@ class Analysis {
 };
 
 void Analysis::collect(uint32_t ri, Want want, std::vector<uint32_t>& found, MatchPairs& stats) const {
+  check_deadline(m_deadline, m_ticks);
   const Op& r = m_model.ops[ri];
   std::vector<uint32_t> single;
   const std::vector<uint32_t>* senders = &m_ch.senders_to(r.comm, r.rank);
@@ -797,8 +803,9 @@ uint32_t MatchPairs::find(uint32_t recv, uint32_t send) const {
   return it != v.end() && *it == send ? static_cast<uint32_t>(it - v.begin()) : k_none;
 }
 
-MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, HbRules hb) {
-  return Analysis(model, ch, cuts).run(hb == HbRules::off);
+MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, HbRules hb,
+                       const Deadline& deadline) {
+  return Analysis(model, ch, cuts, deadline).run(hb == HbRules::off);
 }
 
 struct PairRules::Impl {

@@ -164,9 +164,10 @@ inline constexpr uint64_t k_hb_max_entries = uint64_t{1} << 27;
 enum class HbRules : uint8_t { on, off };
 
 // Return the match pairs of `model` given its cuts `cuts` (find_cuts),
-// with the happens-before rules unless `hb` is off.
+// with the happens-before rules unless `hb` is off. Throw BudgetSpent past
+// `deadline`.
 MatchPairs match_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
-                       HbRules hb = HbRules::on);
+                       HbRules hb = HbRules::on, const Deadline& deadline = {});
 
 // The rules above, run once over a model, to say why pairs are excluded.
 class PairRules {

@@ -29,8 +29,10 @@ struct Part {
 };
 
 // Return the parts of `model` (cuts from find_cuts, pairs from match_pairs
-// on the whole model), in program order. Parts with no operation are left out.
-std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs);
+// on the whole model), in program order. Parts with no operation are left
+// out. Throw BudgetSpent past `deadline`.
+std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,
+                        const Deadline& deadline = {});
 
 // Return the part of `model` made of segments [first, last] (merged for a
 // question that spans parts).

@@ -317,6 +317,44 @@ class SharedBudget {
   std::optional<std::chrono::steady_clock::time_point> m_start;
 };
 
+// The model of the trace and what every question on it needs, built once
+// for the SMT checks of one analysis (or for one prove()).
+struct Built {
+  Model model;
+  std::unique_ptr<Prepared> prepared;  // refers to `model`: a Built is never moved
+};
+class SharedModel {
+ public:
+  // Return what the first call built from `collected`; nullptr when
+  // building ran past `deadline` (then it is not tried again).
+  const Built* get(const analyzer::Context& context, const Collector& collected, const Tuning& tuning,
+                   const Deadline& deadline) {
+    std::lock_guard lock(m_mutex);
+    if (!m_tried) {
+      m_tried = true;
+      try {
+        auto built = std::make_unique<Built>();
+        built->model = build_model(context, collected, deadline);
+        built->prepared = std::make_unique<Prepared>(built->model, tuning, deadline);
+        m_built = std::move(built);
+      } catch (const BudgetSpent&) {
+      }
+    }
+    return m_built.get();
+  }
+
+ private:
+  std::mutex m_mutex;
+  bool m_tried = false;
+  std::unique_ptr<Built> m_built;
+};
+
+// Return the deadline `seconds` from now.
+Deadline deadline_in(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 // A predicted race's answer, kept for prove()'s report (by the pair of accesses).
 struct Prediction {
   analyzer::EventRef first, second;  // the accesses' starts, recorded order
@@ -332,12 +370,13 @@ struct Prediction {
 class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
  public:
   SmtCheck(Mode mode, ProveOptions options, std::shared_ptr<ProveResult> out,
-           std::shared_ptr<SharedBudget> budget = nullptr,
+           std::shared_ptr<SharedBudget> budget = nullptr, std::shared_ptr<SharedModel> shared = nullptr,
            std::shared_ptr<std::vector<Prediction>> predictions = nullptr)
       : m_mode(mode),
         m_options(std::move(options)),
         m_out(std::move(out)),
         m_budget(std::move(budget)),
+        m_shared(shared ? std::move(shared) : std::make_shared<SharedModel>()),
         m_predictions(std::move(predictions)) {}
 
   std::string_view name() const override {
@@ -362,8 +401,12 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
               std::vector<Finding>& out) override {
     (void)passes;
     if (m_mode != Mode::prove && !trace_complete(context)) return;  // the deadlock check explains a stopped run
-    budget_left();  // the budget covers building the model too
-    const Model& model = this->model(context);
+    const Built* built = this->built(context);
+    if (!built) {
+      not_built(context, out);
+      return;
+    }
+    const Model& model = built->model;
     std::vector<RawQuestion> raw;
     for (const Question& q : m_options.questions) raw.push_back(raw_question(model, q));
     SolveOptions so;
@@ -376,7 +419,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     so.outcomes = true;
     so.errors_only = !m_options.harmless_races;
     so.smt2 = m_options.emit_smt2;
-    Solution sol = solve(model, raw, so);
+    Solution sol = solve(model, *built->prepared, raw, so);
 
     std::vector<ProveFinding> findings;
     for (const RawWitness& w : sol.deadlocks) findings.push_back(deadlock_finding(context, model, w));
@@ -438,8 +481,12 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       for (auto& a : answers) a.reason = "the trace is incomplete";
       return answers;
     }
-    budget_left();  // the budget covers building the model too
-    const Model& model = this->model(context);
+    const Built* built = this->built(context);
+    if (!built) {
+      for (auto& a : answers) a.reason = "the budget ran out before the SMT model of the trace was built";
+      return answers;
+    }
+    const Model& model = built->model;
     std::vector<RawQuestion> raw;
     std::vector<std::size_t> index;
     for (std::size_t i = 0; i < questions.size(); ++i) {
@@ -472,7 +519,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     so.threads = m_options.threads;
     so.tuning = m_options.tuning;
     so.races = so.deadlocks = so.outcomes = false;
-    Solution sol = solve(model, raw, so);
+    Solution sol = solve(model, *built->prepared, raw, so);
     for (std::size_t k = 0; k < raw.size() && k < sol.answers.size(); ++k) {
       const analyzer::ScheduleQuestion& q = questions[index[k]];
       analyzer::ScheduleAnswer& a = answers[index[k]];
@@ -506,10 +553,35 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   }
 
  private:
-  // Return the model of `context` (built once).
-  const Model& model(const analyzer::Context& context) {
-    if (!m_model) m_model = build_model(context, m_collector);
-    return *m_model;
+  // Return the model of `context` and its preparation (built once, within
+  // the budget, which it starts), or nullptr when the budget ran out first.
+  const Built* built(const analyzer::Context& context) {
+    return m_shared->get(context, m_collector, m_options.tuning, deadline_in(budget_left()));
+  }
+  // Report that nothing was decided: the model was not built within the budget.
+  void not_built(const analyzer::Context& context, std::vector<Finding>& out) {
+    uint64_t events = 0;
+    for (uint32_t r = 0; r < context.world_size(); ++r) events += context.rank(r).events;
+    const std::string why = fmt::format(
+        "the SMT model of the trace ({} events) was not built within --smt-timeout {} s: nothing was decided",
+        events, m_options.smt_timeout_s);
+    if (m_mode != Mode::prove) {
+      Finding f;
+      f.kind = std::string(name());
+      f.severity = Severity::info;
+      f.message = why + " (unknown, not a proof)";
+      out.push_back(std::move(f));
+      return;
+    }
+    ProveResult& result = *m_out;
+    for (const Question& q : m_options.questions) {
+      Answer a;
+      a.question = q;
+      a.reason = "budget spent";
+      result.answers.push_back(std::move(a));
+    }
+    result.unknown = 1 + m_options.questions.size();
+    result.undecided.push_back(why);
   }
   double budget_left() const {
     return m_budget ? std::max(m_budget->left(), 0.001) : m_options.smt_timeout_s;
@@ -519,9 +591,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   ProveOptions m_options;
   std::shared_ptr<ProveResult> m_out;
   std::shared_ptr<SharedBudget> m_budget;
+  std::shared_ptr<SharedModel> m_shared;
   std::shared_ptr<std::vector<Prediction>> m_predictions;  // prove(): the answers, for its report
   Collector m_collector;
-  std::optional<Model> m_model;
 };
 
 bool finding_before(const ProveFinding& a, const ProveFinding& b) {
@@ -587,7 +659,7 @@ ProveResult prove(const std::filesystem::path& dir, const ProveOptions& options)
   if (options.races) analysis.checks.insert(std::string(k_rma_race));
   analysis.threads = options.threads;
   analysis.extra_checks.push_back([options, result, predictions] {
-    return std::make_unique<SmtCheck>(Mode::prove, options, result, nullptr, predictions);
+    return std::make_unique<SmtCheck>(Mode::prove, options, result, nullptr, nullptr, predictions);
   });
   const analyzer::Result analyzed = analyzer::analyze(dir, analysis);
   // The predictive races among rma-race's findings: those whose two accesses were asked about.
@@ -620,9 +692,12 @@ std::vector<std::function<std::unique_ptr<analyzer::Check>()>> check_factories(c
   races.deadlocks = false;
   deadlocks.races = false;
   auto budget = std::make_shared<SharedBudget>(settings.smt_timeout_s);
+  auto shared = std::make_shared<SharedModel>();
   return {
-      [races, budget] { return std::make_unique<SmtCheck>(Mode::races, races, nullptr, budget); },
-      [deadlocks, budget] { return std::make_unique<SmtCheck>(Mode::deadlocks, deadlocks, nullptr, budget); },
+      [races, budget, shared] { return std::make_unique<SmtCheck>(Mode::races, races, nullptr, budget, shared); },
+      [deadlocks, budget, shared] {
+        return std::make_unique<SmtCheck>(Mode::deadlocks, deadlocks, nullptr, budget, shared);
+      },
   };
 }
 

@@ -676,13 +676,40 @@ std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, c
   return blocked;
 }
 
+Prepared::Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline)
+    : cuts(find_cuts(model)), channels(model), pairs(match_pairs(model, channels, cuts, hb_rules(tuning), deadline)),
+      parts(split(model, cuts, pairs, deadline)) {}
+
 Solution solve(const Model& model, const std::vector<RawQuestion>& questions, const SolveOptions& options) {
+  const Budget budget(options.timeout_s);
+  std::unique_ptr<Prepared> prepared;
+  try {
+    prepared = std::make_unique<Prepared>(model, options.tuning, budget.deadline());
+  } catch (const BudgetSpent&) {
+    Solution out;
+    for (std::size_t i = 0; i < questions.size(); ++i) {
+      RawAnswer undecided;
+      undecided.reason = "budget spent before the match pairs were known";
+      out.answers.push_back(std::move(undecided));
+    }
+    out.unknown = std::max<uint64_t>(1, questions.size());
+    out.undecided.push_back("the match pairs and parts of the model were not done within the budget");
+    out.stats["unknown"] = out.unknown;
+    return out;
+  }
+  SolveOptions rest = options;
+  rest.timeout_s = budget.left();
+  return solve(model, *prepared, questions, rest);
+}
+
+Solution solve(const Model& model, const Prepared& prepared, const std::vector<RawQuestion>& questions,
+               const SolveOptions& options) {
   Solution out;
   const Budget budget(options.timeout_s);
-  const std::vector<Cut> cuts = find_cuts(model);
-  const Channels channels(model);
-  const MatchPairs pairs = match_pairs(model, channels, cuts, hb_rules(options.tuning));
-  const std::vector<Part> parts = split(model, cuts, pairs);
+  const std::vector<Cut>& cuts = prepared.cuts;
+  const Channels& channels = prepared.channels;
+  const MatchPairs& pairs = prepared.pairs;
+  const std::vector<Part>& parts = prepared.parts;
   out.stats["cuts"] = cuts.size();
   out.stats["parts"] = parts.size();
   out.stats["match_pairs"] = pairs.pairs;

@@ -33,7 +33,9 @@
 #include <string>
 #include <vector>
 
+#include "smt_encoder/match_pairs.hpp"
 #include "smt_encoder/model.hpp"
+#include "smt_encoder/parts.hpp"
 #include "smt_encoder/prove.hpp"
 #include "smt_encoder/semantics.hpp"
 
@@ -110,7 +112,25 @@ struct Solution {
   std::string smt2;
 };
 
-// Answer `questions` and find races and deadlocks in `model`.
+// What every question on a model needs: its cuts, channel index, match
+// pairs and parts, made once (the SMT checks of one analysis share them).
+// Not movable: it refers to the model.
+struct Prepared {
+  // Throw BudgetSpent past `deadline`.
+  Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline = {});
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+  std::vector<Cut> cuts;
+  Channels channels;
+  MatchPairs pairs;
+  std::vector<Part> parts;
+};
+
+// Answer `questions` and find races and deadlocks in `model`, prepared as `prepared`.
+Solution solve(const Model& model, const Prepared& prepared, const std::vector<RawQuestion>& questions,
+               const SolveOptions& options);
+// As above, preparing `model` within the budget first (when that runs out,
+// every question is unknown).
 Solution solve(const Model& model, const std::vector<RawQuestion>& questions, const SolveOptions& options);
 
 // Return the blocked ranks of the state `steps` lead to (a wait-for cycle
