@@ -1,6 +1,9 @@
 // The fixed-order decisions of fixed.hpp.
 #include "smt_encoder/fixed.hpp"
 
+#include <algorithm>
+#include <functional>
+#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -100,6 +103,194 @@ RunResult free_run(const Machine& machine, const MatchPairs& pairs,
 
 bool bad_end(const Machine& machine, const Machine::State& state) {
   return machine.deadlocked(state) || machine.unmatched_end(state);
+}
+
+// One interchangeable endpoint: its receives in posting order, its
+// senders, and P_j per receive (row j: the sends of each sender posted in F_j).
+struct InterchangeableMatches::Endpoint {
+  bool decided = false;                 // the run was not stopped by the deadline
+  std::vector<uint32_t> receives;       // in posting order
+  std::vector<uint32_t> senders;        // channel index -> sender rank
+  std::vector<std::vector<uint32_t>> posted;  // per receive index j: per channel, P_j
+  std::vector<uint32_t> total;          // per j: A_j
+  uint32_t reachable = 0;               // receives that match in some execution (a prefix)
+};
+
+InterchangeableMatches::InterchangeableMatches(const Machine& machine, const MatchPairs& pairs)
+    : m_machine(machine), m_pairs(pairs), m_channels(machine.model()) {}
+
+InterchangeableMatches::~InterchangeableMatches() = default;
+
+const InterchangeableMatches::Endpoint* InterchangeableMatches::endpoint(uint32_t recv, const Deadline& deadline) {
+  const Model& model = m_machine.model();
+  const Op& o = model.ops[recv];
+  if (o.kind != OpKind::recv) return nullptr;
+  const uint64_t key = (uint64_t{o.comm} << 32) | o.rank;
+  if (auto it = m_endpoints.find(key); it != m_endpoints.end()) return it->second.get();
+  auto e = std::make_unique<Endpoint>();
+  bool wildcard = false;
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& r = model.ops[i];
+    if (r.kind != OpKind::recv || r.comm != o.comm || r.rank != o.rank) continue;
+    e->receives.push_back(i);
+    wildcard = wildcard || r.peer == k_any || r.tag == k_any;
+  }
+  Endpoint* out = e.get();
+  m_endpoints.emplace(key, std::move(e));
+  if (!wildcard) return nullptr;  // deterministic: not this case
+  out->senders = m_channels.senders_to(o.comm, o.rank);
+  std::vector<uint32_t> index(model.ops.size(), k_none);
+  for (uint32_t j = 0; j < out->receives.size(); ++j) index[out->receives[j]] = j;
+  // The run: E's receive j may match once j < allowed; each stall records
+  // P_allowed and allows one more.
+  uint32_t allowed = 0, matched = 0;
+  RunPolicy policy;
+  policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
+    const Op& ro = model.ops[r];
+    if (ro.probe != k_none) {
+      take(state.partner[ro.probe]);
+      return;
+    }
+    if (index[r] != k_none && index[r] >= allowed) return;
+    if (ro.recorded != k_none && take(ro.recorded)) {
+      matched += index[r] != k_none;
+      return;
+    }
+    for (uint32_t s : m_pairs.sends[r]) {
+      if (s != ro.recorded && take(s)) {
+        matched += index[r] != k_none;
+        return;
+      }
+    }
+  };
+  policy.stalled = [&](const Machine::State& state) {
+    if (matched < allowed) return false;  // receive allowed - 1 can never match: the rest cannot either
+    std::vector<uint32_t> row(out->senders.size(), 0);
+    uint32_t sum = 0;
+    for (uint32_t c = 0; c < out->senders.size(); ++c) {
+      const std::vector<uint32_t>& sends = m_channels.sends(out->senders[c], o.comm, o.rank, k_any);
+      const uint32_t pos = state.pos[out->senders[c]];
+      // Posted: called, i.e. post < (pos + 1) / 2; the channel is in posting order.
+      row[c] = static_cast<uint32_t>(std::partition_point(sends.begin(), sends.end(), [&](uint32_t s) {
+                                       return 2 * model.ops[s].post + 1 <= pos;
+                                     }) - sends.begin());
+      sum += row[c];
+    }
+    out->posted.push_back(std::move(row));
+    out->total.push_back(sum);
+    out->reachable = matched;
+    if (allowed == out->receives.size()) return false;
+    ++allowed;
+    return true;
+  };
+  policy.deadline = deadline;
+  const RunResult result = run(m_machine, policy);
+  out->decided = !result.stopped;
+  if (out->decided && matched == out->receives.size()) out->reachable = matched;
+  return out;
+}
+
+Verdict InterchangeableMatches::can_match(uint32_t recv, uint32_t send, const Deadline& deadline) {
+  const Endpoint* e = endpoint(recv, deadline);
+  if (!e || !e->decided) return Verdict::unknown;
+  const Model& model = m_machine.model();
+  const uint32_t i = static_cast<uint32_t>(
+      std::find(e->receives.begin(), e->receives.end(), recv) - e->receives.begin());
+  if (i >= e->reachable || i >= e->posted.size()) return Verdict::unsat;
+  const Op& s = model.ops[send];
+  const auto channel = std::find(e->senders.begin(), e->senders.end(), s.rank);
+  if (channel == e->senders.end() || !accepts(model.ops[recv], s)) return Verdict::unsat;
+  const auto t = static_cast<std::size_t>(channel - e->senders.begin());
+  const uint32_t k = m_channels.channel_position(send);
+  if (k > i || e->posted[i][t] <= k) return Verdict::unsat;  // its k earlier sends need k earlier receives
+  for (uint32_t j = 0; j < i; ++j) {
+    const uint32_t own = std::min(k, e->posted[j][t]);
+    const uint32_t others = std::min(i - k, e->total[j] - e->posted[j][t]);
+    if (own + others < j + 1) return Verdict::unsat;
+  }
+  return Verdict::sat;
+}
+
+std::optional<std::vector<RawStep>> InterchangeableMatches::witness(uint32_t recv, uint32_t send,
+                                                                    const Deadline& deadline) {
+  if (can_match(recv, send, deadline) != Verdict::sat) return std::nullopt;
+  const Endpoint& e = *endpoint(recv, deadline);
+  const Model& model = m_machine.model();
+  const Op& o = model.ops[recv];
+  const auto i = static_cast<uint32_t>(std::find(e.receives.begin(), e.receives.end(), recv) - e.receives.begin());
+  const auto t = static_cast<uint32_t>(std::find(e.senders.begin(), e.senders.end(), model.ops[send].rank) -
+                                       e.senders.begin());
+  const uint32_t k = m_channels.channel_position(send);
+  const auto channels = static_cast<uint32_t>(e.senders.size());
+  // release(c, m): the first j whose F_j has the m-th send of c posted (P_j grows with j).
+  auto release = [&](uint32_t c, uint32_t m) {
+    return static_cast<uint32_t>(std::partition_point(e.posted.begin(), e.posted.end(),
+                                                      [&](const std::vector<uint32_t>& row) { return row[c] <= m; }) -
+                                 e.posted.begin());
+  };
+  // The sends r_0..r_{i-1} take: k of t, and the i - k earliest posted of the others.
+  std::vector<uint32_t> quota(channels, 0), taken(channels, 0);
+  quota[t] = k;
+  {
+    using Next = std::pair<uint32_t, uint32_t>;  // (release of the channel's next send, channel)
+    std::priority_queue<Next, std::vector<Next>, std::greater<>> next;
+    for (uint32_t c = 0; c < channels; ++c) {
+      if (c != t) next.emplace(release(c, 0), c);
+    }
+    for (uint32_t left = i - k; left > 0; --left) {
+      if (next.empty()) return std::nullopt;
+      const uint32_t c = next.top().second;
+      next.pop();
+      ++quota[c];
+      next.emplace(release(c, quota[c]), c);
+    }
+  }
+  std::vector<uint32_t> index(model.ops.size(), k_none);
+  for (uint32_t j = 0; j < e.receives.size(); ++j) index[e.receives[j]] = j;
+  uint32_t allowed = 0;
+  RunPolicy policy;
+  policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
+    const Op& ro = model.ops[r];
+    if (ro.probe != k_none) {
+      take(state.partner[ro.probe]);
+      return;
+    }
+    if (index[r] == k_none) {  // another endpoint: any send
+      if (ro.recorded != k_none && take(ro.recorded)) return;
+      for (uint32_t s : m_pairs.sends[r]) {
+        if (s != ro.recorded && take(s)) return;
+      }
+      return;
+    }
+    if (index[r] >= allowed) return;
+    if (r == recv) {
+      take(send);
+      return;
+    }
+    // The chosen channel whose next send was posted earliest.
+    std::vector<std::pair<uint32_t, uint32_t>> order;  // (release, channel)
+    for (uint32_t c = 0; c < channels; ++c) {
+      if (taken[c] < quota[c]) order.emplace_back(release(c, taken[c]), c);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [rel, c] : order) {
+      const std::vector<uint32_t>& sends = m_channels.sends(e.senders[c], o.comm, o.rank, k_any);
+      if (taken[c] < sends.size() && take(sends[taken[c]])) {
+        ++taken[c];
+        return;
+      }
+    }
+  };
+  policy.stalled = [&](const Machine::State&) {
+    if (allowed > i) return false;
+    ++allowed;
+    return true;
+  };
+  policy.done = [&](const Machine::State& state) { return state.partner[recv] == send; };
+  policy.deadline = deadline;
+  RunResult result = run(m_machine, policy);
+  if (!result.done) return std::nullopt;
+  return std::move(result.steps);
 }
 
 }  // namespace smtrace::smt

@@ -51,12 +51,32 @@
 //    master) and exchanges without wildcards are choice-free under infinite
 //    buffering.
 //
+// 3. Which send a receive of an interchangeable endpoint E can take, in a
+//    choice-free model. E's receives match in posting order (r_0, r_1, ...).
+//    Let F_j be the state every run reaches when E may match only j times
+//    (unique by case 2's argument, E frozen at j matches) and P_j(c) the
+//    number of sends of channel c (a sender to E) posted in F_j. When r_j
+//    matches in any execution, the state is at most F_j, so r_j takes one of
+//    the first P_j(c) sends of some channel c; and running to F_0, matching
+//    r_0, running to F_1, and so on is an execution in which r_j can take
+//    any send of F_j that is left. So r_i can take the send of channel t
+//    with k earlier ones iff P_i(t) > k and r_0..r_{i-1} can take k sends of
+//    t and i - k of the other channels, each posted in the F_j of its
+//    receive. The earliest posted sends of the other channels are the best
+//    choice for every j at once, so this holds iff for every j < i:
+//    min(k, P_j(t)) + min(i - k, A_j - P_j(t)) >= j + 1, with A_j the sum of
+//    P_j over the channels (Hall's condition for filling r_0..r_j in order
+//    with sends posted by then). One run per endpoint, with E's matches held
+//    back until nothing else can happen, gives every P_j.
+//
 // Thread safety: reentrant.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "smt_encoder/guided.hpp"
@@ -87,5 +107,34 @@ RunResult free_run(const Machine& machine, const MatchPairs& pairs,
 
 // Return true when `state` is a bad end of `machine` (deadlock or unmatched end).
 bool bad_end(const Machine& machine, const Machine::State& state);
+
+// Case 3 over one choice-free model: which sends the receives of its
+// interchangeable endpoints can take. An endpoint's run is made the first
+// time one of its receives is asked about.
+class InterchangeableMatches {
+ public:
+  // `machine`'s model must be choice-free (choice_free); `pairs` are its match pairs.
+  InterchangeableMatches(const Machine& machine, const MatchPairs& pairs);
+  ~InterchangeableMatches();
+  InterchangeableMatches(const InterchangeableMatches&) = delete;
+  InterchangeableMatches& operator=(const InterchangeableMatches&) = delete;
+  // Return sat or unsat for whether receive `recv` can take send `send` in
+  // some execution when `recv` is a receive of an interchangeable endpoint;
+  // unknown otherwise, or when its run stops at `deadline`.
+  Verdict can_match(uint32_t recv, uint32_t send, const Deadline& deadline = {});
+  // Return the schedule of the execution the proof of a sat can_match builds
+  // (E held back at each receive, which takes the earliest posted of the
+  // sends chosen for r_0..r_{i-1}), or nothing when can_match is not sat.
+  // Not checked here: callers replay it (check_schedule).
+  std::optional<std::vector<RawStep>> witness(uint32_t recv, uint32_t send, const Deadline& deadline = {});
+
+ private:
+  struct Endpoint;
+  const Endpoint* endpoint(uint32_t recv, const Deadline& deadline);
+  const Machine& m_machine;
+  const MatchPairs& m_pairs;
+  Channels m_channels;
+  std::unordered_map<uint64_t, std::unique_ptr<Endpoint>> m_endpoints;
+};
 
 }  // namespace smtrace::smt

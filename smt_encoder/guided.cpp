@@ -50,6 +50,9 @@ class Runner {
         m_dirty_list.pop_back();
         m_dirty[e] = false;
         settle(e);
+      } else if (m_policy.stalled && m_policy.stalled(state())) {
+        // The policy allows more now: look at every endpoint again.
+        for (uint32_t e = 0; e < m_dirty.size(); ++e) mark(e);
       } else {
         break;
       }

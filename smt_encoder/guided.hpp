@@ -52,6 +52,9 @@ struct RunPolicy {
   // Return true when the run has what it looks for (looked at after every
   // step that may change it; unset: run to the end).
   std::function<bool(const Machine::State& state)> done;
+  // Called when no step the policy allows is left; return true when the
+  // policy now allows more (the run goes on), false to end it.
+  std::function<bool(const Machine::State& state)> stalled;
   // Stop after this many steps or at `deadline` (checked every 4096 steps).
   uint64_t max_steps = 50'000'000;
   std::optional<std::chrono::steady_clock::time_point> deadline;

@@ -217,10 +217,14 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
   const Machine& machine = ps.machine(buffering);
   const bool replay = options.tuning.replay;
   const bool ask_outcomes = options.outcomes || options.errors_only;
+  const bool without_choice = replay && choice_free(machine);
+  // Which sends the receives of interchangeable endpoints can take (fixed.hpp, case 3).
+  std::optional<InterchangeableMatches> interchangeable;
+  if (without_choice) interchangeable.emplace(machine, pairs);
 
   // A part without a choice (fixed.hpp, case 2): one run says whether anything can end badly.
   Bad bad = Bad::unasked;
-  if (ask_outcomes && replay && choice_free(machine)) {
+  if (ask_outcomes && without_choice) {
     const RunResult run = free_run(machine, pairs, budget.deadline());
     if (!run.stopped) {
       ++out.stats["replay_choice_free_parts"];
@@ -262,9 +266,16 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
       return;
     }
     if (replay) {
+      // At an interchangeable endpoint the answer is known (case 3); else try.
+      const Verdict known = interchangeable ? interchangeable->can_match(r, s, budget.deadline()) : Verdict::unknown;
+      if (known == Verdict::unsat) {
+        ++out.stats["replay_unsat"];
+        alt.verdict = Verdict::unsat;
+        return;
+      }
       auto steps = guided_match(machine, pairs, r, s, spread);
       ++spread.rotate;
-      if (!steps) steps = guided_match(machine, pairs, r, s);
+      if (!steps && known != Verdict::sat) steps = guided_match(machine, pairs, r, s);
       if (steps) {
         if (auto w = ps.witness(*steps, match_goal, buffering)) {
           ++out.stats["replay_witnesses"];
@@ -272,6 +283,20 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
           alt.witness = w;
           learn(*steps, w);
           return;
+        }
+      }
+      if (interchangeable) {
+        const Verdict v = known;
+        if (v == Verdict::sat) {
+          if (auto built = interchangeable->witness(r, s, budget.deadline())) {
+            if (auto w = ps.witness(*built, match_goal, buffering)) {
+              ++out.stats["replay_witnesses"];
+              alt.verdict = Verdict::sat;
+              alt.witness = w;
+              learn(*built, w);
+              return;
+            }
+          }
         }
       }
     }
