@@ -34,6 +34,10 @@ class Budget {
       : m_end(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))) {}
   // Return the seconds left (0 when spent).
   double left() const { return std::max(0.0, std::chrono::duration<double>(m_end - Clock::now()).count()); }
+  // Return the seconds one of many solver questions may take: a quarter of
+  // what is left, at least a second, so that one hard question does not
+  // starve the others.
+  double slice() const { return std::min(left(), std::max(1.0, left() / 4)); }
   bool spent() const { return Clock::now() >= m_end; }
   Clock::time_point deadline() const { return m_end; }
 
@@ -42,6 +46,22 @@ class Budget {
 };
 
 HbRules hb_rules(const Tuning& tuning) { return tuning.hb_pruning ? HbRules::on : HbRules::off; }
+
+// Return why a part's solving failed, from the exception it threw.
+std::string failure_reason(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::bad_alloc&) {
+    return "out of memory (std::bad_alloc)";
+  } catch (const std::logic_error& e) {
+    return fmt::format("internal error: {}", e.what());
+  } catch (const std::exception& e) {
+    return fmt::format("the solver failed: {}", e.what());
+  } catch (...) {
+    return "an exception of unknown type";
+  }
+}
+
 
 // One part with what its questions need, each made on first use: the
 // reference semantics per buffering, and one Z3 encoding shared by every
@@ -72,6 +92,22 @@ class PartSolver {
   Encoder& tracked(const Budget& budget) { return make(m_tracked, Track::yes, budget); }
   // Return the encoding if one was made.
   const Encoder* made() const { return m_encoder.get(); }
+
+  // Return what the encoding answers `question`; nothing when the budget
+  // runs out or the solver fails (then it is asked nothing more: failure()).
+  std::optional<SolveOutcome> ask(const Budget& budget, const std::function<SolveOutcome(Encoder&)>& question) {
+    if (!m_failure.empty()) return std::nullopt;
+    try {
+      return question(encoder(budget));
+    } catch (const BudgetSpent&) {
+      return std::nullopt;
+    } catch (...) {
+      m_failure = failure_reason(std::current_exception());
+      return std::nullopt;
+    }
+  }
+  // Return why the solver failed on this part (empty: it did not).
+  const std::string& failure() const { return m_failure; }
 
   // Return the witness of `steps` (by the part's indices) in whole-model
   // indices if the schedule replays to `goal`, else nothing.
@@ -118,6 +154,7 @@ class PartSolver {
   MatchPairs m_pairs;
   std::unique_ptr<Machine> m_machines[2];
   std::unique_ptr<Encoder> m_encoder, m_tracked;
+  std::string m_failure;
 };
 
 bool any_rank_stopped(const Model& model) {
@@ -237,12 +274,11 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
   // Z3's question whether anything can end badly, asked once, when an outcome first needs the solver.
   auto ask_any_bad = [&] {
     if (bad != Bad::unasked) return;
-    try {
-      const SolveOutcome any = ps.encoder(budget).bad_end(BadEnd::either, buffering, std::nullopt, budget.left());
-      bad = any.verdict == Verdict::unsat ? Bad::impossible : any.verdict == Verdict::sat ? Bad::possible : Bad::unknown;
-    } catch (const BudgetSpent&) {
-      bad = Bad::unknown;
-    }
+    const auto any = ps.ask(budget, [&](Encoder& e) {
+      return e.bad_end(BadEnd::either, buffering, std::nullopt, budget.slice());
+    });
+    const Verdict v = any ? any->verdict : Verdict::unknown;
+    bad = v == Verdict::unsat ? Bad::impossible : v == Verdict::sat ? Bad::possible : Bad::unknown;
     if (bad == Bad::unknown) ++out.unknown;
   };
 
@@ -300,19 +336,15 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
         }
       }
     }
-    try {
-      const SolveOutcome sol = ps.encoder(budget).can_match(r, s, buffering, budget.left());
-      alt.verdict = sol.verdict;
-      if (sol.verdict == Verdict::sat) {
-        if (auto w = ps.witness(sol.steps, match_goal, buffering)) {
-          alt.witness = w;
-          learn(sol.steps, w);
-        } else {
-          alt.verdict = Verdict::unknown;  // Z3's schedule did not replay: no claim
-        }
+    const auto sol = ps.ask(budget, [&](Encoder& e) { return e.can_match(r, s, buffering, budget.slice()); });
+    alt.verdict = sol ? sol->verdict : Verdict::unknown;
+    if (alt.verdict == Verdict::sat) {
+      if (auto w = ps.witness(sol->steps, match_goal, buffering)) {
+        alt.witness = w;
+        learn(sol->steps, w);
+      } else {
+        alt.verdict = Verdict::unknown;  // Z3's schedule did not replay: no claim
       }
-    } catch (const BudgetSpent&) {
-      alt.verdict = Verdict::unknown;
     }
     if (alt.verdict == Verdict::unknown) ++out.unknown;
   };
@@ -375,34 +407,35 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
         } else if (bad == Bad::unknown && options.errors_only) {
           ++out.unknown;  // check does not spend its budget on one part's every alternative
         } else {
-          try {
-            Encoder& e = ps.encoder(budget);
-            // First with every other receive keeping its recorded match (the
-            // bad end follows from this choice alone), then with any matches.
-            SolveOutcome o;
-            o.verdict = Verdict::unsat;
-            if (!alone_harmless) o = e.bad_end(BadEnd::either, buffering, std::pair{r, s}, budget.left(), true);
-            bool alone = true;
-            if (o.verdict == Verdict::unsat) {
-              o = e.bad_end(BadEnd::either, buffering, std::pair{r, s}, budget.left());
-              alone = false;
-            }
-            if (o.verdict == Verdict::unsat) {
+          // First with every other receive keeping its recorded match (the
+          // bad end follows from this choice alone), then with any matches.
+          std::optional<SolveOutcome> o = SolveOutcome{Verdict::unsat, {}, {}, {}, {}};
+          if (!alone_harmless) {
+            o = ps.ask(budget, [&](Encoder& e) {
+              return e.bad_end(BadEnd::either, buffering, std::pair{r, s}, budget.slice(), true);
+            });
+          }
+          bool alone = true;
+          if (o && o->verdict == Verdict::unsat) {
+            o = ps.ask(budget, [&](Encoder& e) {
+              return e.bad_end(BadEnd::either, buffering, std::pair{r, s}, budget.slice());
+            });
+            alone = false;
+          }
+          const Verdict v = o ? o->verdict : Verdict::unknown;
+          if (v == Verdict::unsat) {
+            alt.outcome_known = true;
+          } else if (v == Verdict::sat) {
+            if (auto w = ps.bad_witness(o->steps, buffering)) {
+              alt.verdict = Verdict::sat;
+              alt.outcome = w->outcome;
               alt.outcome_known = true;
-            } else if (o.verdict == Verdict::sat) {
-              if (auto w = ps.bad_witness(o.steps, buffering)) {
-                alt.verdict = Verdict::sat;
-                alt.outcome = w->outcome;
-                alt.outcome_known = true;
-                alt.alone = alone;
-                alt.witness = w;
-              } else {
-                ++out.unknown;
-              }
+              alt.alone = alone;
+              alt.witness = w;
             } else {
               ++out.unknown;
             }
-          } catch (const BudgetSpent&) {
+          } else {
             ++out.unknown;
           }
         }
@@ -443,14 +476,15 @@ void find_deadlock(PartSolver& ps, const SolveOptions& options, const Budget& bu
     }
     return;
   }
-  const SolveOutcome sol =
-      ps.encoder(budget).bad_end(BadEnd::deadlock, Buffering::zero, std::nullopt, budget.left(), true);
-  if (sol.verdict == Verdict::unknown) {
+  const auto sol = ps.ask(budget, [&](Encoder& e) {
+    return e.bad_end(BadEnd::deadlock, Buffering::zero, std::nullopt, budget.slice(), true);
+  });
+  if (!sol || sol->verdict == Verdict::unknown) {
     ++out.unknown;
     return;
   }
-  if (sol.verdict != Verdict::sat) return;
-  if (auto w = ps.witness(sol.steps, goal, Buffering::zero)) {
+  if (sol->verdict != Verdict::sat) return;
+  if (auto w = ps.witness(sol->steps, goal, Buffering::zero)) {
     out.deadlocks.push_back(std::move(*w));
   } else {
     ++out.unknown;
@@ -610,21 +644,6 @@ class Questions {
   std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<PartSolver>> m_solvers;
   const Encoder* m_first = nullptr;
 };
-
-// Return why a part's solving failed, from the exception it threw.
-std::string failure_reason(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::bad_alloc&) {
-    return "out of memory (std::bad_alloc)";
-  } catch (const std::logic_error& e) {
-    return fmt::format("internal error: {}", e.what());
-  } catch (const std::exception& e) {
-    return fmt::format("the solver failed: {}", e.what());
-  } catch (...) {
-    return "an exception of unknown type";
-  }
-}
 
 }  // namespace
 
@@ -791,6 +810,7 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
         }
         PartFindings found;
         std::exception_ptr failure;
+        std::string failed_on_question;
         const Encoder* encoder = nullptr;
         std::unique_ptr<PartSolver> ps;
         try {
@@ -800,6 +820,10 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
           if (options.races) find_races(*ps, options, budget, found);
           if (options.smt2 && i == 0) ps->encoder(budget);
           encoder = ps->made();
+          if (!ps->failure().empty()) {
+            failed_on_question = fmt::format("part {} of {}: the solver failed on a question ({}); what it had left "
+                                             "is unknown", i + 1, parts.size(), ps->failure());
+          }
         } catch (const BudgetSpent&) {
           ++found.unknown;
         } catch (...) {
@@ -812,6 +836,7 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
         for (RawWitness& w : found.deadlocks) out.deadlocks.push_back(std::move(w));
         for (const auto& [key, value] : found.stats) out.stats[key] += value;
         out.unknown += found.unknown;
+        if (!failed_on_question.empty()) failed[i] = std::move(failed_on_question);
         if (failure) {
           ++out.unknown;
           const Part& p = parts[i];
