@@ -26,33 +26,37 @@
 //    - deterministic when none of its receives or probes has a wildcard:
 //      non-overtaking then leaves each of them one send at any time (the
 //      first unmatched one of its channel and tag);
-//    - interchangeable when it has no probe, every receive there accepts
-//      every send to it, every such send completes without being matched
-//      (MPI_Bsend, or a standard-mode send under infinite buffering) and was
-//      received in the recorded run. Its receives then match in posting
+//    - interchangeable when it has no probe, every send to it completes
+//      without being matched (MPI_Bsend, or a standard-mode send under
+//      infinite buffering) and was received in the recorded run, and its
+//      receives fall into classes whose receives accept every send of the
+//      class: all its receives and sends when one receive has MPI_ANY_TAG,
+//      else one class per tag. The receives of a class match in posting
 //      order (each accepts what the earlier ones accept), each with the head
-//      of any channel that has a posted send, and which one changes no
-//      rank's progress: the receiver needs a message, the sender nothing.
+//      (the first unmatched send of the class) of any channel that has one
+//      posted, and which one changes no rank's progress: the receiver needs
+//      a message, the sender nothing.
 //    When every endpoint is one of the two, abstract a state to (progress,
 //    matched operations of deterministic endpoints, number of matched
-//    receives of interchangeable ones): whether a step is allowed depends on
-//    the abstraction only, and the abstract system is persistent as in 1.
+//    receives of each class): whether a step is allowed depends on the
+//    abstraction only, and the abstract system is persistent as in 1.
 //    So every terminal state has the abstraction of the run's final state,
 //    and so the same progress: it deadlocks iff the run's does. An unmatched
-//    end needs every rank at its end; then no receive and send of an
-//    interchangeable endpoint are both pending (they could match), and there
-//    are at least as many receives as sends (each send had its recorded
-//    receive), so every send there is matched; at deterministic endpoints
+//    end needs every rank at its end; then no receive and send of a class
+//    are both pending (they could match), and there are at least as many
+//    receives as sends in it (each send had its recorded receive, of its
+//    class), so every send there is matched; at deterministic endpoints
 //    the matches are the run's. Hence a bad end is reachable with any
 //    matches iff the run with any policy ends in one: the races of such a
 //    model are all harmless for communication, or the recorded run itself
 //    would not have finished. The master/worker pattern (requests of one tag
 //    received from MPI_ANY_SOURCE, answers received with MPI_ANY_TAG from the
-//    master) and exchanges without wildcards are choice-free under infinite
-//    buffering.
+//    master), exchanges with MPI_ANY_SOURCE and one tag per round, and
+//    exchanges without wildcards are choice-free under infinite buffering.
 //
-// 3. Which send a receive of an interchangeable endpoint E can take, in a
-//    choice-free model. E's receives match in posting order (r_0, r_1, ...).
+// 3. Which send a receive of a class E of an interchangeable endpoint can
+//    take, in a choice-free model (channels and positions below count the
+//    sends of the class). E's receives match in posting order (r_0, r_1, ...).
 //    Let F_j be the state every run reaches when E may match only j times
 //    (unique by case 2's argument, E frozen at j matches) and P_j(c) the
 //    number of sends of channel c (a sender to E) posted in F_j. When r_j

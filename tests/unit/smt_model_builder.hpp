@@ -167,6 +167,7 @@ inline bool record_random_run(smt::Model& model, std::mt19937& rng, smt::Bufferi
 enum class RandomStyle : uint8_t {
   mixed,        // every kind of call below
   one_tag,      // one tag, no probe, no MPI_Ssend: often choice-free (fixed.hpp)
+  tag_classes,  // two tags, no MPI_ANY_TAG, no probe, no MPI_Ssend: often choice-free by tag
 };
 
 // Return a random program of `ranks` ranks and `messages` messages whose
@@ -177,6 +178,7 @@ enum class RandomStyle : uint8_t {
 inline smt::Model random_model(std::mt19937& rng, uint32_t ranks, uint32_t messages,
                                RandomStyle random_style = RandomStyle::mixed) {
   const bool one_tag = random_style == RandomStyle::one_tag;
+  const bool simple = random_style != RandomStyle::mixed;  // no probe, no MPI_Ssend
   auto pick = [&](uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng); };
   for (;;) {
     // Per rank, a list of actions: (kind, peer, tag); kinds 0 send, 1 recv.
@@ -215,15 +217,15 @@ inline smt::Model random_model(std::mt19937& rng, uint32_t ranks, uint32_t messa
           if (style == 0) {
             pending.push_back(b.isend(r, a.peer, a.tag));
           } else {
-            b.send(r, a.peer, a.tag, style == 1 && !one_tag);
+            b.send(r, a.peer, a.tag, style == 1 && !simple);
           }
         } else {
           const int32_t source = pick(2) == 0 ? k_any : static_cast<int32_t>(a.peer);
-          const int32_t tag = pick(4) == 0 ? k_any : a.tag;
+          const int32_t tag = pick(4) == 0 && random_style != RandomStyle::tag_classes ? k_any : a.tag;
           if (style == 0) {
             pending.push_back(b.irecv(r, source, tag));
           } else {
-            if (style == 1 && !one_tag) b.probe(r, source, tag);
+            if (style == 1 && !simple) b.probe(r, source, tag);
             b.recv(r, source, tag);
           }
         }

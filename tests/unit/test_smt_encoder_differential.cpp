@@ -224,13 +224,14 @@ TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random
   CHECK(stats.choice_free > 0);
 }
 
-TEST_CASE("smt differential: one run decides choice-free models (random one-tag programs)") {
+TEST_CASE("smt differential: one run decides choice-free models (random programs, one tag or no MPI_ANY_TAG)") {
   std::mt19937 rng(20261201);
   const uint32_t n = models_to_run();
   FixedStats stats;
   uint64_t bad = 0, decided = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    smt::Model model = random_model(rng, 2 + i % 3, 2 + (i / 3) % 5, RandomStyle::one_tag);
+    smt::Model model = random_model(rng, 2 + i % 3, 2 + (i / 3) % 5,
+                                    i % 2 == 0 ? RandomStyle::one_tag : RandomStyle::tag_classes);
     for (const Buffering buffering : {Buffering::infinite, Buffering::zero}) {
       const smt::Machine machine(model, buffering);
       if (!smt::choice_free(machine)) continue;
