@@ -112,15 +112,7 @@ RunResult free_run(const Machine& machine, const MatchPairs& pairs,
   const Model& model = machine.model();
   RunPolicy policy;
   policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
-    const Op& o = model.ops[r];
-    if (o.probe != k_none) {
-      take(state.partner[o.probe]);
-      return;
-    }
-    if (o.recorded != k_none && take(o.recorded)) return;
-    for (uint32_t s : pairs.sends[r]) {
-      if (s != o.recorded && take(s)) return;
-    }
+    offer_guided(model, pairs, r, state, take);
   };
   policy.deadline = deadline;
   return run(machine, policy);
@@ -182,22 +174,8 @@ const InterchangeableMatches::Endpoint* InterchangeableMatches::endpoint(uint32_
   uint32_t allowed = 0, matched = 0;
   RunPolicy policy;
   policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
-    const Op& ro = model.ops[r];
-    if (ro.probe != k_none) {
-      take(state.partner[ro.probe]);
-      return;
-    }
     if (index[r] != k_none && index[r] >= allowed) return;
-    if (ro.recorded != k_none && take(ro.recorded)) {
-      matched += index[r] != k_none;
-      return;
-    }
-    for (uint32_t s : m_pairs.sends[r]) {
-      if (s != ro.recorded && take(s)) {
-        matched += index[r] != k_none;
-        return;
-      }
-    }
+    if (offer_guided(model, m_pairs, r, state, take) && index[r] != k_none) ++matched;
   };
   policy.stalled = [&](const Machine::State& state) {
     if (matched < allowed) return false;  // receive allowed - 1 can never match: the rest cannot either
@@ -286,16 +264,8 @@ std::optional<std::vector<RawStep>> InterchangeableMatches::witness(uint32_t rec
   uint32_t allowed = 0;
   RunPolicy policy;
   policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
-    const Op& ro = model.ops[r];
-    if (ro.probe != k_none) {
-      take(state.partner[ro.probe]);
-      return;
-    }
     if (index[r] == k_none) {  // another endpoint: any send
-      if (ro.recorded != k_none && take(ro.recorded)) return;
-      for (uint32_t s : m_pairs.sends[r]) {
-        if (s != ro.recorded && take(s)) return;
-      }
+      offer_guided(model, m_pairs, r, state, take);
       return;
     }
     if (index[r] >= allowed) return;

@@ -197,24 +197,21 @@ class Runner {
   std::vector<uint32_t> m_posted_members, m_members; // per instance
 };
 
-// Offer `r` its candidates in the guided order: the probe's message for a
-// receive tied to one; else the sends `spread` offers first, then the
-// recorded message, then the rest; never `avoid`.
-void guided_order(const Model& model, const MatchPairs& pairs, uint32_t r, const Machine::State& state, uint32_t avoid,
-                  const Spread& spread, const RunPolicy::Take& take) {
+}  // namespace
+
+bool offer_guided(const Model& model, const MatchPairs& pairs, uint32_t r, const Machine::State& state,
+                  const RunPolicy::Take& take, uint32_t avoid, const Spread& spread) {
   const Op& o = model.ops[r];
   if (o.probe != k_none) {
-    if (state.partner[o.probe] != k_none && state.partner[o.probe] != avoid) take(state.partner[o.probe]);
-    return;
+    return state.partner[o.probe] != k_none && state.partner[o.probe] != avoid && take(state.partner[o.probe]);
   }
-  if (spread.offer && spread.offer(r, spread.rotate + r, [&](uint32_t s) { return s != avoid && take(s); })) return;
-  if (o.recorded != k_none && o.recorded != avoid && take(o.recorded)) return;
+  if (spread.offer && spread.offer(r, spread.rotate + r, [&](uint32_t s) { return s != avoid && take(s); })) return true;
+  if (o.recorded != k_none && o.recorded != avoid && take(o.recorded)) return true;
   for (uint32_t s : pairs.sends[r]) {
-    if (s != avoid && s != o.recorded && take(s)) return;
+    if (s != avoid && s != o.recorded && take(s)) return true;
   }
+  return false;
 }
-
-}  // namespace
 
 RunResult run(const Machine& machine, const RunPolicy& policy) { return Runner(machine, policy).go(); }
 
@@ -227,7 +224,7 @@ std::optional<std::vector<RawStep>> guided_match(const Machine& machine, const M
     if (r == recv) {
       take(send);
     } else {
-      guided_order(model, pairs, r, state, send, spread, take);
+      offer_guided(model, pairs, r, state, take, send, spread);
     }
   };
   policy.done = [&](const Machine::State& state) { return state.partner[recv] == send; };
@@ -249,7 +246,7 @@ std::optional<std::vector<RawStep>> guided_precede(const Machine& machine, const
   auto returned = [&](const Machine::State& state) { return state.pos[a_rank] >= 2 * a_event + 2; };
   RunPolicy policy;
   policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
-    guided_order(model, pairs, r, state, k_none, {}, take);
+    offer_guided(model, pairs, r, state, take);
   };
   policy.may_call = [&](uint32_t rank, uint32_t event, const Machine::State& state) {
     return rank != b_rank || event != b_event || returned(state);

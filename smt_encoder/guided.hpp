@@ -67,12 +67,6 @@ struct RunResult {
   bool stopped = false;        // max_steps or the deadline stopped it (the end is not final)
 };
 
-// Run `machine`'s model from its initial state under `policy`: every rank
-// as far as it goes, and each posted receive or probe, oldest first, matched
-// with the first of its candidates that the rules allow, until nothing the
-// policy allows is possible, `policy.done` holds or a limit stops it.
-RunResult run(const Machine& machine, const RunPolicy& policy);
-
 // Which other pairs a directed replay should match on its way, to witness
 // many pairs with few runs: `offer(recv, from, take)` offers `recv` the
 // sends to try first, starting at its candidate `from` (`rotate` + the
@@ -82,6 +76,20 @@ struct Spread {
   std::function<bool(uint32_t recv, uint32_t from, const RunPolicy::Take& take)> offer;
   uint32_t rotate = 0;
 };
+
+// Offer receive or probe `r` its sends in the guided order, never `avoid`:
+// the probe's message for a receive tied to one; else those `spread` offers,
+// then its recorded message, then its other candidates in `pairs`. Return
+// true when `take` took one.
+bool offer_guided(const Model& model, const MatchPairs& pairs, uint32_t r, const Machine::State& state,
+                  const RunPolicy::Take& take, uint32_t avoid = k_none, const Spread& spread = {});
+
+// Run `machine`'s model from its initial state under `policy`: every rank
+// as far as it goes, and each posted receive or probe, oldest first, matched
+// with the first of its candidates that the rules allow, until nothing the
+// policy allows is possible, `policy.done` holds or a limit stops it.
+RunResult run(const Machine& machine, const RunPolicy& policy);
+
 
 // Return a schedule of `machine`'s model (whose match pairs are `pairs`)
 // that ends with receive or probe `recv` matched to `send`, or nothing when

@@ -293,6 +293,16 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
   spread.offer = [&](uint32_t r, uint32_t from, const RunPolicy::Take& take) { return seen.offer(r, from, take); };
   Goal match_goal;
   // Decide whether `r` can take `s` (alt.verdict) with a witness: runs first, then Z3.
+  // Take `steps` as the witness of `alt` if they replay to match_goal.
+  auto accept = [&](const std::vector<RawStep>& steps, RawAlternative& alt) {
+    auto w = ps.witness(steps, match_goal, buffering);
+    if (!w) return false;
+    ++out.stats["replay_witnesses"];
+    alt.verdict = Verdict::sat;
+    alt.witness = w;
+    learn(steps, w);
+    return true;
+  };
   auto feasible = [&](uint32_t r, uint32_t s, RawAlternative& alt) {
     match_goal.recv = r;
     match_goal.send = s;
@@ -312,28 +322,9 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
       auto steps = guided_match(machine, pairs, r, s, spread);
       ++spread.rotate;
       if (!steps && known != Verdict::sat) steps = guided_match(machine, pairs, r, s);
-      if (steps) {
-        if (auto w = ps.witness(*steps, match_goal, buffering)) {
-          ++out.stats["replay_witnesses"];
-          alt.verdict = Verdict::sat;
-          alt.witness = w;
-          learn(*steps, w);
-          return;
-        }
-      }
-      if (interchangeable) {
-        const Verdict v = known;
-        if (v == Verdict::sat) {
-          if (auto built = interchangeable->witness(r, s, budget.deadline())) {
-            if (auto w = ps.witness(*built, match_goal, buffering)) {
-              ++out.stats["replay_witnesses"];
-              alt.verdict = Verdict::sat;
-              alt.witness = w;
-              learn(*built, w);
-              return;
-            }
-          }
-        }
+      if (steps && accept(*steps, alt)) return;
+      if (known == Verdict::sat) {
+        if (auto built = interchangeable->witness(r, s, budget.deadline()); built && accept(*built, alt)) return;
       }
     }
     const auto sol = ps.ask(budget, [&](Encoder& e) { return e.can_match(r, s, buffering, budget.slice()); });
