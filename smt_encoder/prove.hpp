@@ -234,10 +234,12 @@ std::string render_json(const ProveResult& result);
 std::string render_dot(const ProveResult& result);
 
 // The SMT checks of `smtrace check`: message-race (errors: a race whose
-// alternative match alone deadlocks or leaves a message unmatched; warnings:
-// it does so only together with other alternative matches) and
+// alternative match deadlocks, alone or together with other alternative
+// matches, or alone leaves a message unmatched; warnings: it leaves one
+// unmatched only together with other alternative matches) and
 // potential-deadlock, within one budget of `smt_timeout_s` seconds for both
-// (it starts when the first of them starts solving).
+// (it starts when the first of them starts its SMT work, building the model
+// included, and is a wall). They share one model of the trace.
 struct CheckSettings {
   double smt_timeout_s = 5;
   Buffering buffering = Buffering::infinite;  // message-race (potential-deadlock is always zero)

@@ -292,7 +292,6 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
   Spread spread;
   spread.offer = [&](uint32_t r, uint32_t from, const RunPolicy::Take& take) { return seen.offer(r, from, take); };
   Goal match_goal;
-  // Decide whether `r` can take `s` (alt.verdict) with a witness: runs first, then Z3.
   // Take `steps` as the witness of `alt` if they replay to match_goal.
   auto accept = [&](const std::vector<RawStep>& steps, RawAlternative& alt) {
     auto w = ps.witness(steps, match_goal, buffering);
@@ -303,6 +302,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
     learn(steps, w);
     return true;
   };
+  // Decide whether `r` can take `s` (alt.verdict) with a witness: runs first, then Z3.
   auto feasible = [&](uint32_t r, uint32_t s, RawAlternative& alt) {
     match_goal.recv = r;
     match_goal.send = s;
