@@ -133,8 +133,14 @@ int run_check(const CheckOptions& options) {
   analysis.checks = parse_checks(options.checks);
   analysis.alignment = parse_alignment(options.alignment);
   if (options.smt_timeout < 0) throw Error("--smt-timeout must be 0 (off) or positive");
+  const auto buffering = smt::buffering_from_name(options.buffering);
+  if (!buffering) throw Error(fmt::format("unknown --buffering '{}' (infinite, zero)", options.buffering));
   if (options.smt_timeout > 0) {
-    analysis.extra_checks = smt::check_factories({options.smt_timeout, smt::Buffering::infinite});
+    smt::CheckSettings settings;
+    settings.smt_timeout_s = options.smt_timeout;
+    settings.buffering = *buffering;
+    smt_tuning_from_environment(settings.tuning);
+    analysis.extra_checks = smt::check_factories(settings);
   } else if (!analysis.checks.empty()) {
     for (const analyzer::RuleInfo& rule : smt::check_rules()) analysis.checks.erase(rule.name);
     if (analysis.checks.empty()) throw Error("--checks names only SMT checks, which --smt-timeout 0 turns off");

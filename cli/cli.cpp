@@ -202,6 +202,11 @@ int main(int argc, char** argv) {
                         "Seconds for the SMT checks (message-race, potential-deadlock, rma-race's races of "
                         "other executions) together; 0 turns them off")
       ->default_str("5");
+  check_cmd->add_option("--buffering", check.buffering,
+                        "message-race: standard-mode sends return at once (infinite) or once matched (zero);\n"
+                        "potential-deadlock always asks zero")
+      ->check(CLI::IsMember({"infinite", "zero"}))
+      ->default_str("infinite");
   check_cmd->add_flag("--list", check.list, "List the checks (name, severity, description) and exit");
   check_cmd->add_flag("-q,--quiet", check.quiet, "No progress on stderr (shown on a terminal only)");
   check_cmd->add_option("-o,--output", check.output, "Write the report to FILE instead of stdout")

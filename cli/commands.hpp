@@ -53,6 +53,7 @@ struct CheckOptions {
   bool list = false;
   bool quiet = false;
   double smt_timeout = 5;            // --smt-timeout: seconds for the SMT checks together (0: off)
+  std::string buffering = "infinite"; // --buffering: message-race's reading of standard sends
 };
 // Analyze a trace and print its report (docs/check-output.md); return 1
 // when there is an error-level finding (--expect: when findings differ).

@@ -1,7 +1,9 @@
 #include "cli/common.hpp"
 
 #include <array>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <system_error>
@@ -310,6 +312,23 @@ JsonWriter& JsonWriter::null() {
   separate();
   m_out += "null";
   return *this;
+}
+
+void smt_tuning_from_environment(smt::Tuning& tuning) {
+  auto value = [](const char* name) -> std::string_view {
+    const char* text = std::getenv(name);
+    return text ? std::string_view(text) : std::string_view();
+  };
+  if (const std::string_view guided = value("SMTRACE_SMT_GUIDED"); !guided.empty()) tuning.replay = guided != "0";
+  if (const std::string_view off = value("SMTRACE_SMT_NO_HB_PRUNING"); !off.empty()) tuning.hb_pruning = off == "0";
+  if (const std::string_view mb = value("SMTRACE_SMT_MEMORY_MB"); !mb.empty()) {
+    uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(mb.data(), mb.data() + mb.size(), n);
+    if (ec != std::errc() || end != mb.data() + mb.size()) {
+      throw Error(fmt::format("SMTRACE_SMT_MEMORY_MB={}: not a number of MiB", mb));
+    }
+    tuning.z3_memory_mb = n;
+  }
 }
 
 }  // namespace smtrace::cli

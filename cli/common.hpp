@@ -17,6 +17,10 @@
 #include "trace_format/event.hpp"
 #include "trace_format/reader.hpp"
 
+namespace smtrace::smt {
+struct Tuning;
+}
+
 namespace smtrace::cli {
 
 // Exit codes of every subcommand (docs/cli.md).
@@ -59,6 +63,12 @@ std::string site_to_string(const format::RankTrace& rank, const format::CallSite
 
 // Return `args` as a shell command line, quoting words that need it.
 std::string shell_join(const std::vector<std::string>& args);
+
+// Set the SMT backend's `tuning` from the environment (docs/cli.md):
+// SMTRACE_SMT_GUIDED=0 (no replay before Z3), SMTRACE_SMT_MEMORY_MB=N (Z3's
+// memory cap), SMTRACE_SMT_NO_HB_PRUNING=1 (match pairs without the
+// happens-before rules). Throw Error for a value that is not a number.
+void smt_tuning_from_environment(smt::Tuning& tuning);
 
 // Read `dir` as a trace; throw Error (exit 2) when it is unusable.
 format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols = true);

@@ -28,6 +28,7 @@ case $case_name in
       contains out.txt "--write-expect"
       contains out.txt "--list"
       contains out.txt "--quiet"
+      contains out.txt "--buffering"
       contains out.txt "Exit codes"
       contains out.txt "Examples:"
     done
@@ -38,6 +39,10 @@ case $case_name in
     expect 2 "$smtrace" check; contains err.txt "smtrace: error: check needs a trace directory"
     expect 2 "$smtrace" check dl --format xml; contains err.txt "smtrace: error:"
     expect 2 "$smtrace" check dl --alignment sideways; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" check dl --buffering some; contains err.txt "smtrace: error:"
+    expect 2 env SMTRACE_SMT_MEMORY_MB=lots "$smtrace" check pp
+    contains err.txt "smtrace: error: SMTRACE_SMT_MEMORY_MB=lots: not a number of MiB"
+    expect 0 "$smtrace" check pp --checks message-race --buffering zero
     expect 2 "$smtrace" check dl --bogus; contains err.txt "smtrace check --help"
     expect 2 "$smtrace" check dl --checks deadlock,nope
     contains err.txt "smtrace: error: unknown check 'nope'"; contains err.txt "collective-mismatch"
