@@ -775,14 +775,10 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
   }
   const std::vector<uint32_t>& todo = found.present;
 
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < todo.size();) {
-      const uint32_t r = todo[i];
-      trace.ranks[r] = read_rank_file(found.rank_files[r]);
-    }
-  };
-  run_on_threads(thread_count(options.threads, todo.size()), work);
+  run_on_threads(thread_count(options.threads, todo.size()), todo.size(), [&](std::size_t i) {
+    const uint32_t r = todo[i];
+    trace.ranks[r] = read_rank_file(found.rank_files[r]);
+  });
 
   for (uint32_t r = 0; r < world_size; ++r) {
     RankTrace& rank = trace.ranks[r];
