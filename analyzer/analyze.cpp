@@ -290,10 +290,10 @@ Result analyze(const fs::path& dir, const Options& options) {
       if (auto header = reader.header(cb)) {
         data.present = true;
         data.header = *header;
-        add_implicit_comms(data);
         bool ok = true;
         format::Problem p = format::check_rank_header(files, r, data.header, ok);
         if (!ok) data.problems.push_back(std::move(p));
+        add_implicit_comms(data);
         reader.read_all(cb);
         sequencer.finish();
         if (!data.end) data.truncated = true;

@@ -640,6 +640,84 @@ TEST_CASE("trace_format::read_rank_file::file shorter than the magic") {
   }
 }
 
+TEST_CASE("trace_format::read_rank_file::lost header") {
+  // What a rank killed while its header was being written leaves, and what a
+  // damaged copy may: the header frame (or the whole start) gone, the
+  // chunks after it intact.
+  TempDir dir;
+  const fs::path file = dir.path / "rank-2.smt";
+  RankFileBuilder b(header_for(2, 4));
+  const std::size_t header_end = b.bytes.size();
+  b.begin(0, 100);
+  b.enc.event(b.chunk, simple(0, fmt_ns::Call::Init, 100));
+  b.enc.event(b.chunk, simple(1, fmt_ns::Call::Barrier, 200));
+  b.seal();
+  b.begin(2, 300);
+  b.enc.event(b.chunk, simple(2, fmt_ns::Call::Send, 300));
+  b.leave_open(4096);
+
+  SUBCASE("a file of zeros") {
+    write_bytes(file, std::string(4u << 20, '\0'));
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+    CHECK_FALSE(r.present);
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].to_string() == file.string() +
+                                           ": byte 0: the file is 4194304 bytes, all zero: the rank stopped "
+                                           "before its header was written (nothing to read)");
+  }
+  SUBCASE("magic and header zeroed: sealed and open chunks read, rank and world size from the trace") {
+    std::string bytes = b.bytes;
+    std::fill(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(header_end), '\0');
+    write_bytes(file, bytes);
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+    CAPTURE(all_text(r.problems));
+    CHECK(r.present);
+    CHECK(r.header.recovered);
+    REQUIRE(r.events.size() == 3);
+    CHECK(r.events[2].call == fmt_ns::Call::Send);
+    REQUIRE(errors(r.problems) == 1);
+    CHECK(mentions(r.problems, file.string() + ": byte 0: not an smtrace rank file (bad magic); header lost: "
+                                               "reading the chunks from byte " + std::to_string(header_end) + " on"));
+    // Through read_trace, with a manifest: the rank and world size are known.
+    fmt_ns::Trace whole = sample_trace(4, 3);
+    whole.ranks[2].present = false;
+    fmt_ns::write_trace(whole, dir.path);
+    write_bytes(file, bytes);
+    fmt_ns::Trace t = fmt_ns::read_trace(dir.path);
+    REQUIRE(t.ranks.size() == 4);
+    CHECK(t.ranks[2].present);
+    CHECK(t.ranks[2].header.rank == 2);
+    CHECK(t.ranks[2].header.world_size == 4);
+    CHECK(t.ranks[2].comms.at(fmt_ns::k_comm_world).world_ranks.size() == 4);
+    CHECK(t.ranks[2].events.size() == 3);
+  }
+  SUBCASE("only an open chunk after a damaged header frame") {
+    RankFileBuilder open(header_for(2, 4));
+    open.begin(0, 100);
+    open.enc.event(open.chunk, simple(0, fmt_ns::Call::Init, 100));
+    open.leave_open(100);
+    std::string bytes = open.bytes;
+    bytes[fmt_ns::k_magic_size] = '\xFE';  // header length: beyond the file
+    bytes[fmt_ns::k_magic_size + 1] = '\xFF';
+    bytes[fmt_ns::k_magic_size + 2] = '\xFF';
+    bytes[fmt_ns::k_magic_size + 3] = '\x7F';
+    write_bytes(file, bytes);
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+    CAPTURE(all_text(r.problems));
+    CHECK(r.present);
+    REQUIRE(r.events.size() == 1);
+    CHECK(mentions(r.problems, "byte 8: header frame length 2147483646 exceeds"));
+    CHECK(mentions(r.problems, "header lost: reading the chunks from byte " + std::to_string(header_end)));
+  }
+  SUBCASE("no chunk after the damage") {
+    write_bytes(file, std::string("not a trace at all, just text\n"));
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+    CHECK_FALSE(r.present);
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].to_string() == file.string() + ": byte 0: not an smtrace rank file (bad magic); no chunk found after it");
+  }
+}
+
 TEST_CASE("trace_format::read_trace::symbols") {
   TempDir dir;
   fmt_ns::write_trace(sample_trace(2, 10), dir.path);
