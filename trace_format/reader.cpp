@@ -95,6 +95,12 @@ class InputFile {
 
 enum class FrameKind { sealed, open, cut };
 
+// More ranks than any trace is expected to have: beyond, a number is damage
+// (in a manifest, a rank file name or a RankHeader). The reader makes the
+// implicit MPI_COMM_WORLD of a rank from its world size: a damaged header
+// must not make it allocate gigabytes.
+constexpr uint32_t k_max_world_size = 1u << 22;
+
 const char* record_name(uint32_t field) {
   switch (field) {
     case 1: return "ChunkInfo";
@@ -206,6 +212,11 @@ struct RankWalker {
       return header_lost(cb, at + k_frame_header_size, "cannot parse the RankHeader");
     }
     RankHeader h = detail::to_plain(message);
+    if (h.world_size > k_max_world_size) {
+      return header_lost(cb, at + k_frame_header_size,
+                         "RankHeader world size " + std::to_string(h.world_size) + " is implausible (more than " +
+                             std::to_string(k_max_world_size) + " ranks)");
+    }
     rank = h.rank;
     if (h.format_version == 0 || h.format_version > k_format_version) {
       problem(cb, at + k_frame_header_size,
@@ -668,9 +679,6 @@ bool Trace::complete() const {
 // ---------------------------------------------------------------------------
 
 namespace {
-
-// More ranks than any trace is expected to have: beyond, a number is damage.
-constexpr uint32_t k_max_world_size = 1u << 22;
 
 // Return the rank a file name stands for under `pattern` ("rank-{rank}.smt").
 std::optional<uint32_t> rank_of(const std::string& name, const std::string& pattern) {

@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "analyzer/analyze.hpp"
 #include "analyzer/check.hpp"
 #include "analyzer/rank_data.hpp"
@@ -243,6 +247,30 @@ TEST_CASE("analyzer::analyze::a check that throws leaves the others' findings") 
                          std::runtime_error);
     CHECK_THROWS_AS(run(ThrowingCheck::Where::finish, smtrace::analyzer::CheckErrors::rethrow), std::out_of_range);
   }
+}
+
+TEST_CASE("analyzer::analyze::fuzz regressions") {
+  // Every input tests/fuzz's check target found a crash with
+  // (tests/fuzz/regressions/check/), as the one rank file of a trace: the
+  // analysis ends with problems, not a crash or an exception.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/check";
+  const fs::path trace = fs::temp_directory_path() / ("smtrace-unit-fuzz-check-" + std::to_string(::getpid()));
+  std::size_t inputs = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    CAPTURE(entry.path().string());
+    fs::remove_all(trace);
+    fs::create_directories(trace);
+    fs::copy_file(entry.path(), trace / "rank-0.smt");
+    smtrace::analyzer::Options options;
+    options.threads = 1;
+    options.happens_before = true;
+    smtrace::analyzer::Result result;
+    CHECK_NOTHROW(result = smtrace::analyzer::analyze(trace, options));
+    ++inputs;
+  }
+  fs::remove_all(trace);
+  CHECK(inputs > 0);
 }
 
 TEST_SUITE_END();

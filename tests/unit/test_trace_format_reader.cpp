@@ -718,6 +718,46 @@ TEST_CASE("trace_format::read_rank_file::lost header") {
   }
 }
 
+TEST_CASE("trace_format::read_rank_file::fuzz regressions") {
+  // Every input tests/fuzz found a crash or an oversized allocation with
+  // (tests/fuzz/regressions/rank_file/): read without throwing, and no
+  // single allocation near the fuzzer's 64 MiB limit.
+  const fs::path dir = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/rank_file";
+  std::size_t inputs = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    CAPTURE(entry.path().string());
+    g_largest_allocation = 0;
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(entry.path());
+    CHECK(g_largest_allocation.load() < (32u << 20));
+    CHECK_FALSE(r.problems.empty());
+    ++inputs;
+  }
+  CHECK(inputs > 0);
+}
+
+TEST_CASE("trace_format::read_rank_file::implausible world size in the header") {
+  // Found by fuzzing (tests/fuzz/regressions/rank_file/world-size-huge-1): the
+  // header's world size made the reader build an MPI_COMM_WORLD of billions.
+  TempDir dir;
+  fmt_ns::RankHeader h = header_for(1, 0xF0000000u);
+  RankFileBuilder b(h);
+  const std::size_t header_end = b.bytes.size();
+  b.begin(0, 100);
+  b.enc.event(b.chunk, simple(0, fmt_ns::Call::Init, 100));
+  b.seal();
+  const fs::path file = dir.path / "rank-1.smt";
+  write_bytes(file, b.bytes);
+  g_largest_allocation = 0;
+  fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+  CAPTURE(all_text(r.problems));
+  CHECK(g_largest_allocation.load() < (1u << 20));
+  CHECK(r.present);
+  CHECK(r.header.recovered);
+  CHECK(r.events.size() == 1);
+  CHECK(mentions(r.problems, ": RankHeader world size 4026531840 is implausible (more than 4194304 ranks); "
+                             "header lost: reading the chunks from byte " + std::to_string(header_end)));
+}
+
 TEST_CASE("trace_format::read_trace::symbols") {
   TempDir dir;
   fmt_ns::write_trace(sample_trace(2, 10), dir.path);
