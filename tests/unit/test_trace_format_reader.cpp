@@ -255,6 +255,17 @@ fmt_ns::Event simple(uint64_t seq, fmt_ns::Call call, int64_t t) {
   return e;
 }
 
+// A sealed chunk (Init, Barrier: seq 0, 1) and a second chunk, not yet
+// sealed or left open, holding a Send (seq 2).
+void two_chunks(RankFileBuilder& b) {
+  b.begin(0, 100);
+  b.enc.event(b.chunk, simple(0, fmt_ns::Call::Init, 100));
+  b.enc.event(b.chunk, simple(1, fmt_ns::Call::Barrier, 200));
+  b.seal();
+  b.begin(2, 300);
+  b.enc.event(b.chunk, simple(2, fmt_ns::Call::Send, 300));
+}
+
 }  // namespace
 
 TEST_SUITE_BEGIN("trace_format");
@@ -555,12 +566,7 @@ TEST_CASE("trace_format::read_rank_file::CRC mismatch") {
 TEST_CASE("trace_format::read_rank_file::open chunk with trailing zero padding") {
   TempDir dir;
   RankFileBuilder b(header_for(0, 1));
-  b.begin(0, 100);
-  b.enc.event(b.chunk, simple(0, fmt_ns::Call::Init, 100));
-  b.enc.event(b.chunk, simple(1, fmt_ns::Call::Barrier, 200));
-  b.seal();
-  b.begin(2, 300);
-  b.enc.event(b.chunk, simple(2, fmt_ns::Call::Send, 300));
+  two_chunks(b);
   fmt_ns::Event recv = simple(3, fmt_ns::Call::Recv, 400);
   recv.pending = true;  // durable before it blocked; then the rank was killed
   b.enc.event(b.chunk, recv);
@@ -648,12 +654,7 @@ TEST_CASE("trace_format::read_rank_file::lost header") {
   const fs::path file = dir.path / "rank-2.smt";
   RankFileBuilder b(header_for(2, 4));
   const std::size_t header_end = b.bytes.size();
-  b.begin(0, 100);
-  b.enc.event(b.chunk, simple(0, fmt_ns::Call::Init, 100));
-  b.enc.event(b.chunk, simple(1, fmt_ns::Call::Barrier, 200));
-  b.seal();
-  b.begin(2, 300);
-  b.enc.event(b.chunk, simple(2, fmt_ns::Call::Send, 300));
+  two_chunks(b);
   b.leave_open(4096);
 
   SUBCASE("a file of zeros") {
