@@ -17,9 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <exception>
 #include <memory>
-#include <mutex>
 
 #include "trace_format/json.hpp"
 #include "trace_format/parallel.hpp"
@@ -988,28 +986,12 @@ SynthResult write_synthetic_trace(std::string_view name, const fs::path& dir,
   const uint64_t iterations =
       options.iterations ? options.iterations : g->iterations ? g->iterations(options) : 1;
 
-  std::atomic<uint32_t> next{0};
   std::atomic<uint64_t> events{0}, bytes{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    while (!failed.load()) {
-      const uint32_t rank = next.fetch_add(1);
-      if (rank >= options.ranks) break;
-      try {
-        auto [e, b] = write_rank(*g, dir, rank, iterations, options);
-        events += e;
-        bytes += b;
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  run_on_threads(thread_count(options.threads, options.ranks), work);
-  if (error) std::rethrow_exception(error);
+  run_on_threads(thread_count(options.threads, options.ranks), options.ranks, [&](std::size_t rank) {
+    auto [e, b] = write_rank(*g, dir, static_cast<uint32_t>(rank), iterations, options);
+    events += e;
+    bytes += b;
+  });
 
   SynthResult result;
   result.ranks = options.ranks;

@@ -105,6 +105,11 @@ case $case_name in
     [ -e t ] && fail "record left an empty trace directory"
     expect 137 "$smtrace" record -o t -- sh -c 'kill -KILL $$'; contains err.txt "SIGKILL"
     expect 0 "$smtrace" record -o t -- sh -c 'test "$SMTRACE_DIR" = "$PWD/t" && case "$LD_PRELOAD" in "$SMTRACE_LIB"*) ;; *) exit 1;; esac'
+    # Libraries already preloaded come after the tracer, sanitizer runtimes before it.
+    # (They need not exist: the shell only prints the list.)
+    LD_PRELOAD="/x/libfoo.so /y/libasan.so.8:/z/libclang_rt.tsan-x86_64.so" \
+      "$smtrace" record -o t2 -- sh -c 'echo "LD=$LD_PRELOAD"' >out.txt 2>err.txt
+    contains out.txt "^LD=/y/libasan.so.8:/z/libclang_rt.tsan-x86_64.so:$SMTRACE_LIB:/x/libfoo.so$"
     expect 0 env LD_PRELOAD=/lib/nonexistent-keep.so "$smtrace" record -o t -- sh -c 'case "$LD_PRELOAD" in *nonexistent-keep.so) ;; *) exit 1;; esac'
     expect 127 "$smtrace" record -o t -- "$work/no-such-program"; contains err.txt "smtrace: error:"
     mkdir busy && touch busy/rank-0.smt
