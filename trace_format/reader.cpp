@@ -100,6 +100,12 @@ enum class FrameKind { sealed, open, cut };
 // implicit MPI_COMM_WORLD of a rank from its world size: a damaged header
 // must not make it allocate gigabytes.
 constexpr uint32_t k_max_world_size = 1u << 22;
+// More ranks than this missing (expected by the manifest, with no rank
+// file) is damage of the manifest, not a job that lost its files: each
+// expected rank costs a RankTrace and a problem, so a 100-byte manifest
+// must not make the reader build hundreds of thousands of them (found by
+// fuzzing: tests/fuzz/regressions/manifest/).
+constexpr uint32_t k_max_missing_ranks = 1u << 14;
 
 const char* record_name(uint32_t field) {
   switch (field) {
@@ -766,6 +772,15 @@ TraceFiles find_trace_files(const fs::path& dir) {
                               std::nullopt,
                               "world size " + std::to_string(world_size) +
                                   " is implausible; using the rank files found"});
+    world_size = 0;
+  }
+  if (world_size > files.size() && world_size - files.size() > k_max_missing_ranks) {
+    trace.problems.push_back({Problem::Severity::error, manifest_path.string(), 0, std::nullopt,
+                              std::nullopt,
+                              "world size " + std::to_string(world_size) + " is implausible: " +
+                                  std::to_string(files.size()) + " rank files found, more than " +
+                                  std::to_string(k_max_missing_ranks) +
+                                  " missing; using the rank files found"});
     world_size = 0;
   }
   if (!files.empty()) world_size = std::max(world_size, files.rbegin()->first + 1);

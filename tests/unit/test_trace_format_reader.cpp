@@ -422,6 +422,50 @@ TEST_CASE("trace_format::read_trace::implausible world size") {
   CHECK(mentions(got.problems, "rank-999999999.smt: byte 0: warning: rank number too large"));
 }
 
+TEST_CASE("trace_format::read_trace::manifest world size far beyond the rank files") {
+  // Found by fuzzing (tests/fuzz/regressions/manifest/): a manifest of 100
+  // bytes claiming 97044 ranks beside two rank files made the reader build a
+  // RankTrace and a "missing rank file" problem for each (a 68 MB vector).
+  TempDir dir;
+  fmt_ns::write_trace(sample_trace(2, 5), dir.path);
+  write_bytes(dir.path / "manifest.json", R"({"format_version": 1, "world_size": 97044})");
+  g_largest_allocation = 0;
+  fmt_ns::Trace got = fmt_ns::read_trace(dir.path);
+  CHECK(g_largest_allocation.load() < (1u << 20));
+  CHECK(got.ranks.size() == 2);
+  CHECK(got.ranks[1].events.size() == 5);
+  CHECK(mentions(got.problems, "manifest.json: byte 0: world size 97044 is implausible: 2 rank files found, "
+                               "more than 16384 missing; using the rank files found"));
+  SUBCASE("a job that lost many rank files, but not implausibly many, keeps its world size") {
+    write_bytes(dir.path / "manifest.json", R"({"format_version": 1, "world_size": 16386})");
+    fmt_ns::Trace lost = fmt_ns::read_trace(dir.path);
+    CHECK(lost.ranks.size() == 16386);
+    CHECK(mentions(lost.problems, "missing rank file rank-16385.smt (expected 16386 ranks)"));
+  }
+}
+
+TEST_CASE("trace_format::read_trace::manifest fuzz regressions") {
+  // Every manifest tests/fuzz found an oversized allocation or a slow input
+  // with (tests/fuzz/regressions/manifest/), beside a real two-rank trace as
+  // the fuzz target has it: read without throwing, no allocation near the
+  // fuzzer's 64 MiB limit.
+  const fs::path inputs_dir = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/manifest";
+  TempDir dir;
+  fmt_ns::write_trace(sample_trace(2, 5), dir.path);
+  std::size_t inputs = 0;
+  for (const auto& entry : fs::directory_iterator(inputs_dir)) {
+    CAPTURE(entry.path().string());
+    fs::copy_file(entry.path(), dir.path / "manifest.json", fs::copy_options::overwrite_existing);
+    g_largest_allocation = 0;
+    fmt_ns::Trace got = fmt_ns::read_trace(dir.path);
+    CHECK(g_largest_allocation.load() < (1u << 20));
+    CHECK(got.ranks.size() == 2);
+    CHECK(mentions(got.problems, "is implausible"));
+    ++inputs;
+  }
+  CHECK(inputs > 0);
+}
+
 TEST_CASE("trace_format::read_trace::rank files without a manifest") {
   TempDir dir;
   fmt_ns::write_trace(sample_trace(2, 5), dir.path);
