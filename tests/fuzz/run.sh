@@ -48,6 +48,8 @@ fi
 # Leaks are reported (libFuzzer's -detect_leaks=1); ODR violations between
 # the static libraries and libprotobuf are not ours to fix.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_odr_violation=0:allocator_may_return_null=0}
+# Leaks of libraries that are not ours, each with its reason: lsan.supp.
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/scripts/sanitizers/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 targets=()
