@@ -48,13 +48,14 @@ fi
 # Leaks are reported (libFuzzer's -detect_leaks=1); ODR violations between
 # the static libraries and libprotobuf are not ours to fix.
 # max_allocation_size_mb with allocator_may_return_null=1: a malloc/calloc
-# above the allocation limit returns NULL, as glibc's does when it cannot
+# of the allocation limit or more (libFuzzer's limit counts from its value
+# on) returns NULL, as glibc's does when it cannot
 # serve, while C++ `new` above it still aborts (a finding, as before). It
 # matters for C libraries that check for NULL: OTF2 callocs what a damaged
 # anchor file declares inside OTF2_Reader_Open, before smtrace can see the
 # number (tests/fuzz/regressions/otf2/anchor-property-count-*: 2.6 GB and
 # 29 GB), and reports the failure, which the importer passes on.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_odr_violation=0:allocator_may_return_null=1:max_allocation_size_mb=$malloc_limit_mb}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_odr_violation=0:allocator_may_return_null=1:max_allocation_size_mb=$((malloc_limit_mb - 1))}
 # Leaks of libraries that are not ours, each with its reason: lsan.supp.
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/scripts/sanitizers/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
