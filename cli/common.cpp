@@ -229,6 +229,11 @@ std::string json_quote(std::string_view text) {
   return analyzer::json_quote(text);
 }
 
+void JsonWriter::newline() {
+  m_out += '\n';
+  m_out.append(2 * (m_indent + m_first.size()), ' ');
+}
+
 void JsonWriter::separate() {
   if (m_after_key) {
     m_after_key = false;
@@ -237,6 +242,7 @@ void JsonWriter::separate() {
   if (!m_first.empty()) {
     if (!m_first.back()) m_out += ',';
     m_first.back() = false;
+    if (m_pretty) newline();
   }
 }
 
@@ -248,7 +254,9 @@ JsonWriter& JsonWriter::begin_object() {
 }
 
 JsonWriter& JsonWriter::end_object() {
+  const bool empty = m_first.back();
   m_first.pop_back();
+  if (m_pretty && !empty) newline();
   m_out += '}';
   return *this;
 }
@@ -261,7 +269,9 @@ JsonWriter& JsonWriter::begin_array() {
 }
 
 JsonWriter& JsonWriter::end_array() {
+  const bool empty = m_first.back();
   m_first.pop_back();
+  if (m_pretty && !empty) newline();
   m_out += ']';
   return *this;
 }
@@ -269,7 +279,7 @@ JsonWriter& JsonWriter::end_array() {
 JsonWriter& JsonWriter::key(std::string_view name) {
   separate();
   m_out += json_quote(name);
-  m_out += ':';
+  m_out += m_pretty ? ": " : ":";
   m_after_key = true;
   return *this;
 }

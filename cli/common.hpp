@@ -93,10 +93,14 @@ struct TraceOrigin {
 TraceOrigin trace_origin(const format::Trace& trace);
 
 // Writes JSON text with commas and escapes handled; the caller nests
-// begin/end calls correctly.
+// begin/end calls correctly. Compact, or pretty as check's JSON reports are
+// (two spaces per level, `"key": value`, one member per line), starting
+// `indent` levels deep.
+enum class Pretty : uint8_t { no, yes };
 class JsonWriter {
  public:
-  explicit JsonWriter(std::string& out) : m_out(out) {}
+  explicit JsonWriter(std::string& out, Pretty pretty = Pretty::no, unsigned indent = 0)
+      : m_out(out), m_pretty(pretty == Pretty::yes), m_indent(indent) {}
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -116,7 +120,10 @@ class JsonWriter {
 
  private:
   void separate();
+  void newline();
   std::string& m_out;
+  bool m_pretty = false;
+  unsigned m_indent = 0;
   std::vector<bool> m_first;  // per open container: no member written yet
   bool m_after_key = false;
 };

@@ -21,6 +21,7 @@
 
 #include "tracer/access.hpp"
 #include "tracer/clock.hpp"
+#include "tracer/force.hpp"
 #include "tracer/poll_fold.hpp"
 #include "tracer/recorder.hpp"
 #include "tracer/sites.hpp"
@@ -407,6 +408,7 @@ bool start(const StartInfo& info) {
     backtrace(frames, 4);
   }
   g->families.store(info.options.families);
+  force::start(info.options.force, info.rank);
   g->on.store(true);
   stop_on_failure();
   if (info.install_handlers) install_handlers();
@@ -460,6 +462,14 @@ void reset_for_tests() {
   g->finished.store(true);
   g->errors.store(0);
   access::detach();
+}
+
+void note(const std::string& message) {
+  if (!g->on.load(std::memory_order_relaxed)) return;
+  g->recorder->lock();
+  g->recorder->note(format::TracerNote{now(), message});
+  g->recorder->unlock();
+  stop_on_failure();
 }
 
 void define_comm(const format::CommDef& comm) {

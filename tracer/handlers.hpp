@@ -75,6 +75,8 @@ void reset_for_tests();
 void define_comm(const format::CommDef& comm);
 // Write a DatatypeDef record.
 void define_datatype(const format::DatatypeDef& type);
+// Write a TracerNote with `message` (nothing while not recording).
+void note(const std::string& message);
 // Count one tracer error (reported at finish).
 void count_error() noexcept;
 // Return the number of tracer errors so far.

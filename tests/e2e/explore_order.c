@@ -1,0 +1,29 @@
+/* Output that depends on a wildcard match (3 ranks), as in the README's
+ * demo: rank 0 receives one value from each of ranks 1 and 2 with
+ * MPI_ANY_SOURCE and prints 10 * first + second, which is 12 or 21 depending
+ * on which message came first. `smtrace explore` re-runs it with the other
+ * match forced and sees the output change: message-race error, confirmed by
+ * re-execution. Fixed (argument `fixed`): it prints the sum, the same in
+ * either order; the races stay, explore reports them as info. */
+#include <string.h>
+
+#include "e2e_util.h"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
+  const int rank = e2e_rank(MPI_COMM_WORLD);
+  E2E_REQUIRE(e2e_size(MPI_COMM_WORLD) == 3);
+
+  if (rank == 0) {
+    int first = 0, second = 0;
+    MPI_Recv(&first, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(&second, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    printf("result %d\n", fixed ? first + second : 10 * first + second);
+  } else {
+    MPI_Send(&rank, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+  }
+
+  MPI_Finalize();
+  return 0;
+}
