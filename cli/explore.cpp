@@ -82,6 +82,23 @@ std::string_view result_name(Result result) {
   return "?";
 }
 
+// Return what the program did under `result`, as the end of a sentence.
+std::string_view result_phrase(Result result) {
+  switch (result) {
+    case Result::deadlock: return "the program deadlocks";
+    case Result::crash: return "the program crashes";
+    case Result::abort: return "the program calls MPI_Abort";
+    case Result::exit_status: return "the exit status changes";
+    case Result::output_differs: return "the output differs";
+    case Result::new_findings: return "the checks find a new error";
+    case Result::diverged: return "the program takes another path, with the same results";
+    case Result::same: return "the program does the same";
+    case Result::not_reached: return "the program never reached the forced receive";
+    case Result::not_run: return "not run (--max-runs)";
+  }
+  return "?";
+}
+
 bool confirms(Result result) {
   switch (result) {
     case Result::deadlock:
@@ -425,13 +442,7 @@ void update_findings(std::vector<analyzer::Finding>& findings, const std::vector
     if (confirmed) {
       f.severity = analyzer::Severity::error;
       f.message = fmt::format("{} can take the message of {} instead, and then {} (confirmed by re-execution)", what,
-                              confirmed->send.str(),
-                              confirmed->result == Result::deadlock         ? "the program deadlocks"
-                              : confirmed->result == Result::crash          ? "the program crashes"
-                              : confirmed->result == Result::abort          ? "the program calls MPI_Abort"
-                              : confirmed->result == Result::exit_status    ? "the exit status changes"
-                              : confirmed->result == Result::output_differs ? "the output differs"
-                                                                            : "the checks find a new error");
+                              confirmed->send.str(), result_phrase(confirmed->result));
       f.notes.push_back("prove: " + proved_message);
     } else if (not_run == 0 && untested == 0 && unrefuted == 0) {
       f.severity = analyzer::Severity::info;
@@ -451,7 +462,15 @@ void update_findings(std::vector<analyzer::Finding>& findings, const std::vector
                                               : ""));
     }
     for (const Alternative* alt : mine) {
-      if (alt->result != Result::not_run) f.notes.push_back("explore: " + alternative_line(*alt));
+      if (alt->result == Result::not_run) continue;
+      f.notes.push_back("explore: " + alternative_line(*alt));
+      // prove's note on the alternative's send said what the trace's calls
+      // would do; say what the program did.
+      for (std::size_t i = 1; i < f.locations.size(); ++i) {
+        if (f.locations[i].event != alt->send || !f.locations[i].note.starts_with("can be taken instead")) continue;
+        f.locations[i].note = fmt::format("can be taken instead; re-executed with it forced, {} ({})",
+                                          result_phrase(alt->result), alt->name);
+      }
     }
   }
   analyzer::sort_findings(findings);
@@ -468,7 +487,7 @@ std::string explore_json(const std::vector<Alternative>& alternatives, const Exp
   json.key("trace").value(original.dir.string());
   json.key("exit_status").value(original.exit_code);
   json.end_object();
-  json.key("timeout_s").value(timeout_s);
+  json.key("timeout_s").value(std::round(timeout_s * 10) / 10);
   json.key("max_runs").value(options.max_runs);
   uint64_t run = 0, not_run = 0, confirmed = 0;
   for (const Alternative& alt : alternatives) {

@@ -22,10 +22,12 @@ bool number(std::string_view text, T& out) {
 std::optional<std::vector<ForceTarget>> parse_force(std::string_view text, std::string& error) {
   std::vector<ForceTarget> targets;
   std::size_t index = 0;
-  while (!text.empty()) {
+  bool more = !text.empty();
+  while (more) {
     const auto comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    more = comma != std::string_view::npos;
+    text = more ? text.substr(comma + 1) : std::string_view();
     ++index;
     const auto colon = item.find(':');
     const auto equals = item.find('=');
