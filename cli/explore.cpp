@@ -19,6 +19,8 @@
 // the exit status, or adds an error finding is a message-race error
 // "confirmed by re-execution"; a race whose alternatives were all run and
 // all behaved the same is info. docs/cli.md (explore) is the user's side.
+#include <signal.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -55,8 +57,8 @@ constexpr std::string_view k_race = "message-race";
 // What a forced run did, worst first: the first that applies names it.
 enum class Result : uint8_t {
   deadlock,        // stopped by the timeout
+  abort,           // a rank called MPI_Abort (the launcher then kills the others)
   crash,           // a rank or the launcher killed by a signal
-  abort,           // a rank called MPI_Abort
   exit_status,     // another exit status
   output_differs,  // other standard output or error
   new_findings,    // the checks found an error the original run did not have
@@ -328,17 +330,26 @@ void run_alternative(Alternative& alt, const ExploreOptions& options, const fs::
     }
   }
   bool reached = false;
-  bool aborted = false, signaled = false;
+  bool aborted = false;
+  std::optional<std::pair<uint32_t, int>> signaled;  // a rank killed by a signal, and which
+
   if (forced) {
     if (alt.target.rank < forced->ranks.size()) {
       for (const format::TracerNote& note : forced->ranks[alt.target.rank].notes) {
         reached = reached || format::parse_forced_note(note.message) == alt.target.ordinal;
       }
     }
-    for (const format::RankTrace& rank : forced->ranks) {
+    for (uint32_t r = 0; r < forced->ranks.size(); ++r) {
+      const format::RankTrace& rank = forced->ranks[r];
       if (!rank.end) continue;
       aborted = aborted || rank.end->kind == format::TerminationKind::aborted;
-      signaled = signaled || rank.end->kind == format::TerminationKind::signal;
+      if (rank.end->kind != format::TerminationKind::signal) continue;
+      // The launcher ends the other ranks with SIGTERM or SIGKILL: name
+      // the rank that died of something else.
+      const bool cleanup = rank.end->signal == SIGTERM || rank.end->signal == SIGKILL;
+      if (!signaled || (!cleanup && (signaled->second == SIGTERM || signaled->second == SIGKILL))) {
+        signaled = std::pair<uint32_t, int>(r, rank.end->signal);
+      }
     }
   }
   const std::string out_a = read_file(dir / "original.stdout");
@@ -372,14 +383,14 @@ void run_alternative(Alternative& alt, const ExploreOptions& options, const fs::
   } else if (alt.run.timed_out) {
     alt.result = Result::deadlock;
     alt.what = fmt::format("the program deadlocks: it was still running after {:.1f} s and was stopped", timeout_s);
-  } else if (signaled || alt.run.signal != 0) {
-    alt.result = Result::crash;
-    alt.what = alt.run.signal != 0 ? fmt::format("the program crashes: killed by {}", signal_name(alt.run.signal))
-                                   : fmt::format("the program crashes: a rank was killed by a signal (exit status {})",
-                                                 alt.run.exit_code);
   } else if (aborted) {
     alt.result = Result::abort;
     alt.what = fmt::format("the program calls MPI_Abort (exit status {})", alt.run.exit_code);
+  } else if (signaled || alt.run.signal != 0) {
+    alt.result = Result::crash;
+    alt.what = signaled ? fmt::format("the program crashes: rank {} was killed by {} (exit status {})",
+                                      signaled->first, signal_name(signaled->second), alt.run.exit_code)
+                        : fmt::format("the program crashes: killed by {}", signal_name(alt.run.signal));
   } else if (alt.run.exit_code != original_run.exit_code) {
     alt.result = Result::exit_status;
     alt.what = fmt::format("the exit status changes from {} to {}", original_run.exit_code, alt.run.exit_code);

@@ -25,6 +25,16 @@ smtrace_explore_test(order explore_order 3 60 --exit 1
 smtrace_explore_test(order_fixed explore_order 3 60 --exit 0
   --has "\"result\": \"same\"" --has "\"severity\": \"info\"" --has "behaved the same"
   --lacks "\"severity\": \"(error|warning)\"" --lacks "\"confirmed\": true" ARGS fixed)
+# The other match makes rank 0 crash (SIGSEGV) or call MPI_Abort; the
+# second receive's alternative needs the first's other match too, so its run
+# stops before reaching it (not-reached).
+smtrace_explore_test(crash explore_order 3 60 --exit 1
+  --has "\"result\": \"crash\"" --has "then the program crashes \\(confirmed by re-execution\\)"
+  --has "rank 0 was killed by SIGSEGV" --has "\"result\": \"not-reached\""
+  --lacks "\"result\": \"(deadlock|abort)\"" ARGS crash)
+smtrace_explore_test(abort explore_order 3 60 --exit 1
+  --has "\"result\": \"abort\"" --has "then the program calls MPI_Abort \\(confirmed by re-execution\\)"
+  --lacks "\"result\": \"(deadlock|crash)\"" ARGS abort)
 # A wildcard whose other match deadlocks (then the named receive from rank 1
 # never matches): the forced run hangs and is stopped, a confirmed error.
 smtrace_explore_test(deadlock race_deadlock 3 60 --exit 1 --explore-args "--timeout 4"
