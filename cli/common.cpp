@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <system_error>
 
 #include <fmt/core.h>
@@ -196,7 +197,8 @@ format::Trace read_trace_or_throw(const fs::path& dir, bool symbols) {
   }
 }
 
-void prepare_output_dir(const fs::path& dir, bool force) {
+void prepare_output_dir(const fs::path& dir, bool force, const std::function<bool(const std::string&)>& owned,
+                        std::string_view what) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) {
@@ -204,24 +206,38 @@ void prepare_output_dir(const fs::path& dir, bool force) {
     }
     if (!fs::is_empty(dir, ec)) {
       if (!force) {
-        throw Error(fmt::format("{}: directory exists and is not empty (use --force to replace the trace in it)",
-                                dir.string()));
+        throw Error(fmt::format("{}: directory exists and is not empty (use --force to replace {} in it)",
+                                dir.string(), what));
       }
-      // Remove only what a trace consists of, so that --force never deletes
-      // unrelated files a user keeps next to a trace.
+      // Remove only what we write, so that --force never deletes unrelated
+      // files a user keeps there.
       for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        const bool rank_file = name.starts_with("rank-") && name.ends_with(".smt");
-        if (rank_file || name == format::k_manifest_file || name == format::k_symbols_file) {
-          fs::remove(entry.path(), ec);
-          if (ec) throw Error(fmt::format("{}: cannot remove: {}", entry.path().string(), ec.message()));
-        }
+        if (!owned(entry.path().filename().string())) continue;
+        fs::remove_all(entry.path(), ec);
+        if (ec) throw Error(fmt::format("{}: cannot remove: {}", entry.path().string(), ec.message()));
       }
     }
     return;
   }
   fs::create_directories(dir, ec);
   if (ec) throw Error(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
+}
+
+void prepare_output_dir(const fs::path& dir, bool force) {
+  const auto trace_file = [](const std::string& name) {
+    const bool rank_file = name.starts_with("rank-") && name.ends_with(".smt");
+    return rank_file || name == format::k_manifest_file || name == format::k_symbols_file;
+  };
+  prepare_output_dir(dir, force, trace_file, "the trace");
+}
+
+std::string timestamped_name(std::string_view prefix) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  std::array<char, 32> stamp{};
+  std::strftime(stamp.data(), stamp.size(), "-%Y%m%d-%H%M%S", &local);
+  return std::string(prefix) + stamp.data();
 }
 
 std::string json_quote(std::string_view text) {

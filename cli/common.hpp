@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -77,6 +78,14 @@ format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols
 // remove the trace files in it (manifest, rank files, symbols) so that no
 // stale rank remains. Create `dir`. Throw Error when it cannot be used.
 void prepare_output_dir(const std::filesystem::path& dir, bool force);
+// The same for a directory that holds other things than a trace: with
+// `force`, remove the entries whose file name `owned` accepts; `what` names
+// them in the message of a refusal ("explore's runs").
+void prepare_output_dir(const std::filesystem::path& dir, bool force,
+                        const std::function<bool(const std::string&)>& owned, std::string_view what);
+
+// Return `prefix` followed by the local time: "smtrace-20260101-120000".
+std::string timestamped_name(std::string_view prefix);
 
 // Return the rules of every check: the analyzer's, then the SMT backend's.
 std::vector<analyzer::RuleInfo> all_check_rules();

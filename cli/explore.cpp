@@ -22,10 +22,8 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -132,38 +130,6 @@ struct Alternative {
   std::vector<std::string> new_findings;
   RunResult run;
 };
-
-std::string now_name() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  std::array<char, 64> name{};
-  std::strftime(name.data(), name.size(), "smtrace-explore-%Y%m%d-%H%M%S", &local);
-  return name.data();
-}
-
-// Make `dir` ready for explore's runs: refuse a non-empty directory unless
-// `force`, and then remove only what explore writes (original*, run-*).
-void prepare_explore_dir(const fs::path& dir, bool force) {
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-    throw Error(fmt::format("{}: exists and is not a directory", dir.string()));
-  }
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
-    if (!force) {
-      throw Error(fmt::format("{}: directory exists and is not empty (use --force to replace explore's runs in it)",
-                              dir.string()));
-    }
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (!name.starts_with("original") && !name.starts_with("run-")) continue;
-      fs::remove_all(entry.path(), ec);
-      if (ec) throw Error(fmt::format("{}: cannot remove: {}", entry.path().string(), ec.message()));
-    }
-  }
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
-}
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -546,11 +512,15 @@ int run_explore(const ExploreOptions& options) {
   if (options.timeout < 0) throw Error("--timeout must be 0 (from the original run) or positive");
 
   std::error_code ec;
-  fs::path dir = fs::absolute(options.output.empty() ? fs::path(now_name()) : fs::path(options.output), ec);
+  fs::path dir = fs::absolute(options.output.empty() ? fs::path(timestamped_name("smtrace-explore")) : fs::path(options.output), ec);
   if (ec) throw Error(fmt::format("{}: {}", options.output, ec.message()));
   dir = dir.lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();
-  prepare_explore_dir(dir, options.force);
+  // -f removes only what explore writes.
+  prepare_output_dir(
+      dir, options.force,
+      [](const std::string& name) { return name.starts_with("original") || name.starts_with("run-"); },
+      "explore's runs");
   auto say = [&](const std::string& line) {
     if (!options.quiet) fmt::print(stderr, "smtrace: explore: {}\n", line);
   };

@@ -29,7 +29,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -111,15 +110,6 @@ fs::path find_tracer() {
   throw Error(fmt::format("cannot find the tracer library {}; looked in:{}\n"
                           "Set SMTRACE_LIB=/path/to/{} to name it.",
                           k_tracer_file, looked, k_tracer_file));
-}
-
-std::string default_dir_name() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  std::array<char, 64> name{};
-  std::strftime(name.data(), name.size(), "smtrace-%Y%m%d-%H%M%S", &local);
-  return name.data();
 }
 
 enum class Launcher { open_mpi, srun, none };
@@ -406,7 +396,7 @@ RunResult record_run(const RecordOptions& options, const RunSettings& settings) 
   const fs::path tracer = find_tracer();
 
   std::error_code ec;
-  fs::path dir = options.output.empty() ? fs::path(default_dir_name()) : fs::path(options.output);
+  fs::path dir = options.output.empty() ? fs::path(timestamped_name("smtrace")) : fs::path(options.output);
   dir = fs::absolute(dir, ec).lexically_normal();
   if (ec) throw Error(fmt::format("{}: {}", options.output, ec.message()));
   if (dir.has_filename() == false) dir = dir.parent_path();  // "out/" -> "out"
