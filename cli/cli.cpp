@@ -445,7 +445,8 @@ int main(int argc, char** argv) {
       "help", "Print the help of smtrace or of one command.");
   help_cmd->add_option("COMMAND", help_topic, "The command to explain");
 
-  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, prove_cmd, explore_cmd, import_cmd,
+  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, prove_cmd, explore_cmd,
+                                           import_cmd,
                                            export_cmd, import_otf2_cmd, symbolize_cmd, synth_cmd, help_cmd};
   formatter->set_usage(record_cmd, "smtrace record [OPTIONS] -- COMMAND [ARGS...]");
   formatter->set_usage(info_cmd, "smtrace info DIR [--format text|json]");
@@ -457,8 +458,9 @@ int main(int argc, char** argv) {
   formatter->set_usage(prove_cmd, "smtrace prove DIR [--format text|json] [--can-match A B] [--can-precede A B]\n"
                                   "                     [--buffering infinite|zero] [--smt-timeout S] [--emit-smt2 FILE]\n"
                                   "                     [--dot FILE] [--no-findings] [-o FILE] [--quiet]");
-  formatter->set_usage(explore_cmd, "smtrace explore [-o DIR] [--format text|json|sarif] [--max-runs N] [--smt-timeout S]\n"
-                                    "                       [--timeout S] [--force] [--quiet] -- COMMAND [ARGS...]");
+  formatter->set_usage(explore_cmd,
+                       "smtrace explore [-o DIR] [--format text|json|sarif] [--max-runs N] [--smt-timeout S]\n"
+                       "                       [--timeout S] [--force] [--quiet] -- COMMAND [ARGS...]");
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
   formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--quiet]");
   formatter->set_usage(export_cmd, "smtrace export DIR --format perfetto|otf2 -o OUT [--findings] [--force] [--quiet]");
@@ -524,8 +526,8 @@ int main(int argc, char** argv) {
       throw Error(fmt::format("no command named '{}' (see smtrace --help)", help_topic));
     }
     throw Error(
-        "no command given; commands: record, info, dump, check, prove, explore, import-json, export, import-otf2, symbolize, "
-        "help (see smtrace --help)");
+        "no command given; commands: record, info, dump, check, prove, explore, import-json, export, import-otf2, "
+        "symbolize, help (see smtrace --help)");
   } catch (const Error& e) {
     fmt::print(stderr, "smtrace: error: {}\n", e.what());
   } catch (const format::TraceError& e) {

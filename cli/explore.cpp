@@ -414,7 +414,9 @@ void update_findings(std::vector<analyzer::Finding>& findings, const std::vector
       if (confirms(alt->result) && !confirmed) confirmed = alt;
     }
     const std::string proved_message = f.message;
-    std::erase_if(f.notes, [](const std::string& note) { return note.starts_with("proved for the communication only"); });
+    // prove's suggestion to re-execute has been followed.
+    std::erase_if(f.notes,
+                  [](const std::string& note) { return note.starts_with("proved for the communication only"); });
     const std::string what = f.message.starts_with("wildcard probe") ? "wildcard probe" : "wildcard receive";
     if (confirmed) {
       f.severity = analyzer::Severity::error;
@@ -512,7 +514,9 @@ int run_explore(const ExploreOptions& options) {
   if (options.timeout < 0) throw Error("--timeout must be 0 (from the original run) or positive");
 
   std::error_code ec;
-  fs::path dir = fs::absolute(options.output.empty() ? fs::path(timestamped_name("smtrace-explore")) : fs::path(options.output), ec);
+  const fs::path given =
+      options.output.empty() ? fs::path(timestamped_name("smtrace-explore")) : fs::path(options.output);
+  fs::path dir = fs::absolute(given, ec);
   if (ec) throw Error(fmt::format("{}: {}", options.output, ec.message()));
   dir = dir.lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();
