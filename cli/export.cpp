@@ -60,6 +60,7 @@ int run_export(const ExportOptions& options) {
   if (options.findings && options.smt_timeout > 0) {
     smt::CheckSettings settings;
     settings.smt_timeout_s = options.smt_timeout;
+    smt_tuning_from_environment(settings.tuning);
     analysis.extra_checks = smt::check_factories(settings);
   }
   const exchange::TraceView view = exchange::collect_view(
