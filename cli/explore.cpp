@@ -30,6 +30,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -565,7 +566,12 @@ int run_explore(const ExploreOptions& options) {
   prove.smt_timeout_s = options.smt_timeout;
   prove.harmless_races = true;
   smt_tuning_from_environment(prove.tuning);
-  const smt::ProveResult proved = smt::prove(original_run.dir, prove);
+  smt::ProveResult proved;
+  try {
+    proved = smt::prove(original_run.dir, prove);
+  } catch (const std::invalid_argument& e) {
+    throw Error(e.what());
+  }
   for (const smt::ProveFinding& f : proved.findings) checked.findings.push_back(f.finding);
 
   std::vector<Alternative> alternatives;
@@ -600,8 +606,12 @@ int run_explore(const ExploreOptions& options) {
   for (std::size_t i = 0; i < runnable; ++i) {
     ask.questions.push_back({smt::QuestionKind::can_match, alternatives[i].receive, alternatives[i].send});
   }
-  const smt::ProveResult witnesses =
-      ask.questions.empty() ? smt::ProveResult{} : smt::prove(original_run.dir, ask);
+  smt::ProveResult witnesses;
+  try {
+    if (!ask.questions.empty()) witnesses = smt::prove(original_run.dir, ask);
+  } catch (const std::invalid_argument& e) {
+    throw Error(e.what());
+  }
   for (std::size_t i = 0; i < runnable; ++i) {
     Alternative& alt = alternatives[i];
     alt.witness = {alt.target};
