@@ -21,6 +21,11 @@ endfunction()
 smtrace_explore_test(order explore_order 3 60 --exit 1
   --has "\"result\": \"output-differs\"" --has "confirmed by re-execution" --has "\"severity\": \"error\""
   --lacks "\"result\": \"(deadlock|crash|abort|not-reached)\"")
+# The same with a polling loop (MPI_Iprobe from any source, then a receive
+# from the source it saw): every poll of the loop is forced.
+smtrace_explore_test(iprobe explore_order 3 60 --exit 1
+  --has "\"result\": \"output-differs\"" --has "wildcard probe can take the message of"
+  --lacks "\"result\": \"(deadlock|crash|abort|not-reached)\"" ARGS iprobe)
 # Its twin prints the sum: the races stay, every run behaves the same: info.
 smtrace_explore_test(order_fixed explore_order 3 60 --exit 0
   --has "\"result\": \"same\"" --has "\"severity\": \"info\"" --has "behaved the same"
