@@ -84,14 +84,6 @@ std::string schedule_note(const Witness& w) {
   return out;
 }
 
-std::string rank_list(const std::vector<uint32_t>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
-  }
-  return out;
-}
-
 ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race) {
   const Op& r = model.ops[race.recv];
   const RawAlternative* bad = nullptr;      // bad by itself
@@ -165,14 +157,14 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
   }
   f.finding.message = fmt::format(
       "deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI {})",
-      ranks.size() == 1 ? "" : "s", rank_list(ranks),
+      ranks.size() == 1 ? "" : "s", analyzer::rank_list(ranks),
       rma_sync ? "buffered messages or did not make an RMA synchronization call wait" : "buffered messages");
   for (const RawBlocked& b : raw.cycle) {
     f.finding.locations.push_back(location(
         context, model, b.rank, b.event,
         b.waits_for.empty() ? fmt::format("rank {} blocks here", b.rank)
                             : fmt::format("rank {} blocks here, waiting for rank{} {}", b.rank,
-                                          b.waits_for.size() == 1 ? "" : "s", rank_list(b.waits_for))));
+                                          b.waits_for.size() == 1 ? "" : "s", analyzer::rank_list(b.waits_for))));
   }
   f.witness = to_witness(model, raw);
   f.finding.notes.push_back(schedule_note(*f.witness));
