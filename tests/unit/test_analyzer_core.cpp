@@ -75,9 +75,30 @@ TEST_CASE("analyzer::HappensBefore::fence and post/start/complete/wait") {
   options.happens_before = true;
   auto result = smtrace::analyzer::analyze(smtrace::test::write_json_trace("hb-rma", ranks), options);
   CHECK(result.stats["windows"] == 1);
-  // Fence: 2 entries -> hub -> 2 exits; post -> start; complete -> wait.
-  CHECK(result.stats["hb_cross_edges"] == 6);
+  // Window creation and fence: each 2 entries -> hub -> 2 exits; post ->
+  // start; complete -> wait.
+  CHECK(result.stats["hb_cross_edges"] == 10);
   CHECK(result.stats["hb_cyclic"] == 0);
+}
+
+TEST_CASE("analyzer::HappensBefore::window creation and MPI_Win_free order like barriers") {
+  // docs/checks.md (rma-race): a store before MPI_Win_create precedes a
+  // remote access in the first epoch; MPI_Win_free's return follows every
+  // access to the window.
+  std::vector<JsonRank> ranks(2);
+  const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+  const char* free = R"({"call": "WIN_FREE", "window": 1})";
+  ranks[0].events = {k_init, R"({"call": "STORE", "buf": "4096", "size": "4"})", create, free,
+                     R"({"call": "STORE", "buf": "4096", "size": "4"})", k_fin};
+  ranks[1].events = {k_init, create, R"({"call": "WIN_LOCK", "window": 1, "peer": 0, "lockType": "LOCK_SHARED"})",
+                     R"({"call": "GET", "window": 1, "peer": 0, "buf": "8192", "count": "1", "datatype": 7,
+                         "targetCount": "1", "targetDatatype": 7})",
+                     R"({"call": "WIN_UNLOCK", "window": 1, "peer": 0})", free, k_fin};
+  smtrace::analyzer::Options options;
+  options.checks = {"rma-race"};
+  auto result = smtrace::analyzer::analyze(smtrace::test::write_json_trace("hb-win-life", ranks), options);
+  CHECK(result.stats["hb_cross_edges"] == 8);
+  CHECK(smtrace::test::count_kind(result, "rma-race") == 0);
 }
 
 TEST_CASE("analyzer::HappensBefore::a successful MPI_Win_test ends the exposure epoch") {
@@ -100,8 +121,9 @@ TEST_CASE("analyzer::HappensBefore::a successful MPI_Win_test ends the exposure 
     options.happens_before = true;
     auto result = smtrace::analyzer::analyze(
         smtrace::test::write_json_trace(succeeds ? "hb-win-test" : "hb-win-test-false", ranks), options);
-    // post -> start, and complete -> the successful test.
-    CHECK(result.stats["hb_cross_edges"] == (succeeds ? 2 : 1));
+    // Window creation (2 entries -> hub -> 2 exits), post -> start, and
+    // complete -> the successful test.
+    CHECK(result.stats["hb_cross_edges"] == (succeeds ? 6 : 5));
     CHECK(result.stats["hb_cyclic"] == 0);
   }
 }
