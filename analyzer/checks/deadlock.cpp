@@ -347,10 +347,10 @@ class Deadlock final : public Check {
         return t.family == format::Family::rma ? comms.window(s, other->window) == comms.window(r, e.window)
                                                : comms.global(s, other->comm) == g;
       };
-      const char* what = t.family == format::Family::rma ? "of the window" : "of the communicator";
+      const char* what = t.family == format::Family::rma ? "of the window over" : "of";
       if (g == k_no_comm) {
-        w.what.push_back(fmt::format("{} waits for the other members {} (a communicator the trace does not describe)",
-                                     format::call_name(c), what));
+        w.what.push_back(fmt::format("{} waits for the other members of its {}, which the trace does not describe",
+                                     format::call_name(c), t.family == format::Family::rma ? "window" : "communicator"));
       } else {
         std::vector<uint32_t> absent;
         for (uint32_t s : comms.comm(g).world_ranks) {
@@ -358,7 +358,7 @@ class Deadlock final : public Check {
         }
         w.ranks.insert(absent.begin(), absent.end());
         if (!absent.empty()) {
-          w.what.push_back(fmt::format("{} waits for {} {} of {} {}, which {} not inside it", format::call_name(c),
+          w.what.push_back(fmt::format("{} waits for {} {} {} {}, which {} not inside it", format::call_name(c),
                                        absent.size() == 1 ? "rank" : "ranks", rank_list(absent), what,
                                        comms.comm(g).name, absent.size() == 1 ? "is" : "are"));
         }

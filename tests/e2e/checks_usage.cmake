@@ -21,3 +21,15 @@ add_test(NAME e2e.record_exit
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/record_exit.sh $<TARGET_FILE:smtrace_cli> $<TARGET_FILE:e2e_exit_early>
           $<TARGET_FILE:e2e_segv>)
 set_tests_properties(e2e.record_exit PROPERTIES LABELS e2e TIMEOUT 60 PROCESSORS 2)
+# More invalid arguments, each named in the report: a negative count, tag -1
+# on a send, a root out of range, MPI_COMM_NULL, a persistent request started
+# while active.
+smtrace_check_test(invalid_more invalid_more 2 30 --finds invalid-argument
+  --report-has "count -1 is negative" --report-has "tag -1 is invalid"
+  --report-has "communicator is MPI_COMM_NULL" --report-has "root rank 5 is out of range"
+  --report-has "started again while active")
+smtrace_check_test(invalid_more_fixed invalid_more 2 30 --clean ARGS fixed)
+# Nested locks on one target: Open MPI blocks in the second MPI_Win_lock, so
+# the job is stopped from outside; the report names the double lock.
+smtrace_check_test(rma_epoch_double rma_epoch 2 40 --expect-fail --kill-after 8 --finds epoch-lifecycle
+  --report-has "MPI_Win_lock on rank 1, which this rank already holds locked" ARGS double)
