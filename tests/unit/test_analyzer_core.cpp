@@ -189,6 +189,59 @@ TEST_CASE("analyzer::deadlock::collective some rank never entered") {
   CHECK(result.findings.front().locations.size() == 3);
 }
 
+TEST_CASE("analyzer::deadlock::wording (issue 14 item 6)") {
+  SUBCASE("a rank receiving from itself waits for itself") {
+    std::vector<JsonRank> ranks(2);
+    ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 0, "pending": true})"};
+    ranks[0].end = R"({"kind": "SIGNAL", "signal": 15})";
+    ranks[1].events = {k_init, k_fin};
+    auto result = analyze_json("deadlock-self", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    CHECK(result.findings.front().message == "deadlock: rank 0 waits for itself");
+  }
+  SUBCASE("members all inside the same collective wait for nobody") {
+    std::vector<JsonRank> ranks(2);
+    for (auto& r : ranks) {
+      r.events = {k_init, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+      r.end = R"({"kind": "SIGNAL", "signal": 15})";
+    }
+    auto result = analyze_json("deadlock-all-inside", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+  SUBCASE("a collective names the members not inside it") {
+    std::vector<JsonRank> ranks(3);
+    for (int r = 0; r < 2; ++r) {
+      ranks[r].events = {k_init, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+      ranks[r].end = R"({"kind": "SIGNAL", "signal": 15})";
+    }
+    ranks[2].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 9, "pending": true})"};
+    ranks[2].end = R"({"kind": "SIGNAL", "signal": 15})";
+    auto result = analyze_json("deadlock-coll-wording", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    bool named = false;
+    for (const auto& l : result.findings.front().locations) {
+      CHECK(l.note.find("other members") == std::string::npos);
+      CHECK(l.note.find("(unknown)") == std::string::npos);
+      if (l.note.find("MPI_Barrier on MPI_COMM_WORLD waits for rank 2 that never entered it") != std::string::npos)
+        named = true;
+    }
+    CHECK(named);
+  }
+}
+
+TEST_CASE("analyzer::unmatched-message::a send's tag -1 is not any tag") {
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "BSEND", "comm": 0, "peer": 1, "tag": -1})", k_fin};
+  ranks[1].events = {k_init, k_fin};
+  auto result = analyze_json("unmatched-tag-minus-one", ranks, {"unmatched-message"});
+  REQUIRE(count_kind(result, "unmatched-message") == 1);
+  const auto& f = result.findings.front();
+  std::string text = f.message;
+  for (const auto& l : f.locations) text += "\n" + l.note;
+  CHECK(text.find("any tag") == std::string::npos);
+  CHECK(text.find("tag -1") != std::string::npos);
+}
+
 TEST_CASE("analyzer::unmatched-message::send never received") {
   std::vector<JsonRank> ranks(2);
   ranks[0].events = {k_init, R"({"call": "BSEND", "comm": 0, "peer": 1, "tag": 4})", k_fin};
