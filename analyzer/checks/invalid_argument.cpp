@@ -39,9 +39,11 @@
 // A call that returned an error code (Event.rc) for which no rule above
 // names the argument is reported as such.
 //
-// Values the trace cannot tell from "not recorded" (datatype 0, op 0) are
-// taken as the null handle only in traces the tracer wrote (the header
-// names a tracer version): hand-written traces may leave them out.
+// Values the trace cannot tell from "not recorded" (datatype 0, op 0,
+// buffer address 0) are taken as the null handle or NULL only in traces the
+// tracer wrote (the header names a tracer version): hand-written traces may
+// leave them out. An imported trace says what it lacks (trace_format/
+// content.hpp); the rules that read that are off there.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -57,6 +59,7 @@
 #include "analyzer/footprint.hpp"
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/signature.hpp"
+#include "trace_format/content.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -83,6 +86,7 @@ class Pass final : public RankPass {
     const format::CallTraits& t = format::call_traits(e.call);
     if (t.family == format::Family::cuda) return;
     m_recorded = !m_data.header.tracer_version.empty();
+    m_lacks = format::lacks(m_data.header);
     m_event = &e;
     m_found = false;
     switch (t.role) {
@@ -94,35 +98,41 @@ class Pass final : public RankPass {
         break;
       case Role::recv:
         comm(e.comm);
-        rank(e.peer, RankUse::source, e.comm);
-        tag(e.tag, true);
+        if (!lacks(format::Content::receive_envelope)) {
+          rank(e.peer, RankUse::source, e.comm);
+          tag(e.tag, true);
+        }
         buffers(e);
         break;
       case Role::sendrecv:
         comm(e.comm);
         rank(e.peer, RankUse::dest, e.comm);
         tag(e.tag, false);
-        rank(e.recv_peer, RankUse::source, e.comm);
-        tag(e.recv_tag, true);
+        if (!lacks(format::Content::receive_envelope)) {
+          rank(e.recv_peer, RankUse::source, e.comm);
+          tag(e.recv_tag, true);
+        }
         buffers(e);
         break;
       case Role::probe:
         comm(e.comm);
-        rank(e.peer, RankUse::source, e.comm);
-        tag(e.tag, true);
+        if (!lacks(format::Content::receive_envelope)) {
+          rank(e.peer, RankUse::source, e.comm);
+          tag(e.tag, true);
+        }
         break;
       case Role::collective:
         comm(e.comm);
         if (t.rooted) rank(e.peer, RankUse::root, e.comm);
-        in_place(e, t);
+        if (!lacks(format::Content::buffers)) in_place(e, t);
         buffers(e);
-        if (t.op == format::Combine::reduce) reduction_op(e);
+        if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
       case Role::rma_comm:
         window(e.window);
         rank(e.peer, RankUse::target, window_comm(e.window));
         buffers(e);
-        rma_types(e, t);
+        if (!lacks(format::Content::type_signatures)) rma_types(e, t);
         break;
       case Role::rma_sync: {
         window(e.window);
@@ -202,6 +212,7 @@ class Pass final : public RankPass {
   // or a constructor's old type: `for_data` is false there, where an
   // uncommitted type is fine).
   void datatype(uint32_t id, int64_t count, bool for_data) {
+    if (lacks(format::Content::type_signatures)) return;
     if (id == k_type_null) {
       if (m_recorded && count > 0) add("null datatype", "the datatype is MPI_DATATYPE_NULL");
       return;
@@ -306,7 +317,10 @@ class Pass final : public RankPass {
         continue;
       }
       datatype(b.datatype, b.count, true);
-      if (b.arg == format::BufferArg::target || b.addr != 0 || b.count == 0) continue;
+      // Address 0 is NULL only where the tracer recorded the address.
+      if (b.arg == format::BufferArg::target || b.addr != 0 || b.count == 0 || !m_recorded ||
+          lacks(format::Content::buffers))
+        continue;
       if (b.datatype < format::k_first_derived_id && basic_type_size(b.datatype) > 0)
         add("null buffer", fmt::format("the buffer is NULL with count {} of {}", b.count, basic_type_name(b.datatype)));
     }
@@ -488,7 +502,7 @@ class Pass final : public RankPass {
         return;
       case format::Resource::win_new: case format::Resource::win_dynamic:
         comm(e.comm);
-        if (t.resource == format::Resource::win_new && e.disp_unit <= 0 && m_recorded)
+        if (t.resource == format::Resource::win_new && e.disp_unit <= 0 && m_recorded && !lacks(format::Content::buffers))
           add("disp unit", fmt::format("disp_unit {} is not positive", e.disp_unit));
         return;
       case format::Resource::win_free: case format::Resource::win_attach: case format::Resource::win_detach:
@@ -545,11 +559,21 @@ class Pass final : public RankPass {
       case format::HandleEffect::attach: case format::HandleEffect::detach: case format::HandleEffect::none: break;
     }
     switch (t.request) {
+      // A request handle MPI hands out again after a free or a completion
+      // names the new request: what was known of the old one goes.
       case format::RequestEffect::create:
-        if (e.request != 0) m_active[e.request] = RawSite{m_data.rank, e.seq, e.call, e.site, "the request is created here"};
+        if (e.request != 0) {
+          m_freed_requests.erase(e.request);
+          m_persistent.erase(e.request);
+          m_active[e.request] = RawSite{m_data.rank, e.seq, e.call, e.site, "the request is created here"};
+        }
         break;
       case format::RequestEffect::persistent:
-        if (e.request != 0) m_persistent[e.request] = Persistent{};
+        if (e.request != 0) {
+          m_freed_requests.erase(e.request);
+          m_active.erase(e.request);
+          m_persistent[e.request] = Persistent{};
+        }
         break;
       case format::RequestEffect::start: {
         std::vector<uint64_t> ids = e.requests;
@@ -591,6 +615,12 @@ class Pass final : public RankPass {
   const Event* m_event = nullptr;
   bool m_found = false;
   bool m_recorded = false;
+  // What an imported trace lacks (trace_format/content.hpp): the rules that
+  // read it are off (an OTF2 import has no buffer addresses, and without
+  // smtrace's attributes records every datatype as MPI_BYTE and no posted
+  // receive envelope).
+  format::ContentSet m_lacks = 0;
+  bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
   std::vector<format::Buffer> m_scratch;
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;
   std::unordered_map<uint32_t, RawSite> m_created_types;

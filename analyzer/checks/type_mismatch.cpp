@@ -159,6 +159,9 @@ class TypeMismatch final : public Check {
     return "a send and its receive (or an RMA origin and target) with different type signatures, or a "
            "message longer than the buffer that receives it";
   }
+  // Signatures and the receive counts as posted: an import without them
+  // (OTF2 records only message lengths) cannot tell a mismatch.
+  format::ContentSet needs() const override { return format::content_bit(format::Content::type_signatures); }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,

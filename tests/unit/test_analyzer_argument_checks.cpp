@@ -132,11 +132,27 @@ TEST_CASE("analyzer::invalid-argument::ranks, tags and counts") {
   }
   SUBCASE("a NULL buffer with a count") {
     Builder t(2);
+    t.trace().ranks[0].header.tracer_version = "0.1.0";  // address 0 is NULL only in recorded traces
     p2p(t, Call::Send, 0, 1, 0, 4, k_int, 0);
     p2p(t, Call::Send, 0, 1, 0, 0, k_int, 0);  // count 0: fine
     const auto f = of_kind(t.run(k_ia), k_ia);
     REQUIRE(f.size() == 1);
     CHECK(f[0].message == "MPI_Send: the buffer is NULL with count 4 of MPI_INT");
+  }
+  SUBCASE("an imported trace: no rule reads what it lacks") {
+    // An OTF2 import has no buffer addresses and, without smtrace's
+    // attributes, MPI_BYTE for every datatype and no posted envelope.
+    Builder t(2);
+    for (auto& rank : t.trace().ranks) rank.header.options["trace.lacks"] = "buffers,receive_envelope,type_signatures";
+    p2p(t, Call::Send, 0, 1, 0, 4, k_int, 0);
+    tf::Event& e = t.add(Call::Allreduce, 0);
+    e.comm = 0;
+    e.count = 8;
+    e.datatype = k_byte;
+    e.recv_count = 8;
+    e.recv_datatype = k_byte;
+    e.op = k_sum;
+    CHECK(of_kind(t.run(k_ia), k_ia).empty());
   }
 }
 
@@ -300,6 +316,18 @@ TEST_CASE("analyzer::invalid-argument::requests") {
     CHECK(f[0].message == "MPI_Wait: the request was freed by MPI_Request_free (0:2)");
     CHECK(f[0].locations[1].event == an::EventRef{0, 2});
     CHECK(f[1].message == "MPI_Request_free: the request is MPI_REQUEST_NULL");
+  }
+  SUBCASE("a handle value MPI hands out again after MPI_Request_free is a new request") {
+    Builder t(2);
+    p2p(t, Call::Isend, 0, 1, 0).request = 3;
+    t.add(Call::Request_free).request = 3;
+    p2p(t, Call::Isend, 0, 1, 1).request = 3;  // the same value, a new request
+    t.wait(3);
+    p2p(t, Call::Send_init, 0, 1, 2).request = 3;
+    t.add(Call::Start).request = 3;
+    t.wait(3);
+    t.add(Call::Request_free).request = 3;
+    CHECK(of_kind(t.run(k_ia), k_ia).empty());
   }
   SUBCASE("a request the tracer marked invalid") {
     Builder t(1);
