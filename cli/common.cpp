@@ -116,29 +116,6 @@ std::string tag_name(int32_t tag) {
   return tag == format::k_any_tag ? std::string("ANY_TAG") : std::to_string(tag);
 }
 
-std::string signal_name(int signal) {
-  switch (signal) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT";
-    case 3: return "SIGQUIT";
-    case 4: return "SIGILL";
-    case 5: return "SIGTRAP";
-    case 6: return "SIGABRT";
-    case 7: return "SIGBUS";
-    case 8: return "SIGFPE";
-    case 9: return "SIGKILL";
-    case 10: return "SIGUSR1";
-    case 11: return "SIGSEGV";
-    case 12: return "SIGUSR2";
-    case 13: return "SIGPIPE";
-    case 14: return "SIGALRM";
-    case 15: return "SIGTERM";
-    case 24: return "SIGXCPU";
-    case 25: return "SIGXFSZ";
-    default: return fmt::format("signal {}", signal);
-  }
-}
-
 std::string site_to_string(const format::RankTrace& rank, const format::CallSite* site) {
   if (site == nullptr) return {};
   if (!site->file.empty() && site->line != 0) {

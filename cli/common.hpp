@@ -55,8 +55,6 @@ std::string comm_name(uint32_t id);
 std::string rank_name(int32_t rank);
 // Return "ANY_TAG" or the number.
 std::string tag_name(int32_t tag);
-// Return "SIGSEGV" for 11, "signal N" when unknown.
-std::string signal_name(int signal);
 
 // Return the call site as "file:line[:col] (function)", "function (module+0xoff)"
 // or "module+0xoff"; empty when `site` is null.

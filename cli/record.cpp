@@ -315,7 +315,7 @@ std::vector<fs::path> wait_for_writers(const fs::path& dir, std::chrono::millise
 
 void report_exit(const ChildResult& child) {
   if (child.signal != 0) {
-    fmt::print(stderr, "smtrace: command killed by {}: exit status {}\n", signal_name(child.signal),
+    fmt::print(stderr, "smtrace: command killed by {}: exit status {}\n", format::signal_name(child.signal),
                child.exit_code);
   } else {
     fmt::print(stderr, "smtrace: command exited with status {}\n", child.exit_code);
@@ -532,13 +532,26 @@ RunResult record_run(const RecordOptions& options, const RunSettings& settings) 
 
   if (!settings.report) return result;
   fmt::print(stderr, "smtrace: trace written to {}\n", dir.string());
+  bool finalized = false;
   try {
     const format::Trace trace = read_trace_or_throw(dir);
     fmt::print(stderr, "smtrace: {}\n", trace_summary(trace));
+    finalized = all_finalized(trace);
   } catch (const std::exception& e) {
     warn(fmt::format("cannot read the trace back: {}", e.what()));
   }
   report_exit(child);
+  // A launcher that fails after every rank finalized (mpirun crashing in
+  // its teardown) is not the application's failure: say which one it was.
+  if (child.exit_code != 0) {
+    if (finalized) {
+      fmt::print(stderr, "smtrace: every rank reached MPI_Finalize: the application completed and the trace is "
+                         "complete; the launcher failed afterwards\n");
+    } else {
+      fmt::print(stderr, "smtrace: the application ended abnormally; `smtrace check {}` names the ranks and calls\n",
+                 dir.string());
+    }
+  }
   return result;
 }
 

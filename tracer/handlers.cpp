@@ -366,6 +366,8 @@ bool start(const StartInfo& info) {
   h.realtime_origin_ns = real_origin;
   h.tracer_version = SMTRACE_VERSION;
   h.options = info.options.to_map();
+  // The bound the invalid-argument check holds tags to (it varies by library and transport).
+  if (info.tag_ub > 0) h.options["mpi.tag_ub"] = std::to_string(info.tag_ub);
   // What SMTRACE_CLOCK gave: times are CLOCK_MONOTONIC ns either way.
   h.options["clock.source"] = g_clock.source() == Clock::Source::counter ? "counter" : "monotonic";
   if (g_clock.source() == Clock::Source::counter)
