@@ -356,8 +356,8 @@ void run_alternative(Alternative& alt, const ExploreOptions& options, const fs::
   } else if (signaled || alt.run.signal != 0) {
     alt.result = Result::crash;
     alt.what = signaled ? fmt::format("the program crashes: rank {} was killed by {} (exit status {})",
-                                      signaled->first, signal_name(signaled->second), alt.run.exit_code)
-                        : fmt::format("the program crashes: killed by {}", signal_name(alt.run.signal));
+                                      signaled->first, format::signal_name(signaled->second), alt.run.exit_code)
+                        : fmt::format("the program crashes: killed by {}", format::signal_name(alt.run.signal));
   } else if (alt.run.exit_code != original_run.exit_code) {
     alt.result = Result::exit_status;
     alt.what = fmt::format("the exit status changes from {} to {}", original_run.exit_code, alt.run.exit_code);
