@@ -40,6 +40,17 @@ using smtrace::smt::Verdict;
 
 constexpr double k_timeout_s = 20;
 
+// The goal "event (ra, ea) returns before event (rb, eb) is called".
+smt::Goal precede_goal(uint32_t ra, uint32_t ea, uint32_t rb, uint32_t eb) {
+  smt::Goal goal;
+  goal.outcome = Outcome::precede;
+  goal.a_rank = ra;
+  goal.a_event = ea;
+  goal.b_rank = rb;
+  goal.b_event = eb;
+  return goal;
+}
+
 uint32_t models_to_run() {
   if (const char* env = std::getenv("SMTRACE_SMT_DIFF_MODELS")) return static_cast<uint32_t>(std::atoi(env));
   return 120;
@@ -191,24 +202,14 @@ TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random
       CHECK(out.verdict == (expected ? Verdict::sat : Verdict::unsat));
       if (out.verdict == Verdict::sat) {
         ++sat;
-        smt::Goal goal;
-        goal.outcome = Outcome::precede;
-        goal.a_rank = ra;
-        goal.a_event = ea;
-        goal.b_rank = rb;
-        goal.b_event = eb;
+        const smt::Goal goal = precede_goal(ra, ea, rb, eb);
         CHECK(smt::check_schedule(model, buffering, out.steps, goal) == "");
       }
       // The directed replay holds rank b back until a returned: only feasible orders, replayed.
       if (auto steps = smt::guided_precede(machine, pairs, ra, ea, rb, eb)) {
         ++guided;
         CHECK(expected);
-        smt::Goal goal;
-        goal.outcome = Outcome::precede;
-        goal.a_rank = ra;
-        goal.a_event = ea;
-        goal.b_rank = rb;
-        goal.b_event = eb;
+        const smt::Goal goal = precede_goal(ra, ea, rb, eb);
         CHECK(smt::check_schedule(machine, *steps, goal) == "");
       }
     }
