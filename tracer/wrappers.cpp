@@ -97,8 +97,11 @@ std::vector<uint32_t> world_ranks_of_group(MPI_Group group) {
   return out;
 }
 
-// Return the id of `comm`, defining it (CommDef record) on first sight.
-uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
+// Return the id of `comm`, defining it (CommDef record) on first sight from
+// the groups of `members` (`comm` itself unless given: MPI_Comm_idup's new
+// communicator may not be used before its request completes, and has its
+// parent's groups).
+uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0, MPI_Comm members = MPI_COMM_NULL) {
   if (comm == MPI_COMM_WORLD) return format::k_comm_world;
   if (comm == MPI_COMM_SELF) return format::k_comm_self;
   if (comm == MPI_COMM_NULL) return UINT32_MAX;
@@ -108,6 +111,8 @@ uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
   format::CommDef def;
   def.id = id;
   def.parent = parent;
+  const MPI_Comm handle = comm;
+  if (members != MPI_COMM_NULL) comm = members;
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   def.inter = inter != 0;
@@ -129,7 +134,7 @@ uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
     else PMPI_Comm_size(comm, &facts.size);
     g_tables->comm_facts.insert(id, facts);
   }
-  g_tables->comms.insert(key(comm), id);
+  g_tables->comms.insert(key(handle), id);
   return id;
 }
 
@@ -1012,6 +1017,15 @@ int comm_create_group(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Grou
   }, new_comm_post(newcomm, comm));
 }
 template <class F>
+int comm_idup(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Comm*& newcomm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, [&](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS || *newcomm == MPI_COMM_NULL) return;
+    g_tables->comms.erase(key(*newcomm));
+    s.out().new_comm = comm_id(*newcomm, comm_id(comm), comm);
+    s.out().request = new_request(*request, false, false, 0);
+  });
+}
+template <class F>
 int comm_free(Call c, uintptr_t site, F&& pmpi, MPI_Comm*& comm) {
   MPI_Comm handle = *comm;
   return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(handle); },
@@ -1388,8 +1402,9 @@ int abort(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& code) {
 // ---------------------------------------------------------------------------
 // Calls of a family that is off: not recorded, but a handle they create or
 // free must leave the tables, or a handle MPI reuses later would inherit a
-// stale id (and a wrong CommDef or DatatypeDef). The handle is the last
-// argument of every such call.
+// stale id (and a wrong CommDef or DatatypeDef): every handle a call takes
+// by pointer (MPI_Comm_idup's new communicator and request, MPI_Type_free's
+// type...) is forgotten, as it was before the call and as it is after.
 
 template <class T>
 void forget(T handle) {
@@ -1406,26 +1421,26 @@ constexpr bool k_handle_out = std::is_same_v<L, MPI_Comm*> || std::is_same_v<L, 
                               std::is_same_v<L, MPI_Datatype*> || std::is_same_v<L, MPI_Win*> ||
                               std::is_same_v<L, MPI_Op*> || std::is_same_v<L, MPI_Request*>;
 
-template <class F, class... A>
-int untraced(Call c, F&& pmpi, A&... args) noexcept {  // the tables' erase does not throw
-  auto& last = std::get<sizeof...(A) - 1>(std::tie(args...));
-  using L = std::remove_cv_t<std::remove_reference_t<decltype(last)>>;
+template <class A>
+void forget_out(A& arg) noexcept {  // the tables' erase does not throw
+  using L = std::remove_cv_t<std::remove_reference_t<A>>;
   if constexpr (k_handle_out<L>) {
-    // Start(all), Cancel and Type_commit keep their handles' ids; Wait/Test
-    // complete requests through MPI_Status* calls, which change nothing here.
-    const format::CallTraits& t = format::call_traits(c);
-    if (t.request == format::RequestEffect::start || t.request == format::RequestEffect::cancel ||
-        t.resource == format::Resource::type_commit || !last)
-      return pmpi();
-    auto before = *last;
-    int rc = pmpi();
-    forget(before);
-    forget(*last);
-    return rc;
-  } else {
-    (void)c;
-    return pmpi();
+    if (arg) forget(*arg);
   }
+}
+
+template <class F, class... A>
+int untraced(Call c, F&& pmpi, A&... args) noexcept {
+  // Start(all), Cancel, Type_commit and the Wait/Test family keep their
+  // handles' ids (a completed persistent request keeps its id).
+  const format::CallTraits& t = format::call_traits(c);
+  if (t.request == format::RequestEffect::start || t.request == format::RequestEffect::cancel ||
+      format::completes_requests(t.request) || t.resource == format::Resource::type_commit)
+    return pmpi();
+  (forget_out(args), ...);
+  int rc = pmpi();
+  (forget_out(args), ...);
+  return rc;
 }
 
 // ---------------------------------------------------------------------------
@@ -1495,6 +1510,35 @@ namespace tr = smtrace::tracer;
   }
 #include "tracer/wrappers.def"
 #undef SMTRACE_WRAP
+
+// Every MPI call of trace_format/calls.def has a wrapper, and every wrapper a
+// row there (a row of wrappers.def without one names no Call: a compile
+// error): adding a call is its row in calls.def, its value in smtrace.proto
+// and its signature row in wrappers.def.
+namespace smtrace::tracer {
+namespace {
+constexpr Call k_wrapped[] = {
+#define SMTRACE_WRAP(Name, ...) Call::Name,
+#include "tracer/wrappers.def"
+#undef SMTRACE_WRAP
+    Call::Init, Call::Init_thread, Call::Finalize,  // written by hand below
+};
+constexpr bool wrapped(Call c) {
+  for (Call w : k_wrapped)
+    if (w == c) return true;
+  return false;
+}
+// Annotations, captured accesses and CUDA calls are not MPI calls.
+constexpr bool needs_wrapper(format::Family f) {
+  return f != format::Family::annotate && f != format::Family::cuda;
+}
+#define SMTRACE_CALL(ID, MpiName, number, family, ...)                          \
+  static_assert(!needs_wrapper(format::Family::family) || wrapped(Call::MpiName), \
+                "trace_format/calls.def: MPI_" #MpiName " has no wrapper: add its signature row to tracer/wrappers.def");
+#include "trace_format/calls.def"
+#undef SMTRACE_CALL
+}  // namespace
+}  // namespace smtrace::tracer
 
 extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init(int* argc, char*** argv) {
   auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
