@@ -16,6 +16,7 @@
 #include "tracer/access.hpp"
 #include "tracer/flatten.hpp"
 #include "tracer/handlers.hpp"
+#include "tracer/request_table.hpp"
 #include "tracer/tables.hpp"
 #include "tracer/tracer.hpp"
 #include "trace_format/call_semantics.hpp"
@@ -30,20 +31,13 @@ using handlers::CallScope;
 // ---------------------------------------------------------------------------
 // Handle tables. Ids are what the trace names objects by.
 
-struct RequestInfo {
-  uint64_t id = 0;
-  uint64_t elem_size = 0;  // receive datatype size, to turn bytes into a count
-  bool receive = false;
-  bool persistent = false;
-};
-
 struct Tables {
   HandleMap<uint32_t> comms;
   HandleMap<uint32_t> groups;
   HandleMap<uint32_t> types;
   HandleMap<uint32_t> ops;
   HandleMap<uint32_t> windows;
-  HandleMap<RequestInfo> requests;
+  RequestTable requests;
   std::atomic<uint32_t> next_comm{2};  // comms and groups share CommDef ids
   std::atomic<uint32_t> next_type{format::k_first_derived_id};
   std::atomic<uint32_t> next_op{format::k_first_derived_id};
@@ -308,16 +302,17 @@ uint64_t new_request(MPI_Request request, bool receive, bool persistent, uint64_
   info.receive = receive;
   info.persistent = persistent;
   info.elem_size = elem_size;
-  g_tables->requests.insert(key(request), info);
+  g_tables->requests.add(key(request), info);
   return info.id;
 }
 
-RequestInfo request_info(MPI_Request request) {
+// Return the outstanding request of handle value `request` that `skip`
+// older ones of the same value precede (request_table.hpp).
+RequestInfo request_info(MPI_Request request, std::size_t skip = 0) {
   RequestInfo info;
   if (request == MPI_REQUEST_NULL) return info;
-  if (!g_tables->requests.find(key(request), info)) {
-    // A request the tracer did not see created (an untraced family, a
-    // generalized request): give it an id now.
+  if (!g_tables->requests.find(key(request), info, skip)) {
+    // A request the tracer did not see created (an untraced family): give it an id now.
     info.id = new_request(request, false, false, 0);
   }
   return info;
@@ -344,15 +339,20 @@ struct RequestScratch {
 };
 thread_local RequestScratch t_scratch;
 
-// Remember `requests[0..n)` before a completion call, fill e.requests.
+// Remember `requests[0..n)` before a completion call, fill e.requests. A
+// handle value listed again names the next outstanding request of that value.
 void before_completion(Event& e, int n, const MPI_Request* requests) {
   auto& s = t_scratch;
   size_t count = n > 0 ? static_cast<size_t>(n) : 0;
   s.handles.assign(requests, requests + count);
   s.infos.resize(count);
   e.requests.resize(count);
+  const bool shared = count > 1 && g_tables->requests.shared();
   for (size_t i = 0; i < count; ++i) {
-    s.infos[i] = request_info(requests[i]);
+    std::size_t skip = 0;
+    if (shared && requests[i] != MPI_REQUEST_NULL)
+      for (size_t j = 0; j < i; ++j) skip += requests[j] == requests[i];
+    s.infos[i] = request_info(requests[i], skip);
     e.requests[i] = s.infos[i].id;
   }
 }
@@ -366,7 +366,7 @@ void completed(Event& out, size_t i, const MPI_Status* status) {
   c.request = s.infos[i].id;
   if (status && s.infos[i].receive) c.status = to_status(*status, s.infos[i].elem_size);
   out.completed.push_back(c);
-  if (!s.infos[i].persistent) g_tables->requests.erase(key(s.handles[i]));
+  if (!s.infos[i].persistent) g_tables->requests.remove(key(s.handles[i]), s.infos[i].id);
 }
 
 MPI_Status* statuses_for(int n, MPI_Status* given) {
@@ -682,10 +682,11 @@ int waitsome(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& request
 template <class F>
 int request_free(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request) {
   MPI_Request handle = *request;
-  return traced(c, site, pmpi, [&](Event& e) { e.request = request_info(handle).id; },
+  uint64_t e_request = 0;
+  return traced(c, site, pmpi, [&](Event& e) { e.request = e_request = request_info(handle).id; },
                 [&](CallScope&, int rc) {
                   if (rc == MPI_SUCCESS && format::call_traits(c).request == format::RequestEffect::free)
-                    g_tables->requests.erase(key(handle));
+                    g_tables->requests.remove(key(handle), e_request);
                 });
 }
 
@@ -1413,7 +1414,7 @@ void forget(T handle) {
   else if constexpr (std::is_same_v<T, MPI_Datatype>) g_tables->types.erase(key(handle));
   else if constexpr (std::is_same_v<T, MPI_Win>) g_tables->windows.erase(key(handle));
   else if constexpr (std::is_same_v<T, MPI_Op>) g_tables->ops.erase(key(handle));
-  else if constexpr (std::is_same_v<T, MPI_Request>) g_tables->requests.erase(key(handle));
+  else if constexpr (std::is_same_v<T, MPI_Request>) g_tables->requests.forget(key(handle));
 }
 
 template <class L>
