@@ -122,6 +122,16 @@ std::string_view family_name(Family family) {
   return "?";
 }
 
+std::string_view topology_name(Topology topology) {
+  switch (topology) {
+    case Topology::none: return "none";
+    case Topology::cart: return "cart";
+    case Topology::graph: return "graph";
+    case Topology::dist_graph: return "dist_graph";
+  }
+  return "?";
+}
+
 std::string_view memory_kind_name(MemoryKind kind) {
   switch (kind) {
     case MemoryKind::unspecified: return "unspecified";
