@@ -18,8 +18,8 @@ jobs=${JOBS:-$(nproc)}
 
 packages=(cmake g++ make pkg-config binutils libz3-dev libboost-graph-dev libprotobuf-dev
   protobuf-compiler libopenmpi-dev openmpi-bin libfmt-dev doctest-dev libcli11-dev
-  time z3 libtsan2)  # time: /usr/bin/time for bench/*.sh; z3: the solver binary, to parse --emit-smt2 files;
-  # libtsan2: GCC's ThreadSanitizer runtime, the baseline of bench/loadstore.sh
+  time z3 libtsan2 gfortran)  # time: /usr/bin/time for bench/*.sh; z3: the solver binary, to parse --emit-smt2 files;
+  # libtsan2: GCC's ThreadSanitizer runtime, the baseline of bench/loadstore.sh; gfortran: the Fortran e2e cases
 
 install_packages() {
   local missing=()

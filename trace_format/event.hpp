@@ -39,6 +39,10 @@ std::optional<Call> call_from_name(std::string_view name);
 Family call_family(Call call);
 // Return the lower-case name of `family` ("p2p"), as SMTRACE_FAMILIES spells it.
 std::string_view family_name(Family family);
+// Return the MPI name of predefined datatype `id` (a BasicType value of
+// smtrace.proto: "MPI_INT", "MPI_INTEGER"...), or "" when `id` is none of
+// them (63, a predefined type unknown to smtrace, included).
+std::string_view basic_type_name(uint32_t id);
 // Return true when `call` may wait for another rank (calls.def).
 bool call_blocks(Call call);
 // Return true when `call` is a value of the table (archived traces may hold

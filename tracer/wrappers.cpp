@@ -348,6 +348,13 @@ void register_predefined() {
       {MPI_C_LONG_DOUBLE_COMPLEX, 28}, {MPI_FLOAT_INT, 29}, {MPI_DOUBLE_INT, 30}, {MPI_LONG_INT, 31},
       {MPI_2INT, 32}, {MPI_SHORT_INT, 33}, {MPI_LONG_DOUBLE_INT, 34}, {MPI_PACKED, 35}, {MPI_AINT, 36},
       {MPI_OFFSET, 37}, {MPI_COUNT, 38},
+      // Fortran (BasicType 41-60): types a library without Fortran support
+      // leaves MPI_DATATYPE_NULL are skipped below
+      {MPI_INTEGER, 41}, {MPI_REAL, 42}, {MPI_DOUBLE_PRECISION, 43}, {MPI_COMPLEX, 44},
+      {MPI_DOUBLE_COMPLEX, 45}, {MPI_LOGICAL, 46}, {MPI_CHARACTER, 47}, {MPI_2INTEGER, 48}, {MPI_2REAL, 49},
+      {MPI_2DOUBLE_PRECISION, 50}, {MPI_INTEGER1, 51}, {MPI_INTEGER2, 52}, {MPI_INTEGER4, 53},
+      {MPI_INTEGER8, 54}, {MPI_REAL4, 55}, {MPI_REAL8, 56}, {MPI_REAL16, 57}, {MPI_COMPLEX8, 58},
+      {MPI_COMPLEX16, 59}, {MPI_COMPLEX32, 60},
   };
   for (const auto& p : types) {
     if (p.type == MPI_DATATYPE_NULL) continue;
