@@ -109,6 +109,19 @@ uint32_t CommTable::intercomm(std::map<Key, uint32_t>& by_key, const Inter& grou
   return it->second;
 }
 
+uint32_t CommTable::add_comm(std::map<Key, uint32_t>& by_key, const Key& key, format::Call call, uint32_t parent) {
+  auto [it, fresh] = by_key.emplace(key, static_cast<uint32_t>(m_comms.size()));
+  if (fresh) {
+    GlobalComm g;
+    g.index = it->second;
+    g.world_ranks = std::get<2>(key);
+    g.name = fmt::format("comm {} ({} of {}, {})", g.index, format::call_name(call),
+                         parent == k_no_comm ? "?" : m_comms[parent].name, members_text(g.world_ranks));
+    m_comms.push_back(std::move(g));
+  }
+  return it->second;
+}
+
 void CommTable::resolve(const std::vector<RankData>& ranks) {
   const uint32_t world_size = static_cast<uint32_t>(ranks.size());
   if (m_creations.size() != world_size) reserve_ranks(world_size);
@@ -140,6 +153,7 @@ void CommTable::resolve(const std::vector<RankData>& ranks) {
     std::map<uint32_t, uint32_t> ordinal;      // parent global -> creations seen
     std::map<uint32_t, uint32_t> win_ordinal;  // comm global -> window creations seen
     std::map<Inter, uint32_t> inter_ordinal;   // intercommunicators seen, by their groups
+    std::map<std::vector<uint32_t>, uint32_t> group_ordinal;  // MPI_Comm_create_group, by members
     auto creations = m_creations[r];
     std::sort(creations.begin(), creations.end(),
               [](const Creation& a, const Creation& b) { return a.seq < b.seq; });
@@ -171,22 +185,21 @@ void CommTable::resolve(const std::vector<RankData>& ranks) {
                                                                        parent == k_no_comm ? "?" : m_comms[parent].name));
         continue;
       }
+      if (c.call == format::Call::Comm_create_group) {
+        // Collective over the group only (MPI-3.1 section 6.4.2): the
+        // parent's other members do not call it, so it takes no ordinal of
+        // the parent; it is the k-th MPI_Comm_create_group of these members.
+        const format::CommDef* def = created;
+        if (!def || def->is_group) continue;
+        const uint32_t k = group_ordinal[def->world_ranks]++;
+        local[r][c.created] = add_comm(by_key, Key{k_group_parent, k, def->world_ranks}, c.call, parent);
+        continue;
+      }
       const uint32_t k = ordinal[parent]++;
       if (c.created == UINT32_MAX) continue;  // MPI_COMM_NULL (color MPI_UNDEFINED)
       const format::CommDef* def = created;
       if (!def || def->is_group) continue;
-      Key key{parent, k, def->world_ranks};
-      auto [it, fresh] = by_key.emplace(key, static_cast<uint32_t>(m_comms.size()));
-      if (fresh) {
-        GlobalComm g;
-        g.index = it->second;
-        g.world_ranks = def->world_ranks;
-        g.name = fmt::format("comm {} ({} of {}, {})", g.index, format::call_name(c.call),
-                             parent == k_no_comm ? "?" : m_comms[parent].name,
-                             members_text(g.world_ranks));
-        m_comms.push_back(std::move(g));
-      }
-      local[r][c.created] = it->second;
+      local[r][c.created] = add_comm(by_key, Key{parent, k, def->world_ranks}, c.call, parent);
     }
     // Communicators defined without a recorded creation: by members and order.
     std::map<std::vector<uint32_t>, uint32_t> orphan_ordinal;

@@ -97,6 +97,10 @@ class CommTable {
   using Key = std::tuple<uint32_t, uint32_t, std::vector<uint32_t>>;  // parent, ordinal, members
   using Inter = std::pair<std::vector<uint32_t>, std::vector<uint32_t>>;  // an intercommunicator's groups
   static constexpr uint32_t k_inter_parent = k_no_comm - 2;
+  static constexpr uint32_t k_group_parent = k_no_comm - 3;  // MPI_Comm_create_group: keyed by its members
+  // Return the global index of the communicator of `key` (made by `call`
+  // on global `parent`), adding it on first sight.
+  uint32_t add_comm(std::map<Key, uint32_t>& by_key, const Key& key, format::Call call, uint32_t parent);
   // Return `def`'s two groups, the lexicographically smaller first.
   static Inter canonical(const format::CommDef& def);
   // Return the global index of the `k`-th intercommunicator of `groups`
