@@ -21,6 +21,7 @@
 #include "analyzer/finding.hpp"
 #include "analyzer/rank_data.hpp"
 #include "trace_format/call_semantics.hpp"
+#include "trace_format/content.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::analyzer {
@@ -98,6 +99,10 @@ class Check {
   virtual Severity severity() const = 0;
   // Return one line for `smtrace check --list`.
   virtual std::string_view description() const = 0;
+  // Return what the check cannot run without (format::Content bits). The
+  // analyzer skips it, and says so in the report, on a trace that lacks any
+  // of it (an imported one: trace_format/content.hpp).
+  virtual format::ContentSet needs() const { return 0; }
   // Return the pass for rank `rank` (whose data `data` fills while loading), or
   // nullptr when this check needs no per-event work. Called before loading.
   virtual std::unique_ptr<RankPass> rank_pass(const RankData& data) {

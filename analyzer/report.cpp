@@ -166,24 +166,6 @@ class JsonOut {
   bool m_after_key = false;
 };
 
-// "FILE:LINE:COL", "FILE:LINE" or "FILE"; empty without a file.
-std::string where(const Location& location) {
-  if (location.file.empty()) return {};
-  if (location.line == 0) return location.file;
-  if (location.column == 0) return fmt::format("{}:{}", location.file, location.line);
-  return fmt::format("{}:{}:{}", location.file, location.line, location.column);
-}
-
-// "rank R (event R:SEQ) in MPI_Xxx[ called from FUNCTION][: NOTE]"; the
-// function only where no file says where the call is.
-std::string describe(const Location& location) {
-  std::string text = fmt::format("rank {} (event {})", location.event.rank, event_name(location.event));
-  if (!location.call.empty()) text += " in " + location.call;
-  if (location.file.empty() && !location.function.empty()) text += " called from " + location.function;
-  if (!location.note.empty()) text += ": " + location.note;
-  return text;
-}
-
 std::string problem_text(const format::Problem& problem) {
   std::string text = fmt::format("byte {}: ", problem.offset);
   if (problem.rank) text += fmt::format("rank {}: ", *problem.rank);
@@ -254,7 +236,7 @@ void write_sarif_location(JsonOut& json, const Location& location, std::optional
     json.key("kind").value("function");
     json.end_object().end_array();
   }
-  json.key("message").begin_object().key("text").value(describe(location)).end_object();
+  json.key("message").begin_object().key("text").value(location_description(location)).end_object();
   json.key("properties").begin_object();
   json.key("rank").value(location.event.rank);
   json.key("event").value(event_name(location.event));
@@ -264,6 +246,25 @@ void write_sarif_location(JsonOut& json, const Location& location, std::optional
 }
 
 }  // namespace
+
+std::string location_where(const Location& location) {
+  if (location.file.empty()) return {};
+  if (location.line == 0) return location.file;
+  if (location.column == 0) return fmt::format("{}:{}", location.file, location.line);
+  return fmt::format("{}:{}:{}", location.file, location.line, location.column);
+}
+
+std::string location_description(const Location& location) {
+  std::string text = fmt::format("rank {} (event {})", location.event.rank, event_name(location.event));
+  if (!location.call.empty()) text += " in " + location.call;
+  if (location.file.empty() && !location.function.empty()) text += " called from " + location.function;
+  if (!location.note.empty()) text += ": " + location.note;
+  return text;
+}
+
+std::string skipped_text(const SkippedCheck& skipped) {
+  return fmt::format("check {} did not run: {}", skipped.check, skipped.reason);
+}
 
 std::optional<ReportFormat> report_format(std::string_view name) {
   if (name == "text") return ReportFormat::text;
@@ -275,7 +276,8 @@ std::optional<ReportFormat> report_format(std::string_view name) {
 std::vector<RuleInfo> check_rules() {
   std::vector<RuleInfo> rules;
   for (const auto& check : all_checks()) {
-    rules.push_back({std::string(check->name()), check->severity(), std::string(check->description())});
+    rules.push_back(
+        {std::string(check->name()), check->severity(), std::string(check->description()), check->needs()});
   }
   return rules;
 }
@@ -305,14 +307,14 @@ std::string summary_line(const Result& result) {
 std::string render_text(const Result& result) {
   std::string out;
   for (const Finding& finding : result.findings) {
-    const std::string head = finding.locations.empty() ? std::string() : where(finding.locations.front());
+    const std::string head = finding.locations.empty() ? std::string() : location_where(finding.locations.front());
     out += fmt::format("{}: {}: {} [{}]\n", head.empty() ? "smtrace" : head, level_name(finding.severity),
                        finding.message, finding.kind);
     // Every location gets its line, the primary one included: the headline
     // says where, this line says which rank, event and call.
     for (const Location& location : finding.locations) {
-      const std::string at = where(location);
-      out += fmt::format("{}: note: {}\n", at.empty() ? "smtrace" : at, describe(location));
+      const std::string at = location_where(location);
+      out += fmt::format("{}: note: {}\n", at.empty() ? "smtrace" : at, location_description(location));
     }
     for (const std::string& note : finding.notes) out += fmt::format("smtrace: note: {}\n", note);
   }
@@ -320,6 +322,7 @@ std::string render_text(const Result& result) {
     out += fmt::format("{}: warning: {}\n", problem.file.empty() ? "smtrace" : problem.file,
                        problem_text(problem));
   }
+  for (const SkippedCheck& skipped : result.skipped) out += fmt::format("smtrace: note: {}\n", skipped_text(skipped));
   out += summary_line(result);
   out += '\n';
   return out;
@@ -384,6 +387,15 @@ std::string render_json(const Result& result) {
   }
   json.end_array();
 
+  json.key("skipped_checks").begin_array();
+  for (const SkippedCheck& skipped : result.skipped) {
+    json.begin_object();
+    json.key("check").value(skipped.check);
+    json.key("reason").value(skipped.reason);
+    json.end_object();
+  }
+  json.end_array();
+
   json.key("stats");
   write_stats_json(json, result);
   json.end_object();
@@ -441,6 +453,12 @@ std::string render_sarif(const Result& result, const ReportContext& context) {
       json.end_object();
       json.end_object().end_array();
     }
+    json.end_object();
+  }
+  for (const SkippedCheck& skipped : result.skipped) {
+    json.begin_object();
+    json.key("level").value("note");
+    json.key("message").begin_object().key("text").value(skipped_text(skipped)).end_object();
     json.end_object();
   }
   json.end_array();

@@ -14,6 +14,7 @@
 
 #include "analyzer/analyze.hpp"
 #include "analyzer/finding.hpp"
+#include "trace_format/content.hpp"
 
 namespace smtrace::analyzer {
 
@@ -31,6 +32,7 @@ struct RuleInfo {
   std::string name;         // "deadlock"
   Severity severity = Severity::error;
   std::string description;  // one line
+  format::ContentSet needs = 0;  // what it cannot run without (Check::needs)
 };
 
 // Return a RuleInfo for every check, in report order (from all_checks()).
@@ -66,6 +68,16 @@ std::string render_sarif(const Result& result, const ReportContext& context);
 
 // Return `result` rendered in `format`.
 std::string render(const Result& result, ReportFormat format, const ReportContext& context);
+
+// Return where `location` is as compilers write it: "FILE:LINE:COL",
+// "FILE:LINE" or "FILE"; empty when its file is unknown.
+std::string location_where(const Location& location);
+// Return "rank R (event R:SEQ) in MPI_Xxx[ called from FUNCTION][: NOTE]",
+// the function only where no file says where the call is.
+std::string location_description(const Location& location);
+// Return the note line a report prints for a check that did not run:
+// "check rma-race did not run: the trace has no buffer addresses (...)".
+std::string skipped_text(const SkippedCheck& skipped);
 
 // Return `text` as a JSON string literal: quotes, backslashes and control
 // characters escaped, invalid UTF-8 bytes replaced by U+FFFD.

@@ -1,12 +1,9 @@
 // smtrace check: run the analyzer's checks on a trace and print a report
 // (text, JSON or SARIF; docs/check-output.md), or compare the findings with
 // an expectation file (--expect, regression mode).
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,52 +15,17 @@
 #include "analyzer/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
+#include "exchange/html.hpp"
 #include "smt_encoder/prove.hpp"
 
 namespace smtrace::cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Progress lines overwrite each other on the terminal. They start only once
-// the analysis has run for a while, so short runs print nothing, and come
-// at most a few times a second. The analyzer may call from any thread.
-class Progress {
- public:
-  void operator()(const std::string& line) {
-    std::lock_guard lock(m_mutex);
-    const auto now = Clock::now();
-    if (now - m_start < std::chrono::seconds(1) || now - m_last < std::chrono::milliseconds(200)) return;
-    m_last = now;
-    m_shown = true;
-    fmt::print(stderr, "\r\x1b[Ksmtrace: {}", line);
-    std::fflush(stderr);
-  }
-  // Clear the progress line, if one was shown.
-  void clear() {
-    std::lock_guard lock(m_mutex);
-    if (m_shown) fmt::print(stderr, "\r\x1b[K");
-    m_shown = false;
-  }
-
- private:
-  std::mutex m_mutex;
-  Clock::time_point m_start = Clock::now();
-  Clock::time_point m_last{};
-  bool m_shown = false;
-};
-
-// Return the rules of every check: the analyzer's, then the SMT backend's.
-std::vector<analyzer::RuleInfo> all_rules() {
-  std::vector<analyzer::RuleInfo> rules = analyzer::check_rules();
-  for (analyzer::RuleInfo& rule : smt::check_rules()) rules.push_back(std::move(rule));
-  return rules;
-}
-
 std::vector<std::string> all_check_names() {
   std::vector<std::string> names;
-  for (const analyzer::RuleInfo& rule : all_rules()) names.push_back(rule.name);
+  for (const analyzer::RuleInfo& rule : all_check_rules()) names.push_back(rule.name);
   return names;
 }
 
@@ -154,9 +116,13 @@ std::string list_text(const std::vector<analyzer::RuleInfo>& rules, analyzer::Re
 }  // namespace
 
 int run_check(const CheckOptions& options) {
-  const auto format = analyzer::report_format(options.format);
-  if (!format) throw Error(fmt::format("unknown --format '{}' (text, json, sarif)", options.format));
-  const std::vector<analyzer::RuleInfo> rules = all_rules();
+  // html is exchange's (it reads events back for its pictures); the list
+  // and the expectation comparison are the text renderer's business then.
+  const bool html = options.format == "html";
+  const auto format = html ? std::optional<analyzer::ReportFormat>(analyzer::ReportFormat::text)
+                           : analyzer::report_format(options.format);
+  if (!format) throw Error(fmt::format("unknown --format '{}' (text, json, sarif, html)", options.format));
+  const std::vector<analyzer::RuleInfo> rules = all_check_rules();
   if (options.list) {
     emit(options.output, list_text(rules, *format));
     return k_exit_ok;
@@ -164,11 +130,18 @@ int run_check(const CheckOptions& options) {
   if (options.dir.empty()) throw Error("check needs a trace directory DIR (or --list)");
 
   analyzer::Options analysis;
+  analysis.check_errors = analyzer::CheckErrors::report;  // a partial report, then exit 2
   analysis.checks = parse_checks(options.checks);
   analysis.alignment = parse_alignment(options.alignment);
   if (options.smt_timeout < 0) throw Error("--smt-timeout must be 0 (off) or positive");
+  const auto buffering = smt::buffering_from_name(options.buffering);
+  if (!buffering) throw Error(fmt::format("unknown --buffering '{}' (infinite, zero)", options.buffering));
   if (options.smt_timeout > 0) {
-    analysis.extra_checks = smt::check_factories({options.smt_timeout, smt::Buffering::infinite});
+    smt::CheckSettings settings;
+    settings.smt_timeout_s = options.smt_timeout;
+    settings.buffering = *buffering;
+    smt_tuning_from_environment(settings.tuning);
+    analysis.extra_checks = smt::check_factories(settings);
   } else if (!analysis.checks.empty()) {
     for (const analyzer::RuleInfo& rule : smt::check_rules()) analysis.checks.erase(rule.name);
     if (analysis.checks.empty()) throw Error("--checks names only SMT checks, which --smt-timeout 0 turns off");
@@ -183,10 +156,8 @@ int run_check(const CheckOptions& options) {
     }
   }
 
-  Progress progress;
-  if (!options.quiet && isatty(STDERR_FILENO) == 1) {
-    analysis.progress = [&progress](const std::string& line) { progress(line); };
-  }
+  Progress progress(options.quiet ? Quiet::yes : Quiet::no);
+  analysis.progress = progress.callback();
   analyzer::Result result;
   try {
     result = analyzer::analyze(options.dir, analysis);
@@ -199,21 +170,39 @@ int run_check(const CheckOptions& options) {
   }
   progress.clear();
 
+  // A check that failed leaves a partial report: it is printed (the other
+  // checks' findings hold), then the failure, and the exit status is 2.
+  auto failed = [&](int status) {
+    if (result.failures.empty()) return status;
+    for (const analyzer::CheckFailure& failure : result.failures) {
+      fmt::print(stderr, "smtrace: error: check {} failed: {}; its findings are not in the report\n",
+                 failure.check, failure.message);
+    }
+    return k_exit_usage;
+  };
   if (!options.write_expect.empty()) {
+    if (!result.failures.empty()) {
+      failed(0);
+      throw Error(fmt::format("{} not written: the findings are incomplete", options.write_expect));
+    }
     write_file(options.write_expect, analyzer::write_expectations(result.findings, options.dir.string()));
   }
 
   const analyzer::ReportContext context{SMTRACE_VERSION, rules};
+  auto report = [&] {
+    if (!html) return analyzer::render(result, *format, context);
+    return exchange::render_html(result, options.dir, {rules, options.dir.string(), 3});
+  };
   if (options.expect.empty()) {
-    emit(options.output, analyzer::render(result, *format, context));
-    return analyzer::count_findings(result).errors > 0 ? k_exit_findings : k_exit_ok;
+    emit(options.output, report());
+    return failed(analyzer::count_findings(result).errors > 0 ? k_exit_findings : k_exit_ok);
   }
   // Regression mode: stdout says how the findings compare; the report
   // itself goes only to -o FILE.
-  if (!options.output.empty()) write_file(options.output, analyzer::render(result, *format, context));
+  if (!options.output.empty()) write_file(options.output, report());
   const analyzer::Comparison comparison = analyzer::compare(expectations, result.findings);
   emit({}, analyzer::render_comparison(comparison, options.expect));
-  return comparison.agree() ? k_exit_ok : k_exit_findings;
+  return failed(comparison.agree() ? k_exit_ok : k_exit_findings);
 }
 
 }  // namespace smtrace::cli

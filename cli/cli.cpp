@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
              "  smtrace info trace\n"
              "  smtrace dump trace --rank 1\n"
              "  smtrace check trace\n"
+             "  smtrace check trace --format html -o report.html\n"
+             "  smtrace export trace --format perfetto -o trace.json --findings\n"
              "Documentation: docs/cli.md.");
 
   // record
@@ -107,6 +109,8 @@ int main(int argc, char** argv) {
                        "Replace the trace in an existing non-empty output directory");
   bool no_symbolize = false;
   record_cmd->add_flag("--no-symbolize", no_symbolize, "Do not run `smtrace symbolize` after the run");
+  record_cmd->add_flag("-q,--quiet", record.quiet,
+                       "No progress on stderr while symbolizing (shown on a terminal only)");
   record_cmd->add_option("COMMAND", record.command, "The command to run, after `--`")->required();
   record_cmd->footer(
       "Environment: SMTRACE_LIB=path overrides where libsmtrace.so is found (default: next to\n"
@@ -173,11 +177,13 @@ int main(int argc, char** argv) {
       "Analyze a trace: deadlocks, collective mismatches, buffer misuse, leaks.\n"
       "Runs the checks (`--list` shows them) on the trace in DIR and prints the findings as\n"
       "compiler-style diagnostics (FILE:LINE:COL: error: ... [kind], a note per rank involved),\n"
-      "ending with a SUMMARY line; or as JSON or SARIF 2.1.0. With --expect FILE it compares the\n"
+      "ending with a SUMMARY line; or as JSON, SARIF 2.1.0 or one HTML page. With --expect FILE it compares the\n"
       "findings with an expectation file instead and prints what is missing or unexpected.");
   check_cmd->add_option("DIR", check.dir, "Trace directory")->type_name("DIR");
-  check_cmd->add_option("--format", check.format, "Report format: text, json (for programs), sarif (code scanning)")
-      ->check(CLI::IsMember({"text", "json", "sarif"}))
+  check_cmd->add_option("--format", check.format,
+                        "Report format: text, json (for programs), sarif (code scanning), html (one self-contained\n"
+                        "page: findings by kind, source around each location, a timeline picture per finding)")
+      ->check(CLI::IsMember({"text", "json", "sarif", "html"}))
       ->default_str("text");
   check_cmd->add_option("--checks", check.checks,
                         "Checks to run, comma-separated (default: all); -NAME drops one: all,-resource-leak")
@@ -196,6 +202,11 @@ int main(int argc, char** argv) {
                         "Seconds for the SMT checks (message-race, potential-deadlock, rma-race's races of "
                         "other executions) together; 0 turns them off")
       ->default_str("5");
+  check_cmd->add_option("--buffering", check.buffering,
+                        "message-race: standard-mode sends return at once (infinite) or once matched (zero);\n"
+                        "potential-deadlock always asks zero")
+      ->check(CLI::IsMember({"infinite", "zero"}))
+      ->default_str("infinite");
   check_cmd->add_flag("--list", check.list, "List the checks (name, severity, description) and exit");
   check_cmd->add_flag("-q,--quiet", check.quiet, "No progress on stderr (shown on a terminal only)");
   check_cmd->add_option("-o,--output", check.output, "Write the report to FILE instead of stdout")
@@ -209,6 +220,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  smtrace check trace\n"
       "  smtrace check trace --format sarif -o smtrace.sarif\n"
+      "  smtrace check trace --format html -o report.html\n"
       "  smtrace check trace --checks deadlock,collective-mismatch --format json\n"
       "  smtrace check trace --write-expect trace.expect && smtrace check trace --expect trace.expect");
 
@@ -278,16 +290,71 @@ int main(int argc, char** argv) {
   CLI::App* symbolize_cmd = app.add_subcommand(
       "symbolize",
       "Resolve call sites to function, file and line (writes symbols.smt).\n"
-      "Uses addr2line, one run per module with all its addresses. Modules that are missing or\n"
-      "lack debug info keep what the tracer knew (no error). `smtrace record` runs this by\n"
-      "itself; run it again after moving a trace to the machine that has the binaries.");
+      "Reads each module's DWARF (DWARF 4 and 5) in process with elfutils' libdw, once per\n"
+      "module: the innermost source position of each call, so a call inside a function defined\n"
+      "in a header (inlined or not) gets the header's file and line, and the function is the\n"
+      "inlined one. Modules that are missing or lack debug info keep what the tracer knew (no\n"
+      "error). `smtrace record` runs this by itself; run it again after moving a trace to the\n"
+      "machine that has the binaries.");
   symbolize_cmd->add_option("DIR", symbolize.dir, "Trace directory")->required();
-  symbolize_cmd->add_option("--addr2line", symbolize.addr2line, "The addr2line program to run")
-      ->default_str("addr2line");
-  symbolize_cmd->add_flag("-q,--quiet", symbolize.quiet, "Print nothing when all went well");
+  symbolize_cmd->add_flag("-q,--quiet", symbolize.quiet,
+                          "Print nothing when all went well (no progress, no summary line)");
   symbolize_cmd->footer(std::string(k_exit_codes_text) +
                         "\nExample:\n"
                         "  smtrace symbolize trace && smtrace dump trace");
+
+  // export
+  ExportOptions exporting;
+  CLI::App* export_cmd = app.add_subcommand(
+      "export",
+      "Write the trace in another tool's format: Perfetto timeline JSON or an OTF2 archive.\n"
+      "perfetto: Chrome trace-event JSON (opens in ui.perfetto.dev and chrome://tracing): a\n"
+      "process per rank, a track per thread and per CUDA stream, a slice per call, an arrow per\n"
+      "matched message (send -> where the receive completed); --findings also runs the checks\n"
+      "and marks each finding's events, linked in order. otf2: an OTF2 archive (Vampir,\n"
+      "Score-P's tools, otf2-print) with OTF2's MPI records, communicators, windows and call\n"
+      "sites; `smtrace import-otf2` reads it back.");
+  export_cmd->add_option("DIR", exporting.dir, "Trace directory")->required();
+  export_cmd->add_option("--format", exporting.format, "perfetto or otf2")
+      ->check(CLI::IsMember({"perfetto", "otf2"}))
+      ->required();
+  export_cmd->add_option("-o,--output", exporting.output,
+                         "perfetto: the JSON file (- for stdout); otf2: the archive's directory (OUT/traces.otf2)")
+      ->required();
+  export_cmd->add_flag("--findings", exporting.findings, "perfetto: run the checks and mark their findings");
+  export_cmd->add_option("--smt-timeout", exporting.smt_timeout,
+                         "With --findings: seconds for the SMT checks, as in check (0: off)")
+      ->default_str("5");
+  export_cmd->add_flag("-f,--force", exporting.force, "otf2: replace the archive in a non-empty directory");
+  export_cmd->add_flag("-q,--quiet", exporting.quiet, "No progress and no summary line on stderr");
+  export_cmd->footer(std::string(k_exit_codes_text) +
+                     "\nDocumentation: docs/cli.md (export).\n"
+                     "Examples:\n"
+                     "  smtrace export trace --format perfetto -o trace.json --findings\n"
+                     "  smtrace export trace --format otf2 -o trace-otf2 && otf2-print trace-otf2/traces.otf2");
+
+  // import-otf2
+  ImportOtf2Options import_otf2;
+  CLI::App* import_otf2_cmd = app.add_subcommand(
+      "import-otf2",
+      "Build a trace directory from an OTF2 archive (Score-P's, or smtrace export's).\n"
+      "MPI regions become events, their MPI records fill them (peers, tags, communicators,\n"
+      "requests, roots), Comm definitions become communicators. OTF2 holds no buffer addresses\n"
+      "(nor, in Score-P's archives, the posted source and tag of receives): the trace says so,\n"
+      "and check skips the checks that need them. A damaged archive gives an error (exit 2) and\n"
+      "a trace of what could be read.");
+  import_otf2_cmd->add_option("ARCHIVE", import_otf2.archive,
+                              "The anchor file (traces.otf2) or the directory holding it")
+      ->required();
+  import_otf2_cmd->add_option("-o,--output", import_otf2.output, "Trace directory to write")->required();
+  import_otf2_cmd->add_flag("-f,--force", import_otf2.force,
+                            "Replace the trace in an existing non-empty output directory");
+  import_otf2_cmd->add_flag("-q,--quiet", import_otf2.quiet, "No summary line on stderr (warnings stay)");
+  import_otf2_cmd->footer(std::string(k_exit_codes_text) +
+                          "\nDocumentation: docs/cli.md (import-otf2).\n"
+                          "Examples:\n"
+                          "  smtrace import-otf2 scorep-20240101_1200_123/traces.otf2 -o trace && smtrace check trace\n"
+                          "  smtrace import-otf2 trace-otf2 -o copy");
 
   // synth (developer command)
   SynthOptions synth;
@@ -336,19 +403,21 @@ int main(int argc, char** argv) {
   help_cmd->add_option("COMMAND", help_topic, "The command to explain");
 
   const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, prove_cmd, import_cmd,
-                                           symbolize_cmd, synth_cmd, help_cmd};
+                                           export_cmd, import_otf2_cmd, symbolize_cmd, synth_cmd, help_cmd};
   formatter->set_usage(record_cmd, "smtrace record [OPTIONS] -- COMMAND [ARGS...]");
   formatter->set_usage(info_cmd, "smtrace info DIR [--format text|json]");
   formatter->set_usage(dump_cmd, "smtrace dump DIR [--rank R] [--format text|json]");
   formatter->set_usage(check_cmd,
-                       "smtrace check DIR [--format text|json|sarif] [--checks LIST] [--alignment strict|weak|off]\n"
+                       "smtrace check DIR [--format text|json|sarif|html] [--checks LIST] [--alignment strict|weak|off]\n"
                        "                     [--expect FILE] [--write-expect FILE] [-o FILE] [--quiet]\n"
                        "       smtrace check --list [--format text|json]");
   formatter->set_usage(prove_cmd, "smtrace prove DIR [--format text|json] [--can-match A B] [--can-precede A B]\n"
                                   "                     [--buffering infinite|zero] [--smt-timeout S] [--emit-smt2 FILE]\n"
                                   "                     [--dot FILE] [--no-findings] [-o FILE] [--quiet]");
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
-  formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--addr2line PROGRAM] [--quiet]");
+  formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--quiet]");
+  formatter->set_usage(export_cmd, "smtrace export DIR --format perfetto|otf2 -o OUT [--findings] [--force] [--quiet]");
+  formatter->set_usage(import_otf2_cmd, "smtrace import-otf2 ARCHIVE -o DIR [--force] [--quiet]");
   formatter->set_usage(synth_cmd, "smtrace synth NAME [-o DIR] [--ranks N | --k K | --n N] [--events N | --iterations I]\n"
                                   "                     [--seed N] [--bug BUG]");
   formatter->set_usage(help_cmd, "smtrace help [COMMAND]");
@@ -390,6 +459,8 @@ int main(int argc, char** argv) {
     if (check_cmd->parsed()) return run_check(check);
     if (prove_cmd->parsed()) return run_prove(prove);
     if (import_cmd->parsed()) return run_import_json(import);
+    if (export_cmd->parsed()) return run_export(exporting);
+    if (import_otf2_cmd->parsed()) return run_import_otf2(import_otf2);
     if (symbolize_cmd->parsed()) return run_symbolize(symbolize);
     if (synth_cmd->parsed()) return run_synth(synth);
     if (help_cmd->parsed()) {
@@ -405,7 +476,9 @@ int main(int argc, char** argv) {
       }
       throw Error(fmt::format("no command named '{}' (see smtrace --help)", help_topic));
     }
-    throw Error("no command given; commands: record, info, dump, check, prove, import-json, symbolize, help (see smtrace --help)");
+    throw Error(
+        "no command given; commands: record, info, dump, check, prove, import-json, export, import-otf2, symbolize, "
+        "help (see smtrace --help)");
   } catch (const Error& e) {
     fmt::print(stderr, "smtrace: error: {}\n", e.what());
   } catch (const format::TraceError& e) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ struct RecordOptions {
   std::string buffer;
   bool force = false;
   bool symbolize = true;
+  bool quiet = false;                 // no progress on stderr
   std::vector<std::string> command;
 };
 // Run `options.command` with the tracer injected; return its exit status.
@@ -42,7 +44,7 @@ int run_dump(const DumpOptions& options);
 
 struct CheckOptions {
   std::filesystem::path dir;         // empty only with --list
-  std::string format = "text";       // text, json, sarif
+  std::string format = "text";       // text, json, sarif, html
   std::string checks;                // --checks LIST; empty: all
   std::string alignment = "strict";  // strict, weak, off
   std::string expect;                // --expect FILE: regression mode
@@ -51,6 +53,7 @@ struct CheckOptions {
   bool list = false;
   bool quiet = false;
   double smt_timeout = 5;            // --smt-timeout: seconds for the SMT checks together (0: off)
+  std::string buffering = "infinite"; // --buffering: message-race's reading of standard sends
 };
 // Analyze a trace and print its report (docs/check-output.md); return 1
 // when there is an error-level finding (--expect: when findings differ).
@@ -83,10 +86,31 @@ int run_import_json(const ImportJsonOptions& options);
 
 struct SymbolizeOptions {
   std::filesystem::path dir;
-  std::string addr2line = "addr2line";
-  bool quiet = false;
+  bool quiet = false;                 // nothing on stderr when all went well, no progress
 };
 int run_symbolize(const SymbolizeOptions& options);
+
+struct ExportOptions {
+  std::filesystem::path dir;
+  std::string format;                 // otf2, perfetto
+  std::filesystem::path output;       // -o: a directory (otf2) or a file, - for stdout (perfetto)
+  bool findings = false;              // perfetto: run the checks and mark their findings
+  double smt_timeout = 5;             // with --findings: as check's
+  bool force = false;                 // otf2: replace an archive in a non-empty directory
+  bool quiet = false;
+};
+// Write the trace in another tool's format (docs/cli.md, export).
+int run_export(const ExportOptions& options);
+
+struct ImportOtf2Options {
+  std::filesystem::path archive;      // anchor file (.otf2) or its directory
+  std::filesystem::path output;
+  bool force = false;
+  bool quiet = false;
+};
+// Build a trace directory from an OTF2 archive; exit 2 (with what could be
+// read written) when the archive is damaged.
+int run_import_otf2(const ImportOtf2Options& options);
 
 struct SynthOptions {
   std::string generator;             // halo, pingpong, wildcard, senders, leader, router, fig6
@@ -108,11 +132,13 @@ int run_synth(const SynthOptions& options);
 struct SymbolizeResult {
   uint64_t sites = 0;        // call sites with a module
   uint64_t resolved = 0;     // sites that got a file and line
-  uint64_t modules = 0;      // modules addr2line was run on
+  uint64_t modules = 0;      // modules whose DWARF was read
   std::vector<std::string> missing_modules;
   std::vector<std::string> changed_modules;  // build id differs from the trace's
 };
-// Symbolize the call sites of the trace in `dir` and write its symbols file.
-SymbolizeResult symbolize_trace(const std::filesystem::path& dir, const std::string& addr2line);
+// Symbolize the call sites of the trace in `dir` and write its symbols file;
+// call `progress` (when not empty) now and then with a line of progress.
+SymbolizeResult symbolize_trace(const std::filesystem::path& dir,
+                                const std::function<void(const std::string&)>& progress = {});
 
 }  // namespace smtrace::cli

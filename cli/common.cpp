@@ -1,7 +1,9 @@
 #include "cli/common.hpp"
 
 #include <array>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <system_error>
@@ -9,10 +11,38 @@
 #include <fmt/core.h>
 
 #include "analyzer/report.hpp"
+#include "smt_encoder/prove.hpp"
 
 namespace smtrace::cli {
 
 namespace fs = std::filesystem;
+
+std::vector<analyzer::RuleInfo> all_check_rules() {
+  std::vector<analyzer::RuleInfo> rules = analyzer::check_rules();
+  for (analyzer::RuleInfo& rule : smt::check_rules()) rules.push_back(std::move(rule));
+  return rules;
+}
+
+std::vector<std::string> checks_unable(format::ContentSet lacks) {
+  std::vector<std::string> names;
+  for (const analyzer::RuleInfo& rule : all_check_rules()) {
+    if ((rule.needs & lacks) != 0) names.push_back(rule.name);
+  }
+  return names;
+}
+
+TraceOrigin trace_origin(const format::Trace& trace) {
+  TraceOrigin origin;
+  for (const format::RankTrace& rank : trace.ranks) {
+    if (!rank.present) continue;
+    origin.lacks |= format::lacks(rank.header);
+    if (auto it = rank.header.options.find(std::string(format::k_imported_option));
+        it != rank.header.options.end() && origin.imported_from.empty()) {
+      origin.imported_from = it->second;
+    }
+  }
+  return origin;
+}
 
 void warn(std::string_view message) {
   fmt::print(stderr, "smtrace: warning: {}\n", message);
@@ -272,6 +302,23 @@ JsonWriter& JsonWriter::null() {
   separate();
   m_out += "null";
   return *this;
+}
+
+void smt_tuning_from_environment(smt::Tuning& tuning) {
+  auto value = [](const char* name) -> std::string_view {
+    const char* text = std::getenv(name);
+    return text ? std::string_view(text) : std::string_view();
+  };
+  if (const std::string_view guided = value("SMTRACE_SMT_GUIDED"); !guided.empty()) tuning.replay = guided != "0";
+  if (const std::string_view off = value("SMTRACE_SMT_NO_HB_PRUNING"); !off.empty()) tuning.hb_pruning = off == "0";
+  if (const std::string_view mb = value("SMTRACE_SMT_MEMORY_MB"); !mb.empty()) {
+    uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(mb.data(), mb.data() + mb.size(), n);
+    if (ec != std::errc() || end != mb.data() + mb.size()) {
+      throw Error(fmt::format("SMTRACE_SMT_MEMORY_MB={}: not a number of MiB", mb));
+    }
+    tuning.z3_memory_mb = n;
+  }
 }
 
 }  // namespace smtrace::cli

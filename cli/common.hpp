@@ -12,8 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/report.hpp"
+#include "trace_format/content.hpp"
 #include "trace_format/event.hpp"
 #include "trace_format/reader.hpp"
+
+namespace smtrace::smt {
+struct Tuning;
+}
 
 namespace smtrace::cli {
 
@@ -58,6 +64,12 @@ std::string site_to_string(const format::RankTrace& rank, const format::CallSite
 // Return `args` as a shell command line, quoting words that need it.
 std::string shell_join(const std::vector<std::string>& args);
 
+// Set the SMT backend's `tuning` from the environment (docs/cli.md):
+// SMTRACE_SMT_GUIDED=0 (no replay before Z3), SMTRACE_SMT_MEMORY_MB=N (Z3's
+// memory cap), SMTRACE_SMT_NO_HB_PRUNING=1 (match pairs without the
+// happens-before rules). Throw Error for a value that is not a number.
+void smt_tuning_from_environment(smt::Tuning& tuning);
+
 // Read `dir` as a trace; throw Error (exit 2) when it is unusable.
 format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols = true);
 
@@ -65,6 +77,20 @@ format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols
 // remove the trace files in it (manifest, rank files, symbols) so that no
 // stale rank remains. Create `dir`. Throw Error when it cannot be used.
 void prepare_output_dir(const std::filesystem::path& dir, bool force);
+
+// Return the rules of every check: the analyzer's, then the SMT backend's.
+std::vector<analyzer::RuleInfo> all_check_rules();
+// Return the names of the checks that cannot run on a trace lacking `lacks`
+// (Check::needs), in report order.
+std::vector<std::string> checks_unable(format::ContentSet lacks);
+
+// What a trace lacks and where it came from, when it was imported (empty
+// `lacks` and `imported_from` for a recorded trace).
+struct TraceOrigin {
+  format::ContentSet lacks = 0;
+  std::string imported_from;  // "otf2:/path/traces.otf2"
+};
+TraceOrigin trace_origin(const format::Trace& trace);
 
 // Writes JSON text with commas and escapes handled; the caller nests
 // begin/end calls correctly.

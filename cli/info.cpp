@@ -138,6 +138,14 @@ void print_text(const format::Trace& trace, const Summary& summary) {
     }
   }
   line("recorded", origin);
+  const TraceOrigin imported = trace_origin(trace);
+  if (!imported.imported_from.empty()) line("imported", imported.imported_from);
+  if (imported.lacks != 0) {
+    line("lacks", format::describe_lacks(imported.lacks));
+    std::string unable;
+    for (const std::string& name : checks_unable(imported.lacks)) unable += (unable.empty() ? "" : ", ") + name;
+    if (!unable.empty()) line("checks", "cannot run here: " + unable);
+  }
   line("ranks", fmt::format("{} present of {} expected", summary.present, summary.expected));
   std::string events = fmt::format("{}", summary.events);
   if (summary.calls != summary.events) events += fmt::format(" ({} calls with folded polls)", summary.calls);
@@ -208,6 +216,19 @@ void print_json(const format::Trace& trace, const Summary& summary) {
   json.key("mpi_library").value(trace.manifest.mpi_library);
   json.key("job").value(trace.manifest.job);
   json.end_object();
+  const TraceOrigin imported = trace_origin(trace);
+  json.key("imported_from").value(imported.imported_from);
+  json.key("lacks").begin_array();
+  const std::string lacks = format::content_names(imported.lacks);
+  for (std::string_view name = lacks; !name.empty();) {
+    const auto comma = name.find(',');
+    json.value(name.substr(0, comma));
+    name = comma == std::string_view::npos ? std::string_view() : name.substr(comma + 1);
+  }
+  json.end_array();
+  json.key("checks_unable").begin_array();
+  for (const std::string& check : checks_unable(imported.lacks)) json.value(check);
+  json.end_array();
 
   json.key("per_rank").begin_array();
   for (const RankStats& stats : summary.ranks) {

@@ -18,6 +18,7 @@
 // batch system) is forwarded to the group.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -32,12 +33,14 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "cli/summary.hpp"
 
 #ifndef SMTRACE_INSTALL_LIBDIR
@@ -56,6 +59,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_tracer_file = "libsmtrace.so";
+// Sanitizer runtimes, by file name prefix (gcc's; clang's are libclang_rt.*).
+constexpr const char* k_sanitizer_runtimes[] = {"libasan.so", "libtsan.so", "libubsan.so", "liblsan.so",
+                                                "libhwasan.so", "libmsan.so"};
 
 // The child's process group, for the signal handler (which can reach no
 // other state). 0 while no child runs.
@@ -252,6 +258,32 @@ ChildResult run_child(const std::vector<std::string>& args) {
   return result;
 }
 
+// Wait until no process holds a lock on a rank file of `dir` (each rank
+// holds one on its own file for as long as it lives: tracer/recorder.cpp),
+// at most `limit`. After an abort the launcher may return while ranks are
+// still being killed or still write their end in a signal handler; a trace
+// read then changes afterwards. Return the files still locked at the end.
+std::vector<fs::path> wait_for_writers(const fs::path& dir, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<fs::path> locked;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".smt") && name != format::k_symbols_file) locked.push_back(entry.path());
+  }
+  while (true) {
+    std::erase_if(locked, [](const fs::path& file) {
+      const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return true;
+      const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK;
+      ::close(fd);
+      return free;
+    });
+    if (locked.empty() || std::chrono::steady_clock::now() >= deadline) return locked;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 void report_exit(const ChildResult& child) {
   if (child.signal != 0) {
     fmt::print(stderr, "smtrace: command killed by {}: exit status {}\n", signal_name(child.signal),
@@ -262,6 +294,31 @@ void report_exit(const ChildResult& child) {
 }
 
 }  // namespace
+
+// Return the LD_PRELOAD for the ranks: the tracer before the libraries
+// `existing` preloads, except sanitizer runtimes (libasan, libtsan, ...,
+// libclang_rt.*), which must come first in the list of loaded libraries or
+// they refuse to start ("ASan runtime does not come first in initial library
+// list"): those stay in front.
+std::string preload_list(const std::string& tracer, std::string_view existing) {
+  std::vector<std::string> first, rest;
+  while (!existing.empty()) {
+    const auto end = existing.find_first_of(": ");
+    const std::string entry(existing.substr(0, end));
+    existing = end == std::string_view::npos ? std::string_view() : existing.substr(end + 1);
+    if (entry.empty()) continue;
+    const std::string name = fs::path(entry).filename().string();
+    const bool runtime = name.starts_with("libclang_rt.") ||
+                         std::any_of(std::begin(k_sanitizer_runtimes), std::end(k_sanitizer_runtimes),
+                                     [&](const char* lib) { return name.starts_with(lib); });
+    (runtime ? first : rest).push_back(entry);
+  }
+  first.push_back(tracer);
+  first.insert(first.end(), rest.begin(), rest.end());
+  std::string out;
+  for (const std::string& entry : first) out += (out.empty() ? "" : ":") + entry;
+  return out;
+}
 
 // Check --families and --buffer the way the tracer will read them, so that a
 // typo stops smtrace (exit 2) instead of a warning from every rank.
@@ -344,11 +401,8 @@ int run_record(const RecordOptions& options) {
     }
   }
 
-  std::string preload = tracer.string();
-  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
-    preload += ':';
-    preload += existing;
-  }
+  const char* existing = std::getenv("LD_PRELOAD");
+  const std::string preload = preload_list(tracer.string(), existing != nullptr ? existing : "");
 
   std::vector<std::string> command = options.command;
   const std::size_t launcher = open_mpi_launcher_index(command);
@@ -372,6 +426,11 @@ int run_record(const RecordOptions& options) {
     return child.exit_code;
   }
 
+  const std::vector<fs::path> writing = wait_for_writers(dir, std::chrono::seconds(10));
+  for (const fs::path& file : writing) {
+    warn(fmt::format("{}: a process still writes it 10 s after the command ended; what follows may change",
+                     file.string()));
+  }
   if (fs::is_empty(dir, ec)) {
     warn(fmt::format("no trace was written to {}: no process of '{}' called MPI_Init with the tracer "
                      "loaded (the command failed early, is not an MPI program, links MPI statically, "
@@ -384,7 +443,9 @@ int run_record(const RecordOptions& options) {
 
   if (options.symbolize) {
     try {
-      const SymbolizeResult symbols = symbolize_trace(dir, "addr2line");
+      Progress progress(options.quiet ? Quiet::yes : Quiet::no);
+      const SymbolizeResult symbols = symbolize_trace(dir, progress.callback());
+      progress.clear();
       if (!symbols.changed_modules.empty()) {
         warn(fmt::format("symbolize: {} module(s) changed since the run (build id), e.g. {}",
                          symbols.changed_modules.size(), symbols.changed_modules.front()));

@@ -1,22 +1,34 @@
-// smtrace symbolize: call sites -> function, file, line, with addr2line.
+// smtrace symbolize: call sites -> function, file, line, read from each
+// module's DWARF in process with elfutils (libdwfl).
 //
-// addr2line starts once per module (not per address): a module's DWARF is
-// parsed once, whatever the number of sites. Addresses given to it are
-// link-time addresses: for ET_EXEC modules the absolute address (base +
-// offset), for ET_DYN ones the offset. Each is the return address minus 1,
-// so that it falls inside the call instruction: the return address itself
-// may already belong to the next source line (or the next function, after
-// a noreturn call).
+// Each module is opened once, whatever the number of its sites. Addresses
+// are link-time addresses: for ET_EXEC modules the absolute address (base +
+// offset), for ET_DYN ones the offset; libdwfl lays the module out at a bias
+// that is added to them. Each is the return address minus 1, so that it falls
+// inside the call instruction: the return address itself may already belong
+// to the next source line (or the next function, after a noreturn call).
+//
+// Each address is looked up in its compilation unit (through .debug_aranges,
+// else the units' own address ranges), file and line from the unit's line
+// table row of that address, which is the innermost source position: a call inside a function defined in a header
+// (inlined or not) gets the header's file and line. The function is the
+// innermost scope that holds the address: the inlined subroutine when the
+// call was inlined, else the subprogram. binutils' addr2line 2.40 misreads
+// GCC 12's DWARF 5 line tables in programs of several compilation units (a
+// header's line given the .c file's name); libdw reads them right.
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <gelf.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,9 +38,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
+#include "trace_format/reader.hpp"
 #include "trace_format/symbols.hpp"
-
-extern char** environ;
 
 namespace smtrace::cli {
 
@@ -36,203 +48,275 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t k_batch = 1024;  // addresses per addr2line run (keeps argv short)
-
-enum class ElfKind { exec, dyn };
-
-// Return the ELF type of `path`, or nullopt when it is not a readable ELF file.
-std::optional<ElfKind> elf_kind(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  unsigned char header[18] = {};
-  if (!file.read(reinterpret_cast<char*>(header), sizeof header)) return std::nullopt;
-  if (header[0] != 0x7f || header[1] != 'E' || header[2] != 'L' || header[3] != 'F') return std::nullopt;
-  const bool little = header[5] == 1;
-  const unsigned type = little ? header[16] | (header[17] << 8) : (header[16] << 8) | header[17];
-  if (type == 2) return ElfKind::exec;  // ET_EXEC
-  if (type == 3) return ElfKind::dyn;   // ET_DYN
-  return std::nullopt;
-}
-
-// Return the GNU build id of the ELF64 little-endian file `path` (raw
-// bytes), or an empty string when it has none or cannot be read.
-std::string elf_build_id(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  unsigned char header[64] = {};
-  if (!file.read(reinterpret_cast<char*>(header), sizeof header)) return {};
-  if (header[4] != 2 || header[5] != 1) return {};  // ELFCLASS64, ELFDATA2LSB only
-  auto u16 = [](const unsigned char* p) { return static_cast<uint64_t>(p[0] | (p[1] << 8)); };
-  auto u32 = [](const unsigned char* p) {
-    return static_cast<uint64_t>(p[0]) | (static_cast<uint64_t>(p[1]) << 8) |
-           (static_cast<uint64_t>(p[2]) << 16) | (static_cast<uint64_t>(p[3]) << 24);
-  };
-  auto u64 = [&](const unsigned char* p) { return u32(p) | (u32(p + 4) << 32); };
-  const uint64_t phoff = u64(header + 32), phentsize = u16(header + 54), phnum = u16(header + 56);
-  if (phentsize < 56 || phnum > 256) return {};
-  for (uint64_t i = 0; i < phnum; ++i) {
-    unsigned char phdr[56] = {};
-    file.seekg(static_cast<std::streamoff>(phoff + i * phentsize));
-    if (!file.read(reinterpret_cast<char*>(phdr), sizeof phdr)) return {};
-    if (u32(phdr) != 4) continue;  // PT_NOTE
-    const uint64_t offset = u64(phdr + 8), size = u64(phdr + 32);
-    if (size > (1u << 16)) continue;
-    std::string notes(size, '\0');
-    file.seekg(static_cast<std::streamoff>(offset));
-    if (!file.read(notes.data(), static_cast<std::streamsize>(size))) return {};
-    const auto* data = reinterpret_cast<const unsigned char*>(notes.data());
-    uint64_t at = 0;
-    while (at + 12 <= size) {
-      const uint64_t name_size = u32(data + at), desc_size = u32(data + at + 4), type = u32(data + at + 8);
-      const uint64_t name_at = at + 12, desc_at = name_at + ((name_size + 3) & ~uint64_t{3});
-      const uint64_t next = desc_at + ((desc_size + 3) & ~uint64_t{3});
-      if (next > size) break;
-      if (type == 3 && name_size == 4 && std::memcmp(data + name_at, "GNU", 4) == 0) {  // NT_GNU_BUILD_ID
-        return notes.substr(desc_at, desc_size);
-      }
-      at = next;
-    }
-  }
-  return {};
-}
-
 struct Symbol {
   std::string function;
   std::string file;
   uint32_t line = 0;
 };
 
-// Run addr2line on `module` for `addresses`; return one Symbol per address.
-std::vector<Symbol> run_addr2line(const std::string& program, const std::string& module,
-                                  const std::vector<uint64_t>& addresses) {
-  std::vector<std::string> args = {program, "-f", "-C", "-e", module};
-  for (uint64_t address : addresses) args.push_back(fmt::format("{:#x}", address));
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  if (rc != 0) {
-    ::close(out[0]);
-    throw Error(fmt::format("cannot run {}: {} (it comes with binutils)", program, std::strerror(rc)));
-  }
-  std::string text;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t got = ::read(out[0], buffer, sizeof buffer);
-    if (got > 0) {
-      text.append(buffer, static_cast<std::size_t>(got));
-    } else if (got == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(out[0]);
+// Return `name` demangled when it is a mangled C++ name, else as it is.
+std::string demangle(const char* name) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  std::unique_ptr<char, decltype(&std::free)> plain(abi::__cxa_demangle(name, nullptr, nullptr, &status),
+                                                    &std::free);
+  return status == 0 && plain ? std::string(plain.get()) : std::string(name);
+}
 
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  std::vector<Symbol> symbols(addresses.size());
-  if (lines.size() != 2 * addresses.size()) return symbols;  // not the shape we asked for: know nothing
-  for (std::size_t i = 0; i < addresses.size(); ++i) {
-    Symbol& symbol = symbols[i];
-    if (lines[2 * i] != "??") symbol.function = lines[2 * i];
-    std::string where = lines[2 * i + 1];
-    if (auto cut = where.find(" (discriminator"); cut != std::string::npos) where.resize(cut);
-    const auto colon = where.rfind(':');
-    if (colon == std::string::npos) continue;
-    const std::string file = where.substr(0, colon);
-    const std::string line = where.substr(colon + 1);
-    if (file == "??" || line.empty() || line == "?" || line == "0") continue;
-    try {
-      symbol.line = static_cast<uint32_t>(std::stoul(line));
-      symbol.file = file;
-    } catch (const std::exception&) {
-      symbol.line = 0;
+// Return the name of subprogram or inlined-subroutine `die`: its linkage
+// name demangled (qualified, with parameters, as addr2line -C prints it) or
+// else its plain name, looked up through DW_AT_abstract_origin and
+// DW_AT_specification; empty when it has none.
+std::string scope_name(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  for (int name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+    if (dwarf_attr_integrate(die, name, &attr) != nullptr) {
+      if (const char* text = dwarf_formstring(&attr)) return demangle(text);
     }
   }
-  return symbols;
+  if (dwarf_attr_integrate(die, DW_AT_name, &attr) != nullptr) {
+    if (const char* text = dwarf_formstring(&attr)) return text;
+  }
+  return {};
 }
+
+// One ELF module opened with libdwfl; its DWARF is read on first use.
+class DwarfModule {
+ public:
+  // Open `path`; return nullptr when it is missing or not an ELF file.
+  static std::unique_ptr<DwarfModule> open(const std::string& path) {
+    auto module = std::unique_ptr<DwarfModule>(new DwarfModule());
+    module->m_dwfl = dwfl_begin(&k_callbacks);
+    if (module->m_dwfl == nullptr) return nullptr;
+    // dwfl_report_offline takes the descriptor over (closes it in dwfl_end).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    module->m_module = dwfl_report_offline(module->m_dwfl, path.c_str(), path.c_str(), fd);
+    dwfl_report_end(module->m_dwfl, nullptr, nullptr);
+    if (module->m_module == nullptr) return nullptr;
+    Elf* elf = dwfl_module_getelf(module->m_module, &module->m_bias);
+    GElf_Ehdr header;
+    if (elf == nullptr || gelf_getehdr(elf, &header) == nullptr) return nullptr;
+    if (header.e_type != ET_EXEC && header.e_type != ET_DYN) return nullptr;
+    module->m_exec = header.e_type == ET_EXEC;
+    const void* id = nullptr;
+    const int size = dwelf_elf_gnu_build_id(elf, &id);
+    if (size > 0) module->m_build_id.assign(static_cast<const char*>(id), static_cast<std::size_t>(size));
+    return module;
+  }
+
+  ~DwarfModule() {
+    if (m_dwfl != nullptr) dwfl_end(m_dwfl);
+  }
+  DwarfModule(const DwarfModule&) = delete;
+  DwarfModule& operator=(const DwarfModule&) = delete;
+
+  // Return true for ET_EXEC (looked up by absolute address), false for ET_DYN.
+  bool exec() const { return m_exec; }
+  // Return the GNU build id (raw bytes), empty when it has none.
+  const std::string& build_id() const { return m_build_id; }
+
+  // Return what the DWARF says of link-time address `address` (empty
+  // fields where it says nothing).
+  Symbol resolve(uint64_t address) {
+    Symbol symbol;
+    const Dwarf_Addr at = address + m_bias;
+    Dwarf_Addr cu_bias = 0;
+    Dwarf_Die* cu = dwfl_module_addrdie(m_module, at, &cu_bias);
+    if (cu == nullptr) cu = compile_unit(at, cu_bias);
+    if (cu != nullptr) {
+      const Dwarf_Addr in_dwarf = at - cu_bias;
+      if (Dwarf_Line* row = dwarf_getsrc_die(cu, in_dwarf)) {
+        int line = 0;
+        const char* file = dwarf_linesrc(row, nullptr, nullptr);
+        if (file != nullptr && dwarf_lineno(row, &line) == 0 && line > 0) {
+          // A name relative to the compilation directory becomes absolute,
+          // as addr2line printed it, so that reports can find the source.
+          fs::path path(file);
+          Dwarf_Attribute attr;
+          if (path.is_relative()) {
+            if (const char* dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)); dir != nullptr && *dir != '\0') {
+              path = fs::path(dir) / path;
+            }
+          }
+          symbol.file = path.lexically_normal().string();
+          symbol.line = static_cast<uint32_t>(line);
+        }
+      }
+      Dwarf_Die* scopes = nullptr;
+      const int count = dwarf_getscopes(cu, in_dwarf, &scopes);
+      for (int i = 0; i < count && symbol.function.empty(); ++i) {
+        const int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) symbol.function = scope_name(&scopes[i]);
+      }
+      std::free(scopes);
+    }
+    if (symbol.function.empty()) {
+      // No DWARF for this address: the ELF symbol table may still name it.
+      if (const char* name = dwfl_module_addrname(m_module, at)) symbol.function = demangle(name);
+    }
+    return symbol;
+  }
+
+ private:
+  DwarfModule() = default;
+
+  // Return the compilation unit whose address ranges hold `module_address`
+  // and set `bias` to what to subtract for the DWARF's addresses; nullptr
+  // when none does. The fallback where libdwfl finds
+  // none, since libdwfl 0.188 finds units only through .debug_aranges,
+  // which clang does not emit. The units' ranges (DW_AT_low_pc/high_pc or
+  // DW_AT_ranges) are indexed on first use.
+  Dwarf_Die* compile_unit(Dwarf_Addr module_address, Dwarf_Addr& bias) {
+    if (!m_indexed) index_units();
+    bias = m_dwarf_bias;
+    const Dwarf_Addr address = module_address - m_dwarf_bias;
+    auto it = std::upper_bound(m_ranges.begin(), m_ranges.end(), address,
+                               [](Dwarf_Addr a, const UnitRange& r) { return a < r.low; });
+    while (it != m_ranges.begin()) {
+      --it;
+      if (address < it->high) return &m_units[it->unit];
+      if (it->low + m_longest <= address) break;  // no earlier range reaches this far
+    }
+    return nullptr;
+  }
+
+  void index_units() {
+    m_indexed = true;
+    Dwarf* dwarf = dwfl_module_getdwarf(m_module, &m_dwarf_bias);
+    if (dwarf == nullptr) return;
+    Dwarf_Off offset = 0, next = 0;
+    size_t header = 0;
+    while (dwarf_nextcu(dwarf, offset, &next, &header, nullptr, nullptr, nullptr) == 0) {
+      Dwarf_Die unit;
+      if (dwarf_offdie(dwarf, offset + header, &unit) != nullptr) {
+        const std::size_t index = m_units.size();
+        m_units.push_back(unit);
+        Dwarf_Addr base = 0, low = 0, high = 0;
+        for (ptrdiff_t at = 0; (at = dwarf_ranges(&m_units[index], at, &base, &low, &high)) > 0;) {
+          if (high > low) {
+            m_ranges.push_back({low, high, index});
+            m_longest = std::max(m_longest, high - low);
+          }
+        }
+      }
+      offset = next;
+    }
+    std::sort(m_ranges.begin(), m_ranges.end(), [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
+  }
+
+  struct UnitRange {
+    Dwarf_Addr low;
+    Dwarf_Addr high;
+    std::size_t unit;  // index into m_units
+  };
+
+  static char* s_debuginfo_path;
+  static const Dwfl_Callbacks k_callbacks;
+
+  Dwfl* m_dwfl = nullptr;
+  Dwfl_Module* m_module = nullptr;
+  Dwarf_Addr m_bias = 0;
+  bool m_exec = false;
+  std::string m_build_id;
+  bool m_indexed = false;
+  Dwarf_Addr m_dwarf_bias = 0;
+  std::vector<Dwarf_Die> m_units;
+  std::vector<UnitRange> m_ranges;
+  Dwarf_Addr m_longest = 0;
+};
+
+// Separate debug info is looked for where the distribution puts it
+// (/usr/lib/debug, .build-id links), as dwfl_standard_find_debuginfo does
+// with the default path.
+char* DwarfModule::s_debuginfo_path = nullptr;
+const Dwfl_Callbacks DwarfModule::k_callbacks = {
+    dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address,
+    &DwarfModule::s_debuginfo_path};
+
+// What symbolization needs of a rank file.
+struct RankSites {
+  bool present = false;
+  std::map<uint32_t, format::CallSite> sites;
+  std::map<uint32_t, format::Module> modules;
+};
 
 struct Wanted {
   uint32_t rank = 0;
   const format::CallSite* site = nullptr;
-  uint64_t address = 0;  // what addr2line is asked
+  uint64_t address = 0;  // the link-time address looked up
 };
 
 }  // namespace
 
-SymbolizeResult symbolize_trace(const fs::path& dir, const std::string& addr2line) {
-  const format::Trace trace = read_trace_or_throw(dir, /*symbols=*/false);
+SymbolizeResult symbolize_trace(const fs::path& dir, const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  // Only the call sites and modules are kept: the events of a large trace
+  // are read past, a rank at a time.
+  const format::TraceFiles files = format::find_trace_files(dir);
+  std::vector<RankSites> ranks(files.rank_files.size());
+  for (std::size_t i = 0; i < files.present.size(); ++i) {
+    const uint32_t r = files.present[i];
+    say(fmt::format("symbolize: reading rank {}/{}", i + 1, files.present.size()));
+    RankSites& rank = ranks[r];
+    format::RankReader reader(files.rank_files[r]);
+    format::RankReader::Callbacks callbacks;
+    callbacks.site = [&](const format::CallSite& site) { rank.sites[site.id] = site; };
+    callbacks.module = [&](const format::Module& module) { rank.modules[module.id] = module; };
+    if (reader.header(callbacks)) {
+      rank.present = true;
+      reader.read_all(callbacks);
+    }
+  }
   SymbolizeResult result;
 
+  // Modules by path, opened once; nullptr when missing or not ELF.
+  std::map<std::string, std::unique_ptr<DwarfModule>> modules;
   std::map<std::string, std::vector<Wanted>> by_module;
-  std::map<std::string, std::optional<ElfKind>> kinds;
-  std::map<std::string, std::string> build_ids;
-  for (uint32_t r = 0; r < trace.ranks.size(); ++r) {
-    const format::RankTrace& rank = trace.ranks[r];
+  for (uint32_t r = 0; r < ranks.size(); ++r) {
+    const RankSites& rank = ranks[r];
     if (!rank.present) continue;
     for (const auto& [id, site] : rank.sites) {
       const auto module = rank.modules.find(site.module);
       if (module == rank.modules.end() || module->second.path.empty()) continue;
       ++result.sites;
       const std::string& path = module->second.path;
-      auto kind = kinds.find(path);
-      if (kind == kinds.end()) kind = kinds.emplace(path, elf_kind(path)).first;
-      if (!kind->second) continue;
+      auto opened = modules.find(path);
+      if (opened == modules.end()) opened = modules.emplace(path, DwarfModule::open(path)).first;
+      DwarfModule* dwarf = opened->second.get();
+      if (dwarf == nullptr) continue;
       // A module rebuilt since the run would give wrong lines: skip it.
-      if (!module->second.build_id.empty()) {
-        auto known = build_ids.find(path);
-        if (known == build_ids.end()) known = build_ids.emplace(path, elf_build_id(path)).first;
-        if (!known->second.empty() && known->second != module->second.build_id) {
-          if (std::find(result.changed_modules.begin(), result.changed_modules.end(), path) ==
-              result.changed_modules.end()) {
-            result.changed_modules.push_back(path);
-          }
-          continue;
+      if (!module->second.build_id.empty() && !dwarf->build_id().empty() &&
+          dwarf->build_id() != module->second.build_id) {
+        if (std::find(result.changed_modules.begin(), result.changed_modules.end(), path) ==
+            result.changed_modules.end()) {
+          result.changed_modules.push_back(path);
         }
+        continue;
       }
-      uint64_t address = *kind->second == ElfKind::exec ? module->second.base + site.offset : site.offset;
+      uint64_t address = dwarf->exec() ? module->second.base + site.offset : site.offset;
       if (address > 0) address -= 1;
       by_module[path].push_back({r, &site, address});
     }
   }
-  for (const auto& [path, kind] : kinds) {
-    if (!kind) result.missing_modules.push_back(path);
+  for (const auto& [path, dwarf] : modules) {
+    if (!dwarf) result.missing_modules.push_back(path);
   }
 
+  uint64_t total = 0, done = 0;
+  for (const auto& [path, wanted] : by_module) total += wanted.size();
   std::map<uint32_t, std::vector<format::CallSite>> out;
   for (const auto& [path, wanted] : by_module) {
     ++result.modules;
-    std::set<uint64_t> unique;
-    for (const Wanted& want : wanted) unique.insert(want.address);
-    const std::vector<uint64_t> addresses(unique.begin(), unique.end());
-    std::map<uint64_t, Symbol> symbols;
-    for (std::size_t first = 0; first < addresses.size(); first += k_batch) {
-      const std::vector<uint64_t> batch(addresses.begin() + static_cast<std::ptrdiff_t>(first),
-                                        addresses.begin() + static_cast<std::ptrdiff_t>(std::min(first + k_batch, addresses.size())));
-      const std::vector<Symbol> found = run_addr2line(addr2line, path, batch);
-      for (std::size_t i = 0; i < batch.size(); ++i) symbols[batch[i]] = found[i];
-    }
+    DwarfModule& dwarf = *modules.at(path);
+    std::map<uint64_t, Symbol> symbols;  // the same address on many ranks is looked up once
     for (const Wanted& want : wanted) {
-      const Symbol& symbol = symbols[want.address];
+      auto found = symbols.find(want.address);
+      if (found == symbols.end()) found = symbols.emplace(want.address, dwarf.resolve(want.address)).first;
+      const Symbol& symbol = found->second;
       format::CallSite site = *want.site;
-      // Keep what the tracer knew where addr2line knows nothing.
+      // Keep what the tracer knew where the DWARF knows nothing.
       if (!symbol.function.empty()) site.function = symbol.function;
       if (!symbol.file.empty()) {
         site.file = symbol.file;
@@ -240,6 +324,7 @@ SymbolizeResult symbolize_trace(const fs::path& dir, const std::string& addr2lin
         ++result.resolved;
       }
       if (site != *want.site) out[want.rank].push_back(site);
+      if (++done % 256 == 0) say(fmt::format("symbolizing {}/{} call sites", done, total));
     }
   }
   format::write_symbols(dir, out);
@@ -247,7 +332,9 @@ SymbolizeResult symbolize_trace(const fs::path& dir, const std::string& addr2lin
 }
 
 int run_symbolize(const SymbolizeOptions& options) {
-  const SymbolizeResult result = symbolize_trace(options.dir, options.addr2line);
+  Progress progress(options.quiet ? Quiet::yes : Quiet::no);
+  const SymbolizeResult result = symbolize_trace(options.dir, progress.callback());
+  progress.clear();
   for (const std::string& module : result.changed_modules) {
     warn(fmt::format("{}: build id differs from the traced module (rebuilt since the run?); its call sites "
                      "keep what the tracer recorded", module));

@@ -209,7 +209,8 @@ std::string Model::comm_name(uint32_t comm) const {
   return comm < comm_names.size() ? comm_names[comm] : fmt::format("communicator {}", comm);
 }
 
-Model build_model(const analyzer::Context& context, const Collector& collected) {
+Model build_model(const analyzer::Context& context, const Collector& collected, const Deadline& deadline) {
+  uint64_t ticks = 0;
   const analyzer::Replay& replay = context.replay();
   const analyzer::CommTable& comms = context.comms();
   Model model;
@@ -268,6 +269,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
 
     p2p_op[r].assign(p2p.size(), k_none);
     for (uint32_t i = 0; i < p2p.size(); ++i) {
+      check_deadline(deadline, ticks);
       const analyzer::P2POp& p = p2p[i];
       Event& post = rank.events[builder.index(p.seq)];
       name_event(post, p.call, p.site);
@@ -295,6 +297,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
     }
     coll_op[r].assign(colls.size(), k_none);
     for (uint32_t i = 0; i < colls.size(); ++i) {
+      check_deadline(deadline, ticks);
       const analyzer::CollOp& c = colls[i];
       Event& enter = rank.events[builder.index(c.seq)];
       name_event(enter, c.call, c.site);
@@ -377,6 +380,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
 
   // Posts and completions per event (ops are in posting order per rank).
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    check_deadline(deadline, ticks);
     const Op& op = model.ops[i];
     RankEvents& rank = model.ranks[op.rank];
     rank.events[op.post].posts.push_back(i);

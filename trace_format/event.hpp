@@ -306,6 +306,10 @@ struct RankHeader {
   std::vector<std::string> argv;
   int32_t thread_level = 0;
   uint32_t chunk_bytes = 0;
+  // Not read from the file: its header frame was lost and the reader
+  // resynchronized on the chunks after it. Only rank and world size are
+  // known (from the file name and the manifest: check_rank_header).
+  bool recovered = false;
   bool operator==(const RankHeader&) const = default;
 };
 

@@ -2141,6 +2141,11 @@ void fortran_finalize(const char* name, std::atomic<void*>& cache, uintptr_t sit
 using smtrace::format::Call;
 namespace tr = smtrace::tracer;
 
+// A shape takes the wrapper's parameters by reference and may swap some for
+// its own (MPI_STATUS_IGNORE for a status local to the shape's frame). When
+// the shape throws before PMPI ran, that frame is gone: the fallback calls
+// PMPI with a copy of the application's arguments taken before the shape
+// ran (`original`, captured by value), never with a swapped pointer.
 #define SMTRACE_UNPAREN(...) __VA_ARGS__
 #define SMTRACE_WRAP(Name, Shape, PARAMS, ARGS)                                                        \
   extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_##Name PARAMS {                                  \
@@ -2151,12 +2156,13 @@ namespace tr = smtrace::tracer;
     auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));                             \
     bool called = false;                                                                              \
     int rc = MPI_ERR_INTERN;                                                                          \
+    const auto original = [=] { return PMPI_##Name ARGS; };                                           \
     try {                                                                                             \
       return tr::shape::Shape(                                                                        \
           Call::Name, site, [&] { called = true; return rc = PMPI_##Name ARGS; }, SMTRACE_UNPAREN ARGS); \
     } catch (...) {                                                                                   \
       tr::handlers::count_error();                                                                    \
-      return called ? rc : PMPI_##Name ARGS;                                                          \
+      return called ? rc : original();                                                                \
     }                                                                                                 \
   }
 #define SMTRACE_WRAP_C SMTRACE_WRAP

@@ -272,6 +272,8 @@ std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
 class CudaMpiRace final : public Check {
  public:
   std::string_view name() const override { return "cuda-mpi-race"; }
+  // Accesses are address ranges: without buffer addresses there is nothing to compare.
+  format::ContentSet needs() const override { return format::content_bit(format::Content::buffers); }
   Severity severity() const override { return Severity::error; }
   std::string_view description() const override {
     return "an MPI call and work on a CUDA stream (kernel, copy, memset) touch the same bytes with no "

@@ -468,6 +468,8 @@ std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
 class LocalConcurrency final : public Check {
  public:
   std::string_view name() const override { return "local-concurrency"; }
+  // Accesses are address ranges: without buffer addresses there is nothing to compare.
+  format::ContentSet needs() const override { return format::content_bit(format::Content::buffers); }
   Severity severity() const override { return Severity::error; }
   std::string_view description() const override {
     return "a buffer of a pending non-blocking operation is read or written before the operation completes";

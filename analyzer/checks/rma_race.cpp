@@ -336,6 +336,8 @@ struct RaceGroup {
 class RmaRace final : public Check {
  public:
   std::string_view name() const override { return "rma-race"; }
+  // Accesses are address ranges: without buffer addresses there is nothing to compare.
+  format::ContentSet needs() const override { return format::content_bit(format::Content::buffers); }
   Severity severity() const override { return Severity::error; }
   std::string_view description() const override {
     return "two accesses to the same bytes (one of them RMA, one a write) that happens-before does "

@@ -23,11 +23,12 @@ case $case_name in
     for form in "check --help" "help check"; do
       # shellcheck disable=SC2086
       expect 0 "$smtrace" $form
-      contains out.txt "Usage: smtrace check DIR \[--format text|json|sarif\]"
+      contains out.txt "Usage: smtrace check DIR \[--format text|json|sarif|html\]"
       contains out.txt "--expect"
       contains out.txt "--write-expect"
       contains out.txt "--list"
       contains out.txt "--quiet"
+      contains out.txt "--buffering"
       contains out.txt "Exit codes"
       contains out.txt "Examples:"
     done
@@ -38,6 +39,10 @@ case $case_name in
     expect 2 "$smtrace" check; contains err.txt "smtrace: error: check needs a trace directory"
     expect 2 "$smtrace" check dl --format xml; contains err.txt "smtrace: error:"
     expect 2 "$smtrace" check dl --alignment sideways; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" check dl --buffering some; contains err.txt "smtrace: error:"
+    expect 2 env SMTRACE_SMT_MEMORY_MB=lots "$smtrace" check pp
+    contains err.txt "smtrace: error: SMTRACE_SMT_MEMORY_MB=lots: not a number of MiB"
+    expect 0 "$smtrace" check pp --checks message-race --buffering zero
     expect 2 "$smtrace" check dl --bogus; contains err.txt "smtrace check --help"
     expect 2 "$smtrace" check dl --checks deadlock,nope
     contains err.txt "smtrace: error: unknown check 'nope'"; contains err.txt "collective-mismatch"
@@ -156,6 +161,34 @@ case $case_name in
     # With -o the report is still written.
     expect 0 "$smtrace" check dl --expect dl.expect --format json -o report.json
     contains report.json '"kind": "deadlock"'
+    ;;
+  check_out_of_memory)
+    # Memory runs out at some point of the analysis, on the calling thread or
+    # on a loading thread, or the loading threads cannot be started: every
+    # run ends with a report (exit 0 or 1) or "smtrace: error:" and exit 2,
+    # never with std::terminate (a signal). Address-space limits of 30 to
+    # 90 MB in 1 MB steps over a synthetic halo trace (8 ranks x 20000
+    # events): the low ones fail, the high ones finish; near 62 MB the
+    # second loading thread starts and its allocations fail (before the
+    # worker pool kept workers' exceptions, that run ended in SIGABRT).
+    # MALLOC_ARENA_MAX=1: without it glibc cannot reserve a second thread's
+    # arena under the limit and falls back to one mmap per allocation (4 s a run).
+    if [ -n "${SMTRACE_SANITIZED:-}" ]; then echo "check_test.sh: $case_name: skipped (ulimit -v under a sanitizer)"; exit 0; fi
+    expect 0 "$smtrace" synth halo --ranks 8 --events 20000 -o halo
+    failed=0 finished=0
+    for mb in $(seq 30 90); do
+      ( ulimit -v $((mb * 1024)); MALLOC_ARENA_MAX=1 exec "$smtrace" check halo --smt-timeout 0 ) >out.txt 2>err.txt
+      rc=$?
+      case $rc in
+        0|1) finished=$((finished + 1)) ;;
+        2) contains err.txt "^smtrace: error: " ; failed=$((failed + 1)) ;;
+        127) contains err.txt "error while loading shared libraries" ;;  # too little to start
+        *) cat err.txt; fail "check under ulimit -v ${mb}M: exit $rc" ;;
+      esac
+    done
+    echo "out of memory: $failed runs ended with an error, $finished finished"
+    [ "$failed" -gt 0 ] || fail "no run ran out of memory: lower the limits"
+    [ "$finished" -gt 0 ] || fail "no run finished: raise the limits"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

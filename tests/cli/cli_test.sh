@@ -4,7 +4,8 @@
 # Each CASE is one CTest test (tests/cli/CMakeLists.txt).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
-case_name=$1 smtrace=$2 data=$3 work=$4/$1 preload=${5:-} target=${6:-}
+case_name=$1 smtrace=$2 data=$3 work=$4/$1 preload=${5:-} target=${6:-} dwarf_targets=${7:-}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
 
@@ -12,11 +13,11 @@ case $case_name in
   help)
     expect 0 "$smtrace" --help; contains out.txt "Usage: smtrace"; contains out.txt "Exit codes"
     expect 0 "$smtrace" --version; contains out.txt "smtrace "
-    for cmd in record info dump import-json symbolize help; do
+    for cmd in record info dump import-json export import-otf2 symbolize help; do
       expect 0 "$smtrace" "$cmd" --help; contains out.txt "Usage: smtrace $cmd"
       expect 0 "$smtrace" help "$cmd"; contains out.txt "Usage: smtrace $cmd"
     done
-    for cmd in record info dump import-json symbolize; do
+    for cmd in record info dump import-json export import-otf2 symbolize; do
       "$smtrace" "$cmd" --help | grep -q -i "example" || fail "$cmd --help has no example"
     done
     ;;
@@ -104,6 +105,11 @@ case $case_name in
     [ -e t ] && fail "record left an empty trace directory"
     expect 137 "$smtrace" record -o t -- sh -c 'kill -KILL $$'; contains err.txt "SIGKILL"
     expect 0 "$smtrace" record -o t -- sh -c 'test "$SMTRACE_DIR" = "$PWD/t" && case "$LD_PRELOAD" in "$SMTRACE_LIB"*) ;; *) exit 1;; esac'
+    # Libraries already preloaded come after the tracer, sanitizer runtimes before it.
+    # (They need not exist: the shell only prints the list.)
+    LD_PRELOAD="/x/libfoo.so /y/libasan.so.8:/z/libclang_rt.tsan-x86_64.so" \
+      "$smtrace" record -o t2 -- sh -c 'echo "LD=$LD_PRELOAD"' >out.txt 2>err.txt
+    contains out.txt "^LD=/y/libasan.so.8:/z/libclang_rt.tsan-x86_64.so:$SMTRACE_LIB:/x/libfoo.so$"
     expect 0 env LD_PRELOAD=/lib/nonexistent-keep.so "$smtrace" record -o t -- sh -c 'case "$LD_PRELOAD" in *nonexistent-keep.so) ;; *) exit 1;; esac'
     expect 127 "$smtrace" record -o t -- "$work/no-such-program"; contains err.txt "smtrace: error:"
     mkdir busy && touch busy/rank-0.smt
@@ -128,6 +134,46 @@ case $case_name in
     contains out.txt "^0:1 .*PENDING (never returned) MPI_Barrier(comm=WORLD) @ kept_from_tracer (libgone.so+0x1000)"
     expect 0 "$smtrace" info t
     contains out.txt "stopped inside MPI_Barrier (0:1) at kept_from_tracer"
+    ;;
+  symbolize_dwarf)
+    # Exact file:line of a call inside a function defined in a header, with
+    # DWARF 4 and 5 (binutils' addr2line 2.40 names the .c file for DWARF 5),
+    # inlined and not; and of a call in main.
+    [ -n "$dwarf_targets" ] || fail "no symbolize_dwarf targets given"
+    header_line=$(grep -n 'site:header' "$here/symbolize_header.h" | cut -d: -f1)
+    main_line=$(grep -n 'site:main' "$here/symbolize_dwarf.c" | cut -d: -f1)
+    IFS=: read -r -a programs <<< "$dwarf_targets"
+    [ ${#programs[@]} -eq 4 ] || fail "expected 4 symbolize_dwarf programs, got ${#programs[@]}"
+    # clang writes no .debug_aranges (libdwfl alone then finds no unit): its DWARF 5 too, where clang is.
+    clang=$(command -v clang || command -v clang-14 || true)
+    if [ -n "$clang" ]; then
+      "$clang" -gdwarf-5 -O0 -o clang_dwarf5 "$here/symbolize_dwarf.c" "$here/symbolize_callee.c" ||
+        fail "clang could not build the symbolize_dwarf program"
+      programs+=("$work/clang_dwarf5")
+    fi
+    for program in "${programs[@]}"; do
+      name=$(basename "$program")
+      "$program" > sites.txt || fail "$name did not run"
+      [ "$(wc -l < sites.txt)" -eq 2 ] || { cat sites.txt; fail "$name printed no two sites"; }
+      read -r _ module base header_offset _ < <(sed -n 1p sites.txt)
+      read -r _ _ _ main_offset _ < <(sed -n 2p sites.txt)
+      cat > s.json <<JSON
+{"manifest": {"formatVersion": 1, "worldSize": 1, "rankFilePattern": "rank-{rank}.smt"},
+ "ranks": [{"header": {"formatVersion": 1, "rank": 0, "worldSize": 1},
+   "events": [{"seq": "0", "call": "SEND", "tStart": "10", "duration": "5", "site": 1, "peer": 0, "tag": 0},
+              {"seq": "1", "call": "SEND", "tStart": "20", "duration": "5", "site": 2, "peer": 0, "tag": 0}],
+   "sites": [{"id": 1, "module": 1, "offset": "$header_offset"}, {"id": 2, "module": 1, "offset": "$main_offset"}],
+   "modules": [{"id": 1, "path": "$module", "base": "$base"}],
+   "end": {"kind": "FINALIZED"}}]}
+JSON
+      rm -rf t
+      expect 0 "$smtrace" import-json s.json -o t
+      expect 0 "$smtrace" symbolize t --quiet
+      [ ! -s err.txt ] || { cat err.txt; fail "$name: symbolize --quiet printed something"; }
+      expect 0 "$smtrace" dump t
+      contains out.txt "^0:0 .*@ /.*/symbolize_header.h:$header_line (smtrace_cli_test_in_header)\$"
+      contains out.txt "^0:1 .*@ /.*/symbolize_dwarf.c:$main_line (main)\$"
+    done
     ;;
   synth)
     expect 0 "$smtrace" synth --help; contains out.txt "Usage: smtrace synth"

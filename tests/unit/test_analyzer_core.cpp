@@ -1,6 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "analyzer/analyze.hpp"
+#include "analyzer/check.hpp"
+#include "analyzer/rank_data.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 
 using smtrace::test::analyze_json;
@@ -185,6 +191,112 @@ TEST_CASE("analyzer::analyze::unknown check name") {
   std::vector<JsonRank> ranks(1);
   ranks[0].events = {k_init, k_fin};
   CHECK_THROWS_AS(analyze_json("unknown-check", ranks, {"no-such-check"}), std::invalid_argument);
+}
+
+namespace {
+
+// A check that throws where a test tells it to: in its pass on `rank` at
+// event `seq`, or in finish(); or runs out of memory on a worker.
+class ThrowingCheck final : public smtrace::analyzer::Check {
+ public:
+  enum class Where { pass, finish, bad_alloc };
+  explicit ThrowingCheck(Where where) : m_where(where) {}
+  std::string_view name() const override { return "throwing"; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "throws for the test"; }
+  std::unique_ptr<smtrace::analyzer::RankPass> rank_pass(const smtrace::analyzer::RankData& data) override {
+    struct Pass final : smtrace::analyzer::RankPass {
+      Where where;
+      const smtrace::analyzer::RankData* data;
+      void event(const smtrace::format::Event& e) override {
+        if (data->rank != 1 || e.seq != 1) return;
+        if (where == Where::pass) throw std::logic_error("invariant broken");
+        if (where == Where::bad_alloc) throw std::bad_alloc();
+      }
+    };
+    auto pass = std::make_unique<Pass>();
+    pass->where = m_where;
+    pass->data = &data;
+    return pass;
+  }
+  void finish(const smtrace::analyzer::Context&, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>& out) override {
+    smtrace::analyzer::Finding half;
+    half.kind = "throwing";
+    out.push_back(half);  // half made, then the failure: must not reach the report
+    if (m_where == Where::finish) throw std::out_of_range("map::at");
+  }
+
+ private:
+  Where m_where;
+};
+
+}  // namespace
+
+TEST_CASE("analyzer::analyze::a check that throws leaves the others' findings") {
+  // The unmatched send is found by unmatched-message, whatever "throwing" does.
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "BSEND", "comm": 0, "peer": 1, "tag": 4})", k_fin};
+  ranks[1].events = {k_init, R"({"call": "BARRIER", "comm": 1})", k_fin};
+  const auto dir = smtrace::test::write_json_trace("throwing-check", ranks);
+  auto run = [&](ThrowingCheck::Where where,
+                 smtrace::analyzer::CheckErrors policy = smtrace::analyzer::CheckErrors::report) {
+    smtrace::analyzer::Options options;
+    options.check_errors = policy;
+    options.threads = 2;
+    options.checks = {"unmatched-message", "throwing"};
+    options.extra_checks.push_back([where] { return std::make_unique<ThrowingCheck>(where); });
+    return smtrace::analyzer::analyze(dir, options);
+  };
+  SUBCASE("in a rank pass, on a loading thread") {
+    auto result = run(ThrowingCheck::Where::pass);
+    CHECK(count_kind(result, "unmatched-message") == 1);
+    CHECK(count_kind(result, "throwing") == 0);
+    REQUIRE(result.failures.size() == 1);
+    CHECK(result.failures[0].check == "throwing");
+    CHECK(result.failures[0].message == "rank 1: event 1:1: invariant broken");
+  }
+  SUBCASE("in finish") {
+    auto result = run(ThrowingCheck::Where::finish);
+    CHECK(count_kind(result, "unmatched-message") == 1);
+    CHECK(count_kind(result, "throwing") == 0);
+    REQUIRE(result.failures.size() == 1);
+    CHECK(result.failures[0].message == "map::at");
+  }
+  SUBCASE("out of memory ends the analysis") {
+    CHECK_THROWS_AS(run(ThrowingCheck::Where::bad_alloc), std::bad_alloc);
+  }
+  SUBCASE("CheckErrors::rethrow: the worker's exception comes out of analyze") {
+    // From a loading thread it comes with the rank file and how far loading got.
+    CHECK_THROWS_WITH_AS(run(ThrowingCheck::Where::pass, smtrace::analyzer::CheckErrors::rethrow),
+                         doctest::Contains("rank-1.smt: rank 1: loading stopped after 2 events: invariant broken"),
+                         std::runtime_error);
+    CHECK_THROWS_AS(run(ThrowingCheck::Where::finish, smtrace::analyzer::CheckErrors::rethrow), std::out_of_range);
+  }
+}
+
+TEST_CASE("analyzer::analyze::fuzz regressions") {
+  // Every input tests/fuzz's check target found a crash with
+  // (tests/fuzz/regressions/check/), as the one rank file of a trace: the
+  // analysis ends with problems, not a crash or an exception.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/check";
+  const fs::path trace = fs::temp_directory_path() / ("smtrace-unit-fuzz-check-" + std::to_string(::getpid()));
+  std::size_t inputs = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    CAPTURE(entry.path().string());
+    fs::remove_all(trace);
+    fs::create_directories(trace);
+    fs::copy_file(entry.path(), trace / "rank-0.smt");
+    smtrace::analyzer::Options options;
+    options.threads = 1;
+    options.happens_before = true;
+    smtrace::analyzer::Result result;
+    CHECK_NOTHROW(result = smtrace::analyzer::analyze(trace, options));
+    ++inputs;
+  }
+  fs::remove_all(trace);
+  CHECK(inputs > 0);
 }
 
 TEST_SUITE_END();

@@ -1,0 +1,44 @@
+// What a trace holds. A trace that smtrace's tracer recorded holds all of
+// it; a trace imported from another format (smtrace import-otf2) lacks what
+// that format does not carry, and says so in its rank headers
+// (RankHeader.options["trace.lacks"], a comma-separated list of the names
+// below), so that the analyzer can skip the checks that need it and `info`
+// and the reports can say why (docs/trace-format.md, "Imported traces").
+//
+// Thread safety: every function here is reentrant and keeps no state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "trace_format/event.hpp"
+
+namespace smtrace::format {
+
+// One kind of content, as a bit of a ContentSet.
+enum class Content : uint32_t {
+  buffers = 1,            // buffer addresses of MPI calls, window bases and target displacements
+  receive_envelope = 2,   // a receive's or probe's source and tag as posted (MPI_ANY_SOURCE, MPI_ANY_TAG)
+  type_signatures = 4,    // datatypes and counts (only byte sizes are known)
+};
+using ContentSet = uint32_t;
+
+inline constexpr ContentSet content_bit(Content content) { return static_cast<ContentSet>(content); }
+
+// The header option that lists what a trace lacks, and the one that names
+// where an imported trace came from ("otf2:/path/traces.otf2").
+inline constexpr std::string_view k_lacks_option = "trace.lacks";
+inline constexpr std::string_view k_imported_option = "trace.imported_from";
+
+// Return the names of `set` ("buffers,receive_envelope"); empty for none.
+std::string content_names(ContentSet set);
+// Return what `header` says its trace lacks (names not known here are ignored).
+ContentSet lacks(const RankHeader& header);
+// Record in `header` that its trace lacks `set` (the option is removed when empty).
+void set_lacks(RankHeader& header, ContentSet set);
+// Return a phrase for people: "no buffer addresses", "no posted source and
+// tag of receives", "no type signatures (byte sizes only)", joined with "; ".
+std::string describe_lacks(ContentSet set);
+
+}  // namespace smtrace::format
