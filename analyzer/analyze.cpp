@@ -390,8 +390,21 @@ Result analyze(const fs::path& dir, const Options& options) {
     }
     passes[c].clear();
   }
+  drop_superseded(result.findings);
   result.failures = failures.take();
   sort_findings(result.findings);
+  const bool unsymbolized = std::any_of(result.findings.begin(), result.findings.end(), [](const Finding& f) {
+    return std::any_of(f.locations.begin(), f.locations.end(), [](const Location& l) { return l.file.empty(); });
+  });
+  if (unsymbolized) {
+    result.notes.push_back(
+        fs::exists(symbols_path, ec)
+            ? std::string("some locations have no file:line: their code has no debug information (build with -g), "
+                          "or its module was missing when the trace was symbolized")
+            : fmt::format("locations have no file:line: the trace is not symbolized; run `smtrace symbolize {}` "
+                          "(the program's binaries must still be there, built with -g)",
+                          dir.string()));
+  }
   const auto t_end = std::chrono::steady_clock::now();
 
   uint64_t events = 0, p2p = 0, colls = 0;

@@ -66,6 +66,7 @@ struct Result {
   std::map<std::string, uint64_t> stats;         // "ranks", "events", "matches", "hb_nodes", ...
   uint32_t world_size = 0;
   bool complete = false;                         // every rank present and finalized
+  std::vector<std::string> notes;                // about the report as a whole ("run smtrace symbolize")
   // Return true when a finding has Severity::error.
   bool has_errors() const;
 };

@@ -97,8 +97,9 @@ bool really_blocks(Call c) {
   return false;
 }
 
-SendMode send_mode(Call c) {
-  switch (format::call_traits(c).mode) {
+// A send's mode as replay keeps it (for a Start, its persistent request's).
+SendMode send_mode(format::SendMode mode) {
+  switch (mode) {
     case format::SendMode::synchronous: return SendMode::sync;
     case format::SendMode::buffered: return SendMode::buffered;
     case format::SendMode::none: case format::SendMode::standard: case format::SendMode::ready:
@@ -279,7 +280,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
       if (g == analyzer::k_no_comm) continue;
       Op op;
       op.kind = p.send ? OpKind::send : OpKind::recv;
-      op.mode = p.send ? send_mode(p.call) : SendMode::standard;
+      op.mode = p.send ? send_mode(p.mode) : SendMode::standard;
       op.rank = r;
       op.post = builder.index(p.seq);
       op.done = p.done() ? builder.index(p.done_seq()) : k_none;

@@ -84,14 +84,6 @@ std::string schedule_note(const Witness& w) {
   return out;
 }
 
-std::string rank_list(const std::vector<uint32_t>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
-  }
-  return out;
-}
-
 // Return `w` cut after the step where receive `recv` took `send` (a prefix of
 // a schedule replays as far as it goes), or `w` itself when it is a bad end.
 RawWitness up_to_match(const RawWitness& w, uint32_t recv, uint32_t send) {
@@ -201,13 +193,13 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
   if (collective) because += " or did not make a collective wait for every member";
   f.finding.message =
       fmt::format("deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI {})",
-                  ranks.size() == 1 ? "" : "s", rank_list(ranks), because);
+                  ranks.size() == 1 ? "" : "s", analyzer::rank_list(ranks), because);
   for (const RawBlocked& b : raw.cycle) {
     f.finding.locations.push_back(location(
         context, model, b.rank, b.event,
         b.waits_for.empty() ? fmt::format("rank {} blocks here", b.rank)
                             : fmt::format("rank {} blocks here, waiting for rank{} {}", b.rank,
-                                          b.waits_for.size() == 1 ? "" : "s", rank_list(b.waits_for))));
+                                          b.waits_for.size() == 1 ? "" : "s", analyzer::rank_list(b.waits_for))));
   }
   f.witness = to_witness(model, raw);
   f.finding.notes.push_back(schedule_note(*f.witness));

@@ -322,6 +322,15 @@ enum class TerminationKind : uint8_t {
   exit_without_finalize = 5,
 };
 
+// Return "SIGSEGV" for 11 and the like (Linux numbering, as Termination.signal
+// records it); "signal N" for a number without a name here.
+std::string signal_name(int32_t signal);
+// Return true for a signal that a process gets from outside when it is
+// stopped (SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM,
+// SIGXCPU, SIGXFSZ: the launcher tearing the job down, a time limit, a
+// user), as opposed to one its own code raised (SIGSEGV, SIGABRT...).
+bool signal_from_outside(int32_t signal);
+
 struct Termination {
   TerminationKind kind = TerminationKind::unspecified;
   int32_t signal = 0;

@@ -23,6 +23,7 @@ struct Options {
   bool fold_polls = true;             // SMTRACE_FOLD_POLLS
   bool quiet = false;                 // SMTRACE_QUIET
   bool counter_clock = true;          // SMTRACE_CLOCK: counter (true) or monotonic
+  std::string force;                  // SMTRACE_FORCE: RANK:N=SOURCE,... (trace_format/force.hpp)
   std::string families_text = "all";
   std::string problems;               // "; "-separated complaints about values
 

@@ -15,6 +15,7 @@
 
 #include "tracer/access.hpp"
 #include "tracer/flatten.hpp"
+#include "tracer/force.hpp"
 #include "tracer/fortran.hpp"
 #include "tracer/handlers.hpp"
 #include "tracer/request_table.hpp"
@@ -564,7 +565,7 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
          MPI_Comm& comm, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
-  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); },
+  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); force::apply(e, source); },
                 [&](CallScope& s, int rc) {
                   if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(type));
                 });
@@ -573,7 +574,7 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
 template <class F>
 int irecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& source, int& tag,
           MPI_Comm& comm, MPI_Request*& request) {
-  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); },
+  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); force::apply(e, source); },
                 [&](CallScope& s, int rc) {
                   if (rc == MPI_SUCCESS)
                     s.out().request = new_request(*request, true, is_persistent(c), type_size(type));
@@ -593,6 +594,7 @@ int sendrecv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, M
         recv_side(e, rbuf, rcount, rtype);
         e.recv_peer = rank_value(source);
         e.recv_tag = tag_value(rtag);
+        force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
         if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(rtype));
@@ -611,6 +613,7 @@ int sendrecv_replace(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, M
         recv_side(e, buf, count, type);
         e.recv_peer = rank_value(source);
         e.recv_tag = tag_value(rtag);
+        force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
         if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(type));
@@ -627,6 +630,7 @@ int probe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& com
         e.comm = comm_id(comm);
         e.peer = rank_value(source);
         e.tag = tag_value(tag);
+        force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
         if (rc == MPI_SUCCESS) s.out().status = to_status(*status, 0);
@@ -643,9 +647,11 @@ int iprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& co
         e.comm = comm_id(comm);
         e.peer = rank_value(source);
         e.tag = tag_value(tag);
+        force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
         if (rc != MPI_SUCCESS) return;
+        force::polled(s.e, *flag != 0);
         s.out().flag = *flag != 0;
         if (*flag) s.out().status = to_status(*status, 0);
         else s.unsuccessful_poll();
@@ -2013,6 +2019,10 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
                       : level == MPI_THREAD_SERIALIZED ? 2
                       : level == MPI_THREAD_FUNNELED   ? 1
                                                        : 0;
+  int* tag_ub = nullptr;
+  int has_tag_ub = 0;
+  if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &has_tag_ub) == MPI_SUCCESS && has_tag_ub && tag_ub)
+    info.tag_ub = *tag_ub;
   info.options = options;
   info.clock_origin = t_start;  // now() read before tracing started: absolute
   PMPI_Comm_group(MPI_COMM_WORLD, &g_tables->world_group);

@@ -1,27 +1,8 @@
 #include "analyzer/checks/collective_common.hpp"
 
-#include <array>
-#include <string_view>
-
 #include "analyzer/comms.hpp"
 
 namespace smtrace::analyzer::checks {
-
-std::string basic_type_name(uint32_t type) {
-  if (std::string_view name = format::basic_type_name(type); !name.empty()) return std::string(name);
-  if (type == 63) return "a predefined datatype unknown to smtrace";
-  return "datatype " + std::to_string(type);
-}
-
-std::string op_name(uint32_t op) {
-  static constexpr std::array<std::string_view, 15> k_names = {
-      "MPI_OP_NULL", "MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND",
-      "MPI_LOR", "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE",
-      "MPI_NO_OP"};
-  if (op < k_names.size()) return std::string(k_names[op]);
-  if (op >= format::k_first_derived_id) return "user op " + std::to_string(op);
-  return "a predefined op unknown to smtrace";
-}
 
 void CollectivePass::event(const format::Event& e) {
   if (format::call_traits(e.call).role != format::Role::collective) return;

@@ -81,9 +81,30 @@ TEST_CASE("analyzer::HappensBefore::fence and post/start/complete/wait") {
   options.happens_before = true;
   auto result = smtrace::analyzer::analyze(smtrace::test::write_json_trace("hb-rma", ranks), options);
   CHECK(result.stats["windows"] == 1);
-  // Fence: 2 entries -> hub -> 2 exits; post -> start; complete -> wait.
-  CHECK(result.stats["hb_cross_edges"] == 6);
+  // Window creation and fence: each 2 entries -> hub -> 2 exits; post ->
+  // start; complete -> wait.
+  CHECK(result.stats["hb_cross_edges"] == 10);
   CHECK(result.stats["hb_cyclic"] == 0);
+}
+
+TEST_CASE("analyzer::HappensBefore::window creation and MPI_Win_free order like barriers") {
+  // docs/checks.md (rma-race): a store before MPI_Win_create precedes a
+  // remote access in the first epoch; MPI_Win_free's return follows every
+  // access to the window.
+  std::vector<JsonRank> ranks(2);
+  const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+  const char* free = R"({"call": "WIN_FREE", "window": 1})";
+  ranks[0].events = {k_init, R"({"call": "STORE", "buf": "4096", "size": "4"})", create, free,
+                     R"({"call": "STORE", "buf": "4096", "size": "4"})", k_fin};
+  ranks[1].events = {k_init, create, R"({"call": "WIN_LOCK", "window": 1, "peer": 0, "lockType": "LOCK_SHARED"})",
+                     R"({"call": "GET", "window": 1, "peer": 0, "buf": "8192", "count": "1", "datatype": 7,
+                         "targetCount": "1", "targetDatatype": 7})",
+                     R"({"call": "WIN_UNLOCK", "window": 1, "peer": 0})", free, k_fin};
+  smtrace::analyzer::Options options;
+  options.checks = {"rma-race"};
+  auto result = smtrace::analyzer::analyze(smtrace::test::write_json_trace("hb-win-life", ranks), options);
+  CHECK(result.stats["hb_cross_edges"] == 8);
+  CHECK(smtrace::test::count_kind(result, "rma-race") == 0);
 }
 
 TEST_CASE("analyzer::HappensBefore::a successful MPI_Win_test ends the exposure epoch") {
@@ -106,8 +127,9 @@ TEST_CASE("analyzer::HappensBefore::a successful MPI_Win_test ends the exposure 
     options.happens_before = true;
     auto result = smtrace::analyzer::analyze(
         smtrace::test::write_json_trace(succeeds ? "hb-win-test" : "hb-win-test-false", ranks), options);
-    // post -> start, and complete -> the successful test.
-    CHECK(result.stats["hb_cross_edges"] == (succeeds ? 2 : 1));
+    // Window creation (2 entries -> hub -> 2 exits), post -> start, and
+    // complete -> the successful test.
+    CHECK(result.stats["hb_cross_edges"] == (succeeds ? 6 : 5));
     CHECK(result.stats["hb_cyclic"] == 0);
   }
 }
@@ -171,6 +193,59 @@ TEST_CASE("analyzer::deadlock::collective some rank never entered") {
   auto result = analyze_json("deadlock-coll", ranks, {"deadlock"});
   REQUIRE(count_kind(result, "deadlock") == 1);
   CHECK(result.findings.front().locations.size() == 3);
+}
+
+TEST_CASE("analyzer::deadlock::wording (issue 14 item 6)") {
+  SUBCASE("a rank receiving from itself waits for itself") {
+    std::vector<JsonRank> ranks(2);
+    ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 0, "pending": true})"};
+    ranks[0].end = R"({"kind": "SIGNAL", "signal": 15})";
+    ranks[1].events = {k_init, k_fin};
+    auto result = analyze_json("deadlock-self", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    CHECK(result.findings.front().message == "deadlock: rank 0 waits for itself");
+  }
+  SUBCASE("members all inside the same collective wait for nobody") {
+    std::vector<JsonRank> ranks(2);
+    for (auto& r : ranks) {
+      r.events = {k_init, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+      r.end = R"({"kind": "SIGNAL", "signal": 15})";
+    }
+    auto result = analyze_json("deadlock-all-inside", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+  SUBCASE("a collective names the members not inside it") {
+    std::vector<JsonRank> ranks(3);
+    for (int r = 0; r < 2; ++r) {
+      ranks[r].events = {k_init, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+      ranks[r].end = R"({"kind": "SIGNAL", "signal": 15})";
+    }
+    ranks[2].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 9, "pending": true})"};
+    ranks[2].end = R"({"kind": "SIGNAL", "signal": 15})";
+    auto result = analyze_json("deadlock-coll-wording", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    bool named = false;
+    for (const auto& l : result.findings.front().locations) {
+      CHECK(l.note.find("other members") == std::string::npos);
+      CHECK(l.note.find("(unknown)") == std::string::npos);
+      if (l.note.find("MPI_Barrier on MPI_COMM_WORLD waits for rank 2 that never entered it") != std::string::npos)
+        named = true;
+    }
+    CHECK(named);
+  }
+}
+
+TEST_CASE("analyzer::unmatched-message::a send's tag -1 is not any tag") {
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "BSEND", "comm": 0, "peer": 1, "tag": -1})", k_fin};
+  ranks[1].events = {k_init, k_fin};
+  auto result = analyze_json("unmatched-tag-minus-one", ranks, {"unmatched-message"});
+  REQUIRE(count_kind(result, "unmatched-message") == 1);
+  const auto& f = result.findings.front();
+  std::string text = f.message;
+  for (const auto& l : f.locations) text += "\n" + l.note;
+  CHECK(text.find("any tag") == std::string::npos);
+  CHECK(text.find("tag -1") != std::string::npos);
 }
 
 TEST_CASE("analyzer::unmatched-message::send never received") {

@@ -40,8 +40,17 @@ TEST_CASE("trace_format::run_on_threads::an exception on a worker reaches the ca
 TEST_CASE("trace_format::run_on_threads::an exception on the calling thread") {
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> after{0};
+  std::atomic<bool> caller_started{false};
   auto job = [&](std::size_t i) {
-    if (std::this_thread::get_id() == caller && i < 500) throw std::runtime_error("caller's job");
+    if (std::this_thread::get_id() == caller) {
+      caller_started = true;
+      if (i < 500) throw std::runtime_error("caller's job");
+    } else {
+      // On a loaded machine the worker could otherwise take every job
+      // before the caller takes one (then nothing throws): it waits for the
+      // caller's first job (at most 10 s).
+      for (int n = 0; !caller_started && n < 10000; ++n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     ++after;
   };
   CHECK_THROWS_WITH_AS(tf::run_on_threads(2, 1000, job), "caller's job", std::runtime_error);
