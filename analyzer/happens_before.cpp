@@ -59,6 +59,8 @@ WindowLife window_life(const RmaEvent& e) {
     case format::Resource::group_new: case format::Resource::group_free: case format::Resource::type_new:
     case format::Resource::type_commit: case format::Resource::type_free: case format::Resource::op_new:
     case format::Resource::op_free: case format::Resource::win_attach: case format::Resource::win_detach:
+    case format::Resource::message_new: case format::Resource::message_free: case format::Resource::buffer_attach:
+    case format::Resource::buffer_detach:
       return WindowLife::none;
   }
   return WindowLife::none;
