@@ -9,7 +9,7 @@ namespace smtrace::analyzer {
 namespace {
 
 // Sizes of BasicType values on LP64 targets; 0 = unknown or no data.
-constexpr std::array<uint8_t, 41> k_basic_size = {
+constexpr std::array<uint8_t, 61> k_basic_size = {
     0,                    // unspecified
     1, 1, 1, 1,           // char, signed char, unsigned char, byte
     2, 2, 4, 4,           // short, unsigned short, int, unsigned
@@ -21,6 +21,12 @@ constexpr std::array<uint8_t, 41> k_basic_size = {
     8, 16, 16, 8, 8, 32,  // float_int, double_int, long_int, 2int, short_int, long_double_int (extents)
     1, 8, 8, 8,           // packed, aint, offset, count
     0, 0,                 // ub, lb
+    // Fortran (gfortran's default kinds, as Open MPI is built for them)
+    4, 4, 8, 8, 16, 4, 1,  // integer, real, double precision, complex, double complex, logical, character
+    8, 8, 16,              // 2integer, 2real, 2double_precision
+    1, 2, 4, 8,            // integer1..integer8
+    4, 8, 16,              // real4, real8, real16
+    8, 16, 32,             // complex8, complex16, complex32
 };
 
 // Return the piece of run `r` of one element at `element` (a negative stride

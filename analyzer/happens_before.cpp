@@ -59,6 +59,8 @@ WindowLife window_life(const RmaEvent& e) {
     case format::Resource::group_new: case format::Resource::group_free: case format::Resource::type_new:
     case format::Resource::type_commit: case format::Resource::type_free: case format::Resource::op_new:
     case format::Resource::op_free: case format::Resource::win_attach: case format::Resource::win_detach:
+    case format::Resource::message_new: case format::Resource::message_free: case format::Resource::buffer_attach:
+    case format::Resource::buffer_detach:
       return WindowLife::none;
   }
   return WindowLife::none;
@@ -218,14 +220,16 @@ void HappensBefore::build(const Context& context, Matches matches) {
         break;
       }
       // Which members' entries feed the instance and which exits it
-      // precedes (format::Flow); scans chain one hub per member.
-      bool all_enter = false, all_exit = false, chain = false;
+      // precedes (format::Flow); scans chain one hub per member; a
+      // neighbourhood collective orders each member after its sources.
+      bool all_enter = false, all_exit = false, chain = false, neighbor = false;
       switch (flow) {
         case Flow::none: continue;
         case Flow::all_to_all: all_enter = all_exit = true; break;
         case Flow::all_to_root: all_enter = true; break;
         case Flow::root_to_all: all_exit = true; break;
         case Flow::scan: case Flow::exscan: chain = true; break;
+        case Flow::neighbor: neighbor = true; break;
       }
       auto entry = [&](std::size_t k) -> std::optional<uint32_t> {
         if (inst.member_op[k] == k_none) return std::nullopt;
@@ -240,6 +244,57 @@ void HappensBefore::build(const Context& context, Matches matches) {
         return m.node_of(w, Impl::end(op.done_seq));
       };
       const std::size_t n = inst.member_op.size();
+      if (neighbor) {
+        // Member k receives from its sources (its own CommDef's list, ranks
+        // in the communicator; MPI-3.1 section 7.6): their entries precede
+        // its exit. Unknown sources order nothing.
+        for (std::size_t k = 0; k < n; ++k) {
+          const auto x = exit(k);
+          if (!x || comm.inter) continue;
+          const uint32_t w = comm.world_ranks[k];
+          const format::CommDef* def = context.rank(w).comm(replay.collectives(w)[inst.member_op[k]].comm);
+          if (!def) continue;
+          for (int32_t source : def->sources) {
+            if (source < 0 || static_cast<std::size_t>(source) >= n) continue;
+            if (auto e = entry(static_cast<std::size_t>(source))) edges.emplace_back(*e, *x);
+          }
+        }
+        continue;
+      }
+      if (comm.inter) {
+        // Intercommunicator (MPI-3.1 section 5.2.2): data flows between the
+        // groups. All-to-all: each group's exits follow the other group's
+        // entries. Rooted: the member that passed MPI_ROOT sends to (or
+        // receives from) the other group; MPI_PROC_NULL members take no part.
+        std::optional<std::size_t> root_member;
+        for (std::size_t k = 0; k < n; ++k) {
+          if (inst.member_op[k] == k_none) continue;
+          if (replay.collectives(comm.world_ranks[k])[inst.member_op[k]].root == format::k_root) root_member = k;
+        }
+        auto group_edges = [&](auto&& feeds, auto&& fed) {
+          const uint32_t hub = new_hub();
+          for (std::size_t k = 0; k < n; ++k) {
+            if (feeds(k)) {
+              if (auto e = entry(k)) edges.emplace_back(*e, hub);
+            }
+            if (fed(k)) {
+              if (auto x = exit(k)) edges.emplace_back(hub, *x);
+            }
+          }
+        };
+        if (all_enter && all_exit) {
+          for (const bool first : {true, false}) {
+            auto in_first = [&](std::size_t k) { return (k < comm.first_group) == first; };
+            group_edges(in_first, [&](std::size_t k) { return !in_first(k); });
+          }
+        } else if (root_member) {
+          auto other = [&](std::size_t k) { return !comm.same_group(k, *root_member); };
+          auto is_root = [&](std::size_t k) { return k == *root_member; };
+          if (all_exit) group_edges(is_root, other);   // root to all
+          else group_edges(other, is_root);            // all to root
+        }
+        continue;
+      }
       if (chain) {
         uint32_t prev = k_none;
         for (std::size_t k = 0; k < n; ++k) {

@@ -25,6 +25,10 @@ format::CommPlace comm_place(const RankData& data, uint32_t comm) {
   if (at != def->world_ranks.end()) place.rank = static_cast<int32_t>(at - def->world_ranks.begin());
   place.size = def->inter ? def->remote_world_ranks.size() : def->world_ranks.size();
   place.inter = def->inter;
+  if (def->topology != format::Topology::none) {
+    place.sources = &def->sources;
+    place.destinations = &def->destinations;
+  }
   return place;
 }
 

@@ -17,7 +17,8 @@ namespace smtrace::analyzer {
 
 // Return rank `data`'s place in communicator `comm`: its rank there (if
 // known), the size (the remote group's for an intercommunicator; 0 when
-// unknown), and whether it is an intercommunicator.
+// unknown), whether it is an intercommunicator, and a topology's neighbours
+// (pointers into `data`'s CommDef: valid while `data` is).
 format::CommPlace comm_place(const RankData& data, uint32_t comm);
 
 // One buffer (or block of one) of an MPI call at the calling rank.

@@ -53,6 +53,7 @@ struct RankReplay {
   std::optional<Event> blocked;
   std::unordered_map<uint64_t, Active> active;
   std::unordered_map<uint64_t, Persistent> persistent;
+  std::unordered_map<uint64_t, uint32_t> messages;  // matched probe's message -> its receive in ops
 };
 
 }  // namespace
@@ -101,9 +102,17 @@ class ReplayPass final : public RankPass {
         // An active request freed still completes; the trace cannot tell when.
         m.persistent.erase(e.request);
         return;
+      case RequestEffect::query:
+        if (!e.pending && e.flag.value_or(false)) peek(e);
+        return;
       case RequestEffect::none: case RequestEffect::create: case RequestEffect::cancel:
         break;
     }
+    if (t.resource == format::Resource::message_new) {
+      matched_probe(e);
+      return;
+    }
+    if (t.resource == format::Resource::message_free && matched_receive(e, t)) return;
     switch (t.role) {
       case Role::send: case Role::recv: {
         P2POp op = base(e);
@@ -160,7 +169,8 @@ class ReplayPass final : public RankPass {
         return;
       }
       case Role::none: case Role::env: case Role::probe: case Role::rma_comm: case Role::rma_sync:
-      case Role::request: case Role::handle: case Role::local_access: case Role::cuda:
+      case Role::request: case Role::handle: case Role::local_access: case Role::cuda: case Role::local:
+      case Role::query:
         break;
     }
     if (t.family == Family::rma) {
@@ -191,6 +201,7 @@ class ReplayPass final : public RankPass {
               [](const Outstanding& a, const Outstanding& b) { return a.request < b.request; });
     m.active.clear();
     m.persistent.clear();
+    m.messages.clear();
     m.payload_index.clear();
   }
 
@@ -206,6 +217,57 @@ class ReplayPass final : public RankPass {
     op.posted_pending = e.pending;
     op.mode = format::call_traits(e.call).mode;
     return op;
+  }
+
+  // MPI_Mprobe, or an MPI_Improbe that found a message: the message is
+  // matched here (MPI-3.1 section 3.8.2: it leaves the queue at the probe),
+  // so its receive is posted here in matching order; the MPI_Mrecv or
+  // MPI_Imrecv's completion that receives Event.message completes it.
+  void matched_probe(const Event& e) {
+    if (e.pending || e.message <= format::k_message_no_proc || !e.status.source) return;
+    if (!format::call_traits(e.call).blocks && !e.flag.value_or(false)) return;
+    P2POp op = base(e);
+    op.status_source = *e.status.source;
+    op.status_tag = value_or(e.status.tag, k_unknown);
+    m.messages[e.message] = static_cast<uint32_t>(m.ops.size());
+    // Datatype and count come with the MPI_Mrecv / MPI_Imrecv; until then a
+    // negative count, which the signature checks leave alone.
+    push(std::move(op), payload(0, -1));
+  }
+
+  // MPI_Mrecv / MPI_Imrecv of a message a recorded probe took: complete (or
+  // start completing) its receive; false when the probe is not in the trace.
+  bool matched_receive(const Event& e, const format::CallTraits& t) {
+    if (e.message == format::k_message_no_proc) return true;  // from MPI_PROC_NULL: nothing arrives
+    auto it = m.messages.find(e.message);
+    if (it == m.messages.end()) return false;
+    const uint32_t index = it->second;
+    m.messages.erase(it);
+    m.op_payload[index] = payload(e.datatype, e.count);
+    if (t.request == RequestEffect::create) {
+      if (e.request) m.active[e.request] = {Outstanding::Kind::p2p, index};
+    } else if (!e.pending) {
+      complete(m.ops[index], e);
+    }
+    return true;
+  }
+
+  // MPI_Request_get_status returned true: the operation is complete, the
+  // request stays allocated until a Wait, Test or Request_free.
+  void peek(const Event& e) {
+    auto it = m.active.find(e.request);
+    if (it == m.active.end()) return;
+    if (it->second.kind == Outstanding::Kind::p2p) {
+      P2POp& op = m.ops[it->second.index];
+      if (op.done()) return;
+      complete(op, e);
+      if (!op.send && e.status.source) {
+        op.status_source = *e.status.source;
+        op.status_tag = value_or(e.status.tag, k_unknown);
+      }
+    } else if (it->second.kind == Outstanding::Kind::coll && m.colls[it->second.index].done_seq == k_never) {
+      m.colls[it->second.index].done_seq = e.seq;
+    }
   }
 
   uint32_t payload(uint32_t datatype, int64_t count) {
@@ -247,13 +309,14 @@ class ReplayPass final : public RankPass {
     if (auto p = m.persistent.find(done.request); p != m.persistent.end()) p->second.active = false;
     if (a.kind == Outstanding::Kind::p2p) {
       P2POp& op = m.ops[a.index];
+      if (op.done()) return;  // MPI_Request_get_status saw it complete
       complete(op, e);
       op.cancelled = done.status.cancelled;
       if (!op.send && done.status.source) {
         op.status_source = *done.status.source;
         op.status_tag = value_or(done.status.tag, k_unknown);
       }
-    } else if (a.kind == Outstanding::Kind::coll) {
+    } else if (a.kind == Outstanding::Kind::coll && m.colls[a.index].done_seq == k_never) {
       m.colls[a.index].done_seq = e.seq;
     }
   }

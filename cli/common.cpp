@@ -72,17 +72,7 @@ std::string human_bytes(uint64_t bytes) {
 
 std::string datatype_name(uint32_t id) {
   // BasicType of smtrace.proto, by value.
-  static constexpr std::array<const char*, 41> k_names = {
-      "MPI_DATATYPE_NULL", "MPI_CHAR", "MPI_SIGNED_CHAR", "MPI_UNSIGNED_CHAR", "MPI_BYTE",
-      "MPI_SHORT", "MPI_UNSIGNED_SHORT", "MPI_INT", "MPI_UNSIGNED", "MPI_LONG",
-      "MPI_UNSIGNED_LONG", "MPI_LONG_LONG", "MPI_UNSIGNED_LONG_LONG", "MPI_FLOAT", "MPI_DOUBLE",
-      "MPI_LONG_DOUBLE", "MPI_WCHAR", "MPI_C_BOOL", "MPI_INT8_T", "MPI_INT16_T",
-      "MPI_INT32_T", "MPI_INT64_T", "MPI_UINT8_T", "MPI_UINT16_T", "MPI_UINT32_T",
-      "MPI_UINT64_T", "MPI_C_FLOAT_COMPLEX", "MPI_C_DOUBLE_COMPLEX",
-      "MPI_C_LONG_DOUBLE_COMPLEX", "MPI_FLOAT_INT", "MPI_DOUBLE_INT", "MPI_LONG_INT",
-      "MPI_2INT", "MPI_SHORT_INT", "MPI_LONG_DOUBLE_INT", "MPI_PACKED", "MPI_AINT",
-      "MPI_OFFSET", "MPI_COUNT", "MPI_UB", "MPI_LB"};
-  if (id < k_names.size()) return k_names[id];
+  if (std::string_view name = format::basic_type_name(id); !name.empty()) return std::string(name);
   if (id == 63) return "MPI_(other predefined)";
   return fmt::format("type#{}", id);
 }

@@ -285,6 +285,12 @@ class EventPrinter {
       }
     }
 
+    if (const format::HandleUse h = format::handle_use(e); h.kind == format::HandleKind::message) {
+      add("message", fmt::format("msg#{}", h.id));
+    } else if (e.message == format::k_message_no_proc && format::call_traits(e.call).resource != format::Resource::none) {
+      add("message", "MPI_MESSAGE_NO_PROC");
+    }
+    if (e.call == Call::Intercomm_create && e.peer_comm != format::k_null_id) add("peer_comm", comm_name(e.peer_comm));
     if (e.window != 0) add("win", fmt::format("win#{}", e.window));
     if (e.win_base != 0) add("base", hex(e.win_base));
     if (e.win_size != 0) add("size", std::to_string(e.win_size));

@@ -193,7 +193,9 @@ std::vector<CallKey> call_keys(const format::RankTrace& rank) {
       case format::Role::request:
       case format::Role::handle:
       case format::Role::local_access:
-      case format::Role::cuda: continue;
+      case format::Role::cuda:
+      case format::Role::local:
+      case format::Role::query: continue;
     }
     std::string text(format::call_name(e.call));
     if (e.peer) text += fmt::format(" peer {}", rank_name(*e.peer));

@@ -91,7 +91,7 @@ bool really_blocks(Call c) {
     case format::Role::rma_sync:
       return format::epoch_step(t.epoch).waits;
     case format::Role::none: case format::Role::env: case format::Role::rma_comm: case format::Role::handle:
-    case format::Role::local_access: case format::Role::cuda:
+    case format::Role::local_access: case format::Role::cuda: case format::Role::local: case format::Role::query:
       return false;
   }
   return false;
@@ -198,6 +198,10 @@ CollKind coll_kind(Call call) {
     case format::Flow::scan: return CollKind::scan;
     case format::Flow::exscan: return CollKind::exscan;
     case format::Flow::none: case format::Flow::all_to_all: return CollKind::full;
+    // A neighbourhood collective as a full one: MPI may make any collective
+    // synchronize every member (MPI-3.1 section 5.14), so a deadlock that
+    // needs it is one a correct program must not risk.
+    case format::Flow::neighbor: return CollKind::full;
   }
   return CollKind::full;
 }
@@ -435,6 +439,17 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
       probe.recorded = k_none;
       probe.member = 0;
       if (source == k_none) continue;
+      if (format::call_traits(model.event(r, probe.post).call).resource == format::Resource::message_new) {
+        // A matched probe: the receive of its message was posted with it
+        // (replay.hpp) and takes exactly what it saw.
+        for (uint32_t q : p2p_op[r]) {
+          if (q == k_none || model.ops[q].kind != OpKind::recv || model.ops[q].post != probe.post) continue;
+          model.ops[q].probe = p;
+          probe.recorded = model.ops[q].recorded;
+          break;
+        }
+        continue;
+      }
       for (uint32_t q : p2p_op[r]) {
         if (q == k_none) continue;
         Op& recv = model.ops[q];
@@ -479,7 +494,9 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
           out.call = c.call;
           out.kind = coll_kind(c.call);
           if (out.kind == CollKind::from_root || out.kind == CollKind::to_root) {
-            if (c.root >= 0 && static_cast<std::size_t>(c.root) < inst.member_op.size()) {
+            // On an intercommunicator roots are MPI_ROOT, MPI_PROC_NULL or a
+            // rank of the other group: modelled as a full collective.
+            if (!comm.inter && c.root >= 0 && static_cast<std::size_t>(c.root) < inst.member_op.size()) {
               out.root = static_cast<uint32_t>(c.root);
             } else {
               out.kind = CollKind::full;

@@ -72,7 +72,7 @@ class Emitter {
       case RequestEffect::persistent: m_life = Lifetime::persistent; break;
       case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
       case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
-      case RequestEffect::cancel:
+      case RequestEffect::cancel: case RequestEffect::query:
         m_life = m_traits.role == Role::rma_comm ? Lifetime::rma_local : Lifetime::call;
         break;
     }
@@ -135,6 +135,21 @@ class Emitter {
       case BufferLayout::compare_and_swap: fetching_rma(); return;
       case BufferLayout::local_read: local(BufferAccess::read); return;
       case BufferLayout::local_write: local(BufferAccess::write); return;
+      case BufferLayout::copy:
+        add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype);
+        add(BufferArg::recv_buf, BufferAccess::write, m_e.recv_buf, m_e.recv_count, m_e.recv_datatype);
+        return;
+      case BufferLayout::reduce_local:
+        add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype);
+        add(BufferArg::recv_buf, BufferAccess::update, m_e.recv_buf, m_e.count, m_e.datatype);
+        return;
+      case BufferLayout::neighbor_allgather:
+      case BufferLayout::neighbor_allgatherv:
+      case BufferLayout::neighbor_alltoall:
+      case BufferLayout::neighbor_alltoallv:
+      case BufferLayout::neighbor_alltoallw:
+        neighbors();
+        return;
     }
   }
 
@@ -165,12 +180,19 @@ class Emitter {
 
   // v and w collectives: block i (for member i) at displs[i], in elements of
   // `type`, or in bytes with a datatype per block (`types`).
+  // `members` (neighbourhood collectives): block i is neighbour i's, none
+  // for an MPI_PROC_NULL neighbour.
   void blocks(BufferArg arg, BufferAccess access, uint64_t addr, const std::vector<int64_t>& counts,
-              const std::vector<int64_t>& displs, uint32_t type, const std::vector<uint32_t>* types, bool maybe) {
+              const std::vector<int64_t>& displs, uint32_t type, const std::vector<uint32_t>* types, bool maybe,
+              const std::vector<int32_t>* members = nullptr) {
     for (std::size_t i = 0; i < counts.size() && i < displs.size(); ++i) {
+      int32_t peer = static_cast<int32_t>(i);
+      if (members) {
+        if (i >= members->size() || (*members)[i] == k_proc_null) continue;
+        peer = (*members)[i];
+      }
       const uint32_t t = types ? (i < types->size() ? (*types)[i] : 0) : type;
-      add(arg, access, addr, counts[i], t, maybe, displs[i], types ? OffsetUnit::bytes : OffsetUnit::elements,
-          static_cast<int32_t>(i));
+      add(arg, access, addr, counts[i], t, maybe, displs[i], types ? OffsetUnit::bytes : OffsetUnit::elements, peer);
     }
   }
 
@@ -272,6 +294,52 @@ class Emitter {
     }
     if (!m_e.in_place && side != RootSide::none && !(side == RootSide::root && m_place.inter))
       add(BufferArg::recv_buf, BufferAccess::write, m_e.recv_buf, m_e.recv_count, m_e.recv_datatype);
+  }
+
+  // Neighbourhood collectives (MPI-3.1 section 7.6): block i of the send
+  // buffer goes to destination i (allgather: the whole send buffer to each),
+  // block i of the receive buffer comes from source i; a neighbour that is
+  // MPI_PROC_NULL (a Cartesian edge) takes and leaves its block untouched.
+  // Without the neighbours, the first block of each side, as maybe.
+  void neighbors() {
+    const std::vector<int32_t>* sources = m_place.sources;
+    const std::vector<int32_t>* dests = m_place.destinations;
+    auto real = [](const std::vector<int32_t>* list) {
+      return !list || std::any_of(list->begin(), list->end(), [](int32_t r) { return r != k_proc_null; });
+    };
+    const BufferLayout layout = m_traits.buffers;
+    const bool w = layout == BufferLayout::neighbor_alltoallw;
+    const bool v = w || layout == BufferLayout::neighbor_alltoallv;
+    if (layout == BufferLayout::neighbor_allgather || layout == BufferLayout::neighbor_allgatherv) {
+      if (real(dests)) add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype, !dests);
+    } else if (v) {
+      blocks(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.counts, m_e.displs, m_e.datatype,
+             w ? &m_e.datatypes : nullptr, !dests, dests);
+    } else {
+      uniform_blocks(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype, dests);
+    }
+    if (v || layout == BufferLayout::neighbor_allgatherv) {
+      blocks(BufferArg::recv_buf, BufferAccess::write, m_e.recv_buf, m_e.recv_counts, m_e.recv_displs,
+             m_e.recv_datatype, w ? &m_e.recv_datatypes : nullptr, !sources, sources);
+    } else {
+      uniform_blocks(BufferArg::recv_buf, BufferAccess::write, m_e.recv_buf, m_e.recv_count, m_e.recv_datatype,
+                     sources);
+    }
+  }
+
+  // Block i of `count` elements at offset i * count, one per neighbour of
+  // `members` (MPI_PROC_NULL ones skipped); unknown neighbours: block 0, maybe.
+  void uniform_blocks(BufferArg arg, BufferAccess access, uint64_t addr, int64_t count, uint32_t type,
+                      const std::vector<int32_t>* members) {
+    if (!members) {
+      add(arg, access, addr, count, type, true);
+      return;
+    }
+    for (std::size_t i = 0; i < members->size(); ++i) {
+      if ((*members)[i] == k_proc_null) continue;
+      add(arg, access, addr, count, type, false, count * static_cast<int64_t>(i), OffsetUnit::elements,
+          (*members)[i]);
+    }
   }
 
   // Put, Get, Accumulate: the origin buffer, and the target's window memory.
@@ -401,7 +469,8 @@ Sync sync_of(const Event& e) {
     // a non-blocking one only when it found a message.
     case Role::probe: s.match = t.blocks || e.flag.value_or(false) ? Match::probe : Match::none; break;
     case Role::none: case Role::env: case Role::collective: case Role::rma_comm: case Role::rma_sync:
-    case Role::request: case Role::handle: case Role::local_access: case Role::cuda:
+    case Role::request: case Role::handle: case Role::local_access: case Role::cuda: case Role::local:
+    case Role::query:
       break;
   }
   return s;
@@ -425,6 +494,15 @@ HandleUse handle_use(const Event& e) {
     case Resource::win_free: h = {HandleKind::window, HandleEffect::free, e.window}; break;
     case Resource::win_attach: h = {HandleKind::window, HandleEffect::attach, e.window}; break;
     case Resource::win_detach: h = {HandleKind::window, HandleEffect::detach, e.window}; break;
+    case Resource::message_new:
+      if (e.message > k_message_no_proc && !e.pending && (call_traits(e.call).blocks || e.flag.value_or(false)))
+        h = {HandleKind::message, HandleEffect::create, static_cast<uint32_t>(e.message)};
+      break;
+    case Resource::message_free:
+      if (e.message > k_message_no_proc) h = {HandleKind::message, HandleEffect::free, static_cast<uint32_t>(e.message)};
+      break;
+    case Resource::buffer_attach: h = {HandleKind::buffer, HandleEffect::attach, 1}; break;
+    case Resource::buffer_detach: h = {HandleKind::buffer, HandleEffect::detach, 1}; break;
   }
   return h;
 }

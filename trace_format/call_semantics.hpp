@@ -39,6 +39,8 @@ enum class Role : uint8_t {
   handle,        // creates, commits or frees a handle (Resource says which)
   local_access,  // an annotated or captured load or store
   cuda,          // a CUDA runtime call (analyzer/cuda_streams.hpp models them)
+  local,         // a local call that reads and writes memory: Pack, Unpack, Reduce_local
+  query,         // a local query whose answer is recorded: Win_shared_query, Test_cancelled
 };
 
 enum class SendMode : uint8_t { none, standard, buffered, synchronous, ready };
@@ -53,6 +55,7 @@ enum class RequestEffect : uint8_t {
   complete_some,  // Waitsome, Testsome
   free,           // Request_free: an active request still completes, unseen
   cancel,         // Cancel: the request still has to be completed
+  query,          // Request_get_status: flag says Event.request is complete; it stays allocated
 };
 
 enum class BufferLayout : uint8_t {
@@ -62,6 +65,11 @@ enum class BufferLayout : uint8_t {
   gather, gatherv, scatter, scatterv, allgather, allgatherv, alltoall, alltoallv, alltoallw,
   put, get, accumulate, get_accumulate, fetch_and_op, compare_and_swap,
   local_read, local_write,
+  copy,          // reads buf (count, datatype), writes recv_buf (recv_count, recv_datatype): Pack, Unpack
+  reduce_local,  // reads buf, reads and writes recv_buf (count, datatype each): Reduce_local
+  // neighbourhood collectives: one block per neighbour (CommPlace::sources,
+  // destinations), none for an MPI_PROC_NULL neighbour
+  neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv, neighbor_alltoallw,
 };
 
 enum class Flow : uint8_t {
@@ -71,6 +79,7 @@ enum class Flow : uint8_t {
   all_to_root,  // every member's entry precedes the root's exit
   scan,         // member i's exit follows the entries of members 0..i
   exscan,       // member i's exit follows the entries of members 0..i-1
+  neighbor,     // a member's exit follows the entries of its topology's sources (CommDef.sources)
 };
 
 enum class Combine : uint8_t {
@@ -94,6 +103,10 @@ enum class Resource : uint8_t {
   win_new,      // a window with memory (Event.win_base, Event.win_size, Event.disp_unit)
   win_dynamic,  // a window whose memory is attached later; its target displacements are addresses
   win_free, win_attach, win_detach,
+  message_new,    // a matched probe's message handle (Event.message)
+  message_free,   // receives the message of Event.message (Mrecv, Imrecv)
+  buffer_attach,  // the buffer of buffered sends (Event.buf, Event.size bytes)
+  buffer_detach,  // waits until the messages in that buffer are sent, returns it
 };
 
 // One row of calls.def, past its name and number.
@@ -216,6 +229,10 @@ struct CommPlace {
   std::optional<int32_t> rank;  // in the (local group of the) communicator
   uint64_t size = 0;            // members; the remote group's on an intercommunicator; 0: unknown
   bool inter = false;           // an intercommunicator: roots are MPI_ROOT, MPI_PROC_NULL or a remote rank
+  // A topology's neighbours of the calling rank (CommDef.sources,
+  // destinations), for neighbourhood collectives; nullptr: unknown.
+  const std::vector<int32_t>* sources = nullptr;
+  const std::vector<int32_t>* destinations = nullptr;
 };
 
 // Append to `out` the buffers that call `e` reads and writes at the calling
@@ -282,7 +299,11 @@ Sync sync_of(const Event& e);
 
 // --- handles -----------------------------------------------------------------
 
-enum class HandleKind : uint8_t { none, comm, group, datatype, op, window };
+enum class HandleKind : uint8_t {
+  none, comm, group, datatype, op, window,
+  message,  // a matched probe's message (Event.message): created by Mprobe/Improbe, freed by Mrecv/Imrecv
+  buffer,   // the attached buffer of buffered sends (one per process; id 1)
+};
 enum class HandleEffect : uint8_t { none, create, commit, free, attach, detach };
 
 struct HandleUse {
@@ -293,7 +314,9 @@ struct HandleUse {
 // Return the handle event `e` creates, commits, frees, attaches memory to
 // or detaches it from, and its id (Event.new_comm for new communicators
 // and groups, Event.new_datatype for datatypes and ops, Event.window for
-// windows; the freed handle's own field for frees).
+// windows, Event.message (low 32 bits) for messages; the freed handle's own
+// field for frees). A matched probe that found no message (MPI_Improbe
+// with flag false) or took MPI_MESSAGE_NO_PROC creates nothing.
 HandleUse handle_use(const Event& e);
 
 }  // namespace smtrace::format

@@ -2,6 +2,7 @@
 // the single list of calls.
 #include "trace_format/event.hpp"
 
+#include <array>
 #include <cctype>
 
 namespace smtrace::format {
@@ -118,6 +119,34 @@ std::string_view family_name(Family family) {
     case Family::type: return "type";
     case Family::annotate: return "annotate";
     case Family::cuda: return "cuda";
+  }
+  return "?";
+}
+
+std::string_view basic_type_name(uint32_t id) {
+  // BasicType of smtrace.proto, by value.
+  static constexpr std::array<std::string_view, 61> k_names = {
+      "MPI_DATATYPE_NULL", "MPI_CHAR", "MPI_SIGNED_CHAR", "MPI_UNSIGNED_CHAR", "MPI_BYTE",
+      "MPI_SHORT", "MPI_UNSIGNED_SHORT", "MPI_INT", "MPI_UNSIGNED", "MPI_LONG",
+      "MPI_UNSIGNED_LONG", "MPI_LONG_LONG", "MPI_UNSIGNED_LONG_LONG", "MPI_FLOAT", "MPI_DOUBLE",
+      "MPI_LONG_DOUBLE", "MPI_WCHAR", "MPI_C_BOOL", "MPI_INT8_T", "MPI_INT16_T",
+      "MPI_INT32_T", "MPI_INT64_T", "MPI_UINT8_T", "MPI_UINT16_T", "MPI_UINT32_T",
+      "MPI_UINT64_T", "MPI_C_FLOAT_COMPLEX", "MPI_C_DOUBLE_COMPLEX", "MPI_C_LONG_DOUBLE_COMPLEX",
+      "MPI_FLOAT_INT", "MPI_DOUBLE_INT", "MPI_LONG_INT", "MPI_2INT", "MPI_SHORT_INT",
+      "MPI_LONG_DOUBLE_INT", "MPI_PACKED", "MPI_AINT", "MPI_OFFSET", "MPI_COUNT", "MPI_UB",
+      "MPI_LB", "MPI_INTEGER", "MPI_REAL", "MPI_DOUBLE_PRECISION", "MPI_COMPLEX",
+      "MPI_DOUBLE_COMPLEX", "MPI_LOGICAL", "MPI_CHARACTER", "MPI_2INTEGER", "MPI_2REAL",
+      "MPI_2DOUBLE_PRECISION", "MPI_INTEGER1", "MPI_INTEGER2", "MPI_INTEGER4", "MPI_INTEGER8",
+      "MPI_REAL4", "MPI_REAL8", "MPI_REAL16", "MPI_COMPLEX8", "MPI_COMPLEX16", "MPI_COMPLEX32"};
+  return id < k_names.size() ? k_names[id] : std::string_view();
+}
+
+std::string_view topology_name(Topology topology) {
+  switch (topology) {
+    case Topology::none: return "none";
+    case Topology::cart: return "cart";
+    case Topology::graph: return "graph";
+    case Topology::dist_graph: return "dist_graph";
   }
   return "?";
 }

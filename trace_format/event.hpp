@@ -39,6 +39,10 @@ std::optional<Call> call_from_name(std::string_view name);
 Family call_family(Call call);
 // Return the lower-case name of `family` ("p2p"), as SMTRACE_FAMILIES spells it.
 std::string_view family_name(Family family);
+// Return the MPI name of predefined datatype `id` (a BasicType value of
+// smtrace.proto: "MPI_INT", "MPI_INTEGER"...), or "" when `id` is none of
+// them (63, a predefined type unknown to smtrace, included).
+std::string_view basic_type_name(uint32_t id);
 // Return true when `call` may wait for another rank (calls.def).
 bool call_blocks(Call call);
 // Return true when `call` is a value of the table (archived traces may hold
@@ -64,6 +68,11 @@ inline constexpr uint32_t k_comm_self = 1;
 // that it can tell MPI never returned, is k_invalid_id (requests:
 // k_invalid_request), so that the invalid-argument check can name it.
 inline constexpr uint32_t k_null_id = UINT32_MAX;
+// Message handles (Event.message: MPI_Mprobe, MPI_Improbe, MPI_Mrecv,
+// MPI_Imrecv): 0 MPI_MESSAGE_NULL, 1 MPI_MESSAGE_NO_PROC (a matched probe
+// of MPI_PROC_NULL), messages from 2.
+inline constexpr uint64_t k_message_null = 0;
+inline constexpr uint64_t k_message_no_proc = 1;
 inline constexpr uint32_t k_invalid_id = UINT32_MAX - 1;
 inline constexpr uint64_t k_invalid_request = UINT64_MAX - 1;
 
@@ -173,6 +182,8 @@ struct Event {
   int32_t key = 0;
   uint32_t group = 0;
   uint32_t new_datatype = 0;
+  uint64_t message = 0;     // message handle (k_message_null...): Mprobe/Improbe's, Mrecv/Imrecv's
+  uint32_t peer_comm = 0;   // MPI_Intercomm_create: the peer communicator at the local leader (k_null_id elsewhere)
 
   uint32_t window = 0;
   uint64_t win_base = 0;
@@ -235,6 +246,11 @@ struct DatatypeDef {
   bool operator==(const DatatypeDef&) const = default;
 };
 
+// The virtual topology of a communicator (smtrace.proto Topology).
+enum class Topology : uint8_t { none = 0, cart = 1, graph = 2, dist_graph = 3 };
+// Return "cart", "graph", "dist_graph" or "none".
+std::string_view topology_name(Topology topology);
+
 struct CommDef {
   uint32_t id = 0;
   std::vector<uint32_t> world_ranks;
@@ -242,6 +258,13 @@ struct CommDef {
   bool is_group = false;
   bool inter = false;
   std::vector<uint32_t> remote_world_ranks;
+  // A topology's neighbours of the defining rank, as ranks in the
+  // communicator (k_proc_null for a missing Cartesian neighbour), in the
+  // order of the blocks of a neighbourhood collective's buffers: the
+  // members it receives from and those it sends to.
+  Topology topology = Topology::none;
+  std::vector<int32_t> sources;
+  std::vector<int32_t> destinations;
   bool operator==(const CommDef&) const = default;
 };
 

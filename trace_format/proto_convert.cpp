@@ -117,6 +117,8 @@ void to_plain(const v1::Event& p, Event& e) {
   e.recv_memory = static_cast<MemoryKind>(p.recv_memory());
   e.copy_kind = static_cast<CopyKind>(p.copy_kind());
   e.flags = p.flags();
+  e.message = p.message();
+  e.peer_comm = p.peer_comm();
 }
 
 Event to_plain(const v1::Event& p) {
@@ -199,6 +201,8 @@ void to_proto(const Event& e, v1::Event* p) {
   p->set_recv_memory(static_cast<v1::MemoryKind>(e.recv_memory));
   p->set_copy_kind(static_cast<v1::CopyKind>(e.copy_kind));
   p->set_flags(e.flags);
+  p->set_message(e.message);
+  p->set_peer_comm(e.peer_comm);
 }
 
 CallSite to_plain(const v1::CallSite& p) {
@@ -225,8 +229,17 @@ void to_proto(const Module& m, v1::Module* p) {
 }
 
 CommDef to_plain(const v1::CommDef& p) {
-  return {p.id(),       vec<uint32_t>(p.world_ranks()), p.parent(),
-          p.is_group(), p.inter(),                      vec<uint32_t>(p.remote_world_ranks())};
+  CommDef c;
+  c.id = p.id();
+  c.world_ranks = vec<uint32_t>(p.world_ranks());
+  c.parent = p.parent();
+  c.is_group = p.is_group();
+  c.inter = p.inter();
+  c.remote_world_ranks = vec<uint32_t>(p.remote_world_ranks());
+  c.topology = static_cast<Topology>(p.topology());
+  c.sources = vec<int32_t>(p.sources());
+  c.destinations = vec<int32_t>(p.destinations());
+  return c;
 }
 
 void to_proto(const CommDef& c, v1::CommDef* p) {
@@ -236,6 +249,9 @@ void to_proto(const CommDef& c, v1::CommDef* p) {
   p->set_is_group(c.is_group);
   p->set_inter(c.inter);
   fill(c.remote_world_ranks, p->mutable_remote_world_ranks());
+  p->set_topology(static_cast<v1::Topology>(c.topology));
+  fill(c.sources, p->mutable_sources());
+  fill(c.destinations, p->mutable_destinations());
 }
 
 DatatypeDef to_plain(const v1::DatatypeDef& p) {

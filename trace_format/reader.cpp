@@ -665,7 +665,8 @@ const CallSite* RankTrace::site(uint32_t id) const {
 std::optional<uint32_t> RankTrace::world_rank(uint32_t comm, int32_t rank_in_comm) const {
   auto it = comms.find(comm);
   if (it == comms.end() || rank_in_comm < 0) return std::nullopt;
-  const auto& ranks = it->second.world_ranks;
+  // Point-to-point peers and roots on an intercommunicator are ranks of the remote group.
+  const auto& ranks = it->second.inter ? it->second.remote_world_ranks : it->second.world_ranks;
   if (static_cast<std::size_t>(rank_in_comm) >= ranks.size()) return std::nullopt;
   return ranks[static_cast<std::size_t>(rank_in_comm)];
 }

@@ -63,7 +63,8 @@ struct RankTrace {
   const Event* find(uint64_t seq) const;
   // Return the call site `id`, or nullptr.
   const CallSite* site(uint32_t id) const;
-  // Return the world rank of `rank_in_comm` in communicator `comm`, if known.
+  // Return the world rank of `rank_in_comm` in communicator `comm` (in its
+  // remote group on an intercommunicator: peers are named there), if known.
   std::optional<uint32_t> world_rank(uint32_t comm, int32_t rank_in_comm) const;
 };
 

@@ -132,8 +132,8 @@ void write_status(VarintWriter& w, uint32_t field, const Status& s) {
 }
 
 std::size_t event_bound(const Event& e) {
-  // 64 scalar fields, the status, and the repeated ones.
-  std::size_t n = 64 * detail::k_max_scalar_field + k_status_bound;
+  // 66 scalar fields, the status, and the repeated ones.
+  std::size_t n = 66 * detail::k_max_scalar_field + k_status_bound;
   if (!e.stack.empty()) n += packed_bound(e.stack.size());
   if (!e.counts.empty()) n += packed_bound(e.counts.size());
   if (!e.displs.empty()) n += packed_bound(e.displs.size());
@@ -222,6 +222,8 @@ void write_event_body(VarintWriter& w, const Event& e) {
   w.u(62, static_cast<uint64_t>(e.recv_memory));
   w.u(63, static_cast<uint64_t>(e.copy_kind));
   w.u(64, e.flags);
+  w.u(65, e.message);
+  w.u(66, e.peer_comm);
 }
 
 }  // namespace
@@ -452,8 +454,9 @@ void RecordEncoder::module(std::string& out, const Module& m) {
 
 void RecordEncoder::comm(std::string& out, const CommDef& c) {
   append_record(out, k_comm,
-                4 * detail::k_max_scalar_field + packed_bound(c.world_ranks.size()) +
-                    packed_bound(c.remote_world_ranks.size()),
+                5 * detail::k_max_scalar_field + packed_bound(c.world_ranks.size()) +
+                    packed_bound(c.remote_world_ranks.size()) + packed_bound(c.sources.size()) +
+                    packed_bound(c.destinations.size()),
                 [&](VarintWriter& w) {
                   w.u(1, c.id);
                   w.packed(2, c.world_ranks);
@@ -461,6 +464,9 @@ void RecordEncoder::comm(std::string& out, const CommDef& c) {
                   w.u(4, c.is_group);
                   w.u(5, c.inter);
                   w.packed(6, c.remote_world_ranks);
+                  w.u(7, static_cast<uint64_t>(c.topology));
+                  w.packed(8, c.sources);
+                  w.packed(9, c.destinations);
                 });
 }
 

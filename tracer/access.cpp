@@ -103,7 +103,8 @@ void after_call(const Event& e, const CommFacts& comm, const ExtentOf& extent_of
       break;
     case Resource::none: case Resource::comm_new: case Resource::comm_free: case Resource::group_new:
     case Resource::group_free: case Resource::type_new: case Resource::type_commit: case Resource::type_free:
-    case Resource::op_new: case Resource::op_free:
+    case Resource::op_new: case Resource::op_free: case Resource::message_new: case Resource::message_free:
+    case Resource::buffer_attach: case Resource::buffer_detach:
       break;
   }
   if (step.completes != format::Completion::none) {
@@ -135,6 +136,10 @@ void after_call(const Event& e, const CommFacts& comm, const ExtentOf& extent_of
       case RequestEffect::free:
         w.request_freed(e.request);
         changed = true;
+        break;
+      case RequestEffect::query:  // MPI_Request_get_status: flag true, the operation is complete
+        if (e.flag.value_or(false) && e.request != 0) done.push_back(e.request);
+        changed = changed || !done.empty();
         break;
       case RequestEffect::none: case RequestEffect::complete_all: case RequestEffect::complete_any:
       case RequestEffect::complete_some: case RequestEffect::cancel:

@@ -68,6 +68,8 @@ void buffer_ranges(const Event& e, const CommFacts& comm, const ExtentOf& extent
   if (comm.rank >= 0) place.rank = comm.rank;
   place.size = comm.size > 0 ? static_cast<uint64_t>(comm.size) : 0;
   place.inter = comm.inter;
+  place.sources = comm.sources;
+  place.destinations = comm.destinations;
   std::vector<format::Buffer> buffers;
   format::call_buffers(e, place, buffers);
   // Watched: what MPI may still touch after the call returns, also where

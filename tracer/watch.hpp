@@ -51,6 +51,10 @@ struct CommFacts {
   int32_t rank = -1;  // -1: unknown (every buffer counts)
   int32_t size = 0;   // remote size for an intercommunicator
   bool inter = false;
+  // A topology's neighbours (format::CommPlace), owned by the tracer's
+  // tables for the rest of the run; nullptr: none or unknown.
+  const std::vector<int32_t>* sources = nullptr;
+  const std::vector<int32_t>* destinations = nullptr;
 };
 
 // Append to `out` the ranges of the buffers that `e` hands to MPI beyond

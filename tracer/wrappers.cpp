@@ -16,7 +16,9 @@
 #include "tracer/access.hpp"
 #include "tracer/flatten.hpp"
 #include "tracer/force.hpp"
+#include "tracer/fortran.hpp"
 #include "tracer/handlers.hpp"
+#include "tracer/request_table.hpp"
 #include "tracer/tables.hpp"
 #include "tracer/tracer.hpp"
 #include "trace_format/call_semantics.hpp"
@@ -31,30 +33,44 @@ using handlers::CallScope;
 // ---------------------------------------------------------------------------
 // Handle tables. Ids are what the trace names objects by.
 
-struct RequestInfo {
-  uint64_t id = 0;
-  uint64_t elem_size = 0;  // receive datatype size, to turn bytes into a count
-  bool receive = false;
-  bool persistent = false;
+// A communicator the tracer has defined: its id and the rank's place in it.
+struct CommInfo {
+  uint32_t id = 0;
+  CommFacts facts;
+};
+
+// A topology's neighbours (CommDef.sources, destinations), kept until exit:
+// CommFacts point at them.
+struct Neighbors {
+  std::vector<int32_t> sources, destinations;
 };
 
 struct Tables {
-  HandleMap<uint32_t> comms;
+  HandleMap<CommInfo> comms;
   HandleMap<uint32_t> groups;
   HandleMap<uint32_t> types;
   HandleMap<uint32_t> ops;
   HandleMap<uint32_t> windows;
-  HandleMap<RequestInfo> requests;
+  RequestTable requests;
   std::atomic<uint32_t> next_comm{2};  // comms and groups share CommDef ids
   std::atomic<uint32_t> next_type{format::k_first_derived_id};
   std::atomic<uint32_t> next_op{format::k_first_derived_id};
   std::atomic<uint32_t> next_window{1};
   std::atomic<uint64_t> next_request{1};
+  // Matched probes: the message handles MPI_Mprobe/Improbe returned and not
+  // yet received, by handle value (a value MPI reuses after the receive gets
+  // a new id).
+  struct Message {
+    uint64_t id = 0;
+    uint32_t comm = 0;
+  };
+  HandleMap<Message> messages;
+  std::atomic<uint64_t> next_message{2};
   HandleMap<format::DatatypeDef*> defs;  // type id -> flattened def (children of later types)
   MPI_Group world_group = MPI_GROUP_NULL;
   uint32_t world_size = 1;
-  // For load/store capture (access.hpp): the rank's place in each
-  // communicator (by id >= 2) and the sizes of the predefined datatypes.
+  // The rank's place in each communicator (by id >= 2), for load/store
+  // capture (access.hpp), and the sizes of the predefined datatypes.
   HandleMap<CommFacts> comm_facts;
   CommFacts world_facts;
   int64_t basic_size[format::k_first_derived_id] = {};
@@ -63,7 +79,7 @@ Tables* g_tables = new Tables;  // never destroyed (used until exit)
 
 // Per-thread caches of the lookups every call makes (its communicator,
 // datatypes, window): no lock on a hit.
-thread_local LookupCache<uint32_t> t_comm_cache SMTRACE_FAST_TLS;
+thread_local LookupCache<CommInfo> t_comm_cache SMTRACE_FAST_TLS;
 thread_local LookupCache<uint32_t> t_type_cache SMTRACE_FAST_TLS;
 thread_local LookupCache<uint32_t> t_window_cache SMTRACE_FAST_TLS;
 
@@ -98,17 +114,60 @@ std::vector<uint32_t> world_ranks_of_group(MPI_Group group) {
   return out;
 }
 
-// Return the id of `comm`, defining it (CommDef record) on first sight.
-uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
-  if (comm == MPI_COMM_WORLD) return format::k_comm_world;
-  if (comm == MPI_COMM_SELF) return format::k_comm_self;
-  if (comm == MPI_COMM_NULL) return UINT32_MAX;
-  uint32_t id = 0;
-  if (t_comm_cache.find(g_tables->comms, key(comm), id)) return id;
-  id = g_tables->next_comm.fetch_add(1);
+// Fill `def`'s topology with the neighbours of this rank in `comm`
+// (MPI-3.1 section 7.6: Cartesian neighbours dimension by dimension, the
+// negative direction first, MPI_PROC_NULL where there is none).
+void topology_of(MPI_Comm comm, format::CommDef& def) {
+  int topo = MPI_UNDEFINED;
+  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return;
+  if (topo == MPI_CART) {
+    int ndims = 0;
+    PMPI_Cartdim_get(comm, &ndims);
+    def.topology = format::Topology::cart;
+    for (int d = 0; d < ndims; ++d) {
+      int source = MPI_PROC_NULL, dest = MPI_PROC_NULL;
+      PMPI_Cart_shift(comm, d, 1, &source, &dest);
+      def.sources.push_back(rank_value(source));
+      def.sources.push_back(rank_value(dest));
+    }
+    def.destinations = def.sources;
+  } else if (topo == MPI_GRAPH) {
+    int rank = 0, n = 0;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Graph_neighbors_count(comm, rank, &n);
+    std::vector<int> list(static_cast<size_t>(std::max(n, 0)));
+    if (n > 0) PMPI_Graph_neighbors(comm, rank, n, list.data());
+    def.topology = format::Topology::graph;
+    for (int r : list) def.sources.push_back(rank_value(r));
+    def.destinations = def.sources;
+  } else if (topo == MPI_DIST_GRAPH) {
+    int in = 0, out = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+    std::vector<int> sources(static_cast<size_t>(std::max(in, 1))), dests(static_cast<size_t>(std::max(out, 1)));
+    std::vector<int> sw(sources.size()), dw(dests.size());
+    PMPI_Dist_graph_neighbors(comm, in, sources.data(), sw.data(), out, dests.data(), dw.data());
+    def.topology = format::Topology::dist_graph;
+    for (int i = 0; i < in; ++i) def.sources.push_back(rank_value(sources[static_cast<size_t>(i)]));
+    for (int i = 0; i < out; ++i) def.destinations.push_back(rank_value(dests[static_cast<size_t>(i)]));
+  }
+}
+
+// Return what the tracer knows of `comm`, defining it (CommDef record) on
+// first sight from the groups of `members` (`comm` itself unless given:
+// MPI_Comm_idup's new communicator may not be used before its request
+// completes, and has its parent's groups).
+CommInfo comm_info(MPI_Comm comm, uint32_t parent = 0, MPI_Comm members = MPI_COMM_NULL) {
+  if (comm == MPI_COMM_WORLD) return {format::k_comm_world, g_tables->world_facts};
+  if (comm == MPI_COMM_SELF) return {format::k_comm_self, CommFacts{0, 1}};
+  if (comm == MPI_COMM_NULL) return {format::k_null_id, CommFacts{}};
+  CommInfo info;
+  if (t_comm_cache.find(g_tables->comms, key(comm), info)) return info;
+  info.id = g_tables->next_comm.fetch_add(1);
   format::CommDef def;
-  def.id = id;
+  def.id = info.id;
   def.parent = parent;
+  const MPI_Comm handle = comm;
+  if (members != MPI_COMM_NULL) comm = members;
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   def.inter = inter != 0;
@@ -121,18 +180,30 @@ uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0) {
     def.remote_world_ranks = world_ranks_of_group(group);
     PMPI_Group_free(&group);
   }
+  if (!inter && members == MPI_COMM_NULL) topology_of(comm, def);
   handlers::define_comm(def);
-  if (access::attached()) {
-    CommFacts facts;
-    PMPI_Comm_rank(comm, &facts.rank);
-    facts.inter = inter != 0;
-    if (inter) PMPI_Comm_remote_size(comm, &facts.size);
-    else PMPI_Comm_size(comm, &facts.size);
-    g_tables->comm_facts.insert(id, facts);
+  CommFacts& facts = info.facts;
+  PMPI_Comm_rank(comm, &facts.rank);
+  facts.inter = inter != 0;
+  if (inter) PMPI_Comm_remote_size(comm, &facts.size);
+  else PMPI_Comm_size(comm, &facts.size);
+  if (def.topology != format::Topology::none) {
+    auto* n = new Neighbors{def.sources, def.destinations};
+    facts.sources = &n->sources;
+    facts.destinations = &n->destinations;
   }
-  g_tables->comms.insert(key(comm), id);
-  return id;
+  g_tables->comm_facts.insert(info.id, facts);
+  g_tables->comms.insert(key(handle), info);
+  return info;
 }
+
+uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0, MPI_Comm members = MPI_COMM_NULL) {
+  return comm_info(comm, parent, members).id;
+}
+
+// Return true when communicator id `comm` names a communicator MPI may be
+// asked about (not MPI_COMM_NULL, not a freed one).
+bool known(uint32_t comm) { return comm != format::k_null_id && comm != format::k_invalid_id; }
 
 uint32_t group_id(MPI_Group group) {
   if (group == MPI_GROUP_NULL) return UINT32_MAX;
@@ -278,6 +349,13 @@ void register_predefined() {
       {MPI_C_LONG_DOUBLE_COMPLEX, 28}, {MPI_FLOAT_INT, 29}, {MPI_DOUBLE_INT, 30}, {MPI_LONG_INT, 31},
       {MPI_2INT, 32}, {MPI_SHORT_INT, 33}, {MPI_LONG_DOUBLE_INT, 34}, {MPI_PACKED, 35}, {MPI_AINT, 36},
       {MPI_OFFSET, 37}, {MPI_COUNT, 38},
+      // Fortran (BasicType 41-60): types a library without Fortran support
+      // leaves MPI_DATATYPE_NULL are skipped below
+      {MPI_INTEGER, 41}, {MPI_REAL, 42}, {MPI_DOUBLE_PRECISION, 43}, {MPI_COMPLEX, 44},
+      {MPI_DOUBLE_COMPLEX, 45}, {MPI_LOGICAL, 46}, {MPI_CHARACTER, 47}, {MPI_2INTEGER, 48}, {MPI_2REAL, 49},
+      {MPI_2DOUBLE_PRECISION, 50}, {MPI_INTEGER1, 51}, {MPI_INTEGER2, 52}, {MPI_INTEGER4, 53},
+      {MPI_INTEGER8, 54}, {MPI_REAL4, 55}, {MPI_REAL8, 56}, {MPI_REAL16, 57}, {MPI_COMPLEX8, 58},
+      {MPI_COMPLEX16, 59}, {MPI_COMPLEX32, 60},
   };
   for (const auto& p : types) {
     if (p.type == MPI_DATATYPE_NULL) continue;
@@ -304,16 +382,17 @@ uint64_t new_request(MPI_Request request, bool receive, bool persistent, uint64_
   info.receive = receive;
   info.persistent = persistent;
   info.elem_size = elem_size;
-  g_tables->requests.insert(key(request), info);
+  g_tables->requests.add(key(request), info);
   return info.id;
 }
 
-RequestInfo request_info(MPI_Request request) {
+// Return the outstanding request of handle value `request` that `skip`
+// older ones of the same value precede (request_table.hpp).
+RequestInfo request_info(MPI_Request request, std::size_t skip = 0) {
   RequestInfo info;
   if (request == MPI_REQUEST_NULL) return info;
-  if (!g_tables->requests.find(key(request), info)) {
-    // A request the tracer did not see created (an untraced family, a
-    // generalized request): give it an id now.
+  if (!g_tables->requests.find(key(request), info, skip)) {
+    // A request the tracer did not see created (an untraced family): give it an id now.
     info.id = new_request(request, false, false, 0);
   }
   return info;
@@ -340,15 +419,20 @@ struct RequestScratch {
 };
 thread_local RequestScratch t_scratch;
 
-// Remember `requests[0..n)` before a completion call, fill e.requests.
+// Remember `requests[0..n)` before a completion call, fill e.requests. A
+// handle value listed again names the next outstanding request of that value.
 void before_completion(Event& e, int n, const MPI_Request* requests) {
   auto& s = t_scratch;
   size_t count = n > 0 ? static_cast<size_t>(n) : 0;
   s.handles.assign(requests, requests + count);
   s.infos.resize(count);
   e.requests.resize(count);
+  const bool shared = count > 1 && g_tables->requests.shared();
   for (size_t i = 0; i < count; ++i) {
-    s.infos[i] = request_info(requests[i]);
+    std::size_t skip = 0;
+    if (shared && requests[i] != MPI_REQUEST_NULL)
+      for (size_t j = 0; j < i; ++j) skip += requests[j] == requests[i];
+    s.infos[i] = request_info(requests[i], skip);
     e.requests[i] = s.infos[i].id;
   }
 }
@@ -362,7 +446,7 @@ void completed(Event& out, size_t i, const MPI_Status* status) {
   c.request = s.infos[i].id;
   if (status && s.infos[i].receive) c.status = to_status(*status, s.infos[i].elem_size);
   out.completed.push_back(c);
-  if (!s.infos[i].persistent) g_tables->requests.erase(key(s.handles[i]));
+  if (!s.infos[i].persistent) g_tables->requests.remove(key(s.handles[i]), s.infos[i].id);
 }
 
 MPI_Status* statuses_for(int n, MPI_Status* given) {
@@ -683,10 +767,11 @@ int waitsome(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& request
 template <class F>
 int request_free(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request) {
   MPI_Request handle = *request;
-  return traced(c, site, pmpi, [&](Event& e) { e.request = request_info(handle).id; },
+  uint64_t e_request = 0;
+  return traced(c, site, pmpi, [&](Event& e) { e.request = e_request = request_info(handle).id; },
                 [&](CallScope&, int rc) {
                   if (rc == MPI_SUCCESS && format::call_traits(c).request == format::RequestEffect::free)
-                    g_tables->requests.erase(key(handle));
+                    g_tables->requests.remove(key(handle), e_request);
                 });
 }
 
@@ -1016,6 +1101,15 @@ int comm_create_group(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Grou
     e.group = group_id(group);
     e.tag = tag_value(tag);
   }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_idup(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Comm*& newcomm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, [&](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS || *newcomm == MPI_COMM_NULL) return;
+    g_tables->comms.erase(key(*newcomm));
+    s.out().new_comm = comm_id(*newcomm, comm_id(comm), comm);
+    s.out().request = new_request(*request, false, false, 0);
+  });
 }
 template <class F>
 int comm_free(Call c, uintptr_t site, F&& pmpi, MPI_Comm*& comm) {
@@ -1379,6 +1473,468 @@ int op_free(Call c, uintptr_t site, F&& pmpi, MPI_Op*& op) {
                 });
 }
 
+// --- intercommunicators, topologies, dynamic processes
+
+template <class F>
+int intercomm_create(Call c, uintptr_t site, F&& pmpi, MPI_Comm& local, int& local_leader, MPI_Comm& bridge,
+                     int& remote_leader, int& tag, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    const CommInfo info = comm_info(local);
+    e.comm = info.id;
+    e.peer = rank_value(local_leader);
+    e.recv_peer = rank_value(remote_leader);
+    e.tag = tag_value(tag);
+    // The bridge communicator is significant at the local leader only
+    // (elsewhere it may be anything): looked at there only.
+    e.peer_comm = info.facts.rank >= 0 && info.facts.rank == local_leader ? comm_id(bridge) : format::k_null_id;
+  }, new_comm_post(newcomm, local));
+}
+template <class F>
+int intercomm_merge(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& high, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.key = high != 0;
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int cart_create(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& ndims, const int*& dims, const int*& periods,
+                int& reorder, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.counts = ints(dims, ndims);
+    e.displs = ints(periods, ndims);
+    e.key = reorder != 0;
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int cart_sub(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, const int*& remain, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    int ndims = 0;
+    if (known(e.comm) && PMPI_Cartdim_get(comm, &ndims) == MPI_SUCCESS) e.counts = ints(remain, ndims);
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int graph_create(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& nnodes, const int*& index, const int*& edges,
+                 int& reorder, MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.counts = ints(index, nnodes);
+    if (index && nnodes > 0) e.displs = ints(edges, index[nnodes - 1]);
+    e.key = reorder != 0;
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int dist_graph_create(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& n, const int*& sources,
+                      const int*& degrees, const int*& dests, const int*&, MPI_Info&, int& reorder,
+                      MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.counts = ints(sources, n);
+    e.recv_counts = ints(degrees, n);
+    int64_t edges = 0;
+    for (int64_t d : e.recv_counts) edges += std::max<int64_t>(d, 0);
+    e.displs = ints(dests, static_cast<int>(std::min<int64_t>(edges, INT32_MAX)));
+    e.key = reorder != 0;
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int dist_graph_create_adjacent(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& indegree, const int*& sources,
+                               const int*&, int& outdegree, const int*& dests, const int*&, MPI_Info&, int& reorder,
+                               MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.counts = ints(sources, indegree);
+    e.displs = ints(dests, outdegree);
+    e.key = reorder != 0;
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_spawn(Call c, uintptr_t site, F&& pmpi, const char*&, char**&, int& maxprocs, MPI_Info&, int& root,
+               MPI_Comm& comm, MPI_Comm*& intercomm, int*&) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.peer = rank_value(root);
+    e.count = maxprocs;
+  }, new_comm_post(intercomm, comm));
+}
+template <class F>
+int comm_spawn_multiple(Call c, uintptr_t site, F&& pmpi, int& count, char**&, char***&, const int*& maxprocs,
+                        const MPI_Info*&, int& root, MPI_Comm& comm, MPI_Comm*& intercomm, int*&) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.peer = rank_value(root);
+    e.count = count;
+    int rank = -1;
+    if (known(e.comm)) PMPI_Comm_rank(comm, &rank);
+    if (rank == root) e.counts = ints(maxprocs, count);  // significant at the root only
+  }, new_comm_post(intercomm, comm));
+}
+template <class F>
+int comm_accept(Call c, uintptr_t site, F&& pmpi, const char*&, MPI_Info&, int& root, MPI_Comm& comm,
+                MPI_Comm*& newcomm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = comm_id(comm);
+    e.peer = rank_value(root);
+  }, new_comm_post(newcomm, comm));
+}
+template <class F>
+int comm_join(Call c, uintptr_t site, F&& pmpi, int&, MPI_Comm*& intercomm) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = format::k_comm_self; },
+                new_comm_post(intercomm, MPI_COMM_SELF));
+}
+
+// --- matched probes, buffered sends
+
+// Return the id of message handle `message` (a new one for a message a
+// matched probe just returned: `fresh`), and its communicator.
+Tables::Message message_of(MPI_Message message, bool fresh, uint32_t comm) {
+  if (message == MPI_MESSAGE_NULL) return {format::k_message_null, format::k_null_id};
+  if (message == MPI_MESSAGE_NO_PROC) return {format::k_message_no_proc, comm};
+  Tables::Message m;
+  if (!fresh && g_tables->messages.find(key(message), m)) return m;
+  m.id = g_tables->next_message.fetch_add(1, std::memory_order_relaxed);
+  m.comm = comm;
+  g_tables->messages.insert(key(message), m);
+  return m;
+}
+
+template <class F>
+int mprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& comm, MPI_Message*& message,
+           MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  uint32_t id = 0;
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = id = comm_id(comm);
+    e.peer = rank_value(source);
+    e.tag = tag_value(tag);
+  }, [&](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS) return;
+    s.out().status = to_status(*status, 0);
+    s.out().message = message_of(*message, true, id).id;
+  });
+}
+template <class F>
+int improbe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& comm, int*& flag,
+            MPI_Message*& message, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  uint32_t id = 0;
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.comm = id = comm_id(comm);
+    e.peer = rank_value(source);
+    e.tag = tag_value(tag);
+  }, [&](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS) return;
+    s.out().flag = *flag != 0;
+    if (!*flag) {
+      s.unsuccessful_poll();
+      return;
+    }
+    s.out().status = to_status(*status, 0);
+    s.out().message = message_of(*message, true, id).id;
+  });
+}
+// The receive of a matched message: its communicator is the probe's.
+void message_recv(Event& e, void* buf, int count, MPI_Datatype type, MPI_Message message) {
+  const Tables::Message m = message_of(message, false, format::k_null_id);
+  e.message = m.id;
+  e.comm = m.comm;
+  e.buf = addr(buf);
+  e.count = count;
+  e.datatype = type_id(type);
+}
+template <class F>
+int mrecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, MPI_Message*& message,
+          MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  const MPI_Message handle = message ? *message : MPI_MESSAGE_NULL;
+  return traced(c, site, pmpi, [&](Event& e) { message_recv(e, buf, count, type, handle); },
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  g_tables->messages.erase(key(handle));
+                  s.out().status = to_status(*status, type_size(type));
+                });
+}
+template <class F>
+int imrecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, MPI_Message*& message,
+           MPI_Request*& request) {
+  const MPI_Message handle = message ? *message : MPI_MESSAGE_NULL;
+  return traced(c, site, pmpi, [&](Event& e) { message_recv(e, buf, count, type, handle); },
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  g_tables->messages.erase(key(handle));
+                  s.out().request = new_request(*request, true, false, type_size(type));
+                });
+}
+template <class F>
+int buffer_attach(Call c, uintptr_t site, F&& pmpi, void*& buffer, int& size) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.buf = addr(buffer);
+    e.size = size > 0 ? static_cast<uint64_t>(size) : 0;
+    e.count = size;
+  }, no_post);
+}
+template <class F>
+int buffer_detach(Call c, uintptr_t site, F&& pmpi, void*& buffer, int*& size) {
+  return traced(c, site, pmpi, [](Event&) {}, [&](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS) return;
+    // C: `buffer` points to where MPI stores the buffer's address. The
+    // Fortran binding returns no address.
+    void* base = nullptr;
+    if (buffer && !fortran::t_active) std::memcpy(&base, buffer, sizeof base);
+    s.out().buf = addr(base);
+    if (size) {
+      s.out().size = *size > 0 ? static_cast<uint64_t>(*size) : 0;
+      s.out().count = *size;
+    }
+  });
+}
+
+// --- requests (continued)
+
+template <class F>
+int request_get_status(Call c, uintptr_t site, F&& pmpi, MPI_Request& request, int*& flag, MPI_Status*& status) {
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  RequestInfo info;
+  return traced(c, site, pmpi, [&](Event& e) {
+    info = request_info(request);
+    e.request = info.id;
+  }, [&](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS) return;
+    s.out().flag = *flag != 0;
+    if (!*flag) s.unsuccessful_poll();
+    else if (info.receive) s.out().status = to_status(*status, info.elem_size);
+  });
+}
+template <class F>
+int test_cancelled(Call c, uintptr_t site, F&& pmpi, const MPI_Status*&, int*& flag) {
+  return traced(c, site, pmpi, [](Event&) {}, [&](CallScope& s, int rc) {
+    if (rc == MPI_SUCCESS) s.out().flag = *flag != 0;
+  });
+}
+template <class F>
+int grequest_start(Call c, uintptr_t site, F&& pmpi, MPI_Grequest_query_function*&, MPI_Grequest_free_function*&,
+                   MPI_Grequest_cancel_function*&, void*&, MPI_Request*& request) {
+  return traced(c, site, pmpi, [](Event&) {}, [&](CallScope& s, int rc) {
+    if (rc == MPI_SUCCESS) s.out().request = new_request(*request, false, false, 0);
+  });
+}
+template <class F>
+int grequest_complete(Call c, uintptr_t site, F&& pmpi, MPI_Request& request) {
+  return traced(c, site, pmpi, [&](Event& e) { e.request = request_info(request).id; }, no_post);
+}
+
+// --- local reductions and packing
+
+template <class F>
+int reduce_local(Call c, uintptr_t site, F&& pmpi, const void*& inbuf, void*& inoutbuf, int& count,
+                 MPI_Datatype& type, MPI_Op& op) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.buf = addr(inbuf);
+    e.recv_buf = addr(inoutbuf);
+    e.count = e.recv_count = count;
+    e.datatype = e.recv_datatype = type_id(type);
+    e.op = op_id(op);
+  }, no_post);
+}
+// The packed side: `n` bytes from `base` + `position` (MPI_PACKED).
+template <class P>
+void packed_side(uint64_t& buf, int64_t& count, uint32_t& type, const void* base, P position) {
+  buf = addr(base) + static_cast<uint64_t>(std::max<P>(position, 0));
+  count = 0;
+  type = 35;  // BASIC_PACKED
+}
+template <class F>
+int pack(Call c, uintptr_t site, F&& pmpi, const void*& inbuf, int& incount, MPI_Datatype& type, void*& outbuf,
+         int& outsize, int*& position, MPI_Comm& comm) {
+  const int start = position ? *position : 0;
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.buf = addr(inbuf);
+    e.count = incount;
+    e.datatype = type_id(type);
+    e.comm = comm_id(comm);
+    e.size = outsize > 0 ? static_cast<uint64_t>(outsize) : 0;
+    packed_side(e.recv_buf, e.recv_count, e.recv_datatype, outbuf, start);
+  }, [&](CallScope& s, int rc) {
+    if (rc == MPI_SUCCESS && position) s.out().recv_count = *position - start;
+  });
+}
+template <class F>
+int unpack(Call c, uintptr_t site, F&& pmpi, const void*& inbuf, int& insize, int*& position, void*& outbuf,
+           int& outcount, MPI_Datatype& type, MPI_Comm& comm) {
+  const int start = position ? *position : 0;
+  return traced(c, site, pmpi, [&](Event& e) {
+    packed_side(e.buf, e.count, e.datatype, inbuf, start);
+    e.recv_buf = addr(outbuf);
+    e.recv_count = outcount;
+    e.recv_datatype = type_id(type);
+    e.comm = comm_id(comm);
+    e.size = insize > 0 ? static_cast<uint64_t>(insize) : 0;
+  }, [&](CallScope& s, int rc) {
+    if (rc == MPI_SUCCESS && position) s.out().count = *position - start;
+  });
+}
+template <class F>
+int pack_external(Call c, uintptr_t site, F&& pmpi, const char*&, const void*& inbuf, int& incount,
+                  MPI_Datatype& type, void*& outbuf, MPI_Aint& outsize, MPI_Aint*& position) {
+  const MPI_Aint start = position ? *position : 0;
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.buf = addr(inbuf);
+    e.count = incount;
+    e.datatype = type_id(type);
+    e.size = outsize > 0 ? static_cast<uint64_t>(outsize) : 0;
+    packed_side(e.recv_buf, e.recv_count, e.recv_datatype, outbuf, start);
+  }, [&](CallScope& s, int rc) {
+    if (rc == MPI_SUCCESS && position) s.out().recv_count = *position - start;
+  });
+}
+template <class F>
+int unpack_external(Call c, uintptr_t site, F&& pmpi, const char*&, const void*& inbuf, MPI_Aint& insize,
+                    MPI_Aint*& position, void*& outbuf, int& outcount, MPI_Datatype& type) {
+  const MPI_Aint start = position ? *position : 0;
+  return traced(c, site, pmpi, [&](Event& e) {
+    packed_side(e.buf, e.count, e.datatype, inbuf, start);
+    e.recv_buf = addr(outbuf);
+    e.recv_count = outcount;
+    e.recv_datatype = type_id(type);
+    e.size = insize > 0 ? static_cast<uint64_t>(insize) : 0;
+  }, [&](CallScope& s, int rc) {
+    if (rc == MPI_SUCCESS && position) s.out().count = *position - start;
+  });
+}
+template <class F>
+int type_darray(Call c, uintptr_t site, F&& pmpi, int&, int&, int& ndims, const int*&, const int*&, const int*&,
+                const int*&, int&, MPI_Datatype& old, MPI_Datatype*& newtype) {
+  return type_contiguous(c, site, pmpi, ndims, old, newtype);
+}
+
+// --- neighbourhood collectives: the v and w arrays have one entry per
+// neighbour (sources on the receive side, destinations on the send side)
+
+int degree(const CommInfo& info, bool in) {
+  const std::vector<int32_t>* list = in ? info.facts.sources : info.facts.destinations;
+  return list ? static_cast<int>(list->size()) : 0;
+}
+std::vector<int64_t> aints(const MPI_Aint* v, int n) {
+  if (!v || n <= 0) return {};
+  return std::vector<int64_t>(v, v + n);
+}
+void neighbor_allgatherv_args(Event& e, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
+                              const int* rcounts, const int* displs, MPI_Datatype rtype, MPI_Comm comm) {
+  const CommInfo info = comm_info(comm);
+  e.comm = info.id;
+  send_side(e, sbuf, scount, stype);
+  e.recv_buf = addr(rbuf);
+  e.recv_datatype = type_id(rtype);
+  e.recv_counts = ints(rcounts, degree(info, true));
+  e.recv_displs = ints(displs, degree(info, true));
+}
+template <class F>
+int neighbor_allgatherv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype,
+                        void*& rbuf, const int*& rcounts, const int*& displs, MPI_Datatype& rtype, MPI_Comm& comm) {
+  return traced(c, site, pmpi,
+                [&](Event& e) { neighbor_allgatherv_args(e, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm); },
+                no_post);
+}
+template <class F>
+int ineighbor_allgatherv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, MPI_Datatype& stype,
+                         void*& rbuf, const int*& rcounts, const int*& displs, MPI_Datatype& rtype, MPI_Comm& comm,
+                         MPI_Request*& request) {
+  return traced(c, site, pmpi,
+                [&](Event& e) { neighbor_allgatherv_args(e, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm); },
+                with_request(c, request));
+}
+void neighbor_alltoallv_args(Event& e, const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype,
+                             void* rbuf, const int* rcounts, const int* rdispls, MPI_Datatype rtype, MPI_Comm comm) {
+  const CommInfo info = comm_info(comm);
+  e.comm = info.id;
+  if (sbuf == MPI_IN_PLACE) {
+    e.in_place = true;
+  } else {
+    e.buf = addr(sbuf);
+    e.counts = ints(scounts, degree(info, false));
+    e.displs = ints(sdispls, degree(info, false));
+    e.datatype = type_id(stype);
+  }
+  e.recv_buf = addr(rbuf);
+  e.recv_counts = ints(rcounts, degree(info, true));
+  e.recv_displs = ints(rdispls, degree(info, true));
+  e.recv_datatype = type_id(rtype);
+}
+template <class F>
+int neighbor_alltoallv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts, const int*& sdispls,
+                       MPI_Datatype& stype, void*& rbuf, const int*& rcounts, const int*& rdispls, MPI_Datatype& rtype,
+                       MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    neighbor_alltoallv_args(e, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+  }, no_post);
+}
+template <class F>
+int ineighbor_alltoallv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts, const int*& sdispls,
+                        MPI_Datatype& stype, void*& rbuf, const int*& rcounts, const int*& rdispls, MPI_Datatype& rtype,
+                        MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    neighbor_alltoallv_args(e, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+  }, with_request(c, request));
+}
+void neighbor_alltoallw_args(Event& e, const void* sbuf, const int* scounts, const MPI_Aint* sdispls,
+                             const MPI_Datatype* stypes, void* rbuf, const int* rcounts, const MPI_Aint* rdispls,
+                             const MPI_Datatype* rtypes, MPI_Comm comm) {
+  const CommInfo info = comm_info(comm);
+  e.comm = info.id;
+  const int out = degree(info, false), in = degree(info, true);
+  if (sbuf == MPI_IN_PLACE) {
+    e.in_place = true;
+  } else {
+    e.buf = addr(sbuf);
+    e.counts = ints(scounts, out);
+    e.displs = aints(sdispls, out);
+    e.datatypes = type_ids(stypes, out);
+  }
+  e.recv_buf = addr(rbuf);
+  e.recv_counts = ints(rcounts, in);
+  e.recv_displs = aints(rdispls, in);
+  e.recv_datatypes = type_ids(rtypes, in);
+}
+template <class F>
+int neighbor_alltoallw(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts,
+                       const MPI_Aint*& sdispls, const MPI_Datatype*& stypes, void*& rbuf, const int*& rcounts,
+                       const MPI_Aint*& rdispls, const MPI_Datatype*& rtypes, MPI_Comm& comm) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    neighbor_alltoallw_args(e, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
+  }, no_post);
+}
+template <class F>
+int ineighbor_alltoallw(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, const int*& scounts,
+                        const MPI_Aint*& sdispls, const MPI_Datatype*& stypes, void*& rbuf, const int*& rcounts,
+                        const MPI_Aint*& rdispls, const MPI_Datatype*& rtypes, MPI_Comm& comm, MPI_Request*& request) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    neighbor_alltoallw_args(e, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
+  }, with_request(c, request));
+}
+
+// --- shared memory windows
+
+template <class F>
+int win_shared_query(Call c, uintptr_t site, F&& pmpi, MPI_Win& win, int& rank, MPI_Aint*& size, int*& disp_unit,
+                     void*& baseptr) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.window = window_id(win);
+    e.peer = rank_value(rank);
+  }, [&](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS) return;
+    void* base = nullptr;
+    if (baseptr) std::memcpy(&base, baseptr, sizeof base);
+    s.out().win_base = addr(base);
+    if (size) s.out().win_size = static_cast<uint64_t>(*size);
+    if (disp_unit) s.out().disp_unit = *disp_unit;
+  });
+}
+
 template <class F>
 int abort(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& code) {
   CallScope s(c, site);
@@ -1394,8 +1950,9 @@ int abort(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, int& code) {
 // ---------------------------------------------------------------------------
 // Calls of a family that is off: not recorded, but a handle they create or
 // free must leave the tables, or a handle MPI reuses later would inherit a
-// stale id (and a wrong CommDef or DatatypeDef). The handle is the last
-// argument of every such call.
+// stale id (and a wrong CommDef or DatatypeDef): every handle a call takes
+// by pointer (MPI_Comm_idup's new communicator and request, MPI_Type_free's
+// type...) is forgotten, as it was before the call and as it is after.
 
 template <class T>
 void forget(T handle) {
@@ -1404,7 +1961,7 @@ void forget(T handle) {
   else if constexpr (std::is_same_v<T, MPI_Datatype>) g_tables->types.erase(key(handle));
   else if constexpr (std::is_same_v<T, MPI_Win>) g_tables->windows.erase(key(handle));
   else if constexpr (std::is_same_v<T, MPI_Op>) g_tables->ops.erase(key(handle));
-  else if constexpr (std::is_same_v<T, MPI_Request>) g_tables->requests.erase(key(handle));
+  else if constexpr (std::is_same_v<T, MPI_Request>) g_tables->requests.forget(key(handle));
 }
 
 template <class L>
@@ -1412,26 +1969,26 @@ constexpr bool k_handle_out = std::is_same_v<L, MPI_Comm*> || std::is_same_v<L, 
                               std::is_same_v<L, MPI_Datatype*> || std::is_same_v<L, MPI_Win*> ||
                               std::is_same_v<L, MPI_Op*> || std::is_same_v<L, MPI_Request*>;
 
-template <class F, class... A>
-int untraced(Call c, F&& pmpi, A&... args) noexcept {  // the tables' erase does not throw
-  auto& last = std::get<sizeof...(A) - 1>(std::tie(args...));
-  using L = std::remove_cv_t<std::remove_reference_t<decltype(last)>>;
+template <class A>
+void forget_out(A& arg) noexcept {  // the tables' erase does not throw
+  using L = std::remove_cv_t<std::remove_reference_t<A>>;
   if constexpr (k_handle_out<L>) {
-    // Start(all), Cancel and Type_commit keep their handles' ids; Wait/Test
-    // complete requests through MPI_Status* calls, which change nothing here.
-    const format::CallTraits& t = format::call_traits(c);
-    if (t.request == format::RequestEffect::start || t.request == format::RequestEffect::cancel ||
-        t.resource == format::Resource::type_commit || !last)
-      return pmpi();
-    auto before = *last;
-    int rc = pmpi();
-    forget(before);
-    forget(*last);
-    return rc;
-  } else {
-    (void)c;
-    return pmpi();
+    if (arg) forget(*arg);
   }
+}
+
+template <class F, class... A>
+int untraced(Call c, F&& pmpi, A&... args) noexcept {
+  // Start(all), Cancel, Type_commit and the Wait/Test family keep their
+  // handles' ids (a completed persistent request keeps its id).
+  const format::CallTraits& t = format::call_traits(c);
+  if (t.request == format::RequestEffect::start || t.request == format::RequestEffect::cancel ||
+      format::completes_requests(t.request) || t.resource == format::Resource::type_commit)
+    return pmpi();
+  (forget_out(args), ...);
+  int rc = pmpi();
+  (forget_out(args), ...);
+  return rc;
 }
 
 // ---------------------------------------------------------------------------
@@ -1480,6 +2037,115 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
 }  // namespace smtrace::tracer
 
 // ---------------------------------------------------------------------------
+// The Fortran bindings (fortran.hpp): convert, record through the C call's
+// shape, call the library's Fortran PMPI entry `name` with the program's
+// arguments.
+
+namespace smtrace::tracer {
+namespace {
+
+template <Call C, class CFn, class ShapeFn, class... V>
+void fortran_call(const char* name, std::atomic<void*>& cache, uintptr_t site, MPI_Fint* ierr, ShapeFn&& shape_fn,
+                  V*... f) {
+  using Pmpi = void (*)(V*..., MPI_Fint*);
+  auto pmpi = reinterpret_cast<Pmpi>(fortran::resolve(name, cache));
+  MPI_Fint rc = MPI_SUCCESS;
+  if (!pmpi) {  // the library's Fortran layer has no such entry
+    handlers::count_error();
+    if (ierr) *ierr = MPI_ERR_INTERN;
+    return;
+  }
+  const bool trace = handlers::should_trace(C);
+  const bool off = !trace && handlers::family_off(C);
+  if (!trace && !off) {
+    pmpi(f..., &rc);
+    if (ierr) *ierr = rc;
+    return;
+  }
+  bool called = false;
+  try {
+    using Sig = fortran::Signature<CFn>;
+    typename Sig::Args args(f...);
+    fortran::Shape shape;
+    shape.traits = format::call_traits(C);
+    shape.first_is_count = Sig::first_is_int;
+    if constexpr (Sig::first_is_int) shape.count = std::get<0>(args).value;
+    std::apply([&](auto&... a) {
+      (fortran::scan(a, shape), ...);
+      (a.prepare(shape), ...);
+      fortran::link_outcount(a...);
+      auto run = [&] {
+        called = true;
+        pmpi(static_cast<V*>(a.fort())..., &rc);
+        (a.after(), ...);
+        return static_cast<int>(rc);
+      };
+      fortran::t_active = true;
+      if (off) untraced(C, run, a.c()...);
+      else shape_fn(C, site, run, a.c()...);
+      fortran::t_active = false;
+    }, args);
+  } catch (...) {
+    fortran::t_active = false;
+    handlers::count_error();
+    if (!called) pmpi(f..., &rc);
+  }
+  if (ierr) *ierr = rc;
+}
+
+// MPI_Init and MPI_Init_thread from Fortran (`required` null: MPI_Init).
+void fortran_init(Call call, const char* name, std::atomic<void*>& cache, uintptr_t site, MPI_Fint* required,
+                  MPI_Fint* provided, MPI_Fint* ierr) {
+  const int64_t t0 = handlers::now();
+  MPI_Fint rc = MPI_ERR_INTERN;
+  void* entry = fortran::resolve(name, cache);
+  if (!entry) {
+    if (ierr) *ierr = rc;
+    return;
+  }
+  if (required) reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*)>(entry)(required, provided, &rc);
+  else reinterpret_cast<void (*)(MPI_Fint*)>(entry)(&rc);
+  if (ierr) *ierr = rc;
+  if (rc != MPI_SUCCESS || handlers::tracing()) return;
+  try {
+    start_tracing(call, site, t0, required ? (provided ? *provided : *required) : MPI_THREAD_SINGLE);
+  } catch (...) {
+    handlers::count_error();
+  }
+}
+
+// MPI_Finalize from Fortran.
+void fortran_finalize(const char* name, std::atomic<void*>& cache, uintptr_t site, MPI_Fint* ierr) {
+  auto entry = reinterpret_cast<void (*)(MPI_Fint*)>(fortran::resolve(name, cache));
+  MPI_Fint rc = MPI_ERR_INTERN;
+  if (!entry) {
+    if (ierr) *ierr = rc;
+    return;
+  }
+  if (!handlers::should_trace(Call::Finalize)) {
+    entry(&rc);
+    if (ierr) *ierr = rc;
+    return;
+  }
+  bool called = false;
+  try {
+    handlers::CallScope s(Call::Finalize, site);
+    s.enter();
+    called = true;
+    entry(&rc);
+    s.leave(rc);
+    handlers::finish(format::TerminationKind::finalized, 0, "", true);
+  } catch (...) {
+    handlers::count_error();
+    if (!called) entry(&rc);
+  }
+  if (ierr) *ierr = rc;
+}
+
+}  // namespace
+}  // namespace smtrace::tracer
+
+// ---------------------------------------------------------------------------
 // The wrappers
 
 using smtrace::format::Call;
@@ -1509,8 +2175,109 @@ namespace tr = smtrace::tracer;
       return called ? rc : original();                                                                \
     }                                                                                                 \
   }
+#define SMTRACE_WRAP_C SMTRACE_WRAP
 #include "tracer/wrappers.def"
 #undef SMTRACE_WRAP
+#undef SMTRACE_WRAP_C
+
+// The Fortran bindings of every SMTRACE_WRAP row: mpi_<name>_ (mpif.h,
+// `use mpi`) and mpi_<name>_f08_ (`use mpi_f08`), as gfortran and Open MPI
+// name them; their parameters are the C call's, each a pointer (Fortran
+// passes by reference), then ierror (optional in mpi_f08: may be null).
+// The symbol names come from fortran_names.h, which CMake generates from
+// wrappers.def (lower case is beyond the preprocessor).
+#include "fortran_names.h"
+#define SMTRACE_FP_1(a) void *a
+#define SMTRACE_FP_2(a, ...) void *a, SMTRACE_FP_1(__VA_ARGS__)
+#define SMTRACE_FP_3(a, ...) void *a, SMTRACE_FP_2(__VA_ARGS__)
+#define SMTRACE_FP_4(a, ...) void *a, SMTRACE_FP_3(__VA_ARGS__)
+#define SMTRACE_FP_5(a, ...) void *a, SMTRACE_FP_4(__VA_ARGS__)
+#define SMTRACE_FP_6(a, ...) void *a, SMTRACE_FP_5(__VA_ARGS__)
+#define SMTRACE_FP_7(a, ...) void *a, SMTRACE_FP_6(__VA_ARGS__)
+#define SMTRACE_FP_8(a, ...) void *a, SMTRACE_FP_7(__VA_ARGS__)
+#define SMTRACE_FP_9(a, ...) void *a, SMTRACE_FP_8(__VA_ARGS__)
+#define SMTRACE_FP_10(a, ...) void *a, SMTRACE_FP_9(__VA_ARGS__)
+#define SMTRACE_FP_11(a, ...) void *a, SMTRACE_FP_10(__VA_ARGS__)
+#define SMTRACE_FP_12(a, ...) void *a, SMTRACE_FP_11(__VA_ARGS__)
+#define SMTRACE_FP_13(a, ...) void *a, SMTRACE_FP_12(__VA_ARGS__)
+#define SMTRACE_FP_14(a, ...) void *a, SMTRACE_FP_13(__VA_ARGS__)
+#define SMTRACE_FP_15(a, ...) void *a, SMTRACE_FP_14(__VA_ARGS__)
+#define SMTRACE_FP_16(a, ...) void *a, SMTRACE_FP_15(__VA_ARGS__)
+#define SMTRACE_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
+#define SMTRACE_NARGS(...) SMTRACE_NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define SMTRACE_CAT_(a, b) a##b
+#define SMTRACE_CAT(a, b) SMTRACE_CAT_(a, b)
+#define SMTRACE_FPARAMS(...) SMTRACE_CAT(SMTRACE_FP_, SMTRACE_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define SMTRACE_FORTRAN_WRAPPER(Name, Shape, ARGS, SYMBOL, PMPI_SYMBOL)                                    \
+  extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE void SYMBOL(SMTRACE_FPARAMS ARGS, MPI_Fint* ierr) {           \
+    static std::atomic<void*> entry{nullptr};                                                            \
+    tr::fortran_call<Call::Name, decltype(&PMPI_##Name)>(                                                \
+        PMPI_SYMBOL, entry, reinterpret_cast<uintptr_t>(__builtin_return_address(0)), ierr,              \
+        [](Call c, uintptr_t site, auto&& pmpi, auto&... a) { return tr::shape::Shape(c, site, pmpi, a...); }, \
+        SMTRACE_UNPAREN ARGS);                                                                           \
+  }
+#define SMTRACE_WRAP(Name, Shape, PARAMS, ARGS)                                       \
+  SMTRACE_FORTRAN_WRAPPER(Name, Shape, ARGS, SMTRACE_F77_##Name, SMTRACE_F77P_##Name) \
+  SMTRACE_FORTRAN_WRAPPER(Name, Shape, ARGS, SMTRACE_F08_##Name, SMTRACE_F08P_##Name)
+#define SMTRACE_WRAP_C(...)
+#include "tracer/wrappers.def"
+#undef SMTRACE_WRAP
+#undef SMTRACE_WRAP_C
+
+#define SMTRACE_FORTRAN_INIT(SYMBOL, PMPI_SYMBOL)                                                       \
+  extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE void SYMBOL(MPI_Fint* ierr) {                              \
+    static std::atomic<void*> entry{nullptr};                                                          \
+    tr::fortran_init(Call::Init, PMPI_SYMBOL, entry, reinterpret_cast<uintptr_t>(__builtin_return_address(0)), \
+                     nullptr, nullptr, ierr);                                                          \
+  }
+#define SMTRACE_FORTRAN_INIT_THREAD(SYMBOL, PMPI_SYMBOL)                                                \
+  extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE void SYMBOL(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) { \
+    static std::atomic<void*> entry{nullptr};                                                          \
+    tr::fortran_init(Call::Init_thread, PMPI_SYMBOL, entry,                                            \
+                     reinterpret_cast<uintptr_t>(__builtin_return_address(0)), required, provided, ierr);  \
+  }
+#define SMTRACE_FORTRAN_FINALIZE(SYMBOL, PMPI_SYMBOL)                                                   \
+  extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE void SYMBOL(MPI_Fint* ierr) {                              \
+    static std::atomic<void*> entry{nullptr};                                                          \
+    tr::fortran_finalize(PMPI_SYMBOL, entry, reinterpret_cast<uintptr_t>(__builtin_return_address(0)), ierr); \
+  }
+SMTRACE_FORTRAN_INIT(mpi_init_, "pmpi_init_")
+SMTRACE_FORTRAN_INIT(mpi_init_f08_, "pmpi_init_f08_")
+SMTRACE_FORTRAN_INIT_THREAD(mpi_init_thread_, "pmpi_init_thread_")
+SMTRACE_FORTRAN_INIT_THREAD(mpi_init_thread_f08_, "pmpi_init_thread_f08_")
+SMTRACE_FORTRAN_FINALIZE(mpi_finalize_, "pmpi_finalize_")
+SMTRACE_FORTRAN_FINALIZE(mpi_finalize_f08_, "pmpi_finalize_f08_")
+
+// Every MPI call of trace_format/calls.def has a wrapper, and every wrapper a
+// row there (a row of wrappers.def without one names no Call: a compile
+// error): adding a call is its row in calls.def, its value in smtrace.proto
+// and its signature row in wrappers.def.
+namespace smtrace::tracer {
+namespace {
+constexpr Call k_wrapped[] = {
+#define SMTRACE_WRAP(Name, ...) Call::Name,
+#define SMTRACE_WRAP_C(Name, ...) Call::Name,
+#include "tracer/wrappers.def"
+#undef SMTRACE_WRAP
+#undef SMTRACE_WRAP_C
+    Call::Init, Call::Init_thread, Call::Finalize,  // written by hand below
+};
+constexpr bool wrapped(Call c) {
+  for (Call w : k_wrapped)
+    if (w == c) return true;
+  return false;
+}
+// Annotations, captured accesses and CUDA calls are not MPI calls.
+constexpr bool needs_wrapper(format::Family f) {
+  return f != format::Family::annotate && f != format::Family::cuda;
+}
+#define SMTRACE_CALL(ID, MpiName, number, family, ...)                          \
+  static_assert(!needs_wrapper(format::Family::family) || wrapped(Call::MpiName), \
+                "trace_format/calls.def: MPI_" #MpiName " has no wrapper: add its signature row to tracer/wrappers.def");
+#include "trace_format/calls.def"
+#undef SMTRACE_CALL
+}  // namespace
+}  // namespace smtrace::tracer
 
 extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init(int* argc, char*** argv) {
   auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));

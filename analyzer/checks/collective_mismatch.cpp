@@ -286,7 +286,12 @@ class Comparer {
       case Layout::none: case Layout::send: case Layout::recv: case Layout::sendrecv:
       case Layout::sendrecv_replace: case Layout::put: case Layout::get: case Layout::accumulate:
       case Layout::get_accumulate: case Layout::fetch_and_op: case Layout::compare_and_swap:
-      case Layout::local_read: case Layout::local_write:
+      case Layout::local_read: case Layout::local_write: case Layout::copy: case Layout::reduce_local:
+      // Neighbourhood collectives pair blocks per neighbour, not per member:
+      // their signatures are not compared (only that every member called the
+      // same collective).
+      case Layout::neighbor_allgather: case Layout::neighbor_allgatherv: case Layout::neighbor_alltoall:
+      case Layout::neighbor_alltoallv: case Layout::neighbor_alltoallw:
         return std::nullopt;
     }
     return std::nullopt;

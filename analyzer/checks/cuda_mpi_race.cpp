@@ -108,6 +108,9 @@ class Pass final : public RankPass {
         if (it != m_ops.end()) it->second.persistent = false;
         return;
       }
+      case RequestEffect::query:  // MPI_Request_get_status: flag true, the operation is complete
+        if (e.flag.value_or(false) && !e.pending) complete(e.request);
+        return;
       case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
       case RequestEffect::cancel:
         break;
@@ -245,7 +248,7 @@ class Pass final : public RankPass {
       case RequestEffect::persistent: return Kind::define;
       case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
       case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
-      case RequestEffect::cancel:
+      case RequestEffect::cancel: case RequestEffect::query:
         // RMA calls without a request: at the call (a simplification; their
         // completion is the epoch's).
         return Kind::blocking;

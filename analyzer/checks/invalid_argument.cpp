@@ -97,7 +97,8 @@ class Pass final : public RankPass {
         buffers(e);
         break;
       case Role::recv:
-        comm(e.comm);
+        // MPI_Mrecv, MPI_Imrecv name a message, not a communicator.
+        if (t.resource != format::Resource::message_free) comm(e.comm);
         if (!lacks(format::Content::receive_envelope)) {
           rank(e.peer, RankUse::source, e.comm);
           tag(e.tag, true);
@@ -146,7 +147,11 @@ class Pass final : public RankPass {
       case Role::env:
         if (e.call == Call::Abort) comm(e.comm);
         break;
-      case Role::none: case Role::local_access: case Role::cuda: break;
+      case Role::local:  // Pack, Unpack, Reduce_local
+        buffers(e);
+        if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
+        break;
+      case Role::none: case Role::local_access: case Role::cuda: case Role::query: break;
     }
     if (!m_found && !e.pending && e.rc != 0) {
       add("error code", fmt::format("the call failed with error code {}", e.rc), {},
@@ -350,7 +355,11 @@ class Pass final : public RankPass {
       case format::BufferLayout::put: case format::BufferLayout::get: case format::BufferLayout::accumulate:
       case format::BufferLayout::get_accumulate: case format::BufferLayout::fetch_and_op:
       case format::BufferLayout::compare_and_swap: case format::BufferLayout::local_read:
-      case format::BufferLayout::local_write:
+      case format::BufferLayout::local_write: case format::BufferLayout::copy: case format::BufferLayout::reduce_local:
+      // Neighbourhood collectives have no in-place option (MPI-3.1 section 7.6).
+      case format::BufferLayout::neighbor_allgather: case format::BufferLayout::neighbor_allgatherv:
+      case format::BufferLayout::neighbor_alltoall: case format::BufferLayout::neighbor_alltoallv:
+      case format::BufferLayout::neighbor_alltoallw:
         allowed = false;
         break;
     }
@@ -435,6 +444,7 @@ class Pass final : public RankPass {
         if (e.request == 0) return add("null request", "the request is MPI_REQUEST_NULL");
         used(e.request);
         return;
+      case format::RequestEffect::query: used(e.request); return;  // MPI_REQUEST_NULL is allowed here
       case format::RequestEffect::none: case format::RequestEffect::create: case format::RequestEffect::persistent:
         return;
     }
@@ -508,7 +518,9 @@ class Pass final : public RankPass {
       case format::Resource::win_free: case format::Resource::win_attach: case format::Resource::win_detach:
         window(e.window);
         return;
-      case format::Resource::none: return;
+      case format::Resource::message_new: case format::Resource::message_free: case format::Resource::buffer_attach:
+      case format::Resource::buffer_detach: case format::Resource::none:
+        return;
     }
   }
 
@@ -535,7 +547,7 @@ class Pass final : public RankPass {
             m_freed_windows.erase(h.id);
             m_window_comm[h.id] = e.comm;
             break;
-          case format::HandleKind::none: break;
+          case format::HandleKind::message: case format::HandleKind::buffer: case format::HandleKind::none: break;
         }
         break;
       case format::HandleEffect::commit: m_committed.insert(h.id); break;
@@ -552,7 +564,7 @@ class Pass final : public RankPass {
             break;
           case format::HandleKind::op: m_freed_ops[h.id] = freed; break;
           case format::HandleKind::window: m_freed_windows[h.id] = freed; break;
-          case format::HandleKind::none: break;
+          case format::HandleKind::message: case format::HandleKind::buffer: case format::HandleKind::none: break;
         }
         break;
       }
@@ -600,7 +612,7 @@ class Pass final : public RankPass {
           m_active.erase(e.request);
         }
         break;
-      case format::RequestEffect::none: case format::RequestEffect::cancel: break;
+      case format::RequestEffect::none: case format::RequestEffect::cancel: case format::RequestEffect::query: break;
     }
   }
 

@@ -251,6 +251,9 @@ class Pass final : public RankPass {
         return;
       case RequestEffect::cancel:
         return;
+      case RequestEffect::query:  // MPI_Request_get_status returning true: the operation is complete
+        if (!e.pending && e.flag.value_or(false)) complete(e, e.request);
+        return;
       case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
         break;
     }
@@ -269,7 +272,7 @@ class Pass final : public RankPass {
         return;
       case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
       case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
-      case RequestEffect::cancel:
+      case RequestEffect::cancel: case RequestEffect::query:
         // Blocking calls, and RMA calls without a request: their buffers are
         // checked at the call (the epoch that completes an RMA call is
         // rma-race's business).

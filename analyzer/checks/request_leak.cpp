@@ -58,6 +58,7 @@ class Pass final : public RankPass {
         }
         return;
       case RequestEffect::none: case RequestEffect::cancel:
+      case RequestEffect::query:  // MPI_Request_get_status leaves the request allocated
         return;
     }
   }

@@ -1,6 +1,7 @@
 // resource-leak: communicators (other than world and self), groups, windows,
 // derived datatypes and user ops created on a rank that reached
-// MPI_Finalize and never freed there.
+// MPI_Finalize and never freed there, and messages a matched probe took
+// (MPI_Mprobe, MPI_Improbe) and no MPI_Mrecv / MPI_Imrecv received.
 //
 // Only handles the rank's own events created count: a handle the tracer
 // first met elsewhere (a family turned off, a library's own) is not ours to
@@ -22,7 +23,7 @@ namespace {
 using format::Call;
 using format::Event;
 
-enum class Kind : uint8_t { comm, group, window, datatype, op };
+enum class Kind : uint8_t { comm, group, window, datatype, op, message };
 
 std::string_view kind_name(Kind k) {
   switch (k) {
@@ -31,6 +32,7 @@ std::string_view kind_name(Kind k) {
     case Kind::window: return "window";
     case Kind::datatype: return "datatype";
     case Kind::op: return "reduction op";
+    case Kind::message: return "matched message";
   }
   return "?";
 }
@@ -42,6 +44,7 @@ std::string_view free_call(Kind k) {
     case Kind::window: return "MPI_Win_free";
     case Kind::datatype: return "MPI_Type_free";
     case Kind::op: return "MPI_Op_free";
+    case Kind::message: return "MPI_Mrecv or MPI_Imrecv";
   }
   return "?";
 }
@@ -66,6 +69,8 @@ class Pass final : public RankPass {
       case format::HandleKind::datatype: kind = Kind::datatype; break;
       case format::HandleKind::op: kind = Kind::op; break;
       case format::HandleKind::window: kind = Kind::window; break;
+      case format::HandleKind::message: kind = Kind::message; break;
+      case format::HandleKind::buffer: return;  // MPI_Buffer_attach: not a handle to free
     }
     switch (use.effect) {
       case format::HandleEffect::create:
@@ -107,7 +112,8 @@ class ResourceLeak final : public Check {
   std::string_view name() const override { return "resource-leak"; }
   Severity severity() const override { return Severity::warning; }
   std::string_view description() const override {
-    return "a communicator, group, window, datatype or op is created and never freed before MPI_Finalize";
+    return "a communicator, group, window, datatype or op is created and never freed before MPI_Finalize, or a "
+           "message taken by a matched probe is never received";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
 
@@ -164,7 +170,12 @@ class ResourceLeak final : public Check {
     Finding f;
     f.kind = std::string(name());
     f.severity = severity();
-    if (g.count == 1) {
+    if (c.kind == Kind::message) {
+      f.message = g.count == 1
+                      ? fmt::format("the message {} took (rank {}) is never received before MPI_Finalize", call, at)
+                      : fmt::format("{} messages {} took (first at rank {}) are never received before MPI_Finalize",
+                                    g.count, call, at);
+    } else if (g.count == 1) {
       f.message = fmt::format("the {} created by {} (rank {}) is never freed before MPI_Finalize", kind_name(c.kind),
                               call, at);
     } else {
@@ -176,7 +187,7 @@ class ResourceLeak final : public Check {
     f.locations = g.locations;
     if (g.ranks.size() > g.locations.size())
       f.notes.push_back(fmt::format("and on {} more", plural(g.ranks.size() - g.locations.size(), "rank")));
-    f.notes.push_back(fmt::format("release it with {}", free_call(c.kind)));
+    f.notes.push_back(fmt::format("{} it with {}", c.kind == Kind::message ? "receive" : "release", free_call(c.kind)));
     return f;
   }
 };

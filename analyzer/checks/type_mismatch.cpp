@@ -120,7 +120,10 @@ class Pass final : public RankPass {
       case format::BufferLayout::gather: case format::BufferLayout::gatherv: case format::BufferLayout::scatter:
       case format::BufferLayout::scatterv: case format::BufferLayout::allgather: case format::BufferLayout::allgatherv:
       case format::BufferLayout::alltoall: case format::BufferLayout::alltoallv: case format::BufferLayout::alltoallw:
-      case format::BufferLayout::local_read: case format::BufferLayout::local_write:
+      case format::BufferLayout::local_read: case format::BufferLayout::local_write: case format::BufferLayout::copy:
+      case format::BufferLayout::reduce_local: case format::BufferLayout::neighbor_allgather:
+      case format::BufferLayout::neighbor_allgatherv: case format::BufferLayout::neighbor_alltoall:
+      case format::BufferLayout::neighbor_alltoallv: case format::BufferLayout::neighbor_alltoallw:
         return;
     }
   }

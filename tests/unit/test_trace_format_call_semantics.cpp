@@ -79,18 +79,24 @@ TEST_CASE("trace_format::call_traits::the columns agree with each other") {
     CHECK(t.family == f::call_family(c));
     CHECK(t.blocks == f::call_blocks(c));
     CHECK(t.role != f::Role::none);
-    // Collectives: exactly the coll family, with a flow; rooted iff the flow has a root.
-    CHECK((t.role == f::Role::collective) == (t.family == f::Family::coll));
+    // Collectives: in the coll family (with MPI_Reduce_local, a local
+    // reduction), with a flow; rooted iff the flow has a root.
+    CHECK((t.role == f::Role::collective) <= (t.family == f::Family::coll));
+    CHECK((t.family == f::Family::coll) <= (t.role == f::Role::collective || t.role == f::Role::local));
     CHECK((t.role == f::Role::collective) == (t.flow != f::Flow::none));
     CHECK(t.rooted == (t.flow == f::Flow::root_to_all || t.flow == f::Flow::all_to_root));
-    CHECK((t.op == f::Combine::reduce) <= (t.role == f::Role::collective));
+    CHECK((t.op == f::Combine::reduce) <= (t.role == f::Role::collective || t.role == f::Role::local));
     CHECK(f::is_atomic(t.op) <= (t.role == f::Role::rma_comm));
     // A mode is a send's.
     CHECK((t.mode != f::SendMode::none) == (t.role == f::Role::send || t.role == f::Role::sendrecv));
     // Request effects beyond create/persistent belong to the request calls.
     const bool request_call = t.request != f::RequestEffect::none && t.request != f::RequestEffect::create &&
                               t.request != f::RequestEffect::persistent;
-    CHECK(request_call == (t.role == f::Role::request));
+    CHECK(request_call <= (t.role == f::Role::request));
+    // Request calls act on requests; MPI_Grequest_start creates one,
+    // MPI_Grequest_complete marks one complete (a wait still ends it).
+    CHECK((t.role == f::Role::request) <=
+          (request_call || c == Call::Grequest_start || c == Call::Grequest_complete));
     CHECK((t.request == f::RequestEffect::persistent) <= (t.role == f::Role::send || t.role == f::Role::recv));
     // A call that returns a request does not block; a poll never blocks.
     CHECK((t.request == f::RequestEffect::create) <= !t.blocks);
@@ -98,17 +104,26 @@ TEST_CASE("trace_format::call_traits::the columns agree with each other") {
     // Epoch effects are RMA synchronization (and MPI_Win_free).
     CHECK((t.epoch != f::EpochEffect::none) ==
           (t.role == f::Role::rma_sync || t.resource == f::Resource::win_free));
-    CHECK((t.resource != f::Resource::none) <= (t.role == f::Role::handle));
+    // Resources are handles' (and a matched probe's message, which its receive frees).
+    const bool message = t.resource == f::Resource::message_new || t.resource == f::Resource::message_free;
+    CHECK((t.resource != f::Resource::none && !message) <= (t.role == f::Role::handle));
+    CHECK((t.resource == f::Resource::message_new) == (t.role == f::Role::probe && c != Call::Probe && c != Call::Iprobe));
     // Buffers: every communication call has a layout; local accesses theirs.
     const bool communicates = t.role == f::Role::send || t.role == f::Role::recv || t.role == f::Role::sendrecv ||
                               t.role == f::Role::rma_comm || t.role == f::Role::local_access;
     CHECK(communicates <= (t.buffers != f::BufferLayout::none));
-    CHECK((t.buffers != f::BufferLayout::none) <= (communicates || t.role == f::Role::collective));
+    CHECK((t.buffers != f::BufferLayout::none) <=
+          (communicates || t.role == f::Role::collective || t.role == f::Role::local));
+    CHECK((t.role == f::Role::local) <= (t.buffers != f::BufferLayout::none));
     // Twins come in pairs: one with a request, one without.
     if (t.twin != Call::unspecified) {
       const f::CallTraits& other = f::call_traits(t.twin);
       CHECK(other.twin == c);
-      CHECK((t.request == f::RequestEffect::create) != (other.request == f::RequestEffect::create));
+      // Matched probes: MPI_Improbe polls where MPI_Mprobe blocks; no request.
+      if (t.role == f::Role::probe)
+        CHECK(t.blocks != other.blocks);
+      else
+        CHECK((t.request == f::RequestEffect::create) != (other.request == f::RequestEffect::create));
       CHECK(t.role == other.role);
       CHECK(t.buffers == other.buffers);
       CHECK(t.flow == other.flow);

@@ -92,7 +92,7 @@ fmt_ns::RankTrace sample_rank(uint32_t rank, uint32_t world_size, int n) {
   r.sites[1] = {1, 1, 0x1000, "main", "app.c", 10, 5};
   r.sites[2] = {2, 1, 0x1040, "", "", 0, 0};
   r.modules[1] = {1, "/bin/app", 0x400000, "\x12\x34"};
-  fmt_ns::CommDef split{2, {0, 2}, 0, false, false, {}};
+  fmt_ns::CommDef split{2, {0, 2}, 0, false, false, {}, fmt_ns::Topology::cart, {-2, 1}, {1, -2}};
   r.comms[2] = split;
   fmt_ns::DatatypeDef vec;
   vec.id = 64;

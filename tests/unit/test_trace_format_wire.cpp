@@ -531,7 +531,7 @@ TEST_CASE("trace_format::RecordEncoder::definitions, termination and notes") {
   enc.begin_chunk(out, 0, 0, 0);
   fmt_ns::CallSite site{4, 1, 0x1234, "main", "a.c", 12, 3};
   fmt_ns::Module mod{1, "/bin/app", 0x400000, std::string("\x01\x00\xff", 3)};
-  fmt_ns::CommDef comm{2, {0, 2, 4}, 0, false, true, {1, 3}};
+  fmt_ns::CommDef comm{2, {0, 2, 4}, 0, false, true, {1, 3}, fmt_ns::Topology::dist_graph, {1, -2}, {0}};
   fmt_ns::DatatypeDef type;
   type.id = 64;
   type.combiner = fmt_ns::Call::Type_vector;

@@ -1,0 +1,24 @@
+# Calls of MPI at full breadth (issue 14): each newly traced family with a
+# bug program and its fixed twin.
+
+# Requests: Open MPI hands one handle value to every operation on
+# MPI_PROC_NULL; distinct operations keep distinct ids.
+smtrace_check_test(halo_proc_null halo_proc_null 3 30 --clean)
+smtrace_check_test(halo_proc_null_leak halo_proc_null 3 30 --finds request-leak ARGS leak)
+
+# Matched probes: MPI_Mrecv / MPI_Imrecv receive the message their probe took.
+smtrace_check_test(mprobe mprobe 2 30 --clean)
+smtrace_check_test(mprobe_leak mprobe 2 30 --finds resource-leak ARGS bug)
+
+# Intercommunicators: peers and roots name the remote group.
+smtrace_check_test(intercomm intercomm 4 30 --clean)
+smtrace_check_test(intercomm_deadlock intercomm 4 40 --expect-fail --kill-after 6 --finds deadlock ARGS bug)
+
+# Neighbourhood collectives on a Cartesian topology.
+smtrace_check_test(neighbor neighbor 4 30 --clean)
+smtrace_check_test(neighbor_overlap neighbor 4 30 --finds local-concurrency ARGS bug)
+target_include_directories(e2e_neighbor PRIVATE ${PROJECT_SOURCE_DIR}/include)
+
+# Buffered sends from an attached buffer complete without their receive.
+smtrace_check_test(bsend bsend 2 30 --clean)
+smtrace_check_test(bsend_standard bsend 2 30 --finds potential-deadlock ARGS bug)
