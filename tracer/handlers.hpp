@@ -104,6 +104,10 @@ class CallScope {
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
 
+  // Treat this call as one that may not return: enter() writes its entry
+  // record (as for a blocking call), so a job MPI aborts inside it keeps it.
+  // Call before enter().
+  void expect_no_return() noexcept { m_blocking = true; }
   // Take the start time; for a blocking call write the pending entry record.
   void enter() noexcept;
   // Return the event to put outputs in (for blocking calls, the completion).

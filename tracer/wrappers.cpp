@@ -523,12 +523,51 @@ CommFacts comm_facts(uint32_t comm) {
   return facts;
 }
 
+// Return true when the arguments of `e` fail one of the tests MPI makes
+// first (a null or freed communicator or window, a negative count, a rank
+// or tag out of range, no datatype for a non-empty buffer): under the
+// default error handler MPI aborts the job inside the call and the process
+// ends with _exit, so the call is written when it is entered, as a call
+// that has not returned (CallScope::expect_no_return). A false "true" only
+// costs that early write; the analyzer's invalid-argument check decides.
+bool doubtful(const Event& e) {
+  using format::Role;
+  const format::CallTraits& t = format::call_traits(e.call);
+  switch (t.role) {
+    case Role::send: case Role::recv: case Role::sendrecv: case Role::probe: case Role::collective:
+    case Role::rma_comm: case Role::rma_sync:
+      break;
+    case Role::none: case Role::env: case Role::request: case Role::handle: case Role::local_access:
+    case Role::cuda: case Role::local: case Role::query:
+      return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
+  }
+  if (e.count < 0 || e.recv_count < 0) return true;
+  if (e.count > 0 && e.datatype == 0 && !e.in_place) return true;
+  const bool rma = t.role == Role::rma_comm || t.role == Role::rma_sync;
+  if (rma) {
+    if (e.window == 0 || e.window == format::k_invalid_id) return true;
+  } else if (e.comm == format::k_null_id || e.comm == format::k_invalid_id) {
+    return true;
+  }
+  const bool sends = t.role == Role::send || t.role == Role::sendrecv;
+  if (e.tag && (*e.tag < format::k_any_tag || (sends && *e.tag == format::k_any_tag))) return true;
+  for (const std::optional<int32_t>& peer : {e.peer, e.recv_peer}) {
+    if (!peer) continue;
+    if (*peer < format::k_root) return true;
+    if (*peer < 0 || rma) continue;  // a window's group is not looked up here
+    const CommFacts facts = comm_facts(e.comm);
+    if (facts.size > 0 && *peer >= facts.size) return true;
+  }
+  return false;
+}
+
 // Run one traced call: gather inputs, enter, call PMPI once, gather outputs,
 // leave, and tell load/store capture what the call started or completed.
 template <class F, class Pre, class Post>
 int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   CallScope s(c, site);
   pre(s.e);
+  if (doubtful(s.e)) s.expect_no_return();
   s.enter();
   int rc = pmpi();
   post(s, rc);

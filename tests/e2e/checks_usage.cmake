@@ -29,6 +29,11 @@ smtrace_check_test(invalid_more invalid_more 2 30 --finds invalid-argument
   --report-has "communicator is MPI_COMM_NULL" --report-has "root rank 5 is out of range"
   --report-has "started again while active")
 smtrace_check_test(invalid_more_fixed invalid_more 2 30 --clean ARGS fixed)
+# Under the default error handler MPI aborts inside the call: the call is
+# still in the trace (written on entry), named with its arguments.
+smtrace_check_test(fatal_arg fatal_arg 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "MPI_Isend: destination rank 2 is out of range")
+smtrace_check_test(fatal_arg_fixed fatal_arg 2 30 --clean ARGS fixed)
 # Nested locks on one target: Open MPI blocks in the second MPI_Win_lock, so
 # the job is stopped from outside; the report names the double lock.
 smtrace_check_test(rma_epoch_double rma_epoch 2 40 --expect-fail --kill-after 8 --finds epoch-lifecycle
