@@ -1638,9 +1638,11 @@ Tables::Message message_of(MPI_Message message, bool fresh, uint32_t comm) {
   return m;
 }
 
+// MPI_Improbe, and MPI_Mprobe with no `flag`: the message handle a probe
+// that found a message takes, defined with the probe's communicator.
 template <class F>
-int mprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& comm, MPI_Message*& message,
-           MPI_Status*& status) {
+int matched_probe(Call c, uintptr_t site, F&& pmpi, int source, int tag, MPI_Comm comm, const int* flag,
+                  MPI_Message* message, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
   uint32_t id = 0;
@@ -1650,30 +1652,26 @@ int mprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& co
     e.tag = tag_value(tag);
   }, [&](CallScope& s, int rc) {
     if (rc != MPI_SUCCESS) return;
+    if (flag) {
+      s.out().flag = *flag != 0;
+      if (!*flag) {
+        s.unsuccessful_poll();
+        return;
+      }
+    }
     s.out().status = to_status(*status, 0);
     s.out().message = message_of(*message, true, id).id;
   });
 }
 template <class F>
+int mprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& comm, MPI_Message*& message,
+           MPI_Status*& status) {
+  return matched_probe(c, site, pmpi, source, tag, comm, nullptr, message, status);
+}
+template <class F>
 int improbe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& comm, int*& flag,
             MPI_Message*& message, MPI_Status*& status) {
-  MPI_Status local;
-  if (status == MPI_STATUS_IGNORE) status = &local;
-  uint32_t id = 0;
-  return traced(c, site, pmpi, [&](Event& e) {
-    e.comm = id = comm_id(comm);
-    e.peer = rank_value(source);
-    e.tag = tag_value(tag);
-  }, [&](CallScope& s, int rc) {
-    if (rc != MPI_SUCCESS) return;
-    s.out().flag = *flag != 0;
-    if (!*flag) {
-      s.unsuccessful_poll();
-      return;
-    }
-    s.out().status = to_status(*status, 0);
-    s.out().message = message_of(*message, true, id).id;
-  });
+  return matched_probe(c, site, pmpi, source, tag, comm, flag, message, status);
 }
 // The receive of a matched message: its communicator is the probe's.
 void message_recv(Event& e, void* buf, int count, MPI_Datatype type, MPI_Message message) {
