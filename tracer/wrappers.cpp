@@ -2,10 +2,12 @@
 // wrappers.def gathers its arguments, turns handles into plain ids through
 // the tables below and hands plain values to handlers::CallScope; it calls
 // PMPI_X exactly once and returns its rc. See tracer.hpp for the ground rules.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -2014,6 +2016,25 @@ void forget_out(A& arg) noexcept {  // the tables' erase does not throw
   }
 }
 
+// A call the tracer does not record because it is not recording: when MPI
+// is not initialized yet (MPI forbids every call but a few before MPI_Init;
+// Open MPI then aborts the process before any trace exists), say so once on
+// stderr, with the caller's address, so the run is not silently untraced.
+void before_init(Call c, uintptr_t site) noexcept {
+  static std::atomic<bool> said{false};
+  if (handlers::in_wrapper() || said.load(std::memory_order_relaxed)) return;
+  int initialized = 0;
+  if (PMPI_Initialized(&initialized) != MPI_SUCCESS || initialized || said.exchange(true)) return;
+  Dl_info info{};
+  const bool named = dladdr(reinterpret_cast<void*>(site), &info) != 0 && info.dli_fname;
+  const uintptr_t offset = named ? site - reinterpret_cast<uintptr_t>(info.dli_fbase) : site;
+  std::fprintf(stderr,
+               "smtrace: %s called before MPI_Init (at %s+0x%lx): MPI forbids it, the call is not recorded and "
+               "the MPI library may abort the process\n",
+               std::string(format::call_name(c)).c_str(), named ? info.dli_fname : "?",
+               static_cast<unsigned long>(offset));
+}
+
 template <class F, class... A>
 int untraced(Call c, F&& pmpi, A&... args) noexcept {
   // Start(all), Cancel, Type_commit and the Wait/Test family keep their
@@ -2095,6 +2116,7 @@ void fortran_call(const char* name, std::atomic<void*>& cache, uintptr_t site, M
   const bool trace = handlers::should_trace(C);
   const bool off = !trace && handlers::family_off(C);
   if (!trace && !off) {
+    if (!handlers::tracing()) before_init(C, site);
     pmpi(f..., &rc);
     if (ierr) *ierr = rc;
     return;
@@ -2197,7 +2219,10 @@ namespace tr = smtrace::tracer;
 #define SMTRACE_WRAP(Name, Shape, PARAMS, ARGS)                                                        \
   extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_##Name PARAMS {                                  \
     if (!tr::handlers::should_trace(Call::Name)) {                                                    \
-      if (!tr::handlers::family_off(Call::Name)) return PMPI_##Name ARGS;                             \
+      if (!tr::handlers::family_off(Call::Name)) {                                                    \
+        if (!tr::handlers::tracing()) tr::before_init(Call::Name, reinterpret_cast<uintptr_t>(__builtin_return_address(0))); \
+        return PMPI_##Name ARGS;                                                                      \
+      }                                                                                               \
       return tr::untraced(Call::Name, [&] { return PMPI_##Name ARGS; }, SMTRACE_UNPAREN ARGS);        \
     }                                                                                                 \
     auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));                             \

@@ -16,10 +16,10 @@ smtrace_check_test(segv_fixed segv 2 30 --clean ARGS fixed)
 smtrace_check_test(exit_early exit_early 2 40 --expect-fail --kill-after 20 --finds abnormal-termination)
 smtrace_check_test(exit_early_fixed exit_early 2 30 --clean ARGS fixed)
 # `smtrace record` tells a launcher failing after MPI_Finalize from an
-# application that ended abnormally.
+# application that ended abnormally; a call before MPI_Init is reported.
 add_test(NAME e2e.record_exit
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/record_exit.sh $<TARGET_FILE:smtrace_cli> $<TARGET_FILE:e2e_exit_early>
-          $<TARGET_FILE:e2e_segv>)
+          $<TARGET_FILE:e2e_segv> $<TARGET_FILE:e2e_fatal_arg>)
 set_tests_properties(e2e.record_exit PROPERTIES LABELS e2e TIMEOUT 60 PROCESSORS 2)
 # More invalid arguments, each named in the report: a negative count, tag -1
 # on a send, a root out of range, MPI_COMM_NULL, a persistent request started

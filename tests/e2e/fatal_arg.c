@@ -2,12 +2,19 @@
  * MPI_Isend to rank 2 of 2; MPI aborts the job inside the call (Open MPI
  * ends the process with _exit, no atexit handler runs). The tracer writes
  * such a call when it is entered, so the trace still holds it with its
- * arguments and `check` names it. Fixed (argument `fixed`): destination 1. */
+ * arguments and `check` names it. Fixed (argument `fixed`): destination 1.
+ * With `preinit` every rank first calls MPI_Send before MPI_Init, which MPI
+ * forbids: nothing can be recorded yet, the tracer says so on stderr
+ * (record_exit.sh). */
 #include <string.h>
 
 #include "e2e_util.h"
 
 int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "preinit") == 0) {
+    int early = 0;
+    MPI_Send(&early, 1, MPI_INT, 0, 0, MPI_COMM_WORLD); /* bug: before MPI_Init */
+  }
   MPI_Init(&argc, &argv);
   const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
   const int rank = e2e_rank(MPI_COMM_WORLD);

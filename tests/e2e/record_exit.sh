@@ -2,12 +2,14 @@
 # `smtrace record` tells a launcher that fails after the application
 # completed from an application that ended abnormally (issue 14 item 4).
 #
-#   record_exit.sh SMTRACE GOOD_PROGRAM CRASHING_PROGRAM
+#   record_exit.sh SMTRACE GOOD_PROGRAM CRASHING_PROGRAM PREINIT_PROGRAM
 #
+# PREINIT_PROGRAM run with `preinit` calls MPI_Send before MPI_Init: the
+# tracer must say so (nothing can be recorded before MPI_Init).
 # The launcher failure is played by a shell that runs mpirun and then exits
 # 7, as mpirun does when it crashes in its teardown.
 set -u
-smtrace=$1 good=$2 crash=$3
+smtrace=$1 good=$2 crash=$3 preinit=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-e2e-record-exit.XXXXXX") || exit 2
 fail() {
@@ -27,5 +29,7 @@ rc=$?
 [ "$rc" -ne 0 ] || fail "the crashing program exited 0"
 grep -q "the application ended abnormally" "$work/err.txt" || fail "an application crash was not named as such"
 grep -q "the launcher failed afterwards" "$work/err.txt" && fail "an application crash was blamed on the launcher"
+timeout -k 5 30 "$smtrace" record -o "$work/preinit" -- mpirun -np 2 "$preinit" preinit >/dev/null 2>"$work/err.txt"
+grep -q "smtrace: MPI_Send called before MPI_Init" "$work/err.txt" || fail "MPI_Send before MPI_Init was not reported"
 echo "record_exit.sh: ok"
 rm -rf "$work"
