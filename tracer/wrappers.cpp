@@ -1643,7 +1643,7 @@ Tables::Message message_of(MPI_Message message, bool fresh, uint32_t comm) {
 // MPI_Improbe, and MPI_Mprobe with no `flag`: the message handle a probe
 // that found a message takes, defined with the probe's communicator.
 template <class F>
-int matched_probe(Call c, uintptr_t site, F&& pmpi, int source, int tag, MPI_Comm comm, const int* flag,
+int matched_probe(Call c, uintptr_t site, F&& pmpi, int& source, int tag, MPI_Comm comm, const int* flag,
                   MPI_Message* message, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
@@ -1652,9 +1652,11 @@ int matched_probe(Call c, uintptr_t site, F&& pmpi, int source, int tag, MPI_Com
     e.comm = id = comm_id(comm);
     e.peer = rank_value(source);
     e.tag = tag_value(tag);
+    force::apply(e, source);  // a wildcard receive in format::wildcard_count's numbering
   }, [&](CallScope& s, int rc) {
     if (rc != MPI_SUCCESS) return;
     if (flag) {
+      force::polled(s.e, *flag != 0);
       s.out().flag = *flag != 0;
       if (!*flag) {
         s.unsuccessful_poll();

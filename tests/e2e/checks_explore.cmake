@@ -26,6 +26,12 @@ smtrace_explore_test(order explore_order 3 60 --exit 1
 smtrace_explore_test(iprobe explore_order 3 60 --exit 1
   --has "\"result\": \"output-differs\"" --has "wildcard probe can take the message of"
   --lacks "\"result\": \"(deadlock|crash|abort|not-reached)\"" ARGS iprobe)
+# The same with matched probes (MPI_Mprobe from any source, then MPI_Mrecv):
+# the tracer forces the probe, and numbers it among the wildcard receives as
+# explore does (trace_format/force.hpp).
+smtrace_explore_test(mprobe explore_order 3 60 --exit 1
+  --has "\"result\": \"output-differs\"" --has "confirmed by re-execution"
+  --lacks "\"result\": \"(deadlock|crash|abort|not-reached|diverged)\"" ARGS mprobe)
 # Its twin prints the sum: the races stay, every run behaves the same: info.
 smtrace_explore_test(order_fixed explore_order 3 60 --exit 0
   --has "\"result\": \"same\"" --has "\"severity\": \"info\"" --has "behaved the same"

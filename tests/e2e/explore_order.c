@@ -9,7 +9,9 @@
  * message first) and rank 0 dies when rank 2's comes first: by SIGSEGV or
  * by MPI_Abort, which explore's forced runs show. With argument `iprobe`,
  * rank 0 polls with MPI_Iprobe(MPI_ANY_SOURCE) and then receives from the
- * source the probe saw: forcing the poll changes the output as well. */
+ * source the probe saw: forcing the poll changes the output as well. With
+ * argument `mprobe`, rank 0 takes each message with MPI_Mprobe(MPI_ANY_SOURCE)
+ * and MPI_Mrecv: forcing the matched probe changes the output too. */
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
   const int crash = argc > 1 && strcmp(argv[1], "crash") == 0;
   const int abort = argc > 1 && strcmp(argv[1], "abort") == 0;
   const int iprobe = argc > 1 && strcmp(argv[1], "iprobe") == 0;
+  const int mprobe = argc > 1 && strcmp(argv[1], "mprobe") == 0;
   const int rank = e2e_rank(MPI_COMM_WORLD);
   E2E_REQUIRE(e2e_size(MPI_COMM_WORLD) == 3);
 
@@ -34,6 +37,17 @@ int main(int argc, char** argv) {
         MPI_Status status;
         while (!flag) MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, &status);
         MPI_Recv(values[i], 1, MPI_INT, status.MPI_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+      printf("result %d\n", 10 * first + second);
+      MPI_Finalize();
+      return 0;
+    }
+    if (mprobe) {
+      int* values[2] = {&first, &second};
+      for (int i = 0; i < 2; ++i) {
+        MPI_Message message;
+        MPI_Mprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &message, MPI_STATUS_IGNORE);
+        MPI_Mrecv(values[i], 1, MPI_INT, &message, MPI_STATUS_IGNORE);
       }
       printf("result %d\n", 10 * first + second);
       MPI_Finalize();
