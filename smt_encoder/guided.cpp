@@ -219,13 +219,31 @@ std::optional<std::vector<RawStep>> guided_match(const Machine& machine, const M
                                                  uint32_t send, const Spread& spread, uint64_t max_steps) {
   const Model& model = machine.model();
   if (recv >= model.ops.size() || send >= model.ops.size() || pairs.find(recv, send) == k_none) return std::nullopt;
+  // With a spread, the sends `recv` could take that `send` cannot overtake
+  // (same sender, communicator and destination, posted before it): `recv`
+  // takes `send` only once each is matched, so the other receives take them
+  // first. Without it the run follows the recorded matches, which leave
+  // them unmatched when the recorded run took fewer messages of that sender
+  // before `recv` than the question needs.
+  std::vector<uint32_t> before;
+  if (spread.offer) {
+    const Op& target = model.ops[send];
+    for (uint32_t s : pairs.sends[recv]) {
+      const Op& o = model.ops[s];
+      if (s < send && o.rank == target.rank && o.comm == target.comm && o.peer == target.peer) before.push_back(s);
+    }
+    std::sort(before.begin(), before.end());
+  }
+  std::size_t drained = 0;  // before[0, drained) are matched
   RunPolicy policy;
   policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
     if (r == recv) {
       take(send);
-    } else {
-      offer_guided(model, pairs, r, state, take, send, spread);
+      return;
     }
+    while (drained < before.size() && state.partner[before[drained]] != k_none) ++drained;
+    if (drained < before.size() && take(before[drained])) return;
+    offer_guided(model, pairs, r, state, take, send, spread);
   };
   policy.done = [&](const Machine::State& state) { return state.partner[recv] == send; };
   policy.max_steps = max_steps;
