@@ -140,7 +140,7 @@ class ReplayPass final : public RankPass {
         return;
       }
       case Role::none: case Role::env: case Role::probe: case Role::rma_comm: case Role::rma_sync:
-      case Role::request: case Role::handle: case Role::local_access: case Role::cuda:
+      case Role::request: case Role::handle: case Role::local_access: case Role::cuda: case Role::thread:
         break;
     }
     if (t.family == Family::rma) {
