@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 
@@ -95,13 +96,50 @@ void add_implicit_comms(RankData& r) {
   }
 }
 
+// Checks whose work threw (an error of the check, not of the trace): their
+// passes get no more events, their finish() is not called, and the report
+// names them. Shared by the loading threads.
+class CheckFailures {
+ public:
+  CheckFailures(std::size_t checks, CheckErrors policy) : m_failed(checks), m_policy(policy) {}
+  // Return true when a check's exception is to end the analysis.
+  bool rethrow() const { return m_policy == CheckErrors::rethrow; }
+  bool failed(std::size_t check) const { return m_failed[check].load(std::memory_order_relaxed); }
+  void fail(std::size_t check, std::string_view name, std::string message) {
+    std::lock_guard lock(m_mutex);
+    if (m_failed[check].exchange(true)) return;  // the first failure tells
+    m_list.push_back({std::string(name), std::move(message)});
+  }
+  std::vector<CheckFailure> take() {
+    std::lock_guard lock(m_mutex);
+    return std::move(m_list);
+  }
+
+ private:
+  std::vector<std::atomic<bool>> m_failed;
+  CheckErrors m_policy;
+  std::mutex m_mutex;
+  std::vector<CheckFailure> m_list;
+};
+
+// A rank pass and the check it belongs to (nullopt: the replay, whose
+// failure ends the analysis).
+struct PassOf {
+  RankPass* pass = nullptr;
+  std::optional<std::size_t> check;
+};
+
 // Hands events to the passes in seq order. The reader hands an event out when
 // it completes, so with several threads (or a rank stopped inside a call)
 // events can come a little out of order; they wait here until the gap closes
 // or too many are waiting (a gap the tracer left, e.g. dropped events).
+// A check's pass that throws is dropped (failures); out of memory and the
+// replay's errors go up.
 class Sequencer {
  public:
-  explicit Sequencer(std::vector<RankPass*> passes) : m_passes(std::move(passes)) {}
+  Sequencer(std::vector<PassOf> passes, CheckFailures& failures,
+            const std::vector<std::unique_ptr<Check>>& checks, uint32_t rank)
+      : m_passes(std::move(passes)), m_failures(failures), m_checks(checks), m_rank(rank) {}
 
   void push(const Event& e) {
     if (m_waiting.empty() && (!m_started || e.seq == m_next)) {
@@ -113,7 +151,7 @@ class Sequencer {
   }
   void finish() {
     drain(true);
-    for (RankPass* p : m_passes) p->end();
+    for (PassOf& p : m_passes) guarded(p, nullptr, [&] { p.pass->end(); });
   }
 
  private:
@@ -126,10 +164,32 @@ class Sequencer {
   };
   static constexpr std::size_t k_max_waiting = 4096;
 
+  template <class Call>
+  void guarded(PassOf& p, const Event* e, const Call& call) {
+    if (!p.pass) return;
+    if (!p.check || m_failures.rethrow()) {
+      call();
+      return;
+    }
+    if (m_failures.failed(*p.check)) {
+      p.pass = nullptr;  // failed on another rank
+      return;
+    }
+    try {
+      call();
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& error) {
+      p.pass = nullptr;
+      m_failures.fail(*p.check, m_checks[*p.check]->name(),
+                      e ? fmt::format("rank {}: event {}:{}: {}", m_rank, m_rank, e->seq, error.what())
+                        : fmt::format("rank {}: at the end of the rank: {}", m_rank, error.what()));
+    }
+  }
   void deliver(const Event& e) {
     m_started = true;
     m_next = e.seq + 1;
-    for (RankPass* p : m_passes) p->event(e);
+    for (PassOf& p : m_passes) guarded(p, &e, [&] { p.pass->event(e); });
   }
   void drain(bool all) {
     while (!m_waiting.empty()) {
@@ -142,7 +202,10 @@ class Sequencer {
     }
   }
 
-  std::vector<RankPass*> m_passes;
+  std::vector<PassOf> m_passes;
+  CheckFailures& m_failures;
+  const std::vector<std::unique_ptr<Check>>& m_checks;
+  uint32_t m_rank;
   std::priority_queue<Event, std::vector<Event>, Later> m_waiting;
   uint64_t m_next = 0;
   bool m_started = false;
@@ -193,53 +256,62 @@ Result analyze(const fs::path& dir, const Options& options) {
     for (std::size_t c = 0; c < checks.size(); ++c) passes[c][r] = checks[c]->rank_pass(ctx.ranks[r]);
   }
 
-  std::atomic<std::size_t> next{0};
   std::atomic<uint32_t> done{0};
   std::atomic<uint64_t> total_events{0};
   std::mutex say_mutex;
-  auto load = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < files.present.size();) {
-      const uint32_t r = files.present[i];
-      RankData& data = ctx.ranks[r];
-      std::vector<RankPass*> rank_passes{replay_passes[r].get()};
-      for (auto& per_check : passes) {
-        if (per_check[r]) rank_passes.push_back(per_check[r].get());
-      }
-      Sequencer sequencer(rank_passes);
-      format::RankReader reader(files.rank_files[r]);
-      format::RankReader::Callbacks cb;
-      cb.site = [&](const format::CallSite& s) { data.sites[s.id] = s; };
-      cb.comm = [&](const format::CommDef& c) { data.comms[c.id] = c; };
-      cb.datatype = [&](const format::DatatypeDef& t) { data.datatypes[t.id] = t; };
-      cb.end = [&](const format::Termination& t) { data.end = t; };
-      cb.problem = [&](const format::Problem& p) {
-        data.problems.push_back(p);
-        if (p.severity == format::Problem::Severity::error) data.truncated = true;
-      };
-      cb.event = [&](const Event& e) {
-        ++data.events;
-        data.last_seq = std::max(data.last_seq, e.seq);
-        ctx.comm_table.observe(r, e);
-        sequencer.push(e);
-      };
+  CheckFailures failures(checks.size(), options.check_errors);
+  // One job per present rank. An error of a check's pass drops that check
+  // (Sequencer); any other error (out of memory, the replay, the reader) ends
+  // the analysis: run_on_threads hands out no more ranks and rethrows it here.
+  auto load = [&](std::size_t i) {
+    const uint32_t r = files.present[i];
+    RankData& data = ctx.ranks[r];
+    std::vector<PassOf> rank_passes{{replay_passes[r].get(), std::nullopt}};
+    for (std::size_t c = 0; c < passes.size(); ++c) {
+      if (passes[c][r]) rank_passes.push_back({passes[c][r].get(), c});
+    }
+    Sequencer sequencer(std::move(rank_passes), failures, checks, r);
+    format::RankReader reader(files.rank_files[r]);
+    format::RankReader::Callbacks cb;
+    cb.site = [&](const format::CallSite& s) { data.sites[s.id] = s; };
+    cb.comm = [&](const format::CommDef& c) { data.comms[c.id] = c; };
+    cb.datatype = [&](const format::DatatypeDef& t) { data.datatypes[t.id] = t; };
+    cb.end = [&](const format::Termination& t) { data.end = t; };
+    cb.problem = [&](const format::Problem& p) {
+      data.problems.push_back(p);
+      if (p.severity == format::Problem::Severity::error) data.truncated = true;
+    };
+    cb.event = [&](const Event& e) {
+      ++data.events;
+      data.last_seq = std::max(data.last_seq, e.seq);
+      ctx.comm_table.observe(r, e);
+      sequencer.push(e);
+    };
+    try {
       if (auto header = reader.header(cb)) {
         data.present = true;
         data.header = *header;
-        add_implicit_comms(data);
         bool ok = true;
         format::Problem p = format::check_rank_header(files, r, data.header, ok);
         if (!ok) data.problems.push_back(std::move(p));
+        add_implicit_comms(data);
         reader.read_all(cb);
         sequencer.finish();
         if (!data.end) data.truncated = true;
       }
-      total_events += data.events;
-      const uint32_t n = ++done;
-      std::lock_guard lock(say_mutex);
-      say(fmt::format("read {}/{} ranks, {} events", n, files.present.size(), total_events.load()));
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(
+          fmt::format("{}: rank {}: loading stopped after {} events: {}", data.file, r, data.events, e.what()));
     }
+    total_events += data.events;
+    const uint32_t n = ++done;
+    std::lock_guard lock(say_mutex);
+    say(fmt::format("read {}/{} ranks, {} events", n, files.present.size(), total_events.load()));
   };
-  format::run_on_threads(format::thread_count(options.threads, files.present.size()), load);
+  format::run_on_threads(format::thread_count(options.threads, files.present.size()), files.present.size(),
+                         load);
   const auto t_read = std::chrono::steady_clock::now();
 
   // Call sites symbolized after the run.
@@ -294,19 +366,45 @@ Result analyze(const fs::path& dir, const Options& options) {
   }
 
   for (std::size_t c = 0; c < checks.size(); ++c) {
-    if (!ctx.oracle && !skip[c]) ctx.oracle = checks[c]->schedule_oracle();
+    if (!ctx.oracle && !skip[c] && !failures.failed(c)) ctx.oracle = checks[c]->schedule_oracle();
   }
+  // Under CheckErrors::report a check that throws here loses its findings
+  // (they may be half made) and is named in the result; the others still
+  // report. Out of memory goes up.
   for (std::size_t c = 0; c < checks.size(); ++c) {
-    if (skip[c]) {
+    if (skip[c] || failures.failed(c)) {
       passes[c].clear();
       continue;
     }
     say(fmt::format("check {}", checks[c]->name()));
-    checks[c]->finish(ctx, passes[c], result.findings);
-    checks[c]->stats(result.stats);
+    const std::size_t before = result.findings.size();
+    try {
+      checks[c]->finish(ctx, passes[c], result.findings);
+      checks[c]->stats(result.stats);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      if (failures.rethrow()) throw;
+      result.findings.erase(result.findings.begin() + static_cast<std::ptrdiff_t>(before), result.findings.end());
+      failures.fail(c, checks[c]->name(), e.what());
+    }
     passes[c].clear();
   }
+  drop_superseded(result.findings);
+  result.failures = failures.take();
   sort_findings(result.findings);
+  const bool unsymbolized = std::any_of(result.findings.begin(), result.findings.end(), [](const Finding& f) {
+    return std::any_of(f.locations.begin(), f.locations.end(), [](const Location& l) { return l.file.empty(); });
+  });
+  if (unsymbolized) {
+    result.notes.push_back(
+        fs::exists(symbols_path, ec)
+            ? std::string("some locations have no file:line: their code has no debug information (build with -g), "
+                          "or its module was missing when the trace was symbolized")
+            : fmt::format("locations have no file:line: the trace is not symbolized; run `smtrace symbolize {}` "
+                          "(the program's binaries must still be there, built with -g)",
+                          dir.string()));
+  }
   const auto t_end = std::chrono::steady_clock::now();
 
   uint64_t events = 0, p2p = 0, colls = 0;

@@ -22,6 +22,12 @@ using CheckFactory = std::function<std::unique_ptr<Check>()>;
 
 enum class Alignment : uint8_t { strict, weak, off };
 
+// What an exception thrown by a check (its rank passes or its finish) does:
+// end the analysis (rethrow: analyze() throws it, from whichever thread), or
+// drop that check and keep the others' findings (report: Result::failures).
+// Out of memory always ends the analysis.
+enum class CheckErrors : uint8_t { rethrow, report };
+
 struct Options {
   std::set<std::string> checks;          // empty: all
   Alignment alignment = Alignment::strict;
@@ -35,6 +41,14 @@ struct Options {
   // potential-deadlock: the analyzer cannot depend on them). They run after
   // the built-in ones and `checks` may name them like the others.
   std::vector<CheckFactory> extra_checks;
+  CheckErrors check_errors = CheckErrors::rethrow;
+};
+
+// A check that threw while it ran (a bug of the check or an input it cannot
+// handle): its findings are left out of the result, the other checks' stay.
+struct CheckFailure {
+  std::string check;    // its name: "rma-race"
+  std::string message;  // what it threw, and where: "rank 2: event 2:57: ..."
 };
 
 // A check that did not run because the trace lacks what it needs.
@@ -47,10 +61,12 @@ struct SkippedCheck {
 struct Result {
   std::vector<Finding> findings;                 // sorted (sort_findings)
   std::vector<SkippedCheck> skipped;             // in report order
+  std::vector<CheckFailure> failures;            // checks that threw (CheckErrors::report)
   std::vector<format::Problem> problems;         // met while reading
   std::map<std::string, uint64_t> stats;         // "ranks", "events", "matches", "hb_nodes", ...
   uint32_t world_size = 0;
   bool complete = false;                         // every rank present and finalized
+  std::vector<std::string> notes;                // about the report as a whole ("run smtrace symbolize")
   // Return true when a finding has Severity::error.
   bool has_errors() const;
 };
@@ -59,7 +75,12 @@ struct Result {
 std::vector<std::string> check_names();
 
 // Analyze the trace in `dir`. Throw format::TraceError when `dir` is not a
-// trace at all, std::invalid_argument for an unknown check name.
+// trace at all, std::invalid_argument for an unknown check name,
+// std::bad_alloc when memory runs out; std::runtime_error naming the rank
+// file when loading a rank fails on another error (the reader, the replay, or
+// a check's pass; whichever thread it happens on); and what a check's
+// finish() throws. Under `options.check_errors` == CheckErrors::report a
+// check's exceptions go to Result::failures instead.
 Result analyze(const std::filesystem::path& dir, const Options& options = {});
 
 }  // namespace smtrace::analyzer

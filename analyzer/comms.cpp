@@ -24,7 +24,7 @@ bool creates_window(Call c) {
 
 std::string members_text(const std::vector<uint32_t>& ranks) {
   if (ranks.size() > 8) return fmt::format("{} ranks", ranks.size());
-  std::string s = "ranks ";
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
   for (std::size_t i = 0; i < ranks.size(); ++i) s += (i ? "," : "") + std::to_string(ranks[i]);
   return s;
 }

@@ -44,8 +44,22 @@ struct Finding {
   std::string message;     // one-line headline
   std::vector<Location> locations;  // the first is the primary one
   std::vector<std::string> notes;   // further lines of explanation
+  // A finding that only says that something went wrong (a call's error
+  // code, a run stopped from outside): dropped when another finding points
+  // at one of its events, which says why (drop_superseded).
+  bool generic = false;
   bool operator==(const Finding&) const = default;
 };
+
+// Return "1 rank", "2 ranks": `n` and `word`, plural unless n is 1 (report
+// wording: every count in a message goes through here).
+std::string plural(uint64_t n, std::string_view word);
+// Return "3", "0 and 2", "0, 1 and 3" for a list of ranks.
+std::string rank_list(const std::vector<uint32_t>& ranks);
+
+// Drop the generic findings of `findings` that have an event among the
+// locations of a finding that is not generic.
+void drop_superseded(std::vector<Finding>& findings);
 
 // Sort `findings` into the order reports use (severity, kind, first
 // location, message) and drop exact duplicates.

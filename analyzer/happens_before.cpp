@@ -41,6 +41,29 @@ bool orders_ranks(const RmaEvent& e) {
          kind == format::EpochKind::exposure;
 }
 
+// Window creation and MPI_Win_free, which order like a barrier over the
+// window's members (every entry before every return). Creation: no member
+// can address a window before every member described its memory (base,
+// size, disp_unit reach every member during the call), so the stores a
+// target made before creating the window precede every remote access to
+// it. Free: "the memory of a window may be freed after MPI_Win_free
+// returns" (MPI-3.1 section 11.2.5, with its advice that free has barrier
+// semantics), so every access to it precedes every member's return.
+// docs/checks.md (rma-race) gives the decision.
+enum class WindowLife : uint8_t { none, create, free };
+WindowLife window_life(const RmaEvent& e) {
+  switch (format::call_traits(e.call).resource) {
+    case format::Resource::win_new: case format::Resource::win_dynamic: return WindowLife::create;
+    case format::Resource::win_free: return WindowLife::free;
+    case format::Resource::none: case format::Resource::comm_new: case format::Resource::comm_free:
+    case format::Resource::group_new: case format::Resource::group_free: case format::Resource::type_new:
+    case format::Resource::type_commit: case format::Resource::type_free: case format::Resource::op_new:
+    case format::Resource::op_free: case format::Resource::win_attach: case format::Resource::win_detach:
+      return WindowLife::none;
+  }
+  return WindowLife::none;
+}
+
 }  // namespace
 
 struct HappensBefore::Impl {
@@ -140,7 +163,7 @@ void HappensBefore::build(const Context& context, Matches matches) {
       if (op.done_seq != k_never) seqs.push_back(Impl::end(op.done_seq));
     }
     for (const RmaEvent& e : replay.rma(r)) {
-      if (!orders_ranks(e)) continue;
+      if (!orders_ranks(e) && window_life(e) == WindowLife::none) continue;
       seqs.push_back(Impl::start(e.seq));
       if (!e.pending) seqs.push_back(Impl::end(e.seq));
     }
@@ -246,16 +269,22 @@ void HappensBefore::build(const Context& context, Matches matches) {
     }
   }
 
-  // Fences: the k-th fence of each member of a window, as a barrier.
+  // Fences: the k-th fence of each member of a window, as a barrier; the
+  // window's creation and its MPI_Win_free too (window_life).
   {
     std::unordered_map<uint64_t, uint32_t> fence_hub;  // (window, k) -> hub
+    constexpr uint32_t k_create_slot = UINT32_MAX, k_free_slot = UINT32_MAX - 1;
     for (uint32_t r = 0; r < m.world_size; ++r) {
       std::unordered_map<uint32_t, uint32_t> count;
       for (const RmaEvent& e : replay.rma(r)) {
-        if (e.epoch != format::EpochEffect::fence) continue;
+        const WindowLife life = window_life(e);
+        if (e.epoch != format::EpochEffect::fence && life == WindowLife::none) continue;
         const uint32_t w = comms.window(r, e.window);
         if (w == k_no_comm) continue;
-        const uint64_t key = (uint64_t{w} << 32) | count[w]++;
+        const uint32_t slot = life == WindowLife::create ? k_create_slot
+                              : life == WindowLife::free ? k_free_slot
+                                                         : count[w]++;
+        const uint64_t key = (uint64_t{w} << 32) | slot;
         auto [it, fresh] = fence_hub.emplace(key, 0);
         if (fresh) it->second = new_hub();
         edges.emplace_back(m.node_of(r, Impl::start(e.seq)), it->second);

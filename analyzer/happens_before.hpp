@@ -13,7 +13,10 @@
 // gather each entry before the root's exit; scan orders ranks <= i before i,
 // exscan ranks < i (a chain of hub nodes). RMA: fence as a barrier over the
 // window's members; post -> the matching start's return, complete -> the
-// matching wait's return (k-th epoch of each target/origin pair).
+// matching wait's return (k-th epoch of each target/origin pair); window
+// creation and MPI_Win_free as barriers over the window's members (a window
+// is addressable only once every member described its memory, and its
+// memory is free again once MPI_Win_free returns: MPI-3.1 section 11.2).
 // Lock/unlock and flush order nothing between ranks: the lock order of the
 // run is only one of the possible ones (the RMA checks treat lock epochs).
 // Probes add no edge (a probe does not consume the message).

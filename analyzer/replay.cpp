@@ -32,11 +32,21 @@ struct Active {
 // A persistent request's template: the op each Start posts.
 struct Persistent {
   P2POp op;
+  uint32_t payload = 0;
   bool active = false;
+};
+
+struct PayloadHash {
+  std::size_t operator()(const Payload& p) const {
+    return std::hash<uint64_t>()(static_cast<uint64_t>(p.count) * 0x9E3779B97F4A7C15ull ^ p.datatype);
+  }
 };
 
 struct RankReplay {
   std::vector<P2POp> ops;
+  std::vector<uint32_t> op_payload;   // per op: index into payloads
+  std::vector<Payload> payloads;      // distinct (datatype, count) of this rank
+  std::unordered_map<Payload, uint32_t, PayloadHash> payload_index;
   std::vector<CollOp> colls;
   std::vector<RmaEvent> rma;
   std::vector<Outstanding> outstanding;
@@ -64,11 +74,19 @@ class ReplayPass final : public RankPass {
   void event(const Event& e) override {
     if (e.pending) m.blocked = e;
     const format::CallTraits& t = format::call_traits(e.call);
+    // A call that returned an error (the program set MPI_ERRORS_RETURN)
+    // posted no message, joined no collective and synchronized nothing. A
+    // failed receive is kept: MPI_ERR_TRUNCATE still consumed its message.
+    if (!e.pending && e.rc != 0 &&
+        (t.role == Role::send || t.role == Role::collective || t.role == Role::rma_comm ||
+         t.role == Role::rma_sync || t.request == RequestEffect::start))
+      return;
     switch (t.request) {
       case RequestEffect::persistent: {
         Persistent p;
         p.op = base(e);
         p.op.send = t.role == Role::send;
+        p.payload = payload(e.datatype, e.count);
         m.persistent[e.request] = std::move(p);
         return;
       }
@@ -96,7 +114,7 @@ class ReplayPass final : public RankPass {
         }
         const bool blocking = t.blocks;
         if (blocking && !e.pending) complete(op, e);
-        m.ops.push_back(std::move(op));
+        push(std::move(op), payload(e.datatype, e.count));
         if (!blocking && e.request) {
           m.active[e.request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
         }
@@ -116,8 +134,10 @@ class ReplayPass final : public RankPass {
           complete(send, e);
           complete(recv, e);
         }
-        m.ops.push_back(std::move(send));
-        m.ops.push_back(std::move(recv));
+        push(std::move(send), payload(e.datatype, e.count));
+        // Sendrecv_replace receives into its send buffer.
+        push(std::move(recv), e.call == Call::Sendrecv_replace ? payload(e.datatype, e.count)
+                                                               : payload(e.recv_datatype, e.recv_count));
         return;
       }
       case Role::collective: {
@@ -171,6 +191,7 @@ class ReplayPass final : public RankPass {
               [](const Outstanding& a, const Outstanding& b) { return a.request < b.request; });
     m.active.clear();
     m.persistent.clear();
+    m.payload_index.clear();
   }
 
  private:
@@ -183,7 +204,20 @@ class ReplayPass final : public RankPass {
     op.tag = value_or(e.tag, k_unknown);
     op.call = e.call;
     op.posted_pending = e.pending;
+    op.mode = format::call_traits(e.call).mode;
     return op;
+  }
+
+  uint32_t payload(uint32_t datatype, int64_t count) {
+    const Payload p{datatype, count};
+    auto [it, fresh] = m.payload_index.try_emplace(p, static_cast<uint32_t>(m.payloads.size()));
+    if (fresh) m.payloads.push_back(p);
+    return it->second;
+  }
+
+  void push(P2POp op, uint32_t payload_index) {
+    m.ops.push_back(std::move(op));
+    m.op_payload.push_back(payload_index);
   }
 
   static void complete(P2POp& op, const Event& e) {
@@ -200,7 +234,7 @@ class ReplayPass final : public RankPass {
     op.site = e.site;
     op.call = e.call;
     op.posted_pending = false;
-    m.ops.push_back(std::move(op));
+    push(std::move(op), it->second.payload);
     m.active[request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
     it->second.active = true;
   }
@@ -260,6 +294,7 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
   const auto bytes = std::filesystem::file_size(data.file, ec);
   if (!ec) {
     out.ops.reserve(static_cast<std::size_t>(std::min<uintmax_t>(bytes / 16, uintmax_t{1} << 28)));
+    out.op_payload.reserve(out.ops.capacity());
     advise_huge_pages(out.ops.data(), out.ops.capacity() * sizeof(P2POp));
   }
   return std::make_unique<ReplayPass>(out);
@@ -356,6 +391,17 @@ void Replay::replay(const Context& context) {
 uint32_t Replay::world_size() const { return static_cast<uint32_t>(m_impl->ranks.size()); }
 
 const std::vector<P2POp>& Replay::p2p(uint32_t rank) const { return m_impl->ranks.at(rank).ops; }
+
+std::string tag_text(const P2POp& op) {
+  if (!op.send && op.tag == format::k_any_tag) return "any tag";
+  return "tag " + std::to_string(op.tag);
+}
+
+Payload Replay::payload(OpRef op) const {
+  const RankReplay& r = m_impl->ranks.at(op.rank);
+  if (op.index >= r.op_payload.size()) return {};
+  return r.payloads[r.op_payload[op.index]];
+}
 
 std::optional<OpRef> Replay::matched(OpRef op) const {
   if (op.rank >= m_impl->match.size() || op.index >= m_impl->match[op.rank].size()) return std::nullopt;

@@ -10,6 +10,10 @@
 // completed has no status; it is matched only when exactly one unmatched
 // send can reach it (or left unmatched).
 //
+// Calls that returned an error code (MPI_ERRORS_RETURN) post nothing: failed
+// sends, collectives, Starts and RMA calls are left out; failed receives are
+// kept (a truncated receive still took its message).
+//
 // Thread safety: collect() is called from one thread per rank; the rest is
 // read-only after replay().
 #pragma once
@@ -18,6 +22,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analyzer/check.hpp"
@@ -47,12 +52,28 @@ struct P2POp {
   bool send = false;
   bool cancelled = false;
   bool posted_pending = false;    // the rank stopped inside the posting call
+  // A send's mode: the posting call's (calls.def), for a Start the mode of
+  // the persistent request's init (MPI_Bsend_init: buffered).
+  format::SendMode mode = format::SendMode::none;
 
   bool done() const { return done_delta != k_none; }
   // Return the seq of the event that completed it, or k_never.
   uint64_t done_seq() const { return done() ? seq + done_delta : k_never; }
 };
 // 48 bytes: the analyzer keeps one per send and receive (docs/analyzer.md).
+
+// What a send or receive carries: `count` elements of `datatype` (a
+// rank-local id: the sender's or the receiver's). Replay keeps one per
+// distinct (datatype, count) of a rank.
+struct Payload {
+  uint32_t datatype = 0;
+  int64_t count = 0;
+  bool operator==(const Payload&) const = default;
+};
+
+// Return "tag 5", or "any tag" for a receive posted with MPI_ANY_TAG (a
+// send's tag -1 is an invalid tag, not a wildcard).
+std::string tag_text(const P2POp& op);
 
 // A P2POp by position: Replay::p2p(rank)[index].
 struct OpRef {
@@ -126,6 +147,9 @@ class Replay {
 
   uint32_t world_size() const;
   const std::vector<P2POp>& p2p(uint32_t rank) const;
+  // Return what operation `op` sends or receives into (its buffer's count
+  // and datatype as posted).
+  Payload payload(OpRef op) const;
   // Return what `op` matched (the receive of a send, the send of a receive), if anything.
   std::optional<OpRef> matched(OpRef op) const;
   const std::vector<CollOp>& collectives(uint32_t rank) const;

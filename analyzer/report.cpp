@@ -34,10 +34,6 @@ std::string_view sarif_level(Severity severity) {
 
 std::string event_name(const EventRef& event) { return fmt::format("{}:{}", event.rank, event.seq); }
 
-std::string plural(uint64_t n, std::string_view word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
-}
-
 uint64_t stat(const Result& result, const std::string& name) {
   auto it = result.stats.find(name);
   return it == result.stats.end() ? 0 : it->second;
@@ -323,6 +319,7 @@ std::string render_text(const Result& result) {
                        problem_text(problem));
   }
   for (const SkippedCheck& skipped : result.skipped) out += fmt::format("smtrace: note: {}\n", skipped_text(skipped));
+  for (const std::string& note : result.notes) out += fmt::format("smtrace: note: {}\n", note);
   out += summary_line(result);
   out += '\n';
   return out;
@@ -362,6 +359,10 @@ std::string render_json(const Result& result) {
     json.end_array();
     json.end_object();
   }
+  json.end_array();
+
+  json.key("notes").begin_array();
+  for (const std::string& note : result.notes) json.value(note);
   json.end_array();
 
   json.key("problems").begin_array();

@@ -28,21 +28,17 @@ int main(int argc, char** argv) {
     unsigned threads = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2]))
                                 : std::thread::hardware_concurrency();
     threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(std::max<std::size_t>(1, files.present.size())));
-    std::atomic<std::size_t> next{0};
     std::atomic<uint64_t> events{0}, problems{files.problems.size()};
-    auto work = [&] {
-      for (std::size_t i; (i = next.fetch_add(1)) < files.present.size();) {
-        fmt_ns::RankReader reader(files.rank_files[files.present[i]]);
-        uint64_t n = 0, p = 0;
-        fmt_ns::RankReader::Callbacks cb;
-        cb.event = [&](const fmt_ns::Event&) { ++n; };
-        cb.problem = [&](const fmt_ns::Problem&) { ++p; };
-        if (reader.header(cb)) reader.read_all(cb);
-        events += n;
-        problems += p;
-      }
-    };
-    fmt_ns::run_on_threads(threads, work);
+    fmt_ns::run_on_threads(threads, files.present.size(), [&](std::size_t i) {
+      fmt_ns::RankReader reader(files.rank_files[files.present[i]]);
+      uint64_t n = 0, p = 0;
+      fmt_ns::RankReader::Callbacks cb;
+      cb.event = [&](const fmt_ns::Event&) { ++n; };
+      cb.problem = [&](const fmt_ns::Problem&) { ++p; };
+      if (reader.header(cb)) reader.read_all(cb);
+      events += n;
+      problems += p;
+    });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("events %llu problems %llu seconds %.3f\n", static_cast<unsigned long long>(events.load()),
                 static_cast<unsigned long long>(problems.load()), seconds);

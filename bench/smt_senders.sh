@@ -4,7 +4,7 @@
 # order-based encoding measured in the same run.
 #
 #   bench/smt_senders.sh [-b BUILD_DIR] [-k "K ..."] [-g MAX_K] [-t SECONDS] [-n MAX_ASSERTIONS]
-#                        [-T] [-G] [-w WORK_DIR] [-K]
+#                        [-W "K ..."] [-T] [-G] [-w WORK_DIR] [-K]
 #
 # Table 1 (senders): for each K (default: 2 4 6 8 10 16 17 18 20 28 32 40 50
 # 100 200 500 1000; the paper's rows are among them) it writes
@@ -22,6 +22,15 @@
 # With -g MAX_K it goes on doubling K after the list while prove answers
 # within SECONDS, up to MAX_K. It ends with the largest K answered within
 # SECONDS (default 60).
+#
+# Whole prove (-W "K ...", default "50 200 1000"; "-" skips it): `smtrace
+# prove DIR --format json --smt-timeout SECONDS` on the senders trace, every
+# wildcard receive against every other sender (K (K - 1) alternatives, each
+# with a replayed witness or an unsat answer) and the deadlock question,
+# with the directed replays and fixed-order decisions, then with the solver
+# alone (SMTRACE_SMT_GUIDED=0) in the same run: wall seconds, peak RSS,
+# unknown questions, and the ratio. Goals: K = 50 under 1 s, K = 1000 under
+# 60 s.
 #
 # Table 2 (-T, or always when -k is not given): leader election on a ring of
 # 40 ranks (about 200 messages; the paper's LE has 220), router on 10 ranks x 6
@@ -51,9 +60,11 @@ table2=0
 work=
 keep=0
 ks_given=0
+whole_ks="50 200 1000"
 export SMTRACE_SMT_MEMORY_MB=${SMTRACE_SMT_MEMORY_MB:-16384}
-while getopts "b:k:g:t:n:Tw:KGh" opt; do
+while getopts "b:k:g:t:n:W:Tw:KGh" opt; do
   case $opt in
+    W) whole_ks=$OPTARG ;;
     b) build=$OPTARG ;;
     k) ks=$OPTARG; ks_given=1 ;;
     g) grow=$OPTARG ;;
@@ -63,7 +74,7 @@ while getopts "b:k:g:t:n:Tw:KGh" opt; do
     w) work=$OPTARG ;;
     K) keep=1 ;;
     G) export SMTRACE_SMT_GUIDED=0 ;;
-    *) sed -n '2,46p' "$0"; exit 2 ;;
+    *) sed -n '2,55p' "$0"; exit 2 ;;
   esac
 done
 [ "$ks_given" = 1 ] || table2=1
@@ -179,6 +190,43 @@ if [ "$grow" -gt 0 ]; then
   done
 fi
 echo "largest K answered within ${limit} s: $largest"
+
+if [ "$whole_ks" != "-" ]; then
+  echo
+  echo "== Whole prove: smtrace prove DIR --format json --smt-timeout ${limit} (every alternative), against the solver"
+  echo "   alone (SMTRACE_SMT_GUIDED=0) in the same run; goals: K = 50 under 1 s, K = 1000 under 60 s"
+  printf "%6s %10s | %8s %9s %8s %6s | %8s %9s %8s | %8s\n" K alternatives wall_s peak_MiB unknown goal alone_s \
+    peak_MiB unknown ratio
+  # whole NAME DIR [ENV...]: the whole prove; set w_secs w_mib w_unknown.
+  whole() {
+    local name=$1 dir=$2; shift 2
+    timed "$name" env "$@" timeout -k 5 $((limit + 60)) "$smtrace" prove "$dir" --format json --smt-timeout "$limit" \
+      -o "$work/$name.json"
+    w_secs=$secs w_mib=$rss_mib
+    w_unknown=$(python3 -c '
+import json, sys
+try:
+    print(json.load(open(sys.argv[1]))["summary"]["unknown"])
+except Exception:
+    print("failed")' "$work/$name.json")
+    rm -f "$work/$name.json"
+  }
+  for k in $whole_ks; do
+    dir=$work/senders-whole-$k
+    "$smtrace" synth senders --k "$k" -o "$dir" --force 2>"$work/synth.err" || { cat "$work/synth.err" >&2; exit 1; }
+    whole "whole-$k" "$dir" SMTRACE_SMT_GUIDED=1
+    d_secs=$w_secs d_mib=$w_mib d_unknown=$w_unknown
+    whole "whole-alone-$k" "$dir" SMTRACE_SMT_GUIDED=0
+    goal=-
+    case $k in
+      50) goal=$(awk -v s="$d_secs" -v u="$d_unknown" 'BEGIN { print (s < 1 && u == 0) ? "met" : "NOT met" }') ;;
+      1000) goal=$(awk -v s="$d_secs" -v u="$d_unknown" 'BEGIN { print (s < 60 && u == 0) ? "met" : "NOT met" }') ;;
+    esac
+    printf "%6s %10s | %8s %9s %8s %6s | %8s %9s %8s | %8s\n" "$k" $((k * (k - 1))) "$d_secs" "$d_mib" "$d_unknown" \
+      "$goal" "$w_secs" "$w_mib" "$w_unknown" "$(awk -v a="$w_secs" -v b="$d_secs" 'BEGIN { printf "%.1f x", a / b }')"
+    [ "$keep" = 1 ] || rm -rf "$dir"
+  done
+fi
 
 [ "$table2" = 1 ] || exit 0
 echo

@@ -130,11 +130,18 @@ int run_check(const CheckOptions& options) {
   if (options.dir.empty()) throw Error("check needs a trace directory DIR (or --list)");
 
   analyzer::Options analysis;
+  analysis.check_errors = analyzer::CheckErrors::report;  // a partial report, then exit 2
   analysis.checks = parse_checks(options.checks);
   analysis.alignment = parse_alignment(options.alignment);
   if (options.smt_timeout < 0) throw Error("--smt-timeout must be 0 (off) or positive");
+  const auto buffering = smt::buffering_from_name(options.buffering);
+  if (!buffering) throw Error(fmt::format("unknown --buffering '{}' (infinite, zero)", options.buffering));
   if (options.smt_timeout > 0) {
-    analysis.extra_checks = smt::check_factories({options.smt_timeout, smt::Buffering::infinite});
+    smt::CheckSettings settings;
+    settings.smt_timeout_s = options.smt_timeout;
+    settings.buffering = *buffering;
+    smt_tuning_from_environment(settings.tuning);
+    analysis.extra_checks = smt::check_factories(settings);
   } else if (!analysis.checks.empty()) {
     for (const analyzer::RuleInfo& rule : smt::check_rules()) analysis.checks.erase(rule.name);
     if (analysis.checks.empty()) throw Error("--checks names only SMT checks, which --smt-timeout 0 turns off");
@@ -163,7 +170,21 @@ int run_check(const CheckOptions& options) {
   }
   progress.clear();
 
+  // A check that failed leaves a partial report: it is printed (the other
+  // checks' findings hold), then the failure, and the exit status is 2.
+  auto failed = [&](int status) {
+    if (result.failures.empty()) return status;
+    for (const analyzer::CheckFailure& failure : result.failures) {
+      fmt::print(stderr, "smtrace: error: check {} failed: {}; its findings are not in the report\n",
+                 failure.check, failure.message);
+    }
+    return k_exit_usage;
+  };
   if (!options.write_expect.empty()) {
+    if (!result.failures.empty()) {
+      failed(0);
+      throw Error(fmt::format("{} not written: the findings are incomplete", options.write_expect));
+    }
     write_file(options.write_expect, analyzer::write_expectations(result.findings, options.dir.string()));
   }
 
@@ -174,14 +195,14 @@ int run_check(const CheckOptions& options) {
   };
   if (options.expect.empty()) {
     emit(options.output, report());
-    return analyzer::count_findings(result).errors > 0 ? k_exit_findings : k_exit_ok;
+    return failed(analyzer::count_findings(result).errors > 0 ? k_exit_findings : k_exit_ok);
   }
   // Regression mode: stdout says how the findings compare; the report
   // itself goes only to -o FILE.
   if (!options.output.empty()) write_file(options.output, report());
   const analyzer::Comparison comparison = analyzer::compare(expectations, result.findings);
   emit({}, analyzer::render_comparison(comparison, options.expect));
-  return comparison.agree() ? k_exit_ok : k_exit_findings;
+  return failed(comparison.agree() ? k_exit_ok : k_exit_findings);
 }
 
 }  // namespace smtrace::cli

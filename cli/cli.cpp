@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
              "  smtrace dump trace --rank 1\n"
              "  smtrace check trace\n"
              "  smtrace check trace --format html -o report.html\n"
+             "  smtrace explore -- mpirun -np 3 ./app\n"
              "  smtrace export trace --format perfetto -o trace.json --findings\n"
              "Documentation: docs/cli.md.");
 
@@ -202,6 +203,11 @@ int main(int argc, char** argv) {
                         "Seconds for the SMT checks (message-race, potential-deadlock, rma-race's races of "
                         "other executions) together; 0 turns them off")
       ->default_str("5");
+  check_cmd->add_option("--buffering", check.buffering,
+                        "message-race: standard-mode sends return at once (infinite) or once matched (zero);\n"
+                        "potential-deadlock always asks zero")
+      ->check(CLI::IsMember({"infinite", "zero"}))
+      ->default_str("infinite");
   check_cmd->add_flag("--list", check.list, "List the checks (name, severity, description) and exit");
   check_cmd->add_flag("-q,--quiet", check.quiet, "No progress on stderr (shown on a terminal only)");
   check_cmd->add_option("-o,--output", check.output, "Write the report to FILE instead of stdout")
@@ -264,6 +270,48 @@ int main(int argc, char** argv) {
       "  smtrace prove trace\n"
       "  smtrace prove trace --can-match 0:5 3:2 --format json\n"
       "  smtrace prove trace --buffering zero --dot witness.dot");
+
+  // explore
+  ExploreOptions explore;
+  CLI::App* explore_cmd = app.add_subcommand(
+      "explore",
+      "Confirm message races by re-running the program with the other match forced.\n"
+      "Records COMMAND once (as `record`), proves which other sends each wildcard receive can\n"
+      "match (as `prove`), then runs COMMAND again once per alternative with the tracer forcing\n"
+      "that receive to take that sender (SMTRACE_FORCE), each run recorded into DIR/run-K. Each\n"
+      "run is compared with the original: exit status, standard output and error, crash, MPI_Abort,\n"
+      "deadlock (still running after the timeout), new error findings of the checks, and where the\n"
+      "calls first differ. A race whose run changes any of these is a message-race error confirmed\n"
+      "by re-execution; one whose runs all behave the same is info. Prints check's report.");
+  explore_cmd->add_option("-o,--output", explore.output,
+                          "Directory for the runs: original/ and run-K/ traces, their .stdout and .stderr "
+                          "(default: smtrace-explore-YYYYmmdd-HHMMSS)")
+      ->type_name("DIR");
+  explore_cmd->add_option("--format", explore.format, "Report format: text, json (check's, plus \"explore\"), sarif")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
+      ->default_str("text");
+  explore_cmd->add_option("--max-runs", explore.max_runs, "Forced runs at most; the report counts the rest")
+      ->default_str("16");
+  explore_cmd->add_option("--smt-timeout", explore.smt_timeout, "Seconds for proving the alternatives")
+      ->default_str("10");
+  explore_cmd->add_option("--timeout", explore.timeout,
+                          "Seconds a forced run may take before it counts as a deadlock (default: twice the "
+                          "original run's, plus 5)");
+  explore_cmd->add_flag("-f,--force", explore.force, "Replace explore's runs in a non-empty DIR");
+  explore_cmd->add_flag("-q,--quiet", explore.quiet, "No progress lines on stderr");
+  explore_cmd->add_option("COMMAND", explore.command, "The command to run, after `--`")->required();
+  explore_cmd->footer(
+      "COMMAND is given as to `smtrace record` (mpirun, mpiexec, srun or a singleton). Only sat\n"
+      "alternatives (a witness shows the match is possible) are run; one forced receive per run,\n"
+      "every other wildcard is left to MPI. Output is compared as sets of lines (ranks' lines\n"
+      "interleave differently from run to run).\n"
+      "Exit codes: 0 no error-level finding; 1 error findings (a confirmed race, or another\n"
+      "check's error on the original run); 2 bad usage, or no trace written; 126/127 COMMAND\n"
+      "cannot be executed / is not found.\n"
+      "Documentation: docs/cli.md (explore), docs/check-output.md (the report).\n"
+      "Examples:\n"
+      "  smtrace explore -- mpirun -np 3 ./wildcard_race\n"
+      "  smtrace explore -o runs --format json --max-runs 4 -- mpirun -np 4 ./app");
 
   // import-json
   ImportJsonOptions import;
@@ -397,7 +445,8 @@ int main(int argc, char** argv) {
       "help", "Print the help of smtrace or of one command.");
   help_cmd->add_option("COMMAND", help_topic, "The command to explain");
 
-  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, prove_cmd, import_cmd,
+  const std::vector<CLI::App*> commands = {record_cmd, info_cmd, dump_cmd, check_cmd, prove_cmd, explore_cmd,
+                                           import_cmd,
                                            export_cmd, import_otf2_cmd, symbolize_cmd, synth_cmd, help_cmd};
   formatter->set_usage(record_cmd, "smtrace record [OPTIONS] -- COMMAND [ARGS...]");
   formatter->set_usage(info_cmd, "smtrace info DIR [--format text|json]");
@@ -409,6 +458,9 @@ int main(int argc, char** argv) {
   formatter->set_usage(prove_cmd, "smtrace prove DIR [--format text|json] [--can-match A B] [--can-precede A B]\n"
                                   "                     [--buffering infinite|zero] [--smt-timeout S] [--emit-smt2 FILE]\n"
                                   "                     [--dot FILE] [--no-findings] [-o FILE] [--quiet]");
+  formatter->set_usage(explore_cmd,
+                       "smtrace explore [-o DIR] [--format text|json|sarif] [--max-runs N] [--smt-timeout S]\n"
+                       "                       [--timeout S] [--force] [--quiet] -- COMMAND [ARGS...]");
   formatter->set_usage(import_cmd, "smtrace import-json FILE -o DIR [--force]");
   formatter->set_usage(symbolize_cmd, "smtrace symbolize DIR [--quiet]");
   formatter->set_usage(export_cmd, "smtrace export DIR --format perfetto|otf2 -o OUT [--findings] [--force] [--quiet]");
@@ -431,8 +483,9 @@ int main(int argc, char** argv) {
       if (sub->parsed()) hint = fmt::format("smtrace {} --help", sub->get_name());
     }
     fmt::print(stderr, "smtrace: error: {}\nRun `{}` for usage.\n", e.what(), hint);
-    if (record_cmd->parsed() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-      fmt::print(stderr, "Put `--` between smtrace's options and COMMAND: smtrace record -- mpirun -np 2 ./app\n");
+    if ((record_cmd->parsed() || explore_cmd->parsed()) && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      fmt::print(stderr, "Put `--` between smtrace's options and COMMAND: smtrace {} -- mpirun -np 2 ./app\n",
+                 record_cmd->parsed() ? "record" : "explore");
     }
     return k_exit_usage;
   }
@@ -453,6 +506,7 @@ int main(int argc, char** argv) {
     }
     if (check_cmd->parsed()) return run_check(check);
     if (prove_cmd->parsed()) return run_prove(prove);
+    if (explore_cmd->parsed()) return run_explore(explore);
     if (import_cmd->parsed()) return run_import_json(import);
     if (export_cmd->parsed()) return run_export(exporting);
     if (import_otf2_cmd->parsed()) return run_import_otf2(import_otf2);
@@ -472,8 +526,8 @@ int main(int argc, char** argv) {
       throw Error(fmt::format("no command named '{}' (see smtrace --help)", help_topic));
     }
     throw Error(
-        "no command given; commands: record, info, dump, check, prove, import-json, export, import-otf2, symbolize, "
-        "help (see smtrace --help)");
+        "no command given; commands: record, info, dump, check, prove, explore, import-json, export, import-otf2, "
+        "symbolize, help (see smtrace --help)");
   } catch (const Error& e) {
     fmt::print(stderr, "smtrace: error: {}\n", e.what());
   } catch (const format::TraceError& e) {

@@ -53,6 +53,7 @@ struct CheckOptions {
   bool list = false;
   bool quiet = false;
   double smt_timeout = 5;            // --smt-timeout: seconds for the SMT checks together (0: off)
+  std::string buffering = "infinite"; // --buffering: message-race's reading of standard sends
 };
 // Analyze a trace and print its report (docs/check-output.md); return 1
 // when there is an error-level finding (--expect: when findings differ).
@@ -75,6 +76,21 @@ struct ProveOptions {
 // Prove what else a run could have done (docs/cli.md, prove); return 1
 // when there is an error-level finding.
 int run_prove(const ProveOptions& options);
+
+struct ExploreOptions {
+  std::string output;                 // -o DIR; empty: smtrace-explore-YYYYmmdd-HHMMSS
+  std::string format = "text";        // text, json, sarif
+  unsigned max_runs = 16;             // --max-runs: forced runs at most
+  double smt_timeout = 10;            // --smt-timeout: seconds for prove's solving
+  double timeout = 0;                 // --timeout: seconds a forced run may take (0: 2 x original + 5)
+  bool force = false;                 // -f: replace explore's runs in a non-empty DIR
+  bool quiet = false;                 // no progress lines on stderr
+  std::vector<std::string> command;
+};
+// Record COMMAND, prove which other matches its wildcard receives can take,
+// re-run it with each forced (docs/cli.md, explore); return 1 when there is
+// an error-level finding.
+int run_explore(const ExploreOptions& options);
 
 struct ImportJsonOptions {
   std::string file;  // "-" reads stdin

@@ -1,9 +1,12 @@
 #include "cli/common.hpp"
 
 #include <array>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <system_error>
 
 #include <fmt/core.h>
@@ -113,29 +116,6 @@ std::string tag_name(int32_t tag) {
   return tag == format::k_any_tag ? std::string("ANY_TAG") : std::to_string(tag);
 }
 
-std::string signal_name(int signal) {
-  switch (signal) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT";
-    case 3: return "SIGQUIT";
-    case 4: return "SIGILL";
-    case 5: return "SIGTRAP";
-    case 6: return "SIGABRT";
-    case 7: return "SIGBUS";
-    case 8: return "SIGFPE";
-    case 9: return "SIGKILL";
-    case 10: return "SIGUSR1";
-    case 11: return "SIGSEGV";
-    case 12: return "SIGUSR2";
-    case 13: return "SIGPIPE";
-    case 14: return "SIGALRM";
-    case 15: return "SIGTERM";
-    case 24: return "SIGXCPU";
-    case 25: return "SIGXFSZ";
-    default: return fmt::format("signal {}", signal);
-  }
-}
-
 std::string site_to_string(const format::RankTrace& rank, const format::CallSite* site) {
   if (site == nullptr) return {};
   if (!site->file.empty() && site->line != 0) {
@@ -194,7 +174,8 @@ format::Trace read_trace_or_throw(const fs::path& dir, bool symbols) {
   }
 }
 
-void prepare_output_dir(const fs::path& dir, bool force) {
+void prepare_output_dir(const fs::path& dir, bool force, const std::function<bool(const std::string&)>& owned,
+                        std::string_view what) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) {
@@ -202,18 +183,15 @@ void prepare_output_dir(const fs::path& dir, bool force) {
     }
     if (!fs::is_empty(dir, ec)) {
       if (!force) {
-        throw Error(fmt::format("{}: directory exists and is not empty (use --force to replace the trace in it)",
-                                dir.string()));
+        throw Error(fmt::format("{}: directory exists and is not empty (use --force to replace {} in it)",
+                                dir.string(), what));
       }
-      // Remove only what a trace consists of, so that --force never deletes
-      // unrelated files a user keeps next to a trace.
+      // Remove only what we write, so that --force never deletes unrelated
+      // files a user keeps there.
       for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        const bool rank_file = name.starts_with("rank-") && name.ends_with(".smt");
-        if (rank_file || name == format::k_manifest_file || name == format::k_symbols_file) {
-          fs::remove(entry.path(), ec);
-          if (ec) throw Error(fmt::format("{}: cannot remove: {}", entry.path().string(), ec.message()));
-        }
+        if (!owned(entry.path().filename().string())) continue;
+        fs::remove_all(entry.path(), ec);
+        if (ec) throw Error(fmt::format("{}: cannot remove: {}", entry.path().string(), ec.message()));
       }
     }
     return;
@@ -222,9 +200,31 @@ void prepare_output_dir(const fs::path& dir, bool force) {
   if (ec) throw Error(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
 }
 
+void prepare_output_dir(const fs::path& dir, bool force) {
+  const auto trace_file = [](const std::string& name) {
+    const bool rank_file = name.starts_with("rank-") && name.ends_with(".smt");
+    return rank_file || name == format::k_manifest_file || name == format::k_symbols_file;
+  };
+  prepare_output_dir(dir, force, trace_file, "the trace");
+}
+
+std::string timestamped_name(std::string_view prefix) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  std::array<char, 32> stamp{};
+  std::strftime(stamp.data(), stamp.size(), "-%Y%m%d-%H%M%S", &local);
+  return std::string(prefix) + stamp.data();
+}
+
 std::string json_quote(std::string_view text) {
   // One escaping for every JSON smtrace writes (invalid UTF-8 included).
   return analyzer::json_quote(text);
+}
+
+void JsonWriter::newline() {
+  m_out += '\n';
+  m_out.append(2 * (m_indent + m_first.size()), ' ');
 }
 
 void JsonWriter::separate() {
@@ -235,6 +235,7 @@ void JsonWriter::separate() {
   if (!m_first.empty()) {
     if (!m_first.back()) m_out += ',';
     m_first.back() = false;
+    if (m_pretty) newline();
   }
 }
 
@@ -246,7 +247,9 @@ JsonWriter& JsonWriter::begin_object() {
 }
 
 JsonWriter& JsonWriter::end_object() {
+  const bool empty = m_first.back();
   m_first.pop_back();
+  if (m_pretty && !empty) newline();
   m_out += '}';
   return *this;
 }
@@ -259,7 +262,9 @@ JsonWriter& JsonWriter::begin_array() {
 }
 
 JsonWriter& JsonWriter::end_array() {
+  const bool empty = m_first.back();
   m_first.pop_back();
+  if (m_pretty && !empty) newline();
   m_out += ']';
   return *this;
 }
@@ -267,7 +272,7 @@ JsonWriter& JsonWriter::end_array() {
 JsonWriter& JsonWriter::key(std::string_view name) {
   separate();
   m_out += json_quote(name);
-  m_out += ':';
+  m_out += m_pretty ? ": " : ":";
   m_after_key = true;
   return *this;
 }
@@ -310,6 +315,23 @@ JsonWriter& JsonWriter::null() {
   separate();
   m_out += "null";
   return *this;
+}
+
+void smt_tuning_from_environment(smt::Tuning& tuning) {
+  auto value = [](const char* name) -> std::string_view {
+    const char* text = std::getenv(name);
+    return text ? std::string_view(text) : std::string_view();
+  };
+  if (const std::string_view guided = value("SMTRACE_SMT_GUIDED"); !guided.empty()) tuning.replay = guided != "0";
+  if (const std::string_view off = value("SMTRACE_SMT_NO_HB_PRUNING"); !off.empty()) tuning.hb_pruning = off == "0";
+  if (const std::string_view mb = value("SMTRACE_SMT_MEMORY_MB"); !mb.empty()) {
+    uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(mb.data(), mb.data() + mb.size(), n);
+    if (ec != std::errc() || end != mb.data() + mb.size()) {
+      throw Error(fmt::format("SMTRACE_SMT_MEMORY_MB={}: not a number of MiB", mb));
+    }
+    tuning.z3_memory_mb = n;
+  }
 }
 
 }  // namespace smtrace::cli

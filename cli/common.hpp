@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,10 @@
 #include "trace_format/content.hpp"
 #include "trace_format/event.hpp"
 #include "trace_format/reader.hpp"
+
+namespace smtrace::smt {
+struct Tuning;
+}
 
 namespace smtrace::cli {
 
@@ -50,8 +55,6 @@ std::string comm_name(uint32_t id);
 std::string rank_name(int32_t rank);
 // Return "ANY_TAG" or the number.
 std::string tag_name(int32_t tag);
-// Return "SIGSEGV" for 11, "signal N" when unknown.
-std::string signal_name(int signal);
 
 // Return the call site as "file:line[:col] (function)", "function (module+0xoff)"
 // or "module+0xoff"; empty when `site` is null.
@@ -60,6 +63,12 @@ std::string site_to_string(const format::RankTrace& rank, const format::CallSite
 // Return `args` as a shell command line, quoting words that need it.
 std::string shell_join(const std::vector<std::string>& args);
 
+// Set the SMT backend's `tuning` from the environment (docs/cli.md):
+// SMTRACE_SMT_GUIDED=0 (no replay before Z3), SMTRACE_SMT_MEMORY_MB=N (Z3's
+// memory cap), SMTRACE_SMT_NO_HB_PRUNING=1 (match pairs without the
+// happens-before rules). Throw Error for a value that is not a number.
+void smt_tuning_from_environment(smt::Tuning& tuning);
+
 // Read `dir` as a trace; throw Error (exit 2) when it is unusable.
 format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols = true);
 
@@ -67,6 +76,14 @@ format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols
 // remove the trace files in it (manifest, rank files, symbols) so that no
 // stale rank remains. Create `dir`. Throw Error when it cannot be used.
 void prepare_output_dir(const std::filesystem::path& dir, bool force);
+// The same for a directory that holds other things than a trace: with
+// `force`, remove the entries whose file name `owned` accepts; `what` names
+// them in the message of a refusal ("explore's runs").
+void prepare_output_dir(const std::filesystem::path& dir, bool force,
+                        const std::function<bool(const std::string&)>& owned, std::string_view what);
+
+// Return `prefix` followed by the local time: "smtrace-20260101-120000".
+std::string timestamped_name(std::string_view prefix);
 
 // Return the rules of every check: the analyzer's, then the SMT backend's.
 std::vector<analyzer::RuleInfo> all_check_rules();
@@ -83,10 +100,14 @@ struct TraceOrigin {
 TraceOrigin trace_origin(const format::Trace& trace);
 
 // Writes JSON text with commas and escapes handled; the caller nests
-// begin/end calls correctly.
+// begin/end calls correctly. Compact, or pretty as check's JSON reports are
+// (two spaces per level, `"key": value`, one member per line), starting
+// `indent` levels deep.
+enum class Pretty : uint8_t { no, yes };
 class JsonWriter {
  public:
-  explicit JsonWriter(std::string& out) : m_out(out) {}
+  explicit JsonWriter(std::string& out, Pretty pretty = Pretty::no, unsigned indent = 0)
+      : m_out(out), m_pretty(pretty == Pretty::yes), m_indent(indent) {}
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -106,7 +127,10 @@ class JsonWriter {
 
  private:
   void separate();
+  void newline();
   std::string& m_out;
+  bool m_pretty = false;
+  unsigned m_indent = 0;
   std::vector<bool> m_first;  // per open container: no member written yet
   bool m_after_key = false;
 };

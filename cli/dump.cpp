@@ -452,7 +452,7 @@ void print_rank(std::string& out, const RankTrace& rank, uint32_t world_rank, ui
     std::string kind;
     switch (end.kind) {
       case format::TerminationKind::finalized: kind = "finalized"; break;
-      case format::TerminationKind::signal: kind = "killed by " + signal_name(end.signal); break;
+      case format::TerminationKind::signal: kind = "killed by " + format::signal_name(end.signal); break;
       case format::TerminationKind::aborted: kind = "aborted"; break;
       case format::TerminationKind::tracer_stopped: kind = "tracer stopped"; break;
       case format::TerminationKind::exit_without_finalize: kind = "exited without MPI_Finalize"; break;

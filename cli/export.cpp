@@ -58,7 +58,10 @@ int run_export(const ExportOptions& options) {
   analyzer::Options analysis;
   analysis.progress = progress.callback();
   if (options.findings && options.smt_timeout > 0) {
-    analysis.extra_checks = smt::check_factories({options.smt_timeout, smt::Buffering::infinite});
+    smt::CheckSettings settings;
+    settings.smt_timeout_s = options.smt_timeout;
+    smt_tuning_from_environment(settings.tuning);
+    analysis.extra_checks = smt::check_factories(settings);
   }
   const exchange::TraceView view = exchange::collect_view(
       options.dir, analysis, options.findings ? exchange::WithFindings::yes : exchange::WithFindings::no);

@@ -63,6 +63,7 @@ int run_prove(const ProveOptions& options) {
   prove.threads = options.threads;
   prove.races = prove.deadlocks = !options.no_findings;
   prove.emit_smt2 = !options.emit_smt2.empty();
+  smt_tuning_from_environment(prove.tuning);
   add_questions(prove.questions, options.can_match, smt::QuestionKind::can_match);
   add_questions(prove.questions, options.can_precede, smt::QuestionKind::can_precede);
   // Files that cannot be written are usage errors before any solving.

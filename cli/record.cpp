@@ -18,6 +18,7 @@
 // batch system) is forwarded to the group.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -28,10 +29,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <fmt/core.h>
@@ -39,6 +41,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
+#include "cli/record.hpp"
 #include "cli/summary.hpp"
 
 #ifndef SMTRACE_INSTALL_LIBDIR
@@ -57,6 +60,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_tracer_file = "libsmtrace.so";
+// Sanitizer runtimes, by file name prefix (gcc's; clang's are libclang_rt.*).
+constexpr const char* k_sanitizer_runtimes[] = {"libasan.so", "libtsan.so", "libubsan.so", "liblsan.so",
+                                                "libhwasan.so", "libmsan.so"};
 
 // The child's process group, for the signal handler (which can reach no
 // other state). 0 while no child runs.
@@ -106,15 +112,6 @@ fs::path find_tracer() {
                           k_tracer_file, looked, k_tracer_file));
 }
 
-std::string default_dir_name() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  std::array<char, 64> name{};
-  std::strftime(name.data(), name.size(), "smtrace-%Y%m%d-%H%M%S", &local);
-  return name.data();
-}
-
 enum class Launcher { open_mpi, srun, none };
 
 bool is_open_mpi_launcher(const std::string& word) {
@@ -145,25 +142,63 @@ std::size_t open_mpi_launcher_index(const std::vector<std::string>& command) {
   return std::string::npos;
 }
 
-void set_env(const std::string& name, const std::string& value) {
-  if (::setenv(name.c_str(), value.c_str(), 1) != 0) {
-    throw Error(fmt::format("cannot set {}: {}", name, std::strerror(errno)));
-  }
-}
-
 struct ChildResult {
   int exit_code = 0;
   bool started = false;
   int signal = 0;  // the signal that killed the child, 0 when it exited
   int exec_errno = 0;
+  bool timed_out = false;
 };
 
-// Run `argv` in its own process group; wait for it, forwarding signals.
-ChildResult run_child(const std::vector<std::string>& args) {
+// Open `path` for COMMAND's output (close-on-exec: the child dup2s it);
+// -1 for an empty path.
+int open_output(const fs::path& path) {
+  if (path.empty()) return -1;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  return fd;
+}
+
+// Wait for `pid`; past `deadline` (when set) send SIGTERM to its group,
+// and SIGKILL 5 s later. Set `timed_out` when the deadline passed.
+int wait_child(pid_t pid, std::optional<std::chrono::steady_clock::time_point> deadline, bool& timed_out) {
+  int status = 0;
+  if (!deadline) {
+    while (::waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) break;
+    }
+    return status;
+  }
+  bool termed = false;
+  auto kill_at = *deadline;
+  while (true) {
+    const pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == pid || (got < 0 && errno != EINTR)) return status;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= kill_at) {
+      timed_out = true;
+      ::kill(-pid, termed ? SIGKILL : SIGTERM);
+      if (!termed) kill_at = now + std::chrono::seconds(5);
+      else kill_at = now + std::chrono::hours(24);  // SIGKILL once, then wait
+      termed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Run `args` in its own process group with environment `env` (NAME=VALUE
+// strings), standard output and error to `out_fd` / `err_fd` when not -1;
+// wait for it (at most until `deadline`), forwarding signals.
+ChildResult run_child(const std::vector<std::string>& args, const std::vector<std::string>& env, int out_fd,
+                      int err_fd, std::optional<std::chrono::steady_clock::time_point> deadline) {
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
@@ -192,7 +227,9 @@ ChildResult run_child(const std::vector<std::string>& args) {
       ::signal(SIGTTOU, SIG_DFL);
     }
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    ::execvp(argv[0], argv.data());
+    if (out_fd >= 0) ::dup2(out_fd, STDOUT_FILENO);
+    if (err_fd >= 0) ::dup2(err_fd, STDERR_FILENO);
+    ::execvpe(argv[0], argv.data(), envp.data());
     const int error = errno;
     [[maybe_unused]] ssize_t written = ::write(pipe_fds[1], &error, sizeof error);
     ::_exit(127);
@@ -222,10 +259,7 @@ ChildResult run_child(const std::vector<std::string>& args) {
     result.started = true;
   }
 
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) break;
-  }
+  const int status = wait_child(pid, deadline, result.timed_out);
   g_child_pgid = 0;
   for (std::size_t i = 0; i < k_forwarded.size(); ++i) {
     ::sigaction(k_forwarded[i], &saved[i], nullptr);
@@ -253,9 +287,35 @@ ChildResult run_child(const std::vector<std::string>& args) {
   return result;
 }
 
+// Wait until no process holds a lock on a rank file of `dir` (each rank
+// holds one on its own file for as long as it lives: tracer/recorder.cpp),
+// at most `limit`. After an abort the launcher may return while ranks are
+// still being killed or still write their end in a signal handler; a trace
+// read then changes afterwards. Return the files still locked at the end.
+std::vector<fs::path> wait_for_writers(const fs::path& dir, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<fs::path> locked;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".smt") && name != format::k_symbols_file) locked.push_back(entry.path());
+  }
+  while (true) {
+    std::erase_if(locked, [](const fs::path& file) {
+      const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return true;
+      const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK;
+      ::close(fd);
+      return free;
+    });
+    if (locked.empty() || std::chrono::steady_clock::now() >= deadline) return locked;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 void report_exit(const ChildResult& child) {
   if (child.signal != 0) {
-    fmt::print(stderr, "smtrace: command killed by {}: exit status {}\n", signal_name(child.signal),
+    fmt::print(stderr, "smtrace: command killed by {}: exit status {}\n", format::signal_name(child.signal),
                child.exit_code);
   } else {
     fmt::print(stderr, "smtrace: command exited with status {}\n", child.exit_code);
@@ -263,6 +323,31 @@ void report_exit(const ChildResult& child) {
 }
 
 }  // namespace
+
+// Return the LD_PRELOAD for the ranks: the tracer before the libraries
+// `existing` preloads, except sanitizer runtimes (libasan, libtsan, ...,
+// libclang_rt.*), which must come first in the list of loaded libraries or
+// they refuse to start ("ASan runtime does not come first in initial library
+// list"): those stay in front.
+std::string preload_list(const std::string& tracer, std::string_view existing) {
+  std::vector<std::string> first, rest;
+  while (!existing.empty()) {
+    const auto end = existing.find_first_of(": ");
+    const std::string entry(existing.substr(0, end));
+    existing = end == std::string_view::npos ? std::string_view() : existing.substr(end + 1);
+    if (entry.empty()) continue;
+    const std::string name = fs::path(entry).filename().string();
+    const bool runtime = name.starts_with("libclang_rt.") ||
+                         std::any_of(std::begin(k_sanitizer_runtimes), std::end(k_sanitizer_runtimes),
+                                     [&](const char* lib) { return name.starts_with(lib); });
+    (runtime ? first : rest).push_back(entry);
+  }
+  first.push_back(tracer);
+  first.insert(first.end(), rest.begin(), rest.end());
+  std::string out;
+  for (const std::string& entry : first) out += (out.empty() ? "" : ":") + entry;
+  return out;
+}
 
 // Check --families and --buffer the way the tracer will read them, so that a
 // typo stops smtrace (exit 2) instead of a warning from every rank.
@@ -305,18 +390,20 @@ void check_options(const RecordOptions& options) {
   }
 }
 
-int run_record(const RecordOptions& options) {
+RunResult record_run(const RecordOptions& options, const RunSettings& settings) {
   if (options.command.empty()) throw Error("no COMMAND given: smtrace record [OPTIONS] -- COMMAND...");
   check_options(options);
   const fs::path tracer = find_tracer();
 
   std::error_code ec;
-  fs::path dir = options.output.empty() ? fs::path(default_dir_name()) : fs::path(options.output);
+  fs::path dir = options.output.empty() ? fs::path(timestamped_name("smtrace")) : fs::path(options.output);
   dir = fs::absolute(dir, ec).lexically_normal();
   if (ec) throw Error(fmt::format("{}: {}", options.output, ec.message()));
   if (dir.has_filename() == false) dir = dir.parent_path();  // "out/" -> "out"
   const bool existed = fs::exists(dir, ec);
   prepare_output_dir(dir, options.force);
+  RunResult result;
+  result.dir = dir;
 
   // The variables the tracer reads, in the order they are passed on.
   std::vector<std::pair<std::string, std::string>> vars;
@@ -325,7 +412,15 @@ int run_record(const RecordOptions& options) {
   if (!options.families.empty()) vars.emplace_back("SMTRACE_FAMILIES", options.families);
   if (!options.buffer.empty()) vars.emplace_back("SMTRACE_BUFFER", options.buffer);
   vars.emplace_back("SMTRACE_COMMAND", shell_join(options.command));
-  for (const auto& [name, value] : vars) set_env(name, value);
+  std::vector<std::string> removed;  // settings.vars with an empty value
+  for (const auto& [name, value] : settings.vars) {
+    if (value.empty()) removed.push_back(name);
+    else vars.emplace_back(name, value);
+  }
+  auto listed = [&](const std::string& name) {
+    if (std::find(removed.begin(), removed.end(), name) != removed.end()) return true;
+    return std::any_of(vars.begin(), vars.end(), [&](const auto& var) { return var.first == name; });
+  };
   // SMTRACE_* variables the user set outside smtrace (SMTRACE_FOLD_POLLS,
   // SMTRACE_QUIET, ...) travel on with -x too.
   for (char** entry = environ; *entry != nullptr; ++entry) {
@@ -334,9 +429,7 @@ int run_record(const RecordOptions& options) {
     if (!text.starts_with("SMTRACE_") || equals == std::string_view::npos) continue;
     const std::string name(text.substr(0, equals));
     if (name == "SMTRACE_LIB") continue;  // smtrace's own
-    bool listed = false;
-    for (const auto& var : vars) listed = listed || var.first == name;
-    if (!listed) vars.emplace_back(name, std::string(text.substr(equals + 1)));
+    if (!listed(name)) vars.emplace_back(name, std::string(text.substr(equals + 1)));
   }
   if (const char* disable = std::getenv("SMTRACE_DISABLE"); disable != nullptr && *disable != '\0') {
     const std::string_view value(disable);
@@ -345,12 +438,15 @@ int run_record(const RecordOptions& options) {
     }
   }
 
-  std::string preload = tracer.string();
-  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
-    preload += ':';
-    preload += existing;
-  }
+  const char* existing = std::getenv("LD_PRELOAD");
+  const std::string preload = preload_list(tracer.string(), existing != nullptr ? existing : "");
 
+  // The child's environment: ours, with the tracer's variables in it (local
+  // ranks inherit them) and, without an Open MPI launcher (srun, which
+  // exports the environment by default, and singletons), LD_PRELOAD. It is
+  // built here, not with setenv, so that runs one after another each get
+  // exactly their own settings.
+  std::vector<std::pair<std::string, std::string>> child_vars = vars;
   std::vector<std::string> command = options.command;
   const std::size_t launcher = open_mpi_launcher_index(command);
   if (launcher != std::string::npos) {
@@ -362,26 +458,59 @@ int run_record(const RecordOptions& options) {
     command.insert(command.begin() + static_cast<std::ptrdiff_t>(launcher) + 1, inserted.begin(),
                    inserted.end());
   } else {
-    // srun (which exports the environment by default) and singletons.
-    set_env("LD_PRELOAD", preload);
+    child_vars.emplace_back("LD_PRELOAD", preload);
   }
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::string name(text.substr(0, text.find('=')));
+    const bool replaced = listed(name) || (name == "LD_PRELOAD" && launcher == std::string::npos);
+    if (!replaced) env.emplace_back(text);
+  }
+  for (const auto& [name, value] : child_vars) env.push_back(name + "=" + value);
 
-  const ChildResult child = run_child(command);
+  struct Fds {
+    int out = -1, err = -1;
+    ~Fds() {
+      if (out >= 0) ::close(out);
+      if (err >= 0) ::close(err);
+    }
+  } fds;
+  fds.out = open_output(settings.stdout_file);
+  fds.err = open_output(settings.stderr_file);
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (settings.timeout_s > 0) {
+    deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(settings.timeout_s));
+  }
+  const ChildResult child = run_child(command, env, fds.out, fds.err, deadline);
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.started = child.started;
+  result.exit_code = child.exit_code;
+  result.signal = child.signal;
+  result.timed_out = child.timed_out;
   if (!child.started) {
     fmt::print(stderr, "smtrace: error: cannot run '{}': {}\n", command[0], std::strerror(child.exec_errno));
     if (!existed) fs::remove(dir, ec);  // only removes an empty directory
-    return child.exit_code;
+    return result;
   }
 
+  const std::vector<fs::path> writing = wait_for_writers(dir, std::chrono::seconds(10));
+  for (const fs::path& file : writing) {
+    warn(fmt::format("{}: a process still writes it 10 s after the command ended; what follows may change",
+                     file.string()));
+  }
   if (fs::is_empty(dir, ec)) {
     warn(fmt::format("no trace was written to {}: no process of '{}' called MPI_Init with the tracer "
                      "loaded (the command failed early, is not an MPI program, links MPI statically, "
                      "or tracing is disabled)",
                      dir.string(), options.command[0]));
     if (!existed) fs::remove(dir, ec);
-    report_exit(child);
-    return child.exit_code;
+    if (settings.report) report_exit(child);
+    return result;
   }
+  result.traced = true;
 
   if (options.symbolize) {
     try {
@@ -401,15 +530,33 @@ int run_record(const RecordOptions& options) {
     }
   }
 
+  if (!settings.report) return result;
   fmt::print(stderr, "smtrace: trace written to {}\n", dir.string());
+  bool finalized = false;
   try {
     const format::Trace trace = read_trace_or_throw(dir);
     fmt::print(stderr, "smtrace: {}\n", trace_summary(trace));
+    finalized = all_finalized(trace);
   } catch (const std::exception& e) {
     warn(fmt::format("cannot read the trace back: {}", e.what()));
   }
   report_exit(child);
-  return child.exit_code;
+  // A launcher that fails after every rank finalized (mpirun crashing in
+  // its teardown) is not the application's failure: say which one it was.
+  if (child.exit_code != 0) {
+    if (finalized) {
+      fmt::print(stderr, "smtrace: every rank reached MPI_Finalize: the application completed and the trace is "
+                         "complete; the launcher failed afterwards\n");
+    } else {
+      fmt::print(stderr, "smtrace: the application ended abnormally; `smtrace check {}` names the ranks and calls\n",
+                 dir.string());
+    }
+  }
+  return result;
+}
+
+int run_record(const RecordOptions& options) {
+  return record_run(options, RunSettings{}).exit_code;
 }
 
 }  // namespace smtrace::cli

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "analyzer/finding.hpp"
 #include "cli/common.hpp"
 
 namespace smtrace::cli {
@@ -67,7 +68,7 @@ std::string rank_state(const format::RankTrace& rank, uint32_t world_rank) {
   std::string text;
   switch (end.kind) {
     case format::TerminationKind::finalized: text = "finalized"; break;
-    case format::TerminationKind::signal: text = with_inside("killed by " + signal_name(end.signal)); break;
+    case format::TerminationKind::signal: text = with_inside("killed by " + format::signal_name(end.signal)); break;
     case format::TerminationKind::aborted: text = with_inside("aborted (MPI_Abort)"); break;
     case format::TerminationKind::tracer_stopped: text = with_inside("tracer stopped"); break;
     case format::TerminationKind::exit_without_finalize:
@@ -78,6 +79,15 @@ std::string rank_state(const format::RankTrace& rank, uint32_t world_rank) {
   if (!end.message.empty()) text += ": " + end.message;
   if (end.dropped != 0) text += fmt::format(" [{} events dropped]", end.dropped);
   return text;
+}
+
+bool all_finalized(const format::Trace& trace) {
+  const uint32_t expected = expected_ranks(trace);
+  if (expected == 0 || trace.ranks.size() < expected) return false;
+  for (uint32_t r = 0; r < expected; ++r) {
+    if (!trace.ranks[r].present || !trace.ranks[r].finalized()) return false;
+  }
+  return true;
 }
 
 std::string trace_summary(const format::Trace& trace) {
@@ -96,7 +106,7 @@ std::string trace_summary(const format::Trace& trace) {
     incomplete += fmt::format("rank {} {}", r,
                               rank != nullptr ? rank_state(*rank, r) : std::string("missing (no rank file)"));
   }
-  std::string text = fmt::format("{} of {} ranks, {} events, ", present, expected, events);
+  std::string text = fmt::format("{} of {}, {} events, ", present, analyzer::plural(expected, "rank"), events);
   text += incomplete.empty() ? "complete (every rank reached MPI_Finalize)" : "incomplete: " + incomplete;
   const std::size_t problems = trace.all_problems().size();
   if (problems != 0) text += fmt::format("; {} problem(s) while reading (see smtrace info)", problems);

@@ -29,4 +29,8 @@ std::string rank_state(const format::RankTrace& rank, uint32_t world_rank);
 // killed by SIGSEGV ...; rank 3 missing".
 std::string trace_summary(const format::Trace& trace);
 
+// Return true when every rank of the run left a rank file that ends with
+// MPI_Finalize.
+bool all_finalized(const format::Trace& trace);
+
 }  // namespace smtrace::cli

@@ -46,7 +46,7 @@ format::SynthBug parse_bug(const std::string& name) {
 // that --k, --n, --events and --iterations are options it takes.
 uint32_t ranks_for(const std::string& name, const SynthOptions& options) {
   const bool senders = name == "senders", ring = name == "leader" || name == "router";
-  const bool fixed_length = senders || ring || name == "fig6";
+  const bool fixed_length = senders || ring || name == "fig6" || name == "masterworker";
   if (options.k != 0 && !senders) throw Error(fmt::format("--k is for senders, not {}", name));
   if (options.n != 0 && !ring) throw Error(fmt::format("--n is for leader and router, not {}", name));
   if (!options.events.empty() && fixed_length) {
@@ -69,6 +69,7 @@ uint32_t ranks_for(const std::string& name, const SynthOptions& options) {
   if (senders) return 51;    // the seed's largest case, K = 50
   if (ring) return 8;
   if (name == "fig6") return 3;
+  if (name == "masterworker") return 4;
   return 64;
 }
 

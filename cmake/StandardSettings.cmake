@@ -5,7 +5,7 @@
 # build (SMTRACE_WERROR, on in scripts/bootstrap.sh test).
 add_library(smtrace_settings INTERFACE)
 target_compile_options(smtrace_settings INTERFACE
-  -Wall -Wextra -Wpedantic -Wshadow=local $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>
+  -Wall -Wextra -Wpedantic $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local> $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>
   $<$<BOOL:${SMTRACE_WERROR}>:-Werror>)
 # Sources include each other by folder: "trace_format/event.hpp".
 target_include_directories(smtrace_settings INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})

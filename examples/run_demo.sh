@@ -26,5 +26,11 @@ echo
 echo "== smtrace prove: which other sender each wildcard receive could have taken (Z3, with a replayed witness)"
 "$smtrace" prove "$work/wildcard" || true
 echo
+echo "== smtrace explore: re-run the program with each other match forced (exit status 1: races confirmed)"
+explore_status=0
+"$smtrace" explore -o "$work/explore" -- mpirun --oversubscribe -np 3 "$build/examples/wildcard_race" ||
+  explore_status=$?
+echo "(smtrace explore exited $explore_status)"
+echo
 echo "Traces kept in $work"
-[ "$status" -eq 1 ]
+[ "$status" -eq 1 ] && [ "$explore_status" -eq 1 ]

@@ -1,7 +1,6 @@
 #include "smt_encoder/encoder.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <chrono>
 #include <thread>
@@ -36,26 +35,27 @@ std::string list_ops(const Model& m, const std::vector<uint32_t>& ops) {
   return out.empty() ? "none" : out;
 }
 
-// Cap Z3's memory (MiB, for the whole process; global, set once before the
-// first context). A large part can make Z3 grow by gigabytes in a phase
-// where it does not look at its timer or at interrupts; at the cap the
-// check returns unknown ("max. memory exceeded") instead. SMTRACE_SMT_MEMORY_MB
-// overrides the default.
-bool limit_z3_memory() {
-  static const bool done = [] {
-    const char* env = std::getenv("SMTRACE_SMT_MEMORY_MB");
-    const std::string mb = env && *env ? env : "1024";
-    Z3_global_param_set("memory_max_size", mb.c_str());
-    return true;
-  }();
-  return done;
+// Cap Z3's memory at `mb` MiB (0: no cap), for the whole process: Z3's
+// limit is global, so it is set before each context is made, and the last
+// value set holds. A large part can make Z3 grow by gigabytes in a phase
+// where it does not look at its timer or at interrupts; at the cap the check
+// returns unknown ("max. memory exceeded") instead.
+bool limit_z3_memory(uint32_t mb) {
+  static std::mutex mutex;
+  static uint32_t current = UINT32_MAX;
+  std::lock_guard lock(mutex);
+  if (mb != current) {
+    Z3_global_param_set("memory_max_size", std::to_string(mb).c_str());
+    current = mb;
+  }
+  return true;
 }
 
 }  // namespace
 
 struct Encoder::Impl {
-  Impl(const Model& model_, const Channels& channels_, const MatchPairs& pairs_, Track track_)
-      : m(model_), ch(channels_), pairs(pairs_), track(track_ == Track::yes), limited(limit_z3_memory()),
+  Impl(const Model& model_, const Channels& channels_, const MatchPairs& pairs_, Track track_, uint32_t memory_mb)
+      : m(model_), ch(channels_), pairs(pairs_), track(track_ == Track::yes), limited(limit_z3_memory(memory_mb)),
         solver(ctx), zero(ctx.bool_const("Z")), dead(ctx.bool_const("D")) {}
 
   const Model& m;
@@ -174,10 +174,10 @@ struct Encoder::Impl {
     chain_time.resize(m.instances.size());
     for (uint32_t i = 0; i < m.instances.size(); ++i) {
       const Instance& inst = m.instances[i];
-      if (inst.kind == CollKind::full || inst.kind == CollKind::to_root) {
-        hub[i] = ctx.bool_const(fmt::format("H_{}", i).c_str());
-        hub_time[i] = ctx.int_const(fmt::format("h_{}", i).c_str());
-      } else if (inst.kind == CollKind::scan || inst.kind == CollKind::exscan) {
+      // Every instance has a hub: under zero buffering every collective waits for every member.
+      hub[i] = ctx.bool_const(fmt::format("H_{}", i).c_str());
+      hub_time[i] = ctx.int_const(fmt::format("h_{}", i).c_str());
+      if (inst.kind == CollKind::scan || inst.kind == CollKind::exscan) {
         for (uint32_t j = 0; j < inst.members.size(); ++j) {
           chain[i].push_back(ctx.bool_const(fmt::format("G_{}_{}", i, j).c_str()));
           chain_time[i].push_back(ctx.int_const(fmt::format("g_{}_{}", i, j).c_str()));
@@ -332,25 +332,34 @@ struct Encoder::Impl {
       }
       case OpKind::coll: {
         if (o.instance == k_none) return ctx.bool_val(true);
+        const z3::expr all = *hub[o.instance] && *hub_time[o.instance] < ret;
         const Instance& inst = m.instances[o.instance];
-        switch (inst.kind) {
-          case CollKind::full:
-            return *hub[o.instance] && *hub_time[o.instance] < ret;
-          case CollKind::to_root:
-            if (o.member != inst.root) return ctx.bool_val(true);
-            return *hub[o.instance] && *hub_time[o.instance] < ret;
-          case CollKind::from_root: {
-            const uint32_t root = inst.members[inst.root];
-            if (o.member == inst.root || root == k_none) return ctx.bool_val(true);
-            return posted(root) && post_time(root) < ret;
-          }
-          case CollKind::scan:
-            return chain[o.instance][o.member] && chain_time[o.instance][o.member] < ret;
-          case CollKind::exscan:
-            if (o.member == 0) return ctx.bool_val(true);
-            return chain[o.instance][o.member - 1] && chain_time[o.instance][o.member - 1] < ret;
-        }
+        if (inst.kind == CollKind::full) return all;
+        // Under zero buffering (Z) every collective waits for every member (semantics.hpp).
+        return coll_needs(o, inst, ret) && z3::implies(zero, all);
       }
+    }
+    return ctx.bool_val(true);
+  }
+
+  // What collective op `o` of a rooted or scan kind waits for under infinite buffering.
+  z3::expr coll_needs(const Op& o, const Instance& inst, const z3::expr& ret) {
+    switch (inst.kind) {
+      case CollKind::full:
+        break;
+      case CollKind::to_root:
+        if (o.member != inst.root) return ctx.bool_val(true);
+        return *hub[o.instance] && *hub_time[o.instance] < ret;
+      case CollKind::from_root: {
+        const uint32_t root = inst.members[inst.root];
+        if (o.member == inst.root || root == k_none) return ctx.bool_val(true);
+        return posted(root) && post_time(root) < ret;
+      }
+      case CollKind::scan:
+        return chain[o.instance][o.member] && chain_time[o.instance][o.member] < ret;
+      case CollKind::exscan:
+        if (o.member == 0) return ctx.bool_val(true);
+        return chain[o.instance][o.member - 1] && chain_time[o.instance][o.member - 1] < ret;
     }
     return ctx.bool_val(true);
   }
@@ -417,25 +426,24 @@ struct Encoder::Impl {
       case OpKind::coll: {
         if (o.instance == k_none) return ctx.bool_val(false);
         const Instance& inst = m.instances[o.instance];
-        uint32_t from = 0, upto = static_cast<uint32_t>(inst.members.size());
+        const auto size = static_cast<uint32_t>(inst.members.size());
+        auto missing = [&](uint32_t from, uint32_t upto) {
+          z3::expr_vector out(ctx);
+          for (uint32_t j = from; j < upto; ++j) {
+            if (inst.members[j] != k_none) out.push_back(!posted(inst.members[j]));
+          }
+          return out.empty() ? ctx.bool_val(false) : z3::mk_or(out);
+        };
+        const z3::expr any = missing(0, size);
         switch (inst.kind) {
-          case CollKind::full: break;
-          case CollKind::to_root:
-            if (o.member != inst.root) return ctx.bool_val(false);
-            break;
+          case CollKind::full: return any;
+          case CollKind::to_root: return o.member != inst.root ? zero && any : any;
           case CollKind::from_root:
-            if (o.member == inst.root) return ctx.bool_val(false);
-            from = inst.root;
-            upto = inst.root + 1;
-            break;
-          case CollKind::scan: upto = o.member + 1; break;
-          case CollKind::exscan: upto = o.member; break;
+            return o.member == inst.root ? zero && any : z3::ite(zero, any, missing(inst.root, inst.root + 1));
+          case CollKind::scan: return z3::ite(zero, any, missing(0, o.member + 1));
+          case CollKind::exscan: return z3::ite(zero, any, missing(0, o.member));
         }
-        z3::expr_vector missing(ctx);
-        for (uint32_t j = from; j < upto; ++j) {
-          if (inst.members[j] != k_none) missing.push_back(!posted(inst.members[j]));
-        }
-        return missing.empty() ? ctx.bool_val(false) : z3::mk_or(missing);
+        return any;
       }
     }
     return ctx.bool_val(false);
@@ -648,8 +656,8 @@ struct Encoder::Impl {
 };
 
 Encoder::Encoder(const Model& model, const Channels& channels, const MatchPairs& pairs, Track track,
-                 double budget_s)
-    : m_impl(std::make_unique<Impl>(model, channels, pairs, track)) {
+                 double budget_s, uint32_t memory_mb)
+    : m_impl(std::make_unique<Impl>(model, channels, pairs, track, memory_mb)) {
   if (budget_s > 0) {
     m_impl->deadline = std::chrono::steady_clock::now() +
                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(

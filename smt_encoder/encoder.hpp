@@ -53,19 +53,14 @@ struct SolveOutcome {
 
 enum class Track : uint8_t { no, yes };
 
-// Thrown by the Encoder's constructor when encoding takes longer than the
-// budget it was given (a part too large to encode in time).
-class BudgetSpent : public std::runtime_error {
- public:
-  BudgetSpent() : std::runtime_error("budget spent while encoding") {}
-};
-
 class Encoder {
  public:
   // Encode `model` with its `pairs`; `channels` indexes the same model.
-  // Throw BudgetSpent when encoding takes more than `budget_s` seconds (0: no limit).
+  // Throw BudgetSpent when encoding takes more than `budget_s` seconds (0:
+  // no limit). Z3's memory is capped at `memory_mb` MiB for the whole
+  // process (0: no cap; Tuning::z3_memory_mb).
   Encoder(const Model& model, const Channels& channels, const MatchPairs& pairs, Track track = Track::no,
-          double budget_s = 0);
+          double budget_s = 0, uint32_t memory_mb = 1024);
   ~Encoder();
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;

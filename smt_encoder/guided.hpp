@@ -1,23 +1,37 @@
-// A directed replay that looks for a witness before any solver is built:
-// the model's executions are run forward under a policy that steers one
-// receive to the send a question asks about and lets everything else
-// progress (every other receive taking its recorded message when it can,
-// else another candidate). A schedule it finds is a witness like the
-// solver's: check_schedule (semantics.hpp) replays it to the goal before it
-// is used. When the policy gets stuck nothing is claimed and the question
-// goes to Z3 (the search is incomplete by design; unsat answers and the
-// hard cases are the solver's).
+// Directed replays: the model's executions run forward under a policy that
+// says which sends each receive may take (in which order to try them) and
+// when a rank may call its next event, with every other step taken as soon
+// as the reference semantics (semantics.hpp) allows it. Every step is
+// checked by the Machine as it is taken, so a schedule found here is an
+// execution; callers still replay it with check_schedule before they use it,
+// as they do Z3's.
+//
+// Uses:
+// - witnesses without a solver: guided_match steers one receive to the send
+//   a question asks about and lets the others take their recorded message
+//   first, else another candidate; guided_precede holds a rank before an
+//   event until another event returned. When the policy gets stuck nothing
+//   is claimed and the question goes to Z3 (the search is incomplete by
+//   design; unsat answers and the hard cases are the solver's).
+// - decisions without a solver (fixed.hpp): a run whose policy leaves no
+//   choice reaches the one state every such execution ends in.
+//
+// Cost: event-driven (a rank is looked at again only when something it waits
+// for happened, a receive only when its endpoint changed), so a run is
+// linear in the model's steps, times the candidates a receive tries.
 //
 // Why: for the questions users ask first ("can this receive take that
 // message?") a witness usually exists and is easy to build; encoding every
 // match pair of a large part to find it costs far more (the senders
 // benchmark's K = 1000 has a million pairs). The solver's own figures are
-// measured with SMTRACE_SMT_GUIDED=0 (bench/smt_senders.sh).
+// measured with Tuning::replay off (bench/smt_senders.sh -G).
 //
-// Thread safety: reentrant.
+// Thread safety: reentrant; a run reads the Machine and the policy only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -27,14 +41,71 @@
 
 namespace smtrace::smt {
 
-// Return a schedule of `model` (whose match pairs are `pairs`) that ends
-// with receive or probe `recv` matched to `send`, or nothing when the
-// directed replay gets stuck or spends `max_steps` steps. Not checked
-// here: callers replay it (check_schedule) before using it.
-std::optional<std::vector<RawStep>> guided_match(const Model& model, const MatchPairs& pairs, Buffering buffering,
-                                                 uint32_t recv, uint32_t send, uint64_t max_steps = 1'000'000);
+struct RunPolicy {
+  // Offer receive or probe `recv` the sends it may take in `state`, in the
+  // order to try them: call `take(send)` for each until it returns true (the
+  // rules allowed the match and it was taken). None offered: it waits.
+  using Take = std::function<bool(uint32_t send)>;
+  std::function<void(uint32_t recv, const Machine::State& state, const Take& take)> choose;
+  // Return false to hold `rank` before it calls event `event` (unset: never held).
+  std::function<bool(uint32_t rank, uint32_t event, const Machine::State& state)> may_call;
+  // Return true when the run has what it looks for (looked at after every
+  // step that may change it; unset: run to the end).
+  std::function<bool(const Machine::State& state)> done;
+  // Called when no step the policy allows is left; return true when the
+  // policy now allows more (the run goes on), false to end it.
+  std::function<bool(const Machine::State& state)> stalled;
+  // Stop after this many steps or at `deadline` (checked every 4096 steps).
+  uint64_t max_steps = 50'000'000;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
 
-// Return false when SMTRACE_SMT_GUIDED=0 is set (benchmarks of the solver alone).
-bool guided_enabled();
+struct RunResult {
+  std::vector<RawStep> steps;  // the execution, in order
+  Machine::State state;        // where it ended
+  bool done = false;           // policy.done held
+  bool stopped = false;        // max_steps or the deadline stopped it (the end is not final)
+};
+
+// Which other pairs a directed replay should match on its way, to witness
+// many pairs with few runs: `offer(recv, from, take)` offers `recv` the
+// sends to try first, starting at its candidate `from` (`rotate` + the
+// receive's index, so that successive runs give the receives different
+// sends, as a Latin square does), and returns true when `take` took one.
+struct Spread {
+  std::function<bool(uint32_t recv, uint32_t from, const RunPolicy::Take& take)> offer;
+  uint32_t rotate = 0;
+};
+
+// Offer receive or probe `r` its sends in the guided order, never `avoid`:
+// the probe's message for a receive tied to one; else those `spread` offers,
+// then its recorded message, then its other candidates in `pairs`. Return
+// true when `take` took one.
+bool offer_guided(const Model& model, const MatchPairs& pairs, uint32_t r, const Machine::State& state,
+                  const RunPolicy::Take& take, uint32_t avoid = k_none, const Spread& spread = {});
+
+// Run `machine`'s model from its initial state under `policy`: every rank
+// as far as it goes, and each posted receive or probe, oldest first, matched
+// with the first of its candidates that the rules allow, until nothing the
+// policy allows is possible, `policy.done` holds or a limit stops it.
+RunResult run(const Machine& machine, const RunPolicy& policy);
+
+
+// Return a schedule of `machine`'s model (whose match pairs are `pairs`)
+// that ends with receive or probe `recv` matched to `send`, or nothing when
+// the directed replay gets stuck or spends `max_steps` steps. Other
+// receives take their recorded message first, or with `spread` the pairs it
+// prefers first. Not checked here: callers replay it (check_schedule).
+std::optional<std::vector<RawStep>> guided_match(const Machine& machine, const MatchPairs& pairs, uint32_t recv,
+                                                 uint32_t send, const Spread& spread = {},
+                                                 uint64_t max_steps = 1'000'000);
+
+// Return a schedule in which event `a_event` of `a_rank` returns before
+// event `b_event` of `b_rank` is called, or nothing when the directed replay
+// (rank b held before that event until a returned; receives take their
+// recorded message first) gets stuck.
+std::optional<std::vector<RawStep>> guided_precede(const Machine& machine, const MatchPairs& pairs, uint32_t a_rank,
+                                                   uint32_t a_event, uint32_t b_rank, uint32_t b_event,
+                                                   uint64_t max_steps = 1'000'000);
 
 }  // namespace smtrace::smt

@@ -1,7 +1,6 @@
 #include "smt_encoder/match_pairs.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
 #include <fmt/core.h>
@@ -106,6 +105,19 @@ uint32_t accepting_before(const Channels& ch, const Op& r, uint32_t r_index, uin
          ch.count_before(ch.receives(r.comm, r.rank, src, tag), r_index);
 }
 
+// The receives posted before `r` that name `source`: with tag `tag`, and
+// with any tag. Each takes an earlier send of `source` than any send of
+// its channel (and tag) that `r` could take: non-overtaking on both sides
+// (match_pairs.hpp, rule 3 for receives that name the sender).
+struct NamedBefore {
+  uint32_t same_tag = 0, any_tag = 0;
+};
+NamedBefore named_before(const Channels& ch, const Op& r, uint32_t r_index, uint32_t source, int32_t tag) {
+  const auto src = static_cast<int32_t>(source);
+  return {ch.count_before(ch.receives(r.comm, r.rank, src, tag), r_index),
+          ch.count_before(ch.receives(r.comm, r.rank, src, k_any), r_index)};
+}
+
 // An event of a rank.
 struct Point {
   uint32_t rank = 0, event = 0;
@@ -127,10 +139,11 @@ std::size_t prefix_length(const std::vector<uint32_t>& list, std::size_t end, Pr
 // many events of each rank are called before it returns, in every execution.
 class Clocks {
  public:
-  explicit Clocks(const Model& model)
-      : m_model(model), m_width(static_cast<uint32_t>(model.ranks.size())), m_base(model.ranks.size() + 1, 0) {
+  Clocks(const Model& model, const Deadline& deadline)
+      : m_model(model), m_deadline(deadline), m_width(static_cast<uint32_t>(model.ranks.size())), m_base(model.ranks.size() + 1, 0) {
     for (std::size_t r = 0; r < model.ranks.size(); ++r) m_base[r + 1] = m_base[r] + model.ranks[r].events.size();
     m_v.assign(m_base.back() * m_width, 0);
+    m_nonzero.assign(m_base.back(), 0);
   }
 
   // Return false when `model` has too many events x ranks for clocks.
@@ -269,6 +282,7 @@ class Clocks {
   }
 
   void compute(uint32_t i, uint32_t k, const Sources& sources) {
+    check_deadline(m_deadline, m_ticks);
     std::vector<uint32_t>& acc = m_acc;
     acc.assign(m_width, 0);
     if (k > 0) std::copy(ret(i, k - 1), ret(i, k - 1) + m_width, acc.begin());
@@ -289,28 +303,51 @@ class Clocks {
       }
       const std::vector<Point>& group = sources[op];
       if (group.empty()) continue;
-      m_low.assign(m_width, 0);
-      join_call(group[0], m_low);
+      // The MIN is nonzero only where every member's call clock is: start
+      // from the sparsest member and lower its nonzero entries only (a
+      // receive with K candidates costs K x its support, not K x ranks).
+      std::size_t pivot = 0;
       for (std::size_t g = 1; g < group.size(); ++g) {
-        m_scratch.assign(m_width, 0);
-        join_call(group[g], m_scratch);
-        for (uint32_t x = 0; x < m_width; ++x) m_low[x] = std::min(m_low[x], m_scratch[x]);
+        if (call_support(group[g]) < call_support(group[pivot])) pivot = g;
       }
-      for (uint32_t x = 0; x < m_width; ++x) acc[x] = std::max(acc[x], m_low[x]);
+      m_low.assign(m_width, 0);
+      join_call(group[pivot], m_low);
+      for (uint32_t x = 0; x < m_width; ++x) {
+        if (m_low[x] == 0) continue;
+        for (std::size_t g = 0; g < group.size() && m_low[x] != 0; ++g) {
+          if (g != pivot) m_low[x] = std::min(m_low[x], call_at(group[g], x));
+        }
+        acc[x] = std::max(acc[x], m_low[x]);
+      }
     }
-    uint32_t* v = &m_v[(m_base[i] + k) * m_width];
+    const std::size_t row = m_base[i] + k;
+    uint32_t* v = &m_v[row * m_width];
+    uint32_t nonzero = 0;
     for (uint32_t x = 0; x < m_width; ++x) {
       if (acc[x] > v[x]) {
         v[x] = acc[x];
         m_changed = true;
       }
+      nonzero += v[x] != 0;
     }
+    m_nonzero[row] = nonzero;
   }
 
+  // Return how many events of rank `x` are called before the call of `p`, at least.
+  uint32_t call_at(Point p, uint32_t x) const {
+    if (x == p.rank) return p.event + 1;
+    return p.event == 0 ? 0 : ret(p.rank, p.event - 1)[x];
+  }
+  // Return how many entries of the call clock of `p` are nonzero, at most.
+  uint32_t call_support(Point p) const { return 1 + (p.event == 0 ? 0 : m_nonzero[m_base[p.rank] + p.event - 1]); }
+
   const Model& m_model;
+  Deadline m_deadline;
+  uint64_t m_ticks = 0;
   uint32_t m_width;
   std::vector<std::size_t> m_base;  // per rank: its first event's row
   std::vector<uint32_t> m_v;        // row per event, m_width counts
+  std::vector<uint32_t> m_nonzero;  // per row: its nonzero counts
   // Pass state.
   std::vector<uint32_t> m_cursor;   // per rank: events with this pass's clock
   std::vector<std::vector<uint32_t>> m_hub;  // per instance: the join of its members' calls
@@ -324,8 +361,8 @@ class Clocks {
 // clocks and pairs to their fixpoint.
 class Analysis {
  public:
-  Analysis(const Model& model, const Channels& ch, const std::vector<Cut>& cuts)
-      : m_model(model), m_ch(ch), m_segments(model, cuts), m_closed(model, m_segments, cuts.size()) {}
+  Analysis(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, const Deadline& deadline = {})
+      : m_model(model), m_deadline(deadline), m_ch(ch), m_segments(model, cuts), m_closed(model, m_segments, cuts.size()) {}
 
   // Return the match pairs, with the happens-before rules unless `skip_hb`.
   MatchPairs run(bool skip_hb) {
@@ -334,7 +371,7 @@ class Analysis {
       m_pairs.hb_skipped = true;
       return std::move(m_pairs);
     }
-    m_clocks.emplace(m_model);
+    m_clocks.emplace(m_model, m_deadline);
     // The first pass has no pair lists yet (on request/answer traces they
     // would be quadratic): a receive's MIN group is the first candidate of
     // each sender under the counting rules, which is the earliest one.
@@ -394,6 +431,8 @@ class Analysis {
   std::vector<Point> chain(const Op& r, const Op& s) const;
 
   const Model& m_model;
+  Deadline m_deadline;
+  mutable uint64_t m_ticks = 0;
   const Channels& m_ch;
   Segments m_segments;
   Closed m_closed;
@@ -403,6 +442,7 @@ class Analysis {
 };
 
 void Analysis::collect(uint32_t ri, Want want, std::vector<uint32_t>& found, MatchPairs& stats) const {
+  check_deadline(m_deadline, m_ticks);
   const Op& r = m_model.ops[ri];
   std::vector<uint32_t> single;
   const std::vector<uint32_t>* senders = &m_ch.senders_to(r.comm, r.rank);
@@ -432,8 +472,13 @@ void Analysis::collect(uint32_t ri, Want want, std::vector<uint32_t>& found, Mat
       const std::size_t hi_plain = prefix_length(list, list.size(), [&](uint32_t s) {
         return (r.tag == k_any ? m_ch.channel_position(s) : m_ch.tag_position(s)) <= b.max_earlier;
       });
-      const std::size_t lo_plain = first_from(b.others);
-      const std::size_t lo = m_clocks ? first_from(other) : lo_plain;
+      // The earlier receives that name the sender take its earlier sends only.
+      const NamedBefore named = named_before(m_ch, r, ri, sender, tag);
+      const std::size_t lo_named = prefix_length(list, list.size(), [&](uint32_t s) {
+        return m_ch.tag_position(s) < named.same_tag || m_ch.channel_position(s) < named.same_tag + named.any_tag;
+      });
+      const std::size_t lo_plain = std::max(first_from(b.others), lo_named);
+      const std::size_t lo = m_clocks ? std::max(first_from(other), lo_named) : lo_plain;
       const std::size_t hi =
           m_clocks ? prefix_length(list, hi_plain, [&](uint32_t s) { return !forced(r, m_model.ops[s]); }) : hi_plain;
       if (lo_plain < hi_plain) stats.dropped_by_happens_before += (hi_plain - lo_plain) - (lo < hi ? hi - lo : 0);
@@ -585,6 +630,14 @@ std::string Analysis::explain(uint32_t ri, uint32_t si) const {
         "non-overtaking: {} earlier send(s) of rank {} that {} accepts must be received before {}, by "
         "receives posted before {}, and only {} such receive(s) can take messages from rank {}",
         earlier, s.rank, rt, st, rt, b.max_earlier, s.rank);
+  }
+  const NamedBefore named = named_before(ch, r, ri, s.rank, s.tag);
+  if (named.same_tag > ch.tag_position(si) || named.same_tag + named.any_tag > ch.channel_position(si)) {
+    return fmt::format(
+        "non-overtaking: the {} receive(s) posted before {} that name rank {} ({} with tag {}) each take an "
+        "earlier message of rank {} than {}, and only {} ({} with tag {}) precede it",
+        named.same_tag + named.any_tag, rt, s.rank, named.same_tag, s.tag, s.rank, st, ch.channel_position(si),
+        ch.tag_position(si), s.tag);
   }
   const uint32_t before = accepting_before(ch, r, ri, s.rank, s.tag);
   if (before > ch.channel_position(si) + b.others) {
@@ -750,16 +803,30 @@ uint32_t MatchPairs::find(uint32_t recv, uint32_t send) const {
   return it != v.end() && *it == send ? static_cast<uint32_t>(it - v.begin()) : k_none;
 }
 
-MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts) {
-  const char* off = std::getenv("SMTRACE_SMT_NO_HB_PRUNING");
-  return Analysis(model, ch, cuts).run(off != nullptr && *off != '\0' && *off != '0');
+MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, HbRules hb,
+                       const Deadline& deadline) {
+  return Analysis(model, ch, cuts, deadline).run(hb == HbRules::off);
+}
+
+struct PairRules::Impl {
+  Impl(const Model& model, const Channels& ch, const std::vector<Cut>& cuts) : analysis(model, ch, cuts) {}
+  Analysis analysis;
+};
+
+PairRules::PairRules(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, HbRules hb)
+    : m_impl(std::make_unique<Impl>(model, ch, cuts)) {
+  m_impl->analysis.run(hb == HbRules::off);
+}
+
+PairRules::~PairRules() = default;
+
+std::string PairRules::excluded_because(uint32_t recv, uint32_t send) const {
+  return m_impl->analysis.explain(recv, send);
 }
 
 std::string pair_excluded_because(const Model& model, const Channels& ch, const std::vector<Cut>& cuts,
                                   uint32_t ri, uint32_t si) {
-  Analysis analysis(model, ch, cuts);
-  analysis.run(false);
-  return analysis.explain(ri, si);
+  return PairRules(model, ch, cuts).excluded_because(ri, si);
 }
 
 }  // namespace smtrace::smt

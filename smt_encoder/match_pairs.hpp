@@ -11,6 +11,10 @@
 // - upper bound (rule 3): the earlier receives that accept s must all be
 //   matched first, each with an earlier send of s's sender or a send of
 //   another rank that is not posted after r completes (happens-before below);
+//   those that name s's sender take its sends before s: with s's tag, one
+//   of the sends of the channel with that tag before s, with any tag, one of
+//   the channel's sends before s (a later one would overtake s, which they
+//   accept);
 // - cut: across a point every rank passes (a barrier of all ranks), a
 //   receive that completes before it never takes a send posted after it, and
 //   when as many receives of an endpoint complete before it as sends to the
@@ -59,7 +63,7 @@
 // So no pair of any execution is ever dropped. Vector clocks take world
 // size entries per event: past k_hb_max_entries (events x ranks) the
 // happens-before rules are skipped (hb_skipped) and the pairs are as
-// without them. SMTRACE_SMT_NO_HB_PRUNING=1 skips them too (benchmarks).
+// without them. HbRules::off skips them too (benchmarks: Tuning::hb_pruning).
 //
 // Channels is the index the encoder shares for its non-overtaking
 // constraints: each send's place in its channel, and receives by envelope.
@@ -68,6 +72,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -156,12 +161,31 @@ struct MatchPairs {
 inline constexpr uint32_t k_hb_passes = 8;
 inline constexpr uint64_t k_hb_max_entries = uint64_t{1} << 27;
 
-// Return the match pairs of `model` given its cuts `cuts` (find_cuts).
-MatchPairs match_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts);
+enum class HbRules : uint8_t { on, off };
 
-// Return why receive or probe `recv` can never match send `send` (a rule
-// above), or an empty string when the pair is not excluded by these rules.
-// It computes the pairs again (as match_pairs does) for the happens-before rules.
+// Return the match pairs of `model` given its cuts `cuts` (find_cuts),
+// with the happens-before rules unless `hb` is off. Throw BudgetSpent past
+// `deadline`.
+MatchPairs match_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
+                       HbRules hb = HbRules::on, const Deadline& deadline = {});
+
+// The rules above, run once over a model, to say why pairs are excluded.
+class PairRules {
+ public:
+  PairRules(const Model& model, const Channels& channels, const std::vector<Cut>& cuts, HbRules hb = HbRules::on);
+  ~PairRules();
+  PairRules(const PairRules&) = delete;
+  PairRules& operator=(const PairRules&) = delete;
+  // Return why receive or probe `recv` can never match send `send` (a rule
+  // above), or an empty string when the pair is not excluded by these rules.
+  std::string excluded_because(uint32_t recv, uint32_t send) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+// Return PairRules(model, channels, cuts).excluded_because(recv, send).
 std::string pair_excluded_because(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
                                   uint32_t recv, uint32_t send);
 

@@ -97,8 +97,9 @@ bool really_blocks(Call c) {
   return false;
 }
 
-SendMode send_mode(Call c) {
-  switch (format::call_traits(c).mode) {
+// A send's mode as replay keeps it (for a Start, its persistent request's).
+SendMode send_mode(format::SendMode mode) {
+  switch (mode) {
     case format::SendMode::synchronous: return SendMode::sync;
     case format::SendMode::buffered: return SendMode::buffered;
     case format::SendMode::none: case format::SendMode::standard: case format::SendMode::ready:
@@ -205,7 +206,8 @@ std::string Model::comm_name(uint32_t comm) const {
   return comm < comm_names.size() ? comm_names[comm] : fmt::format("communicator {}", comm);
 }
 
-Model build_model(const analyzer::Context& context, const Collector& collected) {
+Model build_model(const analyzer::Context& context, const Collector& collected, const Deadline& deadline) {
+  uint64_t ticks = 0;
   const analyzer::Replay& replay = context.replay();
   const analyzer::CommTable& comms = context.comms();
   Model model;
@@ -264,6 +266,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
 
     p2p_op[r].assign(p2p.size(), k_none);
     for (uint32_t i = 0; i < p2p.size(); ++i) {
+      check_deadline(deadline, ticks);
       const analyzer::P2POp& p = p2p[i];
       Event& post = rank.events[builder.index(p.seq)];
       name_event(post, p.call, p.site);
@@ -273,7 +276,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
       if (g == analyzer::k_no_comm) continue;
       Op op;
       op.kind = p.send ? OpKind::send : OpKind::recv;
-      op.mode = p.send ? send_mode(p.call) : SendMode::standard;
+      op.mode = p.send ? send_mode(p.mode) : SendMode::standard;
       op.rank = r;
       op.post = builder.index(p.seq);
       op.done = p.done() ? builder.index(p.done_seq()) : k_none;
@@ -291,6 +294,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
     }
     coll_op[r].assign(colls.size(), k_none);
     for (uint32_t i = 0; i < colls.size(); ++i) {
+      check_deadline(deadline, ticks);
       const analyzer::CollOp& c = colls[i];
       Event& enter = rank.events[builder.index(c.seq)];
       name_event(enter, c.call, c.site);
@@ -373,6 +377,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected) 
 
   // Posts and completions per event (ops are in posting order per rank).
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    check_deadline(deadline, ticks);
     const Op& op = model.ops[i];
     RankEvents& rank = model.ranks[op.rank];
     rank.events[op.post].posts.push_back(i);

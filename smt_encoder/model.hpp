@@ -38,9 +38,12 @@
 // Thread safety: a Model is a plain value; build_model() reads the Context only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,6 +54,23 @@
 namespace smtrace::smt {
 
 inline constexpr uint32_t k_none = std::numeric_limits<uint32_t>::max();
+
+// When the SMT backend's budget runs out (nothing: no limit). Long loops
+// look at it now and then and throw BudgetSpent past it.
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+// Thrown when the budget runs out while building something a question needs
+// (the model, the match pairs, the parts, an encoding).
+class BudgetSpent : public std::runtime_error {
+ public:
+  BudgetSpent() : std::runtime_error("budget spent") {}
+};
+
+// Throw BudgetSpent when `deadline` has passed; look at the clock only once
+// every 65536 calls with the same `ticks`.
+inline void check_deadline(const Deadline& deadline, uint64_t& ticks) {
+  if (deadline && (++ticks & 0xffff) == 0 && std::chrono::steady_clock::now() > *deadline) throw BudgetSpent();
+}
 inline constexpr int32_t k_any = -1;  // any source, any tag
 
 enum class OpKind : uint8_t { send, recv, probe, coll };
@@ -143,12 +163,13 @@ class Collector {
   struct Impl;
 
  private:
-  friend Model build_model(const analyzer::Context& context, const Collector& collected);
+  friend Model build_model(const analyzer::Context& context, const Collector& collected, const Deadline& deadline);
   std::unique_ptr<Impl> m_impl;
 };
 
-// Return the model of the analyzed trace in `context`, with what `collected` saw.
-Model build_model(const analyzer::Context& context, const Collector& collected);
+// Return the model of the analyzed trace in `context`, with what `collected`
+// saw. Throw BudgetSpent past `deadline`.
+Model build_model(const analyzer::Context& context, const Collector& collected, const Deadline& deadline = {});
 
 // Return "1:4 MPI_Recv" for event `index` of `rank`.
 std::string event_text(const Model& model, uint32_t rank, uint32_t index);

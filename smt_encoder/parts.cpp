@@ -1,6 +1,10 @@
 #include "smt_encoder/parts.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/core.h>
 
 namespace smtrace::smt {
 
@@ -15,7 +19,12 @@ uint32_t Part::local_op(uint32_t op) const {
   return it != op_of.end() && *it == op ? static_cast<uint32_t>(it - op_of.begin()) : k_none;
 }
 
-Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last) {
+namespace {
+
+// Return the part of `model` made of segments [first, last], whose ops are
+// `ops` (ascending: every op posted in those segments).
+Part extract_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last,
+                 std::vector<uint32_t> ops) {
   Part part;
   part.first_segment = first;
   part.last_segment = last;
@@ -38,20 +47,14 @@ Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, u
     }
     out.ranks[r].limit = last < cuts.size() ? 2 * (end[r] - begin) : model.ranks[r].limit - 2 * begin;
   }
-  std::vector<uint32_t> local(model.ops.size(), k_none);
-  for (uint32_t i = 0; i < model.ops.size(); ++i) {
-    const Op& op = model.ops[i];
-    if (op.post < part.first[op.rank] || op.post >= end[op.rank]) continue;
-    local[i] = static_cast<uint32_t>(part.op_of.size());
-    part.op_of.push_back(i);
-  }
+  part.op_of = std::move(ops);
   for (uint32_t i : part.op_of) {
     Op op = model.ops[i];
     const uint32_t begin = part.first[op.rank];
     op.post -= begin;
     op.done = op.done != k_none && op.done < end[op.rank] ? op.done - begin : k_none;
-    op.recorded = op.recorded != k_none ? local[op.recorded] : k_none;
-    op.probe = op.probe != k_none ? local[op.probe] : k_none;
+    op.recorded = op.recorded != k_none ? part.local_op(op.recorded) : k_none;
+    op.probe = op.probe != k_none ? part.local_op(op.probe) : k_none;
     const uint32_t index = static_cast<uint32_t>(out.ops.size());
     out.ranks[op.rank].events[op.post].posts.push_back(index);
     if (op.done != k_none) out.ranks[op.rank].events[op.done].completes.push_back(index);
@@ -63,21 +66,58 @@ Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, u
       e.may_block = e.may_block && e.waits;
     }
   }
-  std::vector<uint32_t> instance(model.instances.size(), k_none);
+  std::unordered_map<uint32_t, uint32_t> instance;  // whole model's -> the part's
   for (Op& op : out.ops) {
     if (op.kind != OpKind::coll || op.instance == k_none) continue;
-    if (instance[op.instance] == k_none) {
-      instance[op.instance] = static_cast<uint32_t>(out.instances.size());
+    auto [it, fresh] = instance.emplace(op.instance, static_cast<uint32_t>(out.instances.size()));
+    if (fresh) {
       Instance inst = model.instances[op.instance];
-      for (uint32_t& m : inst.members) m = m != k_none ? local[m] : k_none;
+      for (uint32_t& m : inst.members) m = m != k_none ? part.local_op(m) : k_none;
       out.instances.push_back(std::move(inst));
     }
-    op.instance = instance[op.instance];
+    op.instance = it->second;
   }
   return part;
 }
 
-std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs) {
+}  // namespace
+
+Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last) {
+  std::vector<uint32_t> ops;
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& op = model.ops[i];
+    const uint32_t segment = segment_of(cuts, op.rank, op.post);
+    if (first <= segment && segment <= last) ops.push_back(i);
+  }
+  return extract_ops(model, cuts, first, last, std::move(ops));
+}
+
+MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part) {
+  MatchPairs out;
+  const std::size_t n = part.op_of.size();
+  out.sends.resize(n);
+  out.recvs.resize(n);
+  out.probes.resize(n);
+  auto local = [&](uint32_t op) {
+    const uint32_t i = part.local_op(op);
+    if (i == k_none) throw std::logic_error(fmt::format("match pairs: op {} is a candidate outside its part", op));
+    return i;
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t op = part.op_of[i];
+    // op_of is ascending, so the local lists stay ascending.
+    for (uint32_t s : whole.sends[op]) out.sends[i].push_back(local(s));
+    for (uint32_t r : whole.recvs[op]) out.recvs[i].push_back(local(r));
+    for (uint32_t p : whole.probes[op]) out.probes[i].push_back(local(p));
+    out.pairs += out.sends[i].size();
+  }
+  out.hb_passes = whole.hb_passes;
+  out.hb_skipped = whole.hb_skipped;
+  return out;
+}
+
+std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,
+                        const Deadline& deadline) {
   const uint32_t segments = static_cast<uint32_t>(cuts.size()) + 1;
   std::vector<std::vector<uint32_t>> by_rank(model.ranks.size());
   for (const Cut& cut : cuts) {
@@ -114,18 +154,31 @@ std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const 
     }
     if (lo != UINT32_MAX) tie(lo, hi);
   }
-  std::vector<Part> parts;
+  // The parts' segment ranges, then each op into its part's list (one pass, ascending).
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;
+  std::vector<uint32_t> part_of_segment(segments, k_none);
   uint32_t start = 0, until = 0;
   bool any = false;
   for (uint32_t k = 0; k < segments; ++k) {
     until = std::max(until, reach[k]);
     any = any || used[k];
     if (k == until) {
-      if (any) parts.push_back(extract(model, cuts, start, k));
+      if (any) {
+        for (uint32_t j = start; j <= k; ++j) part_of_segment[j] = static_cast<uint32_t>(ranges.size());
+        ranges.emplace_back(start, k);
+      }
       start = k + 1;
       until = k + 1;
       any = false;
     }
+  }
+  std::vector<std::vector<uint32_t>> ops(ranges.size());
+  for (uint32_t i = 0; i < model.ops.size(); ++i) ops[part_of_segment[op_segment[i]]].push_back(i);
+  std::vector<Part> parts;
+  parts.reserve(ranges.size());
+  for (std::size_t p = 0; p < ranges.size(); ++p) {
+    if (deadline && std::chrono::steady_clock::now() > *deadline) throw BudgetSpent();
+    parts.push_back(extract_ops(model, cuts, ranges[p].first, ranges[p].second, std::move(ops[p])));
   }
   return parts;
 }

@@ -29,12 +29,19 @@ struct Part {
 };
 
 // Return the parts of `model` (cuts from find_cuts, pairs from match_pairs
-// on the whole model), in program order. Parts with no operation are left out.
-std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs);
+// on the whole model), in program order. Parts with no operation are left
+// out. Throw BudgetSpent past `deadline`.
+std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,
+                        const Deadline& deadline = {});
 
 // Return the part of `model` made of segments [first, last] (merged for a
 // question that spans parts).
 Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last);
+
+// Return the match pairs of `part` by its own indices, from `whole`, the
+// pairs of the model it was taken from (no candidate crosses a part: split
+// ties them together). Throw std::logic_error when one does.
+MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part);
 
 // Return the segment of event `event` of rank `rank` given `cuts`.
 uint32_t segment_of(const std::vector<Cut>& cuts, uint32_t rank, uint32_t event);

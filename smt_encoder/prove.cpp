@@ -84,45 +84,58 @@ std::string schedule_note(const Witness& w) {
   return out;
 }
 
-std::string rank_list(const std::vector<uint32_t>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+// Return `w` cut after the step where receive `recv` took `send` (a prefix of
+// a schedule replays as far as it goes), or `w` itself when it is a bad end.
+RawWitness up_to_match(const RawWitness& w, uint32_t recv, uint32_t send) {
+  if (w.outcome != Outcome::match) return w;
+  RawWitness out;
+  out.outcome = Outcome::match;
+  out.replayed = w.replayed;
+  for (const RawStep& s : w.steps) {
+    out.steps.push_back(s);
+    if (s.action == StepAction::match && s.recv == recv && s.send == send) break;
   }
   return out;
 }
 
 ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race) {
   const Op& r = model.ops[race.recv];
-  const RawAlternative* bad = nullptr;      // bad by itself
-  const RawAlternative* combined = nullptr; // bad together with other alternative matches
+  const RawAlternative* bad = nullptr;       // a deadlock, or a bad end by itself: an error
+  const RawAlternative* combined = nullptr;  // a message unreceived only with other alternative matches: a warning
   const RawAlternative* first = nullptr;
   std::vector<const RawAlternative*> feasible;
   for (const RawAlternative& a : race.alternatives) {
     if (a.verdict != Verdict::sat) continue;
     feasible.push_back(&a);
     if (!first) first = &a;
-    if (a.outcome_known && a.outcome != Outcome::harmless) {
-      if (!bad && a.alone) bad = &a;
-      if (!combined && !a.alone) combined = &a;
-    }
+    if (!a.outcome_known || a.outcome == Outcome::harmless) continue;
+    // A witnessed deadlock is an error whatever other wildcard choices it needs.
+    const bool error = a.alone || a.outcome == Outcome::deadlock;
+    if (error && (!bad || (!bad->alone && a.alone))) bad = &a;
+    if (!error && !combined) combined = &a;
   }
   ProveFinding f;
   f.finding.kind = std::string(k_race);
   f.finding.severity = bad ? Severity::error : combined ? Severity::warning : Severity::info;
   const std::string what = r.kind == OpKind::probe ? "wildcard probe" : "wildcard receive";
-  if (bad) {
+  if (bad && bad->alone) {
     f.finding.message = fmt::format("{} can also take the message of {}, and then the run {}", what,
                                     op_text(model, bad->send),
                                     bad->outcome == Outcome::deadlock ? "deadlocks" : "ends with a message never received");
-  } else if (combined) {
+  } else if (bad || combined) {
+    const RawAlternative* shown = bad ? bad : combined;
     f.finding.message = fmt::format(
         "{} can also take the message of {}; together with other wildcard choices the run can then {}", what,
-        op_text(model, combined->send),
-        combined->outcome == Outcome::deadlock ? "deadlock" : "end with a message never received");
+        op_text(model, shown->send),
+        shown->outcome == Outcome::deadlock ? "deadlock" : "end with a message never received");
   } else {
-    f.finding.message = fmt::format("{} can take {} other message{}; every such run completes (harmless race)",
-                                    what, feasible.size(), feasible.size() == 1 ? "" : "s");
+    f.finding.message = fmt::format(
+        "{} can take {} other message{}; with {} the run still completes, whatever other wildcards take (no "
+        "deadlock, no message left unreceived)",
+        what, feasible.size(), feasible.size() == 1 ? "" : "s", feasible.size() == 1 ? "it" : "each");
+    f.finding.notes.push_back(
+        "proved for the communication only: the other match can change the data the program computes; "
+        "re-execution, not a trace, can show whether the output changes");
   }
   const std::string recorded = r.recorded != k_none ? model.post_ref(r.recorded).str() : std::string("nothing");
   f.finding.locations.push_back(location(context, model, r.rank, r.post,
@@ -133,20 +146,30 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
     const Op& s = model.ops[r.recorded];
     f.finding.locations.push_back(location(context, model, s.rank, s.post, "the message taken in the recorded run"));
   }
+  // Past k_shown_alternatives, the bad ones first and a count (prove's JSON `races` lists every one).
+  constexpr std::size_t k_shown_alternatives = 16;
+  if (feasible.size() > k_shown_alternatives) {
+    std::stable_partition(feasible.begin(), feasible.end(), [](const RawAlternative* a) {
+      return a->outcome_known && a->outcome != Outcome::harmless;
+    });
+    f.finding.notes.push_back(fmt::format("{} more messages can be taken instead (not shown)",
+                                          feasible.size() - k_shown_alternatives));
+    feasible.resize(k_shown_alternatives);
+  }
   for (const RawAlternative* a : feasible) {
     const Op& s = model.ops[a->send];
     std::string note = "can be taken instead";
     if (a->outcome_known) {
       note += a->outcome == Outcome::deadlock    ? ": the run then deadlocks"
               : a->outcome == Outcome::unmatched ? ": a message is then never received"
-                                                 : " (harmless)";
+                                                 : " (the run still completes)";
       if (a->outcome != Outcome::harmless && !a->alone) note += " (together with other wildcard choices)";
     }
     f.finding.locations.push_back(location(context, model, s.rank, s.post, std::move(note)));
   }
   const RawAlternative* shown = bad ? bad : combined ? combined : first;
   if (shown && shown->witness) {
-    f.witness = to_witness(model, *shown->witness);
+    f.witness = to_witness(model, up_to_match(*shown->witness, race.recv, shown->send));
     f.finding.notes.push_back(schedule_note(*f.witness));
   }
   return f;
@@ -158,25 +181,32 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
   f.finding.severity = Severity::error;
   std::vector<uint32_t> ranks;
   bool rma_sync = false;  // a rank blocks in an RMA synchronization call (which MPI may or may not make wait)
+  bool collective = false;  // a rank blocks in a collective (MPI allows any to wait for every member)
   for (const RawBlocked& b : raw.cycle) {
     ranks.push_back(b.rank);
     const format::Call c = model.event(b.rank, b.event).call;
     rma_sync = rma_sync || format::epoch_step(format::call_traits(c).epoch).waits;
+    collective = collective || format::call_family(c) == format::Family::coll;
   }
-  f.finding.message = fmt::format(
-      "deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI {})",
-      ranks.size() == 1 ? "" : "s", rank_list(ranks),
-      rma_sync ? "buffered messages or did not make an RMA synchronization call wait" : "buffered messages");
+  std::string because = "buffered messages";
+  if (rma_sync) because += " or did not make an RMA synchronization call wait";
+  if (collective) because += " or did not make a collective wait for every member";
+  f.finding.message =
+      fmt::format("deadlock under zero buffering: rank{} {} can block for good (the run completed only because MPI {})",
+                  ranks.size() == 1 ? "" : "s", analyzer::rank_list(ranks), because);
   for (const RawBlocked& b : raw.cycle) {
     f.finding.locations.push_back(location(
         context, model, b.rank, b.event,
         b.waits_for.empty() ? fmt::format("rank {} blocks here", b.rank)
                             : fmt::format("rank {} blocks here, waiting for rank{} {}", b.rank,
-                                          b.waits_for.size() == 1 ? "" : "s", rank_list(b.waits_for))));
+                                          b.waits_for.size() == 1 ? "" : "s", analyzer::rank_list(b.waits_for))));
   }
   f.witness = to_witness(model, raw);
   f.finding.notes.push_back(schedule_note(*f.witness));
-  f.finding.notes.push_back("under zero buffering a standard send returns only once received (as MPI_Ssend)");
+  f.finding.notes.push_back(
+      collective ? "under zero buffering a standard send returns only once received (as MPI_Ssend), and a "
+                   "collective only once every member called it (MPI allows any collective to synchronize)"
+                 : "under zero buffering a standard send returns only once received (as MPI_Ssend)");
   return f;
 }
 
@@ -279,6 +309,44 @@ class SharedBudget {
   std::optional<std::chrono::steady_clock::time_point> m_start;
 };
 
+// The model of the trace and what every question on it needs, built once
+// for the SMT checks of one analysis (or for one prove()).
+struct Built {
+  Model model;
+  std::unique_ptr<Prepared> prepared;  // refers to `model`: a Built is never moved
+};
+class SharedModel {
+ public:
+  // Return what the first call built from `collected`; nullptr when
+  // building ran past `deadline` (then it is not tried again).
+  const Built* get(const analyzer::Context& context, const Collector& collected, const Tuning& tuning,
+                   const Deadline& deadline) {
+    std::lock_guard lock(m_mutex);
+    if (!m_tried) {
+      m_tried = true;
+      try {
+        auto built = std::make_unique<Built>();
+        built->model = build_model(context, collected, deadline);
+        built->prepared = std::make_unique<Prepared>(built->model, tuning, deadline);
+        m_built = std::move(built);
+      } catch (const BudgetSpent&) {
+      }
+    }
+    return m_built.get();
+  }
+
+ private:
+  std::mutex m_mutex;
+  bool m_tried = false;
+  std::unique_ptr<Built> m_built;
+};
+
+// Return the deadline `seconds` from now.
+Deadline deadline_in(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 // A predicted race's answer, kept for prove()'s report (by the pair of accesses).
 struct Prediction {
   analyzer::EventRef first, second;  // the accesses' starts, recorded order
@@ -294,12 +362,13 @@ struct Prediction {
 class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
  public:
   SmtCheck(Mode mode, ProveOptions options, std::shared_ptr<ProveResult> out,
-           std::shared_ptr<SharedBudget> budget = nullptr,
+           std::shared_ptr<SharedBudget> budget = nullptr, std::shared_ptr<SharedModel> shared = nullptr,
            std::shared_ptr<std::vector<Prediction>> predictions = nullptr)
       : m_mode(mode),
         m_options(std::move(options)),
         m_out(std::move(out)),
         m_budget(std::move(budget)),
+        m_shared(shared ? std::move(shared) : std::make_shared<SharedModel>()),
         m_predictions(std::move(predictions)) {}
 
   std::string_view name() const override {
@@ -329,19 +398,25 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
               std::vector<Finding>& out) override {
     (void)passes;
     if (m_mode != Mode::prove && !trace_complete(context)) return;  // the deadlock check explains a stopped run
-    const Model& model = this->model(context);
+    const Built* built = this->built(context);
+    if (!built) {
+      not_built(context, out);
+      return;
+    }
+    const Model& model = built->model;
     std::vector<RawQuestion> raw;
     for (const Question& q : m_options.questions) raw.push_back(raw_question(model, q));
     SolveOptions so;
     so.buffering = m_options.buffering;
     so.timeout_s = budget_left();
     so.threads = m_options.threads;
+    so.tuning = m_options.tuning;
     so.races = m_options.races;
     so.deadlocks = m_options.deadlocks;
     so.outcomes = true;
     so.errors_only = !m_options.harmless_races;
     so.smt2 = m_options.emit_smt2;
-    Solution sol = solve(model, raw, so);
+    Solution sol = solve(model, *built->prepared, raw, so);
 
     std::vector<ProveFinding> findings;
     for (const RawWitness& w : sol.deadlocks) findings.push_back(deadlock_finding(context, model, w));
@@ -361,6 +436,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
         f.severity = Severity::info;
         f.message = fmt::format("{} question{} left undecided within --smt-timeout {} s (unknown, not a proof)",
                                 sol.unknown, sol.unknown == 1 ? "" : "s", m_options.smt_timeout_s);
+        for (const std::string& why : sol.undecided) f.notes.push_back("undecided: " + why);
         out.push_back(std::move(f));
       }
       return;
@@ -381,6 +457,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     }
     result.stats = std::move(sol.stats);
     result.unknown = sol.unknown;
+    result.undecided = std::move(sol.undecided);
     result.smt2 = std::move(sol.smt2);
   }
   void stats(std::map<std::string, uint64_t>& out) const override {
@@ -401,7 +478,12 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       for (auto& a : answers) a.reason = "the trace is incomplete";
       return answers;
     }
-    const Model& model = this->model(context);
+    const Built* built = this->built(context);
+    if (!built) {
+      for (auto& a : answers) a.reason = "the budget ran out before the SMT model of the trace was built";
+      return answers;
+    }
+    const Model& model = built->model;
     std::vector<RawQuestion> raw;
     std::vector<std::size_t> index;
     for (std::size_t i = 0; i < questions.size(); ++i) {
@@ -432,8 +514,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     so.buffering = m_options.buffering;
     so.timeout_s = budget_left();
     so.threads = m_options.threads;
+    so.tuning = m_options.tuning;
     so.races = so.deadlocks = so.outcomes = false;
-    Solution sol = solve(model, raw, so);
+    Solution sol = solve(model, *built->prepared, raw, so);
     for (std::size_t k = 0; k < raw.size() && k < sol.answers.size(); ++k) {
       const analyzer::ScheduleQuestion& q = questions[index[k]];
       analyzer::ScheduleAnswer& a = answers[index[k]];
@@ -467,10 +550,35 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   }
 
  private:
-  // Return the model of `context` (built once).
-  const Model& model(const analyzer::Context& context) {
-    if (!m_model) m_model = build_model(context, m_collector);
-    return *m_model;
+  // Return the model of `context` and its preparation (built once, within
+  // the budget, which it starts), or nullptr when the budget ran out first.
+  const Built* built(const analyzer::Context& context) {
+    return m_shared->get(context, m_collector, m_options.tuning, deadline_in(budget_left()));
+  }
+  // Report that nothing was decided: the model was not built within the budget.
+  void not_built(const analyzer::Context& context, std::vector<Finding>& out) {
+    uint64_t events = 0;
+    for (uint32_t r = 0; r < context.world_size(); ++r) events += context.rank(r).events;
+    const std::string why = fmt::format(
+        "the SMT model of the trace ({} events) was not built within --smt-timeout {} s: nothing was decided",
+        events, m_options.smt_timeout_s);
+    if (m_mode != Mode::prove) {
+      Finding f;
+      f.kind = std::string(name());
+      f.severity = Severity::info;
+      f.message = why + " (unknown, not a proof)";
+      out.push_back(std::move(f));
+      return;
+    }
+    ProveResult& result = *m_out;
+    for (const Question& q : m_options.questions) {
+      Answer a;
+      a.question = q;
+      a.reason = "budget spent";
+      result.answers.push_back(std::move(a));
+    }
+    result.unknown = 1 + m_options.questions.size();
+    result.undecided.push_back(why);
   }
   double budget_left() const {
     return m_budget ? std::max(m_budget->left(), 0.001) : m_options.smt_timeout_s;
@@ -480,9 +588,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   ProveOptions m_options;
   std::shared_ptr<ProveResult> m_out;
   std::shared_ptr<SharedBudget> m_budget;
+  std::shared_ptr<SharedModel> m_shared;
   std::shared_ptr<std::vector<Prediction>> m_predictions;  // prove(): the answers, for its report
   Collector m_collector;
-  std::optional<Model> m_model;
 };
 
 bool finding_before(const ProveFinding& a, const ProveFinding& b) {
@@ -548,7 +656,7 @@ ProveResult prove(const std::filesystem::path& dir, const ProveOptions& options)
   if (options.races) analysis.checks.insert(std::string(k_rma_race));
   analysis.threads = options.threads;
   analysis.extra_checks.push_back([options, result, predictions] {
-    return std::make_unique<SmtCheck>(Mode::prove, options, result, nullptr, predictions);
+    return std::make_unique<SmtCheck>(Mode::prove, options, result, nullptr, nullptr, predictions);
   });
   const analyzer::Result analyzed = analyzer::analyze(dir, analysis);
   // The predictive races among rma-race's findings: those whose two accesses were asked about.
@@ -575,14 +683,18 @@ std::vector<std::function<std::unique_ptr<analyzer::Check>()>> check_factories(c
   ProveOptions base;
   base.smt_timeout_s = settings.smt_timeout_s;
   base.buffering = settings.buffering;
+  base.tuning = settings.tuning;
   base.harmless_races = false;
   ProveOptions races = base, deadlocks = base;
   races.deadlocks = false;
   deadlocks.races = false;
   auto budget = std::make_shared<SharedBudget>(settings.smt_timeout_s);
+  auto shared = std::make_shared<SharedModel>();
   return {
-      [races, budget] { return std::make_unique<SmtCheck>(Mode::races, races, nullptr, budget); },
-      [deadlocks, budget] { return std::make_unique<SmtCheck>(Mode::deadlocks, deadlocks, nullptr, budget); },
+      [races, budget, shared] { return std::make_unique<SmtCheck>(Mode::races, races, nullptr, budget, shared); },
+      [deadlocks, budget, shared] {
+        return std::make_unique<SmtCheck>(Mode::deadlocks, deadlocks, nullptr, budget, shared);
+      },
   };
 }
 

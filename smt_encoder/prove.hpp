@@ -41,6 +41,8 @@
 //       {"receive": "0:3", "recorded": "2:1",             // recorded: the send it took ("" if none)
 //        "alternatives": [{"send": "1:1", "verdict": "sat", "outcome": "harmless", "alone": true}]}
 //     ],                                                  // outcome: harmless | deadlock | unmatched | unknown
+//                                                         // (harmless: no deadlock, no message unreceived)
+//     "undecided": ["part 2 of 5 (from 0:17): out of memory (std::bad_alloc)"],  // parts whose solving failed
 //     "stats": {"parts": 1, "receives": 3, "sends": 3, "match_pairs": 9, "decision_variables": 3,
 //               "assertions": 40, "solver_calls": 4, "unknown": 0, ...}   // sorted by name; may grow
 //   }
@@ -100,6 +102,22 @@ struct Question {
 // Return "can-match" or "can-precede".
 std::string_view question_name(QuestionKind kind);
 
+// How the backend decides, for benchmarks and tests; the defaults are what
+// users get. The library reads no environment variable: the CLI maps
+// SMTRACE_SMT_GUIDED, SMTRACE_SMT_MEMORY_MB and SMTRACE_SMT_NO_HB_PRUNING to
+// these fields (docs/cli.md).
+struct Tuning {
+  // Decide by replay before any solver is built: directed replays for
+  // can-match, can-precede and race alternatives (guided.hpp), fixed-order
+  // runs for deadlocks and for parts without a choice (fixed.hpp). false:
+  // every question goes to Z3 (the solver-alone baseline of the benchmarks).
+  bool replay = true;
+  // Z3's memory cap in MiB, for the whole process (0: none).
+  uint32_t z3_memory_mb = 1024;
+  // The happens-before rules of the match pairs (match_pairs.hpp).
+  bool hb_pruning = true;
+};
+
 struct ProveOptions {
   Buffering buffering = Buffering::infinite;
   // Wall-clock budget, in seconds, for all solver work; what is left
@@ -111,6 +129,7 @@ struct ProveOptions {
   bool deadlocks = true;     // potential-deadlock findings
   std::vector<Question> questions;
   bool emit_smt2 = false;    // keep the problem in SMT-LIB 2 in ProveResult::smt2
+  Tuning tuning;
 };
 
 // One step of a witness schedule.
@@ -193,6 +212,7 @@ struct ProveResult {
   std::vector<Race> races;
   std::map<std::string, uint64_t> stats;
   uint64_t unknown = 0;                 // questions left undecided
+  std::vector<std::string> undecided;   // parts left undecided by a failure, with the reason
   std::string smt2;                     // the problem in SMT-LIB 2 (ProveOptions::emit_smt2 set)
 };
 
@@ -214,13 +234,16 @@ std::string render_json(const ProveResult& result);
 std::string render_dot(const ProveResult& result);
 
 // The SMT checks of `smtrace check`: message-race (errors: a race whose
-// alternative match alone deadlocks or leaves a message unmatched; warnings:
-// it does so only together with other alternative matches) and
+// alternative match deadlocks, alone or together with other alternative
+// matches, or alone leaves a message unmatched; warnings: it leaves one
+// unmatched only together with other alternative matches) and
 // potential-deadlock, within one budget of `smt_timeout_s` seconds for both
-// (it starts when the first of them starts solving).
+// (it starts when the first of them starts its SMT work, building the model
+// included, and is a wall). They share one model of the trace.
 struct CheckSettings {
   double smt_timeout_s = 5;
-  Buffering buffering = Buffering::infinite;
+  Buffering buffering = Buffering::infinite;  // message-race (potential-deadlock is always zero)
+  Tuning tuning;
 };
 // Return the factories of the SMT checks, for analyzer::Options::extra_checks.
 std::vector<std::function<std::unique_ptr<analyzer::Check>()>> check_factories(const CheckSettings& settings);

@@ -104,6 +104,7 @@ std::string render_text(const ProveResult& result) {
     out += fmt::format("smtrace: note: {} question{} undecided within --smt-timeout {} s (unknown, not a proof)\n",
                        result.unknown, result.unknown == 1 ? "" : "s", result.smt_timeout_s);
   }
+  for (const std::string& why : result.undecided) out += "smtrace: note: undecided: " + why + "\n";
   return out + summary + "\n";
 }
 
@@ -156,6 +157,7 @@ std::string render_json(const ProveResult& result) {
                        q(r.receive.str()), q(r.recorded ? r.recorded->str() : std::string()), alts);
   }
   out += result.races.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"undecided\": " + strings_json(result.undecided) + ",\n";
   out += "  \"stats\": {";
   std::size_t n = 0;
   for (const auto& [key, value] : result.stats) out += fmt::format("{}{}: {}", n++ ? ", " : "", q(key), value);

@@ -1,6 +1,8 @@
 #include "smt_encoder/semantics.hpp"
 
 #include <functional>
+#include <stdexcept>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/core.h>
@@ -29,12 +31,30 @@ std::string step_text(const Model& model, const RawStep& s) {
 }  // namespace
 
 Machine::Machine(const Model& model, Buffering buffering)
-    : m_model(model), m_buffering(buffering), m_recorded_send(model.ops.size(), false),
-      m_by_rank_recv(model.ranks.size()) {
+    : m_model(model), m_buffering(buffering), m_channels(model), m_previous_same_tag(model.ops.size(), k_none),
+      m_accepting(model.ops.size()), m_recorded_send(model.ops.size(), false), m_by_rank_recv(model.ranks.size()) {
+  // The channel index (Channels) keeps a rank's sends and receives on one
+  // communicator in index order; the rule needs posting order.
+  std::unordered_map<uint64_t, uint32_t> last;  // (rank, comm, kind) -> op
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& op = model.ops[i];
     if (op.kind == OpKind::recv && op.recorded != k_none) m_recorded_send[op.recorded] = true;
     if (op.kind == OpKind::recv) m_by_rank_recv[op.rank].push_back(i);
+    if (op.kind == OpKind::send && op.peer >= 0) {
+      m_previous_same_tag[i] = m_channels.previous_send(i, op.tag);
+      const auto dest = static_cast<uint32_t>(op.peer);
+      const auto src = static_cast<int32_t>(op.rank);
+      m_accepting[i] = {&m_channels.receives(op.comm, dest, k_any, k_any), &m_channels.receives(op.comm, dest, k_any, op.tag),
+                        &m_channels.receives(op.comm, dest, src, k_any), &m_channels.receives(op.comm, dest, src, op.tag)};
+    }
+    if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
+    const uint64_t key = (uint64_t{op.rank} << 33) | (uint64_t{op.comm} << 1) | (op.kind == OpKind::send ? 1 : 0);
+    auto [it, fresh] = last.emplace(key, i);
+    if (!fresh && !posted_before(model.ops[it->second], it->second, op, i)) {
+      throw std::logic_error(fmt::format("model: the operations of rank {} on {} are not in posting order (op {})",
+                                         op.rank, model.comm_name(op.comm), i));
+    }
+    it->second = i;
   }
 }
 
@@ -67,12 +87,15 @@ bool Machine::complete(const State& state, uint32_t op) const {
         const uint32_t other = inst.members[member];
         return other == k_none || posted(state, other);
       };
+      if (waits_for_all(inst)) {
+        for (uint32_t m = 0; m < inst.members.size(); ++m) {
+          if (!entered(m)) return false;
+        }
+        return true;
+      }
       switch (inst.kind) {
         case CollKind::full:
-          for (uint32_t m = 0; m < inst.members.size(); ++m) {
-            if (!entered(m)) return false;
-          }
-          return true;
+          return true;  // waits_for_all
         case CollKind::from_root:
           return o.member == inst.root || entered(inst.root);
         case CollKind::to_root:
@@ -96,9 +119,9 @@ bool Machine::complete(const State& state, uint32_t op) const {
   return true;
 }
 
-bool Machine::match_allowed(const State& state, uint32_t r, uint32_t s, std::string* why) const {
-  auto no = [&](std::string text) {
-    if (why) *why = std::move(text);
+bool Machine::match_basics(const State& state, uint32_t r, uint32_t s, std::string* why) const {
+  auto no = [&](const char* text) {
+    if (why) *why = text;
     return false;
   };
   const Op& recv = m_model.ops[r];
@@ -116,6 +139,49 @@ bool Machine::match_allowed(const State& state, uint32_t r, uint32_t s, std::str
     if (2 * recv.post + 2 > m_model.ranks[recv.rank].limit) return no("the probe never returns");
   }
   if (recv.probe != k_none && state.partner[recv.probe] != s) return no("the probe saw another message");
+  return true;
+}
+
+bool Machine::match_allowed(const State& state, uint32_t r, uint32_t s, std::string* why) const {
+  if (!match_basics(state, r, s, why)) return false;
+  const Op& recv = m_model.ops[r];
+  // Sender side: the nearest earlier send of the channel with each tag the
+  // receive accepts (the earlier ones are matched when it is: header comment).
+  auto earlier_send = [&](int32_t tag) {
+    const uint32_t p = m_channels.previous_send(s, tag);
+    if (p == k_none || state.partner[p] != k_none) return false;
+    if (why) *why = fmt::format("earlier send {} is unmatched (non-overtaking)", m_model.post_ref(p).str());
+    return true;
+  };
+  if (recv.tag != k_any) {
+    const uint32_t p = m_previous_same_tag[s];
+    if (p != k_none && state.partner[p] == k_none) {
+      if (why) *why = fmt::format("earlier send {} is unmatched (non-overtaking)", m_model.post_ref(p).str());
+      return false;
+    }
+  } else {
+    for (int32_t tag : m_channels.channel_tags(s)) {
+      if (earlier_send(tag)) return false;
+    }
+  }
+  // Receiver side: the nearest receive posted before r with each envelope that accepts s.
+  for (const std::vector<uint32_t>* list : m_accepting[s]) {
+    const uint32_t i = m_channels.last_before(*list, r);
+    if (i == k_none || state.partner[i] != k_none) continue;
+    if (why) *why = fmt::format("earlier receive {} is unmatched (non-overtaking)", m_model.post_ref(i).str());
+    return false;
+  }
+  return true;
+}
+
+bool Machine::match_by_scan(const State& state, uint32_t r, uint32_t s, std::string* why) const {
+  if (!match_basics(state, r, s, why)) return false;
+  auto no = [&](std::string text) {
+    if (why) *why = std::move(text);
+    return false;
+  };
+  const Op& recv = m_model.ops[r];
+  const Op& send = m_model.ops[s];
   // Sender side: an earlier send of the same channel that the receive accepts.
   for (uint32_t i = 0; i < m_model.ops.size(); ++i) {
     const Op& other = m_model.ops[i];
@@ -136,6 +202,23 @@ bool Machine::match_allowed(const State& state, uint32_t r, uint32_t s, std::str
     }
   }
   return true;
+}
+
+bool Machine::can_return(const State& state, uint32_t rank, uint32_t event) const {
+  const RankEvents& events = m_model.ranks[rank];
+  const uint32_t pos = state.pos[rank];
+  if (pos != 2 * event + 1 || pos + 1 > events.limit) return false;
+  for (uint32_t op : events.events[event].completes) {
+    if (!complete(state, op)) return false;
+  }
+  return true;
+}
+
+std::string Machine::refuse_by_definition(const State& state, const RawStep& step) const {
+  if (step.action != StepAction::match) return refuse(state, step);
+  if (step.recv >= m_model.ops.size() || step.send >= m_model.ops.size()) return "no such operation";
+  std::string why;
+  return match_by_scan(state, step.recv, step.send, &why) ? std::string() : why;
 }
 
 std::string Machine::refuse(const State& state, const RawStep& step) const {
@@ -207,11 +290,48 @@ bool Machine::finished(const State& state) const {
   return true;
 }
 
+bool Machine::any_step(const State& state) const {
+  for (uint32_t r = 0; r < m_model.ranks.size(); ++r) {
+    const uint32_t pos = state.pos[r];
+    if (pos >= m_model.ranks[r].limit) continue;
+    if (pos % 2 == 0 || can_return(state, r, pos / 2)) return true;
+  }
+  // Matches: only the first unmatched send of a channel and tag can be taken
+  // (header comment), so each pending receive tries one send per sender and tag.
+  std::unordered_map<const std::vector<uint32_t>*, uint32_t> heads;
+  auto head = [&](const std::vector<uint32_t>& list) {
+    auto [it, fresh] = heads.emplace(&list, k_none);
+    if (fresh) {
+      for (uint32_t s : list) {
+        if (state.partner[s] == k_none) {
+          it->second = s;
+          break;
+        }
+      }
+    }
+    return it->second;
+  };
+  for (uint32_t r = 0; r < m_model.ops.size(); ++r) {
+    const Op& recv = m_model.ops[r];
+    if ((recv.kind != OpKind::recv && recv.kind != OpKind::probe) || state.partner[r] != k_none) continue;
+    if (!posted(state, r)) continue;
+    for (uint32_t sender : m_channels.senders_to(recv.comm, recv.rank)) {
+      if (recv.peer != k_any && recv.peer != static_cast<int32_t>(sender)) continue;
+      const auto& all = m_channels.sends(sender, recv.comm, recv.rank, k_any);
+      if (all.empty()) continue;
+      for (int32_t tag : m_channels.channel_tags(all.front())) {
+        if (recv.tag != k_any && recv.tag != tag) continue;
+        const uint32_t s = head(m_channels.sends(sender, recv.comm, recv.rank, tag));
+        if (s != k_none && match_allowed(state, r, s, nullptr)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool Machine::deadlocked(const State& state) const {
   if (finished(state)) return false;
-  std::vector<RawStep> steps;
-  enabled(state, steps);
-  if (!steps.empty()) return false;
+  if (any_step(state)) return false;
   for (uint32_t r = 0; r < m_model.ranks.size(); ++r) {
     const uint32_t pos = state.pos[r];
     if (pos == m_model.ranks[r].limit) continue;
@@ -222,9 +342,7 @@ bool Machine::deadlocked(const State& state) const {
 
 bool Machine::unmatched_end(const State& state) const {
   if (!finished(state)) return false;
-  std::vector<RawStep> steps;
-  enabled(state, steps);
-  if (!steps.empty()) return false;
+  if (any_step(state)) return false;
   for (uint32_t s = 0; s < m_model.ops.size(); ++s) {
     if (m_recorded_send[s] && posted(state, s) && state.partner[s] == k_none) return true;
   }
@@ -233,7 +351,11 @@ bool Machine::unmatched_end(const State& state) const {
 
 std::string check_schedule(const Model& model, Buffering buffering, const std::vector<RawStep>& steps,
                            const Goal& goal) {
-  const Machine machine(model, buffering);
+  return check_schedule(Machine(model, buffering), steps, goal);
+}
+
+std::string check_schedule(const Machine& machine, const std::vector<RawStep>& steps, const Goal& goal) {
+  const Model& model = machine.model();
   Machine::State state = machine.initial();
   std::size_t a_returned = SIZE_MAX, b_called = SIZE_MAX;
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -280,6 +402,11 @@ struct StateHash {
 }  // namespace
 
 Exploration explore(const Model& model, Buffering buffering, uint64_t max_states) {
+  return explore(model, buffering, max_states, {});
+}
+
+Exploration explore(const Model& model, Buffering buffering, uint64_t max_states,
+                    const std::function<bool(uint32_t, uint32_t)>& allowed) {
   const Machine machine(model, buffering);
   Exploration out;
   std::unordered_set<Machine::State, StateHash> seen;
@@ -293,6 +420,9 @@ Exploration explore(const Model& model, Buffering buffering, uint64_t max_states
     out.positions.insert(state.pos);
     steps.clear();
     machine.enabled(state, steps);
+    if (allowed) {
+      std::erase_if(steps, [&](const RawStep& s) { return s.action == StepAction::match && !allowed(s.recv, s.send); });
+    }
     if (steps.empty()) {
       const bool dead = machine.deadlocked(state);
       const bool unmatched = machine.unmatched_end(state);

@@ -12,7 +12,10 @@
 //   for is complete: a receive matched; a send matched when it is
 //   synchronous, or standard under zero buffering (else at once); a probe
 //   has seen a message; a collective call has what its kind waits for (the
-//   calls of the members it depends on).
+//   calls of the members it depends on) under infinite buffering, and every
+//   member's call under zero buffering (MPI allows any collective to
+//   synchronize: zero buffering is the reading where everything that may
+//   wait does).
 // - match(r, s): the runtime matches posted receive r with posted send s,
 //   both unmatched, when r accepts s's envelope and MPI's non-overtaking
 //   rules allow it: no earlier send of s's sender on the same communicator
@@ -27,15 +30,27 @@
 // An unmatched end is a state where no step is possible, every rank reached
 // its end, and a send matched in the recorded run is still unmatched.
 //
-// Thread safety: everything here is reentrant.
+// The match rule is checked in time linear in the tags of a channel, not in
+// the operations: in every reachable state the matched sends of a channel
+// with one tag are a prefix of them (a receive that accepts a send accepts
+// the earlier ones of its channel and tag), and so are the matched receives
+// of a rank posted with one envelope; so the nearest earlier operation of
+// each kind decides. refuse_by_definition() checks the rule as written
+// above, scanning every operation; the tests hold the two to each other.
+//
+// Thread safety: a Machine is immutable after construction; everything here
+// is reentrant.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "smt_encoder/match_pairs.hpp"
 #include "smt_encoder/model.hpp"
 #include "smt_encoder/prove.hpp"
 
@@ -69,15 +84,32 @@ class Machine {
     bool operator==(const State&) const = default;
   };
 
+  // Throw std::logic_error when the ops of a rank are not in posting order.
   Machine(const Model& model, Buffering buffering);
 
+  const Model& model() const { return m_model; }
+  Buffering buffering() const { return m_buffering; }
   State initial() const;
   // Return why `step` is not allowed in `state` (empty when it is).
   std::string refuse(const State& state, const RawStep& step) const;
+  // Return what refuse() returns, with the match rule checked as the header
+  // comment writes it (every operation scanned): the tests' reference.
+  std::string refuse_by_definition(const State& state, const RawStep& step) const;
+  // Return true when match (`recv`, `send`) is allowed in `state` (both
+  // posted and unmatched, envelope and non-overtaking).
+  bool can_match(const State& state, uint32_t recv, uint32_t send) const {
+    return match_allowed(state, recv, send, nullptr);
+  }
+  // Return true when event `event` of `rank` may return in `state` (the rank
+  // is inside it, and what it waits for is complete).
+  bool can_return(const State& state, uint32_t rank, uint32_t event) const;
   // Take `step` (allowed) in `state`.
   void apply(State& state, const RawStep& step) const;
-  // Append every step allowed in `state` to `out`.
+  // Append every step allowed in `state` to `out` (every pair of a receive
+  // and a send is tried: small models only).
   void enabled(const State& state, std::vector<RawStep>& out) const;
+  // Return true when some step is allowed in `state` (linear in the model).
+  bool any_step(const State& state) const;
   // Return true when every rank is at its end.
   bool finished(const State& state) const;
   // Return true when no step is allowed and the state is a deadlock (header comment).
@@ -89,17 +121,32 @@ class Machine {
   bool complete(const State& state, uint32_t op) const;
   // Return true when op `op` has been posted in `state`.
   bool posted(const State& state, uint32_t op) const;
+  // Return true when a collective of `instance`'s kind waits for every
+  // member's call (full kinds, and any kind under zero buffering).
+  bool waits_for_all(const Instance& instance) const {
+    return instance.kind == CollKind::full || m_buffering == Buffering::zero;
+  }
 
  private:
   bool match_allowed(const State& state, uint32_t r, uint32_t s, std::string* why) const;
+  // The checks of match_allowed before non-overtaking; false with `why` set when one fails.
+  bool match_basics(const State& state, uint32_t r, uint32_t s, std::string* why) const;
+  bool match_by_scan(const State& state, uint32_t r, uint32_t s, std::string* why) const;
   const Model& m_model;
   Buffering m_buffering;
+  Channels m_channels;
+  std::vector<uint32_t> m_previous_same_tag;  // per send: the one before it on its channel with its tag
+  // Per send: the receives of its destination posted with each envelope
+  // that accepts it ((any, any), (any, tag), (source, any), (source, tag)).
+  std::vector<std::array<const std::vector<uint32_t>*, 4>> m_accepting;
   std::vector<bool> m_recorded_send;      // per op: a recorded receive took it
   std::vector<std::vector<uint32_t>> m_by_rank_recv;  // receives per rank, in posting order
 };
 
 // Replay `steps` from the initial state and check that they reach `goal`.
 // Return an empty string when they do, else what went wrong (with the step).
+std::string check_schedule(const Machine& machine, const std::vector<RawStep>& steps, const Goal& goal);
+// As above, with a Machine of its own.
 std::string check_schedule(const Model& model, Buffering buffering, const std::vector<RawStep>& steps,
                            const Goal& goal);
 
@@ -118,5 +165,11 @@ struct Exploration {
                    uint32_t b_event) const;
 };
 Exploration explore(const Model& model, Buffering buffering, uint64_t max_states = 2'000'000);
+// As above, taking only the match steps `allowed` accepts; a state without
+// an allowed step is a deadlock or an unmatched end by the full rules (a
+// step it may not take still counts against it): the encoder's questions
+// with `recorded_only` (fixed.hpp's case 1).
+Exploration explore(const Model& model, Buffering buffering, uint64_t max_states,
+                    const std::function<bool(uint32_t recv, uint32_t send)>& allowed);
 
 }  // namespace smtrace::smt

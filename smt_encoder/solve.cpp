@@ -7,9 +7,15 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/core.h>
 
 #include "smt_encoder/encoder.hpp"
+#include "smt_encoder/fixed.hpp"
 #include "smt_encoder/guided.hpp"
 #include "smt_encoder/match_pairs.hpp"
 #include "smt_encoder/parts.hpp"
@@ -21,81 +27,134 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The wall-clock budget shared by every solver call of one solve().
+// The wall-clock budget shared by everything one solve() does.
 class Budget {
  public:
   explicit Budget(double seconds)
       : m_end(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))) {}
   // Return the seconds left (0 when spent).
   double left() const { return std::max(0.0, std::chrono::duration<double>(m_end - Clock::now()).count()); }
+  // Return the seconds one of many solver questions may take: a quarter of
+  // what is left, at least a second, so that one hard question does not
+  // starve the others.
+  double slice() const { return std::min(left(), std::max(1.0, left() / 4)); }
+  bool spent() const { return Clock::now() >= m_end; }
+  Clock::time_point deadline() const { return m_end; }
 
  private:
   Clock::time_point m_end;
 };
 
-// Return the witness of `steps` (by `part`'s indices) in whole-model
-// indices if the schedule replays to `goal`, else nothing.
-std::optional<RawWitness> replayed_witness(const Part& part, const std::vector<RawStep>& steps, const Goal& goal,
-                                           Buffering buffering) {
-  if (!check_schedule(part.model, buffering, steps, goal).empty()) return std::nullopt;
-  RawWitness w;
-  w.outcome = goal.outcome;
-  w.replayed = true;
-  for (RawStep s : steps) {
-    s.event += part.first[s.rank];
-    if (s.recv != k_none) s.recv = part.op_of[s.recv];
-    if (s.send != k_none) s.send = part.op_of[s.send];
-    w.steps.push_back(s);
+HbRules hb_rules(const Tuning& tuning) { return tuning.hb_pruning ? HbRules::on : HbRules::off; }
+
+// Return why a part's solving failed, from the exception it threw.
+std::string failure_reason(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::bad_alloc&) {
+    return "out of memory (std::bad_alloc)";
+  } catch (const std::logic_error& e) {
+    return fmt::format("internal error: {}", e.what());
+  } catch (const std::exception& e) {
+    return fmt::format("the solver failed: {}", e.what());
+  } catch (...) {
+    return "an exception of unknown type";
   }
-  if (goal.outcome == Outcome::deadlock) {
-    w.cycle = blocked_ranks(part.model, buffering, steps);
-    for (RawBlocked& b : w.cycle) b.event += part.first[b.rank];
-  }
-  return w;
 }
 
-// Return a replayed witness of `part`'s receive `recv` matching `send` (part
-// indices) found by the directed replay (guided.hpp), or nothing.
-std::optional<RawWitness> guided_witness(const Part& part, uint32_t recv, uint32_t send, Buffering buffering) {
-  if (!guided_enabled() || recv == k_none || send == k_none) return std::nullopt;
-  const Channels channels(part.model);
-  const MatchPairs pairs = match_pairs(part.model, channels, find_cuts(part.model));
-  if (pairs.find(recv, send) == k_none) return std::nullopt;
-  auto steps = guided_match(part.model, pairs, buffering, recv, send);
-  if (!steps) return std::nullopt;
-  Goal goal;
-  goal.recv = recv;
-  goal.send = send;
-  return replayed_witness(part, *steps, goal, buffering);
-}
 
-// One part with its index, pairs and encoding.
-struct PartSolver {
-  // Throw BudgetSpent when encoding takes longer than `budget_s` seconds.
-  PartSolver(Part p, Track track, double budget_s)
-      : part(std::move(p)), channels(part.model), cuts(find_cuts(part.model)),
-        pairs(match_pairs(part.model, channels, cuts)), encoder(part.model, channels, pairs, track, budget_s) {}
+// One part with what its questions need, each made on first use: the
+// reference semantics per buffering, and one Z3 encoding shared by every
+// question (questions are assumption literals, encoder.hpp). Not movable:
+// the Machines and the Encoder refer to the part's model.
+class PartSolver {
+ public:
+  // `whole`: the match pairs of the model the part was taken from.
+  PartSolver(Part part, const MatchPairs& whole, const Tuning& tuning)
+      : m_part(std::move(part)), m_tuning(tuning), m_channels(m_part.model), m_pairs(restrict_pairs(whole, m_part)) {}
+  PartSolver(const PartSolver&) = delete;
+  PartSolver& operator=(const PartSolver&) = delete;
 
+  const Part& part() const { return m_part; }
+  const Model& model() const { return m_part.model; }
+  const MatchPairs& pairs() const { return m_pairs; }
 
-  // Return the witness of `out` if its schedule replays to `goal`, else nothing.
-  std::optional<RawWitness> witness(const SolveOutcome& out, const Goal& goal, Buffering buffering) const {
-    return replayed_witness(part, out.steps, goal, buffering);
+  const Machine& machine(Buffering buffering) {
+    auto& slot = m_machines[buffering == Buffering::zero ? 1 : 0];
+    if (!slot) slot = std::make_unique<Machine>(m_part.model, buffering);
+    return *slot;
   }
 
-  // Return the witness of a bad end, deadlock or unmatched, if it replays as one.
-  std::optional<RawWitness> bad_witness(const SolveOutcome& out, Buffering buffering) const {
+  // Return the encoding, made on first use; throw BudgetSpent when making
+  // it runs past the budget.
+  Encoder& encoder(const Budget& budget) { return make(m_encoder, Track::no, budget); }
+  // Return an encoding whose unsat cores name constraints (explanations).
+  Encoder& tracked(const Budget& budget) { return make(m_tracked, Track::yes, budget); }
+  // Return the encoding if one was made.
+  const Encoder* made() const { return m_encoder.get(); }
+
+  // Return what the encoding answers `question`; nothing when the budget
+  // runs out or the solver fails (then it is asked nothing more: failure()).
+  std::optional<SolveOutcome> ask(const Budget& budget, const std::function<SolveOutcome(Encoder&)>& question) {
+    if (!m_failure.empty()) return std::nullopt;
+    try {
+      return question(encoder(budget));
+    } catch (const BudgetSpent&) {
+      return std::nullopt;
+    } catch (...) {
+      m_failure = failure_reason(std::current_exception());
+      return std::nullopt;
+    }
+  }
+  // Return why the solver failed on this part (empty: it did not).
+  const std::string& failure() const { return m_failure; }
+
+  // Return the witness of `steps` (by the part's indices) in whole-model
+  // indices if the schedule replays to `goal`, else nothing.
+  std::shared_ptr<RawWitness> witness(const std::vector<RawStep>& steps, const Goal& goal, Buffering buffering) {
+    if (!check_schedule(machine(buffering), steps, goal).empty()) return nullptr;
+    auto w = std::make_shared<RawWitness>();
+    w->outcome = goal.outcome;
+    w->replayed = true;
+    w->steps.reserve(steps.size());
+    for (RawStep s : steps) {
+      s.event += m_part.first[s.rank];
+      if (s.recv != k_none) s.recv = m_part.op_of[s.recv];
+      if (s.send != k_none) s.send = m_part.op_of[s.send];
+      w->steps.push_back(s);
+    }
+    if (goal.outcome == Outcome::deadlock) {
+      w->cycle = blocked_ranks(m_part.model, buffering, steps);
+      for (RawBlocked& b : w->cycle) b.event += m_part.first[b.rank];
+    }
+    return w;
+  }
+  // Return the witness of a bad end, deadlock or unmatched, if `steps` replay to one.
+  std::shared_ptr<RawWitness> bad_witness(const std::vector<RawStep>& steps, Buffering buffering) {
     Goal goal;
     goal.outcome = Outcome::deadlock;
-    if (auto w = witness(out, goal, buffering)) return w;
+    if (auto w = witness(steps, goal, buffering)) return w;
     goal.outcome = Outcome::unmatched;
-    return witness(out, goal, buffering);
+    return witness(steps, goal, buffering);
   }
 
-  Part part;
-  Channels channels;
-  std::vector<Cut> cuts;
-  MatchPairs pairs;
-  Encoder encoder;
+ private:
+  Encoder& make(std::unique_ptr<Encoder>& slot, Track track, const Budget& budget) {
+    if (!slot) {
+      if (budget.spent()) throw BudgetSpent();
+      slot = std::make_unique<Encoder>(m_part.model, m_channels, m_pairs, track, std::max(budget.left(), 0.001),
+                                       m_tuning.z3_memory_mb);
+    }
+    return *slot;
+  }
+
+  Part m_part;
+  Tuning m_tuning;
+  Channels m_channels;
+  MatchPairs m_pairs;
+  std::unique_ptr<Machine> m_machines[2];
+  std::unique_ptr<Encoder> m_encoder, m_tracked;
+  std::string m_failure;
 };
 
 bool any_rank_stopped(const Model& model) {
@@ -107,6 +166,7 @@ struct PartFindings {
   std::vector<RawRace> races;
   std::vector<RawWitness> deadlocks;
   uint64_t unknown = 0;
+  std::map<std::string, uint64_t> stats;
 };
 
 // Return true when receive or probe `r` is a nondeterministic choice point.
@@ -115,93 +175,254 @@ bool is_wildcard(const Op& r) {
          (r.peer == k_any || r.tag == k_any);
 }
 
+// Which alternatives of a part's wildcard receives some replayed run
+// witnessed, and those left per receive: what the next runs try first.
+class Coverage {
+ public:
+  Coverage(const Model& model, const MatchPairs& pairs, const std::vector<uint32_t>& wildcards)
+      : m_pairs(pairs), m_next(model.ops.size()), m_witness(model.ops.size()) {
+    for (uint32_t r : wildcards) {
+      const auto& cands = pairs.sends[r];
+      m_witness[r].resize(cands.size());
+      m_next[r].resize(cands.size() + 1);
+      for (uint32_t k = 0; k <= cands.size(); ++k) m_next[r][k] = k;
+      if (const uint32_t k = pairs.find(r, model.ops[r].recorded); k != k_none) m_next[r][k] = k + 1;
+    }
+  }
+  // Offer `recv` its alternatives no run witnessed yet, in candidate order
+  // from index `from` on (cyclically), until `take` takes one.
+  bool offer(uint32_t recv, uint32_t from, const RunPolicy::Take& take) {
+    const auto n = static_cast<uint32_t>(m_witness[recv].size());
+    if (n == 0) return false;
+    from %= n;
+    for (uint32_t k = find(recv, from); k < n; k = find(recv, k + 1)) {
+      if (take(m_pairs.sends[recv][k])) return true;
+    }
+    for (uint32_t k = find(recv, 0); k < from; k = find(recv, k + 1)) {
+      if (take(m_pairs.sends[recv][k])) return true;
+    }
+    return false;
+  }
+  // Return the witness of (`recv`, `send`), if a run had it.
+  std::shared_ptr<const RawWitness> witness(uint32_t recv, uint32_t send) const {
+    const uint32_t k = index(recv, send);
+    return k == k_none ? nullptr : m_witness[recv][k];
+  }
+  // Record that `w` matches `recv` with `send`.
+  void cover(uint32_t recv, uint32_t send, const std::shared_ptr<const RawWitness>& w) {
+    const uint32_t k = index(recv, send);
+    if (k == k_none || m_witness[recv][k]) return;
+    m_witness[recv][k] = w;
+    m_next[recv][k] = k + 1;
+  }
+
+ private:
+  uint32_t index(uint32_t recv, uint32_t send) const {
+    return m_witness[recv].empty() ? k_none : m_pairs.find(recv, send);
+  }
+  // Return the first candidate index >= k not covered (the count when none):
+  // a union-find over "covered: go right", with path halving.
+  uint32_t find(uint32_t recv, uint32_t k) {
+    std::vector<uint32_t>& next = m_next[recv];
+    while (next[k] != k) {
+      next[k] = next[next[k]];
+      k = next[k];
+    }
+    return k;
+  }
+  const MatchPairs& m_pairs;
+  std::vector<std::vector<uint32_t>> m_next;  // per op and candidate index (union-find)
+  std::vector<std::vector<std::shared_ptr<const RawWitness>>> m_witness;  // per op and candidate index
+};
+
+// Whether some execution of a part can end badly (deadlock or unmatched end).
+enum class Bad : uint8_t { unasked, possible, impossible, unknown };
+
 void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budget, PartFindings& out) {
-  const Model& m = ps.part.model;
+  const Model& m = ps.model();
+  const MatchPairs& pairs = ps.pairs();
   std::vector<uint32_t> wildcards;
   for (uint32_t r = 0; r < m.ops.size(); ++r) {
     if (!is_wildcard(m.ops[r])) continue;
-    const auto& cands = ps.pairs.sends[r];
+    const auto& cands = pairs.sends[r];
     if (std::any_of(cands.begin(), cands.end(), [&](uint32_t s) { return s != m.ops[r].recorded; })) {
       wildcards.push_back(r);
     }
   }
   if (wildcards.empty()) return;
-  // Can anything end badly in this part at all? If not, every race is harmless.
-  bool bad_possible = options.outcomes || options.errors_only;
-  bool outcomes_known = false;
-  if (bad_possible) {
-    const SolveOutcome any = ps.encoder.bad_end(BadEnd::either, options.buffering, std::nullopt, budget.left());
-    if (any.verdict == Verdict::unsat) {
-      bad_possible = false;
-      outcomes_known = true;
-    } else if (any.verdict == Verdict::unknown) {
-      ++out.unknown;
-      if (options.errors_only) return;
+  const Buffering buffering = options.buffering;
+  const Machine& machine = ps.machine(buffering);
+  const bool replay = options.tuning.replay;
+  const bool ask_outcomes = options.outcomes || options.errors_only;
+  const bool without_choice = replay && choice_free(machine);
+  // Which sends the receives of interchangeable endpoints can take (fixed.hpp, case 3).
+  std::optional<InterchangeableMatches> interchangeable;
+  if (without_choice) interchangeable.emplace(machine, pairs);
+
+  // A part without a choice (fixed.hpp, case 2): one run says whether anything can end badly.
+  Bad bad = Bad::unasked;
+  if (ask_outcomes && without_choice) {
+    const RunResult run = free_run(machine, pairs, budget.deadline());
+    if (!run.stopped) {
+      ++out.stats["replay_choice_free_parts"];
+      bad = bad_end(machine, run.state) ? Bad::possible : Bad::impossible;
     }
   }
-  if (options.errors_only && !bad_possible) return;
+  if (options.errors_only && bad == Bad::impossible) return;
+  // Matches given (fixed.hpp, case 1): whether an alternative alone ends badly is one run.
+  const bool fixed = replay && matches_recorded(m, pairs);
+  // Z3's question whether anything can end badly, asked once, when an outcome first needs the solver.
+  auto ask_any_bad = [&] {
+    if (bad != Bad::unasked) return;
+    const auto any = ps.ask(budget, [&](Encoder& e) {
+      return e.bad_end(BadEnd::either, buffering, std::nullopt, budget.slice());
+    });
+    const Verdict v = any ? any->verdict : Verdict::unknown;
+    bad = v == Verdict::unsat ? Bad::impossible : v == Verdict::sat ? Bad::possible : Bad::unknown;
+    if (bad == Bad::unknown) ++out.unknown;
+  };
 
-  // Pairs seen matched in some replayed witness: feasible without asking again.
-  std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<RawWitness>> seen;
-  auto learn = [&](const SolveOutcome& sol, const std::shared_ptr<RawWitness>& w) {
-    for (const RawStep& s : sol.steps) {
-      if (s.action == StepAction::match) seen.emplace(std::pair{s.recv, s.send}, w);
+  // Feasibility witnesses, shared: every pair some replayed run matched.
+  Coverage seen(m, pairs, wildcards);
+  auto learn = [&](const std::vector<RawStep>& steps, const std::shared_ptr<const RawWitness>& w) {
+    for (const RawStep& s : steps) {
+      if (s.action == StepAction::match) seen.cover(s.recv, s.send, w);
     }
   };
-  for (uint32_t r : wildcards) {
+  Spread spread;
+  spread.offer = [&](uint32_t r, uint32_t from, const RunPolicy::Take& take) { return seen.offer(r, from, take); };
+  Goal match_goal;
+  // Take `steps` as the witness of `alt` if they replay to match_goal.
+  auto accept = [&](const std::vector<RawStep>& steps, RawAlternative& alt) {
+    auto w = ps.witness(steps, match_goal, buffering);
+    if (!w) return false;
+    ++out.stats["replay_witnesses"];
+    alt.verdict = Verdict::sat;
+    alt.witness = w;
+    learn(steps, w);
+    return true;
+  };
+  // Decide whether `r` can take `s` (alt.verdict) with a witness: runs first, then Z3.
+  auto feasible = [&](uint32_t r, uint32_t s, RawAlternative& alt) {
+    match_goal.recv = r;
+    match_goal.send = s;
+    if (auto hit = seen.witness(r, s)) {
+      alt.verdict = Verdict::sat;
+      alt.witness = hit;
+      return;
+    }
+    if (replay) {
+      // At an interchangeable endpoint the answer is known (case 3); else try.
+      const Verdict known = interchangeable ? interchangeable->can_match(r, s, budget.deadline()) : Verdict::unknown;
+      if (known == Verdict::unsat) {
+        ++out.stats["replay_unsat"];
+        alt.verdict = Verdict::unsat;
+        return;
+      }
+      auto steps = guided_match(machine, pairs, r, s, spread);
+      ++spread.rotate;
+      if (!steps && known != Verdict::sat) steps = guided_match(machine, pairs, r, s);
+      if (steps && accept(*steps, alt)) return;
+      if (known == Verdict::sat) {
+        if (auto built = interchangeable->witness(r, s, budget.deadline()); built && accept(*built, alt)) return;
+      }
+    }
+    const auto sol = ps.ask(budget, [&](Encoder& e) { return e.can_match(r, s, buffering, budget.slice()); });
+    alt.verdict = sol ? sol->verdict : Verdict::unknown;
+    if (alt.verdict == Verdict::sat) {
+      if (auto w = ps.witness(sol->steps, match_goal, buffering)) {
+        alt.witness = w;
+        learn(sol->steps, w);
+      } else {
+        alt.verdict = Verdict::unknown;  // Z3's schedule did not replay: no claim
+      }
+    }
+    if (alt.verdict == Verdict::unknown) ++out.unknown;
+  };
+
+  // Later receives first: a run to one of them matches the earlier ones on
+  // the way, preferring pairs not witnessed yet, so few runs cover many pairs.
+  for (auto it = wildcards.rbegin(); it != wildcards.rend(); ++it) {
+    const uint32_t r = *it;
     RawRace race;
-    race.recv = ps.part.op_of[r];
-    for (uint32_t s : ps.pairs.sends[r]) {
+    race.recv = ps.part().op_of[r];
+    for (uint32_t s : pairs.sends[r]) {
       if (s == m.ops[r].recorded) continue;
       RawAlternative alt;
-      alt.send = ps.part.op_of[s];
-      if (budget.left() <= 0) {  // spent: undecided, not asked
+      alt.send = ps.part().op_of[s];
+      if (budget.spent()) {  // spent: undecided, not asked
         ++out.unknown;
         race.alternatives.push_back(std::move(alt));
         continue;
       }
-      if (auto it = seen.find({r, s}); it != seen.end()) {
-        alt.verdict = Verdict::sat;
-        alt.witness = *it->second;
-        alt.witness->outcome = Outcome::match;
-      } else {
-        const SolveOutcome sol = ps.encoder.can_match(r, s, options.buffering, budget.left());
-        alt.verdict = sol.verdict;
-        if (sol.verdict == Verdict::sat) {
-          Goal goal;
-          goal.recv = r;
-          goal.send = s;
-          if (auto w = ps.witness(sol, goal, options.buffering)) {
-            alt.witness = *w;
-            learn(sol, std::make_shared<RawWitness>(*w));
-          } else {
-            alt.verdict = Verdict::unknown;  // Z3's schedule did not replay: no claim
-          }
-        }
-        if (alt.verdict == Verdict::unknown) ++out.unknown;
-      }
-      if (alt.verdict == Verdict::sat) {
-        if (outcomes_known) {
-          alt.outcome = Outcome::harmless;
-          alt.outcome_known = true;
-        } else if (bad_possible) {
-          // First with every other receive keeping its recorded match (the
-          // bad end follows from this choice alone), then with any matches.
-          SolveOutcome bad =
-              ps.encoder.bad_end(BadEnd::either, options.buffering, std::pair{r, s}, budget.left(), true);
-          if (bad.verdict == Verdict::unsat) {
-            bad = ps.encoder.bad_end(BadEnd::either, options.buffering, std::pair{r, s}, budget.left());
-            alt.alone = false;
-          }
-          if (bad.verdict == Verdict::unsat) {
-            alt.alone = true;
-            alt.outcome = Outcome::harmless;
-            alt.outcome_known = true;
-          } else if (bad.verdict == Verdict::sat) {
-            if (auto w = ps.bad_witness(bad, options.buffering)) {
+      match_goal.recv = r;
+      match_goal.send = s;
+      // With every other receive keeping its recorded match: no bad end (decided by a run).
+      bool alone_harmless = false;
+      if (bad == Bad::impossible) {
+        alt.outcome_known = true;
+      } else if (ask_outcomes && fixed) {
+        const RunResult run = fixed_run(machine, std::pair{r, s}, budget.deadline());
+        if (!run.stopped) {
+          ++out.stats["replay_outcomes"];
+          // A bad end without the forced match is no answer: then no execution has the match alone.
+          if (run.state.partner[r] == s && bad_end(machine, run.state)) {
+            if (auto w = ps.bad_witness(run.steps, buffering)) {
+              alt.verdict = Verdict::sat;
               alt.outcome = w->outcome;
               alt.outcome_known = true;
-              alt.witness = std::move(*w);
+              alt.witness = w;
+              learn(run.steps, w);
+            }
+          } else {
+            alone_harmless = true;
+            if (run.state.partner[r] == s) {
+              if (auto w = ps.witness(run.steps, match_goal, buffering)) {
+                alt.verdict = Verdict::sat;
+                alt.witness = w;
+                learn(run.steps, w);
+              }
+            }
+          }
+        }
+      }
+      // Can the receive take it at all? (check asks only about outcomes, and
+      // about the other alternatives of the races it reports, below.)
+      if (alt.verdict != Verdict::sat && !options.errors_only) feasible(r, s, alt);
+      // Does it lead to a bad end? What the runs left, Z3 decides.
+      if (ask_outcomes && !alt.outcome_known && alt.verdict != Verdict::unsat &&
+          (alt.verdict == Verdict::sat || options.errors_only)) {
+        ask_any_bad();
+        if (bad == Bad::impossible) {
+          alt.outcome_known = true;
+        } else if (bad == Bad::unknown && options.errors_only) {
+          ++out.unknown;  // check does not spend its budget on one part's every alternative
+        } else {
+          // First with every other receive keeping its recorded match (the
+          // bad end follows from this choice alone), then with any matches.
+          std::optional<SolveOutcome> o = SolveOutcome{Verdict::unsat, {}, {}, {}, {}};
+          if (!alone_harmless) {
+            o = ps.ask(budget, [&](Encoder& e) {
+              return e.bad_end(BadEnd::either, buffering, std::pair{r, s}, budget.slice(), true);
+            });
+          }
+          bool alone = true;
+          if (o && o->verdict == Verdict::unsat) {
+            o = ps.ask(budget, [&](Encoder& e) {
+              return e.bad_end(BadEnd::either, buffering, std::pair{r, s}, budget.slice());
+            });
+            alone = false;
+          }
+          const Verdict v = o ? o->verdict : Verdict::unknown;
+          if (v == Verdict::unsat) {
+            alt.outcome_known = true;
+          } else if (v == Verdict::sat) {
+            if (auto w = ps.bad_witness(o->steps, buffering)) {
+              alt.verdict = Verdict::sat;
+              alt.outcome = w->outcome;
+              alt.outcome_known = true;
+              alt.alone = alone;
+              alt.witness = w;
             } else {
               ++out.unknown;
             }
@@ -212,21 +433,49 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
       }
       race.alternatives.push_back(std::move(alt));
     }
+    // check reports a race with every alternative the receive can take.
+    const bool reported = std::any_of(race.alternatives.begin(), race.alternatives.end(), [](const RawAlternative& a) {
+      return a.verdict == Verdict::sat && a.outcome_known && a.outcome != Outcome::harmless;
+    });
+    if (options.errors_only && reported) {
+      for (RawAlternative& alt : race.alternatives) {
+        if (alt.verdict == Verdict::unknown && !budget.spent()) feasible(r, ps.part().local_op(alt.send), alt);
+      }
+    }
     if (!race.alternatives.empty()) out.races.push_back(std::move(race));
   }
 }
 
-void find_deadlock(PartSolver& ps, const Budget& budget, PartFindings& out) {
-  if (any_rank_stopped(ps.part.model)) return;  // the recorded run itself stopped: check's deadlock says so
-  const SolveOutcome sol = ps.encoder.bad_end(BadEnd::deadlock, Buffering::zero, std::nullopt, budget.left(), true);
-  if (sol.verdict == Verdict::unknown) {
+void find_deadlock(PartSolver& ps, const SolveOptions& options, const Budget& budget, PartFindings& out) {
+  if (any_rank_stopped(ps.model())) return;  // the recorded run itself stopped: check's deadlock says so
+  Goal goal;
+  goal.outcome = Outcome::deadlock;
+  // The recorded matches fix the order (fixed.hpp, case 1): one run decides.
+  if (options.tuning.replay && matches_recorded(ps.model(), ps.pairs())) {
+    const Machine& zero = ps.machine(Buffering::zero);
+    const RunResult run = fixed_run(zero, std::nullopt, budget.deadline());
+    if (run.stopped) {
+      ++out.unknown;
+      return;
+    }
+    ++out.stats["replay_deadlock_parts"];
+    if (!zero.deadlocked(run.state)) return;
+    if (auto w = ps.witness(run.steps, goal, Buffering::zero)) {
+      out.deadlocks.push_back(std::move(*w));
+    } else {
+      ++out.unknown;
+    }
+    return;
+  }
+  const auto sol = ps.ask(budget, [&](Encoder& e) {
+    return e.bad_end(BadEnd::deadlock, Buffering::zero, std::nullopt, budget.slice(), true);
+  });
+  if (!sol || sol->verdict == Verdict::unknown) {
     ++out.unknown;
     return;
   }
-  if (sol.verdict != Verdict::sat) return;
-  Goal goal;
-  goal.outcome = Outcome::deadlock;
-  if (auto w = ps.witness(sol, goal, Buffering::zero)) {
+  if (sol->verdict != Verdict::sat) return;
+  if (auto w = ps.witness(sol->steps, goal, Buffering::zero)) {
     out.deadlocks.push_back(std::move(*w));
   } else {
     ++out.unknown;
@@ -235,10 +484,9 @@ void find_deadlock(PartSolver& ps, const Budget& budget, PartFindings& out) {
 
 // Return the index of the part of `parts` holding segment `segment`, or k_none.
 uint32_t part_of(const std::vector<Part>& parts, uint32_t segment) {
-  for (uint32_t i = 0; i < parts.size(); ++i) {
-    if (parts[i].first_segment <= segment && segment <= parts[i].last_segment) return i;
-  }
-  return k_none;
+  auto it = std::lower_bound(parts.begin(), parts.end(), segment,
+                             [](const Part& p, uint32_t s) { return p.last_segment < s; });
+  return it != parts.end() && it->first_segment <= segment ? static_cast<uint32_t>(it - parts.begin()) : k_none;
 }
 
 // Return the range of segments a question about events (ra, ea) and (rb, eb) needs.
@@ -251,95 +499,142 @@ std::pair<uint32_t, uint32_t> question_range(const std::vector<Part>& parts, con
   return {lo, hi};
 }
 
-// Return the explanation of an unsat answer: the same question asked again
-// of a tracked encoding of `part`, whose unsat core names the constraints.
-std::vector<std::string> explain(const Part& part, const Budget& budget,
-                                 const std::function<SolveOutcome(Encoder&)>& ask) {
-  try {
-    PartSolver tracked(part, Track::yes, std::max(budget.left(), 0.001));
-    SolveOutcome out = ask(tracked.encoder);
-    if (out.verdict == Verdict::unsat) return out.explanation;
-  } catch (const BudgetSpent&) {
-  }
-  return {"no explanation: the budget ran out before the unsat core was found"};
-}
+// What the questions share: the whole model's rules, and one PartSolver per
+// range of segments, so that questions on one part share its encoding.
+class Questions {
+ public:
+  Questions(const Model& model, const std::vector<Cut>& cuts, const Channels& channels, const MatchPairs& pairs,
+            const std::vector<Part>& parts, const SolveOptions& options, const Budget& budget, Solution& out)
+      : m_model(model), m_cuts(cuts), m_channels(channels), m_pairs(pairs), m_parts(parts), m_options(options),
+        m_budget(budget), m_out(out) {}
 
-// Fill `ans` from what `ps`'s encoder answered (`sol`); a sat schedule
-// must replay to `goal`, else the answer is unknown.
-void settle(const PartSolver& ps, const SolveOutcome& sol, const Goal& goal, const SolveOptions& options,
-            std::map<std::string, uint64_t>& stats, std::string* smt2, RawAnswer& ans) {
-  stats["question_assertions"] += ps.encoder.assertions();
-  stats["question_decision_variables"] += ps.encoder.decision_variables();
-  if (smt2 && smt2->empty()) *smt2 = ps.encoder.smt2();
-  ans.verdict = sol.verdict;
-  ans.explanation = sol.explanation;
-  ans.reason = sol.reason;
-  if (sol.verdict == Verdict::sat) {
-    ans.witness = ps.witness(sol, goal, options.buffering);
-    if (!ans.witness) {
-      ans.verdict = Verdict::unknown;
-      ans.reason = "the solver's schedule did not replay";
+  RawAnswer answer(const RawQuestion& q) {
+    RawAnswer ans;
+    if (q.kind == QuestionKind::can_match) {
+      can_match(q, ans);
+    } else {
+      can_precede(q, ans);
+    }
+    if (ans.verdict == Verdict::unknown && ans.reason.empty()) ans.reason = m_budget.spent() ? "budget spent" : "unknown";
+    return ans;
+  }
+
+  // Return the solver of the first question that went to Z3, if any.
+  const Encoder* first_encoder() const { return m_first; }
+
+ private:
+  PartSolver& part(uint32_t lo, uint32_t hi) {
+    auto& slot = m_solvers[{lo, hi}];
+    if (!slot) slot = std::make_unique<PartSolver>(extract(m_model, m_cuts, lo, hi), m_pairs, m_options.tuning);
+    return *slot;
+  }
+
+  // Return the explanation of an unsat answer: the question asked again of
+  // a tracked encoding, whose unsat core names the constraints.
+  std::vector<std::string> explain(PartSolver& ps, const std::function<SolveOutcome(Encoder&)>& ask) {
+    try {
+      SolveOutcome out = ask(ps.tracked(m_budget));
+      if (out.verdict == Verdict::unsat) return out.explanation;
+    } catch (const BudgetSpent&) {
+    }
+    return {"no explanation: the budget ran out before the unsat core was found"};
+  }
+
+  // Ask Z3 (`ask`) and fill `ans`; a sat schedule must replay to `goal`.
+  void solve(PartSolver& ps, const Goal& goal, const std::function<SolveOutcome(Encoder&)>& ask, RawAnswer& ans) {
+    Encoder& e = ps.encoder(m_budget);
+    SolveOutcome sol = ask(e);
+    if (!m_first) m_first = &e;
+    if (m_options.smt2 && m_out.smt2.empty()) m_out.smt2 = e.smt2();
+    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps, ask);
+    ans.verdict = sol.verdict;
+    ans.explanation = std::move(sol.explanation);
+    ans.reason = std::move(sol.reason);
+    if (sol.verdict == Verdict::sat) {
+      if (auto w = ps.witness(sol.steps, goal, m_options.buffering)) {
+        ans.witness = std::move(*w);
+      } else {
+        ans.verdict = Verdict::unknown;
+        ans.reason = "the solver's schedule did not replay";
+      }
     }
   }
-}
 
-RawAnswer answer(const Model& model, const std::vector<Cut>& cuts, const Channels& channels,
-                 const std::vector<Part>& parts, const RawQuestion& q, const SolveOptions& options,
-                 const Budget& budget, std::map<std::string, uint64_t>& stats, std::string* smt2) {
-  RawAnswer ans;
-  if (q.kind == QuestionKind::can_match) {
-    const Op& r = model.ops[q.recv];
-    const Op& s = model.ops[q.send];
-    if (std::string why = pair_excluded_because(model, channels, cuts, q.recv, q.send); !why.empty()) {
+  void can_match(const RawQuestion& q, RawAnswer& ans) {
+    const Op& r = m_model.ops[q.recv];
+    const Op& s = m_model.ops[q.send];
+    if (!m_rules) m_rules = std::make_unique<PairRules>(m_model, m_channels, m_cuts, hb_rules(m_options.tuning));
+    if (std::string why = m_rules->excluded_because(q.recv, q.send); !why.empty()) {
       ans.verdict = Verdict::unsat;
       ans.explanation.push_back(std::move(why));
-      return ans;
+      return;
     }
-    const auto [lo, hi] = question_range(parts, cuts, r.rank, r.post, s.rank, s.post);
-    Part part = extract(model, cuts, lo, hi);
-    if (auto w = guided_witness(part, part.local_op(q.recv), part.local_op(q.send), options.buffering)) {
-      ++stats["question_guided_witnesses"];
-      ans.verdict = Verdict::sat;
-      ans.witness = std::move(*w);
-      return ans;
-    }
-    PartSolver ps(std::move(part), Track::no, std::max(budget.left(), 0.001));
-    const uint32_t lr = ps.part.local_op(q.recv), ls = ps.part.local_op(q.send);
-    if (lr == k_none || ls == k_none || ps.pairs.find(lr, ls) == k_none) {
+    const auto [lo, hi] = question_range(m_parts, m_cuts, r.rank, r.post, s.rank, s.post);
+    PartSolver& ps = part(lo, hi);
+    const uint32_t lr = ps.part().local_op(q.recv), ls = ps.part().local_op(q.send);
+    if (lr == k_none || ls == k_none || ps.pairs().find(lr, ls) == k_none) {
       ans.verdict = Verdict::unsat;
       ans.explanation.push_back("the pair is not among the match pairs: no execution can have it");
-      return ans;
+      return;
     }
-    auto ask = [&](Encoder& e) { return e.can_match(lr, ls, options.buffering, budget.left()); };
-    SolveOutcome sol = ask(ps.encoder);
-    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps.part, budget, ask);
     Goal goal;
     goal.recv = lr;
     goal.send = ls;
-    settle(ps, sol, goal, options, stats, smt2, ans);
-  } else {
-    const auto [lo, hi] = question_range(parts, cuts, q.a_rank, q.a_event, q.b_rank, q.b_event);
-    PartSolver ps(extract(model, cuts, lo, hi), Track::no, std::max(budget.left(), 0.001));
+    // With --emit-smt2 the first question goes to the solver, so that the file is the problem it solved.
+    if (m_options.tuning.replay && !(m_options.smt2 && m_out.smt2.empty())) {
+      if (auto steps = guided_match(ps.machine(m_options.buffering), ps.pairs(), lr, ls)) {
+        if (auto w = ps.witness(*steps, goal, m_options.buffering)) {
+          ++m_out.stats["question_guided_witnesses"];
+          ans.verdict = Verdict::sat;
+          ans.witness = std::move(*w);
+          return;
+        }
+      }
+    }
+    solve(ps, goal, [&](Encoder& e) { return e.can_match(lr, ls, m_options.buffering, m_budget.left()); }, ans);
+  }
+
+  void can_precede(const RawQuestion& q, RawAnswer& ans) {
+    const auto [lo, hi] = question_range(m_parts, m_cuts, q.a_rank, q.a_event, q.b_rank, q.b_event);
+    PartSolver& ps = part(lo, hi);
     Goal goal;
     goal.outcome = Outcome::precede;
     goal.a_rank = q.a_rank;
-    goal.a_event = q.a_event - ps.part.first[q.a_rank];
+    goal.a_event = q.a_event - ps.part().first[q.a_rank];
     goal.b_rank = q.b_rank;
-    goal.b_event = q.b_event - ps.part.first[q.b_rank];
-    auto ask = [&](Encoder& e) {
-      return e.can_precede(goal.a_rank, goal.a_event, goal.b_rank, goal.b_event, options.buffering, budget.left());
-    };
-    SolveOutcome sol = ask(ps.encoder);
-    if (sol.verdict == Verdict::unsat) sol.explanation = explain(ps.part, budget, ask);
-    settle(ps, sol, goal, options, stats, smt2, ans);
+    goal.b_event = q.b_event - ps.part().first[q.b_rank];
+    if (m_options.tuning.replay && !(m_options.smt2 && m_out.smt2.empty())) {
+      if (auto steps = guided_precede(ps.machine(m_options.buffering), ps.pairs(), goal.a_rank, goal.a_event,
+                                      goal.b_rank, goal.b_event)) {
+        if (auto w = ps.witness(*steps, goal, m_options.buffering)) {
+          ++m_out.stats["question_guided_witnesses"];
+          ans.verdict = Verdict::sat;
+          ans.witness = std::move(*w);
+          return;
+        }
+      }
+    }
+    solve(ps, goal, [&](Encoder& e) {
+      return e.can_precede(goal.a_rank, goal.a_event, goal.b_rank, goal.b_event, m_options.buffering, m_budget.left());
+    }, ans);
     if (ans.verdict == Verdict::unsat && ans.explanation.empty()) {
       ans.explanation.push_back(q.a_rank == q.b_rank ? "program order: the first event comes after the second"
                                                      : "the question's own condition cannot hold");
     }
   }
-  if (ans.verdict == Verdict::unknown && ans.reason.empty()) ans.reason = budget.left() <= 0 ? "budget spent" : "unknown";
-  return ans;
-}
+
+  const Model& m_model;
+  const std::vector<Cut>& m_cuts;
+  const Channels& m_channels;
+  const MatchPairs& m_pairs;
+  const std::vector<Part>& m_parts;
+  const SolveOptions& m_options;
+  const Budget& m_budget;
+  Solution& m_out;
+  std::unique_ptr<PairRules> m_rules;
+  std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<PartSolver>> m_solvers;
+  const Encoder* m_first = nullptr;
+};
 
 }  // namespace
 
@@ -416,13 +711,40 @@ std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, c
   return blocked;
 }
 
+Prepared::Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline)
+    : cuts(find_cuts(model)), channels(model), pairs(match_pairs(model, channels, cuts, hb_rules(tuning), deadline)),
+      parts(split(model, cuts, pairs, deadline)) {}
+
 Solution solve(const Model& model, const std::vector<RawQuestion>& questions, const SolveOptions& options) {
+  const Budget budget(options.timeout_s);
+  std::unique_ptr<Prepared> prepared;
+  try {
+    prepared = std::make_unique<Prepared>(model, options.tuning, budget.deadline());
+  } catch (const BudgetSpent&) {
+    Solution out;
+    for (std::size_t i = 0; i < questions.size(); ++i) {
+      RawAnswer undecided;
+      undecided.reason = "budget spent before the match pairs were known";
+      out.answers.push_back(std::move(undecided));
+    }
+    out.unknown = std::max<uint64_t>(1, questions.size());
+    out.undecided.push_back("the match pairs and parts of the model were not done within the budget");
+    out.stats["unknown"] = out.unknown;
+    return out;
+  }
+  SolveOptions rest = options;
+  rest.timeout_s = budget.left();
+  return solve(model, *prepared, questions, rest);
+}
+
+Solution solve(const Model& model, const Prepared& prepared, const std::vector<RawQuestion>& questions,
+               const SolveOptions& options) {
   Solution out;
   const Budget budget(options.timeout_s);
-  const std::vector<Cut> cuts = find_cuts(model);
-  const Channels channels(model);
-  const MatchPairs pairs = match_pairs(model, channels, cuts);
-  const std::vector<Part> parts = split(model, cuts, pairs);
+  const std::vector<Cut>& cuts = prepared.cuts;
+  const Channels& channels = prepared.channels;
+  const MatchPairs& pairs = prepared.pairs;
+  const std::vector<Part>& parts = prepared.parts;
   out.stats["cuts"] = cuts.size();
   out.stats["parts"] = parts.size();
   out.stats["match_pairs"] = pairs.pairs;
@@ -434,60 +756,98 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
     if (op.kind == OpKind::recv || op.kind == OpKind::probe) ++out.stats["receives"];
     if (op.kind == OpKind::send) ++out.stats["sends"];
   }
+  uint64_t assertions = 0, variables = 0, calls = 0;
+  auto count_encoder = [&](const Encoder* e) {
+    if (!e) return;
+    assertions += e->assertions();
+    variables += e->decision_variables();
+    calls += e->solver_calls();
+  };
 
-  for (const RawQuestion& q : questions) {
-    try {
-      out.answers.push_back(answer(model, cuts, channels, parts, q, options, budget, out.stats,
-                                   options.smt2 ? &out.smt2 : nullptr));
-    } catch (const BudgetSpent& e) {
-      RawAnswer undecided;
-      undecided.reason = e.what();
-      out.answers.push_back(std::move(undecided));
+  {
+    Questions asked(model, cuts, channels, pairs, parts, options, budget, out);
+    for (const RawQuestion& q : questions) {
+      try {
+        out.answers.push_back(asked.answer(q));
+      } catch (const BudgetSpent& e) {
+        RawAnswer undecided;
+        undecided.reason = e.what();
+        out.answers.push_back(std::move(undecided));
+      } catch (...) {
+        RawAnswer undecided;
+        undecided.reason = failure_reason(std::current_exception());
+        out.answers.push_back(std::move(undecided));
+      }
+      if (out.answers.back().verdict == Verdict::unknown) ++out.unknown;
     }
-    if (out.answers.back().verdict == Verdict::unknown) ++out.unknown;
+    count_encoder(asked.first_encoder());
   }
 
   if (options.races || options.deadlocks) {
     std::mutex mutex;
     std::atomic<std::size_t> next{0};
-    uint64_t assertions = 0, variables = 0, calls = 0;
+    uint64_t skipped = 0;
+    std::map<std::size_t, std::string> failed;  // by part
     auto work = [&] {
       for (std::size_t i; (i = next.fetch_add(1)) < parts.size();) {
         // Races only: a part without a wildcard receive or probe has nothing to ask.
         const auto& ops = parts[i].model.ops;
         if (!options.deadlocks && std::none_of(ops.begin(), ops.end(), is_wildcard)) continue;
-        std::unique_ptr<PartSolver> made;
-        try {
-          made = std::make_unique<PartSolver>(parts[i], Track::no, std::max(budget.left(), 0.001));
-        } catch (const BudgetSpent&) {
+        if (budget.spent()) {
           std::lock_guard lock(mutex);
           ++out.unknown;  // the part is left undecided
+          ++skipped;
           continue;
         }
-        PartSolver& ps = *made;
         PartFindings found;
-        if (options.deadlocks) find_deadlock(ps, budget, found);
-        if (options.races) find_races(ps, options, budget, found);
+        std::exception_ptr failure;
+        std::string failed_on_question;
+        const Encoder* encoder = nullptr;
+        std::unique_ptr<PartSolver> ps;
+        try {
+          if (options.on_part) options.on_part(i);
+          ps = std::make_unique<PartSolver>(parts[i], pairs, options.tuning);
+          if (options.deadlocks) find_deadlock(*ps, options, budget, found);
+          if (options.races) find_races(*ps, options, budget, found);
+          if (options.smt2 && i == 0) ps->encoder(budget);
+          encoder = ps->made();
+          if (!ps->failure().empty()) {
+            failed_on_question = fmt::format("part {} of {}: the solver failed on a question ({}); what it had left "
+                                             "is unknown", i + 1, parts.size(), ps->failure());
+          }
+        } catch (const BudgetSpent&) {
+          ++found.unknown;
+        } catch (...) {
+          failure = std::current_exception();
+        }
         std::lock_guard lock(mutex);
-        assertions += ps.encoder.assertions();
-        variables += ps.encoder.decision_variables();
-        calls += ps.encoder.solver_calls();
-        if (options.smt2 && out.smt2.empty() && i == 0) out.smt2 = ps.encoder.smt2();
+        count_encoder(encoder);
+        if (options.smt2 && out.smt2.empty() && i == 0 && encoder) out.smt2 = encoder->smt2();
         for (RawRace& r : found.races) out.races.push_back(std::move(r));
         for (RawWitness& w : found.deadlocks) out.deadlocks.push_back(std::move(w));
+        for (const auto& [key, value] : found.stats) out.stats[key] += value;
         out.unknown += found.unknown;
+        if (!failed_on_question.empty()) failed[i] = std::move(failed_on_question);
+        if (failure) {
+          ++out.unknown;
+          const Part& p = parts[i];
+          uint32_t rank = 0;
+          while (rank + 1 < p.model.ranks.size() && p.model.ranks[rank].events.empty()) ++rank;
+          const std::string from = p.model.ranks[rank].events.empty()
+                                       ? std::string("no events")
+                                       : "from " + model.ref(rank, p.first[rank]).str();
+          failed[i] = fmt::format("part {} of {} ({}): {}", i + 1, parts.size(), from, failure_reason(failure));
+        }
       }
     };
     format::run_on_threads(format::thread_count(options.threads, parts.size()), work);
-    out.stats["assertions"] = assertions;
-    out.stats["decision_variables"] = variables;
-    out.stats["solver_calls"] = calls;
+    if (skipped) out.stats["parts_not_started"] = skipped;
+    for (auto& [index, reason] : failed) out.undecided.push_back(std::move(reason));
     std::sort(out.races.begin(), out.races.end(), [](const RawRace& a, const RawRace& b) { return a.recv < b.recv; });
-  } else {
-    out.stats["assertions"] = out.stats["question_assertions"];
-    out.stats["decision_variables"] = out.stats["question_decision_variables"];
   }
-  out.stats["solver_calls"] += questions.size();
+  out.stats["assertions"] = assertions;
+  out.stats["decision_variables"] = variables;
+  out.stats["solver_calls"] = calls;
   out.stats["unknown"] = out.unknown;
   return out;
 }

@@ -1,10 +1,20 @@
 // The questions of `smtrace prove` on a Model, without the analyzer: split
-// the model into parts at its cuts, encode each part once, and ask the
-// solver about message races (every wildcard receive and probe against
-// each other send it may take), deadlocks that rely on buffering, and the
-// user's ordering questions. Every sat answer comes with a schedule that
-// the reference semantics (semantics.hpp) replayed; a schedule that does not
-// replay turns the answer into unknown, never into a claim.
+// the model into parts at its cuts and answer, per part, message races
+// (every wildcard receive and probe against each other send it may take),
+// deadlocks that rely on buffering, and the user's ordering questions.
+// Each question is first put to a replay that needs no solver: directed
+// replays find witnesses (guided.hpp), fixed-order runs decide deadlocks
+// and parts without a choice (fixed.hpp); what they leave goes to Z3, one
+// incremental encoding per part shared by all its questions (encoder.hpp).
+// Every sat answer comes with a schedule that the reference semantics
+// (semantics.hpp) replayed; a schedule that does not replay turns the
+// answer into unknown, never into a claim.
+//
+// The budget is a wall: past it, nothing new is started, a running Z3 check
+// is interrupted, and what is not decided is unknown. A part whose solving
+// fails (an exception of any kind: z3::exception, std::bad_alloc,
+// std::logic_error) is undecided with the reason in Solution::undecided;
+// the other parts' answers stand.
 //
 // Everything here is by model indices (ops, per-rank event indices of the
 // whole model); prove.cpp turns it into the report's events and locations.
@@ -16,12 +26,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "smt_encoder/match_pairs.hpp"
 #include "smt_encoder/model.hpp"
+#include "smt_encoder/parts.hpp"
 #include "smt_encoder/prove.hpp"
 #include "smt_encoder/semantics.hpp"
 
@@ -64,7 +78,8 @@ struct RawAlternative {
   Outcome outcome = Outcome::harmless;    // sat: harmless, deadlock or unmatched
   bool outcome_known = false;
   bool alone = true;                      // bad outcome: every other receive keeps its recorded match
-  std::optional<RawWitness> witness;      // sat: the bad end when there is one, else the match
+  std::shared_ptr<const RawWitness> witness;  // sat: the bad end when there is one, else a run with the
+                                              // match (shared: one run may witness many alternatives)
 };
 
 struct RawRace {
@@ -81,6 +96,10 @@ struct SolveOptions {
   bool errors_only = false;    // races: only those that can end badly matter (skip parts that cannot)
   bool deadlocks = true;       // zero-buffer deadlocks with the recorded matches
   bool smt2 = false;           // keep the first question's (else the first part's) problem in SMT-LIB 2
+  Tuning tuning;
+  // Called on the worker of each part before it is solved (tests make a
+  // part fail from here).
+  std::function<void(std::size_t part)> on_part;
 };
 
 struct Solution {
@@ -89,10 +108,29 @@ struct Solution {
   std::vector<RawWitness> deadlocks;         // at most one per part
   std::map<std::string, uint64_t> stats;
   uint64_t unknown = 0;
+  std::vector<std::string> undecided;        // why parts were left undecided other than by the budget
   std::string smt2;
 };
 
-// Answer `questions` and find races and deadlocks in `model`.
+// What every question on a model needs: its cuts, channel index, match
+// pairs and parts, made once (the SMT checks of one analysis share them).
+// Not movable: it refers to the model.
+struct Prepared {
+  // Throw BudgetSpent past `deadline`.
+  Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline = {});
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+  std::vector<Cut> cuts;
+  Channels channels;
+  MatchPairs pairs;
+  std::vector<Part> parts;
+};
+
+// Answer `questions` and find races and deadlocks in `model`, prepared as `prepared`.
+Solution solve(const Model& model, const Prepared& prepared, const std::vector<RawQuestion>& questions,
+               const SolveOptions& options);
+// As above, preparing `model` within the budget first (when that runs out,
+// every question is unknown).
 Solution solve(const Model& model, const std::vector<RawQuestion>& questions, const SolveOptions& options);
 
 // Return the blocked ranks of the state `steps` lead to (a wait-for cycle

@@ -65,8 +65,8 @@ int64_t sum(const std::vector<int64_t>& v) { return std::accumulate(v.begin(), v
 // each call read and write.
 class Emitter {
  public:
-  Emitter(const Event& e, const CommPlace& place, std::vector<Buffer>& out)
-      : m_e(e), m_place(place), m_out(out), m_traits(call_traits(e.call)) {
+  Emitter(const Event& e, const CommPlace& place, std::vector<Buffer>& out, NullBuffers nulls)
+      : m_e(e), m_place(place), m_out(out), m_traits(call_traits(e.call)), m_nulls(nulls) {
     switch (m_traits.request) {
       case RequestEffect::create: m_life = Lifetime::request; break;
       case RequestEffect::persistent: m_life = Lifetime::persistent; break;
@@ -143,11 +143,16 @@ class Emitter {
            int64_t offset = 0, OffsetUnit unit = OffsetUnit::elements, int32_t peer = -1) {
     // Address 0 is NULL, or MPI_IN_PLACE recorded as no buffer, unless a
     // derived datatype makes it MPI_BOTTOM with absolute addresses.
-    if (addr == 0 && type < k_first_derived_id && arg != BufferArg::target) return;
+    if (addr == 0 && type < k_first_derived_id && arg != BufferArg::target && m_nulls == NullBuffers::skip) return;
     Buffer b;
     b.arg = arg;
     b.access = access;
-    b.lifetime = arg == BufferArg::target ? Lifetime::rma_remote : m_life;
+    // A target that is only read (Get, Rget, a fetch with MPI_NO_OP) is read
+    // by the time the data is at the origin: when the call completes
+    // locally (MPI-3.1 section 11.3.5, example 11.21: after MPI_Wait on an
+    // MPI_Rget the get is complete). A written target waits for remote
+    // completion.
+    b.lifetime = arg != BufferArg::target ? m_life : access == BufferAccess::read ? m_life : Lifetime::rma_remote;
     b.addr = addr;
     b.offset = offset;
     b.unit = unit;
@@ -317,6 +322,7 @@ class Emitter {
   const CommPlace& m_place;
   std::vector<Buffer>& m_out;
   const CallTraits& m_traits;
+  NullBuffers m_nulls;
   Lifetime m_life = Lifetime::call;
   bool m_size_known = false;
   int64_t m_n = 1;
@@ -334,8 +340,8 @@ Call base_form(Call call) {
   return t.request == RequestEffect::create && t.twin != Call::unspecified ? t.twin : call;
 }
 
-void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& out) {
-  Emitter(e, place, out).run();
+void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& out, NullBuffers nulls) {
+  Emitter(e, place, out, nulls).run();
 }
 
 EpochStep epoch_step(EpochEffect effect) {

@@ -169,7 +169,8 @@ enum class Lifetime : uint8_t {
   persistent,  // from each MPI_Start of the request until that activation completes
   rma_local,   // an RMA origin buffer: until the epoch completes the operation locally
                // (flush_local, flush, unlock, fence, complete, Win_free)
-  rma_remote,  // RMA target memory: until the operation completes remotely
+  rma_remote,  // RMA target memory written: until the operation completes remotely
+               // (target memory only read ends with the origin's: rma_local or request)
 };
 
 // Which argument a buffer is.
@@ -228,8 +229,12 @@ struct CommPlace {
 // buffers at address 0 with a predefined datatype (NULL: an address 0 is
 // only meaningful as MPI_BOTTOM with a derived datatype), and everything of
 // an RMA call to MPI_PROC_NULL (no data moves, MPI-3.1 section 11.3).
-// Buffers with count 0 are kept (their footprint is empty).
-void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& out);
+// Buffers with count 0 are kept (their footprint is empty). With
+// NullBuffers::keep, buffers at address 0 are kept too (the argument
+// checks look for NULL buffers with a count).
+enum class NullBuffers : uint8_t { skip, keep };
+void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& out,
+                  NullBuffers nulls = NullBuffers::skip);
 
 // --- synchronization ---------------------------------------------------------
 

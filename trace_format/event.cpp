@@ -156,6 +156,37 @@ std::string_view arg_access_name(ArgAccess access) {
   return "?";
 }
 
+std::string signal_name(int32_t signal) {
+  switch (signal) {
+    case 1: return "SIGHUP";
+    case 2: return "SIGINT";
+    case 3: return "SIGQUIT";
+    case 4: return "SIGILL";
+    case 5: return "SIGTRAP";
+    case 6: return "SIGABRT";
+    case 7: return "SIGBUS";
+    case 8: return "SIGFPE";
+    case 9: return "SIGKILL";
+    case 10: return "SIGUSR1";
+    case 11: return "SIGSEGV";
+    case 12: return "SIGUSR2";
+    case 13: return "SIGPIPE";
+    case 14: return "SIGALRM";
+    case 15: return "SIGTERM";
+    case 24: return "SIGXCPU";
+    case 25: return "SIGXFSZ";
+    case 31: return "SIGSYS";
+    default: return "signal " + std::to_string(signal);
+  }
+}
+
+bool signal_from_outside(int32_t signal) {
+  switch (signal) {
+    case 1: case 2: case 3: case 9: case 13: case 14: case 15: case 24: case 25: return true;
+    default: return false;
+  }
+}
+
 bool call_blocks(Call call) {
   const CallInfo* info = find(call);
   return info && info->blocks;

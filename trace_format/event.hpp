@@ -285,6 +285,10 @@ struct RankHeader {
   std::vector<std::string> argv;
   int32_t thread_level = 0;
   uint32_t chunk_bytes = 0;
+  // Not read from the file: its header frame was lost and the reader
+  // resynchronized on the chunks after it. Only rank and world size are
+  // known (from the file name and the manifest: check_rank_header).
+  bool recovered = false;
   bool operator==(const RankHeader&) const = default;
 };
 
@@ -296,6 +300,15 @@ enum class TerminationKind : uint8_t {
   tracer_stopped = 4,
   exit_without_finalize = 5,
 };
+
+// Return "SIGSEGV" for 11 and the like (Linux numbering, as Termination.signal
+// records it); "signal N" for a number without a name here.
+std::string signal_name(int32_t signal);
+// Return true for a signal that a process gets from outside when it is
+// stopped (SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM,
+// SIGXCPU, SIGXFSZ: the launcher tearing the job down, a time limit, a
+// user), as opposed to one its own code raised (SIGSEGV, SIGABRT...).
+bool signal_from_outside(int32_t signal);
 
 struct Termination {
   TerminationKind kind = TerminationKind::unspecified;

@@ -1,15 +1,25 @@
 // Independent jobs on a few threads, as the reader, the synthetic writer,
 // the analyzer's loading and the SMT backend's parts run them: how many
-// threads, and running one work loop on all of them.
+// threads, and running the jobs on all of them.
 //
-// Thread safety: `work` runs concurrently on every thread; it must take its
-// jobs from shared state itself (an atomic counter).
+// Errors: an exception thrown on any thread (the calling one or a worker)
+// is kept, the first one wins; no job is handed out after it; every thread
+// is joined; then it is rethrown on the calling thread. So a bad_alloc or a
+// logic_error on a worker reaches the caller (and the CLI's "smtrace:
+// error:"), never std::terminate. A worker thread that cannot be started
+// (std::system_error, e.g. under a process limit) is not an error: the jobs
+// run on the threads that did start, the calling one at least.
+//
+// Thread safety: `job` (or `work`) runs concurrently on every thread.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -22,20 +32,74 @@ inline unsigned thread_count(unsigned requested, std::size_t jobs) {
   return std::max(1u, static_cast<unsigned>(std::min<std::size_t>(wanted, jobs)));
 }
 
-// Run `work` on `threads` threads, the calling one among them, and return
-// when every one has returned. An exception from the calling thread's run
-// is rethrown after the others have been joined.
-inline void run_on_threads(unsigned threads, const std::function<void()>& work) {
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  std::exception_ptr error;
-  try {
-    work();
-  } catch (...) {
-    error = std::current_exception();
+namespace detail {
+
+// The first exception of a pool's threads, and whether one was seen.
+class FirstError {
+ public:
+  void keep(std::exception_ptr error) noexcept {
+    std::lock_guard lock(m_mutex);
+    if (!m_error) m_error = std::move(error);
+    m_failed.store(true, std::memory_order_release);
   }
+  bool failed() const noexcept { return m_failed.load(std::memory_order_acquire); }
+  void rethrow() const {
+    if (m_error) std::rethrow_exception(m_error);
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::exception_ptr m_error;
+  std::atomic<bool> m_failed{false};
+};
+
+// Run `body` on `threads` threads, the calling one among them, catching on
+// each; join all, then rethrow the first exception.
+inline void run_pool(unsigned threads, FirstError& errors, const std::function<void()>& body) {
+  auto guarded = [&]() noexcept {
+    try {
+      body();
+    } catch (...) {
+      errors.keep(std::current_exception());
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads > 0 ? threads - 1 : 0);
+  for (unsigned t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(guarded);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones started (and this one) do the jobs
+    }
+  }
+  guarded();
   for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  errors.rethrow();
+}
+
+}  // namespace detail
+
+// Run `job(i)` once for every i in [0, `jobs`) on `threads` threads, the
+// calling one among them, and return when all have returned. The first
+// exception from any job stops the handing out of jobs (jobs already
+// running finish) and is rethrown here once every thread is joined.
+inline void run_on_threads(unsigned threads, std::size_t jobs,
+                           const std::function<void(std::size_t)>& job) {
+  detail::FirstError errors;
+  std::atomic<std::size_t> next{0};
+  detail::run_pool(threads, errors, [&] {
+    for (std::size_t i; !errors.failed() && (i = next.fetch_add(1)) < jobs;) job(i);
+  });
+}
+
+// Run `work` on `threads` threads, the calling one among them, and return
+// when every one has returned; `work` takes its jobs from shared state
+// itself. The first exception from any thread is rethrown here once every
+// thread is joined. Prefer the form with job numbers, which also stops
+// handing out jobs after an error.
+inline void run_on_threads(unsigned threads, const std::function<void()>& work) {
+  detail::FirstError errors;
+  detail::run_pool(threads, errors, work);
 }
 
 }  // namespace smtrace::format

@@ -95,6 +95,18 @@ class InputFile {
 
 enum class FrameKind { sealed, open, cut };
 
+// More ranks than any trace is expected to have: beyond, a number is damage
+// (in a manifest, a rank file name or a RankHeader). The reader makes the
+// implicit MPI_COMM_WORLD of a rank from its world size: a damaged header
+// must not make it allocate gigabytes.
+constexpr uint32_t k_max_world_size = 1u << 22;
+// More ranks than this missing (expected by the manifest, with no rank
+// file) is damage of the manifest, not a job that lost its files: each
+// expected rank costs a RankTrace and a problem, so a 100-byte manifest
+// must not make the reader build hundreds of thousands of them (found by
+// fuzzing: tests/fuzz/regressions/manifest/).
+constexpr uint32_t k_max_missing_ranks = 1u << 14;
+
 const char* record_name(uint32_t field) {
   switch (field) {
     case 1: return "ChunkInfo";
@@ -176,8 +188,7 @@ struct RankWalker {
     }
     std::string buf;
     if (!input.read(0, k_magic_size, buf) || std::memcmp(buf.data(), k_magic, k_magic_size) != 0) {
-      problem(cb, 0, "not an smtrace rank file (bad magic)");
-      return std::nullopt;
+      return header_lost(cb, 0, "not an smtrace rank file (bad magic)");
     }
     const uint64_t at = k_magic_size;
     if (size - at < k_frame_header_size) {
@@ -191,11 +202,11 @@ struct RankWalker {
     const uint32_t crc = get_u32le(head + 4);
     const uint64_t room = size - at - k_frame_header_size;
     if (len == 0 || len == k_open_frame || len > k_max_frame_bytes || len > room) {
-      problem(cb, at, "header frame length " + std::to_string(len) +
-                          (len > room ? " exceeds the " + std::to_string(room) + " bytes left"
-                                      : " is not valid"));
       truncated = true;
-      return std::nullopt;
+      return header_lost(cb, at,
+                         "header frame length " + std::to_string(len) +
+                             (len > room ? " exceeds the " + std::to_string(room) + " bytes left"
+                                         : " is not valid"));
     }
     input.read(at + k_frame_header_size, len, buf);
     if (uint32_t got = crc32c(buf.data(), buf.size()); got != crc) {
@@ -204,10 +215,14 @@ struct RankWalker {
     }
     v1::RankHeader message;
     if (!message.ParseFromString(buf)) {
-      problem(cb, at + k_frame_header_size, "cannot parse the RankHeader");
-      return std::nullopt;
+      return header_lost(cb, at + k_frame_header_size, "cannot parse the RankHeader");
     }
     RankHeader h = detail::to_plain(message);
+    if (h.world_size > k_max_world_size) {
+      return header_lost(cb, at + k_frame_header_size,
+                         "RankHeader world size " + std::to_string(h.world_size) + " is implausible (more than " +
+                             std::to_string(k_max_world_size) + " ranks)");
+    }
     rank = h.rank;
     if (h.format_version == 0 || h.format_version > k_format_version) {
       problem(cb, at + k_frame_header_size,
@@ -218,6 +233,33 @@ struct RankWalker {
       return std::nullopt;
     }
     pos = at + k_frame_header_size + len;
+    header_value = h;
+    return h;
+  }
+
+  // The header is unusable (`why`, at `offset`): report it and, when the
+  // file has a chunk frame after that point, read on from there with a
+  // rebuilt header; a file of nothing but zeros says so.
+  std::optional<RankHeader> header_lost(const Callbacks& cb, uint64_t offset, const std::string& why) {
+    const std::optional<uint64_t> data = input.first_non_zero(0);
+    if (!data) {
+      problem(cb, 0, "the file is " + std::to_string(input.size()) +
+                         " bytes, all zero: the rank stopped before its header was written "
+                         "(nothing to read)");
+      truncated = true;
+      return std::nullopt;
+    }
+    const std::optional<uint64_t> next = resync(std::max<uint64_t>(offset, *data), Frames::sealed_or_open);
+    if (!next) {
+      problem(cb, offset, why + "; no chunk found after it");
+      return std::nullopt;
+    }
+    problem(cb, offset, why + "; header lost: reading the chunks from byte " + std::to_string(*next) +
+                            " on (rank and world size from the file name and the manifest)");
+    truncated = true;
+    RankHeader h;
+    h.recovered = true;
+    pos = *next;
     header_value = h;
     return h;
   }
@@ -405,9 +447,15 @@ struct RankWalker {
     }
   }
 
+  enum class Frames { sealed, sealed_or_open };
+
   // Look for the next sealed frame after damage at `from`: a plausible
   // length whose payload's CRC matches and starts with a ChunkInfo record.
-  std::optional<uint64_t> resync(uint64_t from) {
+  // With Frames::sealed_or_open an open chunk (length k_open_frame, then a
+  // ChunkInfo record after the crc field) is also taken: it has no CRC, so
+  // this is for a file whose header was lost, where a rank killed early has
+  // nothing but an open chunk.
+  std::optional<uint64_t> resync(uint64_t from, Frames frames = Frames::sealed) {
     const uint64_t size = input.size();
     std::string window;
     constexpr std::size_t k_window = 1u << 16;
@@ -420,8 +468,10 @@ struct RankWalker {
       for (std::size_t i = 0; i + k_frame_header_size <= n && i < k_window; ++i) {
         const uint64_t at = base + i;
         const uint32_t len = get_u32le(w + i);
+        const bool chunk_info = i + k_frame_header_size < n && w[i + k_frame_header_size] == 0x0A;
+        if (len == k_open_frame && frames == Frames::sealed_or_open && chunk_info) return at;
         if (len == 0 || len > k_max_frame_bytes || len > size - at - k_frame_header_size) continue;
-        if (i + k_frame_header_size < n && w[i + k_frame_header_size] != 0x0A) continue;
+        if (i + k_frame_header_size < n && !chunk_info) continue;
         if (!input.read(at + k_frame_header_size, len, payload)) continue;
         if (crc32c(payload.data(), payload.size()) == get_u32le(w + i + 4)) return at;
       }
@@ -581,7 +631,8 @@ RankTrace read_rank_file(const fs::path& file) {
     if (!std::is_sorted(r.events.begin(), r.events.end(), by_seq)) {
       std::stable_sort(r.events.begin(), r.events.end(), by_seq);
     }
-    add_implicit_comms(r, r.header.world_size);
+    // A rebuilt header's world size comes later (read_trace).
+    if (!r.header.recovered) add_implicit_comms(r, r.header.world_size);
   }
   r.chunks = impl.chunks;
   r.truncated = impl.truncated;
@@ -634,9 +685,6 @@ bool Trace::complete() const {
 // ---------------------------------------------------------------------------
 
 namespace {
-
-// More ranks than any trace is expected to have: beyond, a number is damage.
-constexpr uint32_t k_max_world_size = 1u << 22;
 
 // Return the rank a file name stands for under `pattern` ("rank-{rank}.smt").
 std::optional<uint32_t> rank_of(const std::string& name, const std::string& pattern) {
@@ -726,6 +774,15 @@ TraceFiles find_trace_files(const fs::path& dir) {
                                   " is implausible; using the rank files found"});
     world_size = 0;
   }
+  if (world_size > files.size() && world_size - files.size() > k_max_missing_ranks) {
+    trace.problems.push_back({Problem::Severity::error, manifest_path.string(), 0, std::nullopt,
+                              std::nullopt,
+                              "world size " + std::to_string(world_size) + " is implausible: " +
+                                  std::to_string(files.size()) + " rank files found, more than " +
+                                  std::to_string(k_max_missing_ranks) +
+                                  " missing; using the rank files found"});
+    world_size = 0;
+  }
   if (!files.empty()) world_size = std::max(world_size, files.rbegin()->first + 1);
   trace.rank_files.resize(world_size);
   for (uint32_t r = 0; r < world_size; ++r) {
@@ -743,10 +800,16 @@ TraceFiles find_trace_files(const fs::path& dir) {
   return trace;
 }
 
-Problem check_rank_header(const TraceFiles& files, uint32_t rank, const RankHeader& header,
-                          bool& ok) {
+Problem check_rank_header(const TraceFiles& files, uint32_t rank, RankHeader& header, bool& ok) {
   ok = true;
   Problem p{Problem::Severity::warning, files.rank_files[rank].string(), 0, rank, std::nullopt, ""};
+  if (header.recovered) {
+    header.rank = rank;
+    header.world_size = files.has_manifest && files.manifest.world_size != 0
+                            ? files.manifest.world_size
+                            : static_cast<uint32_t>(files.rank_files.size());
+    return p;
+  }
   if (header.rank != rank) {
     ok = false;
     p.message = "header says rank " + std::to_string(header.rank) + ", file name says rank " +
@@ -775,14 +838,10 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
   }
   const std::vector<uint32_t>& todo = found.present;
 
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < todo.size();) {
-      const uint32_t r = todo[i];
-      trace.ranks[r] = read_rank_file(found.rank_files[r]);
-    }
-  };
-  run_on_threads(thread_count(options.threads, todo.size()), work);
+  run_on_threads(thread_count(options.threads, todo.size()), todo.size(), [&](std::size_t i) {
+    const uint32_t r = todo[i];
+    trace.ranks[r] = read_rank_file(found.rank_files[r]);
+  });
 
   for (uint32_t r = 0; r < world_size; ++r) {
     RankTrace& rank = trace.ranks[r];
@@ -790,6 +849,7 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
     bool ok = true;
     Problem p = check_rank_header(found, r, rank.header, ok);
     if (!ok) rank.problems.push_back(std::move(p));
+    if (rank.header.recovered) add_implicit_comms(rank, rank.header.world_size);
   }
 
   std::error_code ec;

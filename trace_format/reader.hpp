@@ -101,9 +101,10 @@ struct TraceFiles {
 TraceFiles find_trace_files(const std::filesystem::path& dir);
 
 // Return a warning when rank `rank`'s header disagrees with its file name or
-// the manifest (`ok` false), else set `ok` true.
-Problem check_rank_header(const TraceFiles& files, uint32_t rank, const RankHeader& header,
-                          bool& ok);
+// the manifest (`ok` false), else set `ok` true. A header rebuilt after its
+// loss (`header.recovered`) takes its rank from the file name and its world
+// size from the manifest (else the number of rank slots) here.
+Problem check_rank_header(const TraceFiles& files, uint32_t rank, RankHeader& header, bool& ok);
 
 // Read the trace directory `dir`. Throw TraceError when it is not a
 // directory or holds neither a manifest nor any rank file.
@@ -132,7 +133,10 @@ class RankReader {
   RankReader(const RankReader&) = delete;
   RankReader& operator=(const RankReader&) = delete;
   // Read the header; return it, or nullopt (a problem was reported) when the
-  // file has no usable header.
+  // file has no usable header. A file whose header frame was lost (bad magic,
+  // a damaged or unparsable frame) but whose chunks can be found gives a
+  // header with `recovered` set (an error problem says where reading
+  // resumes); read_all then reads those chunks.
   std::optional<RankHeader> header(const Callbacks& callbacks);
   // Read the rest of the file, calling `callbacks`; return the number of events.
   uint64_t read_all(const Callbacks& callbacks);

@@ -43,12 +43,20 @@ void write_symbols(const fs::path& dir,
       if (sites.empty()) break;
     }
   }
+  std::error_code ec;
   {
+    // Close (and so flush) before looking at the state: on a full disk the
+    // write only fills the stream's buffer and the flush is what fails; an
+    // empty file must not replace symbols.smt.
     std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
     file.write(out.data(), static_cast<std::streamsize>(out.size()));
-    if (!file) throw TraceError(tmp.string() + ": cannot write: " + std::strerror(errno));
+    file.close();
+    if (!file) {
+      const int error = errno;
+      fs::remove(tmp, ec);
+      throw TraceError(tmp.string() + ": cannot write: " + std::strerror(error));
+    }
   }
-  std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) throw TraceError(path.string() + ": cannot write: " + ec.message());
 }

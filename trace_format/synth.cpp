@@ -17,9 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <exception>
 #include <memory>
-#include <mutex>
 
 #include "trace_format/json.hpp"
 #include "trace_format/parallel.hpp"
@@ -172,6 +170,8 @@ class Rank {
   }
   // Let about `ns` of computation pass.
   void compute(uint64_t ns) { m_t += static_cast<int64_t>(m_rng.around(ns, ns / 2 + 1)); }
+  // Let time pass until `t` (ns since the rank's start), if it is later.
+  void wait_until(int64_t t) { m_t = std::max(m_t, t); }
   Rng& rng() { return m_rng; }
   int64_t now() const { return m_t; }
 
@@ -506,6 +506,93 @@ void wildcard_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptio
 }
 
 // ---------------------------------------------------------------------------
+// masterworker: the classic task farm. Rank 0 hands out `iterations` tasks:
+// it receives a request from MPI_ANY_SOURCE (tag 1; a request carries the
+// result of the worker's previous task), and sends the next task (tag 2) to
+// the rank the status names. Once every task is out, it answers each
+// worker's next request with a stop message (tag 3). A worker sends a
+// request, receives from rank 0 with MPI_ANY_TAG, stops on tag 3, else
+// computes (a seeded duration) and asks again. Which worker gets which task
+// follows from the durations: the simulation below serves requests in the
+// order they arrive, and every rank replays it to write its own events.
+
+constexpr SiteSpec k_masterworker_sites[] = {
+    {1, "main", 14},   {2, "master", 31}, {3, "master", 36}, {4, "master", 44},
+    {5, "master", 45}, {6, "worker", 60}, {7, "worker", 62}, {8, "main", 80},
+};
+constexpr int32_t k_tag_request = 1, k_tag_task = 2, k_tag_stop = 3;
+constexpr int64_t k_task_count = 64;  // doubles per message
+constexpr uint64_t k_task_buf = 0x7ffc00050000ull;
+constexpr uint64_t k_result_buf = 0x7ffc00060000ull;
+
+uint64_t masterworker_iterations(const SynthOptions&) { return 60; }
+
+// The schedule of a master/worker run: the order in which rank 0 serves
+// requests (tasks first, then the stop messages), with the times.
+struct FarmStep {
+  int32_t worker = 0;
+  bool stop = false;
+  int64_t request_sent = 0;  // when the worker sent the request
+  int64_t answered = 0;      // when rank 0 sent the task or stop message
+};
+
+std::vector<FarmStep> masterworker_schedule(uint32_t ranks, uint64_t tasks, uint64_t seed) {
+  Rng rng(seed ^ 0xfa4dull);
+  const uint32_t workers = ranks - 1;
+  // Pending requests: (arrival, worker); the earliest is served next.
+  std::vector<std::pair<int64_t, int32_t>> pending;
+  for (uint32_t w = 1; w <= workers; ++w) pending.emplace_back(static_cast<int64_t>(rng.around(2'000, 3'000)), w);
+  auto earliest = [&] {
+    auto it = std::min_element(pending.begin(), pending.end());
+    const auto out = *it;
+    pending.erase(it);
+    return out;
+  };
+  std::vector<FarmStep> out;
+  int64_t now = 1'000;
+  for (uint64_t t = 0; t < tasks + workers; ++t) {
+    const auto [arrival, w] = earliest();
+    now = std::max(now, arrival + 500) + 1'500;
+    const bool stop = t >= tasks;
+    out.push_back({w, stop, arrival, now});
+    if (!stop) pending.emplace_back(now + 2'000 + static_cast<int64_t>(rng.around(20'000, 60'000)), w);
+  }
+  return out;
+}
+
+void masterworker_rank(Rank& r, uint32_t rank, uint64_t iterations, const SynthOptions& o) {
+  const std::vector<FarmStep> schedule = masterworker_schedule(o.ranks, iterations, o.seed);
+  init_call(r);
+  if (rank == 0) {
+    Event recv = p2p_event(Call::Recv, 2, k_any_source, k_tag_request, k_result_buf, k_task_count, k_double);
+    Event send = p2p_event(Call::Send, 3, 0, k_tag_task, k_task_buf, k_task_count, k_double);
+    for (const FarmStep& step : schedule) {
+      r.wait_until(step.answered - 1'500);
+      recv.site = step.stop ? 4 : 2;
+      recv.status = status_of(step.worker, k_tag_request, k_task_count);
+      r.call(recv, 1'000);
+      send.site = step.stop ? 5 : 3;
+      send.peer = step.worker;
+      send.tag = step.stop ? k_tag_stop : k_tag_task;
+      send.count = step.stop ? 0 : k_task_count;
+      r.call(send, 400);
+    }
+  } else {
+    Event request = p2p_event(Call::Send, 6, 0, k_tag_request, k_result_buf, k_task_count, k_double);
+    Event answer = p2p_event(Call::Recv, 7, 0, k_any_tag, k_task_buf, k_task_count, k_double);
+    for (const FarmStep& step : schedule) {
+      if (step.worker != static_cast<int32_t>(rank)) continue;
+      r.wait_until(step.request_sent);
+      r.call(request, 500);
+      r.wait_until(step.answered);
+      answer.status = status_of(0, step.stop ? k_tag_stop : k_tag_task, step.stop ? 0 : k_task_count);
+      r.call(answer, 800);
+    }
+  }
+  finalize_call(r, 8);
+}
+
+// ---------------------------------------------------------------------------
 // The seed's benchmark programs (smt-match-pairs-mcapi, section 5), as MPI
 // programs. Their traces are small; what they exercise is the number of
 // feasible matchings of wildcard receives, not the event count.
@@ -756,6 +843,8 @@ const Generator k_generators[] = {
     generator("router", k_router_sites, 3, k_max_ranks, false, Length::program,
               router_iterations, router_rank),
     generator("fig6", k_fig6_sites, 3, 3, false, Length::program, fig6_iterations, fig6_rank),
+    generator("masterworker", k_masterworker_sites, 2, k_max_ranks, false, Length::program,
+              masterworker_iterations, masterworker_rank),
 };
 
 std::string utc_now() {
@@ -897,28 +986,12 @@ SynthResult write_synthetic_trace(std::string_view name, const fs::path& dir,
   const uint64_t iterations =
       options.iterations ? options.iterations : g->iterations ? g->iterations(options) : 1;
 
-  std::atomic<uint32_t> next{0};
   std::atomic<uint64_t> events{0}, bytes{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    while (!failed.load()) {
-      const uint32_t rank = next.fetch_add(1);
-      if (rank >= options.ranks) break;
-      try {
-        auto [e, b] = write_rank(*g, dir, rank, iterations, options);
-        events += e;
-        bytes += b;
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  run_on_threads(thread_count(options.threads, options.ranks), work);
-  if (error) std::rethrow_exception(error);
+  run_on_threads(thread_count(options.threads, options.ranks), options.ranks, [&](std::size_t rank) {
+    auto [e, b] = write_rank(*g, dir, static_cast<uint32_t>(rank), iterations, options);
+    events += e;
+    bytes += b;
+  });
 
   SynthResult result;
   result.ranks = options.ranks;

@@ -31,7 +31,7 @@ enum class SynthBug : uint8_t {
 };
 
 struct SynthOptions {
-  uint32_t ranks = 64;          // senders: K + 1 (rank 0 receives); fig6: 3
+  uint32_t ranks = 64;          // senders: K + 1 (rank 0 receives); fig6: 3; masterworker: 1 + workers
   uint64_t events = 1'000'000;  // per rank, approximate: whole iterations
   // Iterations of the main loop; 0: from `events` (halo, pingpong,
   // wildcard) or the generator's default (router: ranks / 2, fig6: 1).
@@ -58,7 +58,10 @@ struct SynthResult {
 // benchmark programs: "senders" (Table 1: ranks 1..K each send one message
 // to rank 0, which posts K receives from MPI_ANY_SOURCE), "leader" (leader
 // election on a ring), "router" (distance-vector routing on a ring), "fig6"
-// (the seed's Figure 6 program on 3 ranks, repeated `iterations` times).
+// (the seed's Figure 6 program on 3 ranks, repeated `iterations` times),
+// and "masterworker" (rank 0 hands out `iterations` tasks, default 60, to
+// whichever worker asks first, MPI_ANY_SOURCE, then stops each worker; the
+// workers receive with MPI_ANY_TAG).
 std::vector<std::string> synth_generators();
 
 // Return the name of `bug` ("none", "deadlock", "collective-mismatch").

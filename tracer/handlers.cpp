@@ -21,6 +21,7 @@
 
 #include "tracer/access.hpp"
 #include "tracer/clock.hpp"
+#include "tracer/force.hpp"
 #include "tracer/poll_fold.hpp"
 #include "tracer/recorder.hpp"
 #include "tracer/sites.hpp"
@@ -365,6 +366,8 @@ bool start(const StartInfo& info) {
   h.realtime_origin_ns = real_origin;
   h.tracer_version = SMTRACE_VERSION;
   h.options = info.options.to_map();
+  // The bound the invalid-argument check holds tags to (it varies by library and transport).
+  if (info.tag_ub > 0) h.options["mpi.tag_ub"] = std::to_string(info.tag_ub);
   // What SMTRACE_CLOCK gave: times are CLOCK_MONOTONIC ns either way.
   h.options["clock.source"] = g_clock.source() == Clock::Source::counter ? "counter" : "monotonic";
   if (g_clock.source() == Clock::Source::counter)
@@ -407,6 +410,7 @@ bool start(const StartInfo& info) {
     backtrace(frames, 4);
   }
   g->families.store(info.options.families);
+  force::start(info.options.force, info.rank);
   g->on.store(true);
   stop_on_failure();
   if (info.install_handlers) install_handlers();
@@ -460,6 +464,14 @@ void reset_for_tests() {
   g->finished.store(true);
   g->errors.store(0);
   access::detach();
+}
+
+void note(const std::string& message) {
+  if (!g->on.load(std::memory_order_relaxed)) return;
+  g->recorder->lock();
+  g->recorder->note(format::TracerNote{now(), message});
+  g->recorder->unlock();
+  stop_on_failure();
 }
 
 void define_comm(const format::CommDef& comm) {

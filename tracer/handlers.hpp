@@ -33,6 +33,7 @@ struct StartInfo {
   std::string mpi_library;
   uint32_t mpi_version = 0;
   int32_t thread_level = 0;
+  int64_t tag_ub = 0;            // MPI_TAG_UB of MPI_COMM_WORLD; 0: unknown
   Options options;
   int64_t clock_origin = 0;      // CLOCK_MONOTONIC ns that event times count from; 0: now
   bool install_handlers = true;  // signal handlers and atexit (off in unit tests)
@@ -75,6 +76,8 @@ void reset_for_tests();
 void define_comm(const format::CommDef& comm);
 // Write a DatatypeDef record.
 void define_datatype(const format::DatatypeDef& type);
+// Write a TracerNote with `message` (nothing while not recording).
+void note(const std::string& message);
 // Count one tracer error (reported at finish).
 void count_error() noexcept;
 // Return the number of tracer errors so far.

@@ -1,5 +1,7 @@
 #include "tracer/options.hpp"
 
+#include "trace_format/force.hpp"
+
 #include <cstdlib>
 #include <string_view>
 
@@ -115,11 +117,16 @@ Options parse_options(const std::function<const char*(const char*)>& getenv) {
     else if (c == "monotonic") o.counter_clock = false;
     else complain(o.problems, "SMTRACE_CLOCK: '" + c + "' is not counter or monotonic");
   }
+  if (const char* v = getenv("SMTRACE_FORCE"); v && *v) {
+    std::string error;
+    if (format::parse_force(v, error)) o.force = v;
+    else complain(o.problems, std::string("SMTRACE_FORCE: '") + v + "': " + error + "; nothing is forced");
+  }
   return o;
 }
 
 std::map<std::string, std::string> Options::to_map() const {
-  return {
+  std::map<std::string, std::string> map = {
       {"SMTRACE_DIR", dir},
       {"SMTRACE_BUFFER", std::to_string(chunk_bytes)},
       {"SMTRACE_FAMILIES", families_text},
@@ -131,6 +138,8 @@ std::map<std::string, std::string> Options::to_map() const {
                           : threads == ThreadTracking::off ? "off"
                                                            : "auto"},
   };
+  if (!force.empty()) map.emplace("SMTRACE_FORCE", force);  // a forced run says so in every header
+  return map;
 }
 
 }  // namespace smtrace::tracer

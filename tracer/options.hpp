@@ -29,6 +29,7 @@ struct Options {
   bool quiet = false;                 // SMTRACE_QUIET
   bool counter_clock = true;          // SMTRACE_CLOCK: counter (true) or monotonic
   ThreadTracking threads = ThreadTracking::automatic;  // SMTRACE_THREADS
+  std::string force;                  // SMTRACE_FORCE: RANK:N=SOURCE,... (trace_format/force.hpp)
   std::string families_text = "all";
   std::string problems;               // "; "-separated complaints about values
 

@@ -9,9 +9,12 @@
 // leaves a half record that parses: space after the last record is zero,
 // and readers stop at a zero byte where a record would start.
 //
-// The file grows in segments reserved with posix_fallocate (disk full is an
-// error return, not SIGBUS); the mapping always starts at or before the open
-// chunk, older segments are unmapped (bounded memory per rank).
+// The magic and header are written with write(2) before the file is grown
+// or mapped, so a file never exists without them. The file grows in segments
+// reserved with posix_fallocate (disk full is an error return, not SIGBUS),
+// never past RLIMIT_FSIZE (SIGXFSZ would kill the application); the mapping
+// always starts at or before the open chunk, older segments are unmapped
+// (bounded memory per rank).
 //
 // Thread safety: none inside; callers hold lock() around every write (the
 // tracer's one global lock). try_lock() serves signal handlers.

@@ -15,6 +15,7 @@
 
 #include "tracer/access.hpp"
 #include "tracer/flatten.hpp"
+#include "tracer/force.hpp"
 #include "tracer/handlers.hpp"
 #include "tracer/tables.hpp"
 #include "tracer/tracer.hpp"
@@ -480,7 +481,7 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
          MPI_Comm& comm, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
-  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); },
+  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); force::apply(e, source); },
                 [&](CallScope& s, int rc) {
                   if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(type));
                 });
@@ -489,7 +490,7 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
 template <class F>
 int irecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& source, int& tag,
           MPI_Comm& comm, MPI_Request*& request) {
-  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); },
+  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); force::apply(e, source); },
                 [&](CallScope& s, int rc) {
                   if (rc == MPI_SUCCESS)
                     s.out().request = new_request(*request, true, is_persistent(c), type_size(type));
@@ -509,6 +510,7 @@ int sendrecv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, M
         recv_side(e, rbuf, rcount, rtype);
         e.recv_peer = rank_value(source);
         e.recv_tag = tag_value(rtag);
+        force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
         if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(rtype));
@@ -527,6 +529,7 @@ int sendrecv_replace(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, M
         recv_side(e, buf, count, type);
         e.recv_peer = rank_value(source);
         e.recv_tag = tag_value(rtag);
+        force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
         if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(type));
@@ -543,6 +546,7 @@ int probe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& com
         e.comm = comm_id(comm);
         e.peer = rank_value(source);
         e.tag = tag_value(tag);
+        force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
         if (rc == MPI_SUCCESS) s.out().status = to_status(*status, 0);
@@ -559,9 +563,11 @@ int iprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& co
         e.comm = comm_id(comm);
         e.peer = rank_value(source);
         e.tag = tag_value(tag);
+        force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
         if (rc != MPI_SUCCESS) return;
+        force::polled(s.e, *flag != 0);
         s.out().flag = *flag != 0;
         if (*flag) s.out().status = to_status(*status, 0);
         else s.unsuccessful_poll();
@@ -1456,6 +1462,10 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
                       : level == MPI_THREAD_SERIALIZED ? 2
                       : level == MPI_THREAD_FUNNELED   ? 1
                                                        : 0;
+  int* tag_ub = nullptr;
+  int has_tag_ub = 0;
+  if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &has_tag_ub) == MPI_SUCCESS && has_tag_ub && tag_ub)
+    info.tag_ub = *tag_ub;
   info.options = options;
   info.clock_origin = t_start;  // now() read before tracing started: absolute
   PMPI_Comm_group(MPI_COMM_WORLD, &g_tables->world_group);
@@ -1475,6 +1485,11 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
 using smtrace::format::Call;
 namespace tr = smtrace::tracer;
 
+// A shape takes the wrapper's parameters by reference and may swap some for
+// its own (MPI_STATUS_IGNORE for a status local to the shape's frame). When
+// the shape throws before PMPI ran, that frame is gone: the fallback calls
+// PMPI with a copy of the application's arguments taken before the shape
+// ran (`original`, captured by value), never with a swapped pointer.
 #define SMTRACE_UNPAREN(...) __VA_ARGS__
 #define SMTRACE_WRAP(Name, Shape, PARAMS, ARGS)                                                        \
   extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_##Name PARAMS {                                  \
@@ -1485,12 +1500,13 @@ namespace tr = smtrace::tracer;
     auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));                             \
     bool called = false;                                                                              \
     int rc = MPI_ERR_INTERN;                                                                          \
+    const auto original = [=] { return PMPI_##Name ARGS; };                                           \
     try {                                                                                             \
       return tr::shape::Shape(                                                                        \
           Call::Name, site, [&] { called = true; return rc = PMPI_##Name ARGS; }, SMTRACE_UNPAREN ARGS); \
     } catch (...) {                                                                                   \
       tr::handlers::count_error();                                                                    \
-      return called ? rc : PMPI_##Name ARGS;                                                          \
+      return called ? rc : original();                                                                \
     }                                                                                                 \
   }
 #include "tracer/wrappers.def"

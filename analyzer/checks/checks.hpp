@@ -8,6 +8,10 @@
 namespace smtrace::analyzer::checks {
 
 std::unique_ptr<Check> make_deadlock();
+std::unique_ptr<Check> make_abnormal_termination();
+std::unique_ptr<Check> make_invalid_argument();
+std::unique_ptr<Check> make_type_mismatch();
+std::unique_ptr<Check> make_epoch_lifecycle();
 std::unique_ptr<Check> make_collective_mismatch();
 std::unique_ptr<Check> make_collective_misaligned();
 std::unique_ptr<Check> make_local_concurrency();
@@ -16,5 +20,6 @@ std::unique_ptr<Check> make_unmatched_message();
 std::unique_ptr<Check> make_resource_leak();
 std::unique_ptr<Check> make_rma_race();
 std::unique_ptr<Check> make_cuda_mpi_race();
+std::unique_ptr<Check> make_thread_level();
 
 }  // namespace smtrace::analyzer::checks

@@ -1,38 +1,8 @@
 #include "analyzer/checks/collective_common.hpp"
 
-#include <array>
-#include <string_view>
-
 #include "analyzer/comms.hpp"
 
 namespace smtrace::analyzer::checks {
-
-std::string basic_type_name(uint32_t type) {
-  // BasicType values of smtrace.proto, in order.
-  static constexpr std::array<std::string_view, 41> k_names = {
-      "MPI_DATATYPE_NULL", "MPI_CHAR", "MPI_SIGNED_CHAR", "MPI_UNSIGNED_CHAR", "MPI_BYTE",
-      "MPI_SHORT", "MPI_UNSIGNED_SHORT", "MPI_INT", "MPI_UNSIGNED", "MPI_LONG",
-      "MPI_UNSIGNED_LONG", "MPI_LONG_LONG", "MPI_UNSIGNED_LONG_LONG", "MPI_FLOAT", "MPI_DOUBLE",
-      "MPI_LONG_DOUBLE", "MPI_WCHAR", "MPI_C_BOOL", "MPI_INT8_T", "MPI_INT16_T",
-      "MPI_INT32_T", "MPI_INT64_T", "MPI_UINT8_T", "MPI_UINT16_T", "MPI_UINT32_T",
-      "MPI_UINT64_T", "MPI_C_FLOAT_COMPLEX", "MPI_C_DOUBLE_COMPLEX", "MPI_C_LONG_DOUBLE_COMPLEX",
-      "MPI_FLOAT_INT", "MPI_DOUBLE_INT", "MPI_LONG_INT", "MPI_2INT", "MPI_SHORT_INT",
-      "MPI_LONG_DOUBLE_INT", "MPI_PACKED", "MPI_AINT", "MPI_OFFSET", "MPI_COUNT", "MPI_UB",
-      "MPI_LB"};
-  if (type < k_names.size()) return std::string(k_names[type]);
-  if (type == 63) return "a predefined datatype unknown to smtrace";
-  return "datatype " + std::to_string(type);
-}
-
-std::string op_name(uint32_t op) {
-  static constexpr std::array<std::string_view, 15> k_names = {
-      "MPI_OP_NULL", "MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND",
-      "MPI_LOR", "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE",
-      "MPI_NO_OP"};
-  if (op < k_names.size()) return std::string(k_names[op]);
-  if (op >= format::k_first_derived_id) return "user op " + std::to_string(op);
-  return "a predefined op unknown to smtrace";
-}
 
 void CollectivePass::event(const format::Event& e) {
   if (format::call_traits(e.call).role != format::Role::collective) return;

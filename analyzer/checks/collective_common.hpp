@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyzer/check.hpp"
+#include "analyzer/datatypes.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::analyzer::checks {
@@ -64,10 +65,6 @@ class CollectivePass final : public RankPass {
   std::vector<uint32_t> m_scratch;
 };
 
-// "MPI_INT" for a BasicType value; "datatype N" otherwise.
-std::string basic_type_name(uint32_t type);
-// "MPI_SUM" for an Op value; "user op N" for N >= 64.
-std::string op_name(uint32_t op);
 
 // The collective sequence of one communicator: for each member (rank in
 // comm), the indices of its records on that communicator, in call order.

@@ -169,8 +169,14 @@ class CollectiveMisaligned final : public Check {
         }
         ranks += fmt::format("{}{}", i ? "," : "", seq.members[members[i]]);
       }
-      const std::string place = loc.file.empty() ? fmt::format("site {}", site)
-                                                 : fmt::format("{}:{}", loc.file, loc.line);
+      std::string place = fmt::format("{}:{}", loc.file, loc.line);
+      if (loc.file.empty()) {
+        // Not symbolized (the report then says how to get file:line).
+        const format::CallSite* s = context.rank(seq.members[m]).site(site);
+        place = !loc.function.empty() ? fmt::format("a call in {}", loc.function)
+                : s                   ? fmt::format("code offset {:#x}", s->offset)
+                                      : std::string("an unknown call site");
+      }
       if (sides.size() < 200) sides += fmt::format("{}rank{} {} at {}", sides.empty() ? "" : ", ",
                                                    members.size() > 1 ? "s" : "", ranks, place);
       Location l = loc;

@@ -21,116 +21,13 @@
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/checks/collective_common.hpp"
 #include "analyzer/comms.hpp"
+#include "analyzer/signature.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
 
 using format::Call;
 using Layout = format::BufferLayout;
-
-constexpr uint32_t k_type_unspecified = 0, k_type_packed = 35, k_type_ub = 39, k_type_lb = 40,
-                   k_type_other = 63;
-
-// A type signature: `runs` (adjacent equal types merged, no empty runs)
-// repeated `repeat` times. repeat == 0 is the empty signature.
-struct Signature {
-  std::vector<format::TypeCount> runs;
-  uint64_t repeat = 0;
-  bool known = true;
-};
-
-bool unknown_basic(uint32_t type) {
-  return type == k_type_unspecified || type == k_type_packed || type == k_type_other ||
-         type >= format::k_first_derived_id;
-}
-
-Signature signature(const RankData& data, uint32_t datatype, int64_t count) {
-  Signature s;
-  if (count <= 0) return s;
-  if (datatype < format::k_first_derived_id) {
-    if (unknown_basic(datatype)) s.known = false;
-    else s.runs.push_back({datatype, static_cast<uint64_t>(count)}), s.repeat = 1;
-    return s;
-  }
-  const format::DatatypeDef* def = data.datatype(datatype);
-  if (!def || def->truncated || (def->signature.empty() && def->size > 0)) {
-    s.known = false;
-    return s;
-  }
-  for (const format::TypeCount& tc : def->signature) {
-    if (tc.count == 0 || tc.type == k_type_lb || tc.type == k_type_ub) continue;
-    if (unknown_basic(tc.type)) {
-      s.known = false;
-      return s;
-    }
-    if (!s.runs.empty() && s.runs.back().type == tc.type) s.runs.back().count += tc.count;
-    else s.runs.push_back(tc);
-  }
-  if (s.runs.empty()) return s;
-  if (s.runs.size() == 1) {
-    s.runs[0].count *= static_cast<uint64_t>(count);
-    s.repeat = 1;
-  } else {
-    s.repeat = static_cast<uint64_t>(count);
-  }
-  return s;
-}
-
-uint64_t elements(const Signature& s) {
-  uint64_t n = 0;
-  for (const auto& r : s.runs) n += r.count;
-  return n * s.repeat;
-}
-
-// Return whether `a` and `b` are the same sequence of basic types; nullopt
-// when a side is unknown or the comparison would take too long.
-std::optional<bool> same_signature(const Signature& a, const Signature& b) {
-  if (!a.known || !b.known) return std::nullopt;
-  if (a.repeat == 0 || b.repeat == 0) return a.repeat == b.repeat;
-  if (a.runs == b.runs && a.repeat == b.repeat) return true;
-  if (elements(a) != elements(b)) return false;
-  // Walk both expansions run by run; runs may split or merge differently.
-  struct Cursor {
-    const Signature& s;
-    std::size_t run = 0;
-    uint64_t rep = 0, left = 0;
-    explicit Cursor(const Signature& sig) : s(sig), left(sig.runs[0].count) {}
-    bool done() const { return rep >= s.repeat; }
-    uint32_t type() const { return s.runs[run].type; }
-    void take(uint64_t n) {
-      left -= n;
-      if (left) return;
-      if (++run == s.runs.size()) run = 0, ++rep;
-      if (!done()) left = s.runs[run].count;
-    }
-  };
-  Cursor x(a), y(b);
-  for (uint32_t steps = 0; steps < (1u << 20); ++steps) {
-    if (x.done() || y.done()) return x.done() && y.done();
-    if (x.type() != y.type()) return false;
-    const uint64_t n = std::min(x.left, y.left);
-    x.take(n);
-    y.take(n);
-  }
-  return std::nullopt;
-}
-
-std::string describe(const RankData& data, uint32_t datatype, int64_t count) {
-  if (datatype < format::k_first_derived_id) return fmt::format("{} x {}", count, basic_type_name(datatype));
-  const format::DatatypeDef* def = data.datatype(datatype);
-  if (!def) return fmt::format("{} x datatype {}", count, datatype);
-  std::string runs;
-  std::size_t shown = 0;
-  for (const format::TypeCount& tc : def->signature) {
-    if (tc.count == 0 || tc.type == k_type_lb || tc.type == k_type_ub) continue;
-    if (shown++ == 4) {
-      runs += ", ...";
-      break;
-    }
-    runs += fmt::format("{}{} {}", runs.empty() ? "" : ", ", tc.count, basic_type_name(tc.type));
-  }
-  return fmt::format("{} x {} datatype [{}]", count, format::call_name(def->combiner), runs);
-}
 
 // One side of a divergence: a member (rank in comm) and what it does there.
 struct Side {
@@ -224,12 +121,13 @@ class Comparer {
     if (x.count < 0 || y.count < 0) return std::nullopt;  // not recorded
     const Signature sx = signature(data(x.member), x.datatype, x.count);
     const Signature sy = signature(data(y.member), y.datatype, y.count);
-    const auto same = same_signature(sx, sy);
-    if (!same || *same) return std::nullopt;
+    // Collectives need the same signature on both sides (MPI-3.1 section 5.1).
+    const SignatureMatch::Kind same = compare_signatures(sx, sy).kind;
+    if (same == SignatureMatch::Kind::same || same == SignatureMatch::Kind::unknown) return std::nullopt;
     Divergence d;
     d.reason = fmt::format("type signatures of {} differ: ", format::call_name(call));
-    d.a = {x.member, fmt::format("{} {}", x.verb, describe(data(x.member), x.datatype, x.count))};
-    d.b = {y.member, fmt::format("{} {}", y.verb, describe(data(y.member), y.datatype, y.count))};
+    d.a = {x.member, fmt::format("{} {}", x.verb, describe_buffer(data(x.member), x.datatype, x.count))};
+    d.b = {y.member, fmt::format("{} {}", y.verb, describe_buffer(data(y.member), y.datatype, y.count))};
     if (x.member == y.member) d.b.what = "while it " + d.b.what;
     return d;
   }
@@ -450,8 +348,8 @@ class CollectiveMismatch final : public Check {
         std::size_t a = 0;
         while (!at[a]) ++a;
         d = Divergence{"", {a, call_text(*at[a])}, {*stopped, "calls no further collective on it"}, true, {}};
-        d->notes.push_back(fmt::format("rank {} made {} collective call(s) on {} and then reached MPI_Finalize",
-                                       seq.members[*stopped], p, comm));
+        d->notes.push_back(fmt::format("rank {} made {} on {} and then reached MPI_Finalize", seq.members[*stopped],
+                                       plural(p, "collective call"), comm));
       }
       if (d) {
         out.push_back(report(context, seq, p, *d, comm));

@@ -38,12 +38,6 @@ struct Wait {
   std::vector<std::string> what;  // one line per reason
 };
 
-std::string rank_list(const std::set<uint32_t>& ranks) {
-  std::string s;
-  for (uint32_t r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
-  return s;
-}
-
 class Deadlock final : public Check {
  public:
   std::string_view name() const override { return "deadlock"; }
@@ -119,13 +113,15 @@ class Deadlock final : public Check {
     Finding f;
     f.kind = std::string(name());
     f.severity = severity();
-    if (!cycle.empty()) {
+    if (cycle.size() == 1) {
+      f.message = fmt::format("deadlock: rank {} waits for itself", cycle.front());
+    } else if (!cycle.empty()) {
       std::string chain;
       for (uint32_t r : cycle) chain += fmt::format("rank {} -> ", r);
       chain += fmt::format("rank {}", cycle.front());
-      f.message = fmt::format("deadlock: {} ranks wait for each other in a cycle ({})", cycle.size(), chain);
+      f.message = fmt::format("deadlock: {} wait for each other in a cycle ({})", plural(cycle.size(), "rank"), chain);
     } else {
-      f.message = fmt::format("deadlock: {} rank{} blocked forever", stuck.size(), stuck.size() == 1 ? "" : "s");
+      f.message = fmt::format("deadlock: {} blocked forever", plural(stuck.size(), "rank"));
     }
     // The cycle's ranks first, then the other stuck ones.
     std::vector<uint32_t> order = cycle;
@@ -205,13 +201,13 @@ class Deadlock final : public Check {
         }
         into.what.push_back(fmt::format("{} waits for a message from any rank of {}{}",
                                         format::call_name(op.call), comm_name,
-                                        op.tag == format::k_any_tag ? "" : fmt::format(" with tag {}", op.tag)));
+                                        op.tag == format::k_any_tag ? "" : " with " + tag_text(op)));
         return;
       }
       auto peer = comms.world_rank(r, op.comm, op.peer);
       if (!peer) return;
       into.ranks.insert(*peer);
-      const std::string tag = op.tag == format::k_any_tag ? "any tag" : fmt::format("tag {}", op.tag);
+      const std::string tag = tag_text(op);
       if (op.send) {
         into.what.push_back(fmt::format("{} waits for rank {} to receive its message ({}, {})",
                                         format::call_name(op.call), *peer, tag, comm_name));
@@ -250,9 +246,9 @@ class Deadlock final : public Check {
       }
       into.ranks.insert(absent.begin(), absent.end());
       if (!absent.empty()) {
-        into.what.push_back(fmt::format("{} on {} waits for rank{} {} that never entered it",
-                                        format::call_name(op.call), comm.name, absent.size() == 1 ? "" : "s",
-                                        rank_list(absent)));
+        into.what.push_back(fmt::format("{} on {} waits for {} {} that never entered it",
+                                        format::call_name(op.call), comm.name, absent.size() == 1 ? "rank" : "ranks",
+                                        rank_list(std::vector<uint32_t>(absent.begin(), absent.end()))));
       }
       for (const std::string& s : other_calls) {
         into.what.push_back(fmt::format("{} on {}: {} (collective #{} differs)", format::call_name(op.call),
@@ -343,13 +339,31 @@ class Deadlock final : public Check {
       } else {
         g = comms.global(r, e.comm);
       }
-      if (g != k_no_comm) {
+      // Members blocked in the same call on the same window or communicator
+      // are inside it with this rank: it does not wait for them.
+      auto inside_same = [&](uint32_t s) {
+        const auto other = replay.blocked(s);
+        if (!other || other->call != c) return false;
+        return t.family == format::Family::rma ? comms.window(s, other->window) == comms.window(r, e.window)
+                                               : comms.global(s, other->comm) == g;
+      };
+      const char* what = t.family == format::Family::rma ? "of the window over" : "of";
+      if (g == k_no_comm) {
+        w.what.push_back(fmt::format("{} waits for the other members of its {}, which the trace does not describe",
+                                     format::call_name(c), t.family == format::Family::rma ? "window" : "communicator"));
+      } else {
+        std::vector<uint32_t> absent;
         for (uint32_t s : comms.comm(g).world_ranks) {
-          if (s != r) w.ranks.insert(s);
+          if (s != r && !inside_same(s)) absent.push_back(s);
         }
+        w.ranks.insert(absent.begin(), absent.end());
+        if (!absent.empty()) {
+          w.what.push_back(fmt::format("{} waits for {} {} {} {}, which {} not inside it", format::call_name(c),
+                                       absent.size() == 1 ? "rank" : "ranks", rank_list(absent), what,
+                                       comms.comm(g).name, absent.size() == 1 ? "is" : "are"));
+        }
+        // Every other member is inside it (or there is none): it waits for nobody.
       }
-      w.what.push_back(fmt::format("{} waits for the other members ({})", format::call_name(c),
-                                   g == k_no_comm ? "unknown" : comms.comm(g).name));
     }
     if (w.ranks.empty() && w.what.empty()) {
       w.mode = Wait::Mode::none;

@@ -14,7 +14,11 @@
 // conflicting segment is looked up only when a conflict is found (rare).
 //
 // A conflict is reported when the pending operation completes (so the report
-// can name the completing call) or at the end of the rank. Threads of a rank
+// can name the completing call) or at the end of the rank. A send freed
+// with MPI_Request_free while active stays pending to the end of the rank
+// (nothing in the trace completes it); finish() drops its conflicts with
+// accesses that the completion of its matching receive happens before (the
+// program learned of the delivery, MPI-3.1 section 3.7.3). Threads of a rank
 // are ordered by seq (a simplification: two threads may really race).
 #include <algorithm>
 #include <array>
@@ -33,7 +37,9 @@
 
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/footprint.hpp"
+#include "analyzer/happens_before.hpp"
 #include "analyzer/mpi_buffers.hpp"
+#include "analyzer/replay.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -478,13 +484,40 @@ class LocalConcurrency final : public Check {
     for (uint32_t rank = 0; rank < passes.size(); ++rank) {
       auto* pass = dynamic_cast<Pass*>(passes[rank].get());
       if (!pass) continue;
-      for (const Record& r : pass->records) out.push_back(finding(context, rank, r));
+      for (const Record& r : pass->records) {
+        if (r.freed && delivered_before(context, rank, r)) continue;
+        out.push_back(finding(context, rank, r));
+      }
       if (pass->suppressed > 0 && !out.empty() && out.back().kind == name())
         out.back().notes.push_back(fmt::format("{} more conflicts on rank {} are not reported", pass->suppressed, rank));
     }
   }
 
  private:
+  // A send whose request was freed while active (MPI-3.1 section 3.7.3
+  // allows it) still reads its buffer until it completes, which the trace
+  // never shows. The program can know it only from a message that follows
+  // the delivery, the standard's own example: "the arrival of the reply
+  // informs the sender that the send has completed". So its buffer is free
+  // again for every access that the completion of the matching receive
+  // happens before. A freed receive has no such end (the standard advises
+  // never to free one): its buffer stays in use.
+  static bool delivered_before(const Context& context, uint32_t rank, const Record& r) {
+    if (format::call_traits(r.op_call).role != format::Role::send) return false;
+    const Replay& replay = context.replay();
+    const auto& ops = replay.p2p(rank);
+    auto it = std::lower_bound(ops.begin(), ops.end(), r.post_seq, [](const P2POp& op, uint64_t seq) { return op.seq < seq; });
+    for (; it != ops.end() && it->seq == r.post_seq; ++it) {
+      if (!it->send) continue;
+      const auto recv = replay.matched({rank, static_cast<uint32_t>(it - ops.begin())});
+      if (!recv) return false;
+      const P2POp& done = replay.p2p(recv->rank)[recv->index];
+      if (!done.done()) return false;
+      return context.happens_before().ordered({recv->rank, done.done_seq()}, {rank, r.conflict.seq});
+    }
+    return false;
+  }
+
   Finding finding(const Context& context, uint32_t rank, const Record& r) const {
     const Conflict& c = r.conflict;
     const std::string_view op = format::call_name(r.op_call);

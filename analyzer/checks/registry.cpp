@@ -5,6 +5,11 @@ namespace smtrace::analyzer {
 std::vector<std::unique_ptr<Check>> all_checks() {
   std::vector<std::unique_ptr<Check>> out;
   out.push_back(checks::make_deadlock());
+  out.push_back(checks::make_abnormal_termination());
+  out.push_back(checks::make_invalid_argument());
+  out.push_back(checks::make_thread_level());
+  out.push_back(checks::make_type_mismatch());
+  out.push_back(checks::make_epoch_lifecycle());
   out.push_back(checks::make_collective_mismatch());
   out.push_back(checks::make_collective_misaligned());
   out.push_back(checks::make_local_concurrency());

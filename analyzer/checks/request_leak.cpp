@@ -145,7 +145,8 @@ class RequestLeak final : public Check {
     std::string what;
     if (g.count == 1) what = fmt::format("the request created by {} (rank {}) is", call, at);
     else if (g.ranks.size() == 1) what = fmt::format("{} requests created by {} (first at rank {}) are", g.count, call, at);
-    else what = fmt::format("{} requests created by {} (first at rank {}, on {} ranks) are", g.count, call, at, g.ranks.size());
+    else what = fmt::format("{} requests created by {} (first at rank {}, on {}) are", g.count, call, at,
+                             plural(g.ranks.size(), "rank"));
     switch (g.kind) {
       case 0: f.message = fmt::format("{} never completed or freed before MPI_Finalize", what); break;
       case 1: f.message = fmt::format("{} started, never completed and never freed before MPI_Finalize", what); break;
@@ -153,7 +154,7 @@ class RequestLeak final : public Check {
     }
     f.locations = g.locations;
     if (g.ranks.size() > g.locations.size())
-      f.notes.push_back(fmt::format("and on {} more ranks", g.ranks.size() - g.locations.size()));
+      f.notes.push_back(fmt::format("and on {} more", plural(g.ranks.size() - g.locations.size(), "rank")));
     if (g.kind == 0)
       f.notes.push_back("complete it with MPI_Wait/MPI_Test (or a variant) or release it with MPI_Request_free");
     else

@@ -169,13 +169,13 @@ class ResourceLeak final : public Check {
                               call, at);
     } else {
       const std::string where = g.ranks.size() == 1 ? fmt::format("first at rank {}", at)
-                                                    : fmt::format("first at rank {}, on {} ranks", at, g.ranks.size());
+                                                    : fmt::format("first at rank {}, on {}", at, plural(g.ranks.size(), "rank"));
       f.message = fmt::format("{} {}s created by {} ({}) are never freed before MPI_Finalize", g.count,
                               kind_name(c.kind), call, where);
     }
     f.locations = g.locations;
     if (g.ranks.size() > g.locations.size())
-      f.notes.push_back(fmt::format("and on {} more ranks", g.ranks.size() - g.locations.size()));
+      f.notes.push_back(fmt::format("and on {} more", plural(g.ranks.size() - g.locations.size(), "rank")));
     f.notes.push_back(fmt::format("release it with {}", free_call(c.kind)));
     return f;
   }

@@ -9,7 +9,8 @@
 //   result buffer; from the call until its local completion;
 // - the same call at its target: Get reads the window (RMA_Read), the others
 //   write it (RMA_Write; Get_accumulate with MPI_NO_OP reads); from the call
-//   until its remote completion;
+//   until its remote completion, or, for a target only read, its local one
+//   (the data is at the origin: MPI-3.1 example 11.21);
 // - plain loads and stores (smtrace_load/smtrace_store from the load/store
 //   runtime, and the annotations): Local_Read / Local_Write at their seq.
 // Completion at the origin: Win_flush_local (this target), Win_flush_local_all,
@@ -20,9 +21,12 @@
 //
 // Exemptions: accumulate-family accesses with the same basic type and the
 // same op (or MPI_NO_OP) are atomic with each other (MPI 3.1 section
-// 11.7.1); accesses made in two different lock epochs on the same target of
-// the same window, at least one of them exclusive, never overlap in time
-// (the target's own accesses count when it holds a lock on its own window).
+// 11.7.1); accumulate-family accesses of one origin to the same location
+// are ordered (accumulate_ordering, default rar,raw,war,waw, section
+// 11.7.2), whatever their ops; accesses made in two different lock epochs
+// on the same target of the same window, at least one of them exclusive,
+// never overlap in time (the target's own accesses count when it holds a
+// lock on its own window).
 //
 // Ordering is happens-before (happens_before.hpp), not the recorded timing,
 // so two puts in one epoch race even if the run separated them.
@@ -422,6 +426,17 @@ class RmaRace final : public Check {
     return ta == tb && (oa == format::k_op_no_op || ob == format::k_op_no_op);
   }
 
+  // Return true when target accesses of `origin_a` and `origin_b` with
+  // atomic kinds `a` and `b` are ordered by MPI: accumulate-family calls
+  // (the accumulates, Fetch_and_op, Compare_and_swap) from one origin to
+  // the same location are, by default (accumulate_ordering rar,raw,war,waw,
+  // MPI-3.1 section 11.7.2), whatever their ops. The tracer does not record
+  // window info: a window created with accumulate_ordering=none is taken
+  // as ordered too (docs/checks.md).
+  static bool ordered_accumulates(uint32_t origin_a, uint32_t a, uint32_t origin_b, uint32_t b) {
+    return origin_a == origin_b && a != 0 && b != 0;
+  }
+
   void add_items(uint32_t owner, Item base, const std::vector<Strided>& pieces) {
     for (const Strided& s : pieces) {
       base.where = s;
@@ -471,7 +486,9 @@ class RmaRace final : public Check {
           if (!target) continue;
           const auto [t, mem] = *target;
           item.side = Side::target;
-          item.done = op.remote_done;
+          // A target only read is done when the data is at the origin
+          // (format::call_buffers: its lifetime is the origin's).
+          item.done = b.lifetime == format::Lifetime::rma_remote ? op.remote_done : op.local_done;
           const uint64_t unit = mem->disp_unit > 0 ? static_cast<uint64_t>(mem->disp_unit) : 1;
           const uint64_t disp = static_cast<uint64_t>(b.offset);
           const uint64_t at = mem->dynamic ? disp : mem->base + disp * unit;
@@ -619,7 +636,8 @@ class RmaRace final : public Check {
       own.tree->insert(b.where, b.type, index, &conflicts);
       // Two accesses of one class are concurrent (issued before one
       // completion); only atomicity exempts them.
-      if (!atomic_together(own.atomic, b.atomic)) {
+      const bool ordered = own.side == Side::target && ordered_accumulates(own.origin, own.atomic, b.origin, b.atomic);
+      if (!atomic_together(own.atomic, b.atomic) && !ordered) {
         for (const TreeConflict& tc : conflicts) record(owner, tc.old_tag, index, tc.lo, tc.bytes);
       }
       count_nodes();
@@ -630,6 +648,8 @@ class RmaRace final : public Check {
   // Check access `b` (item `index`) against the fragments of class `c`.
   void probe(uint32_t owner, const Class& c, uint32_t index, const Item& b) {
     if (atomic_together(c.atomic, b.atomic)) return;
+    if (c.side == Side::target && b.side == Side::target && ordered_accumulates(c.origin, c.atomic, b.origin, b.atomic))
+      return;
     // Lock epoch ids count per rank: two epochs differ when their ranks do.
     const bool other_epoch = c.origin != b.origin || c.lock_epoch != b.lock_epoch;
     if (c.lock != 0 && c.lock == b.lock && other_epoch && (c.lock_exclusive || b.lock_exclusive)) return;
@@ -832,9 +852,7 @@ class RmaRace final : public Check {
     const auto [site, call] = site_of(owner, it);
     std::string note = fmt::format("{}: {}", role, access_type_name(it.type));
     if (it.side != Side::local) {
-      const uint64_t done = it.side == Side::buffer   ? it.done
-                            : it.side == Side::origin ? m_passes[it.origin]->ops[it.op].local_done
-                                                      : m_passes[it.origin]->ops[it.op].remote_done;
+      const uint64_t done = it.done;
       if (done == k_never) {
         note += ", never completed";
       } else {

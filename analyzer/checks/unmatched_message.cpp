@@ -37,7 +37,7 @@ class UnmatchedMessage final : public Check {
         const uint32_t g = comms.global(r, op.comm);
         const std::string comm_name = g == k_no_comm ? "an unknown communicator" : comms.comm(g).name;
         auto peer = comms.world_rank(r, op.comm, op.peer);
-        const std::string tag = op.tag == format::k_any_tag ? "any tag" : fmt::format("tag {}", op.tag);
+        const std::string tag = tag_text(op);
         Finding f;
         f.kind = std::string(name());
         f.severity = severity();

@@ -28,6 +28,7 @@ case $case_name in
       contains out.txt "--write-expect"
       contains out.txt "--list"
       contains out.txt "--quiet"
+      contains out.txt "--buffering"
       contains out.txt "Exit codes"
       contains out.txt "Examples:"
     done
@@ -38,6 +39,10 @@ case $case_name in
     expect 2 "$smtrace" check; contains err.txt "smtrace: error: check needs a trace directory"
     expect 2 "$smtrace" check dl --format xml; contains err.txt "smtrace: error:"
     expect 2 "$smtrace" check dl --alignment sideways; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" check dl --buffering some; contains err.txt "smtrace: error:"
+    expect 2 env SMTRACE_SMT_MEMORY_MB=lots "$smtrace" check pp
+    contains err.txt "smtrace: error: SMTRACE_SMT_MEMORY_MB=lots: not a number of MiB"
+    expect 0 "$smtrace" check pp --checks message-race --buffering zero
     expect 2 "$smtrace" check dl --bogus; contains err.txt "smtrace check --help"
     expect 2 "$smtrace" check dl --checks deadlock,nope
     contains err.txt "smtrace: error: unknown check 'nope'"; contains err.txt "collective-mismatch"
@@ -55,8 +60,9 @@ case $case_name in
     ;;
   check_list)
     expect 0 "$smtrace" check --list
-    for name in deadlock collective-mismatch collective-misaligned local-concurrency request-leak \
-                unmatched-message resource-leak; do
+    for name in deadlock abnormal-termination invalid-argument type-mismatch epoch-lifecycle \
+                collective-mismatch collective-misaligned local-concurrency request-leak \
+                unmatched-message resource-leak thread-level; do
       contains out.txt "^$name  *\(error\|warning\|info\) "
     done
     expect 0 "$smtrace" check --list --format json
@@ -119,7 +125,10 @@ case $case_name in
     traces
     expect 1 "$smtrace" check dl --quiet
     expect 1 "$smtrace" check dl --checks deadlock
-    expect 0 "$smtrace" check dl --checks all,-deadlock
+    # Without the deadlock, what is left of the hang is a run stopped from outside.
+    expect 1 "$smtrace" check dl --checks all,-deadlock
+    contains out.txt "error: the run was stopped before it finished: ranks 0 and 1 did not reach MPI_Finalize"
+    expect 0 "$smtrace" check dl --checks all,-deadlock,-abnormal-termination
     expect 0 "$smtrace" check pp --checks deadlock
     contains out.txt "^SUMMARY: 0 errors, 0 warnings in 2 ranks, 12 events (trace complete)$"
     # Warnings alone (the split communicator never freed) leave the exit code 0.
@@ -156,6 +165,45 @@ case $case_name in
     # With -o the report is still written.
     expect 0 "$smtrace" check dl --expect dl.expect --format json -o report.json
     contains report.json '"kind": "deadlock"'
+    ;;
+  check_out_of_memory)
+    # Memory runs out at some point of the analysis, on the calling thread or
+    # on a loading thread, or the loading threads cannot be started: every
+    # run ends with a report (exit 0 or 1) or "smtrace: error:" and exit 2,
+    # never with std::terminate (a signal). Address-space limits of 30 to
+    # 90 MB in 1 MB steps over a synthetic halo trace (8 ranks x 20000
+    # events): the low ones fail, the high ones finish; near 62 MB the
+    # second loading thread starts and its allocations fail (before the
+    # worker pool kept workers' exceptions, that run ended in SIGABRT).
+    # MALLOC_ARENA_MAX=1: without it glibc cannot reserve a second thread's
+    # arena under the limit and falls back to one mmap per allocation (4 s a run).
+    if [ -n "${SMTRACE_SANITIZED:-}" ]; then echo "check_test.sh: $case_name: skipped (ulimit -v under a sanitizer)"; exit 0; fi
+    expect 0 "$smtrace" synth halo --ranks 8 --events 20000 -o halo
+    failed=0 finished=0
+    # Below the limit at which the program starts at all, the loader or a
+    # library's static initializer fails (libprotobuf registers its
+    # descriptors before main: std::terminate there is not ours to catch).
+    # Where that is depends on the size of the binary and its libraries: find
+    # it with `smtrace --version` (which then exits 0, or 2 out of memory).
+    start=30
+    while [ "$start" -lt 90 ]; do
+      ( ulimit -v $((start * 1024)); MALLOC_ARENA_MAX=1 exec "$smtrace" --version ) >out.txt 2>err.txt
+      case $? in 0|2) break ;; esac
+      start=$((start + 1))
+    done
+    for mb in $(seq "$start" 90); do
+      ( ulimit -v $((mb * 1024)); MALLOC_ARENA_MAX=1 exec "$smtrace" check halo --smt-timeout 0 ) >out.txt 2>err.txt
+      rc=$?
+      case $rc in
+        0|1) finished=$((finished + 1)) ;;
+        2) contains err.txt "^smtrace: error: " ; failed=$((failed + 1)) ;;
+        127) contains err.txt "error while loading shared libraries" ;;  # too little to start
+        *) cat err.txt; fail "check under ulimit -v ${mb}M: exit $rc" ;;
+      esac
+    done
+    echo "out of memory: $failed runs ended with an error, $finished finished"
+    [ "$failed" -gt 0 ] || fail "no run ran out of memory: lower the limits"
+    [ "$finished" -gt 0 ] || fail "no run finished: raise the limits"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

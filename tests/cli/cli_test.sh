@@ -13,11 +13,11 @@ case $case_name in
   help)
     expect 0 "$smtrace" --help; contains out.txt "Usage: smtrace"; contains out.txt "Exit codes"
     expect 0 "$smtrace" --version; contains out.txt "smtrace "
-    for cmd in record info dump import-json export import-otf2 symbolize help; do
+    for cmd in record explore info dump import-json export import-otf2 symbolize help; do
       expect 0 "$smtrace" "$cmd" --help; contains out.txt "Usage: smtrace $cmd"
       expect 0 "$smtrace" help "$cmd"; contains out.txt "Usage: smtrace $cmd"
     done
-    for cmd in record info dump import-json export import-otf2 symbolize; do
+    for cmd in record explore info dump import-json export import-otf2 symbolize; do
       "$smtrace" "$cmd" --help | grep -q -i "example" || fail "$cmd --help has no example"
     done
     ;;
@@ -105,11 +105,36 @@ case $case_name in
     [ -e t ] && fail "record left an empty trace directory"
     expect 137 "$smtrace" record -o t -- sh -c 'kill -KILL $$'; contains err.txt "SIGKILL"
     expect 0 "$smtrace" record -o t -- sh -c 'test "$SMTRACE_DIR" = "$PWD/t" && case "$LD_PRELOAD" in "$SMTRACE_LIB"*) ;; *) exit 1;; esac'
+    # Libraries already preloaded come after the tracer, sanitizer runtimes before it.
+    # (They need not exist: the shell only prints the list.)
+    LD_PRELOAD="/x/libfoo.so /y/libasan.so.8:/z/libclang_rt.tsan-x86_64.so" \
+      "$smtrace" record -o t2 -- sh -c 'echo "LD=$LD_PRELOAD"' >out.txt 2>err.txt
+    contains out.txt "^LD=/y/libasan.so.8:/z/libclang_rt.tsan-x86_64.so:$SMTRACE_LIB:/x/libfoo.so$"
     expect 0 env LD_PRELOAD=/lib/nonexistent-keep.so "$smtrace" record -o t -- sh -c 'case "$LD_PRELOAD" in *nonexistent-keep.so) ;; *) exit 1;; esac'
     expect 127 "$smtrace" record -o t -- "$work/no-such-program"; contains err.txt "smtrace: error:"
     mkdir busy && touch busy/rank-0.smt
     expect 2 "$smtrace" record -o busy -- true; contains err.txt "smtrace: error:"
     SMTRACE_LIB=$work/none.so expect 2 "$smtrace" record -o t -- true
+    ;;
+  explore)
+    # Usage errors and runs that leave nothing to explore; the MPI cases are
+    # tests/e2e/checks_explore.cmake's.
+    [ -n "$preload" ] || fail "no preload library given"
+    export SMTRACE_LIB=$preload
+    expect 2 "$smtrace" explore; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" explore --format xml -- true; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" explore --max-runs x -- true; contains err.txt "smtrace: error:"
+    expect 2 "$smtrace" explore --smt-timeout 0 -- true; contains err.txt "smt-timeout"
+    expect 2 "$smtrace" explore --bogus -- true; contains err.txt "smtrace explore --help"
+    expect 2 "$smtrace" explore -o e -- sh -c 'echo oops >&2; exit 3'
+    contains err.txt "wrote no trace"; contains err.txt "oops"; contains err.txt "exit status 3"
+    [ -f e/original.stderr ] || fail "explore kept no original.stderr"
+    expect 2 "$smtrace" explore -o e -- true; contains err.txt "not empty"
+    expect 127 "$smtrace" explore -f -o e -- "$work/no-such-program"
+    # The command must not see a SMTRACE_FORCE of the user's: the original run is not forced.
+    SMTRACE_FORCE=0:1=1 expect 2 "$smtrace" explore -f -o e -- sh -c 'env >&2; exit 0'
+    lacks e/original.stderr "SMTRACE_FORCE"
+    contains e/original.stderr "SMTRACE_DIR=$work/e/original"
     ;;
   symbolize)
     [ -n "$target" ] || fail "no symbolize target given"

@@ -2,7 +2,7 @@
 # cases a user tries first, each with its fixed twin. `smtrace check` runs
 # both within its SMT budget; `smtrace prove` (mode prove) also reports the
 # harmless races as info.
-foreach(program race_deadlock race_sum send_first)
+foreach(program race_deadlock race_sum send_first coll_sync)
   smtrace_e2e_program(${program} ${program}.c)
 endforeach()
 if(NOT TARGET smtrace::smt OR NOT EXISTS ${PROJECT_SOURCE_DIR}/cli/prove.cpp)
@@ -21,3 +21,8 @@ smtrace_check_test(race_sum_fixed race_sum 3 40 --mode prove --clean ARGS fixed)
 smtrace_check_test(send_first send_first 2 40 --finds potential-deadlock)
 smtrace_check_test(send_first_fixed send_first 2 40 --clean ARGS fixed)
 smtrace_check_test(send_first_sendrecv send_first 2 40 --clean ARGS sendrecv)
+# A collective that may synchronize: rank 0's MPI_Bcast (root) then MPI_Send,
+# rank 1's MPI_Recv then MPI_Bcast. Completes in Open MPI; with every
+# collective synchronizing (zero buffering), both block.
+smtrace_check_test(coll_sync coll_sync 2 40 --finds potential-deadlock)
+smtrace_check_test(coll_sync_fixed coll_sync 2 40 --clean ARGS fixed)

@@ -23,6 +23,8 @@
 #                        per rank on stderr
 #   --finds "K1 K2"    (modes check, prove) each kind must be among the findings
 #   --clean            (modes check, prove) no finding of any kind, exit status 0
+#   --report-has REGEX (modes check, prove) a line of the text report must
+#                      match REGEX (repeatable)
 #   --no-errors        (modes check, prove) no error-level finding, exit status 0
 #   --check-args "..." (mode check) more options for `smtrace check`
 #   --build CC         PROGRAM is a C source: compile it first with the
@@ -49,6 +51,7 @@ no_errors=0
 check_extra=""
 build_cc=""
 dump_has=()
+report_has=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --case) case_name=$2; shift 2 ;;
@@ -66,6 +69,7 @@ while [ $# -gt 0 ]; do
     --check-args) check_extra=$2; shift 2 ;;
     --build) build_cc=$2; shift 2 ;;
     --dump-has) dump_has+=("$2"); shift 2 ;;
+    --report-has) report_has+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "run_case.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -159,6 +163,9 @@ case "$mode" in
     [ "$crc" -le 1 ] || fail "smtrace $mode failed (exit $crc)"
     for kind in $finds; do
       grep -q "\"kind\": *\"$kind\"" "$report" || fail "expected a $kind finding"
+    done
+    for pattern in "${report_has[@]}"; do
+      grep -qE -- "$pattern" "$out" || fail "no line of the report matches: $pattern"
     done
     if [ "$clean" = 1 ]; then
       [ "$crc" -eq 0 ] || fail "expected a clean report, smtrace $mode exited $crc"

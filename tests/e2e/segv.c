@@ -1,7 +1,7 @@
 /* A crash (2 ranks): after a few exchanges rank 1 segfaults (or, with the
  * argument "kill", is killed by SIGKILL, which no tracer can catch: the
  * OOM killer's way). Rank 0 then waits in a barrier until the launcher tears
- * the job down. */
+ * the job down. Fixed (argument `fixed`): no signal. */
 #include <signal.h>
 #include <string.h>
 
@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   if (rank == 1) {
     int ping = 1;
     MPI_Send(&ping, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
-    raise(argc > 1 && strcmp(argv[1], "kill") == 0 ? SIGKILL : SIGSEGV);
+    const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
+    if (!fixed) raise(argc > 1 && strcmp(argv[1], "kill") == 0 ? SIGKILL : SIGSEGV);
   } else {
     int ping = 0;
     MPI_Recv(&ping, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -124,6 +124,11 @@ class Builder {
     m_trace.ranks[rank].datatypes.emplace(id, def);
   }
   void unfinalize(uint32_t rank = 0) { m_trace.ranks[rank].end.reset(); }
+  // End `rank` another way than MPI_Finalize (run() then adds no MPI_Finalize).
+  void end_with(uint32_t rank, tf::TerminationKind kind, int32_t signal = 0) {
+    m_trace.ranks[rank].end->kind = kind;
+    m_trace.ranks[rank].end->signal = signal;
+  }
 
   // RMA: window `window` over MPI_COMM_WORLD at `base` on `rank`.
   tf::Event& win_create(uint32_t rank, uint32_t window, uint64_t base, uint64_t size, int32_t disp_unit = 1) {
@@ -178,7 +183,7 @@ class Builder {
 
   an::Result run(const std::string& check) {
     for (auto& rank : m_trace.ranks)
-      if (rank.end) add(Call::Finalize, rank.header.rank);
+      if (rank.end && rank.end->kind == tf::TerminationKind::finalized) add(Call::Finalize, rank.header.rank);
     an::Options options;
     options.checks = {check};
     return analyze_trace(m_trace, options);

@@ -58,23 +58,34 @@ class ModelBuilder {
     for (uint32_t op : ops) m.ops[op].done = e;
   }
   // MPI_Barrier on every rank (one event each, in rank order).
-  void barrier() {
+  void barrier() { collective(smt::CollKind::full, format::Call::Barrier); }
+  // A blocking collective of `kind` (`call`, rooted at member `root`) on every rank.
+  void collective(smt::CollKind kind, format::Call call, uint32_t root = 0) {
+    const uint32_t inst = new_collective(kind, call, root);
+    for (uint32_t r = 0; r < m.world_size; ++r) join(inst, r);
+  }
+  // Return a new collective instance of every rank; each calls it with join().
+  uint32_t new_collective(smt::CollKind kind, format::Call call, uint32_t root = 0) {
     smt::Instance inst;
-    inst.kind = smt::CollKind::full;
-    inst.call = format::Call::Barrier;
+    inst.kind = kind;
+    inst.call = call;
+    inst.root = root;
     inst.position = static_cast<uint32_t>(m.instances.size());
-    for (uint32_t r = 0; r < m.world_size; ++r) {
-      smt::Op op;
-      op.kind = smt::OpKind::coll;
-      op.rank = r;
-      op.post = event(r, format::Call::Barrier);
-      op.done = op.post;
-      op.instance = static_cast<uint32_t>(m.instances.size());
-      op.member = r;
-      inst.members.push_back(static_cast<uint32_t>(m.ops.size()));
-      m.ops.push_back(op);
-    }
+    inst.members.assign(m.world_size, k_none);
     m.instances.push_back(inst);
+    return inst.position;
+  }
+  // Rank `rank` calls collective `instance` (blocking) now.
+  void join(uint32_t instance, uint32_t rank) {
+    smt::Op op;
+    op.kind = smt::OpKind::coll;
+    op.rank = rank;
+    op.post = event(rank, m.instances[instance].call);
+    op.done = op.post;
+    op.instance = instance;
+    op.member = rank;
+    m.instances[instance].members[rank] = static_cast<uint32_t>(m.ops.size());
+    m.ops.push_back(op);
   }
   void record(uint32_t recv, uint32_t send) { m.ops[recv].recorded = send; }
 
@@ -153,11 +164,21 @@ inline bool record_random_run(smt::Model& model, std::mt19937& rng, smt::Bufferi
   return true;
 }
 
+enum class RandomStyle : uint8_t {
+  mixed,        // every kind of call below
+  one_tag,      // one tag, no probe, no MPI_Ssend: often choice-free (fixed.hpp)
+  tag_classes,  // two tags, no MPI_ANY_TAG, no probe, no MPI_Ssend: often choice-free by tag
+};
+
 // Return a random program of `ranks` ranks and `messages` messages whose
 // random run finished: blocking and non-blocking sends (some synchronous)
-// and receives (some from any source or with any tag), probes, and now and
-// then a closing barrier.
-inline smt::Model random_model(std::mt19937& rng, uint32_t ranks, uint32_t messages) {
+// and receives (some from any source or with any tag), probes, now and then
+// a rooted collective (MPI_Bcast or MPI_Reduce) that each rank calls
+// somewhere among its messages, and now and then a closing barrier.
+inline smt::Model random_model(std::mt19937& rng, uint32_t ranks, uint32_t messages,
+                               RandomStyle random_style = RandomStyle::mixed) {
+  const bool one_tag = random_style == RandomStyle::one_tag;
+  const bool simple = random_style != RandomStyle::mixed;  // no probe, no MPI_Ssend
   auto pick = [&](uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng); };
   for (;;) {
     // Per rank, a list of actions: (kind, peer, tag); kinds 0 send, 1 recv.
@@ -171,30 +192,40 @@ inline smt::Model random_model(std::mt19937& rng, uint32_t ranks, uint32_t messa
       const uint32_t from = pick(ranks);
       uint32_t to = pick(ranks - 1);
       if (to >= from) ++to;
-      const auto tag = static_cast<int32_t>(pick(2));
+      const auto tag = one_tag ? 0 : static_cast<int32_t>(pick(2));
       plan[from].push_back({0, to, tag});
       plan[to].push_back({1, from, tag});
     }
     for (auto& p : plan) std::shuffle(p.begin(), p.end(), rng);
     const bool with_barrier = pick(4) == 0;
     ModelBuilder b(ranks);
+    uint32_t rooted = k_none;
+    if (pick(4) == 0) {
+      const bool bcast = pick(2) == 0;
+      rooted = b.new_collective(bcast ? smt::CollKind::from_root : smt::CollKind::to_root,
+                                bcast ? format::Call::Bcast : format::Call::Reduce, pick(ranks));
+    }
     for (uint32_t r = 0; r < ranks; ++r) {
       std::vector<uint32_t> pending;
-      for (const Action& a : plan[r]) {
+      const std::size_t join_at = rooted == k_none ? SIZE_MAX : pick(static_cast<uint32_t>(plan[r].size()) + 1);
+      for (std::size_t i = 0; i <= plan[r].size(); ++i) {
+        if (i == join_at) b.join(rooted, r);
+        if (i == plan[r].size()) break;
+        const Action& a = plan[r][i];
         const uint32_t style = pick(6);
         if (a.kind == 0) {
           if (style == 0) {
             pending.push_back(b.isend(r, a.peer, a.tag));
           } else {
-            b.send(r, a.peer, a.tag, style == 1);
+            b.send(r, a.peer, a.tag, style == 1 && !simple);
           }
         } else {
           const int32_t source = pick(2) == 0 ? k_any : static_cast<int32_t>(a.peer);
-          const int32_t tag = pick(4) == 0 ? k_any : a.tag;
+          const int32_t tag = pick(4) == 0 && random_style != RandomStyle::tag_classes ? k_any : a.tag;
           if (style == 0) {
             pending.push_back(b.irecv(r, source, tag));
           } else {
-            if (style == 1) b.probe(r, source, tag);
+            if (style == 1 && !simple) b.probe(r, source, tag);
             b.recv(r, source, tag);
           }
         }

@@ -1,6 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "analyzer/analyze.hpp"
+#include "analyzer/check.hpp"
+#include "analyzer/rank_data.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 
 using smtrace::test::analyze_json;
@@ -75,9 +81,30 @@ TEST_CASE("analyzer::HappensBefore::fence and post/start/complete/wait") {
   options.happens_before = true;
   auto result = smtrace::analyzer::analyze(smtrace::test::write_json_trace("hb-rma", ranks), options);
   CHECK(result.stats["windows"] == 1);
-  // Fence: 2 entries -> hub -> 2 exits; post -> start; complete -> wait.
-  CHECK(result.stats["hb_cross_edges"] == 6);
+  // Window creation and fence: each 2 entries -> hub -> 2 exits; post ->
+  // start; complete -> wait.
+  CHECK(result.stats["hb_cross_edges"] == 10);
   CHECK(result.stats["hb_cyclic"] == 0);
+}
+
+TEST_CASE("analyzer::HappensBefore::window creation and MPI_Win_free order like barriers") {
+  // docs/checks.md (rma-race): a store before MPI_Win_create precedes a
+  // remote access in the first epoch; MPI_Win_free's return follows every
+  // access to the window.
+  std::vector<JsonRank> ranks(2);
+  const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+  const char* free = R"({"call": "WIN_FREE", "window": 1})";
+  ranks[0].events = {k_init, R"({"call": "STORE", "buf": "4096", "size": "4"})", create, free,
+                     R"({"call": "STORE", "buf": "4096", "size": "4"})", k_fin};
+  ranks[1].events = {k_init, create, R"({"call": "WIN_LOCK", "window": 1, "peer": 0, "lockType": "LOCK_SHARED"})",
+                     R"({"call": "GET", "window": 1, "peer": 0, "buf": "8192", "count": "1", "datatype": 7,
+                         "targetCount": "1", "targetDatatype": 7})",
+                     R"({"call": "WIN_UNLOCK", "window": 1, "peer": 0})", free, k_fin};
+  smtrace::analyzer::Options options;
+  options.checks = {"rma-race"};
+  auto result = smtrace::analyzer::analyze(smtrace::test::write_json_trace("hb-win-life", ranks), options);
+  CHECK(result.stats["hb_cross_edges"] == 8);
+  CHECK(smtrace::test::count_kind(result, "rma-race") == 0);
 }
 
 TEST_CASE("analyzer::HappensBefore::a successful MPI_Win_test ends the exposure epoch") {
@@ -100,8 +127,9 @@ TEST_CASE("analyzer::HappensBefore::a successful MPI_Win_test ends the exposure 
     options.happens_before = true;
     auto result = smtrace::analyzer::analyze(
         smtrace::test::write_json_trace(succeeds ? "hb-win-test" : "hb-win-test-false", ranks), options);
-    // post -> start, and complete -> the successful test.
-    CHECK(result.stats["hb_cross_edges"] == (succeeds ? 2 : 1));
+    // Window creation (2 entries -> hub -> 2 exits), post -> start, and
+    // complete -> the successful test.
+    CHECK(result.stats["hb_cross_edges"] == (succeeds ? 6 : 5));
     CHECK(result.stats["hb_cyclic"] == 0);
   }
 }
@@ -167,6 +195,59 @@ TEST_CASE("analyzer::deadlock::collective some rank never entered") {
   CHECK(result.findings.front().locations.size() == 3);
 }
 
+TEST_CASE("analyzer::deadlock::wording (issue 14 item 6)") {
+  SUBCASE("a rank receiving from itself waits for itself") {
+    std::vector<JsonRank> ranks(2);
+    ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 0, "pending": true})"};
+    ranks[0].end = R"({"kind": "SIGNAL", "signal": 15})";
+    ranks[1].events = {k_init, k_fin};
+    auto result = analyze_json("deadlock-self", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    CHECK(result.findings.front().message == "deadlock: rank 0 waits for itself");
+  }
+  SUBCASE("members all inside the same collective wait for nobody") {
+    std::vector<JsonRank> ranks(2);
+    for (auto& r : ranks) {
+      r.events = {k_init, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+      r.end = R"({"kind": "SIGNAL", "signal": 15})";
+    }
+    auto result = analyze_json("deadlock-all-inside", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+  SUBCASE("a collective names the members not inside it") {
+    std::vector<JsonRank> ranks(3);
+    for (int r = 0; r < 2; ++r) {
+      ranks[r].events = {k_init, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+      ranks[r].end = R"({"kind": "SIGNAL", "signal": 15})";
+    }
+    ranks[2].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 9, "pending": true})"};
+    ranks[2].end = R"({"kind": "SIGNAL", "signal": 15})";
+    auto result = analyze_json("deadlock-coll-wording", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    bool named = false;
+    for (const auto& l : result.findings.front().locations) {
+      CHECK(l.note.find("other members") == std::string::npos);
+      CHECK(l.note.find("(unknown)") == std::string::npos);
+      if (l.note.find("MPI_Barrier on MPI_COMM_WORLD waits for rank 2 that never entered it") != std::string::npos)
+        named = true;
+    }
+    CHECK(named);
+  }
+}
+
+TEST_CASE("analyzer::unmatched-message::a send's tag -1 is not any tag") {
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "BSEND", "comm": 0, "peer": 1, "tag": -1})", k_fin};
+  ranks[1].events = {k_init, k_fin};
+  auto result = analyze_json("unmatched-tag-minus-one", ranks, {"unmatched-message"});
+  REQUIRE(count_kind(result, "unmatched-message") == 1);
+  const auto& f = result.findings.front();
+  std::string text = f.message;
+  for (const auto& l : f.locations) text += "\n" + l.note;
+  CHECK(text.find("any tag") == std::string::npos);
+  CHECK(text.find("tag -1") != std::string::npos);
+}
+
 TEST_CASE("analyzer::unmatched-message::send never received") {
   std::vector<JsonRank> ranks(2);
   ranks[0].events = {k_init, R"({"call": "BSEND", "comm": 0, "peer": 1, "tag": 4})", k_fin};
@@ -185,6 +266,112 @@ TEST_CASE("analyzer::analyze::unknown check name") {
   std::vector<JsonRank> ranks(1);
   ranks[0].events = {k_init, k_fin};
   CHECK_THROWS_AS(analyze_json("unknown-check", ranks, {"no-such-check"}), std::invalid_argument);
+}
+
+namespace {
+
+// A check that throws where a test tells it to: in its pass on `rank` at
+// event `seq`, or in finish(); or runs out of memory on a worker.
+class ThrowingCheck final : public smtrace::analyzer::Check {
+ public:
+  enum class Where { pass, finish, bad_alloc };
+  explicit ThrowingCheck(Where where) : m_where(where) {}
+  std::string_view name() const override { return "throwing"; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "throws for the test"; }
+  std::unique_ptr<smtrace::analyzer::RankPass> rank_pass(const smtrace::analyzer::RankData& data) override {
+    struct Pass final : smtrace::analyzer::RankPass {
+      Where where;
+      const smtrace::analyzer::RankData* data;
+      void event(const smtrace::format::Event& e) override {
+        if (data->rank != 1 || e.seq != 1) return;
+        if (where == Where::pass) throw std::logic_error("invariant broken");
+        if (where == Where::bad_alloc) throw std::bad_alloc();
+      }
+    };
+    auto pass = std::make_unique<Pass>();
+    pass->where = m_where;
+    pass->data = &data;
+    return pass;
+  }
+  void finish(const smtrace::analyzer::Context&, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>& out) override {
+    smtrace::analyzer::Finding half;
+    half.kind = "throwing";
+    out.push_back(half);  // half made, then the failure: must not reach the report
+    if (m_where == Where::finish) throw std::out_of_range("map::at");
+  }
+
+ private:
+  Where m_where;
+};
+
+}  // namespace
+
+TEST_CASE("analyzer::analyze::a check that throws leaves the others' findings") {
+  // The unmatched send is found by unmatched-message, whatever "throwing" does.
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "BSEND", "comm": 0, "peer": 1, "tag": 4})", k_fin};
+  ranks[1].events = {k_init, R"({"call": "BARRIER", "comm": 1})", k_fin};
+  const auto dir = smtrace::test::write_json_trace("throwing-check", ranks);
+  auto run = [&](ThrowingCheck::Where where,
+                 smtrace::analyzer::CheckErrors policy = smtrace::analyzer::CheckErrors::report) {
+    smtrace::analyzer::Options options;
+    options.check_errors = policy;
+    options.threads = 2;
+    options.checks = {"unmatched-message", "throwing"};
+    options.extra_checks.push_back([where] { return std::make_unique<ThrowingCheck>(where); });
+    return smtrace::analyzer::analyze(dir, options);
+  };
+  SUBCASE("in a rank pass, on a loading thread") {
+    auto result = run(ThrowingCheck::Where::pass);
+    CHECK(count_kind(result, "unmatched-message") == 1);
+    CHECK(count_kind(result, "throwing") == 0);
+    REQUIRE(result.failures.size() == 1);
+    CHECK(result.failures[0].check == "throwing");
+    CHECK(result.failures[0].message == "rank 1: event 1:1: invariant broken");
+  }
+  SUBCASE("in finish") {
+    auto result = run(ThrowingCheck::Where::finish);
+    CHECK(count_kind(result, "unmatched-message") == 1);
+    CHECK(count_kind(result, "throwing") == 0);
+    REQUIRE(result.failures.size() == 1);
+    CHECK(result.failures[0].message == "map::at");
+  }
+  SUBCASE("out of memory ends the analysis") {
+    CHECK_THROWS_AS(run(ThrowingCheck::Where::bad_alloc), std::bad_alloc);
+  }
+  SUBCASE("CheckErrors::rethrow: the worker's exception comes out of analyze") {
+    // From a loading thread it comes with the rank file and how far loading got.
+    CHECK_THROWS_WITH_AS(run(ThrowingCheck::Where::pass, smtrace::analyzer::CheckErrors::rethrow),
+                         doctest::Contains("rank-1.smt: rank 1: loading stopped after 2 events: invariant broken"),
+                         std::runtime_error);
+    CHECK_THROWS_AS(run(ThrowingCheck::Where::finish, smtrace::analyzer::CheckErrors::rethrow), std::out_of_range);
+  }
+}
+
+TEST_CASE("analyzer::analyze::fuzz regressions") {
+  // Every input tests/fuzz's check target found a crash with
+  // (tests/fuzz/regressions/check/), as the one rank file of a trace: the
+  // analysis ends with problems, not a crash or an exception.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/check";
+  const fs::path trace = fs::temp_directory_path() / ("smtrace-unit-fuzz-check-" + std::to_string(::getpid()));
+  std::size_t inputs = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    CAPTURE(entry.path().string());
+    fs::remove_all(trace);
+    fs::create_directories(trace);
+    fs::copy_file(entry.path(), trace / "rank-0.smt");
+    smtrace::analyzer::Options options;
+    options.threads = 1;
+    options.happens_before = true;
+    smtrace::analyzer::Result result;
+    CHECK_NOTHROW(result = smtrace::analyzer::analyze(trace, options));
+    ++inputs;
+  }
+  fs::remove_all(trace);
+  CHECK(inputs > 0);
 }
 
 TEST_SUITE_END();

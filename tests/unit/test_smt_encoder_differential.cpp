@@ -10,6 +10,13 @@
 // and every sat witness replays on the reference semantics. The directed
 // replay (guided.hpp) is held to the same: it may miss a feasible pair,
 // never claim an infeasible one, and its schedules replay.
+// The decisions without a solver are held to both (fixed.hpp): with the
+// recorded matches fixed, one run decides a zero-buffer deadlock (and with
+// one alternative forced, its bad end) as the restricted enumeration and
+// Z3's `recorded_only` questions do; on choice-free models one run decides
+// whether any bad end is reachable. The match rule's channel index agrees
+// with the rule as written (Machine::refuse_by_definition) in every state
+// of random runs.
 // SMTRACE_SMT_DIFF_MODELS=N runs N models instead of the default (bench mode).
 #include <doctest/doctest.h>
 
@@ -19,6 +26,7 @@
 #include <fmt/core.h>
 
 #include "smt_encoder/encoder.hpp"
+#include "smt_encoder/fixed.hpp"
 #include "smt_encoder/guided.hpp"
 #include "smt_encoder/match_pairs.hpp"
 #include "smt_model_builder.hpp"
@@ -32,6 +40,17 @@ using smtrace::smt::Verdict;
 
 constexpr double k_timeout_s = 20;
 
+// The goal "event (ra, ea) returns before event (rb, eb) is called".
+smt::Goal precede_goal(uint32_t ra, uint32_t ea, uint32_t rb, uint32_t eb) {
+  smt::Goal goal;
+  goal.outcome = Outcome::precede;
+  goal.a_rank = ra;
+  goal.a_event = ea;
+  goal.b_rank = rb;
+  goal.b_event = eb;
+  return goal;
+}
+
 uint32_t models_to_run() {
   if (const char* env = std::getenv("SMTRACE_SMT_DIFF_MODELS")) return static_cast<uint32_t>(std::atoi(env));
   return 120;
@@ -40,12 +59,76 @@ uint32_t models_to_run() {
 // Return "sat"/"unsat" of `v` for messages.
 const char* name(Verdict v) { return v == Verdict::sat ? "sat" : v == Verdict::unsat ? "unsat" : "unknown"; }
 
+struct FixedStats {
+  uint64_t deadlock_runs = 0, deadlocks = 0, forced_runs = 0, forced_bad = 0, choice_free = 0;
+};
+
+// fixed.hpp on `model` against the restricted enumeration and Z3 (`enc`, the
+// same model's encoding): the recorded-match deadlock under zero buffering,
+// each wildcard alternative's bad end alone, and choice-free models.
+void fixed_order_agrees(const smt::Model& model, const smt::MatchPairs& pairs, smt::Encoder& enc,
+                        Buffering buffering, FixedStats& stats) {
+  const smt::Machine machine(model, buffering);
+  if (smt::choice_free(machine)) {
+    ++stats.choice_free;
+    const smt::Exploration ex = smt::explore(model, buffering, 500'000);
+    const smt::RunResult run = smt::free_run(machine, pairs);
+    INFO("choice-free run");
+    if (!ex.truncated) CHECK(smt::bad_end(machine, run.state) == (ex.deadlock || ex.unmatched));
+  }
+  if (!smt::matches_recorded(model, pairs)) return;
+  auto recorded = [&](uint32_t r, uint32_t s) { return model.ops[r].recorded == k_none || model.ops[r].recorded == s; };
+  {
+    const smt::Machine zero(model, Buffering::zero);
+    const smt::RunResult run = smt::fixed_run(zero);
+    REQUIRE(!run.stopped);
+    const bool dead = zero.deadlocked(run.state);
+    ++stats.deadlock_runs;
+    stats.deadlocks += dead;
+    const smt::Exploration ex = smt::explore(model, Buffering::zero, 500'000, recorded);
+    INFO("recorded matches, zero buffering: run ", dead);
+    if (!ex.truncated) CHECK(dead == ex.deadlock);
+    const smt::SolveOutcome z3 = enc.bad_end(smt::BadEnd::deadlock, Buffering::zero, std::nullopt, k_timeout_s, true);
+    CHECK(z3.verdict == (dead ? Verdict::sat : Verdict::unsat));
+    if (dead) {
+      smt::Goal goal;
+      goal.outcome = Outcome::deadlock;
+      CHECK(smt::check_schedule(zero, run.steps, goal) == "");
+    }
+  }
+  for (uint32_t r = 0; r < model.ops.size(); ++r) {
+    const smt::Op& o = model.ops[r];
+    if ((o.kind != smt::OpKind::recv && o.kind != smt::OpKind::probe) || o.probe != k_none) continue;
+    for (uint32_t s : pairs.sends[r]) {
+      if (s == o.recorded) continue;
+      const smt::RunResult run = smt::fixed_run(machine, std::pair{r, s});
+      REQUIRE(!run.stopped);
+      const bool bad = run.state.partner[r] == s && smt::bad_end(machine, run.state);
+      ++stats.forced_runs;
+      stats.forced_bad += bad;
+      const smt::Exploration ex = smt::explore(model, buffering, 500'000, [&](uint32_t r2, uint32_t s2) {
+        return r2 == r ? s2 == s : recorded(r2, s2);
+      });
+      INFO("alone: ", model.post_ref(r).str(), " takes ", model.post_ref(s).str(), ", run ", bad);
+      if (!ex.truncated) CHECK(bad == (ex.bad_pairs.count({r, s}) > 0));
+      const smt::SolveOutcome z3 = enc.bad_end(smt::BadEnd::either, buffering, std::pair{r, s}, k_timeout_s, true);
+      CHECK(z3.verdict == (bad ? Verdict::sat : Verdict::unsat));
+      if (bad) {
+        smt::Goal goal;
+        goal.outcome = machine.deadlocked(run.state) ? Outcome::deadlock : Outcome::unmatched;
+        CHECK(smt::check_schedule(machine, run.steps, goal) == "");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random small traces") {
   std::mt19937 rng(20261123);
   const uint32_t n = models_to_run();
   uint64_t questions = 0, sat = 0, explored = 0, guided = 0;
+  FixedStats stats;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t ranks = 2 + i % 2;
     const uint32_t messages = 2 + (i / 2) % 5;
@@ -64,6 +147,7 @@ TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random
       CHECK(pairs.find(r, s) != k_none);
     }
     smt::Encoder enc(model, ch, pairs);
+    const smt::Machine machine(model, buffering);
     for (uint32_t r = 0; r < model.ops.size(); ++r) {
       for (uint32_t s : pairs.sends[r]) {
         const smt::SolveOutcome out = enc.can_match(r, s, buffering, k_timeout_s);
@@ -79,7 +163,7 @@ TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random
           CHECK(smt::check_schedule(model, buffering, out.steps, goal) == "");
         }
         // The directed replay (guided.hpp) claims only feasible pairs, with a schedule that replays.
-        if (auto steps = smt::guided_match(model, pairs, buffering, r, s)) {
+        if (auto steps = smt::guided_match(machine, pairs, r, s)) {
           ++guided;
           CHECK(expected);
           CHECK(smt::check_schedule(model, buffering, *steps, goal) == "");
@@ -104,6 +188,7 @@ TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random
         CHECK(smt::check_schedule(model, buffering, out.steps, goal) == "");
       }
     }
+    fixed_order_agrees(model, pairs, enc, buffering, stats);
     for (int k = 0; k < 3; ++k) {
       auto pick = [&](uint32_t m) { return std::uniform_int_distribution<uint32_t>(0, m - 1)(rng); };
       const uint32_t ra = pick(ranks), rb = pick(ranks);
@@ -117,18 +202,106 @@ TEST_CASE("smt differential: Z3 agrees with the brute-force enumerator on random
       CHECK(out.verdict == (expected ? Verdict::sat : Verdict::unsat));
       if (out.verdict == Verdict::sat) {
         ++sat;
-        smt::Goal goal;
-        goal.outcome = Outcome::precede;
-        goal.a_rank = ra;
-        goal.a_event = ea;
-        goal.b_rank = rb;
-        goal.b_event = eb;
+        const smt::Goal goal = precede_goal(ra, ea, rb, eb);
         CHECK(smt::check_schedule(model, buffering, out.steps, goal) == "");
+      }
+      // The directed replay holds rank b back until a returned: only feasible orders, replayed.
+      if (auto steps = smt::guided_precede(machine, pairs, ra, ea, rb, eb)) {
+        ++guided;
+        CHECK(expected);
+        const smt::Goal goal = precede_goal(ra, ea, rb, eb);
+        CHECK(smt::check_schedule(machine, *steps, goal) == "");
       }
     }
   }
-  MESSAGE(fmt::format("{} models, {} questions ({} sat, {} of them found by the directed replay too), {} states explored",
-                      n, questions, sat, guided, explored));
+  MESSAGE(fmt::format("{} models, {} questions ({} sat, {} of them found by the directed replay too), {} states explored; "
+                      "fixed order: {} deadlock runs ({} deadlocks), {} forced runs ({} bad), {} choice-free models",
+                      n, questions, sat, guided, explored, stats.deadlock_runs, stats.deadlocks, stats.forced_runs,
+                      stats.forced_bad, stats.choice_free));
   CHECK(guided > 0);
   CHECK(questions > 0);
+  CHECK(stats.deadlocks > 0);
+  CHECK(stats.forced_bad > 0);
+  CHECK(stats.choice_free > 0);
+}
+
+TEST_CASE("smt differential: one run decides choice-free models (random programs, one tag or no MPI_ANY_TAG)") {
+  std::mt19937 rng(20261201);
+  const uint32_t n = models_to_run();
+  FixedStats stats;
+  uint64_t bad = 0, decided = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    smt::Model model = random_model(rng, 2 + i % 3, 2 + (i / 3) % 5,
+                                    i % 2 == 0 ? RandomStyle::one_tag : RandomStyle::tag_classes);
+    for (const Buffering buffering : {Buffering::infinite, Buffering::zero}) {
+      const smt::Machine machine(model, buffering);
+      if (!smt::choice_free(machine)) continue;
+      const smt::Exploration ex = smt::explore(model, buffering, 500'000);
+      if (ex.truncated) continue;
+      INFO("model ", i, " buffering ", smt::buffering_name(buffering));
+      ++stats.choice_free;
+      const smt::Channels ch(model);
+      const smt::MatchPairs pairs = smt::match_pairs(model, ch, smt::find_cuts(model));
+      const smt::RunResult run = smt::free_run(machine, pairs);
+      REQUIRE(!run.stopped);
+      const bool run_bad = smt::bad_end(machine, run.state);
+      CHECK(run_bad == (ex.deadlock || ex.unmatched));
+      bad += run_bad;
+      smt::Encoder enc(model, ch, pairs);
+      const smt::SolveOutcome any = enc.bad_end(smt::BadEnd::either, buffering, std::nullopt, k_timeout_s);
+      CHECK(any.verdict == (run_bad ? Verdict::sat : Verdict::unsat));
+      // Case 3: which sends each receive of an interchangeable endpoint can take.
+      smt::InterchangeableMatches matches(machine, pairs);
+      for (uint32_t r = 0; r < model.ops.size(); ++r) {
+        for (uint32_t s = 0; s < model.ops.size(); ++s) {
+          if (model.ops[s].kind != smt::OpKind::send) continue;
+          const Verdict v = matches.can_match(r, s);
+          if (v == Verdict::unknown) continue;
+          ++decided;
+          INFO("interchangeable: ", model.post_ref(r).str(), " takes ", model.post_ref(s).str(), ": ", name(v));
+          CHECK(v == (ex.pairs.count({r, s}) ? Verdict::sat : Verdict::unsat));
+          if (v != Verdict::sat) continue;
+          const auto steps = matches.witness(r, s);
+          REQUIRE(steps);
+          smt::Goal goal;
+          goal.recv = r;
+          goal.send = s;
+          CHECK(smt::check_schedule(machine, *steps, goal) == "");
+        }
+      }
+    }
+  }
+  MESSAGE(fmt::format("{} choice-free models, {} of them with a bad end; {} interchangeable pairs decided",
+                      stats.choice_free, bad, decided));
+  CHECK(decided > 0);
+  CHECK(stats.choice_free > n / 4);
+}
+
+TEST_CASE("smt differential: the match rule's channel index agrees with the rule as written") {
+  std::mt19937 rng(20261202);
+  uint64_t checked = 0;
+  for (uint32_t i = 0; i < models_to_run() / 3; ++i) {
+    const smt::Model model = random_model(rng, 2 + i % 2, 2 + (i / 2) % 5);
+    for (const Buffering buffering : {Buffering::infinite, Buffering::zero}) {
+      const smt::Machine machine(model, buffering);
+      smt::Machine::State state = machine.initial();
+      std::vector<smt::RawStep> steps;
+      for (;;) {
+        for (uint32_t r = 0; r < model.ops.size(); ++r) {
+          for (uint32_t s = 0; s < model.ops.size(); ++s) {
+            const smt::RawStep step{smt::StepAction::match, 0, 0, r, s};
+            INFO("model ", i, " match ", r, " ", s);
+            CHECK(machine.refuse(state, step).empty() == machine.refuse_by_definition(state, step).empty());
+            ++checked;
+          }
+        }
+        steps.clear();
+        machine.enabled(state, steps);
+        CHECK(machine.any_step(state) == !steps.empty());
+        if (steps.empty()) break;
+        machine.apply(state, steps[std::uniform_int_distribution<std::size_t>(0, steps.size() - 1)(rng)]);
+      }
+    }
+  }
+  MESSAGE(fmt::format("{} match steps checked", checked));
 }

@@ -28,10 +28,8 @@ smt::MatchPairs pairs_of(const smt::Model& m) {
 
 // Return the match pairs of `m` without the happens-before rules (the benchmark switch).
 smt::MatchPairs pairs_without_hb(const smt::Model& m) {
-  setenv("SMTRACE_SMT_NO_HB_PRUNING", "1", 1);
-  smt::MatchPairs out = pairs_of(m);
-  unsetenv("SMTRACE_SMT_NO_HB_PRUNING");
-  return out;
+  const smt::Channels ch(m);
+  return smt::match_pairs(m, ch, smt::find_cuts(m), smt::HbRules::off);
 }
 
 std::string why(const smt::Model& m, uint32_t r, uint32_t s) {

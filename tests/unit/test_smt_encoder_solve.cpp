@@ -5,6 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
+#include <new>
+#include <stdexcept>
+
+#include <z3++.h>
 
 #include "smt_encoder/encoder.hpp"
 #include "smt_encoder/match_pairs.hpp"
@@ -203,4 +208,82 @@ TEST_CASE("smt can-precede and splitting at barriers") {
   CHECK(sol.answers[0].witness->replayed);
   CHECK(sol.answers[1].verdict == Verdict::unsat);
   CHECK(sol.stats.at("parts") == 2);
+}
+
+TEST_CASE("smt deadlocks: under zero buffering every collective may synchronize") {
+  // Rank 0 calls MPI_Bcast (its root) then sends to rank 1; rank 1 receives
+  // then calls MPI_Bcast. The run completed because the root's MPI_Bcast
+  // returned at once; MPI allows it to wait for rank 1's call, and then
+  // neither goes on. Fixed: rank 1 calls MPI_Bcast first.
+  for (const bool fixed : {false, true}) {
+    for (const auto& [kind, call] : {std::pair{smt::CollKind::from_root, smtrace::format::Call::Bcast},
+                                    std::pair{smt::CollKind::to_root, smtrace::format::Call::Reduce},
+                                    std::pair{smt::CollKind::scan, smtrace::format::Call::Scan}}) {
+      CAPTURE(fixed);
+      CAPTURE(smtrace::format::call_name(call));
+      ModelBuilder b(2);
+      const uint32_t inst = b.new_collective(kind, call, 0);
+      b.join(inst, 0);
+      const uint32_t s = b.send(0, 1);
+      if (fixed) b.join(inst, 1);
+      const uint32_t r = b.recv(1, 0);
+      if (!fixed) b.join(inst, 1);
+      b.record(r, s);
+      const smt::Model m = b.build();
+      const smt::Solution sol = smt::solve(m, {}, quick());
+      CHECK(sol.unknown == 0);
+      REQUIRE(sol.deadlocks.size() == (fixed ? 0u : 1u));
+      if (fixed) continue;
+      CHECK(sol.deadlocks[0].replayed);
+      REQUIRE(sol.deadlocks[0].cycle.size() == 2);
+      // Z3 agrees. Under infinite buffering (the collective's own rule) the
+      // root of MPI_Bcast and member 0 of MPI_Scan do not wait; the root of
+      // MPI_Reduce waits for every member in both readings.
+      const smt::Channels ch(m);
+      const smt::MatchPairs pairs = smt::match_pairs(m, ch, {});
+      smt::Encoder enc(m, ch, pairs);
+      CHECK(enc.bad_end(smt::BadEnd::deadlock, Buffering::zero, std::nullopt, 10, true).verdict == Verdict::sat);
+      CHECK(enc.bad_end(smt::BadEnd::deadlock, Buffering::infinite, std::nullopt, 10).verdict ==
+            (kind == smt::CollKind::to_root ? Verdict::sat : Verdict::unsat));
+      smt::SolveOptions replay_off = quick();
+      replay_off.tuning.replay = false;
+      CHECK(smt::solve(m, {}, replay_off).deadlocks.size() == 1);
+    }
+  }
+}
+
+TEST_CASE("smt solve: a part whose solving throws is undecided with the reason, the others stand") {
+  // Two parts split by a barrier, each with a zero-buffer deadlock (both ranks send first).
+  ModelBuilder b(2);
+  for (int part = 0; part < 2; ++part) {
+    const uint32_t s0 = b.send(0, 1);
+    const uint32_t r0 = b.recv(0, 1);
+    const uint32_t s1 = b.send(1, 0);
+    const uint32_t r1 = b.recv(1, 0);
+    b.record(r0, s1);
+    b.record(r1, s0);
+    b.barrier();
+  }
+  const smt::Model m = b.build();
+  REQUIRE(smt::solve(m, {}, quick()).deadlocks.size() == 2);
+  const std::pair<std::function<void()>, const char*> failures[] = {
+      {[] { throw std::bad_alloc(); }, "out of memory"},
+      {[] { throw std::logic_error("an invariant broke"); }, "internal error: an invariant broke"},
+      {[] { throw z3::exception("max. memory exceeded"); }, "the solver failed: max. memory exceeded"},
+      {[] { throw 42; }, "an exception of unknown type"},
+  };
+  for (const auto& [fail, reason] : failures) {
+    CAPTURE(reason);
+    smt::SolveOptions o = quick();
+    o.threads = 2;
+    o.on_part = [&](std::size_t part) {
+      if (part == 1) fail();
+    };
+    const smt::Solution sol = smt::solve(m, {}, o);
+    CHECK(sol.deadlocks.size() == 1);  // part 0's
+    CHECK(sol.unknown == 1);
+    REQUIRE(sol.undecided.size() == 1);
+    CHECK(sol.undecided[0].find("part 2 of 2") != std::string::npos);
+    CHECK(sol.undecided[0].find(reason) != std::string::npos);
+  }
 }

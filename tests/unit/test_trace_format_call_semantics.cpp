@@ -314,6 +314,9 @@ TEST_CASE("trace_format::call_buffers::one-sided") {
   SUBCASE("request-based: the origin buffer until the request completes") {
     e.call = Call::Rget;
     target.access = BufferAccess::read;
+    // The read of the target is done when the data is at the origin: after
+    // MPI_Wait on the request (MPI-3.1 example 11.21).
+    target.lifetime = Lifetime::request;
     CHECK(buffers(e) == std::vector{buffer(BufferArg::buf, BufferAccess::write, Lifetime::request, 0x1000, 4, k_int),
                                     target});
   }
@@ -336,10 +339,12 @@ TEST_CASE("trace_format::call_buffers::one-sided") {
     e.result_count = 4;
     e.result_datatype = k_int;
     target.access = BufferAccess::read;
+    target.lifetime = Lifetime::rma_local;  // read once the result is at the origin
     CHECK(buffers(e) == std::vector{buffer(BufferArg::result_buf, BufferAccess::write, Lifetime::rma_local, 0x3000, 4, k_int),
                                     target});
     e.op = 3;  // MPI_SUM
     target.access = BufferAccess::update;
+    target.lifetime = Lifetime::rma_remote;
     CHECK(buffers(e) == std::vector{buffer(BufferArg::buf, BufferAccess::read, Lifetime::rma_local, 0x1000, 4, k_int),
                                     buffer(BufferArg::result_buf, BufferAccess::write, Lifetime::rma_local, 0x3000, 4, k_int),
                                     target});

@@ -255,6 +255,17 @@ fmt_ns::Event simple(uint64_t seq, fmt_ns::Call call, int64_t t) {
   return e;
 }
 
+// A sealed chunk (Init, Barrier: seq 0, 1) and a second chunk, not yet
+// sealed or left open, holding a Send (seq 2).
+void two_chunks(RankFileBuilder& b) {
+  b.begin(0, 100);
+  b.enc.event(b.chunk, simple(0, fmt_ns::Call::Init, 100));
+  b.enc.event(b.chunk, simple(1, fmt_ns::Call::Barrier, 200));
+  b.seal();
+  b.begin(2, 300);
+  b.enc.event(b.chunk, simple(2, fmt_ns::Call::Send, 300));
+}
+
 }  // namespace
 
 TEST_SUITE_BEGIN("trace_format");
@@ -411,6 +422,50 @@ TEST_CASE("trace_format::read_trace::implausible world size") {
   CHECK(mentions(got.problems, "rank-999999999.smt: byte 0: warning: rank number too large"));
 }
 
+TEST_CASE("trace_format::read_trace::manifest world size far beyond the rank files") {
+  // Found by fuzzing (tests/fuzz/regressions/manifest/): a manifest of 100
+  // bytes claiming 97044 ranks beside two rank files made the reader build a
+  // RankTrace and a "missing rank file" problem for each (a 68 MB vector).
+  TempDir dir;
+  fmt_ns::write_trace(sample_trace(2, 5), dir.path);
+  write_bytes(dir.path / "manifest.json", R"({"format_version": 1, "world_size": 97044})");
+  g_largest_allocation = 0;
+  fmt_ns::Trace got = fmt_ns::read_trace(dir.path);
+  CHECK(g_largest_allocation.load() < (1u << 20));
+  CHECK(got.ranks.size() == 2);
+  CHECK(got.ranks[1].events.size() == 5);
+  CHECK(mentions(got.problems, "manifest.json: byte 0: world size 97044 is implausible: 2 rank files found, "
+                               "more than 16384 missing; using the rank files found"));
+  SUBCASE("a job that lost many rank files, but not implausibly many, keeps its world size") {
+    write_bytes(dir.path / "manifest.json", R"({"format_version": 1, "world_size": 16386})");
+    fmt_ns::Trace lost = fmt_ns::read_trace(dir.path);
+    CHECK(lost.ranks.size() == 16386);
+    CHECK(mentions(lost.problems, "missing rank file rank-16385.smt (expected 16386 ranks)"));
+  }
+}
+
+TEST_CASE("trace_format::read_trace::manifest fuzz regressions") {
+  // Every manifest tests/fuzz found an oversized allocation or a slow input
+  // with (tests/fuzz/regressions/manifest/), beside a real two-rank trace as
+  // the fuzz target has it: read without throwing, no allocation near the
+  // fuzzer's 64 MiB limit.
+  const fs::path inputs_dir = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/manifest";
+  TempDir dir;
+  fmt_ns::write_trace(sample_trace(2, 5), dir.path);
+  std::size_t inputs = 0;
+  for (const auto& entry : fs::directory_iterator(inputs_dir)) {
+    CAPTURE(entry.path().string());
+    fs::copy_file(entry.path(), dir.path / "manifest.json", fs::copy_options::overwrite_existing);
+    g_largest_allocation = 0;
+    fmt_ns::Trace got = fmt_ns::read_trace(dir.path);
+    CHECK(g_largest_allocation.load() < (1u << 20));
+    CHECK(got.ranks.size() == 2);
+    CHECK(mentions(got.problems, "is implausible"));
+    ++inputs;
+  }
+  CHECK(inputs > 0);
+}
+
 TEST_CASE("trace_format::read_trace::rank files without a manifest") {
   TempDir dir;
   fmt_ns::write_trace(sample_trace(2, 5), dir.path);
@@ -555,12 +610,7 @@ TEST_CASE("trace_format::read_rank_file::CRC mismatch") {
 TEST_CASE("trace_format::read_rank_file::open chunk with trailing zero padding") {
   TempDir dir;
   RankFileBuilder b(header_for(0, 1));
-  b.begin(0, 100);
-  b.enc.event(b.chunk, simple(0, fmt_ns::Call::Init, 100));
-  b.enc.event(b.chunk, simple(1, fmt_ns::Call::Barrier, 200));
-  b.seal();
-  b.begin(2, 300);
-  b.enc.event(b.chunk, simple(2, fmt_ns::Call::Send, 300));
+  two_chunks(b);
   fmt_ns::Event recv = simple(3, fmt_ns::Call::Recv, 400);
   recv.pending = true;  // durable before it blocked; then the rank was killed
   b.enc.event(b.chunk, recv);
@@ -638,6 +688,119 @@ TEST_CASE("trace_format::read_rank_file::file shorter than the magic") {
     CHECK_FALSE(t.ranks[0].present);
     CHECK(errors(t.all_problems()) == 1);
   }
+}
+
+TEST_CASE("trace_format::read_rank_file::lost header") {
+  // What a rank killed while its header was being written leaves, and what a
+  // damaged copy may: the header frame (or the whole start) gone, the
+  // chunks after it intact.
+  TempDir dir;
+  const fs::path file = dir.path / "rank-2.smt";
+  RankFileBuilder b(header_for(2, 4));
+  const std::size_t header_end = b.bytes.size();
+  two_chunks(b);
+  b.leave_open(4096);
+
+  SUBCASE("a file of zeros") {
+    write_bytes(file, std::string(4u << 20, '\0'));
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+    CHECK_FALSE(r.present);
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].to_string() == file.string() +
+                                           ": byte 0: the file is 4194304 bytes, all zero: the rank stopped "
+                                           "before its header was written (nothing to read)");
+  }
+  SUBCASE("magic and header zeroed: sealed and open chunks read, rank and world size from the trace") {
+    std::string bytes = b.bytes;
+    std::fill(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(header_end), '\0');
+    write_bytes(file, bytes);
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+    CAPTURE(all_text(r.problems));
+    CHECK(r.present);
+    CHECK(r.header.recovered);
+    REQUIRE(r.events.size() == 3);
+    CHECK(r.events[2].call == fmt_ns::Call::Send);
+    REQUIRE(errors(r.problems) == 1);
+    CHECK(mentions(r.problems, file.string() + ": byte 0: not an smtrace rank file (bad magic); header lost: "
+                                               "reading the chunks from byte " + std::to_string(header_end) + " on"));
+    // Through read_trace, with a manifest: the rank and world size are known.
+    fmt_ns::Trace whole = sample_trace(4, 3);
+    whole.ranks[2].present = false;
+    fmt_ns::write_trace(whole, dir.path);
+    write_bytes(file, bytes);
+    fmt_ns::Trace t = fmt_ns::read_trace(dir.path);
+    REQUIRE(t.ranks.size() == 4);
+    CHECK(t.ranks[2].present);
+    CHECK(t.ranks[2].header.rank == 2);
+    CHECK(t.ranks[2].header.world_size == 4);
+    CHECK(t.ranks[2].comms.at(fmt_ns::k_comm_world).world_ranks.size() == 4);
+    CHECK(t.ranks[2].events.size() == 3);
+  }
+  SUBCASE("only an open chunk after a damaged header frame") {
+    RankFileBuilder open(header_for(2, 4));
+    open.begin(0, 100);
+    open.enc.event(open.chunk, simple(0, fmt_ns::Call::Init, 100));
+    open.leave_open(100);
+    std::string bytes = open.bytes;
+    bytes[fmt_ns::k_magic_size] = '\xFE';  // header length: beyond the file
+    bytes[fmt_ns::k_magic_size + 1] = '\xFF';
+    bytes[fmt_ns::k_magic_size + 2] = '\xFF';
+    bytes[fmt_ns::k_magic_size + 3] = '\x7F';
+    write_bytes(file, bytes);
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+    CAPTURE(all_text(r.problems));
+    CHECK(r.present);
+    REQUIRE(r.events.size() == 1);
+    CHECK(mentions(r.problems, "byte 8: header frame length 2147483646 exceeds"));
+    CHECK(mentions(r.problems, "header lost: reading the chunks from byte " + std::to_string(header_end)));
+  }
+  SUBCASE("no chunk after the damage") {
+    write_bytes(file, std::string("not a trace at all, just text\n"));
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+    CHECK_FALSE(r.present);
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].to_string() == file.string() + ": byte 0: not an smtrace rank file (bad magic); no chunk found after it");
+  }
+}
+
+TEST_CASE("trace_format::read_rank_file::fuzz regressions") {
+  // Every input tests/fuzz found a crash or an oversized allocation with
+  // (tests/fuzz/regressions/rank_file/): read without throwing, and no
+  // single allocation near the fuzzer's 64 MiB limit.
+  const fs::path dir = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/rank_file";
+  std::size_t inputs = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    CAPTURE(entry.path().string());
+    g_largest_allocation = 0;
+    fmt_ns::RankTrace r = fmt_ns::read_rank_file(entry.path());
+    CHECK(g_largest_allocation.load() < (32u << 20));
+    CHECK_FALSE(r.problems.empty());
+    ++inputs;
+  }
+  CHECK(inputs > 0);
+}
+
+TEST_CASE("trace_format::read_rank_file::implausible world size in the header") {
+  // Found by fuzzing (tests/fuzz/regressions/rank_file/world-size-huge-1): the
+  // header's world size made the reader build an MPI_COMM_WORLD of billions.
+  TempDir dir;
+  fmt_ns::RankHeader h = header_for(1, 0xF0000000u);
+  RankFileBuilder b(h);
+  const std::size_t header_end = b.bytes.size();
+  b.begin(0, 100);
+  b.enc.event(b.chunk, simple(0, fmt_ns::Call::Init, 100));
+  b.seal();
+  const fs::path file = dir.path / "rank-1.smt";
+  write_bytes(file, b.bytes);
+  g_largest_allocation = 0;
+  fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+  CAPTURE(all_text(r.problems));
+  CHECK(g_largest_allocation.load() < (1u << 20));
+  CHECK(r.present);
+  CHECK(r.header.recovered);
+  CHECK(r.events.size() == 1);
+  CHECK(mentions(r.problems, ": RankHeader world size 4026531840 is implausible (more than 4194304 ranks); "
+                             "header lost: reading the chunks from byte " + std::to_string(header_end)));
 }
 
 TEST_CASE("trace_format::read_trace::symbols") {

@@ -74,7 +74,7 @@ Traffic tally(const fmt_ns::Trace& trace) {
           REQUIRE(e.status.source);
           // A posted source or tag is either the actual one or a wildcard.
           CHECK((*e.peer == fmt_ns::k_any_source || *e.peer == *e.status.source));
-          CHECK(*e.tag == *e.status.tag);
+          CHECK((*e.tag == fmt_ns::k_any_tag || *e.tag == *e.status.tag));
           ++t.received[{*e.status.source, rank, *e.status.tag}];
           break;
         case Call::Irecv:
@@ -440,5 +440,35 @@ TEST_CASE("trace_format::write_synthetic_trace::refused options") {
   CHECK_THROWS_AS(fmt_ns::write_synthetic_trace("senders", dir.path, looped), fmt_ns::TraceError);
   CHECK_THROWS_AS(fmt_ns::write_synthetic_trace("leader", dir.path, looped), fmt_ns::TraceError);
   CHECK(fmt_ns::synth_generators() == std::vector<std::string>{"halo", "pingpong", "wildcard", "senders",
-                                                                "leader", "router", "fig6"});
+                                                                "leader", "router", "fig6", "masterworker"});
+}
+
+TEST_CASE("trace_format::write_synthetic_trace::masterworker") {
+  for (const auto& [ranks, tasks] : {std::pair{4u, 60u}, std::pair{2u, 5u}, std::pair{16u, 200u}}) {
+    CAPTURE(ranks);
+    SynthTempDir dir;
+    const fmt_ns::Trace trace = write_program("masterworker", dir.path, ranks, tasks);
+    // Rank 0: a receive from any source and an answer per task and per worker (the stop).
+    const auto& master = trace.ranks[0].events;
+    CHECK(master.size() == 2 + 2 * (tasks + ranks - 1));
+    uint64_t worker_events = 0, stops = 0;
+    for (const fmt_ns::Event& e : master) {
+      if (e.call == Call::Recv) CHECK(*e.peer == fmt_ns::k_any_source);
+      if (e.call == Call::Send && *e.tag == 3) ++stops;
+    }
+    CHECK(stops == ranks - 1);
+    for (uint32_t w = 1; w < ranks; ++w) {
+      const auto& events = trace.ranks[w].events;
+      worker_events += events.size();
+      // Each worker ends with its stop message, received with MPI_ANY_TAG.
+      REQUIRE(events.size() >= 4);
+      const fmt_ns::Event& last = events[events.size() - 2];
+      CHECK(last.call == Call::Recv);
+      CHECK(*last.tag == fmt_ns::k_any_tag);
+      CHECK(*last.status.tag == 3);
+    }
+    // Every task's request and answer, plus the last request and the stop.
+    CHECK(worker_events == 2 * (ranks - 1) + 2 * (tasks + ranks - 1));
+    if (ranks == 4) CHECK(master.size() + worker_events == 260);
+  }
 }

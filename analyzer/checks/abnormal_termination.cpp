@@ -1,0 +1,184 @@
+// abnormal-termination: a rank whose run did not end in MPI_Finalize. A run
+// that ended abnormally is never reported clean, whatever else the trace
+// shows (a crash often leaves a trace in which no other check finds
+// anything: every call before it was correct).
+//
+// How a rank ended is its Termination record (trace_format/event.hpp):
+// - aborted: the rank called MPI_Abort (its error code is the event's count);
+// - signal: a signal the rank raised itself (SIGSEGV, SIGABRT from an
+//   assert, SIGFPE, SIGBUS...) is a crash; one that comes from outside
+//   (SIGTERM, SIGKILL, SIGINT...: the launcher tearing the job down after
+//   another rank failed, a time limit) stopped it;
+// - exit_without_finalize: the process exited (exit(), return from main,
+//   or an MPI error handler: MPI_ERRORS_ARE_FATAL ends the process from
+//   inside the failing call, which is then the rank's pending event);
+// - no record at all: the rank was killed by a signal no handler sees
+//   (SIGKILL) or its file was cut;
+// - tracer_stopped: the tracer gave up (disk full): says nothing about the
+//   program, no finding.
+// Each rank that failed by itself is one finding naming the rank, what
+// ended it, and the call it was in (or its last call) with its site. Ranks
+// stopped from outside are a note of those findings; when no rank failed by
+// itself, they are one finding of their own (the run was stopped before it
+// finished).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "analyzer/checks/checks.hpp"
+
+namespace smtrace::analyzer::checks {
+namespace {
+
+using format::Event;
+using format::TerminationKind;
+
+// The last call a rank made and the call it stopped inside, if any.
+struct LastCalls {
+  std::optional<Event> last;     // the last event that returned
+  std::optional<Event> pending;  // the call the rank stopped inside
+};
+
+class Pass final : public RankPass {
+ public:
+  void event(const Event& e) override {
+    const format::CallTraits& t = format::call_traits(e.call);
+    // Loads and stores say little about where a rank stopped: keep the
+    // last MPI (or CUDA) call.
+    if (t.role == format::Role::local_access) return;
+    Event kept = e;
+    kept.stack.clear();
+    kept.args.clear();
+    if (e.pending) calls.pending = std::move(kept);
+    else calls.last = std::move(kept);
+  }
+  LastCalls calls;
+};
+
+class AbnormalTermination final : public Check {
+ public:
+  std::string_view name() const override { return "abnormal-termination"; }
+  Severity severity() const override { return Severity::error; }
+  std::string_view description() const override {
+    return "a rank aborted, crashed, exited without MPI_Finalize or was stopped before it finished";
+  }
+  std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
+
+  void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    std::vector<Finding> failed;
+    std::vector<uint32_t> stopped;        // from outside, by rank
+    std::vector<std::string> stop_notes;  // one line each
+    std::vector<Location> stop_locations;
+    for (uint32_t r = 0; r < ctx.world_size(); ++r) {
+      const RankData& data = ctx.rank(r);
+      if (!data.present || data.finalized()) continue;
+      const auto* pass = r < passes.size() ? dynamic_cast<const Pass*>(passes[r].get()) : nullptr;
+      const LastCalls calls = pass ? pass->calls : LastCalls{};
+      const Event* inside = calls.pending ? &*calls.pending : nullptr;
+      const Event* last = calls.last ? &*calls.last : nullptr;
+      const Event* at = inside ? inside : last;
+      auto where = [&](std::string note) -> std::optional<Location> {
+        if (!at) return std::nullopt;
+        return ctx.location({r, at->seq}, at->call, at->site, std::move(note));
+      };
+      const std::string place = inside ? fmt::format(" inside {}", format::call_name(inside->call))
+                                : last ? fmt::format(" after {} ({}:{})", format::call_name(last->call), r, last->seq)
+                                       : std::string(" before its first MPI call");
+      if (!data.end) {
+        stopped.push_back(r);
+        stop_notes.push_back(fmt::format("rank {} left no end record{} (killed by SIGKILL, or its trace file was cut)",
+                                         r, place));
+        if (auto l = where(inside ? "it stopped inside this call" : "its last call")) stop_locations.push_back(*l);
+        continue;
+      }
+      const format::Termination& end = *data.end;
+      Finding f;
+      f.kind = std::string(name());
+      f.severity = severity();
+      switch (end.kind) {
+        case TerminationKind::finalized: continue;
+        case TerminationKind::tracer_stopped: continue;  // the tracer's trouble, not the program's
+        case TerminationKind::aborted: {
+          const Event* abort = inside && inside->call == format::Call::Abort ? inside
+                               : last && last->call == format::Call::Abort   ? last
+                                                                             : nullptr;
+          if (abort) {
+            f.message = fmt::format("rank {} called MPI_Abort with error code {}", r, abort->count);
+            f.locations.push_back(ctx.location({r, abort->seq}, abort->call, abort->site, "MPI_Abort is called here"));
+          } else {
+            f.message = fmt::format("rank {} aborted{}", r, place);
+            if (auto l = where("its last call")) f.locations.push_back(*l);
+          }
+          break;
+        }
+        case TerminationKind::signal: {
+          const std::string sig = format::signal_name(end.signal);
+          if (format::signal_from_outside(end.signal)) {
+            stopped.push_back(r);
+            stop_notes.push_back(fmt::format("rank {} was stopped by {}{}", r, sig, place));
+            if (auto l = where(fmt::format("{} stopped it {}", sig, inside ? "inside this call" : "after this call")))
+              stop_locations.push_back(*l);
+            continue;
+          }
+          f.message = fmt::format("rank {} crashed with {}{}", r, sig,
+                                  inside ? fmt::format(" inside {}", format::call_name(inside->call)) : place);
+          if (auto l = where(inside ? fmt::format("{} arrived while the rank was inside this call", sig)
+                                    : fmt::format("the last MPI call before {}", sig)))
+            f.locations.push_back(*l);
+          if (end.signal == 6) f.notes.push_back("SIGABRT: a failed assert(), abort(), or a fatal error of a library");
+          break;
+        }
+        case TerminationKind::exit_without_finalize:
+          if (inside) {
+            f.message = fmt::format("rank {} exited inside {} without calling MPI_Finalize", r,
+                                    format::call_name(inside->call));
+            f.locations.push_back(*where("the call never returned"));
+            f.notes.push_back("a process that ends inside an MPI call was most likely ended by MPI's error "
+                              "handler (MPI_ERRORS_ARE_FATAL): the call failed; see the invalid-argument findings");
+          } else {
+            f.message = fmt::format("rank {} exited without calling MPI_Finalize{}", r, place);
+            if (auto l = where("its last MPI call")) f.locations.push_back(*l);
+            f.notes.push_back("every rank must call MPI_Finalize before it exits (MPI-3.1 section 8.7)");
+          }
+          break;
+        case TerminationKind::unspecified:
+          f.message = fmt::format("rank {} ended{} in a way its trace does not say", r, place);
+          if (auto l = where("its last call")) f.locations.push_back(*l);
+          break;
+      }
+      if (!end.message.empty()) f.notes.push_back(fmt::format("rank {}'s end record: {}", r, end.message));
+      failed.push_back(std::move(f));
+    }
+    if (!failed.empty()) {
+      if (!stopped.empty()) {
+        failed.front().notes.push_back(fmt::format(
+            "{} {} then stopped from outside (the launcher ends the job when one rank fails)",
+            stopped.size() == 1 ? "rank" : "ranks", rank_list(stopped)));
+        for (const std::string& note : stop_notes) failed.front().notes.push_back(note);
+      }
+      for (Finding& f : failed) out.push_back(std::move(f));
+      return;
+    }
+    if (stopped.empty()) return;
+    Finding f;
+    f.kind = std::string(name());
+    f.severity = severity();
+    f.message = fmt::format("the run was stopped before it finished: {} {} did not reach MPI_Finalize",
+                            stopped.size() == 1 ? "rank" : "ranks", rank_list(stopped));
+    f.locations = std::move(stop_locations);
+    f.notes = std::move(stop_notes);
+    f.notes.push_back("a signal from outside (a time limit, the launcher, a user) or SIGKILL ended the job");
+    // A finding at the same calls (a deadlock) says why the run did not finish.
+    f.generic = true;
+    out.push_back(std::move(f));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> make_abnormal_termination() { return std::make_unique<AbnormalTermination>(); }
+
+}  // namespace smtrace::analyzer::checks

@@ -1,0 +1,659 @@
+// invalid-argument: an MPI call with an argument MPI forbids at that point
+// (MPI-3.1 sections 2.5, 3.2-3.9, 5, 11), validated from the recorded
+// arguments, so that it is reported also where the program survived
+// (MPI_ERRORS_RETURN) and where MPI aborted inside the call (the tracer
+// then records the call's entry: the event is pending).
+//
+// What each call passes follows from the columns of calls.def (role,
+// buffers, rooted, op, resource, request effect) and call_buffers(): the
+// buffers it uses at this rank with their counts and datatypes, MPI_IN_PLACE
+// applied, only those significant at this rank. Rules:
+// - communicator: not MPI_COMM_NULL, not freed (Comm_free earlier on this
+//   rank), not one the tracer marked invalid (k_invalid_id); Comm_free of
+//   MPI_COMM_WORLD or MPI_COMM_SELF;
+// - ranks: a destination in [0, size) or MPI_PROC_NULL; a source also
+//   MPI_ANY_SOURCE; a root in [0, size) on an intracommunicator, MPI_ROOT,
+//   MPI_PROC_NULL or a remote rank on an intercommunicator (size: the remote
+//   group's there); an RMA target in the window's communicator or
+//   MPI_PROC_NULL;
+// - tags: a send's in [0, MPI_TAG_UB]; a receive's also MPI_ANY_TAG (the
+//   upper bound when the trace recorded it, header option mpi.tag_ub);
+// - counts: not negative (buffers, v-collective counts, RMA origin/target,
+//   datatype constructors);
+// - datatypes: not MPI_DATATYPE_NULL where data moves, not freed, committed
+//   when a recorded constructor made them (Type_dup of a committed type is
+//   committed, MPI-3.1 section 4.1.10);
+// - ops: not MPI_OP_NULL, not freed, defined for the datatype (section
+//   5.9.2's table; user ops apply to anything in reductions and are not
+//   allowed in accumulates, section 11.3.4; MPI_REPLACE and MPI_NO_OP only
+//   in RMA); Compare_and_swap on integer, logical or byte types only;
+// - buffers: not NULL with count > 0 and a type that has data;
+// - MPI_IN_PLACE: only where the call allows it (section 5.2.1), never on
+//   an intercommunicator;
+// - windows: not MPI_WIN_NULL, not freed; disp_unit > 0 at creation;
+// - requests: MPI_Start on MPI_REQUEST_NULL, on a non-persistent request, or
+//   on a persistent one still active; any use of a request freed with
+//   MPI_Request_free or marked invalid (k_invalid_request); Request_free
+//   and Cancel on MPI_REQUEST_NULL. (Freeing an active request is allowed,
+//   section 3.7.3: its buffer stays in use, local-concurrency's business.)
+// A call that returned an error code (Event.rc) for which no rule above
+// names the argument is reported as such.
+//
+// Values the trace cannot tell from "not recorded" (datatype 0, op 0,
+// buffer address 0) are taken as the null handle or NULL only in traces the
+// tracer wrote (the header names a tracer version): hand-written traces may
+// leave them out. An imported trace says what it lacks (trace_format/
+// content.hpp); the rules that read that are off there.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "analyzer/checks/checks.hpp"
+#include "analyzer/checks/grouped.hpp"
+#include "analyzer/datatypes.hpp"
+#include "analyzer/footprint.hpp"
+#include "analyzer/mpi_buffers.hpp"
+#include "analyzer/signature.hpp"
+#include "trace_format/content.hpp"
+
+namespace smtrace::analyzer::checks {
+namespace {
+
+using format::Call;
+using format::Event;
+using format::Role;
+
+std::string comm_text(uint32_t comm) {
+  if (comm == format::k_comm_world) return "MPI_COMM_WORLD";
+  if (comm == format::k_comm_self) return "MPI_COMM_SELF";
+  return fmt::format("communicator {}", comm);
+}
+
+// What a rank argument names.
+enum class RankUse : uint8_t { dest, source, root, target };
+
+class Pass final : public RankPass {
+ public:
+  explicit Pass(const RankData& data) : m_data(data) {}
+
+  void event(const Event& e) override {
+    if (!format::call_known(e.call)) return;
+    const format::CallTraits& t = format::call_traits(e.call);
+    if (t.family == format::Family::cuda) return;
+    m_recorded = !m_data.header.tracer_version.empty();
+    m_lacks = format::lacks(m_data.header);
+    m_event = &e;
+    m_found = false;
+    switch (t.role) {
+      case Role::send:
+        comm(e.comm);
+        rank(e.peer, RankUse::dest, e.comm);
+        tag(e.tag, false);
+        buffers(e);
+        break;
+      case Role::recv:
+        comm(e.comm);
+        if (!lacks(format::Content::receive_envelope)) {
+          rank(e.peer, RankUse::source, e.comm);
+          tag(e.tag, true);
+        }
+        buffers(e);
+        break;
+      case Role::sendrecv:
+        comm(e.comm);
+        rank(e.peer, RankUse::dest, e.comm);
+        tag(e.tag, false);
+        if (!lacks(format::Content::receive_envelope)) {
+          rank(e.recv_peer, RankUse::source, e.comm);
+          tag(e.recv_tag, true);
+        }
+        buffers(e);
+        break;
+      case Role::probe:
+        comm(e.comm);
+        if (!lacks(format::Content::receive_envelope)) {
+          rank(e.peer, RankUse::source, e.comm);
+          tag(e.tag, true);
+        }
+        break;
+      case Role::collective:
+        comm(e.comm);
+        if (t.rooted) rank(e.peer, RankUse::root, e.comm);
+        if (!lacks(format::Content::buffers)) in_place(e, t);
+        buffers(e);
+        if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
+        break;
+      case Role::rma_comm:
+        window(e.window);
+        rank(e.peer, RankUse::target, window_comm(e.window));
+        buffers(e);
+        if (!lacks(format::Content::type_signatures)) rma_types(e, t);
+        break;
+      case Role::rma_sync: {
+        window(e.window);
+        if (e.peer) rank(e.peer, RankUse::target, window_comm(e.window));
+        const format::EpochEffect epoch = format::call_traits(e.call).epoch;
+        if (epoch == format::EpochEffect::post || epoch == format::EpochEffect::start) group(e.group);
+        break;
+      }
+      case Role::request: requests(e, t); break;
+      case Role::handle: handle(e, t); break;
+      case Role::env:
+        if (e.call == Call::Abort) comm(e.comm);
+        break;
+      case Role::none: case Role::local_access: case Role::cuda: case Role::thread: break;
+    }
+    if (!m_found && !e.pending && e.rc != 0) {
+      add("error code", fmt::format("the call failed with error code {}", e.rc), {},
+          {"MPI reported an error that smtrace cannot name from the recorded arguments"});
+      if (!problems.empty()) problems.back().generic = true;
+    }
+    effects(e, t);
+  }
+
+  std::vector<RawProblem> problems;
+
+ private:
+  // --- reporting
+
+  void add(std::string problem, std::string message, std::optional<RawSite> related = {},
+           std::vector<std::string> notes = {}) {
+    m_found = true;
+    if (problems.size() >= k_max_per_rank) return;
+    RawProblem p;
+    p.problem = std::move(problem);
+    p.message = fmt::format("{}: {}", format::call_name(m_event->call), message);
+    p.sites.push_back(raw_site(m_data.rank, *m_event, m_event->pending ? "the call never returned" : "called here"));
+    if (related) p.sites.push_back(std::move(*related));
+    p.notes = std::move(notes);
+    problems.push_back(std::move(p));
+  }
+
+  // --- handles
+
+  void comm(uint32_t id) {
+    if (id == format::k_null_id) return add("null comm", "the communicator is MPI_COMM_NULL");
+    if (id == format::k_invalid_id) return add("invalid comm", "the communicator is invalid (freed or never created)");
+    if (auto it = m_freed_comms.find(id); it != m_freed_comms.end())
+      add("freed comm", fmt::format("{} was freed by {} ({}:{})", comm_text(id), format::call_name(it->second.call),
+                                    m_data.rank, it->second.seq),
+          it->second);
+  }
+
+  void window(uint32_t id) {
+    if (id == 0) return add("null window", "the window is MPI_WIN_NULL");
+    if (id == format::k_invalid_id) return add("invalid window", "the window is invalid (freed or never created)");
+    if (auto it = m_freed_windows.find(id); it != m_freed_windows.end())
+      add("freed window", fmt::format("window {} was freed by MPI_Win_free ({}:{})", id, m_data.rank, it->second.seq),
+          it->second);
+  }
+
+  // Return the communicator of window `id` (the one it was created on), or
+  // k_null_id when unknown.
+  uint32_t window_comm(uint32_t id) const {
+    auto it = m_window_comm.find(id);
+    return it == m_window_comm.end() ? format::k_null_id : it->second;
+  }
+
+  void group(uint32_t id) {
+    if (id == format::k_null_id) return add("null group", "the group is MPI_GROUP_NULL");
+    if (id == format::k_invalid_id) return add("invalid group", "the group is invalid (freed or never created)");
+    if (auto it = m_freed_groups.find(id); it != m_freed_groups.end())
+      add("freed group", fmt::format("group {} was freed by MPI_Group_free ({}:{})", id, m_data.rank, it->second.seq),
+          it->second);
+  }
+
+  // A datatype argument that describes `count` elements of data (a buffer
+  // or a constructor's old type: `for_data` is false there, where an
+  // uncommitted type is fine).
+  void datatype(uint32_t id, int64_t count, bool for_data) {
+    if (lacks(format::Content::type_signatures)) return;
+    if (id == k_type_null) {
+      if (m_recorded && count > 0) add("null datatype", "the datatype is MPI_DATATYPE_NULL");
+      return;
+    }
+    if (id == format::k_invalid_id) return add("invalid datatype", "the datatype is invalid (freed or never created)");
+    if (id < format::k_first_derived_id) return;
+    if (auto it = m_freed_types.find(id); it != m_freed_types.end()) {
+      return add("freed datatype",
+                 fmt::format("datatype {} was freed by MPI_Type_free ({}:{})", id, m_data.rank, it->second.seq),
+                 it->second);
+    }
+    if (!for_data || m_committed.count(id)) return;
+    auto made = m_created_types.find(id);
+    if (made == m_created_types.end()) return;  // not made by a recorded constructor: its state is unknown
+    add("uncommitted datatype",
+        fmt::format("datatype {} ({}) is used without MPI_Type_commit", id, format::call_name(made->second.call)),
+        made->second, {"a derived datatype must be committed before it is used in communication (MPI-3.1 section 4.1.9)"});
+  }
+
+  void op(uint32_t id) {
+    if (id == k_op_null) {
+      if (m_recorded) add("null op", "the op is MPI_OP_NULL");
+      return;
+    }
+    if (id == format::k_invalid_id) return add("invalid op", "the op is invalid (freed or never created)");
+    if (auto it = m_freed_ops.find(id); it != m_freed_ops.end())
+      add("freed op", fmt::format("user op {} was freed by MPI_Op_free ({}:{})", id, m_data.rank, it->second.seq),
+          it->second);
+  }
+
+  // --- values
+
+  void rank(const std::optional<int32_t>& value, RankUse use, uint32_t comm_id) {
+    if (!value) return;
+    const int32_t v = *value;
+    const bool has_comm = comm_id != format::k_null_id && comm_id != format::k_invalid_id;
+    const format::CommPlace place = has_comm ? comm_place(m_data, comm_id) : format::CommPlace{};
+    const char* what = use == RankUse::dest ? "destination" : use == RankUse::source ? "source"
+                       : use == RankUse::root ? "root" : "target";
+    const std::string where = use == RankUse::target ? fmt::format("the window's communicator ({})", comm_text(comm_id))
+                                                     : comm_text(comm_id);
+    if (v == format::k_proc_null) {
+      if (use == RankUse::root && has_comm && !place.inter && place.size > 0)
+        add("root", fmt::format("root MPI_PROC_NULL on the intracommunicator {}", comm_text(comm_id)), {},
+            {"MPI_PROC_NULL and MPI_ROOT are roots on intercommunicators only"});
+      return;
+    }
+    if (v == format::k_any_source) {
+      if (use != RankUse::source)
+        add("rank", fmt::format("{} rank MPI_ANY_SOURCE (-1): only receives and probes take a wildcard", what));
+      return;
+    }
+    if (v == format::k_root) {
+      if (use != RankUse::root || (has_comm && place.size > 0 && !place.inter))
+        add("rank", fmt::format("{} rank MPI_ROOT on {}: MPI_ROOT is a root on an intercommunicator only", what,
+                                comm_text(comm_id)));
+      return;
+    }
+    if (v < 0) return add("rank", fmt::format("{} rank {} is negative", what, v));
+    if (!has_comm || place.size == 0) return;
+    if (static_cast<uint64_t>(v) >= place.size) {
+      add("rank", fmt::format("{} rank {} is out of range for {} ({}{})", what, v, where,
+                              place.inter ? "remote group of " : "", plural(place.size, "rank")));
+    }
+  }
+
+  void tag(const std::optional<int32_t>& value, bool receive) {
+    if (!value) return;
+    const int32_t v = *value;
+    if (receive && v == format::k_any_tag) return;
+    if (v < 0) {
+      add("tag", fmt::format("tag {} is invalid: tags are 0 to MPI_TAG_UB{}", v,
+                             receive ? " or MPI_ANY_TAG" : " (MPI_ANY_TAG is for receives only)"));
+      return;
+    }
+    if (const auto ub = tag_ub(); ub && static_cast<uint64_t>(v) > *ub)
+      add("tag", fmt::format("tag {} is above MPI_TAG_UB ({})", v, *ub));
+  }
+
+  std::optional<uint64_t> tag_ub() const {
+    auto it = m_data.header.options.find("mpi.tag_ub");
+    if (it == m_data.header.options.end()) return std::nullopt;
+    try {
+      return std::stoull(it->second);
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+
+  // Counts, datatypes and NULL buffers of every buffer the call uses here.
+  void buffers(const Event& e) {
+    const format::CallTraits& t = format::call_traits(e.call);
+    const format::CommPlace place = t.role == Role::collective ? comm_place(m_data, e.comm) : format::CommPlace{};
+    m_scratch.clear();
+    format::call_buffers(e, place, m_scratch, format::NullBuffers::keep);
+    bool negative = false;
+    for (const format::Buffer& b : m_scratch) {
+      if (b.maybe || b.arg == format::BufferArg::local) continue;
+      if (b.count < 0) {
+        if (!negative) add("count", fmt::format("count {} is negative", b.count));
+        negative = true;
+        continue;
+      }
+      datatype(b.datatype, b.count, true);
+      // Address 0 is NULL only where the tracer recorded the address.
+      if (b.arg == format::BufferArg::target || b.addr != 0 || b.count == 0 || !m_recorded ||
+          lacks(format::Content::buffers))
+        continue;
+      if (b.datatype < format::k_first_derived_id && basic_type_size(b.datatype) > 0)
+        add("null buffer", fmt::format("the buffer is NULL with count {} of {}", b.count, basic_type_name(b.datatype)));
+    }
+  }
+
+  // MPI_IN_PLACE: allowed at every member of Allreduce, Allgather(v),
+  // Alltoall(v,w), Reduce_scatter(_block), Scan, Exscan; at the root only of
+  // Reduce, Gather(v), Scatter(v); never in Bcast, never on an
+  // intercommunicator (MPI-3.1 section 5.2.1).
+  void in_place(const Event& e, const format::CallTraits& t) {
+    if (!e.in_place) return;
+    const format::CommPlace place = comm_place(m_data, e.comm);
+    if (place.inter) return add("in place", "MPI_IN_PLACE on an intercommunicator");
+    bool root_only = false, allowed = true;
+    switch (t.buffers) {
+      case format::BufferLayout::reduce: case format::BufferLayout::gather: case format::BufferLayout::gatherv:
+      case format::BufferLayout::scatter: case format::BufferLayout::scatterv:
+        root_only = true;
+        break;
+      case format::BufferLayout::allreduce: case format::BufferLayout::reduce_scatter_block:
+      case format::BufferLayout::reduce_scatter: case format::BufferLayout::allgather:
+      case format::BufferLayout::allgatherv: case format::BufferLayout::alltoall: case format::BufferLayout::alltoallv:
+      case format::BufferLayout::alltoallw:
+        break;
+      case format::BufferLayout::none: case format::BufferLayout::bcast: case format::BufferLayout::send:
+      case format::BufferLayout::recv: case format::BufferLayout::sendrecv: case format::BufferLayout::sendrecv_replace:
+      case format::BufferLayout::put: case format::BufferLayout::get: case format::BufferLayout::accumulate:
+      case format::BufferLayout::get_accumulate: case format::BufferLayout::fetch_and_op:
+      case format::BufferLayout::compare_and_swap: case format::BufferLayout::local_read:
+      case format::BufferLayout::local_write:
+        allowed = false;
+        break;
+    }
+    if (!allowed) return add("in place", "MPI_IN_PLACE is not allowed here");
+    if (root_only && e.peer && place.rank && *e.peer >= 0 && *e.peer != *place.rank)
+      add("in place", fmt::format("MPI_IN_PLACE at rank {} of {}, which is not the root ({})", *place.rank,
+                                  comm_text(e.comm), *e.peer),
+          {}, {"only the root passes MPI_IN_PLACE to MPI_Reduce, MPI_Gather(v) and MPI_Scatter(v)"});
+  }
+
+  void reduction_op(const Event& e) {
+    op(e.op);
+    if (e.op == k_op_null) return;
+    // The datatype of the reduction: the send side's, the receive side's in place.
+    const uint32_t type = !e.in_place && e.datatype != k_type_null ? e.datatype : e.recv_datatype;
+    if (type >= format::k_first_derived_id || type == k_type_null) return;
+    if (op_fits(e.op, type, OpUse::reduction) == OpFit::does_not_fit)
+      add("op type", fmt::format("{} is not defined for {} ({})", op_name(e.op), basic_type_name(type),
+                                 type_class_name(type_class(type))),
+          {}, {"MPI-3.1 section 5.9.2 lists the datatypes each predefined op applies to"});
+  }
+
+  // The op and datatypes of an RMA call (MPI-3.1 sections 11.3.4, 11.3.4.x).
+  void rma_types(const Event& e, const format::CallTraits& t) {
+    if (e.peer == format::k_proc_null) return;
+    if (t.op == format::Combine::swap) {
+      const Makeup m = basic_makeup(m_data, e.datatype);
+      if (e.datatype >= format::k_first_derived_id)
+        return add("rma type", "MPI_Compare_and_swap takes a predefined datatype only");
+      if (m.kind != Makeup::Kind::one) return;
+      const TypeClass c = type_class(m.type);
+      if (c != TypeClass::c_integer && c != TypeClass::logical && c != TypeClass::byte && c != TypeClass::multi_language)
+        add("rma type", fmt::format("MPI_Compare_and_swap is not defined for {} ({})", basic_type_name(m.type),
+                                    type_class_name(c)),
+            {}, {"its datatype must be a C integer, logical, multi-language or byte type (MPI-3.1 section 11.3.4)"});
+      return;
+    }
+    if (t.op != format::Combine::accumulate) return;
+    op(e.op);
+    if (e.op == k_op_null) return;
+    const OpUse use = t.buffers == format::BufferLayout::accumulate ? OpUse::accumulate : OpUse::fetch_accumulate;
+    if (t.buffers == format::BufferLayout::fetch_and_op && e.datatype >= format::k_first_derived_id)
+      return add("rma type", "MPI_Fetch_and_op takes a predefined datatype only");
+    const uint32_t type = t.buffers == format::BufferLayout::fetch_and_op ? e.datatype : e.target_datatype;
+    const Makeup m = basic_makeup(m_data, type);
+    if (m.kind == Makeup::Kind::several) {
+      return add("rma type",
+                 fmt::format("the datatype of an accumulate mixes {} and {}", basic_type_name(m.type),
+                             basic_type_name(m.other)),
+                 {}, {"an accumulate's datatypes must be made of one predefined datatype (MPI-3.1 section 11.3.4)"});
+    }
+    if (m.kind != Makeup::Kind::one) return;
+    if (e.op >= format::k_first_derived_id)
+      return add("op type", fmt::format("{} in an accumulate: user-defined ops are not allowed there", op_name(e.op)),
+                 {}, {"accumulates take predefined ops, MPI_REPLACE (and MPI_NO_OP for the fetching ones)"});
+    if (op_fits(e.op, m.type, use) == OpFit::does_not_fit)
+      add("op type", fmt::format("{} is not defined for {} ({}) in {}", op_name(e.op), basic_type_name(m.type),
+                                 type_class_name(type_class(m.type)), format::call_name(e.call)));
+  }
+
+  // --- requests
+
+  std::optional<RawSite> freed_request(uint64_t id) const {
+    auto it = m_freed_requests.find(id);
+    if (it == m_freed_requests.end()) return std::nullopt;
+    return it->second;
+  }
+
+  void requests(const Event& e, const format::CallTraits& t) {
+    std::vector<uint64_t> ids = e.requests;
+    if (ids.empty() && e.request != 0) ids.push_back(e.request);
+    switch (t.request) {
+      case format::RequestEffect::start:
+        if (ids.empty()) return add("null request", "the request is MPI_REQUEST_NULL");
+        for (uint64_t id : ids) start(id);
+        return;
+      case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
+      case format::RequestEffect::complete_some:
+        for (uint64_t id : ids) used(id);
+        return;
+      case format::RequestEffect::free: case format::RequestEffect::cancel:
+        if (e.request == 0) return add("null request", "the request is MPI_REQUEST_NULL");
+        used(e.request);
+        return;
+      case format::RequestEffect::none: case format::RequestEffect::create: case format::RequestEffect::persistent:
+        return;
+    }
+  }
+
+  void used(uint64_t id) {
+    if (id == 0) return;
+    if (id == format::k_invalid_request)
+      return add("invalid request", "the request is invalid (freed, completed, or never created)");
+    if (auto freed = freed_request(id))
+      add("freed request", fmt::format("the request was freed by MPI_Request_free ({}:{})", m_data.rank, freed->seq),
+          *freed, {"a freed request may not be used again (MPI-3.1 section 3.7.3)"});
+  }
+
+  void start(uint64_t id) {
+    if (id == 0) return add("null request", "the request is MPI_REQUEST_NULL");
+    used(id);
+    if (m_found) return;
+    auto p = m_persistent.find(id);
+    if (p != m_persistent.end()) {
+      if (p->second.active)
+        add("active request",
+            fmt::format("the persistent request is started again while active (started at {}:{}, not completed since)",
+                        m_data.rank, p->second.started.seq),
+            p->second.started, {"MPI_Start on an active request is erroneous (MPI-3.1 section 3.9)"});
+      return;
+    }
+    if (auto a = m_active.find(id); a != m_active.end())
+      add("not persistent",
+          fmt::format("the request of {} ({}:{}) is not persistent", format::call_name(a->second.call), m_data.rank,
+                      a->second.seq),
+          a->second, {"MPI_Start and MPI_Startall take persistent requests (MPI_Send_init, ...) only"});
+  }
+
+  // --- handles created and freed
+
+  void handle(const Event& e, const format::CallTraits& t) {
+    switch (t.resource) {
+      case format::Resource::comm_new: comm(e.comm); return;
+      case format::Resource::comm_free:
+        if (e.comm == format::k_comm_world || e.comm == format::k_comm_self)
+          return add("free predefined", fmt::format("{} cannot be freed", comm_text(e.comm)));
+        comm(e.comm);
+        return;
+      case format::Resource::group_new:
+        if (e.call == Call::Comm_group) comm(e.comm);
+        else if (e.call != Call::Win_get_group) group(e.group);
+        return;
+      case format::Resource::group_free: group(e.group); return;
+      case format::Resource::type_new:
+        if (e.count < 0) add("count", fmt::format("count {} is negative", e.count));
+        if (e.datatype != k_type_null) datatype(e.datatype, 1, false);
+        return;
+      case format::Resource::type_commit: datatype(e.datatype, 0, false); return;
+      case format::Resource::type_free:
+        if (e.datatype != k_type_null && e.datatype < format::k_first_derived_id)
+          return add("free predefined", fmt::format("{} is predefined and cannot be freed", basic_type_name(e.datatype)));
+        datatype(e.datatype, 0, false);
+        return;
+      case format::Resource::op_new: return;
+      case format::Resource::op_free:
+        if (e.new_datatype != k_op_null && e.new_datatype < format::k_first_derived_id)
+          return add("free predefined", fmt::format("{} is predefined and cannot be freed", op_name(e.new_datatype)));
+        op(e.new_datatype);
+        return;
+      case format::Resource::win_new: case format::Resource::win_dynamic:
+        comm(e.comm);
+        if (t.resource == format::Resource::win_new && e.disp_unit <= 0 && m_recorded && !lacks(format::Content::buffers))
+          add("disp unit", fmt::format("disp_unit {} is not positive", e.disp_unit));
+        return;
+      case format::Resource::win_free: case format::Resource::win_attach: case format::Resource::win_detach:
+        window(e.window);
+        return;
+      case format::Resource::none: return;
+    }
+  }
+
+  // --- what the call did to the rank's handles (calls that returned MPI_SUCCESS)
+
+  void effects(const Event& e, const format::CallTraits& t) {
+    if (e.pending || e.rc != 0) return;
+    const format::HandleUse h = format::handle_use(e);
+    const RawSite here = raw_site(m_data.rank, e, "");
+    switch (h.effect) {
+      case format::HandleEffect::create:
+        switch (h.kind) {
+          case format::HandleKind::comm: m_freed_comms.erase(h.id); break;
+          case format::HandleKind::group: m_freed_groups.erase(h.id); break;
+          case format::HandleKind::datatype:
+            m_freed_types.erase(h.id);
+            m_created_types[h.id] = RawSite{m_data.rank, e.seq, e.call, e.site, "the datatype is created here"};
+            // MPI_Type_dup: the new type is committed if the old one is (MPI-3.1 section 4.1.10).
+            if (e.call == Call::Type_dup && (e.datatype < format::k_first_derived_id || m_committed.count(e.datatype)))
+              m_committed.insert(h.id);
+            break;
+          case format::HandleKind::op: m_freed_ops.erase(h.id); break;
+          case format::HandleKind::window:
+            m_freed_windows.erase(h.id);
+            m_window_comm[h.id] = e.comm;
+            break;
+          case format::HandleKind::none: break;
+        }
+        break;
+      case format::HandleEffect::commit: m_committed.insert(h.id); break;
+      case format::HandleEffect::free: {
+        RawSite freed = here;
+        freed.note = fmt::format("{} frees it here", format::call_name(e.call));
+        switch (h.kind) {
+          case format::HandleKind::comm: m_freed_comms[h.id] = freed; break;
+          case format::HandleKind::group: m_freed_groups[h.id] = freed; break;
+          case format::HandleKind::datatype:
+            m_freed_types[h.id] = freed;
+            m_committed.erase(h.id);
+            m_created_types.erase(h.id);
+            break;
+          case format::HandleKind::op: m_freed_ops[h.id] = freed; break;
+          case format::HandleKind::window: m_freed_windows[h.id] = freed; break;
+          case format::HandleKind::none: break;
+        }
+        break;
+      }
+      case format::HandleEffect::attach: case format::HandleEffect::detach: case format::HandleEffect::none: break;
+    }
+    switch (t.request) {
+      // A request handle MPI hands out again after a free or a completion
+      // names the new request: what was known of the old one goes.
+      case format::RequestEffect::create:
+        if (e.request != 0) {
+          m_freed_requests.erase(e.request);
+          m_persistent.erase(e.request);
+          m_active[e.request] = RawSite{m_data.rank, e.seq, e.call, e.site, "the request is created here"};
+        }
+        break;
+      case format::RequestEffect::persistent:
+        if (e.request != 0) {
+          m_freed_requests.erase(e.request);
+          m_active.erase(e.request);
+          m_persistent[e.request] = Persistent{};
+        }
+        break;
+      case format::RequestEffect::start: {
+        std::vector<uint64_t> ids = e.requests;
+        if (ids.empty() && e.request != 0) ids.push_back(e.request);
+        for (uint64_t id : ids) {
+          auto p = m_persistent.find(id);
+          if (p == m_persistent.end()) continue;
+          p->second.active = true;
+          p->second.started = RawSite{m_data.rank, e.seq, e.call, e.site, "it was started here"};
+        }
+        break;
+      }
+      case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
+      case format::RequestEffect::complete_some:
+        for (const format::CompletedRequest& c : e.completed) {
+          if (auto p = m_persistent.find(c.request); p != m_persistent.end()) p->second.active = false;
+          m_active.erase(c.request);
+        }
+        break;
+      case format::RequestEffect::free:
+        if (e.request != 0 && e.request != format::k_invalid_request) {
+          m_freed_requests[e.request] = RawSite{m_data.rank, e.seq, e.call, e.site, "MPI_Request_free frees it here"};
+          m_persistent.erase(e.request);
+          m_active.erase(e.request);
+        }
+        break;
+      case format::RequestEffect::none: case format::RequestEffect::cancel: break;
+    }
+  }
+
+  static constexpr std::size_t k_max_per_rank = 4096;
+
+  struct Persistent {
+    bool active = false;
+    RawSite started;
+  };
+
+  const RankData& m_data;
+  const Event* m_event = nullptr;
+  bool m_found = false;
+  bool m_recorded = false;
+  // What an imported trace lacks (trace_format/content.hpp): the rules that
+  // read it are off (an OTF2 import has no buffer addresses, and without
+  // smtrace's attributes records every datatype as MPI_BYTE and no posted
+  // receive envelope).
+  format::ContentSet m_lacks = 0;
+  bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
+  std::vector<format::Buffer> m_scratch;
+  std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;
+  std::unordered_map<uint32_t, RawSite> m_created_types;
+  std::unordered_set<uint32_t> m_committed;
+  std::unordered_map<uint32_t, uint32_t> m_window_comm;
+  std::unordered_map<uint64_t, Persistent> m_persistent;
+  std::unordered_map<uint64_t, RawSite> m_active, m_freed_requests;
+};
+
+class InvalidArgument final : public Check {
+ public:
+  std::string_view name() const override { return "invalid-argument"; }
+  Severity severity() const override { return Severity::error; }
+  std::string_view description() const override {
+    return "an MPI call with an argument MPI forbids: rank, root, tag or count out of range, a null, freed or "
+           "uncommitted handle, an op undefined for the datatype, a NULL buffer, a misused request";
+  }
+  std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+
+  void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    Grouped grouped(std::string(name()), severity());
+    for (auto& p : passes) {
+      auto* pass = dynamic_cast<Pass*>(p.get());
+      if (!pass) continue;
+      for (RawProblem& problem : pass->problems) grouped.add(ctx, std::move(problem));
+    }
+    grouped.emit(out);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> make_invalid_argument() { return std::make_unique<InvalidArgument>(); }
+
+}  // namespace smtrace::analyzer::checks

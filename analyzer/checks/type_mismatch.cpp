@@ -1,0 +1,224 @@
+// type-mismatch: data that moves between two buffers whose type signatures
+// do not match (MPI-3.1 section 3.3.1), or that does not fit where it goes
+// (section 3.2.4: a message longer than the receive buffer is an overflow
+// error, MPI_ERR_TRUNCATE).
+//
+// - Point-to-point: each receive against the send replay matched it with
+//   (statuses and the non-overtaking rule): the send's signature must be a
+//   prefix of the receive buffer's (a receive may be longer, never shorter).
+// - RMA (section 11.3): a Put or an accumulate moves the origin buffer into
+//   the target buffer (as a send from the origin, a receive at the target),
+//   a Get the other way; Get_accumulate both. Both datatypes are the
+//   origin's handles, so the check needs only the origin's events.
+// Signatures are compared by analyzer/signature.hpp (the same comparison as
+// collective-mismatch): basic types by name, derived types by their
+// flattened type maps, pair types as their two parts, MPI_PACKED matching
+// anything. Where a signature is unknown, only the sizes in bytes are
+// compared (for truncation).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "analyzer/checks/checks.hpp"
+#include "analyzer/checks/grouped.hpp"
+#include "analyzer/comms.hpp"
+#include "analyzer/datatypes.hpp"
+#include "analyzer/footprint.hpp"
+#include "analyzer/replay.hpp"
+#include "analyzer/signature.hpp"
+
+namespace smtrace::analyzer::checks {
+namespace {
+
+using format::Event;
+
+// Return the bytes of `count` elements of `datatype` at rank `data`, if known.
+std::optional<uint64_t> bytes_of(const RankData& data, uint32_t datatype, int64_t count) {
+  if (count <= 0) return 0;
+  uint64_t size = 0;
+  if (datatype < format::k_first_derived_id) {
+    size = basic_type_size(datatype);
+    if (size == 0) return std::nullopt;
+  } else {
+    const format::DatatypeDef* def = data.datatype(datatype);
+    if (!def) return std::nullopt;
+    size = def->size;
+  }
+  return size * static_cast<uint64_t>(count);
+}
+
+// One side of a transfer: a buffer of some rank, and what it does.
+struct Side {
+  const RankData* data = nullptr;
+  uint32_t datatype = 0;
+  int64_t count = 0;
+};
+
+enum class Verdict : uint8_t { fine, mismatch, truncated };
+
+struct Outcome {
+  Verdict verdict = Verdict::fine;
+  std::string detail;   // "element 3 is MPI_INT against MPI_FLOAT", "40 bytes into 20"
+};
+
+// Compare what `from` sends with the buffer `into` that takes it.
+Outcome compare(const Side& from, const Side& into) {
+  if (from.count < 0 || into.count < 0) return {};  // invalid-argument's business
+  const SignatureMatch m = compare_signatures(signature(*from.data, from.datatype, from.count),
+                                              signature(*into.data, into.datatype, into.count));
+  const auto sent = bytes_of(*from.data, from.datatype, from.count);
+  const auto room = bytes_of(*into.data, into.datatype, into.count);
+  auto size_text = [&] {
+    return sent && room ? fmt::format(" ({} bytes into {})", *sent, *room) : std::string();
+  };
+  switch (m.kind) {
+    case SignatureMatch::Kind::same: case SignatureMatch::Kind::prefix: return {};
+    case SignatureMatch::Kind::differ:
+      return {Verdict::mismatch, fmt::format("basic element {}: {} sent, {} expected", m.at, basic_type_name(m.first),
+                                             basic_type_name(m.second))};
+    case SignatureMatch::Kind::longer:
+      return {Verdict::truncated, fmt::format("{} elements into room for {}{}",
+                                              signature(*from.data, from.datatype, from.count).elements(),
+                                              signature(*into.data, into.datatype, into.count).elements(),
+                                              size_text())};
+    case SignatureMatch::Kind::unknown:
+      if (sent && room && *sent > *room) return {Verdict::truncated, fmt::format("{} bytes into {}", *sent, *room)};
+      return {};
+  }
+  return {};
+}
+
+class Pass final : public RankPass {
+ public:
+  explicit Pass(const RankData& data) : m_data(data) {}
+
+  void event(const Event& e) override {
+    const format::CallTraits& t = format::call_traits(e.call);
+    if (t.role != format::Role::rma_comm || e.peer == format::k_proc_null) return;
+    const Side origin{&m_data, e.datatype, e.count};
+    const Side target{&m_data, e.target_datatype, e.target_count};
+    const Side result{&m_data, e.result_datatype, e.result_count};
+    switch (t.buffers) {
+      case format::BufferLayout::put: case format::BufferLayout::accumulate:
+        check(e, origin, target, "the origin buffer", "the target buffer");
+        return;
+      case format::BufferLayout::get:
+        check(e, target, origin, "the target buffer", "the origin buffer");
+        return;
+      case format::BufferLayout::get_accumulate:
+        if (e.op != format::k_op_no_op) check(e, origin, target, "the origin buffer", "the target buffer");
+        check(e, target, result, "the target buffer", "the result buffer");
+        return;
+      case format::BufferLayout::fetch_and_op: case format::BufferLayout::compare_and_swap:
+        return;  // one datatype for every buffer
+      case format::BufferLayout::none: case format::BufferLayout::send: case format::BufferLayout::recv:
+      case format::BufferLayout::sendrecv: case format::BufferLayout::sendrecv_replace: case format::BufferLayout::bcast:
+      case format::BufferLayout::reduce: case format::BufferLayout::allreduce:
+      case format::BufferLayout::reduce_scatter_block: case format::BufferLayout::reduce_scatter:
+      case format::BufferLayout::gather: case format::BufferLayout::gatherv: case format::BufferLayout::scatter:
+      case format::BufferLayout::scatterv: case format::BufferLayout::allgather: case format::BufferLayout::allgatherv:
+      case format::BufferLayout::alltoall: case format::BufferLayout::alltoallv: case format::BufferLayout::alltoallw:
+      case format::BufferLayout::local_read: case format::BufferLayout::local_write:
+        return;
+    }
+  }
+
+  std::vector<RawProblem> problems;
+
+ private:
+  void check(const Event& e, const Side& from, const Side& into, const char* from_name, const char* into_name) {
+    const Outcome o = compare(from, into);
+    if (o.verdict == Verdict::fine || problems.size() >= 4096) return;
+    RawProblem p;
+    const std::string call(format::call_name(e.call));
+    const std::string a = describe_buffer(m_data, from.datatype, from.count);
+    const std::string b = describe_buffer(m_data, into.datatype, into.count);
+    if (o.verdict == Verdict::mismatch) {
+      p.problem = "rma signature";
+      p.message = fmt::format("{}: type signatures differ: {} is {}, {} is {}", call, from_name, a, into_name, b);
+    } else {
+      p.problem = "rma truncation";
+      p.message = fmt::format("{}: {} ({}) does not fit {} ({})", call, from_name, a, into_name, b);
+    }
+    p.sites.push_back(raw_site(m_data.rank, e, o.detail));
+    p.notes.push_back("an RMA call moves data as a send and a matching receive would: the signatures must match "
+                      "(MPI-3.1 sections 3.3.1 and 11.3)");
+    problems.push_back(std::move(p));
+  }
+
+  const RankData& m_data;
+};
+
+class TypeMismatch final : public Check {
+ public:
+  std::string_view name() const override { return "type-mismatch"; }
+  Severity severity() const override { return Severity::error; }
+  std::string_view description() const override {
+    return "a send and its receive (or an RMA origin and target) with different type signatures, or a "
+           "message longer than the buffer that receives it";
+  }
+  // Signatures and the receive counts as posted: an import without them
+  // (OTF2 records only message lengths) cannot tell a mismatch.
+  format::ContentSet needs() const override { return format::content_bit(format::Content::type_signatures); }
+  std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+
+  void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
+              std::vector<Finding>& out) override {
+    Grouped grouped(std::string(name()), severity());
+    point_to_point(ctx, grouped);
+    for (auto& p : passes) {
+      auto* pass = dynamic_cast<Pass*>(p.get());
+      if (!pass) continue;
+      for (RawProblem& problem : pass->problems) grouped.add(ctx, std::move(problem));
+    }
+    grouped.emit(out);
+  }
+
+ private:
+  static void point_to_point(const Context& ctx, Grouped& grouped) {
+    const Replay& replay = ctx.replay();
+    for (uint32_t r = 0; r < ctx.world_size(); ++r) {
+      if (!ctx.rank(r).present) continue;
+      const auto& ops = replay.p2p(r);
+      for (uint32_t i = 0; i < ops.size(); ++i) {
+        const P2POp& recv = ops[i];
+        if (recv.send || recv.cancelled) continue;
+        const auto matched = replay.matched({r, i});
+        if (!matched) continue;
+        const P2POp& send = replay.p2p(matched->rank)[matched->index];
+        const Payload sp = replay.payload(*matched);
+        const Payload rp = replay.payload({r, i});
+        const Side from{&ctx.rank(matched->rank), sp.datatype, sp.count};
+        const Side into{&ctx.rank(r), rp.datatype, rp.count};
+        const Outcome o = compare(from, into);
+        if (o.verdict == Verdict::fine) continue;
+        const std::string sent = describe_buffer(*from.data, sp.datatype, sp.count);
+        const std::string room = describe_buffer(*into.data, rp.datatype, rp.count);
+        RawProblem p;
+        if (o.verdict == Verdict::mismatch) {
+          p.problem = "p2p signature";
+          p.message = fmt::format("type signatures differ: rank {} sends {} and rank {} receives {}", matched->rank,
+                                  sent, r, room);
+          p.notes.push_back("the types of a send and its receive must match (MPI-3.1 section 3.3.1); only "
+                            "MPI_PACKED matches any type");
+        } else {
+          p.problem = "p2p truncation";
+          p.message = fmt::format("message truncated: rank {} sends {} and rank {} receives into {}", matched->rank,
+                                  sent, r, room);
+          p.notes.push_back("a receive buffer must hold the whole message (MPI-3.1 section 3.2.4: MPI_ERR_TRUNCATE)");
+        }
+        p.sites.push_back(RawSite{r, recv.seq, recv.call, recv.site, fmt::format("receives here ({})", o.detail)});
+        p.sites.push_back(RawSite{matched->rank, send.seq, send.call, send.site, "the message is sent here"});
+        grouped.add(ctx, std::move(p));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Check> make_type_mismatch() { return std::make_unique<TypeMismatch>(); }
+
+}  // namespace smtrace::analyzer::checks

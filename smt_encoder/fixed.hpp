@@ -1,0 +1,144 @@
+// Questions decided without a solver, where no choice of the runtime
+// changes how far each rank gets. Two cases, each proved below; both are
+// held to the brute-force enumerator and to Z3 by the differential test.
+//
+// 1. Matches given. When each receive and probe may take one send only (its
+//    recorded one, or the one a question forces) or none, every step the
+//    rules allow stays allowed until it is taken: posting, matching and
+//    completing only grow, and no other receive may take a message given to
+//    one (semantics.hpp's non-overtaking rules look only at earlier
+//    operations, which grow matched too). The system is persistent, so every
+//    execution extends to the one maximal state the run below reaches, and
+//    no other state is terminal (each has a step the policy allows, which
+//    the rules allow). So a bad end (a deadlock or an unmatched end) exists
+//    under these matches iff that state is one. This decides
+//    potential-deadlock (zero buffering, recorded matches: the encoder's
+//    `recorded_only` question without a pair) and whether one alternative
+//    match alone ends badly (message-race errors: the same with one pair
+//    forced). It needs every receive and probe that has a candidate to have
+//    a recorded match (matches_recorded): the encoder leaves the others
+//    free. A recorded match that is not among the match pairs (the model
+//    waits where the run did not: MPI_Win_start) is never allowed, so its
+//    receive takes none, as in the encoder.
+
+//
+// 2. Choice-free models. An endpoint (communicator, receiving rank) is
+//    - deterministic when none of its receives or probes has a wildcard:
+//      non-overtaking then leaves each of them one send at any time (the
+//      first unmatched one of its channel and tag);
+//    - interchangeable when it has no probe, every send to it completes
+//      without being matched (MPI_Bsend, or a standard-mode send under
+//      infinite buffering) and was received in the recorded run, and its
+//      receives fall into classes whose receives accept every send of the
+//      class: all its receives and sends when one receive has MPI_ANY_TAG,
+//      else one class per tag. The receives of a class match in posting
+//      order (each accepts what the earlier ones accept), each with the head
+//      (the first unmatched send of the class) of any channel that has one
+//      posted, and which one changes no rank's progress: the receiver needs
+//      a message, the sender nothing.
+//    When every endpoint is one of the two, abstract a state to (progress,
+//    matched operations of deterministic endpoints, number of matched
+//    receives of each class): whether a step is allowed depends on the
+//    abstraction only, and the abstract system is persistent as in 1.
+//    So every terminal state has the abstraction of the run's final state,
+//    and so the same progress: it deadlocks iff the run's does. An unmatched
+//    end needs every rank at its end; then no receive and send of a class
+//    are both pending (they could match), and there are at least as many
+//    receives as sends in it (each send had its recorded receive, of its
+//    class), so every send there is matched; at deterministic endpoints
+//    the matches are the run's. Hence a bad end is reachable with any
+//    matches iff the run with any policy ends in one: the races of such a
+//    model are all harmless for communication, or the recorded run itself
+//    would not have finished. The master/worker pattern (requests of one tag
+//    received from MPI_ANY_SOURCE, answers received with MPI_ANY_TAG from the
+//    master), exchanges with MPI_ANY_SOURCE and one tag per round, and
+//    exchanges without wildcards are choice-free under infinite buffering.
+//
+// 3. Which send a receive of a class E of an interchangeable endpoint can
+//    take, in a choice-free model (channels and positions below count the
+//    sends of the class). E's receives match in posting order (r_0, r_1, ...).
+//    Let F_j be the state every run reaches when E may match only j times
+//    (unique by case 2's argument, E frozen at j matches) and P_j(c) the
+//    number of sends of channel c (a sender to E) posted in F_j. When r_j
+//    matches in any execution, the state is at most F_j, so r_j takes one of
+//    the first P_j(c) sends of some channel c; and running to F_0, matching
+//    r_0, running to F_1, and so on is an execution in which r_j can take
+//    any send of F_j that is left. So r_i can take the send of channel t
+//    with k earlier ones iff P_i(t) > k and r_0..r_{i-1} can take k sends of
+//    t and i - k of the other channels, each posted in the F_j of its
+//    receive. The earliest posted sends of the other channels are the best
+//    choice for every j at once, so this holds iff for every j < i:
+//    min(k, P_j(t)) + min(i - k, A_j - P_j(t)) >= j + 1, with A_j the sum of
+//    P_j over the channels (Hall's condition for filling r_0..r_j in order
+//    with sends posted by then). One run per endpoint, with E's matches held
+//    back until nothing else can happen, gives every P_j.
+//
+// Thread safety: reentrant.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "smt_encoder/guided.hpp"
+#include "smt_encoder/match_pairs.hpp"
+#include "smt_encoder/model.hpp"
+#include "smt_encoder/semantics.hpp"
+
+namespace smtrace::smt {
+
+// Return true when every receive and probe of `model` with a candidate in
+// `pairs` has a recorded match (case 1 applies).
+bool matches_recorded(const Model& model, const MatchPairs& pairs);
+
+// Return true when every endpoint of `machine`'s model is deterministic or
+// interchangeable under the machine's buffering (case 2 applies).
+bool choice_free(const Machine& machine);
+
+// Run `machine`'s model with every receive and probe taking its recorded
+// send or none; with `forced` (recv, send), `recv` takes `send` instead.
+// Stops at `deadline` (RunResult::stopped).
+RunResult fixed_run(const Machine& machine, std::optional<std::pair<uint32_t, uint32_t>> forced = std::nullopt,
+                    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+
+// Run `machine`'s model with every receive taking its recorded send when it
+// can, else any candidate of `pairs` (case 2's run). Stops at `deadline`.
+RunResult free_run(const Machine& machine, const MatchPairs& pairs,
+                   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+
+// Return true when `state` is a bad end of `machine` (deadlock or unmatched end).
+bool bad_end(const Machine& machine, const Machine::State& state);
+
+// Case 3 over one choice-free model: which sends the receives of its
+// interchangeable endpoints can take. An endpoint's run is made the first
+// time one of its receives is asked about.
+class InterchangeableMatches {
+ public:
+  // `machine`'s model must be choice-free (choice_free); `pairs` are its match pairs.
+  InterchangeableMatches(const Machine& machine, const MatchPairs& pairs);
+  ~InterchangeableMatches();
+  InterchangeableMatches(const InterchangeableMatches&) = delete;
+  InterchangeableMatches& operator=(const InterchangeableMatches&) = delete;
+  // Return sat or unsat for whether receive `recv` can take send `send` in
+  // some execution when `recv` is a receive of an interchangeable endpoint;
+  // unknown otherwise, or when its run stops at `deadline`.
+  Verdict can_match(uint32_t recv, uint32_t send, const Deadline& deadline = {});
+  // Return the schedule of the execution the proof of a sat can_match builds
+  // (E held back at each receive, which takes the earliest posted of the
+  // sends chosen for r_0..r_{i-1}), or nothing when can_match is not sat.
+  // Not checked here: callers replay it (check_schedule).
+  std::optional<std::vector<RawStep>> witness(uint32_t recv, uint32_t send, const Deadline& deadline = {});
+
+ private:
+  struct Endpoint;
+  const Endpoint* endpoint(uint32_t recv, const Deadline& deadline);
+  const Machine& m_machine;
+  const MatchPairs& m_pairs;
+  Channels m_channels;
+  std::unordered_map<uint64_t, std::unique_ptr<Endpoint>> m_endpoints;
+};
+
+}  // namespace smtrace::smt

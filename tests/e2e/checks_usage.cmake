@@ -1,0 +1,35 @@
+# invalid-argument, type-mismatch, epoch-lifecycle and abnormal-termination
+# (issue 14 item 4): each bug program and its fixed twin (the same program
+# run with `fixed`). The bug programs set MPI_ERRORS_RETURN to survive the
+# calls MPI rejects: the checks read the recorded arguments either way.
+smtrace_check_test(invalid_arg invalid_arg 2 30 --finds invalid-argument)
+smtrace_check_test(invalid_arg_fixed invalid_arg 2 30 --clean ARGS fixed)
+smtrace_check_test(type_mismatch type_mismatch 2 30 --finds type-mismatch)
+smtrace_check_test(type_mismatch_fixed type_mismatch 2 30 --clean ARGS fixed)
+smtrace_check_test(rma_epoch rma_epoch 2 30 --finds epoch-lifecycle)
+smtrace_check_test(rma_epoch_fixed rma_epoch 2 30 --clean ARGS fixed)
+# A run that ended abnormally is never clean.
+smtrace_check_test(abort abort 3 40 --expect-fail --kill-after 20 --finds abnormal-termination)
+smtrace_check_test(abort_fixed abort 3 30 --clean ARGS fixed)
+smtrace_check_test(segv segv 2 40 --expect-fail --kill-after 20 --finds abnormal-termination)
+smtrace_check_test(segv_fixed segv 2 30 --clean ARGS fixed)
+smtrace_check_test(exit_early exit_early 2 40 --expect-fail --kill-after 20 --finds abnormal-termination)
+smtrace_check_test(exit_early_fixed exit_early 2 30 --clean ARGS fixed)
+# `smtrace record` tells a launcher failing after MPI_Finalize from an
+# application that ended abnormally.
+add_test(NAME e2e.record_exit
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/record_exit.sh $<TARGET_FILE:smtrace_cli> $<TARGET_FILE:e2e_exit_early>
+          $<TARGET_FILE:e2e_segv>)
+set_tests_properties(e2e.record_exit PROPERTIES LABELS e2e TIMEOUT 60 PROCESSORS 2)
+# More invalid arguments, each named in the report: a negative count, tag -1
+# on a send, a root out of range, MPI_COMM_NULL, a persistent request started
+# while active.
+smtrace_check_test(invalid_more invalid_more 2 30 --finds invalid-argument
+  --report-has "count -1 is negative" --report-has "tag -1 is invalid"
+  --report-has "communicator is MPI_COMM_NULL" --report-has "root rank 5 is out of range"
+  --report-has "started again while active")
+smtrace_check_test(invalid_more_fixed invalid_more 2 30 --clean ARGS fixed)
+# Nested locks on one target: Open MPI blocks in the second MPI_Win_lock, so
+# the job is stopped from outside; the report names the double lock.
+smtrace_check_test(rma_epoch_double rma_epoch 2 40 --expect-fail --kill-after 8 --finds epoch-lifecycle
+  --report-has "MPI_Win_lock on rank 1, which this rank already holds locked" ARGS double)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `smtrace record` tells a launcher that fails after the application
+# completed from an application that ended abnormally (issue 14 item 4).
+#
+#   record_exit.sh SMTRACE GOOD_PROGRAM CRASHING_PROGRAM
+#
+# The launcher failure is played by a shell that runs mpirun and then exits
+# 7, as mpirun does when it crashes in its teardown.
+set -u
+smtrace=$1 good=$2 crash=$3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-e2e-record-exit.XXXXXX") || exit 2
+fail() {
+  echo "record_exit.sh: FAIL: $*" >&2
+  echo "----- stderr" >&2
+  cat "$work/err.txt" >&2
+  echo "record_exit.sh: kept $work" >&2
+  exit 1
+}
+"$smtrace" record -o "$work/launcher" -- sh -c "mpirun -np 2 $good fixed && exit 7" >/dev/null 2>"$work/err.txt"
+rc=$?
+[ "$rc" -eq 7 ] || fail "expected the launcher's status 7, got $rc"
+grep -q "every rank reached MPI_Finalize: the application completed" "$work/err.txt" ||
+  fail "a launcher failure after MPI_Finalize was not told apart"
+timeout -k 5 30 "$smtrace" record -o "$work/crash" -- mpirun -np 2 "$crash" >/dev/null 2>"$work/err.txt"
+rc=$?
+[ "$rc" -ne 0 ] || fail "the crashing program exited 0"
+grep -q "the application ended abnormally" "$work/err.txt" || fail "an application crash was not named as such"
+grep -q "the launcher failed afterwards" "$work/err.txt" && fail "an application crash was blamed on the launcher"
+echo "record_exit.sh: ok"
+rm -rf "$work"

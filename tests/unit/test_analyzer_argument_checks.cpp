@@ -1,0 +1,600 @@
+// invalid-argument, type-mismatch, epoch-lifecycle and abnormal-termination
+// on small hand-built traces: each rule once wrong, and the correct uses
+// that must stay clean.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/datatypes.hpp"
+#include "analyzer/signature.hpp"
+#include "tests/unit/analyzer_trace_builder.hpp"
+#include "trace_format/call_semantics.hpp"
+
+namespace an = smtrace::analyzer;
+namespace tf = smtrace::format;
+using smtrace::test::Builder;
+using smtrace::test::k_int;
+using tf::Call;
+
+namespace {
+
+constexpr uint32_t k_char = 1, k_byte = 4, k_float = 13, k_double = 14, k_bool = 17, k_2int = 32, k_packed = 35;
+constexpr uint32_t k_sum = 3, k_land = 5, k_maxloc = 12, k_replace = 13;
+const std::string k_ia = "invalid-argument";
+const std::string k_tm = "type-mismatch";
+const std::string k_el = "epoch-lifecycle";
+const std::string k_at = "abnormal-termination";
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::vector<an::Finding> of_kind(const an::Result& r, const std::string& kind) {
+  std::vector<an::Finding> out;
+  for (const auto& f : r.findings)
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+// A point-to-point call of `rank` on MPI_COMM_WORLD.
+tf::Event& p2p(Builder& b, Call call, uint32_t rank, int32_t peer, int32_t tag, int64_t count = 1,
+               uint32_t type = k_int, uint64_t buf = 0x1000) {
+  tf::Event& e = b.add(call, rank);
+  e.comm = 0;
+  e.peer = peer;
+  e.tag = tag;
+  e.buf = buf;
+  e.count = count;
+  e.datatype = type;
+  if (call == Call::Recv) {
+    e.status.source = peer;
+    e.status.tag = tag;
+  }
+  return e;
+}
+
+tf::Event& allreduce(Builder& b, uint32_t rank, uint32_t type, uint32_t op) {
+  tf::Event& e = b.add(Call::Allreduce, rank);
+  e.comm = 0;
+  e.buf = 0x1000;
+  e.count = 4;
+  e.datatype = type;
+  e.recv_buf = 0x2000;
+  e.recv_count = 4;
+  e.recv_datatype = type;
+  e.op = op;
+  return e;
+}
+
+}  // namespace
+
+TEST_SUITE_BEGIN("analyzer");
+
+// --- invalid-argument ----------------------------------------------------
+
+TEST_CASE("analyzer::invalid-argument::ranks, tags and counts") {
+  SUBCASE("destination out of range") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 2, 0);
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].severity == an::Severity::error);
+    CHECK(f[0].message == "MPI_Send: destination rank 2 is out of range for MPI_COMM_WORLD (2 ranks)");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 1});
+  }
+  SUBCASE("MPI_PROC_NULL and MPI_ANY_SOURCE where they belong are fine") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, tf::k_proc_null, 0);
+    p2p(t, Call::Irecv, 0, tf::k_any_source, tf::k_any_tag).request = 1;
+    t.wait(1);
+    CHECK(of_kind(t.run(k_ia), k_ia).empty());
+  }
+  SUBCASE("a send with tag -1 is not MPI_ANY_TAG") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 1, -1);
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "tag -1 is invalid"));
+    CHECK(contains(f[0].message, "MPI_ANY_TAG is for receives only"));
+  }
+  SUBCASE("a receive tag below MPI_ANY_TAG") {
+    Builder t(2);
+    p2p(t, Call::Irecv, 0, 1, -7).request = 1;
+    t.wait(1);
+    CHECK(of_kind(t.run(k_ia), k_ia).size() == 1);
+  }
+  SUBCASE("a tag above the recorded MPI_TAG_UB") {
+    Builder t(2);
+    t.trace().ranks[0].header.options["mpi.tag_ub"] = "32767";
+    p2p(t, Call::Send, 0, 1, 40000);
+    p2p(t, Call::Send, 0, 1, 32767);
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Send: tag 40000 is above MPI_TAG_UB (32767)");
+  }
+  SUBCASE("negative count") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 1, 0, -3);
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Send: count -3 is negative");
+  }
+  SUBCASE("root out of range") {
+    Builder t(2);
+    tf::Event& e = t.add(Call::Bcast, 0);
+    e.comm = 0;
+    e.peer = 5;
+    e.buf = 0x1000;
+    e.count = 1;
+    e.datatype = k_int;
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Bcast: root rank 5 is out of range for MPI_COMM_WORLD (2 ranks)");
+  }
+  SUBCASE("a NULL buffer with a count") {
+    Builder t(2);
+    t.trace().ranks[0].header.tracer_version = "0.1.0";  // address 0 is NULL only in recorded traces
+    p2p(t, Call::Send, 0, 1, 0, 4, k_int, 0);
+    p2p(t, Call::Send, 0, 1, 0, 0, k_int, 0);  // count 0: fine
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Send: the buffer is NULL with count 4 of MPI_INT");
+  }
+  SUBCASE("an imported trace: no rule reads what it lacks") {
+    // An OTF2 import has no buffer addresses and, without smtrace's
+    // attributes, MPI_BYTE for every datatype and no posted envelope.
+    Builder t(2);
+    for (auto& rank : t.trace().ranks) rank.header.options["trace.lacks"] = "buffers,receive_envelope,type_signatures";
+    p2p(t, Call::Send, 0, 1, 0, 4, k_int, 0);
+    tf::Event& e = t.add(Call::Allreduce, 0);
+    e.comm = 0;
+    e.count = 8;
+    e.datatype = k_byte;
+    e.recv_count = 8;
+    e.recv_datatype = k_byte;
+    e.op = k_sum;
+    CHECK(of_kind(t.run(k_ia), k_ia).empty());
+  }
+}
+
+TEST_CASE("analyzer::invalid-argument::handles") {
+  SUBCASE("MPI_COMM_NULL") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 1, 0).comm = tf::k_null_id;
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Send: the communicator is MPI_COMM_NULL");
+  }
+  SUBCASE("a communicator used after MPI_Comm_free names both calls") {
+    Builder t(1);
+    tf::CommDef dup;
+    dup.id = 2;
+    dup.world_ranks = {0};
+    t.trace().ranks[0].comms.emplace(2, dup);
+    tf::Event& d = t.add(Call::Comm_dup);
+    d.comm = 0;
+    d.new_comm = 2;
+    t.add(Call::Comm_free).comm = 2;  // seq 2
+    tf::Event& b = t.add(Call::Barrier);
+    b.comm = 2;
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Barrier: communicator 2 was freed by MPI_Comm_free (0:2)");
+    REQUIRE(f[0].locations.size() == 2);
+    CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+  }
+  SUBCASE("MPI_Comm_free of MPI_COMM_WORLD") {
+    Builder t(1);
+    t.add(Call::Comm_free).comm = 0;
+    CHECK(of_kind(t.run(k_ia), k_ia).size() == 1);
+  }
+  SUBCASE("an uncommitted derived datatype; committed and duplicated ones are fine") {
+    Builder t(2);
+    t.vector_type(64, 2, 1, 0, 0);
+    t.vector_type(65, 2, 1, 0, 0);
+    t.vector_type(66, 2, 1, 0, 0);
+    tf::Event& c1 = t.add(Call::Type_contiguous);
+    c1.count = 2;
+    c1.datatype = k_int;
+    c1.new_datatype = 64;
+    tf::Event& c2 = t.add(Call::Type_contiguous);  // seq 2
+    c2.count = 2;
+    c2.datatype = k_int;
+    c2.new_datatype = 65;
+    t.add(Call::Type_commit).datatype = 64;
+    tf::Event& dup = t.add(Call::Type_dup);
+    dup.datatype = 64;
+    dup.count = 1;
+    dup.new_datatype = 66;
+    p2p(t, Call::Send, 0, 1, 0, 1, 64);
+    p2p(t, Call::Send, 0, 1, 0, 1, 66);
+    p2p(t, Call::Send, 0, 1, 0, 1, 65);  // seq 7: never committed
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Send: datatype 65 (MPI_Type_contiguous) is used without MPI_Type_commit");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 7});
+    CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+  }
+  SUBCASE("MPI_DATATYPE_NULL only in traces the tracer wrote") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 1, 0, 1, 0);
+    CHECK(of_kind(t.run(k_ia), k_ia).empty());
+    Builder u(2);
+    u.trace().ranks[0].header.tracer_version = "0.1.0";
+    p2p(u, Call::Send, 0, 1, 0, 1, 0);
+    const auto f = of_kind(u.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Send: the datatype is MPI_DATATYPE_NULL");
+  }
+  SUBCASE("MPI_WIN_NULL and a freed window") {
+    Builder t(1);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_free, 0, 1);  // seq 2
+    t.win_sync(Call::Win_fence, 0, 1);
+    t.win_sync(Call::Win_fence, 0, 0);
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].message == "MPI_Win_fence: window 1 was freed by MPI_Win_free (0:2)");
+    CHECK(f[1].message == "MPI_Win_fence: the window is MPI_WIN_NULL");
+  }
+}
+
+TEST_CASE("analyzer::invalid-argument::ops and datatypes (MPI-3.1 section 5.9.2)") {
+  SUBCASE("predefined ops on their classes") {
+    CHECK(an::op_fits(k_sum, k_int, an::OpUse::reduction) == an::OpFit::fits);
+    CHECK(an::op_fits(k_sum, k_char, an::OpUse::reduction) == an::OpFit::does_not_fit);
+    CHECK(an::op_fits(k_land, k_float, an::OpUse::reduction) == an::OpFit::does_not_fit);
+    CHECK(an::op_fits(k_land, k_bool, an::OpUse::reduction) == an::OpFit::fits);
+    CHECK(an::op_fits(6, k_byte, an::OpUse::reduction) == an::OpFit::fits);  // MPI_BAND
+    CHECK(an::op_fits(k_maxloc, k_2int, an::OpUse::reduction) == an::OpFit::fits);
+    CHECK(an::op_fits(k_maxloc, k_int, an::OpUse::reduction) == an::OpFit::does_not_fit);
+    CHECK(an::op_fits(k_replace, k_int, an::OpUse::reduction) == an::OpFit::does_not_fit);
+    CHECK(an::op_fits(k_replace, k_char, an::OpUse::accumulate) == an::OpFit::fits);
+    CHECK(an::op_fits(tf::k_op_no_op, k_int, an::OpUse::accumulate) == an::OpFit::does_not_fit);
+    CHECK(an::op_fits(tf::k_op_no_op, k_int, an::OpUse::fetch_accumulate) == an::OpFit::fits);
+    CHECK(an::op_fits(64, k_char, an::OpUse::reduction) == an::OpFit::fits);
+    CHECK(an::op_fits(64, k_int, an::OpUse::accumulate) == an::OpFit::does_not_fit);
+    CHECK(an::op_fits(k_sum, 63, an::OpUse::reduction) == an::OpFit::unknown);
+  }
+  SUBCASE("MPI_LAND on MPI_DOUBLE in MPI_Allreduce") {
+    Builder t(1);
+    allreduce(t, 0, k_double, k_land);
+    allreduce(t, 0, k_double, k_sum);
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Allreduce: MPI_LAND is not defined for MPI_DOUBLE (floating point)");
+  }
+  SUBCASE("a user op in MPI_Accumulate") {
+    Builder t(1);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_lock_all, 0, 1);
+    t.rma(Call::Accumulate, 0, 1, 0, 0x2000, 1, 0).op = 64;
+    t.win_sync(Call::Win_unlock_all, 0, 1);
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "user-defined ops are not allowed there"));
+  }
+  SUBCASE("MPI_IN_PLACE in MPI_Bcast and at a non-root of MPI_Reduce") {
+    Builder t(2);
+    tf::Event& r = t.add(Call::Reduce, 1);
+    r.comm = 0;
+    r.peer = 0;
+    r.in_place = true;
+    r.recv_buf = 0x2000;
+    r.recv_count = 1;
+    r.recv_datatype = k_int;
+    r.op = k_sum;
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Reduce: MPI_IN_PLACE at rank 1 of MPI_COMM_WORLD, which is not the root (0)");
+  }
+}
+
+TEST_CASE("analyzer::invalid-argument::requests") {
+  SUBCASE("MPI_Start on an active persistent request names where it was started") {
+    Builder t(2);
+    p2p(t, Call::Send_init, 0, 1, 0).request = 5;
+    t.add(Call::Start).request = 5;  // seq 2
+    t.add(Call::Start).request = 5;  // seq 3
+    t.wait(5);
+    t.add(Call::Start).request = 5;  // after completion: fine
+    t.wait(5);
+    t.add(Call::Request_free).request = 5;
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "started again while active"));
+    CHECK(f[0].locations[0].event == an::EventRef{0, 3});
+    CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+  }
+  SUBCASE("waiting on a freed request, freeing MPI_REQUEST_NULL") {
+    Builder t(2);
+    p2p(t, Call::Isend, 0, 1, 0).request = 3;
+    t.add(Call::Request_free).request = 3;  // seq 2: allowed on an active request
+    t.wait(3);                              // seq 3
+    t.add(Call::Request_free).request = 0;  // seq 4
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].message == "MPI_Wait: the request was freed by MPI_Request_free (0:2)");
+    CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+    CHECK(f[1].message == "MPI_Request_free: the request is MPI_REQUEST_NULL");
+  }
+  SUBCASE("a handle value MPI hands out again after MPI_Request_free is a new request") {
+    Builder t(2);
+    p2p(t, Call::Isend, 0, 1, 0).request = 3;
+    t.add(Call::Request_free).request = 3;
+    p2p(t, Call::Isend, 0, 1, 1).request = 3;  // the same value, a new request
+    t.wait(3);
+    p2p(t, Call::Send_init, 0, 1, 2).request = 3;
+    t.add(Call::Start).request = 3;
+    t.wait(3);
+    t.add(Call::Request_free).request = 3;
+    CHECK(of_kind(t.run(k_ia), k_ia).empty());
+  }
+  SUBCASE("a request the tracer marked invalid") {
+    Builder t(1);
+    t.complete(Call::Wait, {tf::k_invalid_request}, {});
+    CHECK(of_kind(t.run(k_ia), k_ia).size() == 1);
+  }
+  SUBCASE("an error code no rule explains") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 1, 0).rc = 17;
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Send: the call failed with error code 17");
+  }
+}
+
+// --- type-mismatch -------------------------------------------------------
+
+TEST_CASE("analyzer::signature::comparison") {
+  an::RankData data;
+  tf::DatatypeDef pair;
+  pair.id = 64;
+  pair.size = 8;
+  pair.signature = {tf::TypeCount{k_int, 2}};
+  data.datatypes.emplace(64, pair);
+  using Kind = an::SignatureMatch::Kind;
+  auto cmp = [&](uint32_t ta, int64_t ca, uint32_t tb, int64_t cb) {
+    return an::compare_signatures(an::signature(data, ta, ca), an::signature(data, tb, cb)).kind;
+  };
+  CHECK(cmp(k_int, 2, k_int, 2) == Kind::same);
+  CHECK(cmp(k_int, 2, k_int, 5) == Kind::prefix);
+  CHECK(cmp(k_int, 6, k_int, 5) == Kind::longer);
+  CHECK(cmp(k_int, 2, k_float, 2) == Kind::differ);
+  CHECK(cmp(k_int, 4, 64, 2) == Kind::same);        // 4 ints = 2 x contiguous(2, int)
+  CHECK(cmp(k_2int, 1, k_int, 2) == Kind::same);    // a pair type is its two parts
+  CHECK(cmp(k_byte, 8, k_int, 2) == Kind::differ);  // bytes do not match ints
+  CHECK(cmp(k_packed, 8, k_int, 2) == Kind::unknown);
+  CHECK(cmp(k_packed, 8, k_packed, 4) == Kind::longer);
+  CHECK(cmp(63, 1, k_int, 1) == Kind::unknown);
+}
+
+TEST_CASE("analyzer::type-mismatch::point-to-point") {
+  SUBCASE("MPI_INT sent, MPI_FLOAT received: both locations") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 1, 0, 4, k_int);
+    p2p(t, Call::Recv, 1, 0, 0, 4, k_float);
+    const auto f = of_kind(t.run(k_tm), k_tm);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "type signatures differ: rank 0 sends 4 x MPI_INT and rank 1 receives 4 x MPI_FLOAT");
+    REQUIRE(f[0].locations.size() == 2);
+    CHECK(f[0].locations[0].event == an::EventRef{1, 1});
+    CHECK(contains(f[0].locations[0].note, "MPI_INT sent, MPI_FLOAT expected"));
+    CHECK(f[0].locations[1].event == an::EventRef{0, 1});
+  }
+  SUBCASE("truncation") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 1, 0, 10, k_int);
+    p2p(t, Call::Recv, 1, 0, 0, 5, k_int);
+    const auto f = of_kind(t.run(k_tm), k_tm);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "message truncated: rank 0 sends 10 x MPI_INT and rank 1 receives into 5 x MPI_INT");
+    CHECK(contains(f[0].locations[0].note, "40 bytes into 20"));
+  }
+  SUBCASE("a longer receive buffer, MPI_PACKED and pair types are fine") {
+    Builder t(2);
+    p2p(t, Call::Send, 0, 1, 0, 2, k_int);
+    p2p(t, Call::Recv, 1, 0, 0, 8, k_int);
+    p2p(t, Call::Send, 0, 1, 1, 8, k_packed);
+    p2p(t, Call::Recv, 1, 0, 1, 2, k_int);
+    p2p(t, Call::Send, 0, 1, 2, 1, k_2int);
+    p2p(t, Call::Recv, 1, 0, 2, 2, k_int);
+    CHECK(of_kind(t.run(k_tm), k_tm).empty());
+  }
+}
+
+TEST_CASE("analyzer::type-mismatch::RMA origin and target") {
+  Builder t(2);
+  t.win_create(0, 1, 0x10000, 64);
+  t.win_create(1, 1, 0x10000, 64);
+  t.win_sync(Call::Win_lock_all, 0, 1);
+  tf::Event& put = t.rma(Call::Put, 0, 1, 1, 0x2000, 2, 0);
+  put.target_datatype = k_float;
+  tf::Event& get = t.rma(Call::Get, 0, 1, 1, 0x2000, 2, 0);
+  get.target_count = 3;  // 3 ints into room for 2
+  t.win_sync(Call::Win_unlock_all, 0, 1);
+  const auto f = of_kind(t.run(k_tm), k_tm);
+  REQUIRE(f.size() == 2);
+  CHECK(f[0].message ==
+        "MPI_Put: type signatures differ: the origin buffer is 2 x MPI_INT, the target buffer is 2 x MPI_FLOAT");
+  CHECK(f[1].message == "MPI_Get: the target buffer (3 x MPI_INT) does not fit the origin buffer (2 x MPI_INT)");
+}
+
+// --- epoch-lifecycle -----------------------------------------------------
+
+TEST_CASE("analyzer::epoch-lifecycle::access epochs") {
+  SUBCASE("a put outside any epoch") {
+    Builder t(2);
+    t.win_create(0, 1, 0x10000, 64);
+    t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0);
+    const auto f = of_kind(t.run(k_el), k_el);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Put to rank 1 outside any access epoch");
+  }
+  SUBCASE("fence, PSCW, lock and lock_all epochs are fine") {
+    Builder t(2);
+    tf::CommDef group;
+    group.id = 5;
+    group.is_group = true;
+    group.world_ranks = {1};
+    t.trace().ranks[0].comms.emplace(5, group);
+    group.world_ranks = {0};
+    t.trace().ranks[1].comms.emplace(5, group);
+    t.win_create(1, 1, 0x10000, 64);
+    t.win_sync(Call::Win_fence, 1, 1);
+    t.win_sync(Call::Win_fence, 1, 1).assert_flags = tf::assert_flag::nosucceed;
+    t.win_sync(Call::Win_post, 1, 1).group = 5;
+    t.win_sync(Call::Win_wait, 1, 1);
+    t.win_sync(Call::Win_free, 1, 1);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_fence, 0, 1);
+    t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0);
+    t.win_sync(Call::Win_fence, 0, 1).assert_flags = tf::assert_flag::nosucceed;
+    t.win_sync(Call::Win_start, 0, 1).group = 5;
+    t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0);
+    t.win_sync(Call::Win_complete, 0, 1);
+    t.win_sync(Call::Win_lock, 0, 1, 1, tf::LockType::shared);
+    t.rma(Call::Get, 0, 1, 1, 0x2000, 1, 0);
+    t.win_sync(Call::Win_flush, 0, 1, 1);
+    t.win_sync(Call::Win_unlock, 0, 1, 1);
+    t.win_sync(Call::Win_lock_all, 0, 1);
+    t.rma(Call::Rput, 0, 1, 0, 0x2000, 1, 0).request = 9;
+    t.wait(9);
+    t.win_sync(Call::Win_unlock_all, 0, 1);
+    t.win_sync(Call::Win_free, 0, 1);
+    CHECK(of_kind(t.run(k_el), k_el).empty());
+  }
+  SUBCASE("a put after a fence with MPI_MODE_NOSUCCEED names the fence") {
+    Builder t(2);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_fence, 0, 1).assert_flags = tf::assert_flag::nosucceed;  // seq 2
+    t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0);
+    const auto f = of_kind(t.run(k_el), k_el);
+    REQUIRE(f.size() == 1);
+    REQUIRE(f[0].locations.size() == 2);
+    CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+  }
+  SUBCASE("a request-based put in a fence epoch") {
+    Builder t(2);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_fence, 0, 1);
+    t.rma(Call::Rput, 0, 1, 1, 0x2000, 1, 0).request = 4;
+    t.wait(4);
+    t.win_sync(Call::Win_fence, 0, 1);
+    const auto f = of_kind(t.run(k_el), k_el);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Rput to rank 1 outside a passive target epoch");
+  }
+}
+
+TEST_CASE("analyzer::epoch-lifecycle::locks and frees") {
+  SUBCASE("unlock without lock; a double lock names both locks") {
+    Builder t(2);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_unlock, 0, 1, 1);
+    t.win_sync(Call::Win_lock, 0, 1, 1, tf::LockType::shared);     // seq 3
+    t.win_sync(Call::Win_lock, 0, 1, 1, tf::LockType::exclusive);  // seq 4
+    t.win_sync(Call::Win_unlock, 0, 1, 1);
+    const auto f = of_kind(t.run(k_el), k_el);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].message == "MPI_Win_unlock on rank 1 without a matching MPI_Win_lock");
+    CHECK(f[1].message == "MPI_Win_lock on rank 1, which this rank already holds locked");
+    CHECK(f[1].locations[0].event == an::EventRef{0, 4});
+    CHECK(f[1].locations[1].event == an::EventRef{0, 3});
+  }
+  SUBCASE("MPI_Win_free with a lock open") {
+    Builder t(2);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_lock, 0, 1, 1, tf::LockType::shared);  // seq 2
+    t.win_sync(Call::Win_free, 0, 1);
+    const auto f = of_kind(t.run(k_el), k_el);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Win_free while the lock on rank 1 is open");
+    CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+  }
+  SUBCASE("complete without start, wait without post; an unsuccessful test changes nothing") {
+    Builder t(1);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_complete, 0, 1);
+    t.win_sync(Call::Win_wait, 0, 1);
+    const auto f = of_kind(t.run(k_el), k_el);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].message == "MPI_Win_complete without a matching MPI_Win_start");
+    CHECK(f[1].message == "MPI_Win_wait without a matching MPI_Win_post");
+  }
+  SUBCASE("fence asserts must agree") {
+    Builder t(2);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_create(1, 1, 0x10000, 64);
+    t.win_sync(Call::Win_fence, 0, 1).assert_flags = tf::assert_flag::noprecede;
+    t.win_sync(Call::Win_fence, 1, 1);
+    const auto f = of_kind(t.run(k_el), k_el);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "disagree on the asserts of fence #1"));
+    CHECK(f[0].locations.size() == 2);
+  }
+  SUBCASE("a post no start corresponds to") {
+    Builder t(2);
+    tf::CommDef to1, to0;
+    to1.id = 5;
+    to1.is_group = true;
+    to1.world_ranks = {1};
+    to0 = to1;
+    to0.world_ranks = {0};
+    t.trace().ranks[0].comms.emplace(5, to1);
+    t.trace().ranks[1].comms.emplace(5, to0);
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_create(1, 1, 0x10000, 64);
+    t.win_sync(Call::Win_post, 0, 1).group = 5;  // rank 0 exposes to rank 1, which never starts
+    t.win_sync(Call::Win_wait, 0, 1);
+    const auto f = of_kind(t.run(k_el), k_el);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "post #1 has no matching start"));
+  }
+}
+
+// --- abnormal-termination ------------------------------------------------
+
+TEST_CASE("analyzer::abnormal-termination") {
+  SUBCASE("a crash inside MPI names the rank, the signal and the call") {
+    Builder t(2);
+    p2p(t, Call::Send, 1, 0, 0).pending = true;
+    t.end_with(1, tf::TerminationKind::signal, 11);
+    t.unfinalize(0);
+    const auto f = of_kind(t.run(k_at), k_at);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "rank 1 crashed with SIGSEGV inside MPI_Send");
+    CHECK(f[0].locations[0].event == an::EventRef{1, 1});
+    CHECK(f[0].locations[0].line == 11);
+    CHECK(contains(f[0].notes[0], "rank 0 then stopped from outside"));
+  }
+  SUBCASE("MPI_Abort") {
+    Builder t(2);
+    tf::Event& a = t.add(Call::Abort, 0);
+    a.count = 3;
+    a.pending = true;
+    t.end_with(0, tf::TerminationKind::aborted);
+    const auto f = of_kind(t.run(k_at), k_at);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "rank 0 called MPI_Abort with error code 3");
+  }
+  SUBCASE("exit without MPI_Finalize") {
+    Builder t(1);
+    p2p(t, Call::Barrier, 0, 0, 0);
+    t.end_with(0, tf::TerminationKind::exit_without_finalize);
+    const auto f = of_kind(t.run(k_at), k_at);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "rank 0 exited without calling MPI_Finalize after MPI_Barrier (0:1)");
+  }
+  SUBCASE("a run stopped from outside is not clean either") {
+    Builder t(2);
+    t.end_with(0, tf::TerminationKind::signal, 15);
+    t.unfinalize(1);
+    const auto f = of_kind(t.run(k_at), k_at);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "the run was stopped before it finished: ranks 0 and 1 did not reach MPI_Finalize");
+  }
+  SUBCASE("finalized ranks are clean") {
+    Builder t(2);
+    CHECK(of_kind(t.run(k_at), k_at).empty());
+  }
+}
