@@ -195,7 +195,8 @@ std::vector<CallKey> call_keys(const format::RankTrace& rank) {
       case format::Role::local_access:
       case format::Role::cuda:
       case format::Role::local:
-      case format::Role::query: continue;
+      case format::Role::query:
+      case format::Role::thread: continue;
     }
     std::string text(format::call_name(e.call));
     if (e.peer) text += fmt::format(" peer {}", rank_name(*e.peer));

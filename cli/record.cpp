@@ -365,7 +365,7 @@ void check_options(const RecordOptions& options) {
       for (format::Family family : {format::Family::env, format::Family::comm, format::Family::group,
                                     format::Family::p2p, format::Family::request, format::Family::coll,
                                     format::Family::rma, format::Family::type, format::Family::annotate,
-                                    format::Family::cuda}) {
+                                    format::Family::cuda, format::Family::thread}) {
         known = known || format::family_name(family) == word;
         names += fmt::format(", {}", format::family_name(family));
       }

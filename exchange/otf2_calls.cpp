@@ -105,6 +105,7 @@ OTF2_RegionRole region_role(Call call) {
     case format::Family::rma: return OTF2_REGION_ROLE_RMA;
     case format::Family::none: case format::Family::env: case format::Family::comm: case format::Family::group:
     case format::Family::coll: case format::Family::type: case format::Family::annotate: case format::Family::cuda:
+    case format::Family::thread:
       return OTF2_REGION_ROLE_FUNCTION;
   }
   return OTF2_REGION_ROLE_FUNCTION;
@@ -114,6 +115,8 @@ OTF2_Paradigm paradigm(Call call) {
   switch (format::call_family(call)) {
     case format::Family::cuda: return OTF2_PARADIGM_CUDA;
     case format::Family::annotate: return OTF2_PARADIGM_USER;
+    case format::Family::thread:
+      return format::call_name(call).starts_with("omp_") ? OTF2_PARADIGM_OPENMP : OTF2_PARADIGM_PTHREAD;
     case format::Family::none: case format::Family::env: case format::Family::comm: case format::Family::group:
     case format::Family::p2p: case format::Family::request: case format::Family::coll: case format::Family::rma:
     case format::Family::type:

@@ -61,7 +61,7 @@ struct AttributeSpec {
   std::string_view description;
   OTF2_Type type;
 };
-enum class Attr : uint8_t { seq, call_site, comm, peer, tag, count, datatype, op, request, termination, count_ };
+enum class Attr : uint8_t { seq, call_site, comm, peer, tag, count, datatype, op, request, termination, thread_level, count_ };
 inline constexpr AttributeSpec k_attributes[] = {
     {"smtrace::seq", "the event's number in its rank (RANK:SEQ in smtrace's reports)", OTF2_TYPE_UINT64},
     {"smtrace::call_site", "where the call was made: the calling context of its call site", OTF2_TYPE_CALLING_CONTEXT},
@@ -73,6 +73,7 @@ inline constexpr AttributeSpec k_attributes[] = {
     {"smtrace::op", "the reduction operation (smtrace Op value; >= 64: user op)", OTF2_TYPE_UINT32},
     {"smtrace::request", "the request the call created or started", OTF2_TYPE_UINT64},
     {"smtrace::termination", "how the rank ended (smtrace TerminationKind value)", OTF2_TYPE_UINT8},
+    {"smtrace::thread_level", "the thread level MPI provided (0 single .. 3 multiple), on MPI_Init(_thread)", OTF2_TYPE_UINT8},
 };
 inline constexpr std::size_t k_attribute_count = static_cast<std::size_t>(Attr::count_);
 static_assert(sizeof(k_attributes) / sizeof(k_attributes[0]) == k_attribute_count);

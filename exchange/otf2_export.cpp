@@ -466,6 +466,9 @@ class Exporter {
       if (e.op != 0) OTF2_AttributeList_AddUint32(list, attr(Attr::op), e.op);
     }
     if (e.request != 0) OTF2_AttributeList_AddUint64(list, attr(Attr::request), e.request);
+    if (e.call == Call::Init || e.call == Call::Init_thread) {
+      OTF2_AttributeList_AddUint8(list, attr(Attr::thread_level), static_cast<uint8_t>(m_trace->header.thread_level));
+    }
   }
 
   OTF2_AttributeRef attr(Attr a) const { return m_attr[static_cast<std::size_t>(a)]; }

@@ -223,6 +223,7 @@ struct RankState {
   std::unordered_map<uint64_t, std::size_t> persistent;  // request -> *_init building
   std::set<uint32_t> groups;                // OTF2 groups used by RmaGroupSync
   std::string host;
+  std::optional<int32_t> thread_level;      // smtrace::thread_level of its MPI_Init
 };
 
 class Importer {
@@ -523,6 +524,11 @@ class Importer {
 
   format::Trace finish(const fs::path& out, format::ContentSet& lacks) {
     lacks = content_bit(format::Content::buffers);
+    // The thread level is known when every rank's MPI_Init carried it
+    // (archives smtrace exported); the check that reads it is skipped otherwise.
+    for (uint32_t r = 0; r < m_world_size; ++r) {
+      if (!m_ranks[r].thread_level) lacks |= content_bit(format::Content::thread_level);
+    }
     if (!m_smtrace_attributes) {
       lacks |= content_bit(format::Content::receive_envelope) | content_bit(format::Content::type_signatures);
     }
@@ -544,6 +550,7 @@ class Importer {
       rank.header.rank = r;
       rank.header.world_size = m_world_size;
       rank.header.host = m_ranks[r].host;
+      rank.header.thread_level = m_ranks[r].thread_level.value_or(0);
       rank.header.clock = format::ClockKind::monotonic;
       rank.header.tracer_version = trace.manifest.tracer_version;
       rank.header.options[std::string(format::k_imported_option)] = "otf2:" + m_archive;
@@ -668,6 +675,11 @@ class Importer {
     }
     if (OTF2_AttributeList_GetUint32(list, attr(Attr::op), &u32) == OTF2_SUCCESS) b.e.op = u32;
     if (OTF2_AttributeList_GetUint64(list, attr(Attr::request), &u64) == OTF2_SUCCESS) b.e.request = u64;
+    uint8_t u8 = 0;
+    if (OTF2_AttributeList_GetUint8(list, attr(Attr::thread_level), &u8) == OTF2_SUCCESS && u8 <= 3 &&
+        b.rank < m_ranks.size()) {
+      m_ranks[b.rank].thread_level = u8;
+    }
   }
 
   Building* current(OTF2_LocationRef location, std::string_view record) {

@@ -103,6 +103,7 @@ bool uses_comm(format::Family family) {
     case format::Family::p2p: case format::Family::coll: case format::Family::comm: return true;
     case format::Family::none: case format::Family::env: case format::Family::group: case format::Family::request:
     case format::Family::rma: case format::Family::type: case format::Family::annotate: case format::Family::cuda:
+    case format::Family::thread:
       return false;
   }
   return false;

@@ -470,10 +470,62 @@ Sync sync_of(const Event& e) {
     case Role::probe: s.match = t.blocks || e.flag.value_or(false) ? Match::probe : Match::none; break;
     case Role::none: case Role::env: case Role::collective: case Role::rma_comm: case Role::rma_sync:
     case Role::request: case Role::handle: case Role::local_access: case Role::cuda: case Role::local:
-    case Role::query:
+    case Role::query: case Role::thread:
       break;
   }
   return s;
+}
+
+namespace {
+struct ThreadRow {
+  Call call;
+  ThreadEffect effect;
+};
+// The thread family's calls and what each orders (ThreadEffect's comments).
+constexpr ThreadRow k_thread_rows[] = {
+    {Call::pthread_create, ThreadEffect::create},
+    {Call::thread_begin, ThreadEffect::begin},
+    {Call::thread_end, ThreadEffect::end},
+    {Call::pthread_join, ThreadEffect::join},
+    {Call::pthread_mutex_lock, ThreadEffect::acquire},
+    {Call::pthread_mutex_unlock, ThreadEffect::release},
+    {Call::pthread_rwlock_rdlock, ThreadEffect::acquire_shared},
+    {Call::pthread_rwlock_wrlock, ThreadEffect::acquire},
+    {Call::pthread_rwlock_unlock, ThreadEffect::release},
+    {Call::pthread_spin_lock, ThreadEffect::acquire},
+    {Call::pthread_spin_unlock, ThreadEffect::release},
+    {Call::pthread_cond_signal, ThreadEffect::signal},
+    {Call::pthread_cond_broadcast, ThreadEffect::signal},
+    {Call::pthread_cond_wait, ThreadEffect::wait_signal},
+    {Call::pthread_barrier_wait, ThreadEffect::barrier},
+    {Call::sem_post, ThreadEffect::signal},
+    {Call::sem_wait, ThreadEffect::take_signal},
+    {Call::omp_parallel_begin, ThreadEffect::fork},
+    {Call::omp_parallel_end, ThreadEffect::join_team},
+    {Call::omp_implicit_task_begin, ThreadEffect::implicit_begin},
+    {Call::omp_implicit_task_end, ThreadEffect::implicit_end},
+    {Call::omp_barrier, ThreadEffect::team_barrier},
+    {Call::omp_taskwait, ThreadEffect::taskwait},
+    {Call::omp_taskgroup_end, ThreadEffect::taskgroup},
+    {Call::omp_task_create, ThreadEffect::task_create},
+    {Call::omp_task_begin, ThreadEffect::task_begin},
+    {Call::omp_task_end, ThreadEffect::task_end},
+    {Call::omp_mutex_acquired, ThreadEffect::acquire},
+    {Call::omp_mutex_released, ThreadEffect::release},
+    {Call::omp_section_begin, ThreadEffect::section_begin},
+    {Call::omp_section_end, ThreadEffect::section_end},
+};
+
+constexpr std::array<ThreadEffect, k_slots> k_thread_table = [] {
+  std::array<ThreadEffect, k_slots> table{};
+  for (const ThreadRow& row : k_thread_rows) table[static_cast<std::size_t>(row.call)] = row.effect;
+  return table;
+}();
+}  // namespace
+
+ThreadEffect thread_effect(Call call) {
+  const auto i = static_cast<std::size_t>(call);
+  return i < k_thread_table.size() ? k_thread_table[i] : ThreadEffect::none;
 }
 
 HandleUse handle_use(const Event& e) {

@@ -41,6 +41,7 @@ enum class Role : uint8_t {
   cuda,          // a CUDA runtime call (analyzer/cuda_streams.hpp models them)
   local,         // a local call that reads and writes memory: Pack, Unpack, Reduce_local
   query,         // a local query whose answer is recorded: Win_shared_query, Test_cancelled
+  thread,        // thread synchronization (ThreadEffect says what it orders)
 };
 
 enum class SendMode : uint8_t { none, standard, buffered, synchronous, ready };
@@ -147,6 +148,7 @@ const CallTraits& call_traits(Call call);
 #define SMTRACE_CASE_UNLESS_CUDA_type(MpiName) case ::smtrace::format::Call::MpiName:
 #define SMTRACE_CASE_UNLESS_CUDA_annotate(MpiName) case ::smtrace::format::Call::MpiName:
 #define SMTRACE_CASE_UNLESS_CUDA_cuda(MpiName)
+#define SMTRACE_CASE_UNLESS_CUDA_thread(MpiName) case ::smtrace::format::Call::MpiName:
 
 // Return the form of `call` without a request: Send for Isend, Bcast for
 // Ibcast, Put for Rput, Comm_dup for Comm_idup; `call` itself otherwise.
@@ -296,6 +298,60 @@ struct Sync {
 };
 // Return what event `e` synchronizes.
 Sync sync_of(const Event& e);
+
+// --- threads -----------------------------------------------------------------
+
+// What a call of the thread family orders between the threads (and the
+// OpenMP tasks) of one rank. Each recorded event has a start and an end
+// point: a release is taken at the event's start, an acquire at its end,
+// so a blocking call (a condition wait, a barrier) releases when it is
+// entered and acquires when it returns. The fields each effect reads (the
+// tracer fills them, docs/trace-format.md "Thread events"):
+//   buf      the synchronization object: the address of a mutex, rwlock,
+//            spin lock, condition variable, semaphore, barrier, OpenMP lock
+//            or critical section; the id of an OpenMP team or task
+//   peer     the other thread (tracer thread id) of create, begin, join
+//   count    a barrier's round (pthread and OpenMP); the team of a task
+//   recv_buf the mutex a condition wait releases and takes again; the
+//            parent task of an OpenMP task
+//   displs, counts  an OpenMP task's dependences: addresses and kinds
+//            (ThreadDependence)
+enum class ThreadEffect : uint8_t {
+  none,
+  create,          // pthread_create of thread `peer`: before that thread's begin
+  begin,           // the first event of a created thread: after its creation
+  end,             // the last event of a thread: before a join of it returns
+  join,            // pthread_join of thread `peer`: after that thread's end
+  acquire,         // a lock `buf` taken (exclusive): after every release of it
+  acquire_shared,  // a reader lock taken: after every exclusive release of it
+  release,         // a lock released (shared when its holder took it shared)
+  signal,          // cond signal/broadcast, sem_post: a release on object `buf`
+  take_signal,     // sem_wait returned: after every earlier signal of `buf`
+  wait_signal,     // cond wait: releases lock `recv_buf` at its start; at its
+                   // end takes it again and is after every earlier signal of `buf`
+  barrier,         // round `count` of barrier `buf`: every member's start before every member's end
+  fork,            // an OpenMP parallel region (team `buf`) begins: before its implicit tasks
+  implicit_begin,  // an implicit task of team `buf` begins: after the fork
+  implicit_end,    // an implicit task of team `buf` ends: before the join
+  join_team,       // the region of team `buf` ends: after every implicit task's end
+                   // and every explicit task of the team
+  team_barrier,    // OpenMP barrier `count` of team `buf`: as barrier, and its end
+                   // after every explicit task of the team completed before it
+  taskwait,        // its end: after the completion of every child task of task `buf`
+  taskgroup,       // its end: after the completion of every descendant task of task `buf`
+  task_create,     // explicit task `buf` (parent `recv_buf`, team `count`) is created
+  task_begin,      // task `buf` starts, as a logical thread of its own: after its
+                   // creation and the completion of the tasks it depends on
+  task_end,        // task `buf` completes: its logical thread ends
+  section_begin,   // a section starts as a logical thread of its own, after what
+                   // the executing thread did before
+  section_end,     // the section's logical thread ends
+};
+// Return the ThreadEffect of `call` (none outside the thread family).
+ThreadEffect thread_effect(Call call);
+
+// An OpenMP task dependence's kind (Event.counts of omp_task_create).
+enum class ThreadDependence : uint8_t { none = 0, in = 1, out = 2, inout = 3, mutexinoutset = 4, inoutset = 5 };
 
 // --- handles -----------------------------------------------------------------
 

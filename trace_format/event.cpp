@@ -12,7 +12,7 @@ struct CallInfo {
   Call call;
   std::string_view id;        // "SEND"
   std::string_view mpi_name;  // "MPI_Send"
-  std::string_view bare;      // "Send"; CUDA calls go by this name
+  std::string_view bare;      // "Send"; CUDA and thread calls go by this name
   Family family;
   bool blocks;
 };
@@ -84,7 +84,7 @@ std::string_view call_name(Call call) {
   if (std::string_view name = annotation_name(call); !name.empty()) return name;
   const CallInfo* info = find(call);
   if (!info) return "?";
-  return info->family == Family::cuda ? info->bare : info->mpi_name;
+  return info->family == Family::cuda || info->family == Family::thread ? info->bare : info->mpi_name;
 }
 
 std::optional<Call> call_from_name(std::string_view name) {
@@ -94,7 +94,7 @@ std::optional<Call> call_from_name(std::string_view name) {
     const std::string_view annotation = annotation_name(info.call);
     if (loose_equal(bare, info.id) || loose_equal(name, info.mpi_name) ||
         (!annotation.empty() && loose_equal(name, annotation)) ||
-        (info.family == Family::cuda && loose_equal(name, info.bare))) {
+        ((info.family == Family::cuda || info.family == Family::thread) && loose_equal(name, info.bare))) {
       return info.call;
     }
   }
@@ -119,6 +119,7 @@ std::string_view family_name(Family family) {
     case Family::type: return "type";
     case Family::annotate: return "annotate";
     case Family::cuda: return "cuda";
+    case Family::thread: return "thread";
   }
   return "?";
 }

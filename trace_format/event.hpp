@@ -25,12 +25,14 @@ enum class Call : uint16_t {
 #undef SMTRACE_CALL
 };
 
-enum class Family : uint8_t { none, env, comm, group, p2p, request, coll, rma, type, annotate, cuda };
+enum class Family : uint8_t { none, env, comm, group, p2p, request, coll, rma, type, annotate, cuda, thread };
 
 // Return "MPI_Send" for Call::Send, "smtrace_annotate_read",
 // "smtrace_annotate_write", "smtrace_load" and "smtrace_store" for the
 // non-MPI access calls, the CUDA runtime's name for CUDA calls
-// ("cudaMemcpyAsync"), "?" for an unknown value.
+// ("cudaMemcpyAsync"), the C function's or OMPT event's name for thread
+// synchronization ("pthread_mutex_lock", "omp_barrier"), "?" for an unknown
+// value.
 std::string_view call_name(Call call);
 // Return the call named `name` ("MPI_Send", "Send", "SEND", any case;
 // "smtrace_annotate_read"), if any.

@@ -17,7 +17,8 @@ constexpr FamilyName k_families[] = {
     {format::Family::group, "group"}, {format::Family::p2p, "p2p"},
     {format::Family::request, "request"}, {format::Family::coll, "coll"},
     {format::Family::rma, "rma"},   {format::Family::type, "type"},
-    {format::Family::annotate, "annotate"}, {format::Family::cuda, "cuda"}};
+    {format::Family::annotate, "annotate"}, {format::Family::cuda, "cuda"},
+    {format::Family::thread, "thread"}};
 
 void complain(std::string& problems, const std::string& what) {
   if (!problems.empty()) problems += "; ";
@@ -103,6 +104,13 @@ Options parse_options(const std::function<const char*(const char*)>& getenv) {
   o.disable = parse_bool(getenv("SMTRACE_DISABLE"), false);
   o.fold_polls = parse_bool(getenv("SMTRACE_FOLD_POLLS"), true);
   o.quiet = parse_bool(getenv("SMTRACE_QUIET"), false);
+  if (const char* v = getenv("SMTRACE_THREADS"); v && *v) {
+    std::string t = v;
+    if (t == "auto") o.threads = ThreadTracking::automatic;
+    else if (t == "on" || t == "1") o.threads = ThreadTracking::on;
+    else if (t == "off" || t == "0") o.threads = ThreadTracking::off;
+    else complain(o.problems, "SMTRACE_THREADS: '" + t + "' is not auto, on or off");
+  }
   if (const char* v = getenv("SMTRACE_CLOCK"); v && *v) {
     std::string c = v;
     if (c == "counter" || c == "tsc") o.counter_clock = true;
@@ -126,6 +134,9 @@ std::map<std::string, std::string> Options::to_map() const {
       {"SMTRACE_FOLD_POLLS", fold_polls ? "1" : "0"},
       {"SMTRACE_QUIET", quiet ? "1" : "0"},
       {"SMTRACE_CLOCK", counter_clock ? "counter" : "monotonic"},
+      {"SMTRACE_THREADS", threads == ThreadTracking::on    ? "on"
+                          : threads == ThreadTracking::off ? "off"
+                                                           : "auto"},
   };
   if (!force.empty()) map.emplace("SMTRACE_FORCE", force);  // a forced run says so in every header
   return map;

@@ -14,6 +14,11 @@
 
 namespace smtrace::tracer {
 
+// SMTRACE_THREADS: whether thread synchronization (pthreads, OpenMP) is
+// recorded. automatic: when the load/store runtime is attached or MPI
+// provides MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE.
+enum class ThreadTracking : uint8_t { automatic, on, off };
+
 struct Options {
   std::string dir = "smtrace-trace";  // SMTRACE_DIR
   uint32_t chunk_bytes = 64 * 1024;   // SMTRACE_BUFFER
@@ -23,6 +28,7 @@ struct Options {
   bool fold_polls = true;             // SMTRACE_FOLD_POLLS
   bool quiet = false;                 // SMTRACE_QUIET
   bool counter_clock = true;          // SMTRACE_CLOCK: counter (true) or monotonic
+  ThreadTracking threads = ThreadTracking::automatic;  // SMTRACE_THREADS
   std::string force;                  // SMTRACE_FORCE: RANK:N=SOURCE,... (trace_format/force.hpp)
   std::string families_text = "all";
   std::string problems;               // "; "-separated complaints about values

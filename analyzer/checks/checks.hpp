@@ -20,5 +20,6 @@ std::unique_ptr<Check> make_unmatched_message();
 std::unique_ptr<Check> make_resource_leak();
 std::unique_ptr<Check> make_rma_race();
 std::unique_ptr<Check> make_cuda_mpi_race();
+std::unique_ptr<Check> make_thread_level();
 
 }  // namespace smtrace::analyzer::checks

@@ -151,7 +151,7 @@ class Pass final : public RankPass {
         buffers(e);
         if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
-      case Role::none: case Role::local_access: case Role::cuda: case Role::query: break;
+      case Role::none: case Role::local_access: case Role::cuda: case Role::query: case Role::thread: break;
     }
     if (!m_found && !e.pending && e.rc != 0) {
       add("error code", fmt::format("the call failed with error code {}", e.rc), {},

@@ -7,6 +7,7 @@ std::vector<std::unique_ptr<Check>> all_checks() {
   out.push_back(checks::make_deadlock());
   out.push_back(checks::make_abnormal_termination());
   out.push_back(checks::make_invalid_argument());
+  out.push_back(checks::make_thread_level());
   out.push_back(checks::make_type_mismatch());
   out.push_back(checks::make_epoch_lifecycle());
   out.push_back(checks::make_collective_mismatch());

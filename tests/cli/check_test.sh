@@ -62,7 +62,7 @@ case $case_name in
     expect 0 "$smtrace" check --list
     for name in deadlock abnormal-termination invalid-argument type-mismatch epoch-lifecycle \
                 collective-mismatch collective-misaligned local-concurrency request-leak \
-                unmatched-message resource-leak; do
+                unmatched-message resource-leak thread-level; do
       contains out.txt "^$name  *\(error\|warning\|info\) "
     done
     expect 0 "$smtrace" check --list --format json

@@ -218,7 +218,7 @@ TEST_CASE("exchange::import_otf2::a Score-P-like archive is imported and analyze
   CHECK(imported.events == 13);
   CHECK(imported.creator == "Score-P-like test writer");
   CHECK(imported.lacks == (tf::content_bit(tf::Content::buffers) | tf::content_bit(tf::Content::receive_envelope) |
-                           tf::content_bit(tf::Content::type_signatures)));
+                           tf::content_bit(tf::Content::type_signatures) | tf::content_bit(tf::Content::thread_level)));
 
   const tf::Trace trace = tf::read_trace(out);
   REQUIRE(trace.ranks.size() == 2);
@@ -248,7 +248,7 @@ TEST_CASE("exchange::import_otf2::a Score-P-like archive is imported and analyze
   CHECK(kinds(result) == std::vector<std::string>{"collective-mismatch", "unmatched-message"});
   std::vector<std::string> skipped;
   for (const an::SkippedCheck& s : result.skipped) skipped.push_back(s.check);
-  CHECK(skipped == std::vector<std::string>{"type-mismatch", "local-concurrency", "rma-race", "cuda-mpi-race"});
+  CHECK(skipped == std::vector<std::string>{"thread-level", "type-mismatch", "local-concurrency", "rma-race", "cuda-mpi-race"});
   fs::remove_all(archive);
   fs::remove_all(out);
 }

@@ -26,6 +26,7 @@ using tf::Call;
 // both; then both ranks block in a receive nobody sends (a deadlock).
 tf::Trace two_messages_and_a_deadlock() {
   smtrace::test::Builder b(2);
+  b.trace().ranks[0].header.thread_level = 3;  // two threads of rank 0 call MPI: MPI_THREAD_MULTIPLE
   for (int k = 0; k < 2; ++k) {
     tf::Event& send = b.add(Call::Send, 0);
     send.comm = 0;
