@@ -540,7 +540,7 @@ bool doubtful(const Event& e) {
     case Role::rma_comm: case Role::rma_sync:
       break;
     case Role::none: case Role::env: case Role::request: case Role::handle: case Role::local_access:
-    case Role::cuda: case Role::local: case Role::query:
+    case Role::cuda: case Role::local: case Role::query: case Role::thread:
       return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
   }
   if (e.count < 0 || e.recv_count < 0) return true;
@@ -2341,9 +2341,10 @@ constexpr bool wrapped(Call c) {
     if (w == c) return true;
   return false;
 }
-// Annotations, captured accesses and CUDA calls are not MPI calls.
+// Annotations, captured accesses, CUDA calls and thread synchronization are
+// not MPI calls.
 constexpr bool needs_wrapper(format::Family f) {
-  return f != format::Family::annotate && f != format::Family::cuda;
+  return f != format::Family::annotate && f != format::Family::cuda && f != format::Family::thread;
 }
 #define SMTRACE_CALL(ID, MpiName, number, family, ...)                          \
   static_assert(!needs_wrapper(format::Family::family) || wrapped(Call::MpiName), \
