@@ -12,6 +12,12 @@
 //   off     the check does not run.
 // A communicator is a team (§4.3): alignment is compared among its members
 // only, so teams of a split communicator may run different code.
+// A rooted collective gives its root a role of its own: MPI_IN_PLACE and the
+// receive buffer of a gather or reduce, the send buffer of a scatter, are
+// significant at the root only (MPI-4.0 §6.1), so the standard idiom
+//   if (rank == root) MPI_Reduce(MPI_IN_PLACE, ...); else MPI_Reduce(buf, ...);
+// is aligned: the root alone on one path and every other member on another
+// is not reported.
 //
 // Ranks are separate processes, so call-site ids differ from rank to rank;
 // sites are compared by what they resolve to (function, file, line, column
@@ -94,6 +100,23 @@ class CollectiveMisaligned final : public Check {
     return out;
   }
 
+  // Whether `groups` are the root of a rooted collective alone and every
+  // other member together (the root's role differs from the others').
+  static bool split_by_root_role(const std::vector<const CollRecord*>& at,
+                                 const std::vector<std::pair<std::vector<uint32_t>, std::vector<std::size_t>>>& groups) {
+    if (groups.size() != 2) return false;
+    int32_t root = k_no_root;
+    for (const CollRecord* r : at) {
+      if (!r) continue;
+      if (r->root < 0 || (root != k_no_root && r->root != root)) return false;
+      root = r->root;
+    }
+    for (const auto& [key, members] : groups) {
+      if (members.size() == 1 && members[0] == static_cast<std::size_t>(root)) return true;
+    }
+    return false;
+  }
+
   void check_comm(const Context& context, const CommSequence& seq, Alignment alignment, FrameKeys& keys,
                   std::vector<Finding>& out) const {
     const std::size_t n = seq.members.size();
@@ -122,7 +145,7 @@ class CollectiveMisaligned final : public Check {
         if (it == groups.end()) groups.push_back({std::move(p_m), {m}});
         else it->second.push_back(m);
       }
-      if (groups.size() < 2) continue;
+      if (groups.size() < 2 || split_by_root_role(at, groups)) continue;
       if (first) {
         ++more;
         continue;

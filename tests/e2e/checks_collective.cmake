@@ -12,6 +12,11 @@ smtrace_check_test(coll_misaligned_weak coll_misaligned 2 30 --finds collective-
                    --check-args "--alignment weak")
 smtrace_check_test(coll_misaligned_off coll_misaligned 2 30 --clean --check-args "--alignment off")
 smtrace_check_test(coll_misaligned_fixed coll_misaligned 2 30 --clean ARGS fixed)
+# The root of a rooted collective on a path of its own (MPI_IN_PLACE at the
+# root) is aligned; non-roots on two paths are not.
+smtrace_check_test(coll_misaligned_in_place coll_misaligned 3 30 --clean ARGS in_place)
+smtrace_check_test(coll_misaligned_in_place_split coll_misaligned 3 30 --finds collective-misaligned
+                   ARGS in_place_split)
 # Same call site, different call paths: only a recorded stack shows it.
 smtrace_check_test(coll_misaligned_path coll_misaligned 2 30 --finds collective-misaligned ARGS path)
 smtrace_check_test(coll_misaligned_path_weak coll_misaligned 2 30 --clean --check-args "--alignment weak"

@@ -6,7 +6,13 @@
  *                  calls from two different lines: the same call site,
  *                  different call paths (strict alignment with a recorded
  *                  stack deeper than 1 finds it, weak alignment does not).
- *   fixed          every rank calls sync_all() from one line. */
+ *   fixed          every rank calls sync_all() from one line.
+ *   in_place       (3 ranks) the root calls MPI_Reduce with MPI_IN_PLACE on
+ *                  one line, every other rank calls it on another: the
+ *                  root's role differs (MPI_IN_PLACE and the receive buffer
+ *                  count at the root only), so this is aligned.
+ *   in_place_split (3 ranks) as in_place, but the non-roots call MPI_Reduce
+ *                  from two different lines: misaligned. */
 #include <string.h>
 
 #include "e2e_util.h"
@@ -23,7 +29,16 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   int mine = rank, sum = -1;
   MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (strcmp(mode, "fixed") == 0) {
+  if (strncmp(mode, "in_place", 8) == 0) {
+    int total = rank;
+    if (rank == 0)
+      MPI_Reduce(MPI_IN_PLACE, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    else if (rank == 1 || strcmp(mode, "in_place") == 0)
+      MPI_Reduce(&mine, NULL, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    else
+      MPI_Reduce(&mine, NULL, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    E2E_REQUIRE(rank != 0 || total == sum);
+  } else if (strcmp(mode, "fixed") == 0) {
     sync_all(MPI_COMM_WORLD);
   } else if (strcmp(mode, "path") == 0) {
     if (rank % 2 == 0)
@@ -36,7 +51,7 @@ int main(int argc, char** argv) {
     else
       sync_odd(MPI_COMM_WORLD);
   }
-  E2E_REQUIRE(sum == 1);
+  E2E_REQUIRE(sum == e2e_size(MPI_COMM_WORLD) * (e2e_size(MPI_COMM_WORLD) - 1) / 2);
   MPI_Finalize();
   return 0;
 }

@@ -412,6 +412,40 @@ TEST_CASE("analyzer::CollectiveMisaligned::call_sites") {
   }
 }
 
+TEST_CASE("analyzer::CollectiveMisaligned::root_role") {
+  // if (rank == root) MPI_Bcast(...); else MPI_Bcast(...): the root's
+  // arguments have a role of their own, so the root alone on its own line is
+  // aligned; two lines among the non-roots, or a root that is not alone, are not.
+  SUBCASE("root alone") {
+    TraceBuilder t(3);
+    t.bcast(0, 10, 1);
+    t.bcast(1, 12, 1);
+    t.bcast(2, 10, 1);
+    CHECK(t.run("collective-misaligned").findings.empty());
+  }
+  SUBCASE("non-roots on two lines") {
+    TraceBuilder t(3);
+    t.bcast(0, 10, 0);
+    t.bcast(1, 12, 0);
+    t.bcast(2, 14, 0);
+    CHECK(t.run("collective-misaligned").findings.size() == 1);
+  }
+  SUBCASE("the root shares its line with a non-root") {
+    TraceBuilder t(3);
+    t.bcast(0, 10, 0);
+    t.bcast(1, 10, 0);
+    t.bcast(2, 12, 0);
+    CHECK(t.run("collective-misaligned").findings.size() == 1);
+  }
+  SUBCASE("a collective without a root") {
+    TraceBuilder t(3);
+    t.allreduce(0, 10);
+    t.allreduce(1, 12);
+    t.allreduce(2, 12);
+    CHECK(t.run("collective-misaligned").findings.size() == 1);
+  }
+}
+
 TEST_CASE("analyzer::CollectiveMisaligned::call_paths") {
   // Both ranks call MPI_Barrier at the same line of sync(), which main calls
   // from line 20 on rank 0 and line 22 on rank 1.
