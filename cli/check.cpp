@@ -71,6 +71,19 @@ std::set<std::string> parse_checks(const std::string& list) {
   return out;
 }
 
+// The alignment rule when --alignment is not given: collective-misaligned is
+// a style rule (a correct program may reach a collective from two places), so
+// it runs only when --checks names it (then strict).
+std::string default_alignment(const std::string& checks) {
+  std::size_t at = 0;
+  while (at <= checks.size()) {
+    const std::size_t end = std::min(checks.find(',', at), checks.size());
+    if (checks.compare(at, end - at, "collective-misaligned") == 0) return "strict";
+    at = end + 1;
+  }
+  return "off";
+}
+
 analyzer::Alignment parse_alignment(const std::string& name) {
   if (name == "strict") return analyzer::Alignment::strict;
   if (name == "weak") return analyzer::Alignment::weak;
@@ -132,7 +145,7 @@ int run_check(const CheckOptions& options) {
   analyzer::Options analysis;
   analysis.check_errors = analyzer::CheckErrors::report;  // a partial report, then exit 2
   analysis.checks = parse_checks(options.checks);
-  analysis.alignment = parse_alignment(options.alignment);
+  analysis.alignment = parse_alignment(options.alignment.empty() ? default_alignment(options.checks) : options.alignment);
   if (options.smt_timeout < 0) throw Error("--smt-timeout must be 0 (off) or positive");
   const auto buffering = smt::buffering_from_name(options.buffering);
   if (!buffering) throw Error(fmt::format("unknown --buffering '{}' (infinite, zero)", options.buffering));

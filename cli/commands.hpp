@@ -46,7 +46,8 @@ struct CheckOptions {
   std::filesystem::path dir;         // empty only with --list
   std::string format = "text";       // text, json, sarif, html
   std::string checks;                // --checks LIST; empty: all
-  std::string alignment = "strict";  // strict, weak, off
+  std::string alignment;             // strict, weak, off; empty: strict when --checks names
+                                     // collective-misaligned, else off
   std::string expect;                // --expect FILE: regression mode
   std::string write_expect;          // --write-expect FILE
   std::string output;                // -o FILE; empty: stdout
