@@ -1,6 +1,7 @@
 // smtrace check: run the analyzer's checks on a trace and print a report
 // (text, JSON or SARIF; docs/check-output.md), or compare the findings with
 // an expectation file (--expect, regression mode).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -37,12 +38,9 @@ std::string names_text() {
 
 // Turn "--checks a,b" or "--checks all,-c" into the set Options wants
 // (empty: all). Unknown names are usage errors that list the valid ones.
-std::set<std::string> parse_checks(const std::string& list) {
-  const std::vector<std::string> names = all_check_names();
-  const std::set<std::string> known(names.begin(), names.end());
-  std::set<std::string> chosen;
-  std::set<std::string> dropped;
-  bool all = false;
+// Return the names of a --checks list: comma-separated, spaces trimmed, empty ones left out.
+std::vector<std::string> check_list_names(const std::string& list) {
+  std::vector<std::string> out;
   size_t pos = 0;
   while (pos <= list.size()) {
     size_t comma = list.find(',', pos);
@@ -51,7 +49,18 @@ std::set<std::string> parse_checks(const std::string& list) {
     pos = comma + 1;
     name.erase(0, name.find_first_not_of(' '));
     name.erase(name.find_last_not_of(' ') + 1);
-    if (name.empty()) continue;
+    if (!name.empty()) out.push_back(std::move(name));
+  }
+  return out;
+}
+
+std::set<std::string> parse_checks(const std::string& list) {
+  const std::vector<std::string> names = all_check_names();
+  const std::set<std::string> known(names.begin(), names.end());
+  std::set<std::string> chosen;
+  std::set<std::string> dropped;
+  bool all = false;
+  for (std::string name : check_list_names(list)) {
     const bool drop = name.front() == '-';
     if (drop) name.erase(0, 1);
     if (name == "all" && !drop) {
@@ -75,13 +84,8 @@ std::set<std::string> parse_checks(const std::string& list) {
 // a style rule (a correct program may reach a collective from two places), so
 // it runs only when --checks names it (then strict).
 std::string default_alignment(const std::string& checks) {
-  std::size_t at = 0;
-  while (at <= checks.size()) {
-    const std::size_t end = std::min(checks.find(',', at), checks.size());
-    if (checks.compare(at, end - at, "collective-misaligned") == 0) return "strict";
-    at = end + 1;
-  }
-  return "off";
+  const std::vector<std::string> names = check_list_names(checks);
+  return std::find(names.begin(), names.end(), "collective-misaligned") != names.end() ? "strict" : "off";
 }
 
 analyzer::Alignment parse_alignment(const std::string& name) {
