@@ -86,6 +86,7 @@ class Emitter {
       case BufferLayout::send: add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype); return;
       case BufferLayout::recv: add(BufferArg::buf, BufferAccess::write, m_e.buf, m_e.count, m_e.datatype); return;
       case BufferLayout::sendrecv:
+      case BufferLayout::copy:  // Pack, Unpack: read one buffer, write the other
         add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype);
         add(BufferArg::recv_buf, BufferAccess::write, m_e.recv_buf, m_e.recv_count, m_e.recv_datatype);
         return;
@@ -135,10 +136,6 @@ class Emitter {
       case BufferLayout::compare_and_swap: fetching_rma(); return;
       case BufferLayout::local_read: local(BufferAccess::read); return;
       case BufferLayout::local_write: local(BufferAccess::write); return;
-      case BufferLayout::copy:
-        add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype);
-        add(BufferArg::recv_buf, BufferAccess::write, m_e.recv_buf, m_e.recv_count, m_e.recv_datatype);
-        return;
       case BufferLayout::reduce_local:
         add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype);
         add(BufferArg::recv_buf, BufferAccess::update, m_e.recv_buf, m_e.count, m_e.datatype);

@@ -99,28 +99,19 @@ class Pass final : public RankPass {
       case Role::recv:
         // MPI_Mrecv, MPI_Imrecv name a message, not a communicator.
         if (t.resource != format::Resource::message_free) comm(e.comm);
-        if (!lacks(format::Content::receive_envelope)) {
-          rank(e.peer, RankUse::source, e.comm);
-          tag(e.tag, true);
-        }
+        envelope(e.peer, e.tag, e.comm);
         buffers(e);
         break;
       case Role::sendrecv:
         comm(e.comm);
         rank(e.peer, RankUse::dest, e.comm);
         tag(e.tag, false);
-        if (!lacks(format::Content::receive_envelope)) {
-          rank(e.recv_peer, RankUse::source, e.comm);
-          tag(e.recv_tag, true);
-        }
+        envelope(e.recv_peer, e.recv_tag, e.comm);
         buffers(e);
         break;
       case Role::probe:
         comm(e.comm);
-        if (!lacks(format::Content::receive_envelope)) {
-          rank(e.peer, RankUse::source, e.comm);
-          tag(e.tag, true);
-        }
+        envelope(e.peer, e.tag, e.comm);
         break;
       case Role::collective:
         comm(e.comm);
@@ -282,6 +273,14 @@ class Pass final : public RankPass {
       add("rank", fmt::format("{} rank {} is out of range for {} ({}{})", what, v, where,
                               place.inter ? "remote group of " : "", plural(place.size, "rank")));
     }
+  }
+
+  // The source and tag a receive or probe was posted with (an imported
+  // trace may not hold them: it gives the matched message's).
+  void envelope(const std::optional<int32_t>& source, const std::optional<int32_t>& tag_value, uint32_t comm_id) {
+    if (lacks(format::Content::receive_envelope)) return;
+    rank(source, RankUse::source, comm_id);
+    tag(tag_value, true);
   }
 
   void tag(const std::optional<int32_t>& value, bool receive) {
