@@ -291,6 +291,14 @@ struct CallSite {
 
 enum class ClockKind : uint8_t { unspecified = 0, monotonic = 1, realtime = 2 };
 
+// RankHeader::thread_sync bits: which thread synchronization the tracer
+// recorded as thread-family events (docs/trace-format.md "Thread events").
+namespace thread_sync {
+inline constexpr uint32_t pthreads = 1;  // pthread create/join, mutexes, rwlocks, spin locks, conditions, barriers, semaphores
+inline constexpr uint32_t libgomp = 2;   // GCC's libgomp, through its GOMP_* entry points
+inline constexpr uint32_t ompt = 4;      // an OpenMP runtime with OMPT (LLVM's libomp)
+}  // namespace thread_sync
+
 struct RankHeader {
   uint32_t format_version = k_format_version;
   uint32_t rank = 0;
@@ -308,6 +316,7 @@ struct RankHeader {
   std::vector<std::string> argv;
   int32_t thread_level = 0;
   uint32_t chunk_bytes = 0;
+  uint32_t thread_sync = 0;  // ThreadSync bits: what thread synchronization was recorded
   // Not read from the file: its header frame was lost and the reader
   // resynchronized on the chunks after it. Only rank and world size are
   // known (from the file name and the manifest: check_rank_header).

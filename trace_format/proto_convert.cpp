@@ -334,6 +334,7 @@ RankHeader to_plain(const v1::RankHeader& p) {
   h.argv = vec<std::string>(p.argv());
   h.thread_level = p.thread_level();
   h.chunk_bytes = p.chunk_bytes();
+  h.thread_sync = p.thread_sync();
   return h;
 }
 
@@ -354,6 +355,7 @@ void to_proto(const RankHeader& h, v1::RankHeader* p) {
   for (const std::string& arg : h.argv) p->add_argv(arg);
   p->set_thread_level(h.thread_level);
   p->set_chunk_bytes(h.chunk_bytes);
+  p->set_thread_sync(h.thread_sync);
 }
 
 Manifest to_plain(const v1::Manifest& p) {

@@ -338,6 +338,7 @@ std::string encode_rank_header(const RankHeader& h) {
   for (const std::string& arg : h.argv) w.bytes_always(14, arg);
   w.i(15, h.thread_level);
   w.u(16, h.chunk_bytes);
+  w.u(17, h.thread_sync);
   out.resize(static_cast<std::size_t>(w.p - reinterpret_cast<unsigned char*>(out.data())));
   return out;
 }
