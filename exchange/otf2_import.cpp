@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <new>
@@ -312,6 +313,7 @@ class Importer {
   void enter(OTF2_LocationRef location, OTF2_TimeStamp time, OTF2_AttributeList* attributes, OTF2_RegionRef region) {
     LocationState* state = state_of(location);
     if (state == nullptr) return;
+    if (!m_defs.regions.contains(region)) m_undefined_regions.try_emplace(region, location);
     const std::optional<Call> call = mpi_call(region);
     if (!call) {
       state->stack.push_back({region, std::nullopt});
@@ -509,6 +511,17 @@ class Importer {
       end.kind = format::TerminationKind::exit_without_finalize;  // finalized, if MPI_Finalize returned (finish())
     }
     m_ranks[state->rank].end = end;
+  }
+
+  // Return the error for events that entered regions the global definitions
+  // lack (a valid archive defines every region it refers to: the definitions
+  // were cut short or damaged), or an empty string.
+  std::string undefined_regions() const {
+    if (m_undefined_regions.empty()) return {};
+    const auto& [region, location] = *m_undefined_regions.begin();
+    return fmt::format("events refer to {} region(s) the global definitions do not define (region {} first, at location {}): "
+                       "the definitions are truncated or damaged; those calls are left out",
+                       m_undefined_regions.size(), region, location);
   }
 
   void note(OTF2_LocationRef location, std::string message) {
@@ -915,6 +928,7 @@ class Importer {
   std::vector<RankState> m_ranks;
   std::map<OTF2_CommRef, uint32_t> m_comm_ids;
   std::unordered_map<OTF2_RegionRef, std::optional<Call>> m_region_calls;
+  std::map<OTF2_RegionRef, OTF2_LocationRef> m_undefined_regions;  // region -> first location entering it
   std::vector<Building> m_built;
   std::vector<format::Problem> m_problems;
   int m_notes = 0;
@@ -1059,6 +1073,33 @@ std::variant<fs::path, std::string> anchor_file(const fs::path& archive) {
   return archive;
 }
 
+// OTF2's writers end every file with its end-of-file token (a single byte,
+// 1). Return an error when the global definition file of an uncompressed
+// POSIX archive ends otherwise: it was cut short. libotf2 does not always say
+// so itself: it may read the missing tail from a reused buffer.
+std::string unterminated_definitions(OTF2_Reader* reader, const fs::path& anchor) {
+  constexpr char k_end_of_file = 1;
+  OTF2_FileSubstrate substrate{};
+  OTF2_Compression compression{};
+  if (OTF2_Reader_GetFileSubstrate(reader, &substrate) != OTF2_SUCCESS || substrate != OTF2_SUBSTRATE_POSIX ||
+      OTF2_Reader_GetCompression(reader, &compression) != OTF2_SUCCESS || compression != OTF2_COMPRESSION_NONE) {
+    return {};
+  }
+  fs::path defs = anchor;
+  defs.replace_extension(".def");
+  std::ifstream in(defs, std::ios::binary | std::ios::ate);
+  if (!in) return {};  // OTF2 names the missing file itself
+  const std::streamoff size = in.tellg();
+  char last = 0;
+  if (size > 0) {
+    in.seekg(size - 1);
+    in.get(last);
+  }
+  if (size > 0 && last == k_end_of_file) return {};
+  return fmt::format("global definitions {} end at byte {} without OTF2's end-of-file token: the file was cut short",
+                     defs.filename().string(), size);
+}
+
 Otf2Import import(const fs::path& archive, const fs::path& out) {
   Otf2Import result;
   ErrorCapture capture;
@@ -1082,6 +1123,10 @@ Otf2Import import(const fs::path& archive, const fs::path& out) {
     std::free(creator);
   }
 
+  if (std::string cut = unterminated_definitions(reader.get(), std::get<fs::path>(anchor)); !cut.empty()) {
+    result.error = fmt::format("{}: {}", path, cut);
+    return result;
+  }
   Defs defs;
   OTF2_GlobalDefReader* global = OTF2_Reader_GetGlobalDefReader(reader.get());
   if (global == nullptr) {
@@ -1203,6 +1248,13 @@ Otf2Import import(const fs::path& archive, const fs::path& out) {
 
   format::Trace trace = importer.finish(out, result.lacks);
   for (format::Problem& p : importer.problems()) result.problems.push_back(std::move(p));
+  if (std::string undefined = importer.undefined_regions(); !undefined.empty()) {
+    format::Problem p;
+    p.file = path;
+    p.message = undefined;
+    result.problems.push_back(std::move(p));
+    if (result.error.empty()) result.error = fmt::format("{}: {}", path, undefined);
+  }
   result.ranks = importer.world_size();
   result.events = importer.events();
   try {
