@@ -1,5 +1,6 @@
 #include "tracer/handlers.hpp"
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -44,7 +45,10 @@ struct Global {
   std::atomic<uint64_t> errors{0};
   std::atomic<uint32_t> next_thread{0};
   std::atomic<bool> finished{false};
+  std::atomic<bool> threads{false};  // thread synchronization recorded
+  std::atomic<uint32_t> offered{0};   // thread_sync bits of OpenMP runtimes that started (add_thread_sync)
   bool warned = false;
+  format::RankHeader header;  // as written, for add_thread_sync
   Options options;
   uint32_t rank = 0;
   int64_t origin = 0;
@@ -323,6 +327,17 @@ uint32_t thread_id() noexcept {
 
 const Options& options() noexcept { return g->options; }
 
+bool threads_tracked() noexcept { return g->threads.load(std::memory_order_relaxed); }
+
+bool thread_tracking(ThreadTracking mode, int32_t thread_level, bool loadstore) noexcept {
+  switch (mode) {
+    case ThreadTracking::on: return true;
+    case ThreadTracking::off: return false;
+    case ThreadTracking::automatic: return loadstore || thread_level >= 2;
+  }
+  return false;
+}
+
 void count_error() noexcept { g->errors.fetch_add(1, std::memory_order_relaxed); }
 uint64_t errors() noexcept { return g->errors.load(std::memory_order_relaxed); }
 
@@ -382,6 +397,23 @@ bool start(const StartInfo& info) {
   h.argv = argv;
   h.thread_level = info.thread_level;
   h.chunk_bytes = info.options.chunk_bytes;
+  // Thread synchronization (tracer/threads.cpp): pthreads whenever it is
+  // tracked; libgomp when the process has it; OMPT is added when the
+  // OpenMP runtime starts the tool (add_thread_sync). The pthreads bit
+  // keeps the field one byte long, so the later additions patch it in place.
+  const bool threads = info.options.records(format::Family::thread) &&
+                       thread_tracking(info.options.threads, info.thread_level, h.options.count("loadstore") > 0);
+  if (threads) {
+    h.thread_sync = format::thread_sync::pthreads;
+    // GCC's runtime itself (libomp has GOMP_* entry points too, and ours
+    // interpose them all).
+    if (void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+      h.thread_sync |= format::thread_sync::libgomp;
+      dlclose(gomp);
+    }
+    h.thread_sync |= g->offered.load();
+  }
+  g->header = h;
   if (info.rank == 0 && !write_manifest(info, argv, error)) {
     count_error();
     if (!info.options.quiet) std::fprintf(stderr, "smtrace: warning: rank 0: %s\n", error.c_str());
@@ -410,6 +442,7 @@ bool start(const StartInfo& info) {
     backtrace(frames, 4);
   }
   g->families.store(info.options.families);
+  g->threads.store(threads);
   force::start(info.options.force, info.rank);
   g->on.store(true);
   stop_on_failure();
@@ -448,6 +481,7 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
   else g->recorder->seal();
   g->recorder->unlock();
   g->on.store(false);
+  g->threads.store(false);
   access::detach();
   if (errs > 0 && !g->options.quiet)
     std::fprintf(stderr, "smtrace: rank %u: %llu tracer errors while recording\n", g->rank,
@@ -492,6 +526,9 @@ void define_datatype(const format::DatatypeDef& type) {
 
 void on_access_run(const smtrace_access_run& run) noexcept {
   if (!g->on.load(std::memory_order_relaxed)) return;
+  // Inside the tracer while the lock is held: a signal handler's sem_post
+  // on this thread must not record (tracer/threads.cpp).
+  Untraced untraced;
   bool locked = false;
   try {
     g->recorder->lock();
@@ -508,6 +545,89 @@ void on_access_run(const smtrace_access_run& run) noexcept {
 }
 
 bool in_wrapper() noexcept { return t_busy; }
+
+Untraced::Untraced() noexcept : m_was(t_busy) { t_busy = true; }
+Untraced::~Untraced() { t_busy = m_was; }
+
+uint32_t reserve_thread_id() noexcept {
+  if (!g->on.load(std::memory_order_relaxed)) return UINT32_MAX;
+  return g->next_thread.fetch_add(1, std::memory_order_relaxed);
+}
+
+void adopt_thread_id(uint32_t id) noexcept {
+  if (id != UINT32_MAX) t_thread = id;
+}
+
+namespace {
+// Write `e` (a thread-family event of this thread) under the lock.
+uint64_t write_thread_event(Event& e, uintptr_t site) noexcept {
+  if (!g->on.load(std::memory_order_relaxed)) return 0;
+  uint64_t seq = 0;
+  bool locked = false;
+  try {
+    void* frames[k_max_stack + 4];
+    int n = call_stack(frames, site);
+    g->recorder->lock();
+    locked = true;
+    flush_access_runs();
+    flush_folds(e.thread);
+    resolve_sites(e, site, frames, n);
+    seq = g->recorder->event(e);
+    locked = false;
+    g->recorder->unlock();
+    stop_on_failure();
+  } catch (...) {
+    if (locked) g->recorder->unlock();
+    count_error();
+  }
+  return seq;
+}
+}  // namespace
+
+uint64_t record_event(Event& e, uintptr_t site) noexcept {
+  e.thread = thread_id();
+  e.pending = false;
+  return write_thread_event(e, site);
+}
+
+uint64_t record_entry(Event& e, uintptr_t site) noexcept {
+  e.thread = thread_id();
+  e.pending = true;
+  return write_thread_event(e, site);
+}
+
+void record_exit(uint64_t seq, Event& e, int64_t t_end) noexcept {
+  if (!g->on.load(std::memory_order_relaxed)) return;
+  e.pending = false;
+  e.duration = elapsed(e.t_start, t_end);
+  try {
+    g->recorder->lock();
+    // What this thread accessed while it waited (tasks run in a barrier).
+    flush_access_runs();
+    // `e` keeps its resolved site and stack: rewrite_last re-encodes it as it is.
+    if (!g->recorder->rewrite_last(seq, e)) {
+      Event end;
+      end.duration = e.duration;
+      end.rc = e.rc;
+      g->recorder->completion(seq, end);
+    }
+    g->recorder->unlock();
+    stop_on_failure();
+  } catch (...) {
+    count_error();
+  }
+}
+
+void add_thread_sync(uint32_t bits) noexcept {
+  g->offered.fetch_or(bits);
+  if (!g->on.load(std::memory_order_relaxed) || !g->threads.load(std::memory_order_relaxed)) return;
+  g->recorder->lock();
+  if ((g->header.thread_sync | bits) != g->header.thread_sync) {
+    g->header.thread_sync |= bits;
+    if (!g->recorder->rewrite_header(g->header)) count_error();
+  }
+  g->recorder->unlock();
+}
 
 uint32_t site_id(uintptr_t address) noexcept {
   if (!g->on.load(std::memory_order_relaxed) || !g->sites) return 0;
