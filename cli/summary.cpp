@@ -78,6 +78,7 @@ std::string rank_state(const format::RankTrace& rank, uint32_t world_rank) {
   }
   if (!end.message.empty()) text += ": " + end.message;
   if (end.dropped != 0) text += fmt::format(" [{} events dropped]", end.dropped);
+  if (end.accesses_lost != 0) text += fmt::format(" [accesses of {} threads not all written]", end.accesses_lost);
   return text;
 }
 

@@ -57,6 +57,8 @@ struct Member {
 };
 thread_local Member t_member SMTRACE_FAST_TLS;
 
+constexpr uint32_t k_source = format::thread_sync::libgomp;
+
 char g_unnamed_critical;
 char g_atomic_lock;
 
@@ -74,13 +76,13 @@ bool on(uintptr_t site) noexcept { return !threads::ompt_on() && threads::record
 void section_end(uintptr_t site) noexcept {
   if (!t_member.in_section) return;
   t_member.in_section = false;
-  threads::record({Call::omp_section_end, t_member.region->team}, site, handlers::now());
+  threads::record({Call::omp_section_end, t_member.region->team}, site, handlers::now(), k_source);
 }
 
 void section_begin(unsigned section, uintptr_t site) noexcept {
   if (!t_member.region || section == 0) return;
   t_member.in_section = true;
-  threads::record({Call::omp_section_begin, t_member.region->team, 0, std::nullopt, section}, site, handlers::now());
+  threads::record({Call::omp_section_begin, t_member.region->team, 0, std::nullopt, section}, site, handlers::now(), k_source);
 }
 
 // The implicit task of each member of a wrapped region.
@@ -90,12 +92,12 @@ void implicit_task(void* p) {
   t_member = {region, 0, false};
   const bool rec = threads::recording();
   const auto site = reinterpret_cast<uintptr_t>(region->fn);
-  if (rec) threads::record({Call::omp_implicit_task_begin, region->team}, site, handlers::now());
+  if (rec) threads::record({Call::omp_implicit_task_begin, region->team}, site, handlers::now(), k_source);
   region->fn(region->data);
   section_end(site);
   // Also writes this member's open load/store runs: a pool thread makes no
   // MPI call and does not exit before MPI_Finalize.
-  if (rec) threads::record({Call::omp_implicit_task_end, region->team}, site, handlers::now());
+  if (rec) threads::record({Call::omp_implicit_task_end, region->team}, site, handlers::now(), k_source);
   t_member = outer;
 }
 
@@ -106,11 +108,11 @@ auto fork(void (*fn)(void*), void* data, uintptr_t site, Start&& start) {
   threads::second_thread();  // the team's threads are the program's
   if (!on(site)) return start(fn, data);
   Region region{fn, data, threads::next_object_id(), 0};
-  threads::record({Call::omp_parallel_begin, region.team}, site, handlers::now());
+  threads::record({Call::omp_parallel_begin, region.team}, site, handlers::now(), k_source);
   struct End {
     Region& region;
     uintptr_t site;
-    ~End() { threads::record({Call::omp_parallel_end, region.team}, site, handlers::now()); }
+    ~End() { threads::record({Call::omp_parallel_end, region.team}, site, handlers::now(), k_source); }
   } end{region, site};
   return start(implicit_task, &region);
 }
@@ -120,7 +122,8 @@ template <class Wait>
 auto barrier(uintptr_t site, Wait&& wait) {
   if (!t_member.region || !on(site)) return wait();
   section_end(site);
-  threads::Blocking b({Call::omp_barrier, t_member.region->team, 0, std::nullopt, t_member.barriers++}, site);
+  threads::Blocking b({Call::omp_barrier, t_member.region->team, 0, std::nullopt, t_member.barriers++}, site,
+                      k_source);
   struct Done {
     threads::Blocking& b;
     ~Done() { b.done(0); }
@@ -131,10 +134,10 @@ auto barrier(uintptr_t site, Wait&& wait) {
 template <class Take>
 auto lock(Call call, uintptr_t object, uintptr_t site, Take&& take) {
   if (!on(site)) return take();
-  if (call == Call::omp_mutex_released) threads::record({call, object}, site, handlers::now());
+  if (call == Call::omp_mutex_released) threads::record({call, object}, site, handlers::now(), k_source);
   const int64_t t0 = handlers::now();
   auto rc = take();
-  if (call == Call::omp_mutex_acquired) threads::record({call, object}, site, t0);
+  if (call == Call::omp_mutex_acquired) threads::record({call, object}, site, t0, k_source);
   return rc;
 }
 
@@ -293,7 +296,7 @@ SMTRACE_EXPORT void* GOMP_single_copy_start(void) {
     // A barrier whose entry could not be written before it: the entry
     // takes the time it was entered at.
     smtrace::tracer::threads::record(
-        {Call::omp_barrier, gomp::t_member.region->team, 0, std::nullopt, gomp::t_member.barriers++}, site, t0);
+        {Call::omp_barrier, gomp::t_member.region->team, 0, std::nullopt, gomp::t_member.barriers++}, site, t0, gomp::k_source);
   }
   return data;
 }
@@ -381,7 +384,7 @@ SMTRACE_EXPORT int omp_test_lock(void* l) {
   if (!gomp::on(site)) return real(l);
   const int64_t t0 = smtrace::tracer::handlers::now();
   const int rc = real(l);
-  if (rc) smtrace::tracer::threads::record({Call::omp_mutex_acquired, SMTRACE_OBJECT(l)}, site, t0);
+  if (rc) smtrace::tracer::threads::record({Call::omp_mutex_acquired, SMTRACE_OBJECT(l)}, site, t0, gomp::k_source);
   return rc;
 }
 SMTRACE_EXPORT void omp_set_nest_lock(void* l) {
@@ -398,7 +401,7 @@ SMTRACE_EXPORT int omp_test_nest_lock(void* l) {
   if (!gomp::on(site)) return real(l);
   const int64_t t0 = smtrace::tracer::handlers::now();
   const int rc = real(l);
-  if (rc > 0) smtrace::tracer::threads::record({Call::omp_mutex_acquired, SMTRACE_OBJECT(l)}, site, t0);
+  if (rc > 0) smtrace::tracer::threads::record({Call::omp_mutex_acquired, SMTRACE_OBJECT(l)}, site, t0, gomp::k_source);
   return rc;
 }
 

@@ -46,7 +46,6 @@ struct Global {
   std::atomic<uint32_t> next_thread{0};
   std::atomic<bool> finished{false};
   std::atomic<bool> threads{false};  // thread synchronization recorded
-  std::atomic<uint32_t> offered{0};   // thread_sync bits of OpenMP runtimes that started (add_thread_sync)
   bool warned = false;
   format::RankHeader header;  // as written, for add_thread_sync
   Options options;
@@ -118,12 +117,12 @@ void flush_all_folds() {
   for (uint32_t t = 0; t < k_max_fold_threads; ++t) flush_folds(t);
 }
 
-// Write a run of the load/store runtime as a LOAD or STORE event of this
-// thread; the lock is held.
-void write_access_run(const smtrace_access_run& run) {
+// Write a run of the load/store runtime as a LOAD or STORE event of
+// thread `thread`; the lock is held.
+void write_access_run(const smtrace_access_run& run, uint32_t thread) {
   Event& e = g->access;
   e.call = run.kind == smtrace_access_store ? Call::Store : Call::Load;
-  e.thread = thread_id();
+  e.thread = thread;
   e.t_start = run.t_start;
   e.buf = run.addr;
   e.size = run.size;
@@ -138,7 +137,19 @@ void write_access_run(const smtrace_access_run& run) {
 
 // Write this thread's open runs before an event of the thread; the lock is held.
 void flush_access_runs() noexcept {
-  access::flush_thread([](const smtrace_access_run* run, void*) { write_access_run(*run); }, nullptr);
+  access::flush_thread([](const smtrace_access_run* run, void*) { write_access_run(*run, thread_id()); }, nullptr);
+}
+
+// Write every thread's open runs as tracing ends (threads that make no MPI
+// call, OpenMP workers, may hold some); return how many threads' runs could
+// not be taken. The lock is held.
+uint32_t flush_all_access_runs() noexcept {
+  return access::flush_all(
+      [](const smtrace_access_run* run, uint64_t tag, void*) {
+        // A thread never tagged made no recorded event: it gets an id now.
+        write_access_run(*run, tag ? static_cast<uint32_t>(tag - 1) : g->next_thread.fetch_add(1));
+      },
+      nullptr);
 }
 
 // Fill `frames` for resolve_sites: with the load/store runtime's shadow
@@ -269,6 +280,8 @@ void on_signal(int signo, siginfo_t*, void*) {
     // otherwise deadlock us. No folds flushed here (they may allocate).
     if (!g->finished.exchange(true)) {
       format::Termination end;
+      // Every thread's open loads and stores, as far as they can be taken.
+      end.accesses_lost = flush_all_access_runs();
       end.kind = format::TerminationKind::signal;
       end.signal = signo;
       end.t = monotonic_ns() - g->origin;
@@ -321,7 +334,10 @@ bool family_off(Call call) noexcept {
 int64_t now() noexcept { return g_clock.now() - g->origin; }
 
 uint32_t thread_id() noexcept {
-  if (t_thread == UINT32_MAX) t_thread = g->next_thread.fetch_add(1, std::memory_order_relaxed);
+  if (t_thread == UINT32_MAX) [[unlikely]] {
+    t_thread = g->next_thread.fetch_add(1, std::memory_order_relaxed);
+    access::set_tag(t_thread + 1ull);
+  }
   return t_thread;
 }
 
@@ -391,28 +407,18 @@ bool start(const StartInfo& info) {
   // runtime (compiled by smtrace-cc): noted in the header, so that a reader
   // can tell "no access recorded" from "accesses not captured".
   if (info.options.records(format::Family::annotate) &&
-      access::attach(std::max<uint32_t>(info.options.stack_depth, 1) - 1))
+      access::attach(std::max<uint32_t>(info.options.stack_depth, 1) - 1)) {
     h.options["loadstore"] = "on";
+    access::set_tag(1);  // this thread, id 0
+  }
   h.executable = read_exe();
   h.argv = argv;
   h.thread_level = info.thread_level;
   h.chunk_bytes = info.options.chunk_bytes;
-  // Thread synchronization (tracer/threads.cpp): pthreads whenever it is
-  // tracked; libgomp when the process has it; OMPT is added when the
-  // OpenMP runtime starts the tool (add_thread_sync). The pthreads bit
-  // keeps the field one byte long, so the later additions patch it in place.
+  // Thread synchronization (tracer/threads.cpp). RankHeader.thread_sync
+  // stays 0 until the first event of a kind is recorded (record_event).
   const bool threads = info.options.records(format::Family::thread) &&
                        thread_tracking(info.options.threads, info.thread_level, h.options.count("loadstore") > 0);
-  if (threads) {
-    h.thread_sync = format::thread_sync::pthreads;
-    // GCC's runtime itself (libomp has GOMP_* entry points too, and ours
-    // interpose them all).
-    if (void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
-      h.thread_sync |= format::thread_sync::libgomp;
-      dlclose(gomp);
-    }
-    h.thread_sync |= g->offered.load();
-  }
   g->header = h;
   if (info.rank == 0 && !write_manifest(info, argv, error)) {
     count_error();
@@ -468,10 +474,18 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
   if (!g->recorder || g->finished.exchange(true)) return;
   uint64_t errs = g->errors.load();
   g->recorder->lock();
-  flush_access_runs();  // other threads' runs were written at their last MPI call or exit
+  flush_access_runs();
+  // Other threads' runs: written at their last event or exit, except what
+  // threads still running hold (OpenMP workers make no MPI call).
+  const uint32_t lost = flush_all_access_runs();
   flush_all_folds();
   if (errs > 0) g->recorder->note(format::TracerNote{now(), std::to_string(errs) + " tracer errors"});
+  if (lost > 0)
+    g->recorder->note(format::TracerNote{
+        now(), std::to_string(lost) + " threads were inside the load/store runtime as tracing ended: their last "
+                                      "accesses may be missing"});
   format::Termination end;
+  end.accesses_lost = lost;
   end.kind = kind;
   end.signal = signal;
   end.t = now();
@@ -534,7 +548,7 @@ void on_access_run(const smtrace_access_run& run) noexcept {
     g->recorder->lock();
     locked = true;
     flush_folds(thread_id());
-    write_access_run(run);
+    write_access_run(run, thread_id());
     locked = false;
     g->recorder->unlock();
     stop_on_failure();
@@ -555,12 +569,23 @@ uint32_t reserve_thread_id() noexcept {
 }
 
 void adopt_thread_id(uint32_t id) noexcept {
-  if (id != UINT32_MAX) t_thread = id;
+  if (id == UINT32_MAX) return;
+  t_thread = id;
+  access::set_tag(id + 1ull);
 }
 
 namespace {
+// Add `bits` to RankHeader.thread_sync, in the file too; the lock is held.
+// Before the event is written: a rank killed in between has a header that
+// promises more than its events hold, never less.
+void note_thread_sync(uint32_t bits) {
+  if ((g->header.thread_sync & bits) == bits) return;
+  g->header.thread_sync |= bits;
+  if (!g->recorder->rewrite_header(g->header)) count_error();
+}
+
 // Write `e` (a thread-family event of this thread) under the lock.
-uint64_t write_thread_event(Event& e, uintptr_t site) noexcept {
+uint64_t write_thread_event(Event& e, uintptr_t site, uint32_t bits) noexcept {
   if (!g->on.load(std::memory_order_relaxed)) return 0;
   uint64_t seq = 0;
   bool locked = false;
@@ -569,6 +594,7 @@ uint64_t write_thread_event(Event& e, uintptr_t site) noexcept {
     int n = call_stack(frames, site);
     g->recorder->lock();
     locked = true;
+    note_thread_sync(bits);
     flush_access_runs();
     flush_folds(e.thread);
     resolve_sites(e, site, frames, n);
@@ -584,16 +610,16 @@ uint64_t write_thread_event(Event& e, uintptr_t site) noexcept {
 }
 }  // namespace
 
-uint64_t record_event(Event& e, uintptr_t site) noexcept {
+uint64_t record_event(Event& e, uintptr_t site, uint32_t bits) noexcept {
   e.thread = thread_id();
   e.pending = false;
-  return write_thread_event(e, site);
+  return write_thread_event(e, site, bits);
 }
 
-uint64_t record_entry(Event& e, uintptr_t site) noexcept {
+uint64_t record_entry(Event& e, uintptr_t site, uint32_t bits) noexcept {
   e.thread = thread_id();
   e.pending = true;
-  return write_thread_event(e, site);
+  return write_thread_event(e, site, bits);
 }
 
 void record_exit(uint64_t seq, Event& e, int64_t t_end) noexcept {
@@ -618,16 +644,6 @@ void record_exit(uint64_t seq, Event& e, int64_t t_end) noexcept {
   }
 }
 
-void add_thread_sync(uint32_t bits) noexcept {
-  g->offered.fetch_or(bits);
-  if (!g->on.load(std::memory_order_relaxed) || !g->threads.load(std::memory_order_relaxed)) return;
-  g->recorder->lock();
-  if ((g->header.thread_sync | bits) != g->header.thread_sync) {
-    g->header.thread_sync |= bits;
-    if (!g->recorder->rewrite_header(g->header)) count_error();
-  }
-  g->recorder->unlock();
-}
 
 uint32_t site_id(uintptr_t address) noexcept {
   if (!g->on.load(std::memory_order_relaxed) || !g->sites) return 0;

@@ -105,18 +105,15 @@ uint32_t reserve_thread_id() noexcept;
 void adopt_thread_id(uint32_t id) noexcept;
 // Write the complete thread-family event `e` of this thread from code
 // address `site` (its t_start and duration already set); this thread's open
-// load/store runs are written first. Return its seq.
-uint64_t record_event(format::Event& e, uintptr_t site) noexcept;
+// load/store runs are written first. `bits` (format::thread_sync: who
+// recorded it) are added to RankHeader.thread_sync, in place. Return its seq.
+uint64_t record_event(format::Event& e, uintptr_t site, uint32_t bits) noexcept;
 // Write the pending entry of the blocking thread-family event `e` (its
-// release part: before the call goes on); return its seq.
-uint64_t record_entry(format::Event& e, uintptr_t site) noexcept;
+// release part: before the call goes on), as record_event; return its seq.
+uint64_t record_entry(format::Event& e, uintptr_t site, uint32_t bits) noexcept;
 // Complete the pending event `seq` written by record_entry for `e`, which
 // returned at `t_end`.
 void record_exit(uint64_t seq, format::Event& e, int64_t t_end) noexcept;
-// Add `bits` (format::thread_sync) to RankHeader.thread_sync of the rank
-// file, in place (before start: to the header start writes, when threads
-// are tracked).
-void add_thread_sync(uint32_t bits) noexcept;
 
 // Marks the calling thread as inside MPI (in_wrapper() true) for its
 // lifetime without recording anything: MPI_Init's own work (threads it

@@ -125,6 +125,8 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 
+constexpr uint32_t k_source = format::thread_sync::ompt;
+
 bool on() noexcept { return threads::recording(); }
 
 Implicit* current() noexcept { return t_state.implicit.empty() ? nullptr : &t_state.implicit.back(); }
@@ -134,12 +136,12 @@ uint64_t task_id(const ompt_data_t* task) noexcept { return task ? task->value &
 void on_parallel_begin(ompt_data_t*, const void*, ompt_data_t* parallel, unsigned, int, const void* site) {
   threads::second_thread();
   parallel->value = threads::next_object_id();
-  if (on()) threads::record({Call::omp_parallel_begin, parallel->value}, reinterpret_cast<uintptr_t>(site), handlers::now());
+  if (on()) threads::record({Call::omp_parallel_begin, parallel->value}, reinterpret_cast<uintptr_t>(site), handlers::now(), k_source);
 }
 
 void on_parallel_end(ompt_data_t* parallel, ompt_data_t*, int, const void* site) {
   if (on() && parallel->value)
-    threads::record({Call::omp_parallel_end, parallel->value}, reinterpret_cast<uintptr_t>(site), handlers::now());
+    threads::record({Call::omp_parallel_end, parallel->value}, reinterpret_cast<uintptr_t>(site), handlers::now(), k_source);
 }
 
 void implicit_end(Implicit& member) {
@@ -147,7 +149,7 @@ void implicit_end(Implicit& member) {
   member.ended = true;
   // Also writes this member's open load/store runs (a pool thread makes
   // no MPI call and does not exit before MPI_Finalize).
-  if (on() && member.team) threads::record({Call::omp_implicit_task_end, member.team}, 0, handlers::now());
+  if (on() && member.team) threads::record({Call::omp_implicit_task_end, member.team}, 0, handlers::now(), k_source);
 }
 
 void on_implicit_task(int endpoint, ompt_data_t* parallel, ompt_data_t* task, unsigned, unsigned index, int flags) {
@@ -156,7 +158,7 @@ void on_implicit_task(int endpoint, ompt_data_t* parallel, ompt_data_t* task, un
     task->value = threads::next_object_id();
     const uint64_t team = parallel ? parallel->value : 0;
     t_state.implicit.push_back({team, task->value, index, 0, false, false});
-    if (on() && team) threads::record({Call::omp_implicit_task_begin, team}, 0, handlers::now());
+    if (on() && team) threads::record({Call::omp_implicit_task_begin, team}, 0, handlers::now(), k_source);
   } else if (endpoint == k_scope_end) {
     if (t_state.implicit.empty()) return;
     implicit_end(t_state.implicit.back());
@@ -168,7 +170,7 @@ void section_end(uintptr_t site) {
   Implicit* member = current();
   if (!member || !member->in_section) return;
   member->in_section = false;
-  if (on()) threads::record({Call::omp_section_end, member->team}, site, handlers::now());
+  if (on()) threads::record({Call::omp_section_end, member->team}, site, handlers::now(), k_source);
 }
 
 bool is_barrier(int kind) {
@@ -211,10 +213,10 @@ void on_sync_region(int kind, int endpoint, ompt_data_t*, ompt_data_t* task, con
   if (!on() || w.kind < 0) return;
   if (barrier) {
     if (member && member->team)
-      threads::record({Call::omp_barrier, member->team, 0, std::nullopt, w.round}, at, w.t0);
+      threads::record({Call::omp_barrier, member->team, 0, std::nullopt, w.round}, at, w.t0, k_source);
   } else {
     const Call call = kind == k_sync_taskwait ? Call::omp_taskwait : Call::omp_taskgroup_end;
-    threads::record({call, task_id(task)}, at, w.t0);
+    threads::record({call, task_id(task)}, at, w.t0, k_source);
   }
 }
 
@@ -231,7 +233,7 @@ void on_task_create(ompt_data_t* parent, const void*, ompt_data_t* task, int fla
     t_state.create_site = reinterpret_cast<uintptr_t>(site);
     return;
   }
-  if (on()) threads::record(create, reinterpret_cast<uintptr_t>(site), handlers::now());
+  if (on()) threads::record(create, reinterpret_cast<uintptr_t>(site), handlers::now(), k_source);
 }
 
 format::ThreadDependence dependence_kind(int type) {
@@ -258,26 +260,26 @@ void on_dependences(ompt_data_t*, const ompt_dependence_t* deps, int n) {
     create.displs.push_back(static_cast<int64_t>(deps[i].variable.value));
     create.counts.push_back(static_cast<int64_t>(kind));
   }
-  threads::record(create, t_state.create_site, handlers::now());
+  threads::record(create, t_state.create_site, handlers::now(), k_source);
 }
 
 void on_task_schedule(ompt_data_t* prior, int status, ompt_data_t* next) {
   if (!on()) return;
   if (prior && (prior->value & k_explicit) &&
       (status == k_task_complete || status == k_task_cancel || status == k_task_late_fulfill))
-    threads::record({Call::omp_task_end, task_id(prior)}, 0, handlers::now());
+    threads::record({Call::omp_task_end, task_id(prior)}, 0, handlers::now(), k_source);
   if (next && (next->value & k_explicit) && !(next->value & k_started)) {
     next->value |= k_started;
-    threads::record({Call::omp_task_begin, task_id(next)}, 0, handlers::now());
+    threads::record({Call::omp_task_begin, task_id(next)}, 0, handlers::now(), k_source);
   }
 }
 
 void on_mutex_acquired(int, uint64_t wait_id, const void* site) {
-  if (on()) threads::record({Call::omp_mutex_acquired, wait_id}, reinterpret_cast<uintptr_t>(site), handlers::now());
+  if (on()) threads::record({Call::omp_mutex_acquired, wait_id}, reinterpret_cast<uintptr_t>(site), handlers::now(), k_source);
 }
 
 void on_mutex_released(int, uint64_t wait_id, const void* site) {
-  if (on()) threads::record({Call::omp_mutex_released, wait_id}, reinterpret_cast<uintptr_t>(site), handlers::now());
+  if (on()) threads::record({Call::omp_mutex_released, wait_id}, reinterpret_cast<uintptr_t>(site), handlers::now(), k_source);
 }
 
 void on_work(int type, int endpoint, ompt_data_t*, ompt_data_t*, uint64_t, const void* site) {
@@ -291,7 +293,7 @@ void on_dispatch(ompt_data_t*, ompt_data_t*, int kind, ompt_data_t instance) {
   const auto site = reinterpret_cast<uintptr_t>(instance.ptr);
   section_end(site);
   member->in_section = true;
-  if (on()) threads::record({Call::omp_section_begin, member->team}, site, handlers::now());
+  if (on()) threads::record({Call::omp_section_begin, member->team}, site, handlers::now(), k_source);
 }
 
 int initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
@@ -313,7 +315,6 @@ int initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   reg(k_work, on_work);
   reg(k_dispatch, on_dispatch);
   threads::set_ompt_on(true);
-  handlers::add_thread_sync(format::thread_sync::ompt);
   return 1;  // nonzero: keep the tool
 }
 

@@ -307,21 +307,21 @@ void fill(format::Event& e, const Sync& sync) {
 }
 }  // namespace
 
-void record(const Sync& sync, uintptr_t site, int64_t t0) noexcept {
+void record(const Sync& sync, uintptr_t site, int64_t t0, uint32_t source) noexcept {
   Inside inside;
   format::Event e;
   fill(e, sync);
   e.t_start = t0;
   const int64_t t1 = handlers::now();
   e.duration = t1 > t0 ? static_cast<uint64_t>(t1 - t0) : 0;
-  handlers::record_event(e, site);
+  handlers::record_event(e, site, source);
 }
 
-Blocking::Blocking(const Sync& sync, uintptr_t site) noexcept {
+Blocking::Blocking(const Sync& sync, uintptr_t site, uint32_t source) noexcept {
   Inside inside;
   fill(m_event, sync);
   m_event.t_start = handlers::now();
-  m_seq = handlers::record_entry(m_event, site);
+  m_seq = handlers::record_entry(m_event, site, source);
 }
 
 void Blocking::done(int rc) noexcept {

@@ -53,15 +53,17 @@ struct Sync {
   std::vector<int64_t> displs, counts;  // an OpenMP task's dependences: addresses, kinds
 };
 // Write `sync` as a complete event of this thread that started at `t0`
-// (handlers::now()) and ends now; `site` is the caller's address.
-void record(const Sync& sync, uintptr_t site, int64_t t0) noexcept;
+// (handlers::now()) and ends now; `site` is the caller's address, `source`
+// the format::thread_sync bit of who observed it.
+void record(const Sync& sync, uintptr_t site, int64_t t0,
+            uint32_t source = format::thread_sync::pthreads) noexcept;
 
 // A blocking thread-family call (a condition wait, a join, a barrier): the
 // pending entry is written by the constructor (its release), the
 // completion by done() (its acquire).
 class Blocking {
  public:
-  Blocking(const Sync& sync, uintptr_t site) noexcept;
+  Blocking(const Sync& sync, uintptr_t site, uint32_t source = format::thread_sync::pthreads) noexcept;
   Blocking(const Blocking&) = delete;
   Blocking& operator=(const Blocking&) = delete;
   // Complete the event with return code `rc`.
