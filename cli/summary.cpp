@@ -101,7 +101,7 @@ std::string trace_summary(const format::Trace& trace) {
     if (rank != nullptr && rank->present) {
       ++present;
       events += rank->events.size();
-      if (rank->finalized()) continue;
+      if (rank->finalized() && rank->accesses_kept()) continue;
     }
     if (!incomplete.empty()) incomplete += "; ";
     incomplete += fmt::format("rank {} {}", r,

@@ -1,6 +1,5 @@
 #include "tracer/handlers.hpp"
 
-#include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -47,7 +46,7 @@ struct Global {
   std::atomic<bool> finished{false};
   std::atomic<bool> threads{false};  // thread synchronization recorded
   bool warned = false;
-  format::RankHeader header;  // as written, for add_thread_sync
+  format::RankHeader header;  // as written, for note_thread_sync
   Options options;
   uint32_t rank = 0;
   int64_t origin = 0;
@@ -90,6 +89,24 @@ void stop_on_failure() noexcept {
     g->warned = true;
     std::fprintf(stderr, "smtrace: warning: rank %u: %s; tracing stopped for this rank\n", g->rank,
                  g->recorder->error().c_str());
+  }
+}
+
+// Run `write` holding the tracer's lock; an exception (from an
+// allocation) is a counted tracer error, the lock is released either way.
+template <class Write>
+void under_lock(Write&& write) noexcept {
+  bool locked = false;
+  try {
+    g->recorder->lock();
+    locked = true;
+    write();
+    locked = false;
+    g->recorder->unlock();
+    stop_on_failure();
+  } catch (...) {
+    if (locked) g->recorder->unlock();
+    count_error();
   }
 }
 
@@ -543,19 +560,10 @@ void on_access_run(const smtrace_access_run& run) noexcept {
   // Inside the tracer while the lock is held: a signal handler's sem_post
   // on this thread must not record (tracer/threads.cpp).
   Untraced untraced;
-  bool locked = false;
-  try {
-    g->recorder->lock();
-    locked = true;
+  under_lock([&] {
     flush_folds(thread_id());
     write_access_run(run, thread_id());
-    locked = false;
-    g->recorder->unlock();
-    stop_on_failure();
-  } catch (...) {
-    if (locked) g->recorder->unlock();
-    count_error();
-  }
+  });
 }
 
 bool in_wrapper() noexcept { return t_busy; }
@@ -588,24 +596,15 @@ void note_thread_sync(uint32_t bits) {
 uint64_t write_thread_event(Event& e, uintptr_t site, uint32_t bits) noexcept {
   if (!g->on.load(std::memory_order_relaxed)) return 0;
   uint64_t seq = 0;
-  bool locked = false;
-  try {
-    void* frames[k_max_stack + 4];
-    int n = call_stack(frames, site);
-    g->recorder->lock();
-    locked = true;
+  void* frames[k_max_stack + 4];
+  const int n = call_stack(frames, site);
+  under_lock([&] {
     note_thread_sync(bits);
     flush_access_runs();
     flush_folds(e.thread);
     resolve_sites(e, site, frames, n);
     seq = g->recorder->event(e);
-    locked = false;
-    g->recorder->unlock();
-    stop_on_failure();
-  } catch (...) {
-    if (locked) g->recorder->unlock();
-    count_error();
-  }
+  });
   return seq;
 }
 }  // namespace

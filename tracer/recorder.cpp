@@ -265,10 +265,9 @@ bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
   return true;
 }
 
-// The header's bytes are in the page cache once pwrite returns, as open()'s
-// were: a killed process leaves the new header. One pwrite of frame and
-// payload together; a kill between its bytes could leave the old CRC with
-// the new payload, which readers resynchronize from (on the chunks).
+// One pwrite of frame and payload together: once it returns the page cache
+// holds the new header, which a killed process leaves behind as it leaves
+// open()'s (a process kill does not tear a write).
 bool Recorder::rewrite_header(const format::RankHeader& header) {
   if (m_fd < 0) return false;
   std::string payload = format::encode_rank_header(header);

@@ -26,7 +26,7 @@ smtrace_ls_check_test(threads_rma_fixed_join threads_rma 2 40 --clean ARGS fixed
 # OpenMP: a worker's store into window memory during an epoch. GCC's
 # libgomp (the MPI wrapper's compiler) and LLVM's libomp (clang, where it
 # and libomp are installed: check.NAME_clang).
-set(smtrace_omp_clang "")
+set(smtrace_omp_clang NONE)
 if(SMTRACE_E2E_CLANG)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/omp_probe.c "#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
   execute_process(COMMAND ${SMTRACE_E2E_CLANG} -fopenmp ${CMAKE_CURRENT_BINARY_DIR}/omp_probe.c
@@ -38,26 +38,10 @@ if(SMTRACE_E2E_CLANG)
     message(STATUS "smtrace: e2e OpenMP cases with clang/libomp skipped: clang -fopenmp cannot build (install libomp-dev)")
   endif()
 endif()
-#   smtrace_omp_check_test(NAME PROGRAM NP SECONDS [run_case.sh options...] [ARGS ...])
+# OMP_WAIT_POLICY=passive: idle workers sleep (2 ranks x 4 threads on 2 cores).
 function(smtrace_omp_check_test name program np seconds)
-  cmake_parse_arguments(PARSE_ARGV 4 E2E "" "" "ARGS")
-  set(variants ${name})
-  if(smtrace_omp_clang)
-    list(APPEND variants ${name}_clang)
-  endif()
-  foreach(variant IN LISTS variants)
-    add_test(NAME check.${variant}
-      COMMAND ${E2E_RUN} --case ${variant} --np ${np} --mode check ${E2E_TOOLS} ${E2E_UNPARSED_ARGUMENTS}
-              --build $<TARGET_FILE_DIR:smtrace_tsan>/smtrace-cc --cflags -fopenmp
-              -- ${CMAKE_CURRENT_SOURCE_DIR}/${program}.c ${E2E_ARGS})
-    # OMP_WAIT_POLICY=passive: idle workers sleep (2 ranks x 4 threads on 2 cores).
-    set_tests_properties(check.${variant} PROPERTIES LABELS "check;loadstore" TIMEOUT ${seconds} PROCESSORS ${np}
-                         ENVIRONMENT "OMP_WAIT_POLICY=passive")
-    if(variant MATCHES "_clang$")
-      set_tests_properties(check.${variant} PROPERTIES
-        ENVIRONMENT "OMP_WAIT_POLICY=passive;OMPI_CC=${smtrace_omp_clang};MPICH_CC=${smtrace_omp_clang}")
-    endif()
-  endforeach()
+  smtrace_ls_check_test(${name} ${program} ${np} ${seconds} ${ARGN}
+    CFLAGS -fopenmp CLANG ${smtrace_omp_clang} ENV OMP_WAIT_POLICY=passive)
 endfunction()
 smtrace_omp_check_test(omp_rma omp_rma 2 40 --finds rma-race
   --dump-has "thread=1 smtrace_store\\(buf=0x[0-9a-f]+, count=16"
