@@ -131,13 +131,16 @@ auto barrier(uintptr_t site, Wait&& wait) {
   return wait();
 }
 
+// A lock `object` taken (acquired: after `take()`, when it returned > 0,
+// as the test functions do when they took it) or given back (released:
+// before).
 template <class Take>
-auto lock(Call call, uintptr_t object, uintptr_t site, Take&& take) {
+int lock(Call call, uintptr_t object, uintptr_t site, Take&& take) {
   if (!on(site)) return take();
   if (call == Call::omp_mutex_released) threads::record({call, object}, site, handlers::now(), k_source);
   const int64_t t0 = handlers::now();
-  auto rc = take();
-  if (call == Call::omp_mutex_acquired) threads::record({call, object}, site, t0, k_source);
+  const int rc = take();
+  if (call == Call::omp_mutex_acquired && rc > 0) threads::record({call, object}, site, t0, k_source);
   return rc;
 }
 
@@ -307,39 +310,39 @@ SMTRACE_EXPORT void GOMP_single_copy_end(void* data) {
 
 SMTRACE_EXPORT void GOMP_critical_start(void) {
   SMTRACE_NEXT(GOMP_critical_start);
-  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(&gomp::g_unnamed_critical), SMTRACE_CALLER, [&] { real(); return 0; });
+  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(&gomp::g_unnamed_critical), SMTRACE_CALLER, [&] { real(); return 1; });
 }
 SMTRACE_EXPORT void GOMP_critical_end(void) {
   SMTRACE_NEXT(GOMP_critical_end);
-  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(&gomp::g_unnamed_critical), SMTRACE_CALLER, [&] { real(); return 0; });
+  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(&gomp::g_unnamed_critical), SMTRACE_CALLER, [&] { real(); return 1; });
 }
 SMTRACE_EXPORT void GOMP_critical_name_start(void** name) {
   SMTRACE_NEXT(GOMP_critical_name_start);
-  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(name), SMTRACE_CALLER, [&] { real(name); return 0; });
+  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(name), SMTRACE_CALLER, [&] { real(name); return 1; });
 }
 SMTRACE_EXPORT void GOMP_critical_name_end(void** name) {
   SMTRACE_NEXT(GOMP_critical_name_end);
-  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(name), SMTRACE_CALLER, [&] { real(name); return 0; });
+  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(name), SMTRACE_CALLER, [&] { real(name); return 1; });
 }
 SMTRACE_EXPORT void GOMP_atomic_start(void) {
   SMTRACE_NEXT(GOMP_atomic_start);
-  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(&gomp::g_atomic_lock), SMTRACE_CALLER, [&] { real(); return 0; });
+  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(&gomp::g_atomic_lock), SMTRACE_CALLER, [&] { real(); return 1; });
 }
 SMTRACE_EXPORT void GOMP_atomic_end(void) {
   SMTRACE_NEXT(GOMP_atomic_end);
-  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(&gomp::g_atomic_lock), SMTRACE_CALLER, [&] { real(); return 0; });
+  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(&gomp::g_atomic_lock), SMTRACE_CALLER, [&] { real(); return 1; });
 }
 SMTRACE_EXPORT void GOMP_ordered_start(void) {
   SMTRACE_NEXT(GOMP_ordered_start);
   if (!gomp::t_member.region) return real();
   gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(&gomp::t_member.region->ordered), SMTRACE_CALLER,
-             [&] { real(); return 0; });
+             [&] { real(); return 1; });
 }
 SMTRACE_EXPORT void GOMP_ordered_end(void) {
   SMTRACE_NEXT(GOMP_ordered_end);
   if (!gomp::t_member.region) return real();
   gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(&gomp::t_member.region->ordered), SMTRACE_CALLER,
-             [&] { real(); return 0; });
+             [&] { real(); return 1; });
 }
 
 // Tasks run undeferred while recording (the header comment says why); a
@@ -372,37 +375,27 @@ SMTRACE_EXPORT void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyf
 // lock layout changed); GCC's code binds to OMP_3.0. libomp has one.
 SMTRACE_EXPORT void omp_set_lock(void* l) {
   SMTRACE_NEXT(omp_set_lock, "OMP_3.0");
-  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { real(l); return 0; });
+  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { real(l); return 1; });
 }
 SMTRACE_EXPORT void omp_unset_lock(void* l) {
   SMTRACE_NEXT(omp_unset_lock, "OMP_3.0");
-  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { real(l); return 0; });
+  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { real(l); return 1; });
 }
 SMTRACE_EXPORT int omp_test_lock(void* l) {
   SMTRACE_NEXT(omp_test_lock, "OMP_3.0");
-  const uintptr_t site = SMTRACE_CALLER;
-  if (!gomp::on(site)) return real(l);
-  const int64_t t0 = smtrace::tracer::handlers::now();
-  const int rc = real(l);
-  if (rc) smtrace::tracer::threads::record({Call::omp_mutex_acquired, SMTRACE_OBJECT(l)}, site, t0, gomp::k_source);
-  return rc;
+  return gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { return real(l); });
 }
 SMTRACE_EXPORT void omp_set_nest_lock(void* l) {
   SMTRACE_NEXT(omp_set_nest_lock, "OMP_3.0");
-  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { real(l); return 0; });
+  gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { real(l); return 1; });
 }
 SMTRACE_EXPORT void omp_unset_nest_lock(void* l) {
   SMTRACE_NEXT(omp_unset_nest_lock, "OMP_3.0");
-  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { real(l); return 0; });
+  gomp::lock(Call::omp_mutex_released, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { real(l); return 1; });
 }
 SMTRACE_EXPORT int omp_test_nest_lock(void* l) {
   SMTRACE_NEXT(omp_test_nest_lock, "OMP_3.0");
-  const uintptr_t site = SMTRACE_CALLER;
-  if (!gomp::on(site)) return real(l);
-  const int64_t t0 = smtrace::tracer::handlers::now();
-  const int rc = real(l);
-  if (rc > 0) smtrace::tracer::threads::record({Call::omp_mutex_acquired, SMTRACE_OBJECT(l)}, site, t0, gomp::k_source);
-  return rc;
+  return gomp::lock(Call::omp_mutex_acquired, SMTRACE_OBJECT(l), SMTRACE_CALLER, [&] { return real(l); });
 }
 
 }  // extern "C"
