@@ -417,7 +417,7 @@ Result analyze(const fs::path& dir, const Options& options) {
       p2p += ctx.replayed.p2p(r).size();
       colls += ctx.replayed.collectives(r).size();
     }
-    complete = complete && data.present && data.finalized();
+    complete = complete && data.present && data.finalized() && data.accesses_kept();
   }
   auto ms = [](auto a, auto b) {
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());

@@ -30,6 +30,8 @@ struct RankData {
 
   // Return true when the rank reached MPI_Finalize.
   bool finalized() const { return end && end->kind == format::TerminationKind::finalized; }
+  // Return true when the rank's trace holds every access it captured.
+  bool accesses_kept() const { return !end || end->accesses_lost == 0; }
   // Return the call site `id`, or nullptr.
   const format::CallSite* site(uint32_t id) const;
   // Return the communicator (or group) `id` as this rank defined it, or nullptr.

@@ -21,6 +21,13 @@ static inline int64_t bench_cpu_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* CPU time of the whole process in ns (every thread: OpenMP variants). */
+static inline int64_t bench_process_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* Return argv[i] as a positive count, or `fallback`. */
 static inline long bench_arg(int argc, char** argv, int i, long fallback) {
   if (argc <= i) return fallback;

@@ -13,7 +13,16 @@
 #   inside    as smtrace, the grids being the window's memory: every access
 #             is watched and recorded (as strided runs)
 #
-#   bench/loadstore.sh [-b BUILD_DIR] [-r REPETITIONS] [-n N] [-i ITERATIONS] [-p RANKS]
+#   bench/loadstore.sh [-b BUILD_DIR] [-r REPETITIONS] [-n N] [-i ITERATIONS] [-p RANKS] [-t THREADS]
+#
+# -t THREADS: the OpenMP variant (issue 15): every build with -fopenmp, each
+# sweep a parallel loop of THREADS threads (OMP_NUM_THREADS, passive
+# waiting), CPU time of the whole process; smtrace records the threads'
+# synchronization (fork, join, barriers) too. Where clang builds with
+# -fopenmp (LLVM's libomp) the clang configurations come too: plain_clang,
+# smtrace_clang (OMPT tool), tsan_clang (with Archer, libomp's
+# ThreadSanitizer tool, where installed). The last lines give smtrace's
+# added CPU time as a fraction of ThreadSanitizer's (goal: at most 1/3).
 #
 # BUILD_DIR holds tracer/smtrace-cc, tracer/libsmtrace_tsan.so,
 # tracer/libsmtrace.so and cli/smtrace (default: build). Each repetition runs
@@ -30,14 +39,16 @@ reps=5
 n=1024
 iterations=20
 np=1
-while getopts "b:r:n:i:p:h" opt; do
+threads=0
+while getopts "b:r:n:i:p:t:h" opt; do
   case $opt in
     b) build=$OPTARG ;;
     r) reps=$OPTARG ;;
     n) n=$OPTARG ;;
     i) iterations=$OPTARG ;;
     p) np=$OPTARG ;;
-    *) sed -n '2,27p' "$0"; exit 2 ;;
+    t) threads=$OPTARG ;;
+    *) sed -n '2,37p' "$0"; exit 2 ;;
   esac
 done
 
@@ -57,6 +68,15 @@ trap 'rm -rf "$work"' EXIT
 
 # The builds.
 cflags=(-O2 -g -I"$here")
+clang_omp=""
+if [ "$threads" -gt 0 ]; then
+  cflags+=(-fopenmp)
+  export OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=passive
+  echo 'int main(void) { return 0; }' >"$work/probe.c"
+  if command -v clang >/dev/null && OMPI_CC=clang mpicc -fopenmp "$work/probe.c" -o "$work/probe" 2>/dev/null; then
+    clang_omp=clang
+  fi
+fi
 mpicc "${cflags[@]}" "$here/stencil.c" -o "$work/plain"
 "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace"
 mpicc "${cflags[@]}" -fsanitize=thread "$here/stencil.c" -o "$work/tsan"
@@ -69,9 +89,19 @@ STUB(1) STUB(2) STUB(4) STUB(8) STUB(16)
 EOF
 gcc -O2 -shared -fPIC "$work/stub.c" -o "$work/libstub.so"
 mpicc "${cflags[@]}" -fsanitize=thread -c "$here/stencil.c" -o "$work/stencil.o"
-mpicc "$work/stencil.o" -o "$work/stub" -L"$work" -lstub -Wl,-rpath,"$work"
+omp_link=()
+[ "$threads" -gt 0 ] && omp_link=(-fopenmp)
+mpicc "$work/stencil.o" "${omp_link[@]}" -o "$work/stub" -L"$work" -lstub -Wl,-rpath,"$work"
 
 configs=(plain stub smtrace tsan inside)
+archer=""
+if [ -n "$clang_omp" ]; then
+  OMPI_CC=clang mpicc "${cflags[@]}" "$here/stencil.c" -o "$work/plain_clang"
+  OMPI_CC=clang "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace_clang"
+  OMPI_CC=clang mpicc "${cflags[@]}" -fsanitize=thread "$here/stencil.c" -o "$work/tsan_clang"
+  for lib in /usr/lib/llvm-*/lib/libarcher.so; do [ -e "$lib" ] && archer=$lib; done
+  configs+=(plain_clang smtrace_clang tsan_clang)
+fi
 declare -A cpu wall
 
 # run_one CONFIG REP: print rank 0's "WALL CPU" ns per point; smtrace and
@@ -80,13 +110,17 @@ run_one() {
   local config=$1 rep=$2 out
   local launcher=(mpirun --oversubscribe -np "$np")
   case "$config" in
-    plain | stub) out=$("${launcher[@]}" "$work/$config" "$n" "$iterations") ;;
+    plain | stub | plain_clang) out=$("${launcher[@]}" "$work/$config" "$n" "$iterations") ;;
     tsan) out=$("${launcher[@]}" -x TSAN_OPTIONS "$work/tsan" "$n" "$iterations" 2>/dev/null) ;;
-    smtrace | inside)
-      local where=outside
+    tsan_clang)
+      out=$(OMP_TOOL_LIBRARIES=$archer "${launcher[@]}" -x TSAN_OPTIONS -x OMP_TOOL_LIBRARIES "$work/tsan_clang" \
+        "$n" "$iterations" 2>/dev/null) ;;
+    smtrace | inside | smtrace_clang)
+      local where=outside binary=smtrace
       [ "$config" = inside ] && where=inside
+      [ "$config" = smtrace_clang ] && binary=smtrace_clang
       rm -rf "$work/trace-$config"
-      out=$("$smtrace" record -o "$work/trace-$config" -- "${launcher[@]}" "$work/smtrace" "$n" "$iterations" "$where" 2>/dev/null)
+      out=$("$smtrace" record -o "$work/trace-$config" -- "${launcher[@]}" "$work/$binary" "$n" "$iterations" "$where" 2>/dev/null)
       ;;
   esac
   sed -n 's/.* ns_per_point \([0-9.]*\) cpu_ns_per_point \([0-9.]*\).*/\1 \2/p' <<<"$out"
@@ -103,6 +137,7 @@ done
 minimum() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
 
 echo "stencil: ${n}x${n} doubles x 2 grids, $iterations sweeps, $np rank(s), $reps repetitions (minimum)"
+[ "$threads" -gt 0 ] && echo "OpenMP: $threads threads per rank (OMP_WAIT_POLICY=passive), process CPU time${archer:+; tsan_clang with Archer ($archer)}"
 printf '%-9s %14s %15s %9s\n' config cpu_ns/point wall_ns/point cpu_ratio
 base=$(minimum <<<"${cpu[plain]}")
 for config in "${configs[@]}"; do
@@ -110,5 +145,15 @@ for config in "${configs[@]}"; do
   w=$(minimum <<<"${wall[$config]}")
   printf '%-9s %14.3f %15.3f %9.2f\n' "$config" "$c" "$w" "$(awk -v a="$c" -v b="$base" 'BEGIN { print a / b }')"
 done
+# smtrace's added CPU time against ThreadSanitizer's, both over plain.
+added() { awk -v s="$1" -v t="$2" -v p="$3" 'BEGIN { printf "%.3f", (s - p) / (t - p) }'; }
+echo "added cost, smtrace / tsan (gcc): $(added "$(minimum <<<"${cpu[smtrace]}")" "$(minimum <<<"${cpu[tsan]}")" "$base")"
+if [ -n "$clang_omp" ]; then
+  echo "added cost, smtrace / tsan (clang${archer:+ + archer}): $(added "$(minimum <<<"${cpu[smtrace_clang]}")" \
+    "$(minimum <<<"${cpu[tsan_clang]}")" "$(minimum <<<"${cpu[plain_clang]}")")"
+fi
+if [ "$threads" -gt 0 ]; then
+  echo "smtrace: $("$smtrace" dump "$work/trace-smtrace" | grep -c 'omp_' || true) OpenMP events in rank 0's trace"
+fi
 events_inside=$("$smtrace" dump "$work/trace-inside" | grep -c 'smtrace_\(load\|store\)' || true)
 echo "inside: $events_inside Load/Store events in the trace for $((5 * (n - 2) * (n - 2) * iterations * np)) accesses"

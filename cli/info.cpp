@@ -100,7 +100,7 @@ Summary summarize(const format::Trace& trace) {
   summary.duration = summary.duration_aligned ? end - start : longest;
   summary.complete = summary.present == summary.expected && summary.expected > 0;
   for (const RankStats& stats : summary.ranks) {
-    if (stats.trace == nullptr || !stats.trace->finalized()) summary.complete = false;
+    if (stats.trace == nullptr || !stats.trace->finalized() || !stats.trace->accesses_kept()) summary.complete = false;
   }
   summary.problems = trace.all_problems();
   return summary;
@@ -156,10 +156,15 @@ void print_text(const format::Trace& trace, const Summary& summary) {
   line("size", fmt::format("{} in {} rank files, {:.1f} bytes/event", human_bytes(summary.bytes),
                            summary.present,
                            summary.events ? static_cast<double>(summary.bytes) / static_cast<double>(summary.events) : 0.0));
-  uint32_t finalized = 0;
-  for (const RankStats& stats : summary.ranks) finalized += stats.trace && stats.trace->finalized() ? 1 : 0;
+  uint32_t finalized = 0, lost = 0;
+  for (const RankStats& stats : summary.ranks) {
+    finalized += stats.trace && stats.trace->finalized() ? 1 : 0;
+    lost += stats.trace && stats.trace->end ? stats.trace->end->accesses_lost : 0;
+  }
   line("complete", summary.complete ? std::string("yes (every rank reached MPI_Finalize)")
-                                    : fmt::format("no ({} of {} ranks finalized)", finalized, summary.expected));
+                   : finalized == summary.expected
+                       ? fmt::format("no (the last accesses of {} threads were not written)", lost)
+                       : fmt::format("no ({} of {} ranks finalized)", finalized, summary.expected));
 
   out += "\nper rank\n";
   out += fmt::format("  {:>5} {:<16} {:>8} {:>10} {:>12} {:>10}  {}\n", "rank", "host", "pid", "events",

@@ -78,6 +78,7 @@ std::string rank_state(const format::RankTrace& rank, uint32_t world_rank) {
   }
   if (!end.message.empty()) text += ": " + end.message;
   if (end.dropped != 0) text += fmt::format(" [{} events dropped]", end.dropped);
+  if (end.accesses_lost != 0) text += fmt::format(" [accesses of {} threads not all written]", end.accesses_lost);
   return text;
 }
 
@@ -100,7 +101,7 @@ std::string trace_summary(const format::Trace& trace) {
     if (rank != nullptr && rank->present) {
       ++present;
       events += rank->events.size();
-      if (rank->finalized()) continue;
+      if (rank->finalized() && rank->accesses_kept()) continue;
     }
     if (!incomplete.empty()) incomplete += "; ";
     incomplete += fmt::format("rank {} {}", r,

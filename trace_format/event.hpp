@@ -350,6 +350,9 @@ struct Termination {
   uint64_t last_seq = 0;
   uint64_t events = 0;
   uint64_t dropped = 0;
+  // Threads whose last loads and stores (load/store runtime) could not be
+  // written when tracing ended: the trace lacks some of their accesses.
+  uint32_t accesses_lost = 0;
   bool operator==(const Termination&) const = default;
 };
 

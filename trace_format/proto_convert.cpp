@@ -295,8 +295,8 @@ void to_proto(const DatatypeDef& t, v1::DatatypeDef* p) {
 }
 
 Termination to_plain(const v1::Termination& p) {
-  return {static_cast<TerminationKind>(p.kind()), p.signal(),  p.t(), p.message(),
-          p.last_seq(),                           p.events(), p.dropped()};
+  return {static_cast<TerminationKind>(p.kind()), p.signal(), p.t(), p.message(), p.last_seq(), p.events(),
+          p.dropped(), p.accesses_lost()};
 }
 
 void to_proto(const Termination& t, v1::Termination* p) {
@@ -307,6 +307,7 @@ void to_proto(const Termination& t, v1::Termination* p) {
   p->set_last_seq(t.last_seq);
   p->set_events(t.events);
   p->set_dropped(t.dropped);
+  p->set_accesses_lost(t.accesses_lost);
 }
 
 TracerNote to_plain(const v1::TracerNote& p) { return {p.t(), p.message()}; }

@@ -425,7 +425,14 @@ struct RankWalker {
           break;
         case 7:
           on_def<v1::Termination>(cb, body, len, body_offset, kind, stop, field,
-                                  [&](const Termination& t) { if (cb.end) cb.end(t); });
+                                  [&](const Termination& t) {
+                                    if (t.accesses_lost > 0)
+                                      warning(cb, body_offset,
+                                              std::to_string(t.accesses_lost) +
+                                                  " threads' last loads and stores could not be written as "
+                                                  "tracing ended: the trace lacks some of their accesses");
+                                    if (cb.end) cb.end(t);
+                                  });
           break;
         case 8:
           on_def<v1::TracerNote>(cb, body, len, body_offset, kind, stop, field,

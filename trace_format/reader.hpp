@@ -59,6 +59,9 @@ struct RankTrace {
 
   // Return true when the rank reached MPI_Finalize.
   bool finalized() const { return end && end->kind == TerminationKind::finalized; }
+  // Return true when the rank's trace holds every access it captured
+  // (Termination::accesses_lost).
+  bool accesses_kept() const { return !end || end->accesses_lost == 0; }
   // Return the event with `seq`, or nullptr.
   const Event* find(uint64_t seq) const;
   // Return the call site `id`, or nullptr.

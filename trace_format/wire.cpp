@@ -338,7 +338,9 @@ std::string encode_rank_header(const RankHeader& h) {
   for (const std::string& arg : h.argv) w.bytes_always(14, arg);
   w.i(15, h.thread_level);
   w.u(16, h.chunk_bytes);
-  w.u(17, h.thread_sync);
+  // Always written (two bytes, also when 0): the tracer sets the bits in
+  // place once it records the first event of each kind.
+  w.opt_u(17, uint64_t{h.thread_sync});
   out.resize(static_cast<std::size_t>(w.p - reinterpret_cast<unsigned char*>(out.data())));
   return out;
 }
@@ -504,7 +506,7 @@ void RecordEncoder::datatype(std::string& out, const DatatypeDef& t) {
 }
 
 void RecordEncoder::termination(std::string& out, const Termination& end) {
-  append_record(out, k_end, 7 * detail::k_max_scalar_field + end.message.size(),
+  append_record(out, k_end, 8 * detail::k_max_scalar_field + end.message.size(),
                 [&](VarintWriter& w) {
                   w.u(1, static_cast<uint64_t>(end.kind));
                   w.i(2, end.signal);
@@ -513,6 +515,7 @@ void RecordEncoder::termination(std::string& out, const Termination& end) {
                   w.u(5, end.last_seq);
                   w.u(6, end.events);
                   w.u(7, end.dropped);
+                  w.u(8, end.accesses_lost);
                 });
 }
 

@@ -156,6 +156,15 @@ void flush_thread(void (*write)(const smtrace_access_run* run, void* context), v
     api->flush_thread(write, context);
 }
 
+uint32_t flush_all(void (*write)(const smtrace_access_run* run, uint64_t tag, void* context), void* context) noexcept {
+  const smtrace_access_runtime_api* api = g->api.load(std::memory_order_acquire);
+  return api ? api->flush_all(write, context) : 0;
+}
+
+void set_tag(uint64_t tag) noexcept {
+  if (const smtrace_access_runtime_api* api = g->api.load(std::memory_order_acquire)) api->set_tag(tag);
+}
+
 std::size_t shadow_stack(uintptr_t* out, std::size_t max) noexcept {
   const smtrace_access_runtime_api* api = g->api.load(std::memory_order_acquire);
   return api ? api->stack(out, max) : 0;

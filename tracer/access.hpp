@@ -42,6 +42,12 @@ void after_call(const format::Event& e, const CommFacts& comm, const ExtentOf& e
 // Write this thread's open runs through `write` (the caller holds the
 // tracer's lock and writes them as events).
 void flush_thread(void (*write)(const smtrace_access_run* run, void* context), void* context) noexcept;
+// Write every thread's open runs through `write(run, tag)` (tag: set_tag's,
+// 0 for a thread never tagged; the caller holds the tracer's lock); return
+// how many threads' runs could not be taken (0 without a runtime).
+uint32_t flush_all(void (*write)(const smtrace_access_run* run, uint64_t tag, void* context), void* context) noexcept;
+// Tag this thread's runs with `tag` for flush_all.
+void set_tag(uint64_t tag) noexcept;
 // Copy up to `max` frames of this thread's shadow stack to `out`; return
 // how many (0: no runtime, or no instrumented frame on this thread).
 std::size_t shadow_stack(uintptr_t* out, std::size_t max) noexcept;

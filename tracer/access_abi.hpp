@@ -25,7 +25,7 @@
 extern "C" {
 
 // Raise on any change of these structs or of the meaning of a member.
-inline constexpr uint32_t k_smtrace_access_abi = 1;
+inline constexpr uint32_t k_smtrace_access_abi = 2;
 // Outer frames a run keeps (the tracer's stack depth is capped to this).
 inline constexpr uint32_t k_smtrace_access_frames = 63;
 
@@ -81,6 +81,17 @@ struct smtrace_access_runtime_api {
   // Copy up to `max` frames of this thread's shadow stack (return addresses,
   // innermost first) to `out`; return how many. 0 when the thread has none.
   size_t (*stack)(uintptr_t* out, size_t max);
+  // Tag this thread's runs with `tag` (the tracer's thread id + 1) for
+  // flush_all.
+  void (*set_tag)(uint64_t tag);
+  // Hand every thread's open runs to `write(run, tag, context)` (tag 0: the
+  // thread was never tagged) and close them: tracing ends (MPI_Finalize,
+  // exit, a fatal signal) while threads that make no MPI call (OpenMP
+  // workers) may still hold runs. A thread busy in the runtime is waited
+  // for briefly, then left; return how many threads were left with runs
+  // (or possibly with runs) unwritten. Never blocks for long: also called
+  // from a signal handler.
+  uint32_t (*flush_all)(void (*write)(const smtrace_access_run* run, uint64_t tag, void* context), void* context);
 };
 
 // Exported by libsmtrace_tsan.so.

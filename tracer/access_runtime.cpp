@@ -51,10 +51,25 @@ constexpr std::size_t k_max_modules = 64;
 
 struct ThreadState {
   uint32_t depth = 0;        // shadow-stack depth (may exceed k_shadow_frames)
-  bool in_runtime = false;   // a run is being added or written: no re-entry
+  // A run is being added or written: no re-entry, and flush_all (from
+  // another thread) keeps out. Taken by exchange, so that only one of the
+  // owner and flush_all holds the runs at a time.
+  std::atomic<bool> in_runtime{false};
+  uint64_t tag = 0;          // set_tag's
+  ThreadState* next = nullptr;  // the list of live states (g_states)
+  ThreadState* prev = nullptr;
   RunSet<k_open_runs> runs;
   uintptr_t frames[k_shadow_frames];
 };
+
+// The live thread states, for flush_all. A spin lock, not a pthread mutex:
+// the tracer interposes those.
+std::atomic<bool> g_states_lock{false};
+ThreadState* g_states = nullptr;
+void lock_states() {
+  while (g_states_lock.exchange(true, std::memory_order_acquire)) __builtin_ia32_pause();
+}
+void unlock_states() { g_states_lock.store(false, std::memory_order_release); }
 
 RangeTable g_table;
 std::atomic<const smtrace_access_tracer*> g_tracer{nullptr};
@@ -73,6 +88,7 @@ pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local bool t_gone __attribute__((tls_model("initial-exec"))) = false;
+thread_local uint64_t t_tag __attribute__((tls_model("initial-exec"))) = 0;
 
 // --- the C library's functions behind the interposed ones
 
@@ -144,6 +160,12 @@ SMTRACE_RT_SLOW ThreadState* new_state() {
   void* p = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   auto* s = new (p) ThreadState;
+  s->tag = t_tag;
+  lock_states();
+  s->next = g_states;
+  if (g_states) g_states->prev = s;
+  g_states = s;
+  unlock_states();
   t_state = s;
   pthread_once(&g_key_once, make_key);
   if (g_key_made.load()) pthread_setspecific(g_key, s);
@@ -171,10 +193,15 @@ std::size_t copy_stack(const ThreadState& s, uintptr_t* out, std::size_t max) {
 
 void thread_gone(void* state) {
   auto* s = static_cast<ThreadState*>(state);
-  if (const smtrace_access_tracer* tracer = g_tracer.load(std::memory_order_acquire); tracer && !s->in_runtime) {
-    s->in_runtime = true;
-    s->runs.flush([&](const smtrace_access_run& run) { tracer->record(&run); });
-  }
+  const smtrace_access_tracer* tracer = g_tracer.load(std::memory_order_acquire);
+  // Held to the end: flush_all keeps out of a state about to be unmapped.
+  const bool held = !s->in_runtime.exchange(true, std::memory_order_acquire);
+  if (tracer && held) s->runs.flush([&](const smtrace_access_run& run) { tracer->record(&run); });
+  lock_states();
+  if (s->prev) s->prev->next = s->next;
+  else g_states = s->next;
+  if (s->next) s->next->prev = s->prev;
+  unlock_states();
   t_state = nullptr;
   t_gone = true;
   s->~ThreadState();
@@ -189,15 +216,14 @@ SMTRACE_RT_SLOW void access(uint32_t kind, uintptr_t addr, uint64_t size, uintpt
   const smtrace_access_tracer* tracer = g_tracer.load(std::memory_order_acquire);
   if (!tracer) return;
   ThreadState* s = state();
-  if (!s || s->in_runtime || tracer->busy()) return;
-  s->in_runtime = true;
+  if (!s || tracer->busy() || s->in_runtime.exchange(true, std::memory_order_acquire)) return;
   s->runs.add(
       kind, pc, addr, size, origin_of(*s), [&](const smtrace_access_run& run) { tracer->record(&run); },
       [&](smtrace_access_run& run) {
         run.t_start = tracer->now();
         run.depth = static_cast<uint32_t>(copy_stack(*s, run.stack, tracer->frames));
       });
-  s->in_runtime = false;
+  s->in_runtime.store(false, std::memory_order_release);
 }
 
 bool instrumented_caller(uintptr_t pc) {
@@ -301,10 +327,37 @@ void api_publish(const smtrace_access_range* ranges, size_t n) { g_table.publish
 
 void api_flush_thread(void (*write)(const smtrace_access_run*, void*), void* context) {
   ThreadState* s = t_state;
-  if (!s || s->in_runtime) return;
-  s->in_runtime = true;
+  if (!s || s->in_runtime.exchange(true, std::memory_order_acquire)) return;
   s->runs.flush([&](const smtrace_access_run& run) { write(&run, context); });
-  s->in_runtime = false;
+  s->in_runtime.store(false, std::memory_order_release);
+}
+
+void api_set_tag(uint64_t tag) {
+  t_tag = tag;
+  if (ThreadState* s = t_state) s->tag = tag;
+}
+
+// Another thread's runs: taken only while its owner is out of the runtime
+// (in_runtime), so the two never touch them at once. An owner that stays
+// inside (writing a run through the tracer, which waits for the lock the
+// caller of flush_all holds) is given up on after a short wait.
+uint32_t api_flush_all(void (*write)(const smtrace_access_run*, uint64_t, void*), void* context) {
+  uint32_t left = 0;
+  lock_states();
+  for (ThreadState* s = g_states; s; s = s->next) {
+    bool held = false;
+    for (int spin = 0; spin < 4096 && !(held = !s->in_runtime.exchange(true, std::memory_order_acquire)); ++spin)
+      __builtin_ia32_pause();
+    if (!held) {
+      ++left;
+      continue;
+    }
+    const uint64_t tag = s->tag;
+    s->runs.flush([&](const smtrace_access_run& run) { write(&run, tag, context); });
+    s->in_runtime.store(false, std::memory_order_release);
+  }
+  unlock_states();
+  return left;
 }
 
 size_t api_stack(uintptr_t* out, size_t max) {
@@ -312,8 +365,8 @@ size_t api_stack(uintptr_t* out, size_t max) {
   return s ? copy_stack(*s, out, max) : 0;
 }
 
-constexpr smtrace_access_runtime_api k_api = {k_smtrace_access_abi, api_attach, api_publish, api_flush_thread,
-                                              api_stack};
+constexpr smtrace_access_runtime_api k_api = {k_smtrace_access_abi, api_attach,  api_publish, api_flush_thread,
+                                              api_stack,            api_set_tag, api_flush_all};
 
 }  // namespace
 }  // namespace smtrace::tracer

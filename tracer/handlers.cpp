@@ -44,7 +44,9 @@ struct Global {
   std::atomic<uint64_t> errors{0};
   std::atomic<uint32_t> next_thread{0};
   std::atomic<bool> finished{false};
+  std::atomic<bool> threads{false};  // thread synchronization recorded
   bool warned = false;
+  format::RankHeader header;  // as written, for note_thread_sync
   Options options;
   uint32_t rank = 0;
   int64_t origin = 0;
@@ -90,6 +92,24 @@ void stop_on_failure() noexcept {
   }
 }
 
+// Run `write` holding the tracer's lock; an exception (from an
+// allocation) is a counted tracer error, the lock is released either way.
+template <class Write>
+void under_lock(Write&& write) noexcept {
+  bool locked = false;
+  try {
+    g->recorder->lock();
+    locked = true;
+    write();
+    locked = false;
+    g->recorder->unlock();
+    stop_on_failure();
+  } catch (...) {
+    if (locked) g->recorder->unlock();
+    count_error();
+  }
+}
+
 // Fill `e.site` and `e.stack`; the lock is held.
 void resolve_sites(Event& e, uintptr_t site, const void* const* frames, int nframes) {
   e.site = g->sites->id(site, *g->recorder);
@@ -114,12 +134,12 @@ void flush_all_folds() {
   for (uint32_t t = 0; t < k_max_fold_threads; ++t) flush_folds(t);
 }
 
-// Write a run of the load/store runtime as a LOAD or STORE event of this
-// thread; the lock is held.
-void write_access_run(const smtrace_access_run& run) {
+// Write a run of the load/store runtime as a LOAD or STORE event of
+// thread `thread`; the lock is held.
+void write_access_run(const smtrace_access_run& run, uint32_t thread) {
   Event& e = g->access;
   e.call = run.kind == smtrace_access_store ? Call::Store : Call::Load;
-  e.thread = thread_id();
+  e.thread = thread;
   e.t_start = run.t_start;
   e.buf = run.addr;
   e.size = run.size;
@@ -134,7 +154,19 @@ void write_access_run(const smtrace_access_run& run) {
 
 // Write this thread's open runs before an event of the thread; the lock is held.
 void flush_access_runs() noexcept {
-  access::flush_thread([](const smtrace_access_run* run, void*) { write_access_run(*run); }, nullptr);
+  access::flush_thread([](const smtrace_access_run* run, void*) { write_access_run(*run, thread_id()); }, nullptr);
+}
+
+// Write every thread's open runs as tracing ends (threads that make no MPI
+// call, OpenMP workers, may hold some); return how many threads' runs could
+// not be taken. The lock is held.
+uint32_t flush_all_access_runs() noexcept {
+  return access::flush_all(
+      [](const smtrace_access_run* run, uint64_t tag, void*) {
+        // A thread never tagged made no recorded event: it gets an id now.
+        write_access_run(*run, tag ? static_cast<uint32_t>(tag - 1) : g->next_thread.fetch_add(1));
+      },
+      nullptr);
 }
 
 // Fill `frames` for resolve_sites: with the load/store runtime's shadow
@@ -265,6 +297,8 @@ void on_signal(int signo, siginfo_t*, void*) {
     // otherwise deadlock us. No folds flushed here (they may allocate).
     if (!g->finished.exchange(true)) {
       format::Termination end;
+      // Every thread's open loads and stores, as far as they can be taken.
+      end.accesses_lost = flush_all_access_runs();
       end.kind = format::TerminationKind::signal;
       end.signal = signo;
       end.t = monotonic_ns() - g->origin;
@@ -317,11 +351,25 @@ bool family_off(Call call) noexcept {
 int64_t now() noexcept { return g_clock.now() - g->origin; }
 
 uint32_t thread_id() noexcept {
-  if (t_thread == UINT32_MAX) t_thread = g->next_thread.fetch_add(1, std::memory_order_relaxed);
+  if (t_thread == UINT32_MAX) [[unlikely]] {
+    t_thread = g->next_thread.fetch_add(1, std::memory_order_relaxed);
+    access::set_tag(t_thread + 1ull);
+  }
   return t_thread;
 }
 
 const Options& options() noexcept { return g->options; }
+
+bool threads_tracked() noexcept { return g->threads.load(std::memory_order_relaxed); }
+
+bool thread_tracking(ThreadTracking mode, int32_t thread_level, bool loadstore) noexcept {
+  switch (mode) {
+    case ThreadTracking::on: return true;
+    case ThreadTracking::off: return false;
+    case ThreadTracking::automatic: return loadstore || thread_level >= 2;
+  }
+  return false;
+}
 
 void count_error() noexcept { g->errors.fetch_add(1, std::memory_order_relaxed); }
 uint64_t errors() noexcept { return g->errors.load(std::memory_order_relaxed); }
@@ -376,12 +424,19 @@ bool start(const StartInfo& info) {
   // runtime (compiled by smtrace-cc): noted in the header, so that a reader
   // can tell "no access recorded" from "accesses not captured".
   if (info.options.records(format::Family::annotate) &&
-      access::attach(std::max<uint32_t>(info.options.stack_depth, 1) - 1))
+      access::attach(std::max<uint32_t>(info.options.stack_depth, 1) - 1)) {
     h.options["loadstore"] = "on";
+    access::set_tag(1);  // this thread, id 0
+  }
   h.executable = read_exe();
   h.argv = argv;
   h.thread_level = info.thread_level;
   h.chunk_bytes = info.options.chunk_bytes;
+  // Thread synchronization (tracer/threads.cpp). RankHeader.thread_sync
+  // stays 0 until the first event of a kind is recorded (record_event).
+  const bool threads = info.options.records(format::Family::thread) &&
+                       thread_tracking(info.options.threads, info.thread_level, h.options.count("loadstore") > 0);
+  g->header = h;
   if (info.rank == 0 && !write_manifest(info, argv, error)) {
     count_error();
     if (!info.options.quiet) std::fprintf(stderr, "smtrace: warning: rank 0: %s\n", error.c_str());
@@ -410,6 +465,7 @@ bool start(const StartInfo& info) {
     backtrace(frames, 4);
   }
   g->families.store(info.options.families);
+  g->threads.store(threads);
   force::start(info.options.force, info.rank);
   g->on.store(true);
   stop_on_failure();
@@ -435,10 +491,18 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
   if (!g->recorder || g->finished.exchange(true)) return;
   uint64_t errs = g->errors.load();
   g->recorder->lock();
-  flush_access_runs();  // other threads' runs were written at their last MPI call or exit
+  flush_access_runs();
+  // Other threads' runs: written at their last event or exit, except what
+  // threads still running hold (OpenMP workers make no MPI call).
+  const uint32_t lost = flush_all_access_runs();
   flush_all_folds();
   if (errs > 0) g->recorder->note(format::TracerNote{now(), std::to_string(errs) + " tracer errors"});
+  if (lost > 0)
+    g->recorder->note(format::TracerNote{
+        now(), std::to_string(lost) + " threads were inside the load/store runtime as tracing ended: their last "
+                                      "accesses may be missing"});
   format::Termination end;
+  end.accesses_lost = lost;
   end.kind = kind;
   end.signal = signal;
   end.t = now();
@@ -448,6 +512,7 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
   else g->recorder->seal();
   g->recorder->unlock();
   g->on.store(false);
+  g->threads.store(false);
   access::detach();
   if (errs > 0 && !g->options.quiet)
     std::fprintf(stderr, "smtrace: rank %u: %llu tracer errors while recording\n", g->rank,
@@ -492,22 +557,92 @@ void define_datatype(const format::DatatypeDef& type) {
 
 void on_access_run(const smtrace_access_run& run) noexcept {
   if (!g->on.load(std::memory_order_relaxed)) return;
-  bool locked = false;
+  // Inside the tracer while the lock is held: a signal handler's sem_post
+  // on this thread must not record (tracer/threads.cpp).
+  Untraced untraced;
+  under_lock([&] {
+    flush_folds(thread_id());
+    write_access_run(run, thread_id());
+  });
+}
+
+bool in_wrapper() noexcept { return t_busy; }
+
+Untraced::Untraced() noexcept : m_was(t_busy) { t_busy = true; }
+Untraced::~Untraced() { t_busy = m_was; }
+
+uint32_t reserve_thread_id() noexcept {
+  if (!g->on.load(std::memory_order_relaxed)) return UINT32_MAX;
+  return g->next_thread.fetch_add(1, std::memory_order_relaxed);
+}
+
+void adopt_thread_id(uint32_t id) noexcept {
+  if (id == UINT32_MAX) return;
+  t_thread = id;
+  access::set_tag(id + 1ull);
+}
+
+namespace {
+// Add `bits` to RankHeader.thread_sync, in the file too; the lock is held.
+// Before the event is written: a rank killed in between has a header that
+// promises more than its events hold, never less.
+void note_thread_sync(uint32_t bits) {
+  if ((g->header.thread_sync & bits) == bits) return;
+  g->header.thread_sync |= bits;
+  if (!g->recorder->rewrite_header(g->header)) count_error();
+}
+
+// Write `e` (a thread-family event of this thread) under the lock.
+uint64_t write_thread_event(Event& e, uintptr_t site, uint32_t bits) noexcept {
+  if (!g->on.load(std::memory_order_relaxed)) return 0;
+  uint64_t seq = 0;
+  void* frames[k_max_stack + 4];
+  const int n = call_stack(frames, site);
+  under_lock([&] {
+    note_thread_sync(bits);
+    flush_access_runs();
+    flush_folds(e.thread);
+    resolve_sites(e, site, frames, n);
+    seq = g->recorder->event(e);
+  });
+  return seq;
+}
+}  // namespace
+
+uint64_t record_event(Event& e, uintptr_t site, uint32_t bits) noexcept {
+  e.thread = thread_id();
+  e.pending = false;
+  return write_thread_event(e, site, bits);
+}
+
+uint64_t record_entry(Event& e, uintptr_t site, uint32_t bits) noexcept {
+  e.thread = thread_id();
+  e.pending = true;
+  return write_thread_event(e, site, bits);
+}
+
+void record_exit(uint64_t seq, Event& e, int64_t t_end) noexcept {
+  if (!g->on.load(std::memory_order_relaxed)) return;
+  e.pending = false;
+  e.duration = elapsed(e.t_start, t_end);
   try {
     g->recorder->lock();
-    locked = true;
-    flush_folds(thread_id());
-    write_access_run(run);
-    locked = false;
+    // What this thread accessed while it waited (tasks run in a barrier).
+    flush_access_runs();
+    // `e` keeps its resolved site and stack: rewrite_last re-encodes it as it is.
+    if (!g->recorder->rewrite_last(seq, e)) {
+      Event end;
+      end.duration = e.duration;
+      end.rc = e.rc;
+      g->recorder->completion(seq, end);
+    }
     g->recorder->unlock();
     stop_on_failure();
   } catch (...) {
-    if (locked) g->recorder->unlock();
     count_error();
   }
 }
 
-bool in_wrapper() noexcept { return t_busy; }
 
 uint32_t site_id(uintptr_t address) noexcept {
   if (!g->on.load(std::memory_order_relaxed) || !g->sites) return 0;

@@ -56,6 +56,13 @@ int64_t now() noexcept;
 uint32_t thread_id() noexcept;
 // Return the options in force (defaults before start).
 const Options& options() noexcept;
+// Return true while thread synchronization is recorded (SMTRACE_THREADS,
+// decided at start: tracer/threads.cpp records only while this holds).
+bool threads_tracked() noexcept;
+// Return whether SMTRACE_THREADS=`mode` records thread synchronization for
+// a rank whose MPI provided `thread_level` (0 single .. 3 multiple), with
+// the load/store runtime attached or not.
+bool thread_tracking(ThreadTracking mode, int32_t thread_level, bool loadstore) noexcept;
 
 // Start recording rank `info.rank` into `info.options.dir`: create the
 // directory, the rank file and its header, the world and self CommDefs;
@@ -90,6 +97,37 @@ void on_annotate(format::Call call, uintptr_t address, uint64_t size, uintptr_t 
 void on_access_run(const smtrace_access_run& run) noexcept;
 // Return true while this thread is inside a traced call.
 bool in_wrapper() noexcept;
+
+// Thread synchronization (tracer/threads.cpp). Return a fresh tracer thread
+// id for a thread about to be created (UINT32_MAX while not recording).
+uint32_t reserve_thread_id() noexcept;
+// Make `id` (from reserve_thread_id) this thread's tracer id.
+void adopt_thread_id(uint32_t id) noexcept;
+// Write the complete thread-family event `e` of this thread from code
+// address `site` (its t_start and duration already set); this thread's open
+// load/store runs are written first. `bits` (format::thread_sync: who
+// recorded it) are added to RankHeader.thread_sync, in place. Return its seq.
+uint64_t record_event(format::Event& e, uintptr_t site, uint32_t bits) noexcept;
+// Write the pending entry of the blocking thread-family event `e` (its
+// release part: before the call goes on), as record_event; return its seq.
+uint64_t record_entry(format::Event& e, uintptr_t site, uint32_t bits) noexcept;
+// Complete the pending event `seq` written by record_entry for `e`, which
+// returned at `t_end`.
+void record_exit(uint64_t seq, format::Event& e, int64_t t_end) noexcept;
+
+// Marks the calling thread as inside MPI (in_wrapper() true) for its
+// lifetime without recording anything: MPI_Init's own work (threads it
+// starts, locks it takes) is not the program's.
+class Untraced {
+ public:
+  Untraced() noexcept;
+  ~Untraced();
+  Untraced(const Untraced&) = delete;
+  Untraced& operator=(const Untraced&) = delete;
+
+ private:
+  bool m_was;
+};
 // Return the CallSite id of code address `address`, writing its Module and
 // CallSite records on first sight (0 while not recording). CUDA kernel
 // launches name their kernel this way (Event.kernel).

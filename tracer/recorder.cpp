@@ -61,6 +61,7 @@ bool Recorder::open(const std::string& path, const format::RankHeader& header, u
   (void)flock(m_fd, LOCK_EX | LOCK_NB);  // advisory; a file system without locks is no error
   std::string head(format::k_magic, format::k_magic_size);
   std::string payload = format::encode_rank_header(header);
+  m_header_bytes = payload.size();
   format::append_frame_header(head, payload);
   head += payload;
   if (head.size() > file_size_limit()) {
@@ -262,6 +263,20 @@ bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
   --m_events;
   event(e);
   return true;
+}
+
+// One pwrite of frame and payload together: once it returns the page cache
+// holds the new header, which a killed process leaves behind as it leaves
+// open()'s (a process kill does not tear a write).
+bool Recorder::rewrite_header(const format::RankHeader& header) {
+  if (m_fd < 0) return false;
+  std::string payload = format::encode_rank_header(header);
+  if (payload.size() != m_header_bytes) return false;
+  std::string frame;
+  format::append_frame_header(frame, payload);
+  frame += payload;
+  const ssize_t n = ::pwrite(m_fd, frame.data(), frame.size(), static_cast<off_t>(format::k_magic_size));
+  return n == static_cast<ssize_t>(frame.size());
 }
 
 void Recorder::completion(uint64_t seq, const format::Event& end) {

@@ -58,6 +58,9 @@ class Recorder {
   // return false, changing nothing, otherwise. Saves the completion record:
   // most blocking calls return before anything else is recorded.
   bool rewrite_last(uint64_t seq, format::Event& event);
+  // Write `header` over the header written by open(), in place; return
+  // false (changing nothing) when its encoding is not exactly as long.
+  bool rewrite_header(const format::RankHeader& header);
   void site(const format::CallSite& site);
   void module(const format::Module& module);
   void comm(const format::CommDef& comm);
@@ -91,6 +94,7 @@ class Recorder {
   format::RecordEncoder m_encoder;
   std::string m_scratch;
   std::string m_path;
+  uint64_t m_header_bytes = 0;  // the header frame's payload as written by open()
   int m_fd = -1;
   bool m_active = false;
   std::string m_error;

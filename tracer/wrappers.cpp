@@ -2174,8 +2174,11 @@ void fortran_init(Call call, const char* name, std::atomic<void*>& cache, uintpt
     if (ierr) *ierr = rc;
     return;
   }
-  if (required) reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*)>(entry)(required, provided, &rc);
-  else reinterpret_cast<void (*)(MPI_Fint*)>(entry)(&rc);
+  {
+    handlers::Untraced untraced;  // MPI's own threads and locks (tracer/threads.cpp)
+    if (required) reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*)>(entry)(required, provided, &rc);
+    else reinterpret_cast<void (*)(MPI_Fint*)>(entry)(&rc);
+  }
   if (ierr) *ierr = rc;
   if (rc != MPI_SUCCESS || handlers::tracing()) return;
   try {
@@ -2357,7 +2360,11 @@ constexpr bool needs_wrapper(format::Family f) {
 extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init(int* argc, char*** argv) {
   auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   int64_t t0 = tr::handlers::now();
-  int rc = PMPI_Init(argc, argv);
+  int rc = MPI_ERR_INTERN;
+  {
+    tr::handlers::Untraced untraced;  // MPI's own threads and locks (tracer/threads.cpp)
+    rc = PMPI_Init(argc, argv);
+  }
   if (rc == MPI_SUCCESS) {
     try {
       tr::start_tracing(Call::Init, site, t0, MPI_THREAD_SINGLE);
@@ -2371,7 +2378,11 @@ extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init(int* argc, char*** argv)
 extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   int64_t t0 = tr::handlers::now();
-  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  int rc = MPI_ERR_INTERN;
+  {
+    tr::handlers::Untraced untraced;  // MPI's own threads and locks (tracer/threads.cpp)
+    rc = PMPI_Init_thread(argc, argv, required, provided);
+  }
   if (rc == MPI_SUCCESS) {
     try {
       tr::start_tracing(Call::Init_thread, site, t0, provided ? *provided : required);

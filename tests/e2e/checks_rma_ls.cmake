@@ -5,26 +5,39 @@
 # `fixed`), which must be clean. Each case runs with the MPI wrapper's
 # default compiler and, where clang is installed, again with Clang
 # (check.NAME_clang: OMPI_CC / MPICH_CC=clang).
-#   smtrace_ls_check_test(NAME PROGRAM NP SECONDS [run_case.sh options...] [ARGS ...])
+#   smtrace_ls_check_test(NAME PROGRAM NP SECONDS [run_case.sh options...]
+#                         [CFLAGS "..."] [CLANG PATH|NONE] [ENV "V=X;..."] [ARGS ...])
+# CFLAGS: more compiler options; CLANG: the clang of the _clang variant
+# (NONE: no such variant); ENV: more environment for both variants.
 if(NOT TARGET smtrace_tsan)
   return()
 endif()
 find_program(SMTRACE_E2E_CLANG clang)
 function(smtrace_ls_check_test name program np seconds)
-  cmake_parse_arguments(PARSE_ARGV 4 E2E "" "" "ARGS")
+  cmake_parse_arguments(PARSE_ARGV 4 E2E "" "CFLAGS;CLANG" "ARGS;ENV")
+  set(clang ${SMTRACE_E2E_CLANG})
+  if(DEFINED E2E_CLANG)
+    set(clang ${E2E_CLANG})
+  endif()
   set(variants ${name})
-  if(SMTRACE_E2E_CLANG)
+  if(clang AND NOT clang STREQUAL "NONE")
     list(APPEND variants ${name}_clang)
+  endif()
+  set(cflags)
+  if(E2E_CFLAGS)
+    set(cflags --cflags "${E2E_CFLAGS}")
   endif()
   foreach(variant IN LISTS variants)
     add_test(NAME check.${variant}
       COMMAND ${E2E_RUN} --case ${variant} --np ${np} --mode check ${E2E_TOOLS} ${E2E_UNPARSED_ARGUMENTS}
-              --build $<TARGET_FILE_DIR:smtrace_tsan>/smtrace-cc
+              --build $<TARGET_FILE_DIR:smtrace_tsan>/smtrace-cc ${cflags}
               -- ${CMAKE_CURRENT_SOURCE_DIR}/${program}.c ${E2E_ARGS})
-    set_tests_properties(check.${variant} PROPERTIES LABELS "check;loadstore" TIMEOUT ${seconds} PROCESSORS ${np})
+    set(env ${E2E_ENV})
     if(variant MATCHES "_clang$")
-      set_tests_properties(check.${variant} PROPERTIES ENVIRONMENT "OMPI_CC=${SMTRACE_E2E_CLANG};MPICH_CC=${SMTRACE_E2E_CLANG}")
+      list(APPEND env "OMPI_CC=${clang}" "MPICH_CC=${clang}")
     endif()
+    set_tests_properties(check.${variant} PROPERTIES LABELS "check;loadstore" TIMEOUT ${seconds} PROCESSORS ${np}
+                         ENVIRONMENT "${env}")
   endforeach()
 endfunction()
 

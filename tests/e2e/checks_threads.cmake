@@ -6,3 +6,45 @@ smtrace_check_test(thread_level_funneled thread_level 2 30 --finds thread-level 
 smtrace_check_test(thread_level_funneled_fixed thread_level 2 30 --clean ARGS funneled_fixed)
 smtrace_check_test(thread_level_serialized thread_level 2 30 --finds thread-level ARGS serialized)
 smtrace_check_test(thread_level_serialized_fixed thread_level 2 30 --clean ARGS serialized_fixed)
+
+# Thread synchronization recorded by the tracer (tracer/threads.cpp,
+# gomp.cpp, ompt.cpp) and the races between threads of a rank: programs
+# built with smtrace-cc (load/store capture), each race with its fixed
+# twins. The rma-race findings need the analyzer's thread edges.
+if(NOT COMMAND smtrace_ls_check_test)
+  return()
+endif()
+# pthreads (also with clang where installed): a store by one thread racing
+# a put another thread's receive is ordered after.
+smtrace_ls_check_test(threads_rma threads_rma 2 40 --finds rma-race
+  --dump-has "thread=2 smtrace_store\\(buf=0x[0-9a-f]+, count=16"
+  --dump-has "pthread_join\\(peer=2\\)")
+smtrace_ls_check_test(threads_rma_fixed threads_rma 2 40 --clean
+  --dump-has "thread=2 pthread_mutex_lock\\(buf=0x[0-9a-f]+\\)" ARGS fixed)
+smtrace_ls_check_test(threads_rma_fixed_join threads_rma 2 40 --clean ARGS fixed_join)
+
+# OpenMP: a worker's store into window memory during an epoch. GCC's
+# libgomp (the MPI wrapper's compiler) and LLVM's libomp (clang, where it
+# and libomp are installed: check.NAME_clang).
+set(smtrace_omp_clang NONE)
+if(SMTRACE_E2E_CLANG)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/omp_probe.c "#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
+  execute_process(COMMAND ${SMTRACE_E2E_CLANG} -fopenmp ${CMAKE_CURRENT_BINARY_DIR}/omp_probe.c
+                          -o ${CMAKE_CURRENT_BINARY_DIR}/omp_probe
+                  RESULT_VARIABLE smtrace_omp_probe OUTPUT_QUIET ERROR_QUIET)
+  if(smtrace_omp_probe EQUAL 0)
+    set(smtrace_omp_clang ${SMTRACE_E2E_CLANG})
+  else()
+    message(STATUS "smtrace: e2e OpenMP cases with clang/libomp skipped: clang -fopenmp cannot build (install libomp-dev)")
+  endif()
+endif()
+# OMP_WAIT_POLICY=passive: idle workers sleep (2 ranks x 4 threads on 2 cores).
+function(smtrace_omp_check_test name program np seconds)
+  smtrace_ls_check_test(${name} ${program} ${np} ${seconds} ${ARGN}
+    CFLAGS -fopenmp CLANG ${smtrace_omp_clang} ENV OMP_WAIT_POLICY=passive)
+endfunction()
+smtrace_omp_check_test(omp_rma omp_rma 2 40 --finds rma-race
+  --dump-has "thread=1 smtrace_store\\(buf=0x[0-9a-f]+, count=16"
+  --dump-has "thread=1 omp_implicit_task_end\\(buf=0x1\\)")
+smtrace_omp_check_test(omp_rma_fixed omp_rma 2 40 --clean ARGS fixed)
+smtrace_omp_check_test(omp_rma_fixed_before omp_rma 2 40 --clean ARGS fixed_before)

@@ -29,6 +29,7 @@
 #   --check-args "..." (mode check) more options for `smtrace check`
 #   --build CC         PROGRAM is a C source: compile it first with the
 #                      compiler wrapper CC (smtrace-cc: load/store capture)
+#   --cflags "..."     more compiler options for --build (-fopenmp)
 #   --dump-has REGEX   (modes record, check) `smtrace dump` of the trace must
 #                      have a line matching REGEX (repeatable)
 #
@@ -50,6 +51,7 @@ clean=0
 no_errors=0
 check_extra=""
 build_cc=""
+build_flags=""
 dump_has=()
 report_has=()
 while [ $# -gt 0 ]; do
@@ -68,6 +70,7 @@ while [ $# -gt 0 ]; do
     --no-errors) no_errors=1; shift ;;
     --check-args) check_extra=$2; shift 2 ;;
     --build) build_cc=$2; shift 2 ;;
+    --cflags) build_flags=$2; shift 2 ;;
     --dump-has) dump_has+=("$2"); shift 2 ;;
     --report-has) report_has+=("$2"); shift 2 ;;
     --) shift; break ;;
@@ -103,7 +106,8 @@ fail() {
 if [ -n "$build_cc" ]; then
   src=$1
   shift
-  "$build_cc" -g -O0 -Wall -Wextra -Werror -I"$(dirname "$0")" "$src" -o "$work/program" >"$out" 2>"$err" ||
+  # shellcheck disable=SC2086 # build_flags: several options
+  "$build_cc" -g -O0 -Wall -Wextra -Werror $build_flags -I"$(dirname "$0")" "$src" -o "$work/program" >"$out" 2>"$err" ||
     fail "$build_cc could not build $src"
   set -- "$work/program" "$@"
 fi

@@ -31,6 +31,8 @@ const smtrace_access_runtime_api k_fake_api = {
     },
     [](void (*)(const smtrace_access_run*, void*), void*) {},
     [](uintptr_t*, size_t) -> size_t { return 0; },
+    [](uint64_t) {},
+    [](void (*)(const smtrace_access_run*, uint64_t, void*), void*) -> uint32_t { return 0; },
 };
 
 TypeExtent int_extent(uint32_t) { return {0, 4, 4, true}; }

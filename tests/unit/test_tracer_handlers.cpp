@@ -15,6 +15,7 @@
 
 #include "trace_format/reader.hpp"
 #include "trace_format/wire.hpp"
+#include "tracer/access.hpp"
 #include "tracer/handlers.hpp"
 
 namespace fs = std::filesystem;
@@ -30,7 +31,8 @@ uintptr_t site(int k = 0) { return reinterpret_cast<uintptr_t>(&anchor) + 1 + st
 
 struct TempTrace {
   fs::path dir;
-  explicit TempTrace(const std::string& name, uint32_t chunk_bytes = 64 * 1024) {
+  explicit TempTrace(const std::string& name, uint32_t chunk_bytes = 64 * 1024,
+                     ThreadTracking threads = ThreadTracking::automatic) {
     dir = fs::temp_directory_path() / ("smtrace-" + name + "-" + std::to_string(getpid()));
     fs::remove_all(dir);
     StartInfo info;
@@ -41,6 +43,7 @@ struct TempTrace {
     info.options.dir = dir.string();
     info.options.chunk_bytes = chunk_bytes;
     info.options.quiet = true;
+    info.options.threads = threads;
     info.install_handlers = false;
     started = h::start(info);
   }
@@ -363,3 +366,116 @@ TEST_CASE("tracer::handlers::families_off") {
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("tracer::handlers::thread_tracking") {
+  CHECK(h::thread_tracking(ThreadTracking::on, 0, false));
+  CHECK_FALSE(h::thread_tracking(ThreadTracking::off, 3, true));
+  CHECK_FALSE(h::thread_tracking(ThreadTracking::automatic, 0, false));
+  CHECK_FALSE(h::thread_tracking(ThreadTracking::automatic, 1, false));  // funneled: one thread calls MPI
+  CHECK(h::thread_tracking(ThreadTracking::automatic, 2, false));
+  CHECK(h::thread_tracking(ThreadTracking::automatic, 3, false));
+  CHECK(h::thread_tracking(ThreadTracking::automatic, 0, true));  // load/store capture
+}
+
+TEST_CASE("tracer::handlers::thread_events") {
+  // What tracer/threads.cpp writes: a complete event (a lock), a blocking
+  // one (a condition wait: entry, then its end) on a created thread with the
+  // id its creator reserved; RankHeader.thread_sync gets the bit of each
+  // source as its first event is written.
+  TempTrace t("thread-events", 64 * 1024, ThreadTracking::on);
+  REQUIRE(t.started);
+  CHECK(h::threads_tracked());
+  const uint32_t id = h::reserve_thread_id();
+  CHECK(id == 1);
+  smtrace::format::Event lock;
+  lock.call = Call::pthread_mutex_lock;
+  lock.buf = 0x5000;
+  lock.t_start = h::now();
+  h::record_event(lock, site(), smtrace::format::thread_sync::pthreads);
+  std::thread([id] {
+    h::adopt_thread_id(id);
+    smtrace::format::Event wait;
+    wait.call = Call::pthread_cond_wait;
+    wait.buf = 0x6000;
+    wait.recv_buf = 0x5000;
+    wait.t_start = h::now();
+    const uint64_t seq = h::record_entry(wait, site(1), smtrace::format::thread_sync::pthreads);
+    smtrace::format::Event other;  // another event in between: the end is a completion record
+    other.call = Call::pthread_mutex_unlock;
+    other.buf = 0x7000;
+    h::record_event(other, site(2), smtrace::format::thread_sync::libgomp);
+    wait.rc = 0;
+    h::record_exit(seq, wait, h::now());
+  }).join();
+  h::finish(TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.file());
+  for (const auto& p : r.problems) MESSAGE(p.to_string());
+  CHECK(r.problems.empty());
+  CHECK(r.header.thread_sync == (smtrace::format::thread_sync::pthreads | smtrace::format::thread_sync::libgomp));
+  REQUIRE(r.events.size() == 3);
+  CHECK(r.events[0].call == Call::pthread_mutex_lock);
+  CHECK(r.events[0].thread == 0);
+  CHECK(r.events[0].buf == 0x5000);
+  CHECK(r.events[1].call == Call::pthread_cond_wait);
+  CHECK(r.events[1].thread == 1);
+  CHECK(r.events[1].recv_buf == 0x5000);
+  CHECK_FALSE(r.events[1].pending);
+  CHECK(r.events[2].call == Call::pthread_mutex_unlock);
+  CHECK(r.events[2].thread == 1);
+}
+
+TEST_CASE("tracer::handlers::thread_sync_off") {
+  // SMTRACE_THREADS=auto on a single-threaded MPI without load/store
+  // capture: nothing tracked, thread_sync 0.
+  TempTrace t("thread-sync-off");
+  REQUIRE(t.started);
+  CHECK_FALSE(h::threads_tracked());
+  h::finish(TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.file());
+  CHECK(r.header.thread_sync == 0);
+}
+
+namespace {
+// A load/store runtime whose threads hold runs as tracing ends: one run of a
+// thread tagged 3 (tracer id 2) is written, one thread cannot be taken.
+smtrace_access_run g_held_run{};
+const smtrace_access_runtime_api k_holding_runtime = {
+    k_smtrace_access_abi,
+    [](const smtrace_access_tracer*) {},
+    [](const smtrace_access_range*, size_t) {},
+    [](void (*)(const smtrace_access_run*, void*), void*) {},
+    [](uintptr_t*, size_t) -> size_t { return 0; },
+    [](uint64_t) {},
+    [](void (*write)(const smtrace_access_run*, uint64_t, void*), void* context) -> uint32_t {
+      write(&g_held_run, 3, context);
+      return 1;
+    },
+};
+}  // namespace
+
+TEST_CASE("tracer::handlers::accesses_of_threads_without_mpi_calls") {
+  TempTrace t("accesses-lost");
+  REQUIRE(t.started);
+  REQUIRE(access::attach_to(&k_holding_runtime, 0));
+  g_held_run.kind = smtrace_access_store;
+  g_held_run.pc = site();
+  g_held_run.addr = 0x9000;
+  g_held_run.size = 4;
+  g_held_run.count = 8;
+  g_held_run.stride = 4;
+  h::finish(TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.file());
+  REQUIRE(r.events.size() == 1);
+  CHECK(r.events[0].call == Call::Store);
+  CHECK(r.events[0].thread == 2);
+  CHECK(r.events[0].buf == 0x9000);
+  REQUIRE(r.end.has_value());
+  CHECK(r.end->accesses_lost == 1);
+  CHECK_FALSE(r.accesses_kept());
+  REQUIRE(r.problems.size() == 1);  // the reader says so
+  CHECK(r.problems[0].severity == smtrace::format::Problem::Severity::warning);
+  CHECK(r.problems[0].message.find("could not be written") != std::string::npos);
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.message.find("load/store runtime") != std::string::npos;
+  CHECK(noted);
+}
