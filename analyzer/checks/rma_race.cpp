@@ -845,12 +845,12 @@ class RmaRace final : public Check {
     ++g.count;
   }
 
-  // Return "rank R", or "rank R (thread T)" where the rank's threads are
+  // Return "rank R", or "thread T of rank R" where the rank's threads are
   // lanes (threads.hpp), for the rank `rank` that made item `it`.
   std::string rank_text(uint32_t rank, const Item& it) const {
     const RankThreads& t = m_ctx->replay().threads(rank);
     if (!t.modelled) return fmt::format("rank {}", rank);
-    return fmt::format("rank {} ({})", rank, t.lane_name(it.lane));
+    return fmt::format("{} of rank {}", t.lane_name(it.lane), rank);
   }
 
   // Return how report lines describe item `it` of `owner`'s memory.
