@@ -314,4 +314,75 @@ TEST_CASE("analyzer::threads::openmp") {
   }
 }
 
+TEST_CASE("analyzer::threads::local_concurrency") {
+  const std::string lc = "local-concurrency";
+  constexpr uint64_t k_buf = 0x5000;
+  // Thread 1 receives into k_buf (Irecv + Wait); thread 0 stores to it,
+  // written after the Wait; `between` adds what comes between.
+  auto recv_case = [&](uint32_t sync, const std::function<void(Threads&)>& between) {
+    Threads t(sync);
+    t.peer(0, Call::pthread_create, 1);
+    t.peer(1, Call::thread_begin, 0);
+    t.b.buf(Call::Irecv, k_buf, 1, smtrace::test::k_int, 1).thread = 1;
+    t.b.wait(1).thread = 1;
+    between(t);
+    t.store(0).buf = k_buf;
+    t.on(1, Call::thread_end);
+    t.peer(0, Call::pthread_join, 1);
+    return t.run(lc);
+  };
+  SUBCASE("a store of thread 0 written after thread 1's Wait is concurrent with the receive") {
+    const an::Result r = recv_case(tf::thread_sync::pthreads, [](Threads&) {});
+    REQUIRE(count_of(r, lc) == 1);
+    CHECK(notes_have(r, lc, "thread 1 posts the operation and thread 0 (main) of rank 0 touches the buffer"));
+  }
+  SUBCASE("one program order without recorded thread synchronization") {
+    CHECK(count_of(recv_case(0, [](Threads&) {}), lc) == 0);
+  }
+  SUBCASE("a mutex after the Wait orders them") {
+    const an::Result r = recv_case(tf::thread_sync::pthreads, [](Threads& t) {
+      t.sync(1, Call::pthread_mutex_unlock, 0x50);
+      t.sync(0, Call::pthread_mutex_lock, 0x50);
+    });
+    CHECK(count_of(r, lc) == 0);
+  }
+  SUBCASE("a request completed by another thread orders through the completing thread") {
+    // Thread 1 posts an Isend and hands the request to thread 2, which
+    // waits for it. Thread 0 synchronizes with thread 1 after the Isend
+    // (found: the send may still be pending) or with thread 2 after the
+    // Wait (clean).
+    for (const bool after_wait : {false, true}) {
+      Threads t;
+      t.peer(0, Call::pthread_create, 1);
+      t.peer(0, Call::pthread_create, 2);
+      t.peer(1, Call::thread_begin, 0);
+      t.peer(2, Call::thread_begin, 0);
+      t.b.buf(Call::Isend, k_buf, 1, smtrace::test::k_int, 7).thread = 1;
+      if (!after_wait) t.sync(1, Call::pthread_mutex_unlock, 0x50);
+      t.sync(1, Call::sem_post, 0x90);
+      t.sync(2, Call::sem_wait, 0x90);
+      t.b.wait(7).thread = 2;
+      if (after_wait) t.sync(2, Call::pthread_mutex_unlock, 0x50);
+      t.sync(0, Call::pthread_mutex_lock, 0x50);
+      t.store(0).buf = k_buf;
+      t.on(1, Call::thread_end);
+      t.on(2, Call::thread_end);
+      t.peer(0, Call::pthread_join, 1);
+      t.peer(0, Call::pthread_join, 2);
+      CHECK(count_of(t.run(lc), lc) == (after_wait ? 0 : 1));
+    }
+  }
+  SUBCASE("a store of another thread recorded before the posting, unsynchronized, conflicts") {
+    Threads t;
+    t.peer(0, Call::pthread_create, 1);
+    t.peer(1, Call::thread_begin, 0);
+    t.store(0).buf = k_buf;
+    t.b.buf(Call::Irecv, k_buf, 1, smtrace::test::k_int, 1).thread = 1;
+    t.b.wait(1).thread = 1;
+    t.on(1, Call::thread_end);
+    t.peer(0, Call::pthread_join, 1);
+    CHECK(count_of(t.run(lc), lc) == 1);
+  }
+}
+
 TEST_SUITE_END();
