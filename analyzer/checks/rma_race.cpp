@@ -45,6 +45,14 @@
 // trees; a conflict between two accesses that are both remote to the owner
 // is confirmed with HappensBefore::ordered.
 //
+// Threads (threads.hpp): where a rank's threads are lanes, its timeline
+// above is the lane of thread 0 (HappensBefore::on_axis). Projections onto
+// it stay sound for retiring classes (F(a) <= K(b) still means a happens
+// before b) but decide exactly only for accesses on it: a conflict with an
+// access off it is confirmed with HappensBefore::ordered, and a load or
+// store off it is a class of its own (later accesses may start before it
+// in K order). Classes are per lane of their origin.
+//
 // A fragment names the newest access that gave it its type (Algorithm 3 of
 // the seed keeps the new access's debug information), so a report names
 // both call sites. Races are grouped by the pair of call sites; each group
