@@ -125,6 +125,25 @@ struct Record {
   bool freed = false;
 };
 
+// Return the record of conflict `c` with operation `op_call` (posted by
+// `post_call` at `post_seq`, `post_site`) over `blocks`, not yet completed:
+// the buffer named is the hull of the side in conflict (send or receive).
+Record record_of(Call op_call, Call post_call, uint64_t post_seq, uint32_t post_site, const std::vector<Block>& blocks,
+                 const Conflict& c) {
+  Record r;
+  r.op_call = op_call;
+  r.post_call = post_call;
+  r.post_seq = post_seq;
+  r.post_site = post_site;
+  const Mode side = c.op_writes ? Mode::write : Mode::read;
+  r.op_lo = std::numeric_limits<uint64_t>::max();
+  for (const Block& b : blocks)
+    if (b.mode == side) r.op_lo = std::min(r.op_lo, b.lo), r.op_hi = std::max(r.op_hi, b.hi);
+  if (r.op_hi == 0) r.op_lo = 0;
+  r.conflict = c;
+  return r;
+}
+
 // Disjoint segments of memory with the number of pending readers and writers.
 class SegmentMap {
  public:
@@ -477,18 +496,7 @@ class Pass final : public RankPass {
         ++suppressed;
         continue;
       }
-      Record r;
-      r.op_call = op.call;
-      r.post_call = op.post_call;
-      r.post_seq = op.seq;
-      r.post_site = op.site;
-      // The buffer named is the hull of the side in conflict (send or receive).
-      const Mode side = c.op_writes ? Mode::write : Mode::read;
-      r.op_lo = std::numeric_limits<uint64_t>::max();
-      for (const Block& b : op.blocks)
-        if (b.mode == side) r.op_lo = std::min(r.op_lo, b.lo), r.op_hi = std::max(r.op_hi, b.hi);
-      if (r.op_hi == 0) r.op_lo = 0;
-      r.conflict = c;
+      Record r = record_of(op.call, op.post_call, op.seq, op.site, op.blocks, c);
       if (done) {
         r.done_call = done->call;
         r.done_seq = done->seq;
@@ -633,17 +641,9 @@ class LocalConcurrency final : public Check {
         if (!concurrent(t.seq, l.post_seq, l.done ? std::optional<uint64_t>(l.done_seq) : std::nullopt)) continue;
         if (!seen.emplace(l.post_site, static_cast<uint16_t>(l.op_call), t.site, static_cast<uint16_t>(t.call)).second)
           continue;
-        Record r;
-        r.op_call = l.op_call;
-        r.post_call = l.post_call;
-        r.post_seq = l.post_seq;
-        r.post_site = l.post_site;
-        const Mode side = op_writes ? Mode::write : Mode::read;
-        r.op_lo = std::numeric_limits<uint64_t>::max();
-        for (const Block& b : l.blocks)
-          if (b.mode == side) r.op_lo = std::min(r.op_lo, b.lo), r.op_hi = std::max(r.op_hi, b.hi);
-        r.conflict = Conflict{t.seq, t.site, t.call, mode, t.receive_post && mode == Mode::write && op_writes, op_writes,
-                              hit->first, hit->second};
+        Record r = record_of(l.op_call, l.post_call, l.post_seq, l.post_site, l.blocks,
+                             Conflict{t.seq, t.site, t.call, mode, t.receive_post && mode == Mode::write && op_writes,
+                                      op_writes, hit->first, hit->second});
         if (l.done) {
           r.done_call = l.done_call;
           r.done_seq = l.done_seq;
