@@ -130,8 +130,10 @@ class EdgeBuilder {
 
   // pthread_create -> the created thread's first event; its last event ->
   // pthread_join. A thread whose creation was not recorded starts after the
-  // event written just before its first (the order of one program, as for a
-  // rank that is one lane: never a race the old model did not see).
+  // start of the event written just before its first one (what one program
+  // order would have put before it). Every edge here and below leads from a
+  // point to a later one in recorded time (where the run's clock agrees),
+  // so they close no cycle.
   void threads() {
     std::map<uint32_t, uint32_t> lane_of_thread;
     for (uint32_t l = 0; l < m_t.lanes.size(); ++l)
@@ -152,7 +154,7 @@ class EdgeBuilder {
     for (const auto& [thread, l] : lane_of_thread) {
       const Lane& lane = m_t.lanes[l];
       if (thread == 0 || created.count(thread) || !lane.has_before) continue;
-      m_g.edge(m_g.node(lane.before_lane, 2 * lane.before_seq + 1), m_g.node(l, 2 * lane.first_seq));
+      m_g.edge(m_g.node(lane.before_lane, 2 * lane.before_seq), m_g.node(l, 2 * lane.first_seq));
     }
   }
 
@@ -251,16 +253,15 @@ class EdgeBuilder {
     }
     for (const auto& [key, members] : rounds) {
       const uint32_t hub = m_g.hub();
-      int64_t first_end = std::numeric_limits<int64_t>::max(), last_end = std::numeric_limits<int64_t>::min();
+      int64_t first_end = std::numeric_limits<int64_t>::max();
       for (uint32_t i : members) {
         const ThreadEvent& e = m_t.events[i];
         m_g.edge(start(e), hub);
         to_end(hub, e);
         first_end = std::min(first_end, e.t_end);
-        last_end = std::max(last_end, e.t_end);
       }
       if (std::get<0>(key)) {
-        m_team_barriers.push_back({std::get<1>(key), hub, first_end, last_end});
+        m_team_barriers.push_back({std::get<1>(key), hub, first_end});
       }
     }
   }
@@ -268,7 +269,7 @@ class EdgeBuilder {
   struct TeamBarrier {
     uint64_t team;
     uint32_t hub;
-    int64_t first_end, last_end;
+    int64_t first_end;  // the first member's departure
   };
   struct Task {
     const ThreadEvent* create = nullptr;
@@ -328,7 +329,7 @@ class EdgeBuilder {
     for (const TeamBarrier& b : m_team_barriers) {
       for (const auto& [id, t] : tasks) {
         if (!t.create || !t.end || static_cast<uint64_t>(t.create->count) != b.team) continue;
-        if (t.create->t_start < b.first_end && t.end->t_start <= b.last_end) m_g.edge(start(*t.end), b.hub);
+        if (t.create->t_start < b.first_end && t.end->t_start <= b.first_end) m_g.edge(start(*t.end), b.hub);
       }
     }
     std::map<uint64_t, uint32_t> fork;  // team -> the start of its latest fork

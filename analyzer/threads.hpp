@@ -62,7 +62,8 @@ struct Lane {
   uint64_t first_seq = 0, last_seq = 0;
   bool seen = false;         // an event of the lane was read
   // A thread: the event written just before its first one (on lane
-  // `before_lane`), where it starts when its creation was not recorded.
+  // `before_lane`), after whose start it starts when its creation was not
+  // recorded (its start: a long call written before may end later).
   uint64_t before_seq = 0;
   uint32_t before_lane = 0;
   bool has_before = false;
@@ -155,7 +156,7 @@ void thread_points(const RankThreads& t, Add&& add) {
     if (!lane.seen || lane.kind != LaneKind::thread) continue;
     add(l, 2 * lane.first_seq);
     add(l, 2 * lane.last_seq + 1);
-    if (lane.has_before) add(lane.before_lane, 2 * lane.before_seq + 1);
+    if (lane.has_before) add(lane.before_lane, 2 * lane.before_seq);
   }
 }
 

@@ -122,6 +122,7 @@ struct LocalAccess {
   uint64_t seq = 0;
   uint32_t site = 0;
   uint32_t thread = 0;
+  uint32_t run = 0;               // where threads are lanes: its thread's events before it that were not accesses
   Call call = Call::unspecified;
   Strided where;
   bool write = false;
@@ -145,8 +146,11 @@ class Pass final : public RankPass {
   explicit Pass(const RankData& data) : m_data(data), m_footprint(data) {}
 
   void event(const Event& e) override {
-    if (e.rc != 0 && !e.pending) return;
     const format::CallTraits& t = format::call_traits(e.call);
+    // Runs of accesses with no other event of their thread between them
+    // (sweep: one class per run off the owner's axis).
+    if (m_data.header.thread_sync != 0 && t.role != format::Role::local_access) ++m_runs[e.thread];
+    if (e.rc != 0 && !e.pending) return;
     if (!windows.empty() && !e.pending) buffers_of(e, t);
     if (t.role == format::Role::local_access) {
       if (e.buf == 0 || e.size == 0 || e.pending) return;
@@ -158,7 +162,8 @@ class Pass final : public RankPass {
         const uint64_t lo = span < 0 ? e.buf - static_cast<uint64_t>(-span) : e.buf;
         w = Strided{lo, static_cast<uint64_t>(span < 0 ? -span : span) + e.size, 0, 1};
       }
-      locals.push_back(LocalAccess{e.seq, e.site, e.thread, e.call, w, t.buffers == format::BufferLayout::local_write});
+      locals.push_back(LocalAccess{e.seq, e.site, e.thread, m_runs.empty() ? 0 : m_runs[e.thread], e.call, w,
+                                   t.buffers == format::BufferLayout::local_write});
       return;
     }
     if (e.pending) return;
@@ -291,6 +296,7 @@ class Pass final : public RankPass {
   }
 
   uint32_t m_epochs = 0;
+  std::unordered_map<uint32_t, uint32_t> m_runs;                              // thread -> events that were not accesses
   std::map<std::pair<uint32_t, int32_t>, std::pair<uint32_t, bool>> m_locks;  // (window, target) -> epoch
   std::map<uint32_t, uint32_t> m_lock_all;                                    // window -> epoch
   std::unordered_map<uint64_t, std::size_t> m_by_request;
@@ -535,11 +541,22 @@ class RmaRace final : public Check {
     for (uint32_t r = 0; r < n; ++r) {
       Pass* pass = m_passes[r];
       if (!pass) continue;
+      // Off the axis, a load or store ends with the last access of its run:
+      // no node of its lane lies between them, so the projections and
+      // ordered() see them alike, and the run is one class (sweep).
+      std::unordered_map<uint64_t, uint64_t> run_end;  // (thread, run) -> last seq
+      if (m_ctx->replay().threads(r).modelled) {
+        for (const LocalAccess& a : pass->locals) {
+          uint64_t& last = run_end[uint64_t{a.thread} << 32 | a.run];
+          last = std::max(last, a.seq);
+        }
+      }
       for (uint32_t i = 0; i < pass->locals.size(); ++i) {
         const LocalAccess& a = pass->locals[i];
         Item item;
         item.origin = r;
         item.start = item.done = a.seq;
+        if (!run_end.empty() && !m_hb->on_axis({r, a.seq})) item.done = run_end[uint64_t{a.thread} << 32 | a.run];
         item.local = i;
         item.side = Side::local;
         item.type = a.write ? AccessType::local_write : AccessType::local_read;
@@ -618,8 +635,9 @@ class RmaRace final : public Check {
       }
       live.resize(kept);
       // A load or store off the owner's axis (another thread's, where
-      // threads are lanes) is not ordered by its projection: it becomes a
-      // class of its own, which later accesses probe like an RMA call's.
+      // threads are lanes) is not ordered by its projection: its run of
+      // accesses (build_items) becomes a class, which later accesses probe
+      // like an RMA call's.
       if (b.side == Side::local && m_hb->on_axis({b.origin, b.start})) {
         if (!locals_run) locals.clear();
         locals_run = true;

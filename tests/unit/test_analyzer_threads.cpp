@@ -199,6 +199,23 @@ TEST_CASE("analyzer::threads::pthreads") {
     const an::Result r = t.run();
     CHECK(count_of(r, race) == 1);
   }
+  SUBCASE("runs of stores: one thread's before its own Put are ordered, another thread's race") {
+    for (const uint32_t thread : {1u, 2u}) {
+      Threads t;
+      t.peer(0, Call::pthread_create, 1);
+      t.peer(0, Call::pthread_create, 2);
+      t.peer(1, Call::thread_begin, 0);
+      t.peer(2, Call::thread_begin, 0);
+      for (uint64_t k = 0; k < 4; ++k) t.store(thread).buf = k_base + 16 * k;
+      t.put(1);
+      for (uint64_t k = 0; k < 4; ++k) t.store(thread).buf = k_base + 32 + 4 * k;
+      t.on(1, Call::thread_end);
+      t.on(2, Call::thread_end);
+      t.peer(0, Call::pthread_join, 1);
+      t.peer(0, Call::pthread_join, 2);
+      CHECK(count_of(t.run(), race) == (thread == 1 ? 0 : 1));
+    }
+  }
   SUBCASE("two accesses of one thread stay in program order") {
     Threads t;
     t.peer(0, Call::pthread_create, 1);
