@@ -628,9 +628,36 @@ class LocalConcurrency final : public Check {
     std::set<std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>> seen;
     for (const Record& r : pass.records)
       seen.emplace(r.post_site, static_cast<uint16_t>(r.op_call), r.conflict.site, static_cast<uint16_t>(r.conflict.call));
+    // Accesses by the hull of their blocks, with the running maximum of
+    // the hulls' ends: those meeting a buffer are found by a binary search
+    // and a scan back.
+    struct Hull {
+      uint64_t lo, hi;
+      uint32_t touch;
+    };
+    std::vector<Hull> hulls;
+    hulls.reserve(pass.touches.size());
+    for (uint32_t i = 0; i < pass.touches.size(); ++i) {
+      const auto& blocks = pass.touches[i].blocks;
+      Hull h{UINT64_MAX, 0, i};
+      for (const Block& b : blocks) h.lo = std::min(h.lo, b.lo), h.hi = std::max(h.hi, b.hi);
+      hulls.push_back(h);
+    }
+    std::sort(hulls.begin(), hulls.end(), [](const Hull& a, const Hull& b) { return a.lo < b.lo; });
+    std::vector<uint64_t> reach(hulls.size());
+    for (std::size_t i = 0; i < hulls.size(); ++i) reach[i] = std::max(i ? reach[i - 1] : 0, hulls[i].hi);
+    std::vector<uint32_t> near;
     for (const Lifetime& l : pass.lifetimes) {
-      if (l.freed) continue;
-      for (const Touch& t : pass.touches) {
+      if (l.freed || l.blocks.empty()) continue;
+      uint64_t lo = UINT64_MAX, hi = 0;
+      for (const Block& b : l.blocks) lo = std::min(lo, b.lo), hi = std::max(hi, b.hi);
+      near.clear();
+      auto end = std::lower_bound(hulls.begin(), hulls.end(), hi, [](const Hull& h, uint64_t x) { return h.lo < x; });
+      for (auto i = static_cast<std::size_t>(end - hulls.begin()); i-- > 0 && reach[i] > lo;)
+        if (hulls[i].hi > lo) near.push_back(hulls[i].touch);
+      std::sort(near.begin(), near.end());  // in recorded order: the first conflict of a pair of sites is reported
+      for (uint32_t index : near) {
+        const Touch& t = pass.touches[index];
         if (t.seq == l.post_seq) continue;
         const bool outside = t.seq < l.post_seq || (l.done && t.seq > l.done_seq);
         if (!outside || threads.lane(t.seq) == threads.lane(l.post_seq)) continue;
