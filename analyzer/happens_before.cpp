@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <ostream>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 #include "analyzer/check.hpp"
 #include "analyzer/comms.hpp"
 #include "analyzer/replay.hpp"
+#include "analyzer/threads.hpp"
 
 namespace smtrace::analyzer {
 
@@ -70,8 +72,15 @@ WindowLife window_life(const RmaEvent& e) {
 
 struct HappensBefore::Impl {
   uint32_t world_size = 0;
-  std::vector<uint32_t> rank_base;                 // first node of each rank; [world_size] = first hub
-  // Per rank: keys of its nodes, ascending. An event has two points: its
+  // Lanes: one program order each (threads.hpp). A rank is one lane unless
+  // its thread synchronization was recorded; then one per thread, task and
+  // section. Global lane ids: lane_base[rank] + the rank's own lane.
+  std::vector<uint32_t> lane_base;                 // per rank; [world_size] = lane count
+  std::vector<uint32_t> lane_rank;                 // per lane
+  std::vector<const RankThreads*> threads;         // per rank, modelled ones only (else nullptr)
+  uint32_t lane_count = 0;
+  std::vector<uint32_t> node_base;                 // first node of each lane; [lane_count] = first hub
+  // Per lane: keys of its nodes, ascending. An event has two points: its
   // start (key 2 seq) and its end (key 2 seq + 1); a blocking collective
   // needs both, or its entry -> hub -> exit edges would close a cycle.
   std::vector<std::vector<uint64_t>> node_seq;
@@ -82,38 +91,61 @@ struct HappensBefore::Impl {
   bool cyclic = false;
 
   mutable std::once_flag clocks_once;
-  mutable std::vector<uint32_t> clocks;             // node x rank, when small enough
+  mutable std::vector<uint32_t> clocks;             // node x lane, when small enough
 
   static uint64_t start(uint64_t seq) { return 2 * seq; }
   static uint64_t end(uint64_t seq) { return 2 * seq + 1; }
-  uint32_t node_of(uint32_t rank, uint64_t key) const {
-    const auto& seqs = node_seq[rank];
+  uint32_t lane_of(uint32_t rank, uint64_t seq) const {
+    const RankThreads* t = threads[rank];
+    return lane_base[rank] + (t ? t->lane(seq) : 0);
+  }
+  uint32_t lane_of(EventRef x) const { return lane_of(x.rank, x.seq); }
+  // Return the node of the point `key` of lane `lane` (a listed point).
+  uint32_t node_on(uint32_t lane, uint64_t key) const {
+    const auto& seqs = node_seq[lane];
     auto it = std::lower_bound(seqs.begin(), seqs.end(), key);
-    return rank_base[rank] + static_cast<uint32_t>(it - seqs.begin());
+    return node_base[lane] + static_cast<uint32_t>(it - seqs.begin());
   }
-  uint32_t rank_of_node(uint32_t node) const {
-    auto it = std::upper_bound(rank_base.begin(), rank_base.begin() + world_size, node);
-    return static_cast<uint32_t>(it - rank_base.begin()) - 1;
+  uint32_t node_of(uint32_t rank, uint64_t key) const { return node_on(lane_of(rank, key / 2), key); }
+  uint32_t lane_of_node(uint32_t node) const {
+    auto it = std::upper_bound(node_base.begin(), node_base.begin() + lane_count, node);
+    return static_cast<uint32_t>(it - node_base.begin()) - 1;
   }
-  bool is_event(uint32_t node) const { return node < rank_base[world_size]; }
+  uint32_t rank_of_node(uint32_t node) const { return lane_rank[lane_of_node(node)]; }
+  bool is_event(uint32_t node) const { return node < node_base[lane_count]; }
   EventRef event_of(uint32_t node) const {
-    const uint32_t r = rank_of_node(node);
-    return {r, node_seq[r][node - rank_base[r]] / 2};
+    const uint32_t l = lane_of_node(node);
+    return {lane_rank[l], node_seq[l][node - node_base[l]] / 2};
+  }
+  // The entry node of `x`: the last node of its lane at or before its end.
+  std::optional<uint32_t> entry_node(EventRef x) const {
+    const uint32_t l = lane_of(x);
+    const auto& sx = node_seq[l];
+    auto ix = std::upper_bound(sx.begin(), sx.end(), end(x.seq));
+    if (ix == sx.begin()) return std::nullopt;
+    return node_base[l] + static_cast<uint32_t>(ix - sx.begin()) - 1;
+  }
+  // The position in its lane of the exit node of `x`: the first node at or after its start.
+  std::optional<uint32_t> exit_position(EventRef x) const {
+    const auto& sx = node_seq[lane_of(x)];
+    auto ix = std::lower_bound(sx.begin(), sx.end(), start(x.seq));
+    if (ix == sx.end()) return std::nullopt;
+    return static_cast<uint32_t>(ix - sx.begin());
   }
 
   void compute_clocks() const {
-    const uint64_t entries = uint64_t{node_count} * world_size;
+    const uint64_t entries = uint64_t{node_count} * lane_count;
     if (cyclic || entries > k_max_clock_entries) return;
     clocks.assign(entries, 0);
     for (uint32_t v : topo) {
-      uint32_t* own = &clocks[uint64_t{v} * world_size];
+      uint32_t* own = &clocks[uint64_t{v} * lane_count];
       if (is_event(v)) {
-        const uint32_t r = rank_of_node(v);
-        own[r] = std::max(own[r], v - rank_base[r] + 1);
+        const uint32_t l = lane_of_node(v);
+        own[l] = std::max(own[l], v - node_base[l] + 1);
       }
       for (auto e : boost::make_iterator_range(boost::out_edges(v, graph))) {
-        uint32_t* next = &clocks[uint64_t{boost::target(e, graph)} * world_size];
-        for (uint32_t r = 0; r < world_size; ++r) next[r] = std::max(next[r], own[r]);
+        uint32_t* next = &clocks[uint64_t{boost::target(e, graph)} * lane_count];
+        for (uint32_t l = 0; l < lane_count; ++l) next[l] = std::max(next[l], own[l]);
       }
     }
   }
@@ -147,43 +179,61 @@ void HappensBefore::build(const Context& context, Matches matches) {
   const Replay& replay = context.replay();
   const CommTable& comms = context.comms();
   m.world_size = context.world_size();
-  m.node_seq.assign(m.world_size, {});
-
-  // Nodes: every event that communicates.
+  m.lane_base.assign(m.world_size + 1, 0);
+  m.threads.assign(m.world_size, nullptr);
+  m.lane_rank.clear();
   for (uint32_t r = 0; r < m.world_size; ++r) {
-    auto& seqs = m.node_seq[r];
+    m.lane_base[r] = static_cast<uint32_t>(m.lane_rank.size());
+    uint32_t lanes = 1;
+    if (context.rank(r).present && replay.threads(r).modelled) {
+      m.threads[r] = &replay.threads(r);
+      lanes = static_cast<uint32_t>(m.threads[r]->lanes.size());
+    }
+    m.lane_rank.insert(m.lane_rank.end(), lanes, r);
+  }
+  m.lane_count = static_cast<uint32_t>(m.lane_rank.size());
+  m.lane_base[m.world_size] = m.lane_count;
+  m.node_seq.assign(m.lane_count, {});
+
+  // Nodes: every event that communicates, on its lane.
+  for (uint32_t r = 0; r < m.world_size; ++r) {
     if (!context.rank(r).present) continue;
+    auto point = [&](uint64_t key) { m.node_seq[m.lane_of(r, key / 2)].push_back(key); };
     for (const P2POp& op : replay.p2p(r)) {
       if (op.send) {
-        seqs.push_back(Impl::start(op.seq));
+        point(Impl::start(op.seq));
       } else if (op.done()) {
-        seqs.push_back(Impl::end(op.done_seq()));
+        point(Impl::end(op.done_seq()));
       }
     }
     for (const CollOp& op : replay.collectives(r)) {
-      seqs.push_back(Impl::start(op.seq));
-      if (op.done_seq != k_never) seqs.push_back(Impl::end(op.done_seq));
+      point(Impl::start(op.seq));
+      if (op.done_seq != k_never) point(Impl::end(op.done_seq));
     }
     for (const RmaEvent& e : replay.rma(r)) {
       if (!orders_ranks(e) && window_life(e) == WindowLife::none) continue;
-      seqs.push_back(Impl::start(e.seq));
-      if (!e.pending) seqs.push_back(Impl::end(e.seq));
+      point(Impl::start(e.seq));
+      if (!e.pending) point(Impl::end(e.seq));
     }
+    if (m.threads[r])
+      thread_points(*m.threads[r], [&](uint32_t lane, uint64_t key) { m.node_seq[m.lane_base[r] + lane].push_back(key); });
+  }
+  for (auto& seqs : m.node_seq) {
     std::sort(seqs.begin(), seqs.end());
     seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
   }
-  m.rank_base.assign(m.world_size + 1, 0);
+  m.node_base.assign(m.lane_count + 1, 0);
   uint32_t next = 0;
-  for (uint32_t r = 0; r < m.world_size; ++r) {
-    m.rank_base[r] = next;
-    next += static_cast<uint32_t>(m.node_seq[r].size());
+  for (uint32_t l = 0; l < m.lane_count; ++l) {
+    m.node_base[l] = next;
+    next += static_cast<uint32_t>(m.node_seq[l].size());
   }
-  m.rank_base[m.world_size] = next;
+  m.node_base[m.lane_count] = next;
 
   std::vector<std::pair<uint32_t, uint32_t>> edges;
-  for (uint32_t r = 0; r < m.world_size; ++r) {
-    for (uint32_t i = 1; i < m.node_seq[r].size(); ++i) {
-      edges.emplace_back(m.rank_base[r] + i - 1, m.rank_base[r] + i);
+  for (uint32_t l = 0; l < m.lane_count; ++l) {
+    for (uint32_t i = 1; i < m.node_seq[l].size(); ++i) {
+      edges.emplace_back(m.node_base[l] + i - 1, m.node_base[l] + i);
     }
   }
   const std::size_t program_edges = edges.size();
@@ -410,6 +460,23 @@ void HappensBefore::build(const Context& context, Matches matches) {
     }
   }
 
+  // Thread synchronization within ranks whose threads are lanes (threads.hpp).
+  for (uint32_t r = 0; r < m.world_size; ++r) {
+    if (!m.threads[r]) continue;
+    struct Adapter final : ThreadGraph {
+      Impl& m;
+      uint32_t base;
+      std::vector<std::pair<uint32_t, uint32_t>>& edges;
+      uint32_t& hubs;
+      Adapter(Impl& impl, uint32_t b, std::vector<std::pair<uint32_t, uint32_t>>& e, uint32_t& h)
+          : m(impl), base(b), edges(e), hubs(h) {}
+      uint32_t node(uint32_t lane, uint64_t key) override { return m.node_on(base + lane, key); }
+      uint32_t hub() override { return hubs++; }
+      void edge(uint32_t from, uint32_t to) override { edges.emplace_back(from, to); }
+    } adapter(m, m.lane_base[r], edges, hubs);
+    thread_edges(*m.threads[r], adapter);
+  }
+
   m.node_count = hubs;
   m.cross = edges.size() - program_edges;
   m.graph = Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), m.node_count);
@@ -430,66 +497,64 @@ void HappensBefore::build(const Context& context, Matches matches) {
 
 bool HappensBefore::ordered(EventRef a, EventRef b) const {
   const Impl& m = *m_impl;
-  if (a.rank == b.rank) return a.seq < b.seq;
-  if (a.rank >= m.world_size || b.rank >= m.world_size) return false;
-  // The path leaves a's rank at its first node at or after a's start, and
-  // enters b's rank at its last node at or before b's end.
-  const auto& sa = m.node_seq[a.rank];
-  auto ia = std::lower_bound(sa.begin(), sa.end(), Impl::start(a.seq));
-  if (ia == sa.end()) return false;
-  const auto& sb = m.node_seq[b.rank];
-  auto ib = std::upper_bound(sb.begin(), sb.end(), Impl::end(b.seq));
-  if (ib == sb.begin()) return false;
-  const uint32_t pa = static_cast<uint32_t>(ia - sa.begin());
-  const uint32_t nb = m.rank_base[b.rank] + static_cast<uint32_t>(ib - sb.begin()) - 1;
+  if (a.rank >= m.world_size || b.rank >= m.world_size) return a.rank == b.rank && a.seq < b.seq;
+  if (m.lane_of(a) == m.lane_of(b)) return a.seq < b.seq;
+  // The path leaves a's lane at its first node at or after a's start, and
+  // enters b's lane at its last node at or before b's end.
+  const auto pa = m.exit_position(a);
+  const auto nb = m.entry_node(b);
+  if (!pa || !nb) return false;
+  const uint32_t la = m.lane_of(a);
   std::call_once(m.clocks_once, [&] { m.compute_clocks(); });
-  if (!m.clocks.empty()) return m.clocks[uint64_t{nb} * m.world_size + a.rank] >= pa + 1;
-  return m.reaches(m.rank_base[a.rank] + pa, nb);
+  if (!m.clocks.empty()) return m.clocks[uint64_t{*nb} * m.lane_count + la] >= *pa + 1;
+  return m.reaches(m.node_base[la] + *pa, *nb);
 }
 
 int64_t HappensBefore::last_key_before(EventRef x, uint32_t rank) const {
   const Impl& m = *m_impl;
-  if (x.rank == rank) return static_cast<int64_t>(Impl::end(x.seq));
-  if (x.rank >= m.world_size || rank >= m.world_size) return -1;
+  if (x.rank >= m.world_size || rank >= m.world_size) return x.rank == rank ? static_cast<int64_t>(Impl::end(x.seq)) : -1;
+  const uint32_t axis = m.lane_base[rank];  // the rank's first lane (thread 0)
+  if (m.lane_of(x) == axis) return static_cast<int64_t>(Impl::end(x.seq));
   std::call_once(m.clocks_once, [&] { m.compute_clocks(); });
   if (m.clocks.empty()) return -1;
-  // x is entered at the last node of its rank at or before its end.
-  const auto& sx = m.node_seq[x.rank];
-  auto ix = std::upper_bound(sx.begin(), sx.end(), Impl::end(x.seq));
-  if (ix == sx.begin()) return -1;
-  const uint32_t nx = m.rank_base[x.rank] + static_cast<uint32_t>(ix - sx.begin()) - 1;
-  const uint32_t count = m.clocks[uint64_t{nx} * m.world_size + rank];
+  const auto nx = m.entry_node(x);
+  if (!nx) return -1;
+  const uint32_t count = m.clocks[uint64_t{*nx} * m.lane_count + axis];
   if (count == 0) return -1;
-  // The path leaves `rank` at that node: events starting at or before it
+  // The path leaves the axis at that node: events starting at or before it
   // come before it in program order.
-  return static_cast<int64_t>(m.node_seq[rank][count - 1]);
+  return static_cast<int64_t>(m.node_seq[axis][count - 1]);
 }
 
 int64_t HappensBefore::first_key_after(EventRef x, uint32_t rank) const {
   const Impl& m = *m_impl;
-  if (x.rank == rank) return static_cast<int64_t>(Impl::start(x.seq));
   constexpr int64_t never = INT64_MAX;
-  if (x.rank >= m.world_size || rank >= m.world_size) return never;
+  if (x.rank >= m.world_size || rank >= m.world_size) return x.rank == rank ? static_cast<int64_t>(Impl::start(x.seq)) : never;
+  const uint32_t axis = m.lane_base[rank];
+  const uint32_t lx = m.lane_of(x);
+  if (lx == axis) return static_cast<int64_t>(Impl::start(x.seq));
   std::call_once(m.clocks_once, [&] { m.compute_clocks(); });
   if (m.clocks.empty()) return never;
-  // x is left at the first node of its rank at or after its start.
-  const auto& sx = m.node_seq[x.rank];
-  auto ix = std::lower_bound(sx.begin(), sx.end(), Impl::start(x.seq));
-  if (ix == sx.end()) return never;
-  const uint32_t px = static_cast<uint32_t>(ix - sx.begin());
-  // Clocks along a rank never decrease: the first node of `rank` whose
+  const auto px = m.exit_position(x);
+  if (!px) return never;
+  // Clocks along a lane never decrease: the first node of the axis whose
   // clock has seen px is found by binary search.
-  const uint32_t base = m.rank_base[rank];
-  const auto& sr = m.node_seq[rank];
+  const uint32_t base = m.node_base[axis];
+  const auto& sr = m.node_seq[axis];
   uint32_t lo = 0, hi = static_cast<uint32_t>(sr.size());
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (m.clocks[uint64_t{base + mid} * m.world_size + x.rank] >= px + 1) hi = mid;
+    if (m.clocks[uint64_t{base + mid} * m.lane_count + lx] >= *px + 1) hi = mid;
     else lo = mid + 1;
   }
   if (lo == sr.size()) return never;
-  // Events of `rank` that end at or after that node's key come after it.
+  // Events of the axis that end at or after that node's key come after it.
   return static_cast<int64_t>(sr[lo]);
+}
+
+bool HappensBefore::on_axis(EventRef x) const {
+  const Impl& m = *m_impl;
+  return x.rank < m.world_size && m.lane_of(x) == m.lane_base[x.rank];
 }
 
 bool HappensBefore::exact_projections() const {
@@ -522,8 +587,8 @@ void HappensBefore::write_dot(std::ostream& out) const {
   const Impl& m = *m_impl;
   boost::write_graphviz(out, m.graph, [&](std::ostream& o, uint32_t v) {
     if (m.is_event(v)) {
-      const uint32_t r = m.rank_of_node(v);
-      const bool end = m.node_seq[r][v - m.rank_base[r]] % 2 == 1;
+      const uint32_t l = m.lane_of_node(v);
+      const bool end = m.node_seq[l][v - m.node_base[l]] % 2 == 1;
       o << "[label=\"" << m.event_of(v).str() << (end ? " end" : " start") << "\"]";
     } else {
       o << "[label=\"\", shape=point]";

@@ -4,8 +4,13 @@
 // Nodes are the points where events communicate (a send's start, a
 // receive's completion, collective entries and exits, fences; each event has
 // a start and an end point); program order between them is an edge from each node to
-// the next node of its rank, so events in between are ordered implicitly by
-// seq. Edges between ranks: a send's posting to its receive's completion;
+// the next node of its lane, so events in between are ordered implicitly by
+// seq. A lane is a whole rank, or, where the rank's thread synchronization
+// was recorded (RankHeader::thread_sync), one of its threads, OpenMP tasks
+// or sections, with the edges of its thread events (threads.hpp). An MPI
+// event sits on the lane of the thread that made it: a request posted by
+// one thread and completed by another orders through the completing
+// thread's lane. Edges between ranks: a send's posting to its receive's completion;
 // for a collective only what the MPI standard guarantees: a barrier (and
 // allreduce, allgather, alltoall, reduce_scatter: every output depends on
 // every input) orders every member's entry before every member's exit; a
@@ -23,8 +28,9 @@
 //
 // Collective instances are joined through one hub node each (2n edges, not
 // n^2); hubs are nodes without an event. The graph is a Boost CSR graph
-// (about 8 bytes per edge); ordered() uses vector clocks computed on first use
-// when nodes x ranks is small enough, else a graph search.
+// (about 8 bytes per edge); ordered() uses vector clocks (one entry per
+// lane) computed on first use when nodes x lanes is small enough, else a
+// graph search.
 //
 // Thread safety: const members may be called concurrently after build().
 #pragma once
@@ -58,7 +64,7 @@ class HappensBefore {
 
   // Return true when event `a` happens before event `b` (a != b): a path
   // leads from a's start to b's end. Events need not be nodes: any event of
-  // a rank is placed by its seq. Two calls of one collective instance are
+  // a lane is placed by its seq. Two calls of one collective instance are
   // thus ordered both ways (they overlap).
   bool ordered(EventRef a, EventRef b) const;
   // Return true when neither happens before the other.
@@ -77,6 +83,11 @@ class HappensBefore {
   // every event of that rank ending at or after k, or is that event (for an
   // event of `rank`: its own start key); INT64_MAX when none.
   int64_t first_key_after(EventRef x, uint32_t rank) const;
+  // Return true when `x` lies on its rank's axis, the timeline the
+  // projections above use: the whole rank, or for a rank whose threads are
+  // lanes (threads.hpp) the lane of thread 0. On the axis they decide
+  // exactly; off it they are sound bounds only.
+  bool on_axis(EventRef x) const;
   // Return true when the projections above follow the graph exactly (vector
   // clocks fit in memory); when false they are the trivial bounds (-1 and
   // INT64_MAX), which order nothing.

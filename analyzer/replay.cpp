@@ -54,6 +54,7 @@ struct RankReplay {
   std::unordered_map<uint64_t, Active> active;
   std::unordered_map<uint64_t, Persistent> persistent;
   std::unordered_map<uint64_t, uint32_t> messages;  // matched probe's message -> its receive in ops
+  RankThreads threads;
 };
 
 }  // namespace
@@ -70,9 +71,10 @@ namespace {
 
 class ReplayPass final : public RankPass {
  public:
-  explicit ReplayPass(RankReplay& out) : m(out) {}
+  ReplayPass(RankReplay& out, const format::RankHeader& header) : m(out), m_threads(out.threads, header) {}
 
   void event(const Event& e) override {
+    m_threads.event(e);
     if (e.pending) m.blocked = e;
     const format::CallTraits& t = format::call_traits(e.call);
     // A call that returned an error (the program set MPI_ERRORS_RETURN)
@@ -322,6 +324,7 @@ class ReplayPass final : public RankPass {
   }
 
   RankReplay& m;
+  ThreadCollector m_threads;
 };
 
 // Ask for transparent huge pages on a large reserved vector: first touches
@@ -360,7 +363,7 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
     out.op_payload.reserve(out.ops.capacity());
     advise_huge_pages(out.ops.data(), out.ops.capacity() * sizeof(P2POp));
   }
-  return std::make_unique<ReplayPass>(out);
+  return std::make_unique<ReplayPass>(out, data.header);
 }
 
 void Replay::reserve_ranks(uint32_t world_size) { m_impl->ranks.resize(world_size); }
@@ -493,5 +496,7 @@ std::optional<format::Event> Replay::blocked(uint32_t rank) const {
 }
 
 uint64_t Replay::matches() const { return m_impl->matches; }
+
+const RankThreads& Replay::threads(uint32_t rank) const { return m_impl->ranks.at(rank).threads; }
 
 }  // namespace smtrace::analyzer

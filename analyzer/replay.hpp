@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "analyzer/check.hpp"
+#include "analyzer/threads.hpp"
 #include "trace_format/call_semantics.hpp"
 #include "trace_format/event.hpp"
 
@@ -162,6 +163,8 @@ class Replay {
   std::optional<format::Event> blocked(uint32_t rank) const;
   // Return the number of matched send/receive pairs.
   uint64_t matches() const;
+  // Return rank `rank`'s threads as happens-before orders them (threads.hpp).
+  const RankThreads& threads(uint32_t rank) const;
 
  private:
   struct Impl;

@@ -18,8 +18,17 @@
 // with MPI_Request_free while active stays pending to the end of the rank
 // (nothing in the trace completes it); finish() drops its conflicts with
 // accesses that the completion of its matching receive happens before (the
-// program learned of the delivery, MPI-3.1 section 3.7.3). Threads of a rank
-// are ordered by seq (a simplification: two threads may really race).
+// program learned of the delivery, MPI-3.1 section 3.7.3).
+//
+// Threads: on a rank whose thread synchronization was recorded
+// (threads.hpp: its threads are lanes of happens-before), an access by one
+// thread conflicts with another thread's operation whenever happens-before
+// orders it neither before the posting call nor after the completing one,
+// wherever the two fell in the recorded order; the pass keeps such a rank's
+// accesses and operation lifetimes, and finish() compares those of
+// different threads (a conflict found in the recorded order that
+// happens-before orders is dropped). Elsewhere the threads of a rank are
+// one program order, in the order their events were written.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -86,6 +95,23 @@ struct PendingOp {
   bool freed = false;
 };
 
+// What a rank whose threads are lanes keeps: each access, and each
+// operation's lifetime from its posting to its completion.
+struct Touch {
+  uint64_t seq = 0;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  bool receive_post = false;
+  std::vector<Block> blocks;
+};
+struct Lifetime {
+  Call op_call = Call::unspecified, post_call = Call::unspecified, done_call = Call::unspecified;
+  uint64_t post_seq = 0, done_seq = 0;
+  uint32_t post_site = 0, done_site = 0;
+  bool done = false, freed = false;
+  std::vector<Block> blocks;
+};
+
 // One conflict, ready to report.
 struct Record {
   Call op_call = Call::unspecified, post_call = Call::unspecified;
@@ -98,6 +124,25 @@ struct Record {
   uint32_t done_site = 0;
   bool freed = false;
 };
+
+// Return the record of conflict `c` with operation `op_call` (posted by
+// `post_call` at `post_seq`, `post_site`) over `blocks`, not yet completed:
+// the buffer named is the hull of the side in conflict (send or receive).
+Record record_of(Call op_call, Call post_call, uint64_t post_seq, uint32_t post_site, const std::vector<Block>& blocks,
+                 const Conflict& c) {
+  Record r;
+  r.op_call = op_call;
+  r.post_call = post_call;
+  r.post_seq = post_seq;
+  r.post_site = post_site;
+  const Mode side = c.op_writes ? Mode::write : Mode::read;
+  r.op_lo = std::numeric_limits<uint64_t>::max();
+  for (const Block& b : blocks)
+    if (b.mode == side) r.op_lo = std::min(r.op_lo, b.lo), r.op_hi = std::max(r.op_hi, b.hi);
+  if (r.op_hi == 0) r.op_lo = 0;
+  r.conflict = c;
+  return r;
+}
 
 // Disjoint segments of memory with the number of pending readers and writers.
 class SegmentMap {
@@ -236,6 +281,7 @@ class Pass final : public RankPass {
 
   void event(const Event& e) override {
     if (e.rc != 0) return;  // a failed call touched nothing (or we cannot tell what)
+    lanes = m_data.header.thread_sync != 0;
     m_scratch.clear();
     const format::CallTraits& t = format::call_traits(e.call);
     switch (t.request) {
@@ -289,12 +335,16 @@ class Pass final : public RankPass {
 
   std::vector<Record> records;
   uint64_t suppressed = 0;
+  std::vector<Touch> touches;        // ranks whose threads are lanes only
+  std::vector<Lifetime> lifetimes;
+  bool lanes = false;
 
  private:
   // Check the accesses in m_scratch (normalized here) against the pending
   // operations; `receive_post`: they post a receive.
   void access(const Event& e, bool receive_post) {
     normalize(m_scratch);
+    if (lanes && !m_scratch.empty()) touches.push_back(Touch{e.seq, e.site, e.call, receive_post, m_scratch});
     if (m_pending.empty()) return;
     for (const Block& b : m_scratch) {
       auto hit = m_pending.conflict(b.lo, b.hi, b.mode);
@@ -342,6 +392,34 @@ class Pass final : public RankPass {
     op.persistent = persistent;
     op.blocks.assign(m_scratch.begin(), m_scratch.end());
     activate(op);
+    begin_lifetime(e.request, op);
+  }
+
+  // Keep `op`'s lifetime (request `request`), where threads are lanes.
+  void begin_lifetime(uint64_t request, const PendingOp& op) {
+    if (!lanes) return;
+    Lifetime l;
+    l.op_call = op.call;
+    l.post_call = op.post_call;
+    l.post_seq = op.seq;
+    l.post_site = op.site;
+    l.blocks = op.blocks;
+    m_lifetime[request] = lifetimes.size();
+    lifetimes.push_back(std::move(l));
+  }
+  void end_lifetime(uint64_t request, const Event* done) {
+    auto it = m_lifetime.find(request);
+    if (it == m_lifetime.end()) return;
+    Lifetime& l = lifetimes[it->second];
+    if (done) {
+      l.done = true;
+      l.done_seq = done->seq;
+      l.done_call = done->call;
+      l.done_site = done->site;
+    } else {
+      l.freed = true;
+    }
+    m_lifetime.erase(it);
   }
 
   void define_persistent(const Event& e) {
@@ -367,6 +445,7 @@ class Pass final : public RankPass {
     op.post_call = e.call;
     op.conflicts.clear();
     activate(op);
+    begin_lifetime(request, op);
   }
 
   void activate(PendingOp& op) {
@@ -386,6 +465,7 @@ class Pass final : public RankPass {
     if (op.active) {
       retire(op, &e);
       deactivate(op);
+      end_lifetime(request, &e);
     }
     if (!op.persistent) m_ops.erase(it);
   }
@@ -400,6 +480,7 @@ class Pass final : public RankPass {
     }
     // The operation goes on; nothing in the trace says when it ends, so its
     // buffer stays in use until the end.
+    end_lifetime(e.request, nullptr);
     op.freed = true;
     op.free_seq = e.seq;
     op.free_site = e.site;
@@ -415,18 +496,7 @@ class Pass final : public RankPass {
         ++suppressed;
         continue;
       }
-      Record r;
-      r.op_call = op.call;
-      r.post_call = op.post_call;
-      r.post_seq = op.seq;
-      r.post_site = op.site;
-      // The buffer named is the hull of the side in conflict (send or receive).
-      const Mode side = c.op_writes ? Mode::write : Mode::read;
-      r.op_lo = std::numeric_limits<uint64_t>::max();
-      for (const Block& b : op.blocks)
-        if (b.mode == side) r.op_lo = std::min(r.op_lo, b.lo), r.op_hi = std::max(r.op_hi, b.hi);
-      if (r.op_hi == 0) r.op_lo = 0;
-      r.conflict = c;
+      Record r = record_of(op.call, op.post_call, op.seq, op.site, op.blocks, c);
       if (done) {
         r.done_call = done->call;
         r.done_seq = done->seq;
@@ -467,7 +537,23 @@ class Pass final : public RankPass {
   SegmentMap m_pending;                           // footprints of the active ops
   std::vector<Block> m_scratch;                   // reused for each event
   std::set<std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
+  std::unordered_map<uint64_t, std::size_t> m_lifetime;  // active request -> its lifetime
 };
+
+// Return the first bytes where access blocks `touch` (reading or writing)
+// and operation blocks `op` may not meet: a receive buffer (written) with
+// anything, a send buffer (read) with a write; `op_writes` says which.
+std::optional<std::pair<uint64_t, uint64_t>> clash(const std::vector<Block>& touch, const std::vector<Block>& op,
+                                                   bool& op_writes, Mode& access) {
+  for (const Block& a : touch)
+    for (const Block& b : op) {
+      if (!overlaps(b, a.lo, a.hi) || (b.mode == Mode::read && a.mode == Mode::read)) continue;
+      op_writes = b.mode == Mode::write;
+      access = a.mode;
+      return std::make_pair(std::max(a.lo, b.lo), std::min(a.hi, b.hi));
+    }
+  return std::nullopt;
+}
 
 std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
 
@@ -487,6 +573,7 @@ class LocalConcurrency final : public Check {
     for (uint32_t rank = 0; rank < passes.size(); ++rank) {
       auto* pass = dynamic_cast<Pass*>(passes[rank].get());
       if (!pass) continue;
+      if (pass->lanes) across_threads(context, rank, *pass);
       for (const Record& r : pass->records) {
         if (r.freed && delivered_before(context, rank, r)) continue;
         out.push_back(finding(context, rank, r));
@@ -519,6 +606,79 @@ class LocalConcurrency final : public Check {
       return context.happens_before().ordered({recv->rank, done.done_seq()}, {rank, r.conflict.seq});
     }
     return false;
+  }
+
+  // Where the threads of `rank` are lanes: drop the conflicts that
+  // happens-before orders (an access of another thread recorded between
+  // posting and completion, but synchronized), and add those of accesses
+  // recorded before the posting or after the completion that no
+  // synchronization orders. Freed operations keep the one-order rule.
+  static void across_threads(const Context& context, uint32_t rank, Pass& pass) {
+    const HappensBefore& hb = context.happens_before();
+    const RankThreads& threads = context.replay().threads(rank);
+    auto concurrent = [&](uint64_t access, uint64_t post, std::optional<uint64_t> done) {
+      if (hb.ordered({rank, access}, {rank, post})) return false;
+      return !(done && hb.ordered({rank, *done}, {rank, access}));
+    };
+    std::erase_if(pass.records, [&](const Record& r) {
+      if (r.freed) return false;
+      const bool done = r.done_call != Call::unspecified;
+      return !concurrent(r.conflict.seq, r.post_seq, done ? std::optional<uint64_t>(r.done_seq) : std::nullopt);
+    });
+    std::set<std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>> seen;
+    for (const Record& r : pass.records)
+      seen.emplace(r.post_site, static_cast<uint16_t>(r.op_call), r.conflict.site, static_cast<uint16_t>(r.conflict.call));
+    // Accesses by the hull of their blocks, with the running maximum of
+    // the hulls' ends: those meeting a buffer are found by a binary search
+    // and a scan back.
+    struct Hull {
+      uint64_t lo, hi;
+      uint32_t touch;
+    };
+    std::vector<Hull> hulls;
+    hulls.reserve(pass.touches.size());
+    for (uint32_t i = 0; i < pass.touches.size(); ++i) {
+      const auto& blocks = pass.touches[i].blocks;
+      Hull h{UINT64_MAX, 0, i};
+      for (const Block& b : blocks) h.lo = std::min(h.lo, b.lo), h.hi = std::max(h.hi, b.hi);
+      hulls.push_back(h);
+    }
+    std::sort(hulls.begin(), hulls.end(), [](const Hull& a, const Hull& b) { return a.lo < b.lo; });
+    std::vector<uint64_t> reach(hulls.size());
+    for (std::size_t i = 0; i < hulls.size(); ++i) reach[i] = std::max(i ? reach[i - 1] : 0, hulls[i].hi);
+    std::vector<uint32_t> near;
+    for (const Lifetime& l : pass.lifetimes) {
+      if (l.freed || l.blocks.empty()) continue;
+      uint64_t lo = UINT64_MAX, hi = 0;
+      for (const Block& b : l.blocks) lo = std::min(lo, b.lo), hi = std::max(hi, b.hi);
+      near.clear();
+      auto end = std::lower_bound(hulls.begin(), hulls.end(), hi, [](const Hull& h, uint64_t x) { return h.lo < x; });
+      for (auto i = static_cast<std::size_t>(end - hulls.begin()); i-- > 0 && reach[i] > lo;)
+        if (hulls[i].hi > lo) near.push_back(hulls[i].touch);
+      std::sort(near.begin(), near.end());  // in recorded order: the first conflict of a pair of sites is reported
+      for (uint32_t index : near) {
+        const Touch& t = pass.touches[index];
+        if (t.seq == l.post_seq) continue;
+        const bool outside = t.seq < l.post_seq || (l.done && t.seq > l.done_seq);
+        if (!outside || threads.lane(t.seq) == threads.lane(l.post_seq)) continue;
+        bool op_writes = false;
+        Mode mode = Mode::read;
+        auto hit = clash(t.blocks, l.blocks, op_writes, mode);
+        if (!hit) continue;
+        if (!concurrent(t.seq, l.post_seq, l.done ? std::optional<uint64_t>(l.done_seq) : std::nullopt)) continue;
+        if (!seen.emplace(l.post_site, static_cast<uint16_t>(l.op_call), t.site, static_cast<uint16_t>(t.call)).second)
+          continue;
+        Record r = record_of(l.op_call, l.post_call, l.post_seq, l.post_site, l.blocks,
+                             Conflict{t.seq, t.site, t.call, mode, t.receive_post && mode == Mode::write && op_writes,
+                                      op_writes, hit->first, hit->second});
+        if (l.done) {
+          r.done_call = l.done_call;
+          r.done_seq = l.done_seq;
+          r.done_site = l.done_site;
+        }
+        pass.records.push_back(r);
+      }
+    }
   }
 
   Finding finding(const Context& context, uint32_t rank, const Record& r) const {
@@ -556,6 +716,11 @@ class LocalConcurrency final : public Check {
       f.locations.push_back(context.location(EventRef{rank, r.done_seq}, r.done_call, r.done_site,
                                              r.freed ? "the request is freed here, the operation still in flight"
                                                      : "the operation completes here"));
+    const RankThreads& threads = context.replay().threads(rank);
+    if (threads.modelled && threads.lane(c.seq) != threads.lane(r.post_seq))
+      f.notes.push_back(fmt::format("{} posts the operation and {} of rank {} touches the buffer: no thread "
+                                    "synchronization or MPI call orders the access before the posting or after the completion",
+                                    threads.lane_name(threads.lane(r.post_seq)), threads.lane_name(threads.lane(c.seq)), rank));
     if (c.access == Mode::read && !c.receive_post)
       f.notes.push_back("a pending receive buffer may not be read until the receive completes");
     else if (c.receive_post)

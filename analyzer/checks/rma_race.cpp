@@ -45,6 +45,14 @@
 // trees; a conflict between two accesses that are both remote to the owner
 // is confirmed with HappensBefore::ordered.
 //
+// Threads (threads.hpp): where a rank's threads are lanes, its timeline
+// above is the lane of thread 0 (HappensBefore::on_axis). Projections onto
+// it stay sound for retiring classes (F(a) <= K(b) still means a happens
+// before b) but decide exactly only for accesses on it: a conflict with an
+// access off it is confirmed with HappensBefore::ordered, and a load or
+// store off it is a class of its own (later accesses may start before it
+// in K order). Classes are per lane of their origin.
+//
 // A fragment names the newest access that gave it its type (Algorithm 3 of
 // the seed keeps the new access's debug information), so a report names
 // both call sites. Races are grouped by the pair of call sites; each group
@@ -103,6 +111,7 @@ struct WindowMemory {
 // A lock epoch a rank held (for its local accesses: those on its own window).
 struct OwnLock {
   uint32_t window = 0;            // rank-local id
+  uint32_t thread = 0;            // the thread that took it
   int32_t target = -1;            // rank in the window's communicator; -1: lock_all
   uint64_t open = 0, close = k_never;
   uint32_t epoch = 0;
@@ -112,6 +121,8 @@ struct OwnLock {
 struct LocalAccess {
   uint64_t seq = 0;
   uint32_t site = 0;
+  uint32_t thread = 0;
+  uint32_t run = 0;               // where threads are lanes: its thread's events before it that were not accesses
   Call call = Call::unspecified;
   Strided where;
   bool write = false;
@@ -135,8 +146,11 @@ class Pass final : public RankPass {
   explicit Pass(const RankData& data) : m_data(data), m_footprint(data) {}
 
   void event(const Event& e) override {
-    if (e.rc != 0 && !e.pending) return;
     const format::CallTraits& t = format::call_traits(e.call);
+    // Runs of accesses with no other event of their thread between them
+    // (sweep: one class per run off the owner's axis).
+    if (m_data.header.thread_sync != 0 && t.role != format::Role::local_access) ++m_runs[e.thread];
+    if (e.rc != 0 && !e.pending) return;
     if (!windows.empty() && !e.pending) buffers_of(e, t);
     if (t.role == format::Role::local_access) {
       if (e.buf == 0 || e.size == 0 || e.pending) return;
@@ -148,7 +162,8 @@ class Pass final : public RankPass {
         const uint64_t lo = span < 0 ? e.buf - static_cast<uint64_t>(-span) : e.buf;
         w = Strided{lo, static_cast<uint64_t>(span < 0 ? -span : span) + e.size, 0, 1};
       }
-      locals.push_back(LocalAccess{e.seq, e.site, e.call, w, t.buffers == format::BufferLayout::local_write});
+      locals.push_back(LocalAccess{e.seq, e.site, e.thread, m_runs.empty() ? 0 : m_runs[e.thread], e.call, w,
+                                   t.buffers == format::BufferLayout::local_write});
       return;
     }
     if (e.pending) return;
@@ -199,7 +214,8 @@ class Pass final : public RankPass {
         const bool exclusive = !step.all_targets && e.lock_type == format::LockType::exclusive;
         if (step.all_targets) m_lock_all[e.window] = epoch;
         else m_locks[{e.window, target}] = {epoch, exclusive};
-        if (step.all_targets || e.peer) own_locks.push_back(OwnLock{e.window, target, e.seq, k_never, epoch, exclusive});
+        if (step.all_targets || e.peer)
+          own_locks.push_back(OwnLock{e.window, e.thread, target, e.seq, k_never, epoch, exclusive});
       } else {
         if (step.all_targets) m_lock_all.erase(e.window);
         else m_locks.erase({e.window, target});
@@ -280,6 +296,7 @@ class Pass final : public RankPass {
   }
 
   uint32_t m_epochs = 0;
+  std::unordered_map<uint32_t, uint32_t> m_runs;                              // thread -> events that were not accesses
   std::map<std::pair<uint32_t, int32_t>, std::pair<uint32_t, bool>> m_locks;  // (window, target) -> epoch
   std::map<uint32_t, uint32_t> m_lock_all;                                    // window -> epoch
   std::unordered_map<uint64_t, std::size_t> m_by_request;
@@ -299,6 +316,7 @@ enum class Side : uint8_t { local, origin, target, buffer };
 struct Item {
   int64_t k = 0, f = 0;           // projections onto the owner's timeline
   uint32_t origin = 0;            // the rank whose call or instruction made it
+  uint32_t lane = 0;              // its lane there (threads.hpp; 0 on a rank that is one lane)
   uint64_t start = 0;             // seq of that call on `origin`
   uint64_t done = k_never;        // seq of its completion on `origin`
   uint32_t op = UINT32_MAX;       // index into the origin's ops (RMA); UINT32_MAX: local
@@ -317,6 +335,7 @@ struct Class {
   std::unique_ptr<AccessTree> tree;
   int64_t f = 0;
   uint32_t origin = 0;
+  uint32_t lane = 0;
   uint64_t done = k_never;
   uint64_t first_start = k_never;
   Side side = Side::local;
@@ -522,17 +541,31 @@ class RmaRace final : public Check {
     for (uint32_t r = 0; r < n; ++r) {
       Pass* pass = m_passes[r];
       if (!pass) continue;
+      // Off the axis, a load or store ends with the last access of its run:
+      // no node of its lane lies between them, so the projections and
+      // ordered() see them alike, and the run is one class (sweep).
+      std::unordered_map<uint64_t, uint64_t> run_end;  // (thread, run) -> last seq
+      if (m_ctx->replay().threads(r).modelled) {
+        for (const LocalAccess& a : pass->locals) {
+          uint64_t& last = run_end[uint64_t{a.thread} << 32 | a.run];
+          last = std::max(last, a.seq);
+        }
+      }
       for (uint32_t i = 0; i < pass->locals.size(); ++i) {
         const LocalAccess& a = pass->locals[i];
         Item item;
         item.origin = r;
         item.start = item.done = a.seq;
+        if (!run_end.empty() && !m_hb->on_axis({r, a.seq})) item.done = run_end[uint64_t{a.thread} << 32 | a.run];
         item.local = i;
         item.side = Side::local;
         item.type = a.write ? AccessType::local_write : AccessType::local_read;
         item.where = a.where;
+        const bool lanes = m_ctx->replay().threads(r).modelled;
         for (const OwnLock& l : pass->own_locks) {
           if (a.seq < l.open || a.seq > l.close) continue;
+          // Where threads are told apart, a lock covers its own thread's accesses only.
+          if (lanes && l.thread != a.thread) continue;
           if (l.target >= 0 && window_member(r, l.window, l.target) != r) continue;
           for (const WindowMemory& w : pass->windows) {
             if (w.window != l.window || w.dynamic || a.where.lo < w.base || a.where.lo >= w.base + w.size) continue;
@@ -544,7 +577,10 @@ class RmaRace final : public Check {
         m_items[r].push_back(item);
       }
     }
-    for (const auto& items : m_items) m_accesses += items.size();
+    for (auto& items : m_items) {
+      m_accesses += items.size();
+      for (Item& it : items) it.lane = m_ctx->replay().threads(it.origin).lane(it.start);
+    }
     project();
   }
 
@@ -570,7 +606,7 @@ class RmaRace final : public Check {
       return std::make_tuple(x.k, x.side == Side::local, x.start) < std::make_tuple(y.k, y.side == Side::local, y.start);
     });
     std::vector<Class> classes;
-    std::map<std::tuple<uint32_t, Side, uint64_t, uint32_t, uint32_t>, uint32_t> class_of;
+    std::map<std::tuple<uint32_t, uint32_t, Side, uint64_t, uint32_t, uint32_t>, uint32_t> class_of;
     std::vector<uint32_t> live;
     AccessTree locals;
     bool locals_run = false;
@@ -598,7 +634,11 @@ class RmaRace final : public Check {
         }
       }
       live.resize(kept);
-      if (b.side == Side::local) {
+      // A load or store off the owner's axis (another thread's, where
+      // threads are lanes) is not ordered by its projection: its run of
+      // accesses (build_items) becomes a class, which later accesses probe
+      // like an RMA call's.
+      if (b.side == Side::local && m_hb->on_axis({b.origin, b.start})) {
         if (!locals_run) locals.clear();
         locals_run = true;
         for (uint32_t c : live) probe(owner, classes[c], index, b);
@@ -607,13 +647,14 @@ class RmaRace final : public Check {
         continue;
       }
       locals_run = false;
-      const auto key = std::make_tuple(b.origin, b.side, b.done, b.atomic, b.lock_epoch);
+      const auto key = std::make_tuple(b.origin, b.lane, b.side, b.done, b.atomic, b.lock_epoch);
       auto [it, added] = class_of.try_emplace(key, static_cast<uint32_t>(classes.size()));
       if (added) {
         Class c;
         c.tree = std::make_unique<AccessTree>();
         c.f = b.f;
         c.origin = b.origin;
+        c.lane = b.lane;
         c.done = b.done;
         c.side = b.side;
         c.atomic = b.atomic;
@@ -671,9 +712,10 @@ class RmaRace final : public Check {
   // Return true when class `c` and access `b` are not ordered. The sweep's
   // projections are exact when either lies on the owner's timeline.
   bool unordered(uint32_t owner, const Class& c, const Item& b) const {
-    const bool on_axis = c.origin == owner || b.origin == owner;
+    const bool on_axis = (c.origin == owner && m_hb->on_axis({c.origin, c.first_start})) ||
+                         (b.origin == owner && m_hb->on_axis({b.origin, b.start}));
     if (on_axis && m_exact) return true;
-    if (c.origin == b.origin) {
+    if (c.origin == b.origin && c.lane == b.lane) {
       // One timeline: ordered when one completes before the other starts.
       return !((c.done != k_never && c.done < b.start) || (b.done != k_never && b.done < c.first_start));
     }
@@ -829,24 +871,32 @@ class RmaRace final : public Check {
     ++g.count;
   }
 
+  // Return "rank R", or "thread T of rank R" where the rank's threads are
+  // lanes (threads.hpp), for the rank `rank` that made item `it`.
+  std::string rank_text(uint32_t rank, const Item& it) const {
+    const RankThreads& t = m_ctx->replay().threads(rank);
+    if (!t.modelled) return fmt::format("rank {}", rank);
+    return fmt::format("{} of rank {}", t.lane_name(it.lane), rank);
+  }
+
   // Return how report lines describe item `it` of `owner`'s memory.
   std::string describe(uint32_t owner, const Item& it) const {
     if (it.side == Side::local) {
       const LocalAccess& a = m_passes[owner]->locals[it.local];
-      return fmt::format("a {} on rank {}", a.write ? "store" : "load", owner);
+      return fmt::format("a {} on {}", a.write ? "store" : "load", rank_text(owner, it));
     }
     if (it.side == Side::buffer) {
       const BufferCall& b = m_passes[owner]->buffers[it.local];
-      return fmt::format("{} on rank {} ({} its {} buffer)", format::call_name(b.call), owner,
+      return fmt::format("{} on {} ({} its {} buffer)", format::call_name(b.call), rank_text(owner, it),
                          b.write ? "writing" : "reading", b.write ? "receive" : "send");
     }
     const Event& e = m_passes[it.origin]->ops[it.op].event;
     const std::string call(format::call_name(e.call));
     if (it.side == Side::origin)
-      return fmt::format("{} on rank {} ({} its {} buffer)", call, it.origin,
+      return fmt::format("{} on {} ({} its {} buffer)", call, rank_text(it.origin, it),
                          it.type == AccessType::rma_write ? "writing" : "reading",
                          it.type == AccessType::rma_write ? "result" : "origin");
-    return fmt::format("{} from rank {} ({} the window)", call, it.origin,
+    return fmt::format("{} from {} ({} the window)", call, rank_text(it.origin, it),
                        it.type == AccessType::rma_write ? "writing" : "reading");
   }
 
@@ -880,6 +930,11 @@ class RmaRace final : public Check {
     f.locations.push_back(locate(g.owner, y, "this access"));
     f.locations.push_back(locate(g.owner, x, "conflicts with this one"));
     if (g.count > 1) f.notes.push_back(fmt::format("{} races between these two call sites", g.count));
+    if (x.origin == y.origin && x.lane != y.lane) {
+      const RankThreads& t = m_ctx->replay().threads(x.origin);
+      f.notes.push_back(fmt::format("{} and {} of rank {}: no thread synchronization or MPI call orders them",
+                                    t.lane_name(y.lane), t.lane_name(x.lane), x.origin));
+    }
     return f;
   }
 
