@@ -104,7 +104,6 @@ class Encoder {
     (put(values), ...);
   }
 
- private:
   template <class T>
   void put(const T& value) {
     if constexpr (k_plain<T>) {
@@ -151,6 +150,8 @@ class Encoder {
     }
   }
 
+
+ private:
   std::string& m_out;
 };
 
@@ -162,13 +163,6 @@ class Decoder {
     (get(values), ...);
   }
 
- private:
-  const char* take(std::size_t n) {
-    if (n > m_in.size()) throw std::runtime_error("smtrace-mpi: a record was cut short in transfer");
-    const char* p = m_in.data();
-    m_in.remove_prefix(n);
-    return p;
-  }
   template <class T>
   void get(T& value) {
     if constexpr (k_plain<T>) {
@@ -176,12 +170,6 @@ class Decoder {
     } else {
       fields(*this, value);
     }
-  }
-  std::size_t length() {
-    uint64_t n = 0;
-    get(n);
-    if (n > m_in.size()) throw std::runtime_error("smtrace-mpi: a record was cut short in transfer");
-    return static_cast<std::size_t>(n);
   }
   void get(std::string& s) {
     const std::size_t n = length();
@@ -229,13 +217,104 @@ class Decoder {
     }
   }
 
+ private:
+  const char* take(std::size_t n) {
+    if (n > m_in.size()) throw std::runtime_error("smtrace-mpi: a record was cut short in transfer");
+    const char* p = m_in.data();
+    m_in.remove_prefix(n);
+    return p;
+  }
+  std::size_t length() {
+    uint64_t n = 0;
+    get(n);
+    if (n > m_in.size()) throw std::runtime_error("smtrace-mpi: a record was cut short in transfer");
+    return static_cast<std::size_t>(n);
+  }
+
   std::string_view& m_in;
+};
+
+// Events are the bulk, and mostly defaults (a halo Isend sets a dozen of
+// Event's 68 fields): an event is coded as a bitmask of the fields that
+// differ from a default Event's, then those fields. Coded densely, a halo
+// event took about 350 bytes, and moving and decoding them cost process 0
+// as much as reading the rank file itself.
+inline constexpr unsigned k_mask_words = 2;
+
+class SparseEncoder {
+ public:
+  explicit SparseEncoder(std::string& out) : m_out(out), m_at(out.size()) { out.append(sizeof m_mask, '\0'); }
+  template <class... T>
+  void operator()(const T&... values) {
+    (field(values), ...);
+  }
+  // Write the mask in front of the fields.
+  void finish() {
+    if (m_index > 64 * k_mask_words) throw std::logic_error("smtrace-mpi: more event fields than mask bits");
+    std::memcpy(m_out.data() + m_at, m_mask, sizeof m_mask);
+  }
+
+ private:
+  template <class T>
+  void field(const T& value) {
+    if (!(value == T{})) {
+      m_mask[m_index / 64] |= uint64_t{1} << (m_index % 64);
+      Encoder(m_out).put(value);
+    }
+    ++m_index;
+  }
+
+  std::string& m_out;
+  std::size_t m_at;
+  uint64_t m_mask[k_mask_words] = {};
+  unsigned m_index = 0;
+};
+
+class SparseDecoder {
+ public:
+  explicit SparseDecoder(Decoder& decode) : m_decode(decode) {
+    for (uint64_t& word : m_mask) decode(word);
+  }
+  template <class... T>
+  void operator()(T&... values) {
+    (field(values), ...);
+  }
+
+ private:
+  template <class T>
+  void field(T& value) {
+    if ((m_mask[m_index / 64] >> (m_index % 64)) & 1) {
+      m_decode(value);
+    } else {
+      reset(value);
+    }
+    ++m_index;
+  }
+  template <class T>
+  static void reset(std::vector<T>& values) {
+    values.clear();  // keeps the capacity of the reused event
+  }
+  template <class T>
+  static void reset(T& value) {
+    value = T{};
+  }
+
+  Decoder& m_decode;
+  uint64_t m_mask[k_mask_words] = {};
+  unsigned m_index = 0;
 };
 
 template <class T>
 void append(std::string& out, RecordKind kind, const T& value) {
   Encoder encode(out);
-  encode(kind, value);
+  encode(kind);
+  if constexpr (std::is_same_v<T, format::Event>) {
+    SparseEncoder sparse(out);
+    fields(sparse, const_cast<format::Event&>(value));  // SparseEncoder only reads
+    sparse.finish();
+  } else {
+    encode(value);
+  }
 }
 
 template <class T>
@@ -243,7 +322,12 @@ void deliver(Decoder& decode, const std::function<void(const T&)>& callback) {
   // Events are the bulk: decoded into one reused object per thread, whose
   // vectors keep their capacity (every field is overwritten).
   thread_local T value;
-  decode(value);
+  if constexpr (std::is_same_v<T, format::Event>) {
+    SparseDecoder sparse(decode);
+    fields(sparse, value);
+  } else {
+    decode(value);
+  }
   if (callback) callback(value);
 }
 
