@@ -271,7 +271,8 @@ Result analyze(const fs::path& dir, const Options& options) {
       if (passes[c][r]) rank_passes.push_back({passes[c][r].get(), c});
     }
     Sequencer sequencer(std::move(rank_passes), failures, checks, r);
-    format::RankReader reader(files.rank_files[r]);
+    const std::unique_ptr<RankSource> reader = options.rank_source ? options.rank_source(r, files.rank_files[r])
+                                                                  : read_rank_file_source(files.rank_files[r]);
     format::RankReader::Callbacks cb;
     cb.site = [&](const format::CallSite& s) { data.sites[s.id] = s; };
     cb.comm = [&](const format::CommDef& c) { data.comms[c.id] = c; };
@@ -288,14 +289,14 @@ Result analyze(const fs::path& dir, const Options& options) {
       sequencer.push(e);
     };
     try {
-      if (auto header = reader.header(cb)) {
+      if (auto header = reader->header(cb)) {
         data.present = true;
         data.header = *header;
         bool ok = true;
         format::Problem p = format::check_rank_header(files, r, data.header, ok);
         if (!ok) data.problems.push_back(std::move(p));
         add_implicit_comms(data);
-        reader.read_all(cb);
+        reader->read_all(cb);
         sequencer.finish();
         if (!data.end) data.truncated = true;
       }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyzer/finding.hpp"
+#include "analyzer/rank_source.hpp"
 #include "trace_format/reader.hpp"
 
 namespace smtrace::analyzer {
@@ -44,6 +45,9 @@ struct Options {
   // the built-in ones and `checks` may name them like the others.
   std::vector<CheckFactory> extra_checks;
   CheckErrors check_errors = CheckErrors::rethrow;
+  // Where each present rank's records come from (smtrace-mpi: another MPI
+  // process reads the file and sends them); empty: the file, read here.
+  RankSourceFactory rank_source;
 };
 
 // A check that threw while it ran (a bug of the check or an input it cannot

@@ -177,7 +177,8 @@ int run_check(const CheckOptions& options) {
   analysis.progress = progress.callback();
   analyzer::Result result;
   try {
-    result = analyzer::analyze(options.dir, analysis);
+    result = options.engine.analyze ? options.engine.analyze(options.dir, analysis)
+                                    : analyzer::analyze(options.dir, analysis);
   } catch (const std::invalid_argument& e) {
     progress.clear();
     throw Error(e.what());

@@ -64,7 +64,9 @@ class Formatter : public CLI::Formatter {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) { return main(argc, argv, Engine{}); }
+
+int main(int argc, char** argv, const Engine& engine) {
   CLI::App app{
       "smtrace: post-mortem correctness analysis of MPI programs.\n"
       "Record a run with `smtrace record`, then read the trace with `smtrace info` and\n"
@@ -498,6 +500,7 @@ int main(int argc, char** argv) {
     }
     if (info_cmd->parsed()) {
       info.format = to_format(info_format);
+      info.engine = engine;
       return run_info(info);
     }
     if (dump_cmd->parsed()) {
@@ -505,7 +508,10 @@ int main(int argc, char** argv) {
       dump.rank = dump_rank;
       return run_dump(dump);
     }
-    if (check_cmd->parsed()) return run_check(check);
+    if (check_cmd->parsed()) {
+      check.engine = engine;
+      return run_check(check);
+    }
     if (prove_cmd->parsed()) return run_prove(prove);
     if (explore_cmd->parsed()) return run_explore(explore);
     if (import_cmd->parsed()) return run_import_json(import);

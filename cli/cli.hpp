@@ -5,7 +5,13 @@
 
 namespace smtrace::cli {
 
+struct Engine;
+
 // Run smtrace with the process's arguments; return the exit code.
 int main(int argc, char** argv);
+// Run smtrace with the process's arguments, `check` and `info` through
+// `engine` (smtrace-mpi: the same command line, spread over MPI processes);
+// return the exit code.
+int main(int argc, char** argv, const Engine& engine);
 
 }  // namespace smtrace::cli

@@ -12,7 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analyze.hpp"
+#include "trace_format/reader.hpp"
+
 namespace smtrace::cli {
+
+// How `check` and `info` reach the trace: in this process (smtrace), or
+// spread over MPI processes (smtrace-mpi, distributed/). Empty members mean
+// this process.
+struct Engine {
+  // Run the analysis of the trace `dir` (as analyzer::analyze).
+  std::function<analyzer::Result(const std::filesystem::path& dir, const analyzer::Options& options)> analyze;
+  // Read the trace `dir` (as format::read_trace).
+  std::function<format::Trace(const std::filesystem::path& dir, const format::ReadOptions& options)> read_trace;
+};
 
 enum class OutputFormat { text, json };
 
@@ -32,6 +45,7 @@ int run_record(const RecordOptions& options);
 struct InfoOptions {
   std::filesystem::path dir;
   OutputFormat format = OutputFormat::text;
+  Engine engine;
 };
 int run_info(const InfoOptions& options);
 
@@ -55,6 +69,7 @@ struct CheckOptions {
   bool quiet = false;
   double smt_timeout = 5;            // --smt-timeout: seconds for the SMT checks together (0: off)
   std::string buffering = "infinite"; // --buffering: message-race's reading of standard sends
+  Engine engine;
 };
 // Analyze a trace and print its report (docs/check-output.md); return 1
 // when there is an error-level finding (--expect: when findings differ).

@@ -149,7 +149,9 @@ std::string shell_join(const std::vector<std::string>& args) {
   return line;
 }
 
-format::Trace read_trace_or_throw(const fs::path& dir, bool symbols) {
+format::Trace read_trace_or_throw(
+    const fs::path& dir, bool symbols,
+    const std::function<format::Trace(const std::filesystem::path&, const format::ReadOptions&)>& read) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) throw Error(fmt::format("{}: no such file or directory", dir.string()));
   if (!fs::is_directory(dir, ec)) {
@@ -158,7 +160,7 @@ format::Trace read_trace_or_throw(const fs::path& dir, bool symbols) {
   format::ReadOptions options;
   options.symbols = symbols;
   try {
-    return format::read_trace(dir, options);
+    return read ? read(dir, options) : format::read_trace(dir, options);
   } catch (const format::TraceError& e) {
     throw Error(e.what());
   }

@@ -69,8 +69,11 @@ std::string shell_join(const std::vector<std::string>& args);
 // happens-before rules). Throw Error for a value that is not a number.
 void smt_tuning_from_environment(smt::Tuning& tuning);
 
-// Read `dir` as a trace; throw Error (exit 2) when it is unusable.
-format::Trace read_trace_or_throw(const std::filesystem::path& dir, bool symbols = true);
+// Read `dir` as a trace; throw Error (exit 2) when it is unusable. `read`
+// reads it when given (smtrace-mpi), else format::read_trace.
+format::Trace read_trace_or_throw(
+    const std::filesystem::path& dir, bool symbols = true,
+    const std::function<format::Trace(const std::filesystem::path&, const format::ReadOptions&)>& read = {});
 
 // Refuse an existing non-empty directory `dir` unless `force`; with `force`,
 // remove the trace files in it (manifest, rank files, symbols) so that no

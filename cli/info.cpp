@@ -311,7 +311,7 @@ void print_json(const format::Trace& trace, const Summary& summary) {
 }  // namespace
 
 int run_info(const InfoOptions& options) {
-  const format::Trace trace = read_trace_or_throw(options.dir);
+  const format::Trace trace = read_trace_or_throw(options.dir, true, options.engine.read_trace);
   const Summary summary = summarize(trace);
   if (options.format == OutputFormat::json) {
     print_json(trace, summary);

@@ -848,7 +848,7 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
 
   run_on_threads(thread_count(options.threads, todo.size()), todo.size(), [&](std::size_t i) {
     const uint32_t r = todo[i];
-    trace.ranks[r] = read_rank_file(found.rank_files[r]);
+    trace.ranks[r] = options.read_rank ? options.read_rank(r, found.rank_files[r]) : read_rank_file(found.rank_files[r]);
   });
 
   for (uint32_t r = 0; r < world_size; ++r) {

@@ -87,6 +87,9 @@ struct Trace {
 struct ReadOptions {
   bool symbols = true;        // load symbols.smt when present
   unsigned threads = 0;       // 0: hardware concurrency
+  // Reads rank `rank`'s file `file` (smtrace-mpi: receives what another MPI
+  // process read); empty: read_rank_file(file). Called from several threads.
+  std::function<RankTrace(uint32_t rank, const std::filesystem::path& file)> read_rank;
 };
 
 // The files of a trace directory, found without reading any rank file.

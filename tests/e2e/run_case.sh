@@ -27,6 +27,9 @@
 #                      match REGEX (repeatable)
 #   --no-errors        (modes check, prove) no error-level finding, exit status 0
 #   --check-args "..." (mode check) more options for `smtrace check`
+#   --smtrace-mpi PATH (mode check) also run `mpirun -np 2 smtrace-mpi check`
+#                      on the trace: its JSON report and exit status must be
+#                      smtrace check's
 #   --build CC         PROGRAM is a C source: compile it first with the
 #                      compiler wrapper CC (smtrace-cc: load/store capture)
 #   --cflags "..."     more compiler options for --build (-fopenmp)
@@ -42,6 +45,7 @@ np=2
 smtrace=""
 tracer=""
 checker=""
+smtrace_mpi=""
 source_file=""
 expect_fail=0
 kill_after=""
@@ -61,6 +65,7 @@ while [ $# -gt 0 ]; do
     --smtrace) smtrace=$2; shift 2 ;;
     --tracer) tracer=$2; shift 2 ;;
     --checker) checker=$2; shift 2 ;;
+    --smtrace-mpi) smtrace_mpi=$2; shift 2 ;;
     --source) source_file=$2; shift 2 ;;
     --expect-fail) expect_fail=1; shift ;;
     --kill-after) kill_after=$2; shift 2 ;;
@@ -165,6 +170,17 @@ case "$mode" in
     echo "run_case.sh: $case_name: smtrace $mode exit status $crc"
     cat "$out"
     [ "$crc" -le 1 ] || fail "smtrace $mode failed (exit $crc)"
+    if [ "$mode" = check ] && [ -n "$smtrace_mpi" ]; then
+      # The same analysis as an MPI job of two processes (one reads, one
+      # analyzes): the same report, the same exit status.
+      # shellcheck disable=SC2086
+      timeout -k 5 120 mpirun --oversubscribe -np 2 "$smtrace_mpi" check "$trace" --format json --quiet $check_extra \
+        >"$work/check-mpi.json" 2>"$work/check-mpi.err"
+      mrc=$?
+      echo "run_case.sh: $case_name: smtrace-mpi check (2 processes) exit status $mrc"
+      [ "$mrc" -eq "$crc" ] || { cat "$work/check-mpi.err"; fail "smtrace-mpi check exited $mrc, smtrace check $crc"; }
+      diff "$report" "$work/check-mpi.json" || fail "smtrace-mpi check's JSON report differs from smtrace check's"
+    fi
     for kind in $finds; do
       grep -q "\"kind\": *\"$kind\"" "$report" || fail "expected a $kind finding"
     done

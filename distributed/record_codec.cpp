@@ -1,0 +1,410 @@
+#include "distributed/record_codec.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+namespace smtrace::distributed {
+
+namespace {
+
+using format::RankReader;
+
+// The fields of each record type, in one list that both directions walk:
+// a new field added to a struct in trace_format/event.hpp must be added
+// here (tests/unit/test_distributed_record_codec.cpp compares sizes to
+// remind whoever adds one).
+template <class V>
+void fields(V& v, format::Status& s) {
+  v(s.source, s.tag, s.count, s.cancelled, s.error);
+}
+template <class V>
+void fields(V& v, format::CompletedRequest& c) {
+  v(c.index, c.request, c.status);
+}
+template <class V>
+void fields(V& v, format::KernelArg& a) {
+  v(a.index, a.addr, a.size, a.access);
+}
+template <class V>
+void fields(V& v, format::Event& e) {
+  v(e.seq, e.call, e.thread, e.t_start, e.duration, e.pending, e.site, e.stack, e.repeat, e.rc);
+  v(e.comm, e.peer, e.tag, e.buf, e.count, e.datatype, e.recv_buf, e.recv_count, e.recv_datatype);
+  v(e.counts, e.displs, e.datatypes, e.recv_counts, e.recv_displs, e.recv_datatypes, e.recv_peer, e.recv_tag,
+    e.op, e.in_place);
+  v(e.request, e.requests, e.completed, e.status, e.flag);
+  v(e.new_comm, e.color, e.key, e.group, e.new_datatype, e.message, e.peer_comm);
+  v(e.window, e.win_base, e.win_size, e.disp_unit, e.target_disp, e.target_count, e.target_datatype, e.result_buf,
+    e.result_count, e.result_datatype, e.compare_buf, e.lock_type, e.assert_flags);
+  v(e.size, e.stride);
+  v(e.stream, e.cuda_event, e.kernel, e.args, e.memory, e.recv_memory, e.copy_kind, e.flags);
+}
+template <class V>
+void fields(V& v, format::CallSite& s) {
+  v(s.id, s.module, s.offset, s.function, s.file, s.line, s.column);
+}
+template <class V>
+void fields(V& v, format::Module& m) {
+  v(m.id, m.path, m.base, m.build_id);
+}
+template <class V>
+void fields(V& v, format::CommDef& c) {
+  v(c.id, c.world_ranks, c.parent, c.is_group, c.inter, c.remote_world_ranks, c.topology, c.sources,
+    c.destinations);
+}
+template <class V>
+void fields(V& v, format::Run& r) {
+  v(r.offset, r.length, r.count, r.stride);
+}
+template <class V>
+void fields(V& v, format::TypeCount& t) {
+  v(t.type, t.count);
+}
+template <class V>
+void fields(V& v, format::DatatypeDef& t) {
+  v(t.id, t.combiner, t.size, t.lb, t.extent, t.runs, t.signature, t.committed, t.truncated);
+}
+template <class V>
+void fields(V& v, format::Termination& t) {
+  v(t.kind, t.signal, t.t, t.message, t.last_seq, t.events, t.dropped);
+}
+template <class V>
+void fields(V& v, format::TracerNote& n) {
+  v(n.t, n.message);
+}
+template <class V>
+void fields(V& v, format::Problem& p) {
+  v(p.severity, p.file, p.offset, p.rank, p.seq, p.message);
+}
+template <class V>
+void fields(V& v, format::RankHeader& h) {
+  v(h.format_version, h.rank, h.world_size, h.host, h.pid, h.mpi_library, h.mpi_version, h.clock,
+    h.clock_origin_ns, h.realtime_origin_ns, h.tracer_version, h.options, h.executable, h.argv, h.thread_level,
+    h.chunk_bytes, h.thread_sync, h.recovered);
+}
+
+template <class V>
+void fields(V& v, format::RankTrace& r) {
+  v(r.present, r.file, r.header, r.events, r.sites, r.modules, r.comms, r.datatypes, r.end, r.notes, r.problems,
+    r.bytes, r.chunks, r.truncated);
+}
+
+template <class T>
+constexpr bool k_plain = std::is_arithmetic_v<T> || std::is_enum_v<T>;
+
+class Encoder {
+ public:
+  explicit Encoder(std::string& out) : m_out(out) {}
+  template <class... T>
+  void operator()(const T&... values) {
+    (put(values), ...);
+  }
+
+  template <class T>
+  void put(const T& value) {
+    if constexpr (k_plain<T>) {
+      m_out.append(reinterpret_cast<const char*>(&value), sizeof value);
+    } else {
+      fields(*this, const_cast<T&>(value));  // Encoder only reads
+    }
+  }
+  void put(const std::string& s) {
+    put(static_cast<uint64_t>(s.size()));
+    m_out.append(s);
+  }
+  template <class T>
+  void put(const std::optional<T>& value) {
+    put(value.has_value());
+    if (value) put(*value);
+  }
+  template <class T>
+  void put(const std::vector<T>& values) {
+    put(static_cast<uint64_t>(values.size()));
+    if constexpr (k_plain<T>) {
+      m_out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+    } else {
+      for (const T& value : values) put(value);
+    }
+  }
+  template <class T>
+  void put(const std::unordered_map<uint32_t, T>& map) {
+    // By key: the same map codes to the same bytes.
+    std::vector<const std::pair<const uint32_t, T>*> entries;
+    for (const auto& entry : map) entries.push_back(&entry);
+    std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->first < b->first; });
+    put(static_cast<uint64_t>(entries.size()));
+    for (const auto* entry : entries) {
+      put(entry->first);
+      put(entry->second);
+    }
+  }
+  void put(const std::map<std::string, std::string>& map) {
+    put(static_cast<uint64_t>(map.size()));
+    for (const auto& [key, value] : map) {
+      put(key);
+      put(value);
+    }
+  }
+
+
+ private:
+  std::string& m_out;
+};
+
+class Decoder {
+ public:
+  explicit Decoder(std::string_view& in) : m_in(in) {}
+  template <class... T>
+  void operator()(T&... values) {
+    (get(values), ...);
+  }
+
+  template <class T>
+  void get(T& value) {
+    if constexpr (k_plain<T>) {
+      std::memcpy(&value, take(sizeof value), sizeof value);
+    } else {
+      fields(*this, value);
+    }
+  }
+  void get(std::string& s) {
+    const std::size_t n = length();
+    s.assign(take(n), n);
+  }
+  template <class T>
+  void get(std::optional<T>& value) {
+    bool has = false;
+    get(has);
+    if (!has) {
+      value.reset();
+      return;
+    }
+    if (!value) value.emplace();
+    get(*value);
+  }
+  template <class T>
+  void get(std::vector<T>& values) {
+    const std::size_t n = length();
+    values.resize(n);
+    if constexpr (k_plain<T>) {
+      if (n) std::memcpy(values.data(), take(n * sizeof(T)), n * sizeof(T));
+    } else {
+      for (T& value : values) get(value);
+    }
+  }
+  template <class T>
+  void get(std::unordered_map<uint32_t, T>& map) {
+    const std::size_t n = length();
+    map.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      uint32_t key = 0;
+      get(key);
+      get(map[key]);
+    }
+  }
+  void get(std::map<std::string, std::string>& map) {
+    const std::size_t n = length();
+    map.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string key, value;
+      get(key);
+      get(value);
+      map.emplace(std::move(key), std::move(value));
+    }
+  }
+
+ private:
+  const char* take(std::size_t n) {
+    if (n > m_in.size()) throw std::runtime_error("smtrace-mpi: a record was cut short in transfer");
+    const char* p = m_in.data();
+    m_in.remove_prefix(n);
+    return p;
+  }
+  std::size_t length() {
+    uint64_t n = 0;
+    get(n);
+    if (n > m_in.size()) throw std::runtime_error("smtrace-mpi: a record was cut short in transfer");
+    return static_cast<std::size_t>(n);
+  }
+
+  std::string_view& m_in;
+};
+
+// Events are the bulk, and mostly defaults (a halo Isend sets a dozen of
+// Event's 68 fields): an event is coded as a bitmask of the fields that
+// differ from a default Event's, then those fields. Coded densely, a halo
+// event took about 350 bytes, and moving and decoding them cost process 0
+// as much as reading the rank file itself.
+inline constexpr unsigned k_mask_words = 2;
+
+class SparseEncoder {
+ public:
+  explicit SparseEncoder(std::string& out) : m_out(out), m_at(out.size()) { out.append(sizeof m_mask, '\0'); }
+  template <class... T>
+  void operator()(const T&... values) {
+    (field(values), ...);
+  }
+  // Write the mask in front of the fields.
+  void finish() {
+    if (m_index > 64 * k_mask_words) throw std::logic_error("smtrace-mpi: more event fields than mask bits");
+    std::memcpy(m_out.data() + m_at, m_mask, sizeof m_mask);
+  }
+
+ private:
+  template <class T>
+  void field(const T& value) {
+    if (!(value == T{})) {
+      m_mask[m_index / 64] |= uint64_t{1} << (m_index % 64);
+      Encoder(m_out).put(value);
+    }
+    ++m_index;
+  }
+
+  std::string& m_out;
+  std::size_t m_at;
+  uint64_t m_mask[k_mask_words] = {};
+  unsigned m_index = 0;
+};
+
+class SparseDecoder {
+ public:
+  explicit SparseDecoder(Decoder& decode) : m_decode(decode) {
+    for (uint64_t& word : m_mask) decode(word);
+  }
+  template <class... T>
+  void operator()(T&... values) {
+    (field(values), ...);
+  }
+
+ private:
+  template <class T>
+  void field(T& value) {
+    if ((m_mask[m_index / 64] >> (m_index % 64)) & 1) {
+      m_decode(value);
+    } else {
+      reset(value);
+    }
+    ++m_index;
+  }
+  template <class T>
+  static void reset(std::vector<T>& values) {
+    values.clear();  // keeps the capacity of the reused event
+  }
+  template <class T>
+  static void reset(T& value) {
+    value = T{};
+  }
+
+  Decoder& m_decode;
+  uint64_t m_mask[k_mask_words] = {};
+  unsigned m_index = 0;
+};
+
+template <class T>
+void append(std::string& out, RecordKind kind, const T& value) {
+  Encoder encode(out);
+  encode(kind);
+  if constexpr (std::is_same_v<T, format::Event>) {
+    SparseEncoder sparse(out);
+    fields(sparse, const_cast<format::Event&>(value));  // SparseEncoder only reads
+    sparse.finish();
+  } else {
+    encode(value);
+  }
+}
+
+template <class T>
+void deliver(Decoder& decode, const std::function<void(const T&)>& callback) {
+  // Events are the bulk: decoded into one reused object per thread, whose
+  // vectors keep their capacity (every field is overwritten).
+  thread_local T value;
+  if constexpr (std::is_same_v<T, format::Event>) {
+    SparseDecoder sparse(decode);
+    fields(sparse, value);
+  } else {
+    decode(value);
+  }
+  if (callback) callback(value);
+}
+
+}  // namespace
+
+RankReader::Callbacks RecordWriter::callbacks() {
+  RankReader::Callbacks cb;
+  cb.event = [this](const format::Event& e) { append(m_out, RecordKind::event, e); };
+  cb.site = [this](const format::CallSite& s) { append(m_out, RecordKind::site, s); };
+  cb.module = [this](const format::Module& m) { append(m_out, RecordKind::module, m); };
+  cb.comm = [this](const format::CommDef& c) { append(m_out, RecordKind::comm, c); };
+  cb.datatype = [this](const format::DatatypeDef& t) { append(m_out, RecordKind::datatype, t); };
+  cb.end = [this](const format::Termination& t) { append(m_out, RecordKind::end, t); };
+  cb.note = [this](const format::TracerNote& n) { append(m_out, RecordKind::note, n); };
+  cb.problem = [this](const format::Problem& p) { append(m_out, RecordKind::problem, p); };
+  return cb;
+}
+
+void RecordWriter::header(const std::optional<format::RankHeader>& header) {
+  append(m_out, RecordKind::header, header);
+}
+
+void RecordWriter::done() { m_out.push_back(static_cast<char>(RecordKind::done)); }
+
+void RecordWriter::error(std::string_view message) { append(m_out, RecordKind::error, std::string(message)); }
+
+void RecordWriter::out_of_memory() { m_out.push_back(static_cast<char>(RecordKind::out_of_memory)); }
+
+Decoded decode_record(std::string_view& in, const RankReader::Callbacks& callbacks) {
+  Decoder decode(in);
+  Decoded out;
+  decode(out.kind);
+  switch (out.kind) {
+    case RecordKind::event: deliver(decode, callbacks.event); break;
+    case RecordKind::site: deliver(decode, callbacks.site); break;
+    case RecordKind::module: deliver(decode, callbacks.module); break;
+    case RecordKind::comm: deliver(decode, callbacks.comm); break;
+    case RecordKind::datatype: deliver(decode, callbacks.datatype); break;
+    case RecordKind::end: deliver(decode, callbacks.end); break;
+    case RecordKind::note: deliver(decode, callbacks.note); break;
+    case RecordKind::problem: deliver(decode, callbacks.problem); break;
+    case RecordKind::header: decode(out.header); break;
+    case RecordKind::done: break;
+    case RecordKind::error: decode(out.message); break;
+    case RecordKind::out_of_memory: break;
+    default: throw std::runtime_error("smtrace-mpi: unknown record kind in transfer");
+  }
+  return out;
+}
+
+std::string encode_rank_trace(const format::RankTrace& rank) {
+  std::string out;
+  Encoder encode(out);
+  encode(true, rank);
+  return out;
+}
+
+std::string encode_rank_error(std::string_view error) {
+  std::string out;
+  Encoder encode(out);
+  encode(false, std::string(error));
+  return out;
+}
+
+format::RankTrace decode_rank_trace(std::string_view in) {
+  Decoder decode(in);
+  bool ok = false;
+  decode(ok);
+  if (!ok) {
+    std::string message;
+    decode(message);
+    throw std::runtime_error(message);
+  }
+  format::RankTrace rank;
+  decode(rank);
+  if (!in.empty()) throw std::runtime_error("smtrace-mpi: a rank's records were longer than coded");
+  return rank;
+}
+
+}  // namespace smtrace::distributed

@@ -1,0 +1,248 @@
+#include "distributed/transfer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "distributed/record_codec.hpp"
+#include "trace_format/parallel.hpp"
+
+namespace smtrace::distributed {
+
+namespace {
+
+// Wait until `ready()` returns true. Open MPI's blocking calls spin on a
+// core; a reader thread waiting for process 0, or a loading thread waiting
+// for a reader, would take the core the other needs. A message holds
+// milliseconds of work (thousands of events), so the sleeps grow to 1 ms:
+// polling every 50 us cost a reader a third of a core on 64x1M.
+template <class Ready>
+void poll(const Ready& ready) {
+  auto pause = std::chrono::microseconds(20);
+  for (int spins = 0; !ready(); ++spins) {
+    if (spins < 16) {
+      std::this_thread::yield();
+      continue;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
+
+// Wait until `request` completes (at once for MPI_REQUEST_NULL).
+void complete(MPI_Request& request) {
+  poll([&] {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+}
+
+// Sends one rank's messages, one in flight while the next is filled.
+class Sender {
+ public:
+  Sender(uint32_t rank, MPI_Comm comm) : m_tag(static_cast<int>(rank)), m_comm(comm) {}
+  ~Sender() { wait(); }
+  Sender(const Sender&) = delete;
+  Sender& operator=(const Sender&) = delete;
+
+  // Send `bytes` (whole records) and leave it empty.
+  void send(std::string& bytes) {
+    wait();
+    m_in_flight.swap(bytes);
+    bytes.clear();
+    MPI_Isend(m_in_flight.data(), static_cast<int>(m_in_flight.size()), MPI_BYTE, 0, m_tag, m_comm, &m_request);
+  }
+
+ private:
+  void wait() { complete(m_request); }
+
+  int m_tag;
+  MPI_Comm m_comm;
+  std::string m_in_flight;
+  MPI_Request m_request = MPI_REQUEST_NULL;
+};
+
+void send_rank(const std::filesystem::path& file, uint32_t rank, MPI_Comm comm) {
+  RecordWriter writer;
+  writer.bytes().reserve(k_message_bytes + 4096);
+  Sender sender(rank, comm);
+  format::RankReader::Callbacks cb = writer.callbacks();
+  cb.event = [&, append = std::move(cb.event)](const format::Event& e) {
+    append(e);
+    if (writer.bytes().size() >= k_message_bytes) sender.send(writer.bytes());
+  };
+  // What RankReader throws goes to process 0 as a record, to be thrown there
+  // after the same records as `smtrace check` would have seen.
+  try {
+    format::RankReader reader(file);
+    const std::optional<format::RankHeader> header = reader.header(cb);
+    writer.header(header);
+    if (header) {
+      reader.read_all(cb);
+      writer.done();
+    }
+  } catch (const std::bad_alloc&) {
+    writer.out_of_memory();
+  } catch (const std::exception& e) {
+    writer.error(e.what());
+  }
+  sender.send(writer.bytes());
+}
+
+// Return the next message from `from` with tag `rank`, received whole.
+void receive_message(int from, uint32_t rank, MPI_Comm comm, std::string& into, std::size_t at) {
+  MPI_Message message;
+  MPI_Status status;
+  poll([&] {
+    int found = 0;
+    MPI_Improbe(from, static_cast<int>(rank), comm, &found, &message, &status);
+    return found != 0;
+  });
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  into.resize(at + static_cast<std::size_t>(count));
+  MPI_Mrecv(into.data() + at, count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+}
+
+// Process 0's view of a rank another process reads.
+class Receiver final : public analyzer::RankSource {
+ public:
+  Receiver(int from, uint32_t rank, MPI_Comm comm) : m_from(from), m_rank(rank), m_comm(comm) {}
+
+  std::optional<format::RankHeader> header(const format::RankReader::Callbacks& callbacks) override {
+    for (;;) {
+      Decoded d = next(callbacks);
+      if (d.kind == RecordKind::header) return std::move(d.header);
+      if (d.kind == RecordKind::done) protocol_error("the end before the header");
+    }
+  }
+  void read_all(const format::RankReader::Callbacks& callbacks) override {
+    for (;;) {
+      const Decoded d = next(callbacks);
+      if (d.kind == RecordKind::done) return;
+      if (d.kind == RecordKind::header) protocol_error("a second header");
+    }
+  }
+
+ private:
+  // Decode the next record (receiving a message when none is left); throw
+  // what the reader threw.
+  Decoded next(const format::RankReader::Callbacks& callbacks) {
+    if (m_rest.empty()) receive();
+    Decoded d = decode_record(m_rest, callbacks);
+    if (d.kind == RecordKind::error) throw std::runtime_error(d.message);
+    if (d.kind == RecordKind::out_of_memory) throw std::bad_alloc();
+    return d;
+  }
+  void receive() {
+    receive_message(m_from, m_rank, m_comm, m_buffer, 0);
+    m_rest = m_buffer;
+    if (m_rest.empty()) protocol_error("an empty message");
+  }
+  [[noreturn]] void protocol_error(const char* what) const {
+    throw std::logic_error(fmt::format("smtrace-mpi: rank {} from process {}: {}", m_rank, m_from, what));
+  }
+
+  int m_from;
+  uint32_t m_rank;
+  MPI_Comm m_comm;
+  std::string m_buffer;
+  std::string_view m_rest;
+};
+
+// Rank r's messages carry tag r: every rank needs a tag.
+void check_tags(uint32_t world_size, MPI_Comm comm) {
+  int* tag_ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &found);
+  if (found && world_size > 0 && static_cast<int64_t>(world_size) - 1 > *tag_ub) {
+    throw std::runtime_error(fmt::format("smtrace-mpi: {} ranks need tags up to {}; this MPI's MPI_TAG_UB is {}",
+                                         world_size, world_size - 1, *tag_ub));
+  }
+}
+
+// The ranks of `files` that `process` reads, ascending.
+std::vector<uint32_t> share_of(const format::TraceFiles& files, int process, int processes, MPI_Comm comm) {
+  const uint32_t world_size = static_cast<uint32_t>(files.rank_files.size());
+  check_tags(world_size, comm);
+  std::vector<uint32_t> mine;
+  for (uint32_t r : files.present) {
+    if (reader_of(r, world_size, processes) == process) mine.push_back(r);
+  }
+  return mine;
+}
+
+// Send `bytes` to process 0 in pieces of at most k_piece_bytes; the last one
+// is shorter (empty when the size is a multiple).
+void send_pieces(const std::string& bytes, uint32_t rank, MPI_Comm comm) {
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t n = std::min(k_piece_bytes, bytes.size() - at);
+    MPI_Request request;
+    MPI_Isend(bytes.data() + at, static_cast<int>(n), MPI_BYTE, 0, static_cast<int>(rank), comm, &request);
+    complete(request);
+    at += n;
+    if (n < k_piece_bytes) return;
+  }
+}
+
+std::string receive_pieces(int from, uint32_t rank, MPI_Comm comm) {
+  std::string bytes;
+  for (;;) {
+    const std::size_t at = bytes.size();
+    receive_message(from, rank, comm, bytes, at);
+    if (bytes.size() - at < k_piece_bytes) return bytes;
+  }
+}
+
+}  // namespace
+
+void send_rank_traces(const format::TraceFiles& files, int process, int processes, unsigned threads,
+                      MPI_Comm comm) {
+  const std::vector<uint32_t> mine = share_of(files, process, processes, comm);
+  format::run_on_threads(format::thread_count(threads, mine.size()), mine.size(), [&](std::size_t i) {
+    std::string bytes;
+    try {
+      bytes = encode_rank_trace(format::read_rank_file(files.rank_files[mine[i]]));
+    } catch (const std::exception& e) {
+      bytes = encode_rank_error(e.what());
+    }
+    send_pieces(bytes, mine[i], comm);
+  });
+}
+
+std::function<format::RankTrace(uint32_t, const std::filesystem::path&)> receive_rank_traces(uint32_t world_size,
+                                                                                             int processes,
+                                                                                             MPI_Comm comm) {
+  if (processes > 1) check_tags(world_size, comm);
+  return [world_size, processes, comm](uint32_t rank, const std::filesystem::path& file) {
+    const int from = reader_of(rank, world_size, processes);
+    if (from == 0) return format::read_rank_file(file);
+    return decode_rank_trace(receive_pieces(from, rank, comm));
+  };
+}
+
+void send_ranks(const format::TraceFiles& files, int process, int processes, unsigned threads, MPI_Comm comm) {
+  const std::vector<uint32_t> mine = share_of(files, process, processes, comm);
+  format::run_on_threads(format::thread_count(threads, mine.size()), mine.size(),
+                         [&](std::size_t i) { send_rank(files.rank_files[mine[i]], mine[i], comm); });
+}
+
+analyzer::RankSourceFactory receive_ranks(uint32_t world_size, int processes, MPI_Comm comm) {
+  if (processes > 1) check_tags(world_size, comm);
+  return [world_size, processes, comm](uint32_t rank, const std::filesystem::path& file)
+             -> std::unique_ptr<analyzer::RankSource> {
+    const int from = reader_of(rank, world_size, processes);
+    if (from == 0) return analyzer::read_rank_file_source(file);
+    return std::make_unique<Receiver>(from, rank, comm);
+  };
+}
+
+}  // namespace smtrace::distributed
