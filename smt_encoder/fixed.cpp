@@ -140,6 +140,20 @@ InterchangeableMatches::InterchangeableMatches(const Machine& machine, const Mat
 InterchangeableMatches::~InterchangeableMatches() = default;
 
 const InterchangeableMatches::Endpoint* InterchangeableMatches::endpoint(uint32_t recv, const Deadline& deadline) {
+  // Cached per receive: finding the class reads every op (covering runs ask per pair).
+  if (m_class.empty()) {
+    m_class.assign(m_machine.model().ops.size(), nullptr);
+    m_looked_up.assign(m_class.size(), false);
+  }
+  if (!m_looked_up[recv]) {
+    m_class[recv] = find_endpoint(recv, deadline);
+    m_looked_up[recv] = true;
+  }
+  return m_class[recv];
+}
+
+const InterchangeableMatches::Endpoint* InterchangeableMatches::find_endpoint(uint32_t recv,
+                                                                              const Deadline& deadline) {
   const Model& model = m_machine.model();
   const Op& o = model.ops[recv];
   if (o.kind != OpKind::recv) return nullptr;
@@ -326,8 +340,7 @@ uint32_t InterchangeableMatches::cover_rounds(uint32_t recv, const Deadline& dea
 }
 
 std::optional<std::vector<RawStep>> InterchangeableMatches::cover_run(
-    uint32_t recv, uint32_t round, const std::function<bool(uint32_t recv, uint32_t send)>& given,
-    const Deadline& deadline) {
+    uint32_t recv, uint32_t round, const Given& given, const Deadline& deadline) {
   const uint32_t rounds = cover_rounds(recv, deadline);
   if (rounds == 0) return std::nullopt;
   const Endpoint& e = *endpoint(recv, deadline);

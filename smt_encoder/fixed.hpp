@@ -151,6 +151,8 @@ class InterchangeableMatches {
   // sends chosen for r_0..r_{i-1}), or nothing when can_match is not sat.
   // Not checked here: callers replay it (check_schedule).
   std::optional<std::vector<RawStep>> witness(uint32_t recv, uint32_t send, const Deadline& deadline = {});
+  // Whether a run already gave the pair (`recv`, `send`): the pairs covering runs try to avoid.
+  using Given = std::function<bool(uint32_t recv, uint32_t send)>;
   // Return the receives of `recv`'s class in posting order when `recv` is a
   // receive of an interchangeable endpoint (else nothing).
   std::vector<uint32_t> class_receives(uint32_t recv, const Deadline& deadline = {});
@@ -160,13 +162,13 @@ class InterchangeableMatches {
   // preferring the pairs (receive, send) for which `given` returns false, or
   // nothing when the run does not get through. Not checked here: callers
   // replay it (check_schedule).
-  std::optional<std::vector<RawStep>> cover_run(uint32_t recv, uint32_t round,
-                                                const std::function<bool(uint32_t recv, uint32_t send)>& given,
+  std::optional<std::vector<RawStep>> cover_run(uint32_t recv, uint32_t round, const Given& given,
                                                 const Deadline& deadline = {});
 
  private:
   struct Endpoint;
   const Endpoint* endpoint(uint32_t recv, const Deadline& deadline);
+  const Endpoint* find_endpoint(uint32_t recv, const Deadline& deadline);
   // Run endpoint `e` with its receive j held back until nothing else can
   // happen, then taking send `plan[j]`, until the plan's last receive has
   // taken its send.
@@ -176,6 +178,8 @@ class InterchangeableMatches {
   const MatchPairs& m_pairs;
   Channels m_channels;
   std::unordered_map<uint64_t, std::unique_ptr<Endpoint>> m_endpoints;
+  std::vector<const Endpoint*> m_class;  // per op: its endpoint (nullptr: none), once m_looked_up
+  std::vector<bool> m_looked_up;
 };
 
 }  // namespace smtrace::smt
