@@ -348,6 +348,8 @@ std::optional<std::vector<RawStep>> InterchangeableMatches::cover_run(
   const auto n = static_cast<uint32_t>(std::min<std::size_t>(e.reachable, e.posted.size()));
   const auto channels = static_cast<uint32_t>(e.senders.size());
   const uint32_t levels = rounds / channels;
+  // Even cycles of rounds serve the largest backlog among the others, odd ones the smallest.
+  const bool smallest = (round / rounds) % 2 == 1;
   round %= rounds;
   const uint32_t hot = round % channels, level = levels - round / channels;
   std::vector<const std::vector<uint32_t>*> sends(channels);
@@ -361,12 +363,13 @@ std::optional<std::vector<RawStep>> InterchangeableMatches::cover_run(
     if (backlog(hot) >= level && fresh(hot)) {
       pick = hot;
     } else {
-      // Another channel: a fresh pair first, then the largest backlog.
+      // Another channel: a fresh pair first, then the largest (smallest) backlog.
       bool pick_fresh = false;
       for (uint32_t c = 0; c < channels; ++c) {
         if (c == hot || backlog(c) == 0) continue;
         const bool f = fresh(c);
-        if (pick == k_none || (f && !pick_fresh) || (f == pick_fresh && backlog(c) > backlog(pick))) {
+        const auto before = [&] { return smallest ? backlog(c) < backlog(pick) : backlog(c) > backlog(pick); };
+        if (pick == k_none || (f && !pick_fresh) || (f == pick_fresh && before())) {
           pick = c;
           pick_fresh = f;
         }
