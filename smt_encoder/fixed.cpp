@@ -336,6 +336,10 @@ uint32_t InterchangeableMatches::cover_rounds(uint32_t recv, const Deadline& dea
   const Endpoint* e = endpoint(recv, deadline);
   if (!e || !e->decided) return 0;
   const auto n = static_cast<uint32_t>(std::min<std::size_t>(e->reachable, e->posted.size()));
+  // Every send posted before the class's first match (P_0 = P_{n-1}): any
+  // order of takes is an execution, and the directed replays' rotation
+  // (guided.hpp's Spread) already gives each run a new pair per receive.
+  if (n == 0 || e->posted[0] == e->posted[n - 1]) return 0;
   return static_cast<uint32_t>(e->senders.size()) * largest_backlog(e->total, n);
 }
 

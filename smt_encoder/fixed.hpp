@@ -156,7 +156,8 @@ class InterchangeableMatches {
   // Return the receives of `recv`'s class in posting order when `recv` is a
   // receive of an interchangeable endpoint (else nothing).
   std::vector<uint32_t> class_receives(uint32_t recv, const Deadline& deadline = {});
-  // Return how many covering rounds `recv`'s class has (case 4; 0: none).
+  // Return how many covering rounds `recv`'s class has (case 4; 0: none, or
+  // every send to the class is posted before its first match).
   uint32_t cover_rounds(uint32_t recv, const Deadline& deadline = {});
   // Return the schedule of covering round `round` of `recv`'s class (case 4),
   // preferring the pairs (receive, send) for which `given` returns false, or

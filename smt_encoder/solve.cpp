@@ -346,25 +346,33 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
 
   // Covering runs (fixed.hpp, case 4): the feasible pairs of each
   // interchangeable class witnessed many per run, before any alternative is
-  // asked about. Stops when every feasible pair of the class has a witness,
-  // or after a whole cycle of rounds that gave none.
+  // asked about, until every feasible pair of the class has a witness or the
+  // runs give too few new pairs (below).
   if (interchangeable && !options.errors_only) {
     std::vector<bool> visited(m.ops.size(), false);
     for (uint32_t r : wildcards) {
       if (visited[r]) continue;
       const std::vector<uint32_t> members = interchangeable->class_receives(r, budget.deadline());
+      for (uint32_t x : members) visited[x] = true;
+      const uint32_t rounds = interchangeable->cover_rounds(r, budget.deadline());
+      if (rounds == 0) continue;
       uint64_t feasible_pairs = 0;
       for (uint32_t x : members) {
-        visited[x] = true;
         if (!is_wildcard(m.ops[x])) continue;
         for (uint32_t s : pairs.sends[x]) {
           feasible_pairs += interchangeable->can_match(x, s, budget.deadline()) == Verdict::sat;
         }
       }
       const uint64_t start = seen.covered();
-      const uint32_t rounds = interchangeable->cover_rounds(r, budget.deadline());
       const auto given = [&](uint32_t a, uint32_t b) { return seen.witness(a, b) != nullptr; };
-      for (uint32_t round = 0, idle = 0; idle < rounds && seen.covered() - start < feasible_pairs; ++round) {
+      // A covering run costs about what a directed replay to one pair costs,
+      // so they go on while they give more: stop once the last cycle of
+      // rounds (every channel at every level) gave fewer than two new pairs
+      // per run.
+      const uint32_t window = rounds;
+      std::vector<uint64_t> gains(window, 2);
+      uint64_t recent = 2 * uint64_t{window};
+      for (uint32_t round = 0; recent >= 2 * uint64_t{window} && seen.covered() - start < feasible_pairs; ++round) {
         if (budget.spent()) break;
         const uint64_t before = seen.covered();
         if (auto steps = interchangeable->cover_run(r, round, given, budget.deadline())) {
@@ -381,7 +389,9 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
             learn(*steps, w);
           }
         }
-        idle = seen.covered() > before ? 0 : idle + 1;
+        uint64_t& slot = gains[round % window];
+        recent = recent - slot + (seen.covered() - before);
+        slot = seen.covered() - before;
       }
     }
   }
