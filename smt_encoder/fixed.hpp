@@ -88,9 +88,13 @@
 //    count) wait until its backlog reaches a level (the largest A_j - j
 //    down to 1, one level per channel-count rounds) and serves it then only
 //    for pairs no run gave yet; every other receive takes a pair no run gave
-//    yet where one is on offer (the largest backlog first), else the
-//    channel with the largest backlog. bench/smt_patterns.sh measures it on
-//    master/worker 16 x 1000 (about 193,000 feasible pairs).
+//    yet where one is on offer, else the channel with the largest backlog
+//    (the smallest in odd cycles of rounds). Only for classes whose sends
+//    depend on their own matches (P_0 differs from the last row): when
+//    every send is posted first, any order is an execution and the directed
+//    replays' rotation gives a new pair per receive already.
+//    bench/smt_patterns.sh measures it on master/worker 16 x 1000 (about
+//    193,000 feasible pairs).
 //
 // Thread safety: reentrant.
 #pragma once
