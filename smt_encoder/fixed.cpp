@@ -140,6 +140,20 @@ InterchangeableMatches::InterchangeableMatches(const Machine& machine, const Mat
 InterchangeableMatches::~InterchangeableMatches() = default;
 
 const InterchangeableMatches::Endpoint* InterchangeableMatches::endpoint(uint32_t recv, const Deadline& deadline) {
+  // Cached per receive: finding the class reads every op (covering runs ask per pair).
+  if (m_class.empty()) {
+    m_class.assign(m_machine.model().ops.size(), nullptr);
+    m_looked_up.assign(m_class.size(), false);
+  }
+  if (!m_looked_up[recv]) {
+    m_class[recv] = find_endpoint(recv, deadline);
+    m_looked_up[recv] = true;
+  }
+  return m_class[recv];
+}
+
+const InterchangeableMatches::Endpoint* InterchangeableMatches::find_endpoint(uint32_t recv,
+                                                                              const Deadline& deadline) {
   const Model& model = m_machine.model();
   const Op& o = model.ops[recv];
   if (o.kind != OpKind::recv) return nullptr;
@@ -259,44 +273,118 @@ std::optional<std::vector<RawStep>> InterchangeableMatches::witness(uint32_t rec
       next.emplace(release(c, quota[c]), c);
     }
   }
+  // Each r_j takes the chosen channel whose next send was posted earliest.
+  std::vector<uint32_t> plan;
+  for (uint32_t j = 0; j < i; ++j) {
+    uint32_t best = k_none;
+    for (uint32_t c = 0; c < channels; ++c) {
+      if (taken[c] < quota[c] && (best == k_none || release(c, taken[c]) < release(best, taken[best]))) best = c;
+    }
+    if (best == k_none) return std::nullopt;
+    plan.push_back(m_channels.sends(e.senders[best], o.comm, o.rank, e.tag)[taken[best]++]);
+  }
+  plan.push_back(send);
+  return run_plan(e, plan, deadline);
+}
+
+std::optional<std::vector<RawStep>> InterchangeableMatches::run_plan(const Endpoint& e,
+                                                                     const std::vector<uint32_t>& plan,
+                                                                     const Deadline& deadline) {
+  if (plan.empty() || plan.size() > e.receives.size()) return std::nullopt;
+  const Model& model = m_machine.model();
   std::vector<uint32_t> index(model.ops.size(), k_none);
   for (uint32_t j = 0; j < e.receives.size(); ++j) index[e.receives[j]] = j;
+  const uint32_t last = e.receives[plan.size() - 1];
   uint32_t allowed = 0;
   RunPolicy policy;
   policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
     if (index[r] == k_none) {  // another endpoint: any send
       offer_guided(model, m_pairs, r, state, take);
-      return;
-    }
-    if (index[r] >= allowed) return;
-    if (r == recv) {
-      take(send);
-      return;
-    }
-    // The chosen channel whose next send was posted earliest.
-    std::vector<std::pair<uint32_t, uint32_t>> order;  // (release, channel)
-    for (uint32_t c = 0; c < channels; ++c) {
-      if (taken[c] < quota[c]) order.emplace_back(release(c, taken[c]), c);
-    }
-    std::sort(order.begin(), order.end());
-    for (const auto& [rel, c] : order) {
-      const std::vector<uint32_t>& sends = m_channels.sends(e.senders[c], o.comm, o.rank, e.tag);
-      if (taken[c] < sends.size() && take(sends[taken[c]])) {
-        ++taken[c];
-        return;
-      }
+    } else if (index[r] < allowed && index[r] < plan.size()) {
+      take(plan[index[r]]);
     }
   };
   policy.stalled = [&](const Machine::State&) {
-    if (allowed > i) return false;
+    if (allowed >= plan.size()) return false;
     ++allowed;
     return true;
   };
-  policy.done = [&](const Machine::State& state) { return state.partner[recv] == send; };
+  policy.done = [&](const Machine::State& state) { return state.partner[last] == plan.back(); };
   policy.deadline = deadline;
   RunResult result = run(m_machine, policy);
   if (!result.done) return std::nullopt;
   return std::move(result.steps);
+}
+
+std::vector<uint32_t> InterchangeableMatches::class_receives(uint32_t recv, const Deadline& deadline) {
+  const Endpoint* e = endpoint(recv, deadline);
+  return e && e->decided ? e->receives : std::vector<uint32_t>{};
+}
+
+namespace {
+
+// The largest backlog (A_j - j) of an endpoint's first `n` receives.
+uint32_t largest_backlog(const std::vector<uint32_t>& total, uint32_t n) {
+  uint32_t most = 0;
+  for (uint32_t j = 0; j < n; ++j) most = std::max(most, total[j] > j ? total[j] - j : 0);
+  return most;
+}
+
+}  // namespace
+
+uint32_t InterchangeableMatches::cover_rounds(uint32_t recv, const Deadline& deadline) {
+  const Endpoint* e = endpoint(recv, deadline);
+  if (!e || !e->decided) return 0;
+  const auto n = static_cast<uint32_t>(std::min<std::size_t>(e->reachable, e->posted.size()));
+  // Every send posted before the class's first match (P_0 = P_{n-1}): any
+  // order of takes is an execution, and the directed replays' rotation
+  // (guided.hpp's Spread) already gives each run a new pair per receive.
+  if (n == 0 || e->posted[0] == e->posted[n - 1]) return 0;
+  return static_cast<uint32_t>(e->senders.size()) * largest_backlog(e->total, n);
+}
+
+std::optional<std::vector<RawStep>> InterchangeableMatches::cover_run(
+    uint32_t recv, uint32_t round, const Given& given, const Deadline& deadline) {
+  const uint32_t rounds = cover_rounds(recv, deadline);
+  if (rounds == 0) return std::nullopt;
+  const Endpoint& e = *endpoint(recv, deadline);
+  const Op& o = m_machine.model().ops[recv];
+  const auto n = static_cast<uint32_t>(std::min<std::size_t>(e.reachable, e.posted.size()));
+  const auto channels = static_cast<uint32_t>(e.senders.size());
+  const uint32_t levels = rounds / channels;
+  // Even cycles of rounds serve the largest backlog among the others, odd ones the smallest.
+  const bool smallest = (round / rounds) % 2 == 1;
+  round %= rounds;
+  const uint32_t hot = round % channels, level = levels - round / channels;
+  std::vector<const std::vector<uint32_t>*> sends(channels);
+  for (uint32_t c = 0; c < channels; ++c) sends[c] = &m_channels.sends(e.senders[c], o.comm, o.rank, e.tag);
+  std::vector<uint32_t> taken(channels, 0), plan;
+  plan.reserve(n);
+  for (uint32_t j = 0; j < n; ++j) {
+    auto backlog = [&](uint32_t c) { return e.posted[j][c] > taken[c] ? e.posted[j][c] - taken[c] : 0; };
+    auto fresh = [&](uint32_t c) { return !given(e.receives[j], (*sends[c])[taken[c]]); };
+    uint32_t pick = k_none;
+    if (backlog(hot) >= level && fresh(hot)) {
+      pick = hot;
+    } else {
+      // Another channel: a fresh pair first, then the largest (smallest) backlog.
+      bool pick_fresh = false;
+      for (uint32_t c = 0; c < channels; ++c) {
+        if (c == hot || backlog(c) == 0) continue;
+        const bool f = fresh(c);
+        const auto before = [&] { return smallest ? backlog(c) < backlog(pick) : backlog(c) > backlog(pick); };
+        if (pick == k_none || (f && !pick_fresh) || (f == pick_fresh && before())) {
+          pick = c;
+          pick_fresh = f;
+        }
+      }
+      if (pick == k_none && backlog(hot) > 0) pick = hot;
+    }
+    if (pick == k_none) break;  // no send posted: the class's receives end here in every run
+    plan.push_back((*sends[pick])[taken[pick]++]);
+  }
+  if (plan.empty()) return std::nullopt;
+  return run_plan(e, plan, deadline);
 }
 
 }  // namespace smtrace::smt

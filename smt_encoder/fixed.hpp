@@ -73,11 +73,35 @@
 //    with sends posted by then). One run per endpoint, with E's matches held
 //    back until nothing else can happen, gives every P_j.
 //
+// 4. Covering runs for case 3. By case 3's construction, any choice of a
+//    channel c with taken(c) < P_j(c) for each r_j in turn (taken(c): the
+//    sends of c that r_0..r_{j-1} took) is an execution in which r_j takes
+//    c's send number taken(c): the choices never get stuck while A_j > j.
+//    So the runs below need no search: a plan (a channel per receive) is
+//    made on the P_j rows, run, and its schedule replayed by the caller as
+//    any other. Each run gives each receive one send, so a class with n
+//    receives and m candidates each needs at least m runs; which pairs a run
+//    gives depends on how many unmatched sends each channel holds when its
+//    send is taken (its backlog, P_j(c) - taken(c); the backlogs add up to
+//    A_j - j). Backlogs only grow by posts, so a large one needs the channel
+//    left alone for a while: round t makes one channel (t mod the channel
+//    count) wait until its backlog reaches a level (the largest A_j - j
+//    down to 1, one level per channel-count rounds) and serves it then only
+//    for pairs no run gave yet; every other receive takes a pair no run gave
+//    yet where one is on offer, else the channel with the largest backlog
+//    (the smallest in odd cycles of rounds). Only for classes whose sends
+//    depend on their own matches (P_0 differs from the last row): when
+//    every send is posted first, any order is an execution and the directed
+//    replays' rotation gives a new pair per receive already.
+//    bench/smt_patterns.sh measures it on master/worker 16 x 1000 (about
+//    193,000 feasible pairs).
+//
 // Thread safety: reentrant.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -131,14 +155,36 @@ class InterchangeableMatches {
   // sends chosen for r_0..r_{i-1}), or nothing when can_match is not sat.
   // Not checked here: callers replay it (check_schedule).
   std::optional<std::vector<RawStep>> witness(uint32_t recv, uint32_t send, const Deadline& deadline = {});
+  // Whether a run already gave the pair (`recv`, `send`): the pairs covering runs try to avoid.
+  using Given = std::function<bool(uint32_t recv, uint32_t send)>;
+  // Return the receives of `recv`'s class in posting order when `recv` is a
+  // receive of an interchangeable endpoint (else nothing).
+  std::vector<uint32_t> class_receives(uint32_t recv, const Deadline& deadline = {});
+  // Return how many covering rounds `recv`'s class has (case 4; 0: none, or
+  // every send to the class is posted before its first match).
+  uint32_t cover_rounds(uint32_t recv, const Deadline& deadline = {});
+  // Return the schedule of covering round `round` of `recv`'s class (case 4),
+  // preferring the pairs (receive, send) for which `given` returns false, or
+  // nothing when the run does not get through. Not checked here: callers
+  // replay it (check_schedule).
+  std::optional<std::vector<RawStep>> cover_run(uint32_t recv, uint32_t round, const Given& given,
+                                                const Deadline& deadline = {});
 
  private:
   struct Endpoint;
   const Endpoint* endpoint(uint32_t recv, const Deadline& deadline);
+  const Endpoint* find_endpoint(uint32_t recv, const Deadline& deadline);
+  // Run endpoint `e` with its receive j held back until nothing else can
+  // happen, then taking send `plan[j]`, until the plan's last receive has
+  // taken its send.
+  std::optional<std::vector<RawStep>> run_plan(const Endpoint& e, const std::vector<uint32_t>& plan,
+                                               const Deadline& deadline);
   const Machine& m_machine;
   const MatchPairs& m_pairs;
   Channels m_channels;
   std::unordered_map<uint64_t, std::unique_ptr<Endpoint>> m_endpoints;
+  std::vector<const Endpoint*> m_class;  // per op: its endpoint (nullptr: none), once m_looked_up
+  std::vector<bool> m_looked_up;
 };
 
 }  // namespace smtrace::smt

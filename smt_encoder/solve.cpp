@@ -214,7 +214,10 @@ class Coverage {
     if (k == k_none || m_witness[recv][k]) return;
     m_witness[recv][k] = w;
     m_next[recv][k] = k + 1;
+    ++m_covered;
   }
+  // Return how many pairs runs witnessed.
+  uint64_t covered() const { return m_covered; }
 
  private:
   uint32_t index(uint32_t recv, uint32_t send) const {
@@ -233,6 +236,7 @@ class Coverage {
   const MatchPairs& m_pairs;
   std::vector<std::vector<uint32_t>> m_next;  // per op and candidate index (union-find)
   std::vector<std::vector<std::shared_ptr<const RawWitness>>> m_witness;  // per op and candidate index
+  uint64_t m_covered = 0;
 };
 
 // Whether some execution of a part can end badly (deadlock or unmatched end).
@@ -339,6 +343,58 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
     }
     if (alt.verdict == Verdict::unknown) ++out.unknown;
   };
+
+  // Covering runs (fixed.hpp, case 4): the feasible pairs of each
+  // interchangeable class witnessed many per run, before any alternative is
+  // asked about, until every feasible pair of the class has a witness or the
+  // runs give too few new pairs (below).
+  if (interchangeable && !options.errors_only) {
+    std::vector<bool> visited(m.ops.size(), false);
+    for (uint32_t r : wildcards) {
+      if (visited[r]) continue;
+      const std::vector<uint32_t> members = interchangeable->class_receives(r, budget.deadline());
+      for (uint32_t x : members) visited[x] = true;
+      const uint32_t rounds = interchangeable->cover_rounds(r, budget.deadline());
+      if (rounds == 0) continue;
+      uint64_t feasible_pairs = 0;
+      for (uint32_t x : members) {
+        if (!is_wildcard(m.ops[x])) continue;
+        for (uint32_t s : pairs.sends[x]) {
+          feasible_pairs += interchangeable->can_match(x, s, budget.deadline()) == Verdict::sat;
+        }
+      }
+      const uint64_t start = seen.covered();
+      const auto given = [&](uint32_t a, uint32_t b) { return seen.witness(a, b) != nullptr; };
+      // A covering run costs about what a directed replay to one pair costs,
+      // so they go on while they give more: stop once the last cycle of
+      // rounds (every channel at every level) gave fewer than two new pairs
+      // per run.
+      const uint32_t window = rounds;
+      std::vector<uint64_t> gains(window, 2);
+      uint64_t recent = 2 * uint64_t{window};
+      for (uint32_t round = 0; recent >= 2 * uint64_t{window} && seen.covered() - start < feasible_pairs; ++round) {
+        if (budget.spent()) break;
+        const uint64_t before = seen.covered();
+        if (auto steps = interchangeable->cover_run(r, round, given, budget.deadline())) {
+          // The goal: the run's last match (it ends with the plan's last receive matched).
+          Goal goal;
+          for (auto it = steps->rbegin(); it != steps->rend() && goal.recv == k_none; ++it) {
+            if (it->action == StepAction::match) {
+              goal.recv = it->recv;
+              goal.send = it->send;
+            }
+          }
+          if (auto w = ps.witness(*steps, goal, buffering)) {
+            ++out.stats["replay_cover_runs"];
+            learn(*steps, w);
+          }
+        }
+        uint64_t& slot = gains[round % window];
+        recent = recent - slot + (seen.covered() - before);
+        slot = seen.covered() - before;
+      }
+    }
+  }
 
   // Later receives first: a run to one of them matches the earlier ones on
   // the way, preferring pairs not witnessed yet, so few runs cover many pairs.
