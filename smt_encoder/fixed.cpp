@@ -441,7 +441,8 @@ CountingBounds::Class* CountingBounds::find_class(uint32_t recv, const Deadline&
     if (r.kind != OpKind::recv || r.comm != o.comm || r.rank != o.rank || (tag != k_any && r.tag != tag)) continue;
     // Each receive accepts every send of the class, and takes what it accepts.
     const bool sources = r.peer == k_any || (c->sends.size() == 1 && c->channel_of.count(static_cast<uint32_t>(r.peer)));
-    const bool tags_ok = r.tag == k_any || std::all_of(tags.begin(), tags.end(), [&](int32_t t) { return t == r.tag; });
+    const bool tags_ok = r.tag == k_any || tag != k_any ||
+                         std::all_of(tags.begin(), tags.end(), [&](int32_t t) { return t == r.tag; });
     if (r.probe != k_none || !sources || !tags_ok) return slot.get();  // nullptr: not this case
     c->receives.push_back(i);
   }
@@ -529,6 +530,8 @@ Verdict CountingBounds::can_match(uint32_t recv, uint32_t send, const Deadline& 
   const std::vector<std::pair<uint32_t, uint32_t>>& reach = this->reach(*c, t);
   if (j >= reach.size()) return Verdict::unsat;  // r_j never matches
   const uint32_t k = c->tag == k_any ? m_channels.channel_position(send) : m_channels.tag_position(send);
+  // After the match t has given k + 1 sends to r_0..r_j: U_t(j + 1) bounds that too.
+  if (k >= c->upper[t][j + 1]) return Verdict::unsat;
   return k < reach[j].first || k > reach[j].second ? Verdict::unsat : Verdict::unknown;
 }
 
