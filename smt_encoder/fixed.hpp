@@ -119,8 +119,13 @@
 //    For the channel t of the asked send, with the others summed (their
 //    bounds summed: a relaxation, exact with two channels), the values of
 //    a_t(i) that satisfy these for i = 0..j form an interval, computed
-//    forward; r_j can take send k of t only if k lies in it at i = j. A
-//    pair outside is unsat. Fig6 under zero buffering is the case that needs
+//    forward; r_j can take send k of t only if k lies in it at i = j, and
+//    k < U_t(j + 1) (after the match t has given k + 1). A pair outside is
+//    unsat. Runs planned on a path of a_t through the intervals (a channel
+//    per earlier receive) are tried as witnesses, and, going on after the
+//    match with one channel preferred, as bad ends; callers replay them.
+//    Under zero buffering every pair the bounds leave is what Z3 encodes.
+//    Fig6 under zero buffering is the case that needs
 //    it: rank 0 reaches its i-th send only after ranks 1's message 2i was
 //    taken, and rank 1's message 2i + 1 is posted only after that send.
 //
@@ -225,7 +230,7 @@ class CountingBounds {
   CountingBounds(const CountingBounds&) = delete;
   CountingBounds& operator=(const CountingBounds&) = delete;
   // Return unsat when receive `recv` can never take send `send` by the
-  // counting bounds; unknown otherwise (never sat). Throw BudgetSpent past `deadline`.
+  // counting bounds; unknown otherwise (never sat), and past `deadline`.
   Verdict can_match(uint32_t recv, uint32_t send, const Deadline& deadline = {});
   // Return the match pairs without those can_match answers unsat for, or
   // nothing when it answers unsat for none (or `deadline` passes).
