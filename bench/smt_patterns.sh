@@ -5,7 +5,7 @@
 # in the same run.
 #
 #   bench/smt_patterns.sh [-b BUILD_DIR] [-m "RANKSxTASKS ..."] [-h "RANKSxEVENTS ..."] [-H RANKSxEVENTS]
-#                         [-t PROVE_SECONDS] [-w WORK_DIR] [-K]
+#                         [-B "BUFFERING ..."] [-t PROVE_SECONDS] [-w WORK_DIR] [-K]
 #
 # Master/worker (-m, default "4x60 16x1000"): `smtrace synth masterworker
 # --ranks R --iterations T` (rank 0 hands out T tasks to whichever worker
@@ -14,7 +14,9 @@
 # the default `check` (both SMT checks, 5 s budget): wall seconds, findings,
 # and whether anything was left undecided; then `prove --smt-timeout S`
 # (default 60): wall seconds and unknown questions. Each also with the solver
-# alone, and the ratio baseline / default.
+# alone, and the ratio baseline / default. Each row once per buffering of
+# -B (default "infinite zero"; `--buffering` of check and prove); prove's
+# CPU seconds (user + system) are printed beside its wall seconds.
 #
 # Halo (-h, default "8x20k"): `smtrace synth halo --ranks R --events E`
 # (no wildcard): the default `check`, undecided questions, and the solver
@@ -36,18 +38,20 @@ masterworker="4x60 16x1000"
 halos="8x20k"
 wall_case="64x1M"
 prove_limit=60
+bufferings="infinite zero"
 work=
 keep=0
-while getopts "b:m:h:H:t:w:K" opt; do
+while getopts "b:m:h:H:B:t:w:K" opt; do
   case $opt in
     b) build=$OPTARG ;;
     m) masterworker=$OPTARG ;;
     h) halos=$OPTARG ;;
     H) wall_case=$OPTARG ;;
+    B) bufferings=$OPTARG ;;
     t) prove_limit=$OPTARG ;;
     w) work=$OPTARG ;;
     K) keep=1 ;;
-    *) sed -n '2,31p' "$0"; exit 2 ;;
+    *) sed -n '2,34p' "$0"; exit 2 ;;
   esac
 done
 smtrace=$build/cli/smtrace
@@ -61,21 +65,22 @@ fi
 mkdir -p "$work"
 
 # timed NAME CMD...: run CMD under /usr/bin/time, stdout to NAME.out; set
-# `secs`, `mib` and `rc` (never fails).
+# `secs`, `cpu` (user + system), `mib` and `rc` (never fails).
 timed() {
   local name=$1; shift
   rc=0
-  /usr/bin/time -f "%e %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
-  local kb
-  read -r secs kb < <(tail -n 1 "$work/$name.time")
+  /usr/bin/time -f "%e %M %U %S" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+  local kb user sys
+  read -r secs kb user sys < <(tail -n 1 "$work/$name.time")
+  cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
   mib=$(awk -v kb="$kb" 'BEGIN { printf "%d", kb / 1024 }')
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f x", a / b; else print "-" }'; }
 
-# check_row NAME DIR [ENV...]: the default check; set c_secs c_mib c_findings c_undecided.
+# check_row NAME DIR BUFFERING [ENV...]: the default check; set c_secs c_mib c_findings c_undecided.
 check_row() {
-  local name=$1 dir=$2; shift 2
-  timed "$name" env "$@" "$smtrace" check "$dir" --format json
+  local name=$1 dir=$2 buffering=$3; shift 3
+  timed "$name" env "$@" "$smtrace" check "$dir" --format json --buffering "$buffering"
   c_secs=$secs c_mib=$mib
   read -r c_findings c_undecided < <(python3 - "$work/$name.out" <<'EOF'
 import json, sys
@@ -90,12 +95,12 @@ EOF
   )
 }
 
-# prove_row NAME DIR [ENV...]: the whole prove; set p_secs p_mib p_unknown.
+# prove_row NAME DIR BUFFERING [ENV...]: the whole prove; set p_secs p_cpu p_mib p_unknown.
 prove_row() {
-  local name=$1 dir=$2; shift 2
+  local name=$1 dir=$2 buffering=$3; shift 3
   timed "$name" env "$@" timeout -k 5 $((prove_limit + 60)) "$smtrace" prove "$dir" --format json \
-    --smt-timeout "$prove_limit" -o "$work/$name.json"
-  p_secs=$secs p_mib=$mib
+    --smt-timeout "$prove_limit" --buffering "$buffering" -o "$work/$name.json"
+  p_secs=$secs p_cpu=$cpu p_mib=$mib
   p_unknown=$(python3 -c '
 import json, sys
 try:
@@ -107,8 +112,9 @@ except Exception:
 
 echo "== master/worker: smtrace synth masterworker --ranks R --iterations TASKS"
 echo "   check: the default (--smt-timeout 5); prove: --smt-timeout $prove_limit; solver alone: SMTRACE_SMT_GUIDED=0"
-printf "%-10s %7s %6s | %8s %6s %9s %10s | %8s %9s %7s | %8s %8s | %8s %8s %7s\n" \
-  pattern events clean check_s MiB findings undecided alone_s undecided ratio prove_s unknown alone_s unknown ratio
+printf "%-10s %-8s %7s %6s | %8s %6s %9s %10s | %8s %9s %7s | %8s %8s %8s | %8s %8s %8s %7s\n" \
+  pattern buffering events clean check_s MiB findings undecided alone_s undecided ratio prove_s cpu_s unknown \
+  alone_s cpu_s unknown ratio
 for c in $masterworker; do
   ranks=${c%x*} tasks=${c#*x}
   dir=$work/mw-$c
@@ -116,31 +122,37 @@ for c in $masterworker; do
   events=$(sed -n 's/.*rank(s), \([0-9]*\) events.*/\1/p' "$work/synth.err")
   timed "mw-$c-plain" "$smtrace" check "$dir" --smt-timeout 0
   clean=$([ "$rc" = 0 ] && grep -q "^SUMMARY: 0 errors, 0 warnings" "$work/mw-$c-plain.out" && echo yes || echo NO)
-  check_row "mw-$c-check" "$dir"
-  d_secs=$c_secs d_mib=$c_mib d_findings=$c_findings d_undecided=$c_undecided
-  check_row "mw-$c-check-alone" "$dir" SMTRACE_SMT_GUIDED=0
-  prove_row "mw-$c-prove" "$dir"
-  pd_secs=$p_secs pd_unknown=$p_unknown
-  prove_row "mw-$c-prove-alone" "$dir" SMTRACE_SMT_GUIDED=0
-  printf "%-10s %7s %6s | %8s %6s %9s %10s | %8s %9s %7s | %8s %8s | %8s %8s %7s\n" "$c" "$events" "$clean" \
-    "$d_secs" "$d_mib" "$d_findings" "$d_undecided" "$c_secs" "$c_undecided" "$(ratio "$c_secs" "$d_secs")" \
-    "$pd_secs" "$pd_unknown" "$p_secs" "$p_unknown" "$(ratio "$p_secs" "$pd_secs")"
+  for b in $bufferings; do
+    check_row "mw-$c-$b-check" "$dir" "$b"
+    d_secs=$c_secs d_mib=$c_mib d_findings=$c_findings d_undecided=$c_undecided
+    check_row "mw-$c-$b-check-alone" "$dir" "$b" SMTRACE_SMT_GUIDED=0
+    prove_row "mw-$c-$b-prove" "$dir" "$b"
+    pd_secs=$p_secs pd_cpu=$p_cpu pd_unknown=$p_unknown
+    prove_row "mw-$c-$b-prove-alone" "$dir" "$b" SMTRACE_SMT_GUIDED=0
+    printf "%-10s %-8s %7s %6s | %8s %6s %9s %10s | %8s %9s %7s | %8s %8s %8s | %8s %8s %8s %7s\n" "$c" "$b" \
+      "$events" "$clean" "$d_secs" "$d_mib" "$d_findings" "$d_undecided" "$c_secs" "$c_undecided" \
+      "$(ratio "$c_secs" "$d_secs")" "$pd_secs" "$pd_cpu" "$pd_unknown" "$p_secs" "$p_cpu" "$p_unknown" \
+      "$(ratio "$p_secs" "$pd_secs")"
+  done
   [ "$keep" = 1 ] || rm -rf "$dir"
 done
 
 echo
 echo "== halo without wildcards: smtrace synth halo --ranks R --events E; the default check"
-printf "%-10s %9s | %8s %6s %10s | %8s %10s %7s\n" pattern events check_s MiB undecided alone_s undecided ratio
+printf "%-10s %-8s %9s | %8s %6s %10s | %8s %10s %7s\n" pattern buffering events check_s MiB undecided alone_s \
+  undecided ratio
 for c in $halos; do
   ranks=${c%x*} per_rank=${c#*x}
   dir=$work/halo-$c
   "$smtrace" synth halo --ranks "$ranks" --events "$per_rank" -o "$dir" --force 2>"$work/synth.err"
   events=$(sed -n 's/.*rank(s), \([0-9]*\) events.*/\1/p' "$work/synth.err")
-  check_row "halo-$c" "$dir"
-  d_secs=$c_secs d_mib=$c_mib d_undecided=$c_undecided
-  check_row "halo-$c-alone" "$dir" SMTRACE_SMT_GUIDED=0
-  printf "%-10s %9s | %8s %6s %10s | %8s %10s %7s\n" "$c" "$events" "$d_secs" "$d_mib" "$d_undecided" "$c_secs" \
-    "$c_undecided" "$(ratio "$c_secs" "$d_secs")"
+  for b in $bufferings; do
+    check_row "halo-$c-$b" "$dir" "$b"
+    d_secs=$c_secs d_mib=$c_mib d_undecided=$c_undecided
+    check_row "halo-$c-$b-alone" "$dir" "$b" SMTRACE_SMT_GUIDED=0
+    printf "%-10s %-8s %9s | %8s %6s %10s | %8s %10s %7s\n" "$c" "$b" "$events" "$d_secs" "$d_mib" "$d_undecided" \
+      "$c_secs" "$c_undecided" "$(ratio "$c_secs" "$d_secs")"
+  done
   [ "$keep" = 1 ] || rm -rf "$dir"
 done
 
@@ -153,7 +165,7 @@ dir=$work/halo-wall
 events=$(sed -n 's/.*rank(s), \([0-9]*\) events.*/\1/p' "$work/synth.err")
 timed wall-off "$smtrace" check "$dir" --smt-timeout 0 --quiet
 t0=$secs t0_mib=$mib
-check_row wall-default "$dir"
+check_row wall-default "$dir" infinite
 met=$(awk -v t="$c_secs" -v t0="$t0" 'BEGIN { print (t <= t0 + 5) ? "met" : "NOT met" }')
 printf "%-10s %10s | %-18s %8s %6s | %-18s %8s %6s %10s | %s (%s)\n" pattern events "" t0_s MiB "" check_s MiB \
   undecided goal "check_s - t0_s"

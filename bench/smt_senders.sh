@@ -4,7 +4,7 @@
 # order-based encoding measured in the same run.
 #
 #   bench/smt_senders.sh [-b BUILD_DIR] [-k "K ..."] [-g MAX_K] [-t SECONDS] [-n MAX_ASSERTIONS]
-#                        [-W "K ..."] [-T] [-G] [-w WORK_DIR] [-K]
+#                        [-W "K ..."] [-T] [-B "BUFFERING ..."] [-G] [-w WORK_DIR] [-K]
 #
 # Table 1 (senders): for each K (default: 2 4 6 8 10 16 17 18 20 28 32 40 50
 # 100 200 500 1000; the paper's rows are among them) it writes
@@ -39,7 +39,10 @@
 # receive's alternatives and the deadlock questions), and one --can-match
 # question, with its naive baseline (fig6: the paper's "bogus" pair, rank
 # 0's last receive and rank 2's first send, unsat; leader and router: a
-# recorded match of the last round, sat).
+# recorded match of the last round, sat). Then the whole prove of each of
+# the three per buffering of -B (default "infinite zero"; `--buffering`),
+# with and without the solver alone, in the same run: wall and CPU seconds
+# (user + system), unknown questions and the ratio of wall seconds.
 #
 # -G measures the solver alone: SMTRACE_SMT_GUIDED=0 turns off the directed
 # replay that otherwise answers a sat --can-match before any encoding is
@@ -61,9 +64,11 @@ work=
 keep=0
 ks_given=0
 whole_ks="50 200 1000"
+bufferings="infinite zero"
 export SMTRACE_SMT_MEMORY_MB=${SMTRACE_SMT_MEMORY_MB:-16384}
-while getopts "b:k:g:t:n:W:Tw:KGh" opt; do
+while getopts "b:k:g:t:n:W:TB:w:KGh" opt; do
   case $opt in
+    B) bufferings=$OPTARG ;;
     W) whole_ks=$OPTARG ;;
     b) build=$OPTARG ;;
     k) ks=$OPTARG; ks_given=1 ;;
@@ -74,7 +79,7 @@ while getopts "b:k:g:t:n:W:Tw:KGh" opt; do
     w) work=$OPTARG ;;
     K) keep=1 ;;
     G) export SMTRACE_SMT_GUIDED=0 ;;
-    *) sed -n '2,55p' "$0"; exit 2 ;;
+    *) sed -n '2,58p' "$0"; exit 2 ;;
   esac
 done
 [ "$ks_given" = 1 ] || table2=1
@@ -105,14 +110,30 @@ paper() {
 }
 
 # timed NAME CMD...: run CMD under /usr/bin/time, stdout to NAME.out; set
-# `secs`, `rss_mib` and `rc` (never fails).
+# `secs`, `cpu` (user + system), `rss_mib` and `rc` (never fails).
 timed() {
   local name=$1; shift
   rc=0
-  /usr/bin/time -f "%e %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
-  local kb
-  read -r secs kb < <(tail -n 1 "$work/$name.time")
+  /usr/bin/time -f "%e %M %U %S" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+  local kb user sys
+  read -r secs kb user sys < <(tail -n 1 "$work/$name.time")
+  cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
   rss_mib=$(awk -v kb="$kb" 'BEGIN { printf "%.1f", kb / 1024 }')
+}
+
+# whole NAME DIR BUFFERING [ENV...]: the whole prove; set w_secs w_cpu w_mib w_unknown.
+whole() {
+  local name=$1 dir=$2 buffering=$3; shift 3
+  timed "$name" env "$@" timeout -k 5 $((limit + 60)) "$smtrace" prove "$dir" --format json --smt-timeout "$limit" \
+    --buffering "$buffering" -o "$work/$name.json"
+  w_secs=$secs w_cpu=$cpu w_mib=$rss_mib
+  w_unknown=$(python3 -c '
+import json, sys
+try:
+    print(json.load(open(sys.argv[1]))["summary"]["unknown"])
+except Exception:
+    print("failed")' "$work/$name.json")
+  rm -f "$work/$name.json"
 }
 
 # prove_question NAME DIR A B: `smtrace prove DIR --can-match A B`; set
@@ -197,26 +218,12 @@ if [ "$whole_ks" != "-" ]; then
   echo "   alone (SMTRACE_SMT_GUIDED=0) in the same run; goals: K = 50 under 1 s, K = 1000 under 60 s"
   printf "%6s %10s | %8s %9s %8s %6s | %8s %9s %8s | %8s\n" K alternatives wall_s peak_MiB unknown goal alone_s \
     peak_MiB unknown ratio
-  # whole NAME DIR [ENV...]: the whole prove; set w_secs w_mib w_unknown.
-  whole() {
-    local name=$1 dir=$2; shift 2
-    timed "$name" env "$@" timeout -k 5 $((limit + 60)) "$smtrace" prove "$dir" --format json --smt-timeout "$limit" \
-      -o "$work/$name.json"
-    w_secs=$secs w_mib=$rss_mib
-    w_unknown=$(python3 -c '
-import json, sys
-try:
-    print(json.load(open(sys.argv[1]))["summary"]["unknown"])
-except Exception:
-    print("failed")' "$work/$name.json")
-    rm -f "$work/$name.json"
-  }
   for k in $whole_ks; do
     dir=$work/senders-whole-$k
     "$smtrace" synth senders --k "$k" -o "$dir" --force 2>"$work/synth.err" || { cat "$work/synth.err" >&2; exit 1; }
-    whole "whole-$k" "$dir" SMTRACE_SMT_GUIDED=1
+    whole "whole-$k" "$dir" infinite SMTRACE_SMT_GUIDED=1
     d_secs=$w_secs d_mib=$w_mib d_unknown=$w_unknown
-    whole "whole-alone-$k" "$dir" SMTRACE_SMT_GUIDED=0
+    whole "whole-alone-$k" "$dir" infinite SMTRACE_SMT_GUIDED=0
     goal=-
     case $k in
       50) goal=$(awk -v s="$d_secs" -v u="$d_unknown" 'BEGIN { print (s < 1 && u == 0) ? "met" : "NOT met" }') ;;
@@ -275,3 +282,17 @@ table2_row "leader --n 40" "$le" "0:$(last_call "$le" 0 MPI_Irecv)" "39:$(last_c
 table2_row "router --n 10 --it 6" "$ro" "0:$(last_call "$ro" 0 MPI_Irecv 2)" "1:$(last_call "$ro" 1 MPI_Isend 2)"
 # fig6: the paper's bogus pair (R0,4 S2,1) of the first iteration.
 table2_row "fig6 --iterations 25" "$f6" "0:7" "2:1"
+
+echo
+echo "== Table 2, whole prove by buffering: smtrace prove DIR --buffering B --smt-timeout ${limit}, against the"
+echo "   solver alone (SMTRACE_SMT_GUIDED=0) in the same run"
+printf "%-22s %-8s | %8s %8s %8s | %8s %8s %8s | %8s\n" trace buffering wall_s cpu_s unknown alone_s cpu_s unknown ratio
+for row in "leader --n 40|$le" "router --n 10 --it 6|$ro" "fig6 --iterations 25|$f6"; do
+  for b in $bufferings; do
+    whole "t2-$b" "${row#*|}" "$b" SMTRACE_SMT_GUIDED=1
+    d_secs=$w_secs d_cpu=$w_cpu d_unknown=$w_unknown
+    whole "t2-$b-alone" "${row#*|}" "$b" SMTRACE_SMT_GUIDED=0
+    printf "%-22s %-8s | %8s %8s %8s | %8s %8s %8s | %8s\n" "${row%|*}" "$b" "$d_secs" "$d_cpu" "$d_unknown" "$w_secs" \
+      "$w_cpu" "$w_unknown" "$(awk -v a="$w_secs" -v b="$d_secs" 'BEGIN { if (b > 0) printf "%.1f x", a / b; else print "-" }')"
+  done
+done

@@ -387,4 +387,256 @@ std::optional<std::vector<RawStep>> InterchangeableMatches::cover_run(
   return run_plan(e, plan, deadline);
 }
 
+// One class E of case 5: its receives in posting order, its channels, and
+// per channel the bounds L_c(i) and U_c(i) for i = 0..n, then, once asked,
+// the interval of a_c(i) for each i (empty from some i on: those receives
+// never match).
+struct CountingBounds::Class {
+  int32_t tag = k_any;                 // k_any: every receive of the endpoint
+  std::vector<uint32_t> receives;      // r_0, r_1, ... in posting order
+  std::unordered_map<uint32_t, uint32_t> channel_of;  // sender rank -> channel
+  std::vector<const std::vector<uint32_t>*> sends;    // per channel, in channel order
+  std::vector<std::vector<uint32_t>> lower, upper;    // per channel, per i: L_c(i), U_c(i)
+  std::vector<uint32_t> lower_sum, upper_sum;         // per i: over every channel
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> reach;  // per channel, per i (lazy)
+};
+
+CountingBounds::CountingBounds(const Machine& machine, const MatchPairs& pairs)
+    : m_machine(machine), m_pairs(pairs), m_channels(machine.model()), m_index(machine.model().ops.size(), k_none) {}
+
+CountingBounds::~CountingBounds() = default;
+
+CountingBounds::Class* CountingBounds::find_class(uint32_t recv, const Deadline& deadline) {
+  const Model& model = m_machine.model();
+  const Op& o = model.ops[recv];
+  if (o.kind != OpKind::recv) return nullptr;
+  if (m_endpoints.empty()) {
+    for (const Op& x : model.ops) {
+      if (x.kind != OpKind::recv && x.kind != OpKind::probe) continue;
+      std::pair<bool, bool>& e = m_endpoints[endpoint_key(x.comm, x.rank)];
+      e.first = e.first || x.kind == OpKind::probe;
+      e.second = e.second || (x.kind == OpKind::recv && x.tag == k_any);
+    }
+  }
+  // The class: every receive of the endpoint when one has MPI_ANY_TAG, else those of o's tag.
+  const auto [probe, any_tag] = m_endpoints[endpoint_key(o.comm, o.rank)];
+  if (probe) return nullptr;
+  const int32_t tag = any_tag ? k_any : o.tag;
+  const uint64_t key = (endpoint_key(o.comm, o.rank) * 0x9E3779B97F4A7C15ull) ^ static_cast<uint32_t>(tag);
+  if (auto it = m_classes.find(key); it != m_classes.end()) return it->second.get();
+  std::unique_ptr<Class>& slot = m_classes[key];
+  auto c = std::make_unique<Class>();
+  c->tag = tag;
+  std::vector<int32_t> tags;  // the tags of the class's sends (any_tag classes)
+  for (uint32_t sender : m_channels.senders_to(o.comm, o.rank)) {
+    const std::vector<uint32_t>& list = m_channels.sends(sender, o.comm, o.rank, tag);
+    if (list.empty()) continue;
+    c->channel_of.emplace(sender, static_cast<uint32_t>(c->sends.size()));
+    c->sends.push_back(&list);
+    const auto& t = m_channels.channel_tags(list.front());
+    tags.insert(tags.end(), t.begin(), t.end());
+  }
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& r = model.ops[i];
+    if (r.kind != OpKind::recv || r.comm != o.comm || r.rank != o.rank || (tag != k_any && r.tag != tag)) continue;
+    // Each receive accepts every send of the class, and takes what it accepts.
+    const bool sources = r.peer == k_any || (c->sends.size() == 1 && c->channel_of.count(static_cast<uint32_t>(r.peer)));
+    const bool tags_ok = r.tag == k_any || tag != k_any ||
+                         std::all_of(tags.begin(), tags.end(), [&](int32_t t) { return t == r.tag; });
+    if (r.probe != k_none || !sources || !tags_ok) return slot.get();  // nullptr: not this case
+    c->receives.push_back(i);
+  }
+  const auto n = static_cast<uint32_t>(c->receives.size());
+  for (uint32_t j = 0; j < n; ++j) m_index[c->receives[j]] = j;
+  // The clocks, once per model: the zero-buffering edges, or MPI_Ssend's.
+  const bool zero = m_machine.buffering() == Buffering::zero;
+  if (!m_precedence) {
+    m_precedence = std::make_unique<Precedence>(model, m_pairs,
+                                                zero ? StandardSends::wait_for_match : StandardSends::return_at_once,
+                                                k_hb_max_entries / 4, deadline);
+  }
+  const Precedence& before = *m_precedence;
+  uint64_t ticks = 0;
+  const auto channels = static_cast<uint32_t>(c->sends.size());
+  c->lower.assign(channels, std::vector<uint32_t>(n + 1, 0));
+  c->upper.assign(channels, std::vector<uint32_t>(n + 1, 0));
+  c->lower_sum.assign(n + 1, 0);
+  c->upper_sum.assign(n + 1, 0);
+  for (uint32_t ch = 0; ch < channels; ++ch) {
+    const std::vector<uint32_t>& list = *c->sends[ch];
+    // U: the first receive that can take each send (n: none), as a running
+    // maximum along the channel; U_c(i) counts the sends whose maximum is below i.
+    uint32_t first = 0, taken = 0;
+    std::vector<uint32_t>& upper = c->upper[ch];
+    std::vector<uint32_t>& lower = c->lower[ch];
+    std::vector<uint32_t> earliest(list.size(), n);
+    for (std::size_t m = 0; m < list.size(); ++m) {
+      check_deadline(deadline, ticks);
+      uint32_t lo = n;
+      for (uint32_t x : m_pairs.recvs[list[m]]) {
+        if (m_index[x] != k_none && m_index[x] < n && c->receives[m_index[x]] == x &&
+            !before.completes_before_post(x, list[m])) {
+          lo = std::min(lo, m_index[x]);
+        }
+      }
+      first = std::max(first, lo);
+      earliest[m] = first;
+    }
+    for (uint32_t i = 0; i <= n; ++i) {
+      while (taken < list.size() && earliest[taken] < i) ++taken;
+      upper[i] = taken;
+    }
+    // L: the first receive posted after each send that waits for its match returns.
+    for (std::size_t m = 0; m < list.size(); ++m) {
+      const Op& s = model.ops[list[m]];
+      const bool waits = s.mode == SendMode::sync || (zero && s.mode == SendMode::standard);
+      if (!waits || s.done == k_none) continue;
+      check_deadline(deadline, ticks);
+      uint32_t lo = 0, hi = n;  // first i with s returning before r_i is posted (n: none)
+      while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (before.completes_before_post(list[m], c->receives[mid])) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      if (lo < n) lower[lo] = std::max(lower[lo], static_cast<uint32_t>(m + 1));
+    }
+    for (uint32_t i = 0; i <= n; ++i) {
+      if (i > 0) lower[i] = std::max(lower[i], lower[i - 1]);
+      c->lower_sum[i] += lower[i];
+      c->upper_sum[i] += upper[i];
+    }
+  }
+  c->reach.resize(channels);
+  slot = std::move(c);
+  return slot.get();
+}
+
+Verdict CountingBounds::can_match(uint32_t recv, uint32_t send, const Deadline& deadline) {
+  Class* c = nullptr;
+  try {
+    c = find_class(recv, deadline);
+  } catch (const BudgetSpent&) {
+    return Verdict::unknown;  // the class stays without bounds
+  }
+  if (!c) return Verdict::unknown;
+  const Op& s = m_machine.model().ops[send];
+  const auto at = c->channel_of.find(s.rank);
+  if (at == c->channel_of.end() || !accepts(m_machine.model().ops[recv], s)) return Verdict::unknown;
+  const uint32_t t = at->second;
+  const uint32_t j = m_index[recv];
+  const std::vector<std::pair<uint32_t, uint32_t>>& reach = this->reach(*c, t);
+  if (j >= reach.size()) return Verdict::unsat;  // r_j never matches
+  const uint32_t k = c->tag == k_any ? m_channels.channel_position(send) : m_channels.tag_position(send);
+  // After the match t has given k + 1 sends to r_0..r_j: U_t(j + 1) bounds that too.
+  if (k >= c->upper[t][j + 1]) return Verdict::unsat;
+  return k < reach[j].first || k > reach[j].second ? Verdict::unsat : Verdict::unknown;
+}
+
+const std::vector<std::pair<uint32_t, uint32_t>>& CountingBounds::reach(Class& c, uint32_t t) {
+  std::vector<std::pair<uint32_t, uint32_t>>& reach = c.reach[t];
+  if (!reach.empty()) return reach;
+  // a_t(i) forward: a_t(0) = 0, each step adds 0 or 1, within t's bounds
+  // and with i - a_t(i) within the others' summed bounds.
+  const auto n = static_cast<uint32_t>(c.receives.size());
+  const std::vector<uint32_t>& lower = c.lower[t];
+  const std::vector<uint32_t>& upper = c.upper[t];
+  uint32_t lo = 0, hi = 0;
+  reach.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (i > 0) ++hi;
+    const uint32_t others_lower = c.lower_sum[i] - lower[i];
+    const uint32_t others_upper = c.upper_sum[i] - upper[i];
+    lo = std::max({lo, lower[i], i > others_upper ? i - others_upper : 0});
+    if (others_lower > i) break;
+    hi = std::min({hi, upper[i], i - others_lower});
+    if (lo > hi) break;
+    reach.emplace_back(lo, hi);
+  }
+  if (reach.empty()) reach.emplace_back(1, 0);  // r_0 never matches: an empty interval
+  return reach;
+}
+
+std::optional<MatchPairs> CountingBounds::surviving_pairs(const Deadline& deadline) {
+  const Model& model = m_machine.model();
+  MatchPairs out = m_pairs;
+  uint64_t dropped = 0;
+  for (uint32_t r = 0; r < model.ops.size(); ++r) {
+    if (model.ops[r].kind != OpKind::recv || out.sends[r].size() < 2) continue;  // one candidate: little to drop
+    if (deadline && std::chrono::steady_clock::now() > *deadline) return std::nullopt;
+    dropped += std::erase_if(out.sends[r], [&](uint32_t s) { return can_match(r, s, deadline) == Verdict::unsat; });
+  }
+  if (dropped == 0) return std::nullopt;
+  for (auto& list : out.recvs) list.clear();
+  for (uint32_t r = 0; r < model.ops.size(); ++r) {
+    if (model.ops[r].kind != OpKind::recv) continue;
+    for (uint32_t s : out.sends[r]) out.recvs[s].push_back(r);
+  }
+  out.pairs -= dropped;
+  return out;
+}
+
+uint32_t CountingBounds::channels(uint32_t recv, const Deadline& deadline) {
+  try {
+    const Class* c = find_class(recv, deadline);
+    return c ? static_cast<uint32_t>(c->sends.size()) : 0;
+  } catch (const BudgetSpent&) {
+    return 0;
+  }
+}
+
+std::optional<std::vector<RawStep>> CountingBounds::planned_run(uint32_t recv, uint32_t send,
+                                                                std::optional<uint32_t> then,
+                                                                const Deadline& deadline) {
+  if (channels(recv, deadline) == 0 || can_match(recv, send, deadline) != Verdict::unknown) return std::nullopt;
+  Class& c = *find_class(recv, deadline);
+  const Model& model = m_machine.model();
+  const uint32_t t = c.channel_of.at(model.ops[send].rank);
+  const uint32_t j = m_index[recv];
+  const uint32_t k = c.tag == k_any ? m_channels.channel_position(send) : m_channels.tag_position(send);
+  const std::vector<std::pair<uint32_t, uint32_t>>& in = reach(c, t);
+  // A path of a_t back from a_t(j) = k: r_i takes from t where it grows.
+  std::vector<bool> from_t(j, false);
+  uint32_t a = k;
+  for (uint32_t i = j; i > 0; --i) {
+    const auto [lo, hi] = in[i - 1];
+    if (a > 0 && a - 1 >= lo && a - 1 <= hi) {
+      from_t[i - 1] = true;
+      --a;
+    } else if (a < lo || a > hi) {
+      return std::nullopt;
+    }
+  }
+  if (a != 0) return std::nullopt;
+  RunPolicy policy;
+  policy.choose = [&](uint32_t r, const Machine::State& state, const RunPolicy::Take& take) {
+    const uint32_t i = m_index[r];
+    if (i == k_none || i >= c.receives.size() || c.receives[i] != r) {
+      offer_guided(model, m_pairs, r, state, take);
+    } else if (i == j) {
+      take(send);
+    } else if (i < j) {
+      // Its channel's next send (non-overtaking leaves only the heads).
+      for (uint32_t x : m_pairs.sends[r]) {
+        if ((model.ops[x].rank == model.ops[send].rank) == from_t[i] && take(x)) return;
+      }
+    } else if (then && *then < c.sends.size()) {
+      for (uint32_t x : *c.sends[*then]) {
+        if (state.partner[x] == k_none) {
+          if (take(x)) return;
+          break;
+        }
+      }
+      offer_guided(model, m_pairs, r, state, take);
+    }
+  };
+  if (!then) policy.done = [&](const Machine::State& state) { return state.partner[recv] == send; };
+  policy.deadline = deadline;
+  RunResult result = run(m_machine, policy);
+  if (result.stopped || result.state.partner[recv] != send) return std::nullopt;
+  return std::move(result.steps);
+}
+
 }  // namespace smtrace::smt

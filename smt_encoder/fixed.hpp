@@ -96,6 +96,39 @@
 //    bench/smt_patterns.sh measures it on master/worker 16 x 1000 (about
 //    193,000 feasible pairs).
 //
+// 5. Counting bounds, any model, either buffering (unsat answers only). Take
+//    a class E of an endpoint without probes whose receives each accept
+//    every send of E (as in case 2: all receives of the endpoint when one has
+//    MPI_ANY_TAG, else those of one tag; none tied to a probe), r_0, r_1, ...
+//    in posting order, and its channels c (a sender's sends of E, in order).
+//    No receive outside E accepts a send of E. By the two non-overtaking
+//    rules E's receives match in posting order and a channel's sends in
+//    channel order, so when r_j takes send k of channel t, r_0..r_{j-1} have
+//    taken exactly k sends of t and j - k of the other channels. Let a_c(i)
+//    be the sends of c that r_0..r_{i-1} took. In any execution where r_j
+//    matches, for every i <= j (r_i matched, hence posted):
+//    - a_c(i) <= U_c(i), the sends of c before its first send s that no
+//      r_x with x < i can take (no match pair, or r_x completes before s is
+//      posted): a_c(i) > m needs send m taken by such an r_x;
+//    - a_c(i) >= L_c(i), one past the last send of c that completes only
+//      once matched (MPI_Ssend; standard under zero buffering) and returns
+//      before r_i is posted in every execution (Precedence, with the zero
+//      buffering edges): it was matched before r_i was posted, so by an
+//      earlier receive of E;
+//    - a_c(i + 1) - a_c(i) is 0 or 1, and the a_c(i) add up to i.
+//    For the channel t of the asked send, with the others summed (their
+//    bounds summed: a relaxation, exact with two channels), the values of
+//    a_t(i) that satisfy these for i = 0..j form an interval, computed
+//    forward; r_j can take send k of t only if k lies in it at i = j, and
+//    k < U_t(j + 1) (after the match t has given k + 1). A pair outside is
+//    unsat. Runs planned on a path of a_t through the intervals (a channel
+//    per earlier receive) are tried as witnesses, and, going on after the
+//    match with one channel preferred, as bad ends; callers replay them.
+//    Under zero buffering every pair the bounds leave is what Z3 encodes.
+//    Fig6 under zero buffering is the case that needs
+//    it: rank 0 reaches its i-th send only after ranks 1's message 2i was
+//    taken, and rank 1's message 2i + 1 is posted only after that send.
+//
 // Thread safety: reentrant.
 #pragma once
 
@@ -185,6 +218,49 @@ class InterchangeableMatches {
   std::unordered_map<uint64_t, std::unique_ptr<Endpoint>> m_endpoints;
   std::vector<const Endpoint*> m_class;  // per op: its endpoint (nullptr: none), once m_looked_up
   std::vector<bool> m_looked_up;
+};
+
+// Case 5 over one model: unsat answers from the counting bounds. A class's
+// bounds are computed the first time one of its receives is asked about.
+class CountingBounds {
+ public:
+  // `pairs` are the match pairs of `machine`'s model.
+  CountingBounds(const Machine& machine, const MatchPairs& pairs);
+  ~CountingBounds();
+  CountingBounds(const CountingBounds&) = delete;
+  CountingBounds& operator=(const CountingBounds&) = delete;
+  // Return unsat when receive `recv` can never take send `send` by the
+  // counting bounds; unknown otherwise (never sat), and past `deadline`.
+  Verdict can_match(uint32_t recv, uint32_t send, const Deadline& deadline = {});
+  // Return the match pairs without those can_match answers unsat for, or
+  // nothing when it answers unsat for none (or `deadline` passes).
+  std::optional<MatchPairs> surviving_pairs(const Deadline& deadline = {});
+  // Return how many channels the class of `recv` has (0: not a class of case 5).
+  uint32_t channels(uint32_t recv, const Deadline& deadline = {});
+  // Return the schedule of a run planned on the bounds in which `recv`
+  // takes `send`: the class's earlier receives take channel t's sends
+  // (`send`'s channel) or another channel's along a path of a_t within the
+  // intervals, every other receive its guided choice. With `then` (a
+  // channel index), the run goes on after the match, the class's later
+  // receives preferring channel `then`, to its end (a bad end is what the
+  // caller looks for). Nothing when the run does not get that far. Not
+  // checked here: callers replay it (check_schedule).
+  std::optional<std::vector<RawStep>> planned_run(uint32_t recv, uint32_t send,
+                                                  std::optional<uint32_t> then = std::nullopt,
+                                                  const Deadline& deadline = {});
+
+ private:
+  struct Class;
+  // Return the intervals of a_t(i) of `c`'s channel `t` (computed once).
+  const std::vector<std::pair<uint32_t, uint32_t>>& reach(Class& c, uint32_t t);
+  Class* find_class(uint32_t recv, const Deadline& deadline);
+  const Machine& m_machine;
+  const MatchPairs& m_pairs;
+  Channels m_channels;
+  std::unordered_map<uint64_t, std::pair<bool, bool>> m_endpoints;  // (comm, rank) -> (a probe, an MPI_ANY_TAG receive)
+  std::unique_ptr<Precedence> m_precedence;  // made on first use
+  std::unordered_map<uint64_t, std::unique_ptr<Class>> m_classes;  // by (endpoint, tag)
+  std::vector<uint32_t> m_index;  // per op: its place in its class (k_none: none yet)
 };
 
 }  // namespace smtrace::smt

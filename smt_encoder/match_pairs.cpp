@@ -356,6 +356,8 @@ class Clocks {
   bool m_changed = false;
 };
 
+void min_groups(const Model& model, const MatchPairs& pairs, StandardSends standard, Sources& sources);
+
 // The rules of the header comment over one model: the counting rules and
 // cuts, and once clocks exist the happens-before rules; run() iterates
 // clocks and pairs to their fixpoint.
@@ -538,14 +540,21 @@ void Analysis::materialize() {
   }
 }
 
-void Analysis::sources_from_pairs() {
+void Analysis::sources_from_pairs() { min_groups(m_model, m_pairs, StandardSends::return_at_once, m_sources); }
+
+// The MIN groups of every op that waits for a match: a receive's or probe's
+// candidate sends, and the candidate receives of a send that completes only
+// once matched (MPI_Ssend; standard sends too when `standard` is
+// wait_for_match).
+void min_groups(const Model& model, const MatchPairs& pairs, StandardSends standard, Sources& sources) {
+  sources.assign(model.ops.size(), {});
   // Clocks grow along a rank, so a MIN group needs the earliest candidate per rank only.
-  std::vector<uint32_t> earliest(m_model.ranks.size(), k_none);
+  std::vector<uint32_t> earliest(model.ranks.size(), k_none);
   std::vector<uint32_t> touched;
   auto group = [&](const std::vector<uint32_t>& candidates, std::vector<Point>& out) {
     out.clear();
     for (uint32_t c : candidates) {
-      const Op& o = m_model.ops[c];
+      const Op& o = model.ops[c];
       if (earliest[o.rank] == k_none) touched.push_back(o.rank);
       earliest[o.rank] = std::min(earliest[o.rank], o.post);
     }
@@ -555,11 +564,13 @@ void Analysis::sources_from_pairs() {
     }
     touched.clear();
   };
-  for (uint32_t i = 0; i < m_model.ops.size(); ++i) {
-    const Op& o = m_model.ops[i];
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& o = model.ops[i];
     if (o.done == k_none) continue;
-    if (o.kind == OpKind::recv || o.kind == OpKind::probe) group(m_pairs.sends[i], m_sources[i]);
-    if (o.kind == OpKind::send && o.mode == SendMode::sync) group(m_pairs.recvs[i], m_sources[i]);
+    if (o.kind == OpKind::recv || o.kind == OpKind::probe) group(pairs.sends[i], sources[i]);
+    const bool waits = o.mode == SendMode::sync ||
+                       (o.mode == SendMode::standard && standard == StandardSends::wait_for_match);
+    if (o.kind == OpKind::send && waits) group(pairs.recvs[i], sources[i]);
   }
 }
 
@@ -806,6 +817,32 @@ uint32_t MatchPairs::find(uint32_t recv, uint32_t send) const {
 MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, HbRules hb,
                        const Deadline& deadline) {
   return Analysis(model, ch, cuts, deadline).run(hb == HbRules::off);
+}
+
+struct Precedence::Impl {
+  Impl(const Model& model, const Deadline& deadline) : clocks(model, deadline) {}
+  Clocks clocks;
+};
+
+Precedence::Precedence(const Model& model, const MatchPairs& pairs, StandardSends standard, uint64_t max_entries,
+                       const Deadline& deadline)
+    : m_model(model) {
+  uint64_t events = 0;
+  for (const RankEvents& r : model.ranks) events += r.events.size();
+  if (events * model.ranks.size() > max_entries) return;
+  m_impl = std::make_unique<Impl>(model, deadline);
+  Sources sources;
+  min_groups(model, pairs, standard, sources);
+  // The groups do not change between passes: each pass only lets clocks
+  // computed past a cycle see more of the others.
+  for (uint32_t pass = 0; pass < k_hb_passes && m_impl->clocks.pass(sources); ++pass) {
+  }
+}
+
+Precedence::~Precedence() = default;
+
+bool Precedence::completes_before_post(uint32_t a, uint32_t b) const {
+  return m_impl && m_impl->clocks.forced_after(m_model.ops[a], m_model.ops[b]);
 }
 
 struct PairRules::Impl {

@@ -169,6 +169,34 @@ enum class HbRules : uint8_t { on, off };
 MatchPairs match_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
                        HbRules hb = HbRules::on, const Deadline& deadline = {});
 
+// Whether a standard-mode send returns before its match (infinite
+// buffering) or only once matched (zero buffering).
+enum class StandardSends : uint8_t { return_at_once, wait_for_match };
+
+// Happens-before under one buffering: the vector clocks of the header
+// comment, with the MIN groups of `pairs`, and under wait_for_match an edge
+// for every standard send as for MPI_Ssend (its return comes after the
+// earliest posting call of its candidate receives). The match pairs
+// themselves leave standard sends out: they serve both bufferings.
+class Precedence {
+ public:
+  // Build the clocks of `model`, unless it has more than `max_entries`
+  // events x ranks (then nothing is ever ordered). Throw BudgetSpent past `deadline`.
+  Precedence(const Model& model, const MatchPairs& pairs, StandardSends standard, uint64_t max_entries,
+             const Deadline& deadline = {});
+  ~Precedence();
+  Precedence(const Precedence&) = delete;
+  Precedence& operator=(const Precedence&) = delete;
+  // Return true when op `a` completes (its waiting event returns) before op
+  // `b` is posted, in every execution.
+  bool completes_before_post(uint32_t a, uint32_t b) const;
+
+ private:
+  struct Impl;
+  const Model& m_model;
+  std::unique_ptr<Impl> m_impl;
+};
+
 // The rules above, run once over a model, to say why pairs are excluded.
 class PairRules {
  public:

@@ -27,6 +27,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Runs planned on the counting bounds per alternative looking for a bad end
+// after its match, one per preferred channel, at most.
+constexpr uint32_t k_planned_bad_runs = 4;
+
 // The wall-clock budget shared by everything one solve() does.
 class Budget {
  public:
@@ -92,6 +96,12 @@ class PartSolver {
   Encoder& tracked(const Budget& budget) { return make(m_tracked, Track::yes, budget); }
   // Return the encoding if one was made.
   const Encoder* made() const { return m_encoder.get(); }
+  // Encode `pairs` (fewer than pairs(), and still every pair an execution
+  // under the buffering of every question to come can have) instead of
+  // pairs(); only before an encoding is made.
+  void encode_fewer(MatchPairs pairs) {
+    if (!m_encoder && !m_tracked) m_encoded = std::move(pairs);
+  }
 
   // Return what the encoding answers `question`; nothing when the budget
   // runs out or the solver fails (then it is asked nothing more: failure()).
@@ -142,8 +152,8 @@ class PartSolver {
   Encoder& make(std::unique_ptr<Encoder>& slot, Track track, const Budget& budget) {
     if (!slot) {
       if (budget.spent()) throw BudgetSpent();
-      slot = std::make_unique<Encoder>(m_part.model, m_channels, m_pairs, track, std::max(budget.left(), 0.001),
-                                       m_tuning.z3_memory_mb);
+      slot = std::make_unique<Encoder>(m_part.model, m_channels, m_encoded ? *m_encoded : m_pairs, track,
+                                       std::max(budget.left(), 0.001), m_tuning.z3_memory_mb);
     }
     return *slot;
   }
@@ -152,6 +162,7 @@ class PartSolver {
   Tuning m_tuning;
   Channels m_channels;
   MatchPairs m_pairs;
+  std::optional<MatchPairs> m_encoded;  // encode_fewer
   std::unique_ptr<Machine> m_machines[2];
   std::unique_ptr<Encoder> m_encoder, m_tracked;
   std::string m_failure;
@@ -262,6 +273,17 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
   // Which sends the receives of interchangeable endpoints can take (fixed.hpp, case 3).
   std::optional<InterchangeableMatches> interchangeable;
   if (without_choice) interchangeable.emplace(machine, pairs);
+  // Unsat answers by counting (fixed.hpp, case 5), where case 3 does not apply.
+  std::optional<CountingBounds> counting;
+  if (replay && !without_choice) counting.emplace(machine, pairs);
+  // Every question on this part is then about zero buffering (the deadlock
+  // question always is): Z3 gets the pairs the counting bounds leave.
+  if (counting && buffering == Buffering::zero) {
+    if (auto fewer = counting->surviving_pairs(budget.deadline())) {
+      out.stats["match_pairs_dropped_by_counting"] += pairs.pairs - fewer->pairs;
+      ps.encode_fewer(std::move(*fewer));
+    }
+  }
 
   // A part without a choice (fixed.hpp, case 2): one run says whether anything can end badly.
   Bad bad = Bad::unasked;
@@ -323,12 +345,22 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
         alt.verdict = Verdict::unsat;
         return;
       }
+      if (counting && counting->can_match(r, s, budget.deadline()) == Verdict::unsat) {
+        ++out.stats["replay_counting_unsat"];
+        alt.verdict = Verdict::unsat;
+        return;
+      }
       auto steps = guided_match(machine, pairs, r, s, spread);
       ++spread.rotate;
       if (!steps && known != Verdict::sat) steps = guided_match(machine, pairs, r, s);
       if (steps && accept(*steps, alt)) return;
       if (known == Verdict::sat) {
         if (auto built = interchangeable->witness(r, s, budget.deadline()); built && accept(*built, alt)) return;
+      }
+      if (counting) {
+        if (auto planned = counting->planned_run(r, s, std::nullopt, budget.deadline()); planned && accept(*planned, alt)) {
+          return;
+        }
       }
     }
     const auto sol = ps.ask(budget, [&](Encoder& e) { return e.can_match(r, s, buffering, budget.slice()); });
@@ -448,6 +480,27 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
       // Does it lead to a bad end? What the runs left, Z3 decides.
       if (ask_outcomes && !alt.outcome_known && alt.verdict != Verdict::unsat &&
           (alt.verdict == Verdict::sat || options.errors_only)) {
+        // Runs planned on the counting bounds (fixed.hpp, case 5) that go on
+        // after the match, the class's later receives preferring one channel.
+        if (counting && alt.verdict == Verdict::sat) {
+          const uint32_t channels = std::min<uint32_t>(counting->channels(r, budget.deadline()), k_planned_bad_runs);
+          for (uint32_t p = 0; p < channels && !alt.outcome_known; ++p) {
+            auto steps = counting->planned_run(r, s, p, budget.deadline());
+            if (!steps) continue;
+            if (auto w = ps.bad_witness(*steps, buffering)) {
+              ++out.stats["replay_counting_bad_ends"];
+              alt.outcome = w->outcome;
+              alt.outcome_known = true;
+              alt.alone = false;
+              alt.witness = w;
+              learn(*steps, w);
+            }
+          }
+          if (alt.outcome_known) {
+            race.alternatives.push_back(std::move(alt));
+            continue;
+          }
+        }
         ask_any_bad();
         if (bad == Bad::impossible) {
           alt.outcome_known = true;
