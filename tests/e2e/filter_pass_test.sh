@@ -1,5 +1,13 @@
 #!/usr/bin/env bash
-# smtrace's clang pass plugin (tracer/filter/llvm_pass.cpp) without MPI:
+# smtrace's compiler plugins without MPI.
+#
+#   filter_pass_test.sh --gcc GXX PLUGIN RUNTIME_DIR SOURCE_ROOT
+#
+# The GCC plugin (tracer/filter/gcc_plugin.cpp): the assembly tests the
+# hull and calls no __tsan_init; filter_program.cpp built with it at -O2
+# and -O0 runs its checks against the real runtime.
+#
+# The clang pass plugin (tracer/filter/llvm_pass.cpp):
 # the IR it leaves (inline hull tests with unordered loads of
 # smtrace_access_watch_hull, runtime calls with the access's debug location,
 # the vectorized loop kept and the hull's loads hoisted out of it, no call
@@ -10,6 +18,29 @@
 #
 #   filter_pass_test.sh CLANGXX PLUGIN RUNTIME_DIR SOURCE_ROOT
 set -u
+if [ "${1:-}" = --gcc ]; then
+  gxx=$2 plugin=$3 runtime_dir=$4 root=$5
+  here=$(cd "$(dirname "$0")" && pwd)
+  work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-filter-test.XXXXXX") || exit 2
+  fail() {
+    echo "filter_pass_test.sh: FAIL: $*" >&2
+    echo "filter_pass_test.sh: kept $work" >&2
+    exit 1
+  }
+  flags=(-std=c++20 -g -I"$root" -fplugin="$plugin")
+  "$gxx" "${flags[@]}" -O2 -S "$here/filter_program.cpp" -o "$work/program.s" || fail "g++ -O2 -S with the plugin"
+  grep -q 'smtrace_access_watch_hull' "$work/program.s" || fail "the hull is not tested"
+  grep -q 'call.*__tsan_write16\|call.*__tsan_write8' "$work/program.s" || fail "no runtime calls emitted"
+  if grep -q '__tsan_init' "$work/program.s"; then fail "__tsan_init emitted"; fi
+  for level in -O2 -O0; do
+    "$gxx" "${flags[@]}" "$level" "$here/filter_program.cpp" -o "$work/program" -L"$runtime_dir" -lsmtrace_tsan \
+      -Wl,-rpath,"$runtime_dir" || fail "building filter_program ($level)"
+    "$work/program" || fail "filter_program ($level)"
+  done
+  echo "filter_pass_test.sh: ok"
+  rm -rf "$work"
+  exit 0
+fi
 clangxx=$1
 plugin=$2
 runtime_dir=$3
