@@ -6,9 +6,13 @@
 #   stub      -fsanitize=thread linked against empty __tsan_* functions: the
 #             floor of any runtime behind this instrumentation (a call per
 #             access, no vectorization)
-#   smtrace   smtrace-cc -O2 (libsmtrace_tsan), run under `smtrace record`,
-#             with an RMA window alive: the grids lie outside the watched
-#             ranges (the common case: one range check per access)
+#   smtrace   smtrace-cc -O2 with SMTRACE_CC_FILTER=0 (-fsanitize=thread,
+#             libsmtrace_tsan), run under `smtrace record`, with an RMA
+#             window alive: the grids lie outside the watched ranges (the
+#             common case: one range check per access)
+#   filter    as smtrace, built with smtrace's GCC plugin (tracer/filter/,
+#             smtrace-cc's default where it is built): an inline hull test
+#             per access, a call only on a hit
 #   tsan      mpicc -O2 -fsanitize=thread: GCC's ThreadSanitizer (libtsan)
 #   inside    as smtrace, the grids being the window's memory: every access
 #             is watched and recorded (as strided runs)
@@ -86,7 +90,15 @@ if command -v clang >/dev/null && OMPI_CC=clang mpicc "${cflags[@]}" "$work/prob
   clang_ok=clang
 fi
 mpicc "${cflags[@]}" "$here/stencil.c" -o "$work/plain"
-"$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace"
+SMTRACE_CC_FILTER=0 "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace"
+# filter_build NAME [VAR=VALUE...]: smtrace-cc's default build into NAME;
+# true when smtrace-cc loaded one of smtrace's compiler plugins for it.
+filter_build() {
+  local name=$1
+  shift
+  env "$@" SMTRACE_CC_VERBOSE=1 "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/$name" 2>"$work/$name.log" &&
+    grep -q -- '-f\(pass-\)\?plugin=' "$work/$name.log"
+}
 mpicc "${cflags[@]}" -fsanitize=thread "$here/stencil.c" -o "$work/tsan"
 cat >"$work/stub.c" <<'EOF'
 void __tsan_init(void) {}
@@ -101,7 +113,9 @@ omp_link=()
 [ "$threads" -gt 0 ] && omp_link=(-fopenmp)
 mpicc "$work/stencil.o" "${omp_link[@]}" -o "$work/stub" -L"$work" -lstub -Wl,-rpath,"$work"
 
-configs=(plain stub smtrace tsan inside)
+configs=(plain stub smtrace)
+filter_build filter && configs+=(filter)
+configs+=(tsan inside)
 archer=""
 if [ -n "$clang_ok" ]; then
   OMPI_CC=clang mpicc "${cflags[@]}" "$here/stencil.c" -o "$work/plain_clang"
@@ -111,13 +125,7 @@ if [ -n "$clang_ok" ]; then
     for lib in /usr/lib/llvm-*/lib/libarcher.so; do [ -e "$lib" ] && archer=$lib; done
   fi
   configs+=(plain_clang smtrace_clang)
-  if [ -e "$build/tracer/libsmtrace_filter_llvm.so" ]; then
-    OMPI_CC=clang SMTRACE_CC_VERBOSE=1 "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/filter_clang" \
-      2>"$work/filter_clang.log"
-    grep -q -- -fpass-plugin "$work/filter_clang.log" ||
-      { echo "loadstore.sh: smtrace-cc did not load the clang plugin" >&2; exit 2; }
-    configs+=(filter_clang)
-  fi
+  filter_build filter_clang OMPI_CC=clang && configs+=(filter_clang)
   configs+=(tsan_clang)
 fi
 declare -A cpu wall
@@ -133,10 +141,9 @@ run_one() {
     tsan_clang)
       out=$(OMP_TOOL_LIBRARIES=$archer "${launcher[@]}" -x TSAN_OPTIONS -x OMP_TOOL_LIBRARIES "$work/tsan_clang" \
         "$n" "$iterations" 2>/dev/null) ;;
-    smtrace | inside | smtrace_clang | filter_clang)
-      local where=outside binary=smtrace
-      [ "$config" = inside ] && where=inside
-      [ "$config" = smtrace_clang ] || [ "$config" = filter_clang ] && binary=$config
+    smtrace | inside | filter | smtrace_clang | filter_clang)
+      local where=outside binary=$config
+      [ "$config" = inside ] && where=inside binary=smtrace
       rm -rf "$work/trace-$config"
       out=$("$smtrace" record -o "$work/trace-$config" -- "${launcher[@]}" "$work/$binary" "$n" "$iterations" "$where" 2>/dev/null)
       ;;
@@ -165,7 +172,10 @@ for config in "${configs[@]}"; do
 done
 # smtrace's added CPU time against ThreadSanitizer's, both over plain.
 added() { awk -v s="$1" -v t="$2" -v p="$3" 'BEGIN { printf "%.3f", (s - p) / (t - p) }'; }
-echo "added cost, smtrace / tsan (gcc): $(added "$(minimum <<<"${cpu[smtrace]}")" "$(minimum <<<"${cpu[tsan]}")" "$base")"
+for config in smtrace filter; do
+  [ -n "${cpu[$config]:-}" ] || continue
+  echo "added cost, $config / tsan (gcc): $(added "$(minimum <<<"${cpu[$config]}")" "$(minimum <<<"${cpu[tsan]}")" "$base")"
+done
 if [ -n "$clang_ok" ]; then
   for config in smtrace_clang filter_clang; do
     [ -n "${cpu[$config]:-}" ] || continue

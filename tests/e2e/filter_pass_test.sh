@@ -18,45 +18,46 @@
 #
 #   filter_pass_test.sh CLANGXX PLUGIN RUNTIME_DIR SOURCE_ROOT
 set -u
-if [ "${1:-}" = --gcc ]; then
-  gxx=$2 plugin=$3 runtime_dir=$4 root=$5
-  here=$(cd "$(dirname "$0")" && pwd)
-  work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-filter-test.XXXXXX") || exit 2
-  fail() {
-    echo "filter_pass_test.sh: FAIL: $*" >&2
-    echo "filter_pass_test.sh: kept $work" >&2
-    exit 1
-  }
-  flags=(-std=c++20 -g -I"$root" -fplugin="$plugin")
-  "$gxx" "${flags[@]}" -O2 -S "$here/filter_program.cpp" -o "$work/program.s" || fail "g++ -O2 -S with the plugin"
-  grep -q 'smtrace_access_watch_hull' "$work/program.s" || fail "the hull is not tested"
-  grep -q 'call.*__tsan_write16\|call.*__tsan_write8' "$work/program.s" || fail "no runtime calls emitted"
-  if grep -q '__tsan_init' "$work/program.s"; then fail "__tsan_init emitted"; fi
-  for level in -O2 -O0; do
-    "$gxx" "${flags[@]}" "$level" "$here/filter_program.cpp" -o "$work/program" -L"$runtime_dir" -lsmtrace_tsan \
-      -Wl,-rpath,"$runtime_dir" || fail "building filter_program ($level)"
-    "$work/program" || fail "filter_program ($level)"
-  done
-  echo "filter_pass_test.sh: ok"
-  rm -rf "$work"
-  exit 0
-fi
-clangxx=$1
+compiler=gcc
+if [ "${1:-}" = --gcc ]; then shift; else compiler=clang; fi
+cxx=$1
 plugin=$2
 runtime_dir=$3
 root=$4
 here=$(cd "$(dirname "$0")" && pwd)
+src=$here/filter_program.cpp
 work=$(mktemp -d "${TMPDIR:-/tmp}/smtrace-filter-test.XXXXXX") || exit 2
 fail() {
   echo "filter_pass_test.sh: FAIL: $*" >&2
   echo "filter_pass_test.sh: kept $work" >&2
   exit 1
 }
+# run_program LEVEL FLAGS...: build filter_program.cpp and run its checks.
+run_program() {
+  local level=$1
+  shift
+  "$cxx" "$@" "$level" "$src" -o "$work/program" -L"$runtime_dir" -lsmtrace_tsan -Wl,-rpath,"$runtime_dir" ||
+    fail "building filter_program ($level)"
+  "$work/program" || fail "filter_program ($level)"
+}
+
+if [ "$compiler" = gcc ]; then
+  flags=(-std=c++20 -g -I"$root" -fplugin="$plugin")
+  "$cxx" "${flags[@]}" -O2 -S "$src" -o "$work/program.s" || fail "g++ -O2 -S with the plugin"
+  grep -q 'smtrace_access_watch_hull' "$work/program.s" || fail "the hull is not tested"
+  grep -q 'call.*__tsan_write16\|call.*__tsan_write8' "$work/program.s" || fail "no runtime calls emitted"
+  if grep -q '__tsan_init' "$work/program.s"; then fail "__tsan_init emitted"; fi
+  run_program -O2 "${flags[@]}"
+  run_program -O0 "${flags[@]}"
+  echo "filter_pass_test.sh: ok"
+  rm -rf "$work"
+  exit 0
+fi
+
 flags=(-std=c++20 -g -I"$root" -fpass-plugin="$plugin")
-src=$here/filter_program.cpp
 ir=$work/program.ll
 
-"$clangxx" "${flags[@]}" -O2 -fno-discard-value-names -S -emit-llvm "$src" -o "$ir" || fail "clang -O2 -emit-llvm with the plugin"
+"$cxx" "${flags[@]}" -O2 -fno-discard-value-names -S -emit-llvm "$src" -o "$ir" || fail "clang -O2 -emit-llvm with the plugin"
 # fn NAME: the body of the function whose mangled name contains NAME.
 fn() { awk -v n="$1" '/^define/ && index($0, n) { on = 1 } on { print } on && /^}/ { on = 0 }' "$ir"; }
 grep -q 'load atomic i64, i64\* getelementptr inbounds (%struct.smtrace_access_hull, %struct.smtrace_access_hull\* @smtrace_access_watch_hull, i32 0, i32 [01]) unordered' "$ir" ||
@@ -79,11 +80,9 @@ if grep -q '__tsan_\(read\|write\)' "$work/local.ll"; then fail "a stack array t
 fn 4copy | grep -q '__tsan_read_range' || fail "memcpy's source is not instrumented"
 grep -q '__tsan_func_entry' "$ir" && grep -q '__tsan_func_exit' "$ir" || fail "no shadow stack calls"
 
-"$clangxx" "${flags[@]}" -O0 -S -emit-llvm "$src" -o "$work/o0.ll" || fail "clang -O0 with the plugin"
+"$cxx" "${flags[@]}" -O0 -S -emit-llvm "$src" -o "$work/o0.ll" || fail "clang -O0 with the plugin"
 grep -q 'call void @__tsan_write8' "$work/o0.ll" || fail "-O0 is not instrumented"
 
-"$clangxx" "${flags[@]}" -O2 "$src" -o "$work/program" -L"$runtime_dir" -lsmtrace_tsan -Wl,-rpath,"$runtime_dir" ||
-  fail "building filter_program"
-"$work/program" || fail "filter_program"
+run_program -O2 "${flags[@]}"
 echo "filter_pass_test.sh: ok"
 rm -rf "$work"

@@ -262,6 +262,17 @@ void instrument(const Access& a, Hull& hull) {
   gsi_insert_before(&then_gsi, call, GSI_SAME_STMT);
 }
 
+// Return true for __attribute__((no_sanitize_thread)) or
+// no_sanitize("thread"), which GCC keeps as flags in "no_sanitize".
+bool no_sanitize_thread(tree decl) {
+  for (tree a = lookup_attribute("no_sanitize", DECL_ATTRIBUTES(decl)); a;
+       a = lookup_attribute("no_sanitize", TREE_CHAIN(a)))
+    if (TREE_VALUE(a) && TREE_CODE(TREE_VALUE(a)) == INTEGER_CST && tree_fits_uhwi_p(TREE_VALUE(a)) &&
+        (tree_to_uhwi(TREE_VALUE(a)) & SANITIZE_THREAD))
+      return true;
+  return false;
+}
+
 void shadow_frame(function* fn) {
   gimple_seq seq = NULL;
   gcall* ra = gimple_build_call(builtin_decl_implicit(BUILT_IN_RETURN_ADDRESS), 1, integer_zero_node);
@@ -297,8 +308,7 @@ class FilterPass : public gimple_opt_pass {
 
   unsigned int execute(function* fn) override {
     const char* name = IDENTIFIER_POINTER(DECL_NAME(fn->decl));
-    if (strncmp(name, "__tsan_", 7) == 0 || lookup_attribute("no_sanitize_thread", DECL_ATTRIBUTES(fn->decl)))
-      return 0;
+    if (strncmp(name, "__tsan_", 7) == 0 || no_sanitize_thread(fn->decl)) return 0;
     make_decls();
     std::vector<Access> accesses;
     bool calls = false;
