@@ -26,8 +26,6 @@ extern "C" {
 
 // Raise on any change of these structs or of the meaning of a member.
 inline constexpr uint32_t k_smtrace_access_abi = 2;
-// Raise on any change of smtrace_access_hull (compiled into instrumented code).
-inline constexpr uint32_t k_smtrace_access_hull_abi = 1;
 // Outer frames a run keeps (the tracer's stack depth is capped to this).
 inline constexpr uint32_t k_smtrace_access_frames = 63;
 
@@ -104,7 +102,8 @@ struct smtrace_access_runtime_api {
 // while nothing is watched. Read with relaxed (LLVM: unordered) loads. The
 // runtime widens it before a range is watched and narrows it after one is
 // no longer (RangeTable::publish), so that a thread that sees the runtime
-// watch a range sees a hull that covers it.
+// watch a range sees a hull that covers it. Instrumented code has its layout
+// compiled in: a change of it must rename smtrace_access_watch_hull.
 struct smtrace_access_hull {
   uintptr_t lo;
   uintptr_t hi;
