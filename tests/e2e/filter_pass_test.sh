@@ -4,8 +4,8 @@
 #   filter_pass_test.sh --gcc GXX PLUGIN RUNTIME_DIR SOURCE_ROOT
 #
 # The GCC plugin (tracer/filter/gcc_plugin.cpp): the assembly tests the
-# hull and calls no __tsan_init; filter_program.cpp built with it at -O2
-# and -O0 runs its checks against the real runtime.
+# hull and calls no __tsan_init; filter_program.cpp built with it at -O2,
+# -O0 and -O2 -fno-builtin runs its checks against the real runtime.
 #
 # The clang pass plugin (tracer/filter/llvm_pass.cpp):
 # the IR it leaves (inline hull tests with unordered loads of
@@ -49,6 +49,7 @@ if [ "$compiler" = gcc ]; then
   if grep -q '__tsan_init' "$work/program.s"; then fail "__tsan_init emitted"; fi
   run_program -O2 "${flags[@]}"
   run_program -O0 "${flags[@]}"
+  run_program -O2 "${flags[@]}" -fno-builtin  # memcpy called by name
   echo "filter_pass_test.sh: ok"
   rm -rf "$work"
   exit 0
@@ -84,5 +85,6 @@ grep -q '__tsan_func_entry' "$ir" && grep -q '__tsan_func_exit' "$ir" || fail "n
 grep -q 'call void @__tsan_write8' "$work/o0.ll" || fail "-O0 is not instrumented"
 
 run_program -O2 "${flags[@]}"
+run_program -O2 "${flags[@]}" -fno-builtin  # memcpy called by name
 echo "filter_pass_test.sh: ok"
 rm -rf "$work"

@@ -151,11 +151,28 @@ int atomic_size(tree fndecl) {
   return 0;
 }
 
+// memcpy & co. called by name (-fno-builtin: not GCC's builtins), as the
+// builtin they would be.
+built_in_function by_name(tree fndecl) {
+  if (!DECL_NAME(fndecl) || !TREE_PUBLIC(fndecl)) return END_BUILTINS;
+  const std::string name(IDENTIFIER_POINTER(DECL_NAME(fndecl)));
+  if (name == "memcpy" || name == "__memcpy_chk") return BUILT_IN_MEMCPY;
+  if (name == "memmove" || name == "__memmove_chk") return BUILT_IN_MEMMOVE;
+  if (name == "memset" || name == "__memset_chk") return BUILT_IN_MEMSET;
+  return END_BUILTINS;
+}
+
 void call_accesses(gcall* call, std::vector<Access>& out) {
   tree fndecl = gimple_call_fndecl(call);
-  if (!fndecl || !fndecl_built_in_p(fndecl, BUILT_IN_NORMAL)) return;
+  if (!fndecl) return;
+  const bool builtin = fndecl_built_in_p(fndecl, BUILT_IN_NORMAL);
+  // Direct calls of the C library's functions: the runtime's interposed
+  // ones record only calls from modules that called __tsan_init, which
+  // plugin-built ones never do.
+  const built_in_function code = builtin ? DECL_FUNCTION_CODE(fndecl) : by_name(fndecl);
+  if (!builtin && code == END_BUILTINS) return;
   Access a{call};
-  switch (DECL_FUNCTION_CODE(fndecl)) {
+  switch (code) {
     case BUILT_IN_MEMCPY: case BUILT_IN_MEMMOVE: case BUILT_IN_MEMCPY_CHK: case BUILT_IN_MEMMOVE_CHK:
     case BUILT_IN_MEMPCPY: case BUILT_IN_MEMPCPY_CHK:
       if (gimple_call_num_args(call) < 3) return;
@@ -176,7 +193,7 @@ void call_accesses(gcall* call, std::vector<Access>& out) {
     default:
       break;
   }
-  const int n = atomic_size(fndecl);
+  const int n = builtin ? atomic_size(fndecl) : 0;
   if (n == 0 || gimple_call_num_args(call) < 1 || !POINTER_TYPE_P(TREE_TYPE(gimple_call_arg(call, 0)))) return;
   const std::string name(IDENTIFIER_POINTER(DECL_NAME(fndecl)));
   a.addr = gimple_call_arg(call, 0);
@@ -307,7 +324,7 @@ class FilterPass : public gimple_opt_pass {
   bool gate(function*) override { return true; }
 
   unsigned int execute(function* fn) override {
-    const char* name = IDENTIFIER_POINTER(DECL_NAME(fn->decl));
+    const char* name = DECL_NAME(fn->decl) ? IDENTIFIER_POINTER(DECL_NAME(fn->decl)) : "";
     if (strncmp(name, "__tsan_", 7) == 0 || no_sanitize_thread(fn->decl)) return 0;
     make_decls();
     std::vector<Access> accesses;
