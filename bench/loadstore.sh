@@ -6,23 +6,35 @@
 #   stub      -fsanitize=thread linked against empty __tsan_* functions: the
 #             floor of any runtime behind this instrumentation (a call per
 #             access, no vectorization)
-#   smtrace   smtrace-cc -O2 (libsmtrace_tsan), run under `smtrace record`,
-#             with an RMA window alive: the grids lie outside the watched
-#             ranges (the common case: one range check per access)
+#   smtrace   smtrace-cc -O2 with SMTRACE_CC_FILTER=0 (-fsanitize=thread,
+#             libsmtrace_tsan), run under `smtrace record`, with an RMA
+#             window alive: the grids lie outside the watched ranges (the
+#             common case: one range check per access)
+#   filter    as smtrace, built with smtrace's GCC plugin (tracer/filter/,
+#             smtrace-cc's default where it is built): an inline hull test
+#             per access, a call only on a hit
 #   tsan      mpicc -O2 -fsanitize=thread: GCC's ThreadSanitizer (libtsan)
 #   inside    as smtrace, the grids being the window's memory: every access
 #             is watched and recorded (as strided runs)
 #
 #   bench/loadstore.sh [-b BUILD_DIR] [-r REPETITIONS] [-n N] [-i ITERATIONS] [-p RANKS] [-t THREADS]
 #
+# Where clang builds the program (with -fopenmp under -t: LLVM's libomp)
+# the clang configurations come too:
+#   plain_clang    clang -O2
+#   smtrace_clang  smtrace-cc with SMTRACE_CC_FILTER=0: -fsanitize=thread
+#                  instrumentation, libsmtrace_tsan (a call per access)
+#   filter_clang   smtrace-cc with smtrace's pass plugin (tracer/filter/):
+#                  an inline hull test per access, a call only on a hit
+#   tsan_clang     clang -fsanitize=thread (with Archer, libomp's
+#                  ThreadSanitizer tool, where installed and under -t)
+#
 # -t THREADS: the OpenMP variant (issue 15): every build with -fopenmp, each
 # sweep a parallel loop of THREADS threads (OMP_NUM_THREADS, passive
 # waiting), CPU time of the whole process; smtrace records the threads'
-# synchronization (fork, join, barriers) too. Where clang builds with
-# -fopenmp (LLVM's libomp) the clang configurations come too: plain_clang,
-# smtrace_clang (OMPT tool), tsan_clang (with Archer, libomp's
-# ThreadSanitizer tool, where installed). The last lines give smtrace's
-# added CPU time as a fraction of ThreadSanitizer's (goal: at most 1/3).
+# synchronization (fork, join, barriers) too (with clang: OMPT tool). The
+# last lines give smtrace's added CPU time as a fraction of
+# ThreadSanitizer's (goal, issue 15: at most 1/3).
 #
 # BUILD_DIR holds tracer/smtrace-cc, tracer/libsmtrace_tsan.so,
 # tracer/libsmtrace.so and cli/smtrace (default: build). Each repetition runs
@@ -48,7 +60,7 @@ while getopts "b:r:n:i:p:t:h" opt; do
     i) iterations=$OPTARG ;;
     p) np=$OPTARG ;;
     t) threads=$OPTARG ;;
-    *) sed -n '2,37p' "$0"; exit 2 ;;
+    *) sed -n '2,46p' "$0"; exit 2 ;;
   esac
 done
 
@@ -68,17 +80,25 @@ trap 'rm -rf "$work"' EXIT
 
 # The builds.
 cflags=(-O2 -g -I"$here")
-clang_omp=""
+clang_ok=""
 if [ "$threads" -gt 0 ]; then
   cflags+=(-fopenmp)
   export OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=passive
-  echo 'int main(void) { return 0; }' >"$work/probe.c"
-  if command -v clang >/dev/null && OMPI_CC=clang mpicc -fopenmp "$work/probe.c" -o "$work/probe" 2>/dev/null; then
-    clang_omp=clang
-  fi
+fi
+echo 'int main(void) { return 0; }' >"$work/probe.c"
+if command -v clang >/dev/null && OMPI_CC=clang mpicc "${cflags[@]}" "$work/probe.c" -o "$work/probe" 2>/dev/null; then
+  clang_ok=clang
 fi
 mpicc "${cflags[@]}" "$here/stencil.c" -o "$work/plain"
-"$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace"
+SMTRACE_CC_FILTER=0 "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace"
+# filter_build NAME [VAR=VALUE...]: smtrace-cc's default build into NAME;
+# true when smtrace-cc loaded one of smtrace's compiler plugins for it.
+filter_build() {
+  local name=$1
+  shift
+  env "$@" SMTRACE_CC_VERBOSE=1 "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/$name" 2>"$work/$name.log" &&
+    grep -q -- '-f\(pass-\)\?plugin=' "$work/$name.log"
+}
 mpicc "${cflags[@]}" -fsanitize=thread "$here/stencil.c" -o "$work/tsan"
 cat >"$work/stub.c" <<'EOF'
 void __tsan_init(void) {}
@@ -93,14 +113,20 @@ omp_link=()
 [ "$threads" -gt 0 ] && omp_link=(-fopenmp)
 mpicc "$work/stencil.o" "${omp_link[@]}" -o "$work/stub" -L"$work" -lstub -Wl,-rpath,"$work"
 
-configs=(plain stub smtrace tsan inside)
+configs=(plain stub smtrace)
+filter_build filter && configs+=(filter)
+configs+=(tsan inside)
 archer=""
-if [ -n "$clang_omp" ]; then
+if [ -n "$clang_ok" ]; then
   OMPI_CC=clang mpicc "${cflags[@]}" "$here/stencil.c" -o "$work/plain_clang"
-  OMPI_CC=clang "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace_clang"
+  OMPI_CC=clang SMTRACE_CC_FILTER=0 "$wrapper" "${cflags[@]}" "$here/stencil.c" -o "$work/smtrace_clang"
   OMPI_CC=clang mpicc "${cflags[@]}" -fsanitize=thread "$here/stencil.c" -o "$work/tsan_clang"
-  for lib in /usr/lib/llvm-*/lib/libarcher.so; do [ -e "$lib" ] && archer=$lib; done
-  configs+=(plain_clang smtrace_clang tsan_clang)
+  if [ "$threads" -gt 0 ]; then
+    for lib in /usr/lib/llvm-*/lib/libarcher.so; do [ -e "$lib" ] && archer=$lib; done
+  fi
+  configs+=(plain_clang smtrace_clang)
+  filter_build filter_clang OMPI_CC=clang && configs+=(filter_clang)
+  configs+=(tsan_clang)
 fi
 declare -A cpu wall
 
@@ -115,10 +141,9 @@ run_one() {
     tsan_clang)
       out=$(OMP_TOOL_LIBRARIES=$archer "${launcher[@]}" -x TSAN_OPTIONS -x OMP_TOOL_LIBRARIES "$work/tsan_clang" \
         "$n" "$iterations" 2>/dev/null) ;;
-    smtrace | inside | smtrace_clang)
-      local where=outside binary=smtrace
-      [ "$config" = inside ] && where=inside
-      [ "$config" = smtrace_clang ] && binary=smtrace_clang
+    smtrace | inside | filter | smtrace_clang | filter_clang)
+      local where=outside binary=$config
+      [ "$config" = inside ] && where=inside binary=smtrace
       rm -rf "$work/trace-$config"
       out=$("$smtrace" record -o "$work/trace-$config" -- "${launcher[@]}" "$work/$binary" "$n" "$iterations" "$where" 2>/dev/null)
       ;;
@@ -138,19 +163,25 @@ minimum() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
 
 echo "stencil: ${n}x${n} doubles x 2 grids, $iterations sweeps, $np rank(s), $reps repetitions (minimum)"
 [ "$threads" -gt 0 ] && echo "OpenMP: $threads threads per rank (OMP_WAIT_POLICY=passive), process CPU time${archer:+; tsan_clang with Archer ($archer)}"
-printf '%-9s %14s %15s %9s\n' config cpu_ns/point wall_ns/point cpu_ratio
+printf '%-13s %14s %15s %9s\n' config cpu_ns/point wall_ns/point cpu_ratio
 base=$(minimum <<<"${cpu[plain]}")
 for config in "${configs[@]}"; do
   c=$(minimum <<<"${cpu[$config]}")
   w=$(minimum <<<"${wall[$config]}")
-  printf '%-9s %14.3f %15.3f %9.2f\n' "$config" "$c" "$w" "$(awk -v a="$c" -v b="$base" 'BEGIN { print a / b }')"
+  printf '%-13s %14.3f %15.3f %9.2f\n' "$config" "$c" "$w" "$(awk -v a="$c" -v b="$base" 'BEGIN { print a / b }')"
 done
 # smtrace's added CPU time against ThreadSanitizer's, both over plain.
 added() { awk -v s="$1" -v t="$2" -v p="$3" 'BEGIN { printf "%.3f", (s - p) / (t - p) }'; }
-echo "added cost, smtrace / tsan (gcc): $(added "$(minimum <<<"${cpu[smtrace]}")" "$(minimum <<<"${cpu[tsan]}")" "$base")"
-if [ -n "$clang_omp" ]; then
-  echo "added cost, smtrace / tsan (clang${archer:+ + archer}): $(added "$(minimum <<<"${cpu[smtrace_clang]}")" \
-    "$(minimum <<<"${cpu[tsan_clang]}")" "$(minimum <<<"${cpu[plain_clang]}")")"
+for config in smtrace filter; do
+  [ -n "${cpu[$config]:-}" ] || continue
+  echo "added cost, $config / tsan (gcc): $(added "$(minimum <<<"${cpu[$config]}")" "$(minimum <<<"${cpu[tsan]}")" "$base")"
+done
+if [ -n "$clang_ok" ]; then
+  for config in smtrace_clang filter_clang; do
+    [ -n "${cpu[$config]:-}" ] || continue
+    echo "added cost, $config / tsan (clang${archer:+ + archer}): $(added "$(minimum <<<"${cpu[$config]}")" \
+      "$(minimum <<<"${cpu[tsan_clang]}")" "$(minimum <<<"${cpu[plain_clang]}")")"
+  done
 fi
 if [ "$threads" -gt 0 ]; then
   echo "smtrace: $("$smtrace" dump "$work/trace-smtrace" | grep -c 'omp_' || true) OpenMP events in rank 0's trace"

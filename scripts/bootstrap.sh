@@ -27,14 +27,16 @@ jobs=${JOBS:-$(nproc)}
 packages=(cmake g++ make pkg-config binutils libz3-dev libboost-graph-dev libprotobuf-dev
   protobuf-compiler libopenmpi-dev openmpi-bin libfmt-dev doctest-dev libcli11-dev
   time z3 libtsan2 libasan8 libubsan1 libdw-dev nlohmann-json3-dev libopen-trace-format2-dev otf2-tools chromium gfortran
-  clang libomp-dev)
+  clang libomp-dev llvm-14-dev gcc-12-plugin-dev)
   # time: /usr/bin/time for bench/*.sh; z3: the solver binary, to parse --emit-smt2 files;
   # libtsan2: GCC's ThreadSanitizer runtime, the baseline of bench/loadstore.sh and the TSan build of
   # `sanitize`; libasan8, libubsan1: GCC's ASan and UBSan runtimes (`sanitize`);
   # libdw-dev: elfutils' DWARF reader, for `smtrace symbolize`; nlohmann-json3-dev: Perfetto JSON;
   # libopen-trace-format2-dev: OTF2 export/import (optional at build time), otf2-tools: otf2-print for
   # its tests; chromium: the HTML report's test in a headless browser; gfortran: the Fortran e2e cases;
-  # clang, libomp-dev: the e2e cases' clang variants, OpenMP with LLVM's libomp (the tracer's OMPT tool)
+  # clang, libomp-dev: the e2e cases' clang variants, OpenMP with LLVM's libomp (the tracer's OMPT tool);
+  # llvm-14-dev: LLVM's CMake package and headers, for smtrace's clang pass plugin (tracer/filter/);
+  # gcc-12-plugin-dev: GCC's plugin headers, for smtrace's GCC plugin (tracer/filter/)
 # fuzz: clang and its libFuzzer runtime (tests/fuzz/run.sh).
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 

@@ -94,6 +94,22 @@ struct smtrace_access_runtime_api {
   uint32_t (*flush_all)(void (*write)(const smtrace_access_run* run, uint64_t tag, void* context), void* context);
 };
 
+// The hull of the watched ranges, for code instrumented by smtrace's compiler
+// plugins (tracer/filter/), which read it inline before every access and
+// call the runtime's __tsan_* entry only on a hit: `lo` is the first watched
+// byte minus 15 (so that an access of up to 16 bytes hits with one compare:
+// addr - lo < hi - lo), `hi` one past the last watched byte; lo = hi = 0
+// while nothing is watched. Read with relaxed (LLVM: unordered) loads. The
+// runtime widens it before a range is watched and narrows it after one is
+// no longer (RangeTable::publish), so that a thread that sees the runtime
+// watch a range sees a hull that covers it. Instrumented code has its layout
+// compiled in: a change of it must rename smtrace_access_watch_hull.
+struct smtrace_access_hull {
+  uintptr_t lo;
+  uintptr_t hi;
+};
+
 // Exported by libsmtrace_tsan.so.
 const smtrace_access_runtime_api* smtrace_access_runtime(void);
+extern smtrace_access_hull smtrace_access_watch_hull;
 }

@@ -7,7 +7,9 @@
 // Ground rules, on top of tracer/tracer.hpp's:
 // - An access outside the watched ranges costs a call, two loads and a
 //   compare (RangeTable::near): programs spend almost all their accesses
-//   there. Everything else sits behind [[gnu::noinline, gnu::cold]].
+//   there. Code instrumented by smtrace's compiler plugins (tracer/filter/)
+//   makes that test inline on smtrace_access_watch_hull and calls in only
+//   on a hit. Everything else sits behind [[gnu::noinline, gnu::cold]].
 // - The runtime records nothing by itself: libsmtrace.so (the tracer)
 //   attaches at MPI_Init, publishes the watched ranges and writes the runs
 //   (tracer/access_abi.hpp). Without the tracer nothing is watched.
@@ -71,7 +73,18 @@ void lock_states() {
 }
 void unlock_states() { g_states_lock.store(false, std::memory_order_release); }
 
-RangeTable g_table;
+}  // namespace
+}  // namespace smtrace::tracer
+
+// The hull that code instrumented by smtrace's compiler plugins tests inline
+// (tracer/access_abi.hpp); g_table keeps it.
+// (Declared extern "C" in the header; this is its definition.)
+__attribute__((visibility("default"))) alignas(64) smtrace_access_hull smtrace_access_watch_hull = {0, 0};
+
+namespace smtrace::tracer {
+namespace {
+
+RangeTable g_table{&smtrace_access_watch_hull};
 std::atomic<const smtrace_access_tracer*> g_tracer{nullptr};
 
 // Code ranges of the modules that called __tsan_init (instrumented code).

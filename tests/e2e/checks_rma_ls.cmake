@@ -3,8 +3,13 @@
 # annotations; run_case.sh --build compiles each one with the build tree's
 # wrapper. Each bug program has a fixed twin (the same program run with
 # `fixed`), which must be clean. Each case runs with the MPI wrapper's
-# default compiler and, where clang is installed, again with Clang
-# (check.NAME_clang: OMPI_CC / MPICH_CC=clang).
+# default compiler (-fsanitize=thread: SMTRACE_CC_FILTER=0) and, where
+# smtrace's GCC plugin is built, with it (check.NAME_filter: inline hull
+# tests, tracer/filter/gcc_plugin.cpp); where clang is installed, again with
+# Clang (check.NAME_clang: OMPI_CC / MPICH_CC=clang, -fsanitize=thread) and,
+# where smtrace's clang pass plugin is built, with it
+# (check.NAME_clang_filter, tracer/filter/llvm_pass.cpp): the same
+# expectations for all.
 #   smtrace_ls_check_test(NAME PROGRAM NP SECONDS [run_case.sh options...]
 #                         [CFLAGS "..."] [CLANG PATH|NONE] [ENV "V=X;..."] [ARGS ...])
 # CFLAGS: more compiler options; CLANG: the clang of the _clang variant
@@ -20,8 +25,14 @@ function(smtrace_ls_check_test name program np seconds)
     set(clang ${E2E_CLANG})
   endif()
   set(variants ${name})
+  if(TARGET smtrace_filter_gcc)
+    list(APPEND variants ${name}_filter)
+  endif()
   if(clang AND NOT clang STREQUAL "NONE")
     list(APPEND variants ${name}_clang)
+    if(TARGET smtrace_filter_llvm)
+      list(APPEND variants ${name}_clang_filter)
+    endif()
   endif()
   set(cflags)
   if(E2E_CFLAGS)
@@ -34,7 +45,11 @@ function(smtrace_ls_check_test name program np seconds)
               -- ${CMAKE_CURRENT_SOURCE_DIR}/${program}.c ${E2E_ARGS})
     set(env ${E2E_ENV})
     if(variant MATCHES "_clang$")
+      list(APPEND env "OMPI_CC=${clang}" "MPICH_CC=${clang}" "SMTRACE_CC_FILTER=0")
+    elseif(variant MATCHES "_clang_filter$")
       list(APPEND env "OMPI_CC=${clang}" "MPICH_CC=${clang}")
+    elseif(NOT variant MATCHES "_filter$")
+      list(APPEND env "SMTRACE_CC_FILTER=0")
     endif()
     set_tests_properties(check.${variant} PROPERTIES LABELS "check;loadstore" TIMEOUT ${seconds} PROCESSORS ${np}
                          ENVIRONMENT "${env}")
@@ -47,6 +62,23 @@ add_test(NAME loadstore.smtrace_cc
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/smtrace_cc_test.sh $<TARGET_FILE_DIR:smtrace_tsan>/smtrace-cc
           $<TARGET_FILE:smtrace_tsan>)
 set_tests_properties(loadstore.smtrace_cc PROPERTIES LABELS loadstore TIMEOUT 60)
+
+# smtrace's compiler plugins without MPI jobs: the IR (clang) or assembly
+# (GCC) they leave, and a program built with each recording through the
+# real runtime (a fake tracer).
+find_program(SMTRACE_E2E_CLANGXX NAMES clang++-14 clang++)
+if(TARGET smtrace_filter_llvm AND SMTRACE_E2E_CLANGXX)
+  add_test(NAME loadstore.filter_pass
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/filter_pass_test.sh ${SMTRACE_E2E_CLANGXX} $<TARGET_FILE:smtrace_filter_llvm>
+            $<TARGET_FILE_DIR:smtrace_tsan> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(loadstore.filter_pass PROPERTIES LABELS loadstore TIMEOUT 120)
+endif()
+if(TARGET smtrace_filter_gcc)
+  add_test(NAME loadstore.filter_gcc
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/filter_pass_test.sh --gcc ${CMAKE_CXX_COMPILER} $<TARGET_FILE:smtrace_filter_gcc>
+            $<TARGET_FILE_DIR:smtrace_tsan> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(loadstore.filter_gcc PROPERTIES LABELS loadstore TIMEOUT 120)
+endif()
 
 # Origin side: the buffer of a pending Put (stores, memcpy) or Get (loads)
 # touched before MPI_Win_flush. The trace must hold the loop as one strided
@@ -68,7 +100,7 @@ smtrace_ls_check_test(rma_ls_load_fixed rma_ls_load 2 40 --clean ARGS fixed)
 # sum_of, called from main.
 smtrace_ls_check_test(rma_ls_load_stack rma_ls_load 2 40 --finds rma-race
   --dump-has "smtrace_load\\(.*\\(sum_of\\) < [^ ]*rma_ls_load.c:[0-9]+ \\(main\\)")
-foreach(variant rma_ls_load_stack rma_ls_load_stack_clang)
+foreach(variant rma_ls_load_stack rma_ls_load_stack_filter rma_ls_load_stack_clang rma_ls_load_stack_clang_filter)
   if(TEST check.${variant})
     set_property(TEST check.${variant} APPEND PROPERTY ENVIRONMENT SMTRACE_STACK_DEPTH=4)
   endif()

@@ -20,7 +20,7 @@ fail() {
 deps=$(ldd "$runtime") || fail "ldd $runtime"
 if grep -qE 'libstdc\+\+|libmpi|libtsan' <<<"$deps"; then fail "$runtime links more than libc: $deps"; fi
 extra=$(nm -D --defined-only "$runtime" | awk '{ print $3 }' |
-  grep -vE '^(__tsan_|smtrace_access_runtime$|memcpy$|memmove$|memset$|__mem(cpy|move|set)_chk$)')
+  grep -vE '^(__tsan_|smtrace_access_runtime$|smtrace_access_watch_hull$|memcpy$|memmove$|memset$|__mem(cpy|move|set)_chk$)')
 [ -z "$extra" ] || fail "$runtime exports more than its entry points: $extra"
 
 cat >"$work/main.c" <<'C'
@@ -43,6 +43,8 @@ int fill(int* v, int n) {
 }
 C
 
+# The -fsanitize=thread recipe (the plugins' path is below).
+export SMTRACE_CC_FILTER=0
 # Compile only: -fsanitize=thread added, the object instrumented.
 "$wrapper" -O1 -c "$work/fill.c" -o "$work/fill.o" || fail "smtrace-cc -c"
 nm "$work/fill.o" | grep -q '__tsan_func_entry' || fail "fill.o is not instrumented"
@@ -54,6 +56,19 @@ grep -q libsmtrace_tsan <<<"$linked" || fail "prog does not link libsmtrace_tsan
 if grep -q 'libtsan' <<<"$linked"; then fail "prog links ThreadSanitizer's runtime: $linked"; fi
 # No tracer: it runs as usual.
 "$work/prog" || fail "the instrumented program computed the wrong sum"
+
+# The default: the driver's plugin where smtrace built one for it
+# (tracer/filter/), which tests the hull inline and calls no __tsan_init.
+unset SMTRACE_CC_FILTER
+SMTRACE_CC_VERBOSE=1 "$wrapper" -O1 "$work/main.c" "$work/fill.c" -o "$work/prog_filter" 2>"$work/filter.log" ||
+  fail "smtrace-cc link (plugin path)"
+if grep -q -- '-f\(pass-\)\?plugin=' "$work/filter.log"; then
+  nm "$work/prog_filter" | grep -q 'smtrace_access_watch_hull' || fail "the plugin did not test the hull"
+  if nm "$work/prog_filter" | grep -q '__tsan_init'; then fail "a plugin-built program calls __tsan_init"; fi
+else
+  grep -q -- '-fsanitize=thread' "$work/filter.log" || fail "neither a plugin nor -fsanitize=thread: $(cat "$work/filter.log")"
+fi
+"$work/prog_filter" || fail "the plugin-built program computed the wrong sum"
 
 echo "smtrace_cc_test.sh: ok"
 rm -rf "$work"

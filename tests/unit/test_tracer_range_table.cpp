@@ -54,6 +54,50 @@ TEST_CASE("tracer::RangeTable::near_and_intersects") {
   }
 }
 
+// The exported hull (smtrace_access_hull) that compiled-in tests read: its
+// words as access_abi.hpp defines them, and every hull a reader can see
+// while a publish moves the ranges covers the old ranges and the new ones.
+TEST_CASE("tracer::RangeTable::external_hull") {
+  smtrace_access_hull hull = {0, 0};
+  auto table = std::make_unique<RangeTable>(&hull);
+  const smtrace_access_range a = {0x100000, 0x100100}, b = {0x900000, 0x900010};
+  table->publish(&a, 1);
+  CHECK(hull.lo == a.lo - 15);
+  CHECK(hull.hi == a.hi);
+  CHECK(table->near(a.lo));
+  // Inline test of code built by the plugin: addr - lo < hi - lo.
+  CHECK(a.lo - hull.lo < hull.hi - hull.lo);
+  CHECK_FALSE(b.lo - hull.lo < hull.hi - hull.lo);
+
+  // A reader racing publish(b): whatever pair of words it reads covers a
+  // (the old ranges) before the array changes, and b after both moved.
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      const uintptr_t lo = std::atomic_ref<uintptr_t>(hull.lo).load(std::memory_order_relaxed);
+      const uintptr_t hi = std::atomic_ref<uintptr_t>(hull.hi).load(std::memory_order_relaxed);
+      const bool covers_a = a.lo - lo < hi - lo && a.hi - 1 - lo < hi - lo;
+      const bool covers_b = b.lo - lo < hi - lo && b.hi - 1 - lo < hi - lo;
+      if (!covers_a && !covers_b && lo != hi) torn.fetch_add(1);
+    }
+  });
+  for (int i = 0; i < 2000; ++i) {
+    table->publish(&b, 1);
+    table->publish(&a, 1);
+  }
+  stop.store(true);
+  reader.join();
+  CHECK(torn.load() == 0);
+  table->publish(&b, 1);
+  CHECK(hull.lo == b.lo - 15);
+  CHECK(hull.hi == b.hi);
+  table->publish(nullptr, 0);
+  CHECK(hull.lo == 0);
+  CHECK(hull.hi == 0);
+  CHECK_FALSE(table->near(b.lo));
+}
+
 TEST_CASE("tracer::RangeTable::coarsening") {
   auto table = std::make_unique<RangeTable>();
   std::vector<smtrace_access_range> ranges;
