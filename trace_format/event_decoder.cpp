@@ -105,67 +105,65 @@ int32_t zigzag32(uint64_t v) { return WireFormatLite::ZigZagDecode32(static_cast
 int64_t zigzag64(uint64_t v) { return WireFormatLite::ZigZagDecode64(v); }
 int32_t int32(uint64_t v) { return static_cast<int32_t>(v); }
 
-// Decode a Status body into `s` (merged: what it gives overwrites).
-bool status(Cursor& c, uint32_t wire, Status& s) {
+// Decode the message body that follows, calling `field(in, tag)` for each
+// field (false: not taken here).
+template <class Field>
+bool message(Cursor& c, uint32_t wire, const Field& field) {
   Cursor in{};
   if (!body(c, wire, in)) return false;
   while (in.more()) {
     uint32_t tag = 0;
-    uint64_t v = 0;
-    if (!read_tag(in, tag) || !varint(in, tag & 7, v)) return false;
-    switch (tag >> 3) {
-      case V1Status::kSourceFieldNumber: s.source = zigzag32(v); break;
-      case V1Status::kTagFieldNumber: s.tag = zigzag32(v); break;
-      case V1Status::kCountFieldNumber: s.count = static_cast<int64_t>(v); break;
-      case V1Status::kCancelledFieldNumber: s.cancelled = v != 0; break;
-      case V1Status::kErrorFieldNumber: s.error = int32(v); break;
-      default: return false;
-    }
+    if (!read_tag(in, tag) || !field(in, tag)) return false;
   }
   return true;
 }
 
-bool completed(Cursor& outer, uint32_t wire, CompletedRequest& c) {
-  Cursor in{};
-  if (!body(outer, wire, in)) return false;
-  while (in.more()) {
-    uint32_t tag = 0;
+// Decode a Status body into `s` (merged: what it gives overwrites).
+bool status(Cursor& c, uint32_t wire, Status& s) {
+  return message(c, wire, [&](Cursor& in, uint32_t tag) {
     uint64_t v = 0;
-    if (!read_tag(in, tag)) return false;
+    if (!varint(in, tag & 7, v)) return false;
     switch (tag >> 3) {
-      case V1Completed::kIndexFieldNumber:
-        if (!varint(in, tag & 7, v)) return false;
-        c.index = static_cast<uint32_t>(v);
-        break;
-      case V1Completed::kRequestFieldNumber:
-        if (!varint(in, tag & 7, v)) return false;
-        c.request = v;
-        break;
-      case V1Completed::kStatusFieldNumber:
-        if (!status(in, tag & 7, c.status)) return false;
-        break;
+      case V1Status::kSourceFieldNumber: s.source = zigzag32(v); return true;
+      case V1Status::kTagFieldNumber: s.tag = zigzag32(v); return true;
+      case V1Status::kCountFieldNumber: s.count = static_cast<int64_t>(v); return true;
+      case V1Status::kCancelledFieldNumber: s.cancelled = v != 0; return true;
+      case V1Status::kErrorFieldNumber: s.error = int32(v); return true;
       default: return false;
     }
-  }
-  return true;
+  });
+}
+
+bool completed(Cursor& c, uint32_t wire, CompletedRequest& r) {
+  return message(c, wire, [&](Cursor& in, uint32_t tag) {
+    uint64_t v = 0;
+    switch (tag >> 3) {
+      case V1Completed::kStatusFieldNumber: return status(in, tag & 7, r.status);
+      case V1Completed::kIndexFieldNumber:
+        if (!varint(in, tag & 7, v)) return false;
+        r.index = static_cast<uint32_t>(v);
+        return true;
+      case V1Completed::kRequestFieldNumber:
+        if (!varint(in, tag & 7, v)) return false;
+        r.request = v;
+        return true;
+      default: return false;
+    }
+  });
 }
 
 bool kernel_arg(Cursor& c, uint32_t wire, KernelArg& a) {
-  Cursor in{};
-  if (!body(c, wire, in)) return false;
-  while (in.more()) {
-    uint32_t tag = 0;
+  return message(c, wire, [&](Cursor& in, uint32_t tag) {
     uint64_t v = 0;
-    if (!read_tag(in, tag) || !varint(in, tag & 7, v)) return false;
+    if (!varint(in, tag & 7, v)) return false;
     switch (tag >> 3) {
-      case V1Arg::kIndexFieldNumber: a.index = static_cast<uint32_t>(v); break;
-      case V1Arg::kAddrFieldNumber: a.addr = v; break;
-      case V1Arg::kSizeFieldNumber: a.size = v; break;
-      case V1Arg::kAccessFieldNumber: a.access = static_cast<ArgAccess>(int32(v)); break;
+      case V1Arg::kIndexFieldNumber: a.index = static_cast<uint32_t>(v); return true;
+      case V1Arg::kAddrFieldNumber: a.addr = v; return true;
+      case V1Arg::kSizeFieldNumber: a.size = v; return true;
+      case V1Arg::kAccessFieldNumber: a.access = static_cast<ArgAccess>(int32(v)); return true;
       default: return false;
     }
-  }
-  return true;
+  });
 }
 
 // Decode one field of tag `tag` into `e`; false: not taken here.
