@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `smtrace check` throughput and peak memory against trace size.
 #
-#   bench/check_throughput.sh [-b BUILD_DIR] [-s "RANKSxEVENTS ..."] [-i INFO_MAX] [-w WORK_DIR] [-k]
+#   bench/check_throughput.sh [-b BUILD_DIR] [-s "RANKSxEVENTS ..."] [-i INFO_MAX] [-w WORK_DIR] [-k] [-- CHECK_OPTIONS...]
 #
 # For each size (default: 8x125k 16x500k 64x1M, i.e. 1M, 8M and 64M events;
 # EVENTS per rank, k/M suffixes) it writes a halo trace with `smtrace synth`
@@ -11,10 +11,13 @@
 #   info    `smtrace info` (reads the whole trace into memory; skipped above
 #           INFO_MAX events, default 16M, where it needs more than this
 #           machine's memory)
-#   check   `smtrace check --quiet`, all checks
+#   check   `smtrace check --quiet CHECK_OPTIONS`, all checks (default
+#           CHECK_OPTIONS `--smt-timeout 0`: the SMT checks without their
+#           time budget, as issue 19 measures; pass `--smt-timeout 10` or any
+#           other options after `--`)
 # and prints per run: events, wall seconds, events/s (wall), CPU seconds
 # (user + sys, all threads), peak RSS, bytes of peak RSS per event, and wall
-# time relative to `read` of the same size. On a machine that others use too,
+# and CPU time relative to `read` of the same size. On a machine that others use too,
 # CPU seconds are the steadier figure: wall time also counts waiting for a core.
 # Goal (issue 3) on a 2-core machine: check >= 5M events/s and <= 64 bytes per
 # event (or memory bounded by streaming).
@@ -35,9 +38,12 @@ while getopts "b:s:i:w:kh" opt; do
     i) info_max=$OPTARG ;;
     w) work=$OPTARG ;;
     k) keep=1 ;;
-    *) sed -n '2,26p' "$0"; exit 2 ;;
+    *) sed -n '2,29p' "$0"; exit 2 ;;
   esac
 done
+shift $((OPTIND - 1))
+check_options=("$@")
+[ ${#check_options[@]} -gt 0 ] || check_options=(--smt-timeout 0)
 
 smtrace=$build/cli/smtrace
 reader=$build/bench/bench_read_trace
@@ -66,8 +72,8 @@ measure() {
   cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 }
 
-printf "%-9s %-6s %11s %8s %10s %8s %10s %8s %8s\n" \
-  size tool events wall_s events/s cpu_s "peak RSS" B/event vs_read
+printf "%-9s %-6s %11s %8s %10s %8s %10s %8s %8s %8s\n" \
+  size tool events wall_s events/s cpu_s "peak RSS" B/event vs_read cpu_vs
 for size in $sizes; do
   ranks=${size%%x*}
   per_rank=${size#*x}
@@ -78,6 +84,7 @@ for size in $sizes; do
   measure read "$reader" "$trace"
   events=$(awk '{print $2}' "$work/read.out")
   read_secs=$secs
+  read_cpu=$cpu
   rows=("read $secs $cpu $rss_kb")
   if [ "$events" -le "$info_max" ]; then
     measure info "$smtrace" info "$trace" --format json
@@ -85,19 +92,20 @@ for size in $sizes; do
   else
     rows+=("info - - -")
   fi
-  measure check "$smtrace" check "$trace" --quiet --format json
+  measure check "$smtrace" check "$trace" --quiet --format json "${check_options[@]}"
   rows+=("check $secs $cpu $rss_kb")
 
   for row in "${rows[@]}"; do
     read -r tool s c kb <<<"$row"
     if [ "$s" = - ]; then
-      printf "%-9s %-6s %11s %8s %10s %8s %10s %8s %8s\n" "$size" "$tool" "$events" skipped - - - - -
+      printf "%-9s %-6s %11s %8s %10s %8s %10s %8s %8s %8s\n" "$size" "$tool" "$events" skipped - - - - - -
       continue
     fi
-    awk -v size="$size" -v tool="$tool" -v n="$events" -v s="$s" -v c="$c" -v kb="$kb" -v base="$read_secs" 'BEGIN {
+    awk -v size="$size" -v tool="$tool" -v n="$events" -v s="$s" -v c="$c" -v kb="$kb" -v base="$read_secs" -v base_cpu="$read_cpu" 'BEGIN {
       t = (s > 0 ? s : 0.01)
-      printf "%-9s %-6s %11d %8.2f %9.2fM %8.2f %6.0f MiB %8.1f %7.1fx\n",
-             size, tool, n, s, n / t / 1e6, c, kb / 1024, kb * 1024 / n, t / (base > 0 ? base : 0.01)
+      printf "%-9s %-6s %11d %8.2f %9.2fM %8.2f %6.0f MiB %8.1f %7.2fx %7.2fx\n",
+             size, tool, n, s, n / t / 1e6, c, kb / 1024, kb * 1024 / n, t / (base > 0 ? base : 0.01),
+             c / (base_cpu > 0 ? base_cpu : 0.01)
     }'
   done
   [ "$keep" = 1 ] || rm -rf "$trace"

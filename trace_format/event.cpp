@@ -2,8 +2,10 @@
 // the single list of calls.
 #include "trace_format/event.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 
 namespace smtrace::format {
 namespace {
@@ -34,24 +36,27 @@ constexpr std::string_view annotation_name(Call call) {
   return {};
 }
 
+// k_calls's position of each call number (-1: none), so that find() is one
+// load: the analyzer asks for every event, several times.
+constexpr std::size_t k_max_number = [] {
+  std::size_t max = 0;
+  for (const CallInfo& info : k_calls) max = std::max(max, static_cast<std::size_t>(info.call));
+  return max;
+}();
+constexpr std::array<int16_t, k_max_number + 1> k_position = [] {
+  std::array<int16_t, k_max_number + 1> out{};
+  for (int16_t& p : out) p = -1;
+  for (std::size_t i = 0; i < std::size(k_calls); ++i) {
+    const auto n = static_cast<std::size_t>(k_calls[i].call);
+    if (out[n] < 0) out[n] = static_cast<int16_t>(i);
+  }
+  return out;
+}();
+static_assert(std::size(k_calls) < INT16_MAX);
+
 const CallInfo* find(Call call) {
-  // The table is sorted by number (calls.def says so); a binary search keeps
-  // this cheap in dump loops.
-  std::size_t lo = 0, hi = std::size(k_calls);
-  while (lo < hi) {
-    std::size_t mid = (lo + hi) / 2;
-    if (k_calls[mid].call < call) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo < std::size(k_calls) && k_calls[lo].call == call) return &k_calls[lo];
-  // Fall back to a scan in case the table is ever edited out of order.
-  for (const CallInfo& info : k_calls) {
-    if (info.call == call) return &info;
-  }
-  return nullptr;
+  const auto n = static_cast<std::size_t>(call);
+  return n <= k_max_number && k_position[n] >= 0 ? &k_calls[static_cast<std::size_t>(k_position[n])] : nullptr;
 }
 
 // Compare ignoring case and underscores, so "Comm_split", "COMM_SPLIT" and

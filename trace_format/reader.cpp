@@ -20,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "trace_format/event_decoder.hpp"
 #include "trace_format/parallel.hpp"
 #include "trace_format/proto_convert.hpp"
 #include "trace_format/symbols.hpp"
@@ -278,8 +279,32 @@ struct RankWalker {
     }
   }
 
-  void on_event(const Callbacks& cb, const unsigned char* data, uint32_t len, uint64_t offset,
+  void on_event(const Callbacks& cb, const unsigned char* data, uint32_t len, int readable, uint64_t offset,
                 FrameKind kind, bool& stop) {
+    // Most records are complete events in the writers' coding: decoded
+    // straight into `plain`. The others (pending events, completion
+    // records, anything decode_event leaves to the generated parser) take
+    // the generated message, whose merge rules completion records follow.
+    detail::EventRecord record;
+    if (detail::decode_event(data, static_cast<int>(len), readable, plain, record) && record.completes == 0 && !plain.pending) {
+      const uint64_t seq = record.has_seq ? plain.seq : next_seq;
+      const int64_t t = static_cast<int64_t>(static_cast<uint64_t>(last_t) + static_cast<uint64_t>(plain.t_start));
+      const uint64_t buf = last_buf + plain.buf;
+      plain.seq = seq;
+      plain.t_start = t;
+      plain.buf = buf;
+      last_seq = seq;
+      next_seq = seq + 1;
+      last_t = t;
+      last_buf = buf;
+      ++events;
+      if (sink) {
+        sink(std::move(plain));
+      } else if (cb.event) {
+        cb.event(plain);
+      }
+      return;
+    }
     scratch.Clear();
     if (!scratch.ParseFromArray(data, static_cast<int>(len))) {
       if (kind == FrameKind::sealed) {
@@ -406,7 +431,7 @@ struct RankWalker {
           last_buf = 0;
           break;
         }
-        case 2: on_event(cb, body, len, body_offset, kind, stop); break;
+        case 2: on_event(cb, body, len, static_cast<int>(data + size - body), body_offset, kind, stop); break;
         case 3:
           on_def<v1::CallSite>(cb, body, len, body_offset, kind, stop, field,
                                [&](const CallSite& s) { if (cb.site) cb.site(s); });

@@ -35,10 +35,20 @@ namespace {
 using format::Event;
 using format::TerminationKind;
 
+// What the findings name of a call: kept per event, so a few fields
+// rather than a copy of the Event (about 600 bytes and its vectors).
+struct CallSeen {
+  uint64_t seq = 0;
+  format::Call call = format::Call::unspecified;
+  uint32_t site = 0;
+  int64_t count = 0;  // MPI_Abort's error code
+  explicit CallSeen(const Event& e) : seq(e.seq), call(e.call), site(e.site), count(e.count) {}
+};
+
 // The last call a rank made and the call it stopped inside, if any.
 struct LastCalls {
-  std::optional<Event> last;     // the last event that returned
-  std::optional<Event> pending;  // the call the rank stopped inside
+  std::optional<CallSeen> last;     // the last event that returned
+  std::optional<CallSeen> pending;  // the call the rank stopped inside
 };
 
 class Pass final : public RankPass {
@@ -48,11 +58,8 @@ class Pass final : public RankPass {
     // Loads and stores say little about where a rank stopped: keep the
     // last MPI (or CUDA) call.
     if (t.role == format::Role::local_access) return;
-    Event kept = e;
-    kept.stack.clear();
-    kept.args.clear();
-    if (e.pending) calls.pending = std::move(kept);
-    else calls.last = std::move(kept);
+    if (e.pending) calls.pending.emplace(e);
+    else calls.last.emplace(e);
   }
   LastCalls calls;
 };
@@ -77,9 +84,9 @@ class AbnormalTermination final : public Check {
       if (!data.present || data.finalized()) continue;
       const auto* pass = r < passes.size() ? dynamic_cast<const Pass*>(passes[r].get()) : nullptr;
       const LastCalls calls = pass ? pass->calls : LastCalls{};
-      const Event* inside = calls.pending ? &*calls.pending : nullptr;
-      const Event* last = calls.last ? &*calls.last : nullptr;
-      const Event* at = inside ? inside : last;
+      const CallSeen* inside = calls.pending ? &*calls.pending : nullptr;
+      const CallSeen* last = calls.last ? &*calls.last : nullptr;
+      const CallSeen* at = inside ? inside : last;
       auto where = [&](std::string note) -> std::optional<Location> {
         if (!at) return std::nullopt;
         return ctx.location({r, at->seq}, at->call, at->site, std::move(note));
@@ -102,7 +109,7 @@ class AbnormalTermination final : public Check {
         case TerminationKind::finalized: continue;
         case TerminationKind::tracer_stopped: continue;  // the tracer's trouble, not the program's
         case TerminationKind::aborted: {
-          const Event* abort = inside && inside->call == format::Call::Abort ? inside
+          const CallSeen* abort = inside && inside->call == format::Call::Abort ? inside
                                : last && last->call == format::Call::Abort   ? last
                                                                              : nullptr;
           if (abort) {

@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/checks/request_map.hpp"
 #include "analyzer/cuda_streams.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/mpi_buffers.hpp"
@@ -66,6 +67,14 @@ struct MpiOp {
   bool active = false;
   bool persistent = false;
 };
+
+// Set `op` to a new operation's defaults, keeping its blocks' storage (RequestMap).
+void reset(MpiOp& op) {
+  std::vector<CudaAccess> blocks = std::move(op.blocks);
+  blocks.clear();
+  op = MpiOp{};
+  op.blocks = std::move(blocks);
+}
 
 struct Record {
   bool cuda_first = false;
@@ -121,7 +130,13 @@ class Pass final : public RankPass {
     if (kind != Kind::define) against_stream_work(e, m_blocks);
     if (kind == Kind::blocking || e.request == 0) return;
     MpiOp& op = m_ops[e.request];
-    op = MpiOp{m_blocks, e.seq, e.site, e.call, kind == Kind::post, kind == Kind::define};
+    reset(op);
+    op.blocks.assign(m_blocks.begin(), m_blocks.end());
+    op.seq = e.seq;
+    op.site = e.site;
+    op.call = e.call;
+    op.active = kind == Kind::post;
+    op.persistent = kind == Kind::define;
   }
 
   std::vector<Record> records;
@@ -261,7 +276,7 @@ class Pass final : public RankPass {
   CudaStreams m_model;
   std::vector<std::deque<CudaUse>> m_work;         // per model stream: unfinished work, in issue order
   uint64_t m_unfinished = 0;
-  std::unordered_map<uint64_t, MpiOp> m_ops;       // by request id
+  RequestMap<MpiOp> m_ops;                         // by request id
   std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers
   std::vector<Strided> m_pieces;                   // scratch of buffers()
   std::set<std::tuple<uint32_t, uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;

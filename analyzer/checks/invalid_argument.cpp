@@ -85,8 +85,11 @@ class Pass final : public RankPass {
     if (!format::call_known(e.call)) return;
     const format::CallTraits& t = format::call_traits(e.call);
     if (t.family == format::Family::cuda) return;
-    m_recorded = !m_data.header.tracer_version.empty();
-    m_lacks = format::lacks(m_data.header);
+    if (!m_header_read) {  // the header is read before the first event, and stays
+      m_header_read = true;
+      m_recorded = !m_data.header.tracer_version.empty();
+      m_lacks = format::lacks(m_data.header);
+    }
     m_event = &e;
     m_found = false;
     switch (t.role) {
@@ -631,6 +634,7 @@ class Pass final : public RankPass {
   // smtrace's attributes records every datatype as MPI_BYTE and no posted
   // receive envelope).
   format::ContentSet m_lacks = 0;
+  bool m_header_read = false;
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
   std::vector<format::Buffer> m_scratch;
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;

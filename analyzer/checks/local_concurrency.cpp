@@ -45,6 +45,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/checks/request_map.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/happens_before.hpp"
 #include "analyzer/mpi_buffers.hpp"
@@ -94,6 +95,17 @@ struct PendingOp {
   bool active = false;
   bool freed = false;
 };
+
+// Set `op` to a new operation's defaults, keeping its vectors' storage (RequestMap).
+void reset(PendingOp& op) {
+  std::vector<Block> blocks = std::move(op.blocks);
+  std::vector<Conflict> conflicts = std::move(op.conflicts);
+  blocks.clear();
+  conflicts.clear();
+  op = PendingOp{};
+  op.blocks = std::move(blocks);
+  op.conflicts = std::move(conflicts);
+}
 
 // What a rank whose threads are lanes keeps: each access, and each
 // operation's lifetime from its posting to its completion.
@@ -384,7 +396,7 @@ class Pass final : public RankPass {
     access(e, receive);
     if (e.request == 0) return;
     PendingOp& op = m_ops[e.request];
-    op = PendingOp{};
+    reset(op);
     op.call = call;
     op.seq = e.seq;
     op.site = e.site;
@@ -425,7 +437,7 @@ class Pass final : public RankPass {
   void define_persistent(const Event& e) {
     normalize(m_scratch);
     PendingOp& op = m_ops[e.request];
-    op = PendingOp{};
+    reset(op);
     op.call = e.call;
     op.seq = e.seq;
     op.site = e.site;
@@ -533,7 +545,7 @@ class Pass final : public RankPass {
   const RankData& m_data;
   Footprints m_fp;
   const BufferSink m_sink;                        // adds a buffer's blocks to m_scratch
-  std::unordered_map<uint64_t, PendingOp> m_ops;  // by request id
+  RequestMap<PendingOp> m_ops;  // by request id
   SegmentMap m_pending;                           // footprints of the active ops
   std::vector<Block> m_scratch;                   // reused for each event
   std::set<std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/checks/request_map.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -30,6 +31,8 @@ struct Open {
   bool persistent = false;
   bool active = false;  // persistent: started and not completed since
 };
+
+void reset(Open& o) { o = Open{}; }  // RequestMap
 
 class Pass final : public RankPass {
  public:
@@ -78,7 +81,7 @@ class Pass final : public RankPass {
     if (it != m_open.end()) it->second.active = true;
   }
 
-  std::unordered_map<uint64_t, Open> m_open;  // by request id
+  RequestMap<Open> m_open;  // by request id
 };
 
 class RequestLeak final : public Check {

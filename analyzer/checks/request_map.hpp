@@ -1,0 +1,57 @@
+// The operations a check keeps per request id while they are pending. A
+// trace holds millions of short-lived non-blocking operations: this hash map
+// keeps the nodes of erased entries (and the vectors inside their values)
+// for the next insertions instead of freeing and allocating them again.
+// Iteration order is that of the std::unordered_map underneath (a reused
+// node goes where a new one would). Thread safety: none (one per rank pass).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace smtrace::analyzer::checks {
+
+// `T` must have a `reset(T&)` (found by argument-dependent lookup) that sets
+// a value to its defaults, keeping its vectors' storage.
+template <class T>
+class RequestMap {
+ public:
+  using Map = std::unordered_map<uint64_t, T>;
+  using iterator = typename Map::iterator;
+  using const_iterator = typename Map::const_iterator;
+
+  // Return the value of `request`, made (with its defaults) when missing.
+  T& operator[](uint64_t request) {
+    if (auto it = m_map.find(request); it != m_map.end()) return it->second;
+    if (m_spare.empty()) return m_map[request];
+    typename Map::node_type node = std::move(m_spare.back());
+    m_spare.pop_back();
+    node.key() = request;
+    reset(node.mapped());
+    return m_map.insert(std::move(node)).position->second;
+  }
+  iterator find(uint64_t request) { return m_map.find(request); }
+  iterator begin() { return m_map.begin(); }
+  iterator end() { return m_map.end(); }
+  const_iterator begin() const { return m_map.begin(); }
+  const_iterator end() const { return m_map.end(); }
+  std::size_t size() const { return m_map.size(); }
+  // Erase the entry at `it`, keeping its node for a later insertion.
+  void erase(iterator it) {
+    if (m_spare.size() < k_max_spare) m_spare.push_back(m_map.extract(it));
+    else m_map.erase(it);
+  }
+  // Erase the entry of `request`, if any.
+  void erase(uint64_t request) {
+    if (auto it = m_map.find(request); it != m_map.end()) erase(it);
+  }
+
+ private:
+  static constexpr std::size_t k_max_spare = 256;
+  Map m_map;
+  std::vector<typename Map::node_type> m_spare;
+};
+
+}  // namespace smtrace::analyzer::checks
