@@ -684,6 +684,13 @@ void merge_outputs(Event& e, const Event& end) {
   if (end.win_size) e.win_size = end.win_size;
   if (end.disp_unit) e.disp_unit = end.disp_unit;
 }
+
+// Return true when merge_outputs takes nothing from `end` but its status
+// (Recorder::complete_last can then finish the entry record in place).
+bool status_only(const Event& end) {
+  return end.completed.empty() && !end.flag && !end.request && !end.new_comm && !end.new_datatype && !end.window &&
+         !end.win_base && !end.win_size && !end.disp_unit;
+}
 }
 
 namespace {
@@ -767,8 +774,13 @@ void CallScope::leave(int rc) noexcept {
       e.pending = false;
       e.duration = duration;
       e.rc = rc;
+      // The inputs are final since enter() (wrappers put outputs in out()):
+      // the entry record differs from the complete event in pending and the
+      // outputs only.
+      const bool in_place = !m_end_used || status_only(m_end);
       g->recorder->lock();
-      if (!g->recorder->rewrite_last(m_pending_seq, e)) {
+      if (!(in_place && g->recorder->complete_last(m_pending_seq, duration, rc, e.status)) &&
+          !g->recorder->rewrite_last(m_pending_seq, e)) {
         Event& end = out();
         end.duration = duration;
         end.rc = rc;
