@@ -683,13 +683,11 @@ void merge_outputs(Event& e, const Event& end) {
   if (end.win_base) e.win_base = end.win_base;
   if (end.win_size) e.win_size = end.win_size;
   if (end.disp_unit) e.disp_unit = end.disp_unit;
-}
-
-// Return true when merge_outputs takes nothing from `end` but its status
-// (Recorder::complete_last can then finish the entry record in place).
-bool status_only(const Event& end) {
-  return end.completed.empty() && !end.flag && !end.request && !end.new_comm && !end.new_datatype && !end.window &&
-         !end.win_base && !end.win_size && !end.disp_unit;
+  if (end.message) e.message = end.message;
+  if (end.buf) e.buf = end.buf;
+  if (end.size) e.size = end.size;
+  if (end.count) e.count = end.count;
+  if (end.recv_count) e.recv_count = end.recv_count;
 }
 }
 
@@ -743,6 +741,11 @@ Event& CallScope::out() noexcept {
   return m_end;
 }
 
+void CallScope::set_status(const format::Status& status) noexcept {
+  if (m_blocking) m_status = status;
+  else e.status = status;
+}
+
 void CallScope::enter() noexcept {
   m_entered = true;
   e.thread = thread_id();
@@ -771,19 +774,21 @@ void CallScope::leave(int rc) noexcept {
     if (m_blocking) {
       uint64_t duration = elapsed(e.t_start, t_end);
       if (m_end_used) merge_outputs(e, m_end);
+      if (m_status != format::Status{}) e.status = m_status;
       e.pending = false;
       e.duration = duration;
       e.rc = rc;
-      // The inputs are final since enter() (wrappers put outputs in out()):
-      // the entry record differs from the complete event in pending and the
-      // outputs only.
-      const bool in_place = !m_end_used || status_only(m_end);
+      // The inputs are final since enter() (wrappers put outputs in out()
+      // and set_status): a call without outputs in out() differs from its
+      // entry record in pending, duration, rc and status only.
+      const bool in_place = !m_end_used;
       g->recorder->lock();
       if (!(in_place && g->recorder->complete_last(m_pending_seq, duration, rc, e.status)) &&
           !g->recorder->rewrite_last(m_pending_seq, e)) {
         Event& end = out();
         end.duration = duration;
         end.rc = rc;
+        if (m_status != format::Status{}) end.status = m_status;
         g->recorder->completion(m_pending_seq, end);
       }
       g->recorder->unlock();

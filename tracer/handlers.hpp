@@ -150,6 +150,10 @@ class CallScope {
   void enter() noexcept;
   // Return the event to put outputs in (for blocking calls, the completion).
   format::Event& out() noexcept;
+  // Set the call's status output: what `out().status = status` does, without
+  // resetting the output slot when the status is a blocking call's only
+  // output (a Recv's), so the slot is not reset on a receive's way out.
+  void set_status(const format::Status& status) noexcept;
   // Mark this call an unsuccessful poll (flag false): it may be folded.
   void unsuccessful_poll() noexcept { m_unsuccessful_poll = true; }
   // Take the end time and write the event (or its completion) with `rc`.
@@ -167,6 +171,7 @@ class CallScope {
   uint64_t m_pending_seq = 0;
   format::Event& m_end;  // a blocking call's outputs
   bool m_end_used = false;
+  format::Status m_status;  // a blocking call's status (set_status)
 };
 
 }  // namespace handlers
