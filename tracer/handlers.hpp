@@ -7,7 +7,7 @@
 //   s.e.comm = ...; s.e.peer = ...;            // inputs, plain values
 //   s.enter();                                 // blocking: pending record now
 //   int rc = PMPI_Send(...);
-//   s.out().status = ...;                      // outputs
+//   s.set_status(...); s.out().request = ...;  // outputs
 //   s.leave(rc);                               // complete record or completion
 //   return rc;
 //
@@ -147,6 +147,8 @@ class CallScope {
   // Call before enter().
   void expect_no_return() noexcept { m_blocking = true; }
   // Take the start time; for a blocking call write the pending entry record.
+  // The inputs in `e` are final from here on: outputs go to out() and
+  // set_status (leave() may finish the entry record as it is).
   void enter() noexcept;
   // Return the event to put outputs in (for blocking calls, the completion).
   format::Event& out() noexcept;
