@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
       h::CallScope s(i & 1 ? Call::Recv : Call::Send, 0x401000);
       s.e.comm = 0; s.e.peer = 1; s.e.tag = 0; s.e.buf = 0x7fff0000; s.e.count = 0; s.e.datatype = 4;
       s.enter();
-      if (i & 1) { s.out().status.source = 1; s.out().status.tag = 0; s.out().status.count = 0; }
+      if (i & 1) s.set_status({1, 0, 0, false, 0});  // as the Recv wrapper does
       s.leave(0);
     }
     double t1 = cpu_ns();

@@ -736,6 +736,11 @@ Event& CallScope::out() noexcept {
   return m_end;
 }
 
+void CallScope::set_status(const format::Status& status) noexcept {
+  if (m_blocking) m_status = status;
+  else e.status = status;
+}
+
 void CallScope::enter() noexcept {
   m_entered = true;
   e.thread = thread_id();
@@ -764,14 +769,21 @@ void CallScope::leave(int rc) noexcept {
     if (m_blocking) {
       uint64_t duration = elapsed(e.t_start, t_end);
       if (m_end_used) merge_outputs(e, m_end);
+      if (m_status != format::Status{}) e.status = m_status;
       e.pending = false;
       e.duration = duration;
       e.rc = rc;
+      // The inputs are final since enter() (wrappers put outputs in out()
+      // and set_status): a call without outputs in out() differs from its
+      // entry record in pending, duration, rc and status only.
+      const bool in_place = !m_end_used;
       g->recorder->lock();
-      if (!g->recorder->rewrite_last(m_pending_seq, e)) {
+      if (!(in_place && g->recorder->complete_last(m_pending_seq, duration, rc, e.status)) &&
+          !g->recorder->rewrite_last(m_pending_seq, e)) {
         Event& end = out();
         end.duration = duration;
         end.rc = rc;
+        if (m_status != format::Status{}) end.status = m_status;
         g->recorder->completion(m_pending_seq, end);
       }
       g->recorder->unlock();

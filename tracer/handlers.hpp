@@ -7,7 +7,7 @@
 //   s.e.comm = ...; s.e.peer = ...;            // inputs, plain values
 //   s.enter();                                 // blocking: pending record now
 //   int rc = PMPI_Send(...);
-//   s.out().status = ...;                      // outputs
+//   s.set_status(...); s.out().request = ...;  // outputs
 //   s.leave(rc);                               // complete record or completion
 //   return rc;
 //
@@ -147,9 +147,15 @@ class CallScope {
   // Call before enter().
   void expect_no_return() noexcept { m_blocking = true; }
   // Take the start time; for a blocking call write the pending entry record.
+  // The inputs in `e` are final from here on: outputs go to out() and
+  // set_status (leave() may finish the entry record as it is).
   void enter() noexcept;
   // Return the event to put outputs in (for blocking calls, the completion).
   format::Event& out() noexcept;
+  // Set the call's status output: what `out().status = status` does, without
+  // resetting the output slot when the status is a blocking call's only
+  // output (a Recv's), so the slot is not reset on a receive's way out.
+  void set_status(const format::Status& status) noexcept;
   // Mark this call an unsuccessful poll (flag false): it may be folded.
   void unsuccessful_poll() noexcept { m_unsuccessful_poll = true; }
   // Take the end time and write the event (or its completion) with `rc`.
@@ -167,6 +173,7 @@ class CallScope {
   uint64_t m_pending_seq = 0;
   format::Event& m_end;  // a blocking call's outputs
   bool m_end_used = false;
+  format::Status m_status;  // a blocking call's status (set_status)
 };
 
 }  // namespace handlers

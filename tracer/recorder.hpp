@@ -58,6 +58,13 @@ class Recorder {
   // return false, changing nothing, otherwise. Saves the completion record:
   // most blocking calls return before anything else is recorded.
   bool rewrite_last(uint64_t seq, format::Event& event);
+  // Turn pending event `seq`, when its record is still the last one of the
+  // open chunk, into the complete event: the entry's bytes without `pending`,
+  // with `duration`, `rc` and `status` (the call's only outputs) put where
+  // the encoder puts them, so the record is byte for byte what event() writes
+  // for the complete Event, without encoding it again. Return false, changing
+  // nothing, where that does not apply (then rewrite_last or completion).
+  bool complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status);
   // Write `header` over the header written by open(), in place; return
   // false (changing nothing) when its encoding is not exactly as long.
   bool rewrite_header(const format::RankHeader& header);

@@ -608,7 +608,7 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
   if (status == MPI_STATUS_IGNORE) status = &local;
   return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); force::apply(e, source); },
                 [&](CallScope& s, int rc) {
-                  if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(type));
+                  if (rc == MPI_SUCCESS) s.set_status(to_status(*status, type_size(type)));
                 });
 }
 
@@ -638,7 +638,7 @@ int sendrecv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, M
         force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
-        if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(rtype));
+        if (rc == MPI_SUCCESS) s.set_status(to_status(*status, type_size(rtype)));
       });
 }
 
@@ -657,7 +657,7 @@ int sendrecv_replace(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, M
         force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
-        if (rc == MPI_SUCCESS) s.out().status = to_status(*status, type_size(type));
+        if (rc == MPI_SUCCESS) s.set_status(to_status(*status, type_size(type)));
       });
 }
 
@@ -674,7 +674,7 @@ int probe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& com
         force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
-        if (rc == MPI_SUCCESS) s.out().status = to_status(*status, 0);
+        if (rc == MPI_SUCCESS) s.set_status(to_status(*status, 0));
       });
 }
 
@@ -694,7 +694,7 @@ int iprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& co
         if (rc != MPI_SUCCESS) return;
         force::polled(s.e, *flag != 0);
         s.out().flag = *flag != 0;
-        if (*flag) s.out().status = to_status(*status, 0);
+        if (*flag) s.set_status(to_status(*status, 0));
         else s.unsuccessful_poll();
       });
 }
@@ -1663,7 +1663,7 @@ int matched_probe(Call c, uintptr_t site, F&& pmpi, int& source, int tag, MPI_Co
         return;
       }
     }
-    s.out().status = to_status(*status, 0);
+    s.set_status(to_status(*status, 0));
     s.out().message = message_of(*message, true, id).id;
   });
 }
@@ -1696,7 +1696,7 @@ int mrecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype
                 [&](CallScope& s, int rc) {
                   if (rc != MPI_SUCCESS) return;
                   g_tables->messages.erase(key(handle));
-                  s.out().status = to_status(*status, type_size(type));
+                  s.set_status(to_status(*status, type_size(type)));
                 });
 }
 template <class F>
@@ -1748,7 +1748,7 @@ int request_get_status(Call c, uintptr_t site, F&& pmpi, MPI_Request& request, i
     if (rc != MPI_SUCCESS) return;
     s.out().flag = *flag != 0;
     if (!*flag) s.unsuccessful_poll();
-    else if (info.receive) s.out().status = to_status(*status, info.elem_size);
+    else if (info.receive) s.set_status(to_status(*status, info.elem_size));
   });
 }
 template <class F>

@@ -226,6 +226,44 @@ TEST_CASE("tracer::handlers::completion_after_a_definition") {
   CHECK(r.events[1].seq == 1);
 }
 
+TEST_CASE("tracer::handlers::blocking_outputs_in_the_complete_event") {
+  // A blocking Recv's status and rc reach its complete event, put in out()
+  // (the entry is encoded again) or through set_status (the entry is
+  // finished in place).
+  TempTrace t("outputs");
+  REQUIRE(t.started);
+  {
+    h::CallScope s(Call::Recv, site(1));
+    s.e.peer = 1;
+    s.e.tag = 2;
+    s.enter();
+    s.out().status.source = 1;
+    s.out().status.tag = 2;
+    s.out().status.count = 0;
+    s.leave(5);
+  }
+  {
+    h::CallScope s(Call::Recv, site(1));  // set_status: no output slot
+    s.e.peer = 1;
+    s.enter();
+    s.set_status({1, 3, 8, false, 0});
+    s.leave(0);
+  }
+  h::finish(TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.file());
+  for (const auto& p : r.problems) MESSAGE(p.to_string());
+  CHECK(r.problems.empty());
+  REQUIRE(r.events.size() == 2);
+  CHECK_FALSE(r.events[0].pending);
+  CHECK(r.events[0].rc == 5);
+  CHECK(r.events[0].status.source == 1);
+  CHECK(r.events[0].status.tag == 2);
+  CHECK(r.events[0].status.count == 0);
+  CHECK_FALSE(r.events[1].pending);
+  CHECK(r.events[1].status.tag == 3);
+  CHECK(r.events[1].status.count == 8);
+}
+
 TEST_CASE("tracer::handlers::killed_rank_keeps_its_events") {
   // A rank killed by SIGKILL: the file stays as it is in the page cache, an
   // open chunk followed by zero padding, no Termination. Read it while the

@@ -1,0 +1,235 @@
+// Recorder::complete_last: a blocking call's entry record finished in place
+// must be byte for byte the record the encoder writes for the complete event,
+// and libprotobuf must read it as that event.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "trace_format/reader.hpp"
+#include "trace_format/smtrace.pb.h"
+#include "trace_format/wire.hpp"
+#include "tracer/recorder.hpp"
+
+namespace fs = std::filesystem;
+namespace fmt_ns = smtrace::format;
+using smtrace::tracer::Recorder;
+
+namespace {
+
+struct Output {
+  uint64_t duration = 0;
+  int32_t rc = 0;
+  fmt_ns::Status status;
+};
+
+fs::path temp_file(const std::string& name) {
+  return fs::temp_directory_path() / ("smtrace-recorder-" + name + "-" + std::to_string(getpid()) + ".smt");
+}
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+fmt_ns::RankHeader header() {
+  fmt_ns::RankHeader h;
+  h.rank = 0;
+  h.world_size = 2;
+  return h;
+}
+
+// Write each event as an entry (pending) finished by complete_last, or
+// directly complete; return the file's bytes.
+std::string write(const std::vector<fmt_ns::Event>& events, const std::vector<Output>& outputs, bool in_place) {
+  const fs::path file = temp_file(in_place ? "in-place" : "direct");
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 64 * 1024));
+  r.lock();
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    fmt_ns::Event e = events[i];
+    if (in_place) {
+      e.pending = true;
+      const uint64_t seq = r.event(e);
+      CHECK(r.complete_last(seq, outputs[i].duration, outputs[i].rc, outputs[i].status));
+    } else {
+      e.duration = outputs[i].duration;
+      e.rc = outputs[i].rc;
+      e.status = outputs[i].status;
+      r.event(e);
+    }
+  }
+  r.close();
+  r.unlock();
+  std::string bytes = slurp(file);
+  fs::remove(file);
+  return bytes;
+}
+
+std::vector<fmt_ns::Event> calls() {
+  std::vector<fmt_ns::Event> events;
+  fmt_ns::Event send;
+  send.call = fmt_ns::Call::Send;
+  send.t_start = 1000;
+  send.site = 3;
+  send.comm = 0;
+  send.peer = 1;
+  send.tag = 0;
+  send.buf = 0x7fff0000;
+  send.datatype = 4;
+  events.push_back(send);
+  fmt_ns::Event recv = send;
+  recv.call = fmt_ns::Call::Recv;
+  recv.t_start = 1300;
+  recv.peer = fmt_ns::k_any_source;
+  recv.tag = fmt_ns::k_any_tag;
+  recv.count = 8;
+  recv.site = 4;
+  events.push_back(recv);
+  fmt_ns::Event flush;  // no buf: the field after pending is not buf
+  flush.call = fmt_ns::Call::Win_flush;
+  flush.t_start = 900;  // earlier: a negative time delta
+  flush.thread = 2;
+  flush.window = 3;
+  flush.peer = 1;
+  flush.stack = {5, 6, 7};
+  events.push_back(flush);
+  fmt_ns::Event big = recv;  // fields past status (35+) after the outputs
+  big.t_start = 1'000'000'000'000;
+  big.buf = 0x10;
+  big.target_disp = 12;
+  big.assert_flags = 4;
+  big.flags = 1;
+  big.message = 9;
+  events.push_back(big);
+  return events;
+}
+
+std::vector<Output> outputs() {
+  std::vector<Output> out(4);
+  out[0].duration = 250;
+  out[1].duration = 1;
+  out[1].status.source = 1;
+  out[1].status.tag = 17;
+  out[1].status.count = 8;
+  out[2].duration = 0;
+  out[2].rc = -3;
+  out[3].duration = uint64_t{1} << 40;
+  out[3].rc = 15;
+  out[3].status.count = -1;
+  out[3].status.cancelled = true;
+  out[3].status.error = -2;
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE_BEGIN("tracer");
+
+TEST_CASE("tracer::Recorder::complete_last writes the encoder's bytes") {
+  const auto events = calls();
+  const auto outs = outputs();
+  for (std::size_t n = 1; n <= events.size(); ++n) {
+    // Every prefix and every event alone, so each case is also first in its chunk.
+    std::vector<fmt_ns::Event> prefix(events.begin(), events.begin() + static_cast<long>(n));
+    std::vector<Output> prefix_outs(outs.begin(), outs.begin() + static_cast<long>(n));
+    CHECK(write(prefix, prefix_outs, true) == write(prefix, prefix_outs, false));
+    CHECK(write({events[n - 1]}, {outs[n - 1]}, true) == write({events[n - 1]}, {outs[n - 1]}, false));
+  }
+}
+
+TEST_CASE("tracer::Recorder::complete_last reads back through libprotobuf and the reader") {
+  const fs::path file = temp_file("read");
+  const auto events = calls();
+  const auto outs = outputs();
+  {
+    Recorder r;
+    REQUIRE(r.open(file.string(), header(), 64 * 1024));
+    r.lock();
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      fmt_ns::Event e = events[i];
+      e.pending = true;
+      const uint64_t seq = r.event(e);
+      REQUIRE(r.complete_last(seq, outs[i].duration, outs[i].rc, outs[i].status));
+    }
+    r.close();
+    r.unlock();
+  }
+  const std::string bytes = slurp(file);
+  // magic, header frame, then one chunk frame
+  std::size_t at = fmt_ns::k_magic_size;
+  auto frame_len = [&](std::size_t off) {
+    return static_cast<uint32_t>(static_cast<unsigned char>(bytes[off])) |
+           static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + 1])) << 8 |
+           static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + 2])) << 16 |
+           static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + 3])) << 24;
+  };
+  at += fmt_ns::k_frame_header_size + frame_len(at);
+  const uint32_t chunk_len = frame_len(at);
+  REQUIRE(at + fmt_ns::k_frame_header_size + chunk_len == bytes.size());
+  smtrace::v1::Chunk chunk;
+  REQUIRE(chunk.ParseFromString(bytes.substr(at + fmt_ns::k_frame_header_size, chunk_len)));
+  REQUIRE(chunk.event_size() == 4);
+  for (int i = 0; i < 4; ++i) {
+    const auto& p = chunk.event(i);
+    CHECK_FALSE(p.pending());
+    CHECK(p.duration() == outs[static_cast<std::size_t>(i)].duration);
+    CHECK(p.rc() == outs[static_cast<std::size_t>(i)].rc);
+  }
+  CHECK(chunk.event(1).status().source() == 1);
+  CHECK(chunk.event(1).status().tag() == 17);
+  CHECK(chunk.event(3).status().count() == -1);
+  CHECK(chunk.event(3).status().cancelled());
+  CHECK(chunk.event(3).status().error() == -2);
+
+  auto trace = fmt_ns::read_rank_file(file);
+  for (const auto& p : trace.problems) MESSAGE(p.to_string());
+  REQUIRE(trace.events.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    fmt_ns::Event want = events[i];
+    want.seq = i;
+    want.duration = outs[i].duration;
+    want.rc = outs[i].rc;
+    want.status = outs[i].status;
+    CHECK(trace.events[i] == want);
+  }
+  fs::remove(file);
+}
+
+TEST_CASE("tracer::Recorder::complete_last declines what it cannot finish in place") {
+  const fs::path file = temp_file("decline");
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 64 * 1024));
+  r.lock();
+  fmt_ns::Event e = calls()[1];
+  e.pending = true;
+  e.status.source = 1;  // an output field already in the entry
+  uint64_t seq = r.event(e);
+  const uint64_t bytes = r.bytes();
+  CHECK_FALSE(r.complete_last(seq, 10, 0, {}));
+  CHECK(r.bytes() == bytes);
+  fmt_ns::Event done = calls()[0];  // complete: no pending field to replace
+  seq = r.event(done);
+  CHECK_FALSE(r.complete_last(seq, 10, 0, {}));
+  e = calls()[0];
+  e.pending = true;
+  seq = r.event(e);
+  r.note(fmt_ns::TracerNote{5, "in between"});  // no longer the last record
+  CHECK_FALSE(r.complete_last(seq, 10, 0, {}));
+  fmt_ns::Event large = calls()[0];  // a body of 0x80 bytes or more: a two-byte length
+  large.pending = true;
+  large.stack.assign(40, 100000);
+  seq = r.event(large);
+  CHECK_FALSE(r.complete_last(seq, 10, 0, {}));
+  r.close();
+  r.unlock();
+  fs::remove(file);
+}
+
+TEST_SUITE_END();
