@@ -54,6 +54,7 @@ struct RankReplay {
   std::unordered_map<uint64_t, Active> active;
   std::unordered_map<uint64_t, Persistent> persistent;
   std::unordered_map<uint64_t, uint32_t> messages;  // matched probe's message -> its receive in ops
+  std::deque<uint32_t> unnamed;  // receives of matched probes recorded without their message, in order
   RankThreads threads;
 };
 
@@ -204,6 +205,7 @@ class ReplayPass final : public RankPass {
     m.active.clear();
     m.persistent.clear();
     m.messages.clear();
+    m.unnamed.clear();
     m.payload_index.clear();
   }
 
@@ -225,13 +227,20 @@ class ReplayPass final : public RankPass {
   // matched here (MPI-3.1 section 3.8.2: it leaves the queue at the probe),
   // so its receive is posted here in matching order; the MPI_Mrecv or
   // MPI_Imrecv's completion that receives Event.message completes it.
+  // Tracers before 2026-11-24 left the message out of a blocking
+  // MPI_Mprobe: its receive is then the next MPI_Mrecv / MPI_Imrecv of a
+  // message no recorded probe returned (matched_receive).
   void matched_probe(const Event& e) {
-    if (e.pending || e.message <= format::k_message_no_proc || !e.status.source) return;
+    if (e.pending || e.message == format::k_message_no_proc || !e.status.source || *e.status.source < 0) return;
     if (!format::call_traits(e.call).blocks && !e.flag.value_or(false)) return;
     P2POp op = base(e);
     op.status_source = *e.status.source;
     op.status_tag = value_or(e.status.tag, k_unknown);
-    m.messages[e.message] = static_cast<uint32_t>(m.ops.size());
+    if (e.message == format::k_message_null) {
+      m.unnamed.push_back(static_cast<uint32_t>(m.ops.size()));
+    } else {
+      m.messages[e.message] = static_cast<uint32_t>(m.ops.size());
+    }
     // Datatype and count come with the MPI_Mrecv / MPI_Imrecv; until then a
     // negative count, which the signature checks leave alone.
     push(std::move(op), payload(0, -1));
@@ -241,10 +250,16 @@ class ReplayPass final : public RankPass {
   // start completing) its receive; false when the probe is not in the trace.
   bool matched_receive(const Event& e, const format::CallTraits& t) {
     if (e.message == format::k_message_no_proc) return true;  // from MPI_PROC_NULL: nothing arrives
-    auto it = m.messages.find(e.message);
-    if (it == m.messages.end()) return false;
-    const uint32_t index = it->second;
-    m.messages.erase(it);
+    uint32_t index = 0;
+    if (auto it = m.messages.find(e.message); it != m.messages.end()) {
+      index = it->second;
+      m.messages.erase(it);
+    } else if (auto u = unnamed_probe(e); u != m.unnamed.end()) {
+      index = *u;
+      m.unnamed.erase(u);
+    } else {
+      return false;
+    }
     m.op_payload[index] = payload(e.datatype, e.count);
     if (t.request == RequestEffect::create) {
       if (e.request) m.active[e.request] = {Outstanding::Kind::p2p, index};
@@ -252,6 +267,16 @@ class ReplayPass final : public RankPass {
       complete(m.ops[index], e);
     }
     return true;
+  }
+
+  // The first probe recorded without its message whose message `e` can
+  // be: on e's communicator, with e's status when e has one (MPI_Mrecv).
+  std::deque<uint32_t>::iterator unnamed_probe(const Event& e) {
+    return std::find_if(m.unnamed.begin(), m.unnamed.end(), [&](uint32_t i) {
+      const P2POp& op = m.ops[i];
+      return op.comm == e.comm && (!e.status.source || (op.status_source == *e.status.source &&
+                                                        op.status_tag == value_or(e.status.tag, k_unknown)));
+    });
   }
 
   // MPI_Request_get_status returned true: the operation is complete, the

@@ -625,7 +625,13 @@ int run_explore(const ExploreOptions& options) {
       if (step.receive == alt.receive) break;
       const auto ordinal = wildcard_ordinal(original, step.receive);
       const auto source = source_in_comm(original, step.receive, step.send.rank);
-      if (ordinal && source) targets.push_back({step.receive.rank, *ordinal, *source});
+      // A matched probe and the receive it posts match at one call: one target.
+      const auto same_call = [&](const format::ForceTarget& t) {
+        return ordinal && t.rank == step.receive.rank && t.ordinal == *ordinal;
+      };
+      if (ordinal && source && std::none_of(targets.begin(), targets.end(), same_call)) {
+        targets.push_back({step.receive.rank, *ordinal, *source});
+      }
     }
     targets.push_back(alt.target);
     alt.witness = std::move(targets);

@@ -797,7 +797,9 @@ const std::vector<uint32_t>& Channels::receives(uint32_t comm, uint32_t rank, in
 }
 
 uint32_t Channels::count_before(const std::vector<uint32_t>& list, uint32_t op) const {
-  const uint64_t limit = order(op);
+  // A probe comes before every receive of its own event: the receive a
+  // matched probe (MPI_Mprobe, MPI_Improbe) posts takes what the probe saw.
+  const uint64_t limit = m_model.ops[op].kind == OpKind::probe ? uint64_t{m_model.ops[op].post} << 32 : order(op);
   auto it = std::lower_bound(list.begin(), list.end(), limit,
                              [&](uint32_t a, uint64_t v) { return order(a) < v; });
   return static_cast<uint32_t>(it - list.begin());

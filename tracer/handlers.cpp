@@ -683,6 +683,10 @@ void merge_outputs(Event& e, const Event& end) {
   if (end.win_base) e.win_base = end.win_base;
   if (end.win_size) e.win_size = end.win_size;
   if (end.disp_unit) e.disp_unit = end.disp_unit;
+  if (end.message) e.message = end.message;
+  if (end.buf) e.buf = end.buf;
+  if (end.size) e.size = end.size;
+  if (end.count) e.count = end.count;
 }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "smt_encoder/model.hpp"
@@ -46,6 +47,22 @@ class ModelBuilder {
     complete_here(op);
     return op;
   }
+  // A matched probe (MPI_Mprobe) of `rank`, as build_model makes it: the
+  // receive of the message it finds is posted with it (the op before the
+  // probe's) and takes what the probe saw; mrecv() completes it. Return
+  // {probe, receive}.
+  std::pair<uint32_t, uint32_t> mprobe(uint32_t rank, int32_t source, int32_t tag = 0) {
+    const uint32_t recv = post(rank, smt::OpKind::recv, source, tag, format::Call::Mprobe);
+    smt::Op p = m.ops[recv];
+    p.kind = smt::OpKind::probe;
+    p.done = p.post;
+    m.ops.push_back(p);
+    const auto probe = static_cast<uint32_t>(m.ops.size() - 1);
+    m.ops[recv].probe = probe;
+    return {probe, recv};
+  }
+  // MPI_Mrecv of `rank`: completes `recv`, the receive of an mprobe().
+  void mrecv(uint32_t rank, uint32_t recv) { m.ops[recv].done = event(rank, format::Call::Mrecv); }
   uint32_t isend(uint32_t rank, uint32_t dest, int32_t tag = 0) {
     return post(rank, smt::OpKind::send, static_cast<int32_t>(dest), tag, format::Call::Isend);
   }

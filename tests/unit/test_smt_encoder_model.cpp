@@ -410,3 +410,122 @@ TEST_CASE("smt model: pending RMA synchronization calls and MPI_Win_test") {
     CHECK(ask(m, precede(m, 0, passed, 1, complete)) == smt::Verdict::unsat);
   }
 }
+
+namespace {
+
+// Rank 1 sends one int with tag 7 to rank 0, which takes it with
+// MPI_Mprobe(`source`, 7) and MPI_Mrecv, then one with tag 9, taken with
+// MPI_Improbe(1, MPI_ANY_TAG), MPI_Imrecv and MPI_Wait, then probes and receives
+// MPI_PROC_NULL (MPI_MESSAGE_NO_PROC). `with_ids`: the probes carry the
+// message ids they returned (older tracers left them out of the blocking
+// MPI_Mprobe). `crossed`: each rank first sends to the other (tag 8) and
+// rank 1 receives it at the end, so both can block in their sends.
+tf::Trace matched_probe_trace(int32_t source, bool with_ids, bool crossed) {
+  Builder b(2);
+  auto p2p = [&](Call call, uint32_t rank, int32_t peer, int32_t tag) -> tf::Event& {
+    tf::Event& e = b.add(call, rank);
+    e.comm = 0;
+    e.peer = peer;
+    e.tag = tag;
+    e.count = 1;
+    e.datatype = k_int;
+    return e;
+  };
+  auto mprobe = [&](int32_t peer, int32_t tag, std::optional<int32_t> found, uint64_t message) {
+    tf::Event& e = p2p(Call::Mprobe, 0, peer, tag);
+    e.count = 0;
+    e.datatype = 0;
+    if (found) {
+      e.status.source = *found;
+      e.status.tag = tag;
+    }
+    if (with_ids) e.message = message;
+  };
+  auto mrecv = [&](uint64_t message, std::optional<int32_t> from, int32_t tag) {
+    tf::Event& e = b.add(Call::Mrecv, 0);
+    e.comm = 0;
+    e.message = message;
+    e.count = from ? 1 : 0;
+    e.datatype = k_int;
+    if (from) {
+      e.status.source = *from;
+      e.status.tag = tag;
+    }
+  };
+  if (crossed) p2p(Call::Send, 0, 1, 8);
+  mprobe(source, 7, 1, 2);
+  mrecv(2, 1, 7);
+  // A second message taken with MPI_Improbe (its id was always recorded),
+  // MPI_Imrecv and MPI_Wait.
+  tf::Event& improbe = p2p(Call::Improbe, 0, 1, tf::k_any_tag);
+  improbe.count = 0;
+  improbe.datatype = 0;
+  improbe.flag = true;
+  improbe.message = 3;
+  improbe.status.source = 1;
+  improbe.status.tag = 9;
+  tf::Event& imrecv = b.add(Call::Imrecv, 0);
+  imrecv.comm = 0;
+  imrecv.message = 3;
+  imrecv.count = 1;
+  imrecv.datatype = k_int;
+  imrecv.request = 1;
+  tf::Event& wait = b.wait(1);
+  wait.completed[0].status.source = 1;
+  wait.completed[0].status.tag = 9;
+  mprobe(tf::k_proc_null, 0, std::nullopt, tf::k_message_no_proc);
+  mrecv(tf::k_message_no_proc, std::nullopt, 0);
+  p2p(Call::Send, 1, 0, 7);
+  p2p(Call::Send, 1, 0, 9);
+  if (crossed) {
+    tf::Event& r = p2p(Call::Recv, 1, 0, 8);
+    r.status.source = 0;
+    r.status.tag = 8;
+  }
+  b.add(Call::Finalize, 0);
+  b.add(Call::Finalize, 1);
+  return b.trace();
+}
+
+// Return the findings of `trace`: the analyzer's checks and prove()'s.
+std::vector<an::Finding> all_findings(const tf::Trace& trace) {
+  std::vector<an::Finding> out = analyze_trace(trace, an::Options{}).findings;
+  static std::atomic<int> counter{0};
+  const fs::path dir = fs::temp_directory_path() / ("smtrace-unit-smt-mprobe-" + std::to_string(::getpid()) + "-" +
+                                                    std::to_string(counter++));
+  fs::remove_all(dir);
+  tf::write_trace(trace, dir);
+  smt::ProveOptions po;
+  po.threads = 1;
+  po.smt_timeout_s = 20;
+  const smt::ProveResult result = smt::prove(dir, po);
+  fs::remove_all(dir);
+  for (const smt::ProveFinding& f : result.findings) out.push_back(f.finding);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("smt prove: a matched probe's receive takes what the probe saw (MPI_Mprobe, MPI_Mrecv)") {
+  for (const bool with_ids : {true, false}) {
+    for (const int32_t source : {1, tf::k_any_source}) {
+      CAPTURE(with_ids);
+      CAPTURE(source);
+      // The message leaves the queue at the probe: nothing waits for ever,
+      // nothing stays unreceived.
+      for (const an::Finding& f : all_findings(matched_probe_trace(source, with_ids, false))) {
+        CAPTURE(f.message);
+        CHECK(f.severity == an::Severity::info);
+      }
+      // Both ranks send first: under zero buffering both block (rank 0 in
+      // its MPI_Send, rank 1 in its MPI_Send that rank 0's MPI_Mprobe would match).
+      const std::vector<an::Finding> found = all_findings(matched_probe_trace(source, with_ids, true));
+      const auto deadlock = std::find_if(found.begin(), found.end(),
+                                         [](const an::Finding& f) { return f.kind == "potential-deadlock"; });
+      REQUIRE(deadlock != found.end());
+      std::vector<std::string> calls;
+      for (const an::Location& l : deadlock->locations) calls.push_back(l.call);
+      CHECK(calls == std::vector<std::string>{"MPI_Send", "MPI_Send"});
+    }
+  }
+}

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <functional>
 #include <new>
+#include <set>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <z3++.h>
 
@@ -285,5 +288,70 @@ TEST_CASE("smt solve: a part whose solving throws is undecided with the reason, 
     REQUIRE(sol.undecided.size() == 1);
     CHECK(sol.undecided[0].find("part 2 of 2") != std::string::npos);
     CHECK(sol.undecided[0].find(reason) != std::string::npos);
+  }
+}
+
+TEST_CASE("smt matched probes: the probe sees a message before its own receive takes it") {
+  // Rank 0 takes two messages with MPI_Mprobe(MPI_ANY_SOURCE) + MPI_Mrecv;
+  // ranks 1 and 2 send one each (MPI_Send). The run took rank 2's first.
+  ModelBuilder b(3);
+  const auto [p1, r1] = b.mprobe(0, k_any);
+  b.mrecv(0, r1);
+  const auto [p2, r2] = b.mprobe(0, k_any);
+  b.mrecv(0, r2);
+  const uint32_t s1 = b.send(1, 0);
+  const uint32_t s2 = b.send(2, 0);
+  b.record(p1, s2);
+  b.record(r1, s2);
+  b.record(p2, s1);
+  b.record(r2, s1);
+  const smt::Model m = b.build();
+
+  // The probe may see either message: its own receive, posted at the same
+  // call, is not an earlier receive that the message must go to first.
+  const smt::Channels ch(m);
+  const smt::MatchPairs pairs = smt::match_pairs(m, ch, smt::find_cuts(m));
+  CHECK(has(pairs.sends[p1], s1));
+  CHECK(has(pairs.sends[p1], s2));
+
+  // No deadlock even under zero buffering: a send completes once a matched
+  // probe and its receive took it. The races are the probes' (not their
+  // receives', which take what the probes saw), and harmless.
+  const smt::Solution sol = smt::solve(m, {can_match(r1, s1)}, quick());
+  CHECK(sol.deadlocks.empty());
+  REQUIRE(sol.answers.size() == 1);
+  CHECK(sol.answers[0].verdict == Verdict::sat);
+  REQUIRE(sol.races.size() == 2);
+  for (const smt::RawRace& race : sol.races) {
+    CHECK((race.recv == p1 || race.recv == p2));
+    REQUIRE(race.alternatives.size() == 1);
+    CHECK(race.alternatives[0].verdict == Verdict::sat);
+    CHECK(race.alternatives[0].outcome == Outcome::harmless);
+  }
+
+  // The match rule's channel index agrees with the rule as written in every
+  // reachable state.
+  for (const Buffering buffering : {Buffering::infinite, Buffering::zero}) {
+    const smt::Machine machine(m, buffering);
+    std::vector<smt::Machine::State> todo{machine.initial()};
+    std::set<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> seen;
+    while (!todo.empty()) {
+      const smt::Machine::State state = todo.back();
+      todo.pop_back();
+      for (uint32_t r = 0; r < m.ops.size(); ++r) {
+        for (uint32_t s = 0; s < m.ops.size(); ++s) {
+          const smt::RawStep step{smt::StepAction::match, 0, 0, r, s};
+          CHECK(machine.refuse(state, step).empty() == machine.refuse_by_definition(state, step).empty());
+        }
+      }
+      std::vector<smt::RawStep> steps;
+      machine.enabled(state, steps);
+      if (steps.empty()) CHECK(machine.finished(state));
+      for (const smt::RawStep& step : steps) {
+        smt::Machine::State next = state;
+        machine.apply(next, step);
+        if (seen.emplace(next.pos, next.partner).second) todo.push_back(std::move(next));
+      }
+    }
   }
 }

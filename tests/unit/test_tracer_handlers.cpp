@@ -264,6 +264,60 @@ TEST_CASE("tracer::handlers::blocking_outputs_in_the_complete_event") {
   CHECK(r.events[1].status.count == 8);
 }
 
+TEST_CASE("tracer::handlers::matched_probe_and_detach_outputs") {
+  // MPI_Mprobe's message handle and MPI_Buffer_detach's buffer are outputs
+  // (out()): the complete event keeps them, whether the entry is encoded
+  // again (nothing came between) or ends in a completion record (a
+  // communicator defined inside the call).
+  TempTrace t("mprobe");
+  REQUIRE(t.started);
+  auto mprobe = [](bool define) {
+    h::CallScope s(Call::Mprobe, site());
+    s.e.comm = 0;
+    s.e.peer = smtrace::format::k_any_source;
+    s.e.tag = 7;
+    s.enter();
+    if (define) {
+      smtrace::format::CommDef def;
+      def.id = 2;
+      def.world_ranks = {1};
+      h::define_comm(def);
+    }
+    s.set_status({1, 7, 12, false, 0});
+    s.out().message = define ? 3 : 2;
+    s.leave(0);
+  };
+  mprobe(false);
+  mprobe(true);
+  {
+    h::CallScope s(Call::Buffer_detach, site(1));
+    s.enter();
+    s.out().buf = 0x5000;
+    s.out().size = 4096;
+    s.out().count = 4096;
+    s.leave(0);
+  }
+  h::finish(TerminationKind::finalized, 0, "", true);
+  auto r = smtrace::format::read_rank_file(t.file());
+  for (const auto& p : r.problems) MESSAGE(p.to_string());
+  CHECK(r.problems.empty());
+  REQUIRE(r.events.size() == 3);
+  for (uint64_t message : {2, 3}) {
+    const smtrace::format::Event& e = r.events[message - 2];
+    CAPTURE(message);
+    CHECK(e.call == Call::Mprobe);
+    CHECK_FALSE(e.pending);
+    CHECK(e.message == message);
+    CHECK(e.peer == smtrace::format::k_any_source);
+    CHECK(e.status.source == 1);
+    CHECK(e.status.tag == 7);
+  }
+  CHECK_FALSE(r.events[2].pending);
+  CHECK(r.events[2].buf == 0x5000);
+  CHECK(r.events[2].size == 4096);
+  CHECK(r.events[2].count == 4096);
+}
+
 TEST_CASE("tracer::handlers::killed_rank_keeps_its_events") {
   // A rank killed by SIGKILL: the file stays as it is in the page cache, an
   // open chunk followed by zero padding, no Termination. Read it while the
