@@ -52,6 +52,15 @@ struct TempTrace {
     fs::remove_all(dir);
   }
   fs::path file() const { return dir / "rank-0.smt"; }
+  // Finish the trace as MPI_Finalize does and read it back; it must read
+  // without problems (each one is printed).
+  smtrace::format::RankTrace finalize_and_read() const {
+    h::finish(TerminationKind::finalized, 0, "", true);
+    auto r = smtrace::format::read_rank_file(file());
+    for (const auto& p : r.problems) MESSAGE(p.to_string());
+    CHECK(r.problems.empty());
+    return r;
+  }
   bool started = false;
 };
 
@@ -116,11 +125,7 @@ TEST_CASE("tracer::handlers::round_trip") {
   for (int i = 0; i < 100; ++i) test_poll(1, false);
   test_poll(1, true);
   h::on_annotate(Call::Annotate_write, 0x3000, 16, site(4));
-  h::finish(TerminationKind::finalized, 0, "", true);
-
-  auto r = smtrace::format::read_rank_file(t.file());
-  for (const auto& p : r.problems) MESSAGE(p.to_string());
-  CHECK(r.problems.empty());
+  auto r = t.finalize_and_read();
   CHECK(r.finalized());
   CHECK(r.header.world_size == 2);
   CHECK(r.header.mpi_library == "test MPI");
@@ -177,10 +182,7 @@ TEST_CASE("tracer::handlers::chunks_roll_over") {
   }
   outer.out().completed.push_back({0, 42, {}});
   outer.leave(0);
-  h::finish(TerminationKind::finalized, 0, "", true);
-  auto r = smtrace::format::read_rank_file(t.file());
-  for (const auto& p : r.problems) MESSAGE(p.to_string());
-  CHECK(r.problems.empty());
+  auto r = t.finalize_and_read();
   CHECK(r.chunks > 10);
   REQUIRE(r.events.size() == 3001);
   CHECK_FALSE(r.events[0].pending);
@@ -210,10 +212,7 @@ TEST_CASE("tracer::handlers::completion_after_a_definition") {
     s.leave(0);
   }
   send(0, 3, 0x40);  // rewritten in place: nothing came between
-  h::finish(TerminationKind::finalized, 0, "", true);
-  auto r = smtrace::format::read_rank_file(t.file());
-  for (const auto& p : r.problems) MESSAGE(p.to_string());
-  CHECK(r.problems.empty());
+  auto r = t.finalize_and_read();
   REQUIRE(r.events.size() == 2);
   CHECK_FALSE(r.events[0].pending);
   CHECK(r.events[0].new_comm == 2);
@@ -249,10 +248,7 @@ TEST_CASE("tracer::handlers::blocking_outputs_in_the_complete_event") {
     s.set_status({1, 3, 8, false, 0});
     s.leave(0);
   }
-  h::finish(TerminationKind::finalized, 0, "", true);
-  auto r = smtrace::format::read_rank_file(t.file());
-  for (const auto& p : r.problems) MESSAGE(p.to_string());
-  CHECK(r.problems.empty());
+  auto r = t.finalize_and_read();
   REQUIRE(r.events.size() == 2);
   CHECK_FALSE(r.events[0].pending);
   CHECK(r.events[0].rc == 5);
@@ -297,10 +293,7 @@ TEST_CASE("tracer::handlers::matched_probe_and_detach_outputs") {
     s.out().count = 4096;
     s.leave(0);
   }
-  h::finish(TerminationKind::finalized, 0, "", true);
-  auto r = smtrace::format::read_rank_file(t.file());
-  for (const auto& p : r.problems) MESSAGE(p.to_string());
-  CHECK(r.problems.empty());
+  auto r = t.finalize_and_read();
   REQUIRE(r.events.size() == 3);
   for (uint64_t message : {2, 3}) {
     const smtrace::format::Event& e = r.events[message - 2];
@@ -418,10 +411,7 @@ TEST_CASE("tracer::handlers::threads") {
       }
     });
   for (auto& th : threads) th.join();
-  h::finish(TerminationKind::finalized, 0, "", true);
-  auto r = smtrace::format::read_rank_file(t.file());
-  for (const auto& p : r.problems) MESSAGE(p.to_string());
-  CHECK(r.problems.empty());
+  auto r = t.finalize_and_read();
   std::vector<int> seen(k_threads * k_calls, 0);
   size_t polls = 0;
   for (const auto& e : r.events) {
@@ -499,10 +489,7 @@ TEST_CASE("tracer::handlers::thread_events") {
     wait.rc = 0;
     h::record_exit(seq, wait, h::now());
   }).join();
-  h::finish(TerminationKind::finalized, 0, "", true);
-  auto r = smtrace::format::read_rank_file(t.file());
-  for (const auto& p : r.problems) MESSAGE(p.to_string());
-  CHECK(r.problems.empty());
+  auto r = t.finalize_and_read();
   CHECK(r.header.thread_sync == (smtrace::format::thread_sync::pthreads | smtrace::format::thread_sync::libgomp));
   REQUIRE(r.events.size() == 3);
   CHECK(r.events[0].call == Call::pthread_mutex_lock);
