@@ -377,25 +377,89 @@ struct InPlaceSink {
 };
 }  // namespace
 
-template <class Sink>
-void RecordEncoder::event_into(Sink&& sink, const Event& e) {
-  sink(event_bound(e), [&](VarintWriter& w) {
-    if (e.seq != m_next_seq) {
-      w.tag(1, WireType::varint);
-      w.varint(e.seq);
-    }
-    w.u(2, static_cast<uint64_t>(e.call));
-    w.u(3, e.thread);
-    w.s(4, static_cast<int64_t>(static_cast<uint64_t>(e.t_start) - static_cast<uint64_t>(m_last_t)));
-    w.u(5, e.duration);
-    w.u(6, e.pending);
-    w.s(15, static_cast<int64_t>(e.buf - m_last_buf));
-    write_event_body(w, e);
-  });
+// The fields of an event in stream coding that come before its body (1-6,
+// then 15, buf, against the stream state), for Event and HotEvent alike.
+template <class Writer, class E>
+void RecordEncoder::write_stream_head(Writer& w, const E& e) {
+  if (e.seq != m_next_seq) {
+    w.tag(1, WireType::varint);
+    w.varint(e.seq);
+  }
+  w.u(2, static_cast<uint64_t>(e.call));
+  w.u(3, e.thread);
+  w.s(4, static_cast<int64_t>(static_cast<uint64_t>(e.t_start) - static_cast<uint64_t>(m_last_t)));
+  w.u(5, e.duration);
+  w.u(6, e.pending);
+  w.s(15, static_cast<int64_t>(e.buf - m_last_buf));
+}
+
+// Move the stream state past event `e`.
+template <class E>
+void RecordEncoder::advance(const E& e) {
   m_last_seq = e.seq;
   m_next_seq = e.seq + 1;
   m_last_t = e.t_start;
   m_last_buf = e.buf;
+}
+
+template <class Sink>
+void RecordEncoder::event_into(Sink&& sink, const Event& e) {
+  sink(event_bound(e), [&](VarintWriter& w) {
+    write_stream_head(w, e);
+    write_event_body(w, e);
+  });
+  advance(e);
+}
+
+// write_event_body's order, with only the fields a HotEvent has (the others
+// are at their defaults, which the general encoder does not write either).
+std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e) {
+  const std::size_t size = put_record_at(dst, [&](VarintWriter& w) {
+    write_stream_head(w, e);
+    w.u(8, e.site);
+    w.s32(11, e.rc);
+    w.u(12, e.comm);
+    w.opt_s32(13, e.peer);
+    w.opt_s32(14, e.tag);
+    w.i(16, e.count);
+    w.u(17, e.datatype);
+    w.u(31, e.request);
+    write_status(w, 34, e.status);
+    w.u(41, e.window);
+    w.u(45, e.target_disp);
+    w.i(46, e.target_count);
+    w.u(47, e.target_datatype);
+  });
+  advance(e);
+  return size;
+}
+
+// Tag and length, 19 scalar fields (the head's 7 and 12 of the body) and the status.
+const std::size_t RecordEncoder::k_hot_record_bound = 1 + 10 + 19 * detail::k_max_scalar_field + k_status_bound;
+
+Event HotEvent::to_event() const {
+  Event e;
+  e.seq = seq;
+  e.call = call;
+  e.thread = thread;
+  e.t_start = t_start;
+  e.duration = duration;
+  e.pending = pending;
+  e.site = site;
+  e.rc = rc;
+  e.comm = comm;
+  e.peer = peer;
+  e.tag = tag;
+  e.buf = buf;
+  e.count = count;
+  e.datatype = datatype;
+  e.request = request;
+  e.status = status;
+  e.window = window;
+  e.target_disp = target_disp;
+  e.target_count = target_count;
+  e.target_datatype = target_datatype;
+  return e;
 }
 
 template <class Sink>
