@@ -863,9 +863,9 @@ void HotScope::leave(int rc) noexcept {
       g->recorder->hot_event(e);
       return;
     }
-    // As CallScope::leave: in place when the outputs are duration, rc and
-    // status only, else the complete event again, else a completion.
-    if (e.request == 0 && g->recorder->complete_last(m_pending_seq, e.duration, rc, e.status)) return;
+    // The entry taken back and the complete event encoded in its place (a
+    // HotEvent encodes faster than complete_last walks the entry's fields),
+    // else a completion.
     if (g->recorder->rewrite_last(m_pending_seq, e)) return;
     Event end;
     end.duration = e.duration;
