@@ -30,6 +30,15 @@ struct Output {
   fmt_ns::Status status;
 };
 
+// Return `e` as the reader gives it back: event `seq`, complete with `out`.
+fmt_ns::Event complete(fmt_ns::Event e, uint64_t seq, const Output& out) {
+  e.seq = seq;
+  e.duration = out.duration;
+  e.rc = out.rc;
+  e.status = out.status;
+  return e;
+}
+
 fs::path temp_file(const std::string& name) {
   return fs::temp_directory_path() / ("smtrace-recorder-" + name + "-" + std::to_string(getpid()) + ".smt");
 }
@@ -273,12 +282,7 @@ TEST_CASE("tracer::Recorder::complete_last reads back through libprotobuf and th
   for (const auto& p : trace.problems) MESSAGE(p.to_string());
   REQUIRE(trace.events.size() == 4);
   for (std::size_t i = 0; i < 4; ++i) {
-    fmt_ns::Event want = events[i];
-    want.seq = i;
-    want.duration = outs[i].duration;
-    want.rc = outs[i].rc;
-    want.status = outs[i].status;
-    CHECK(trace.events[i] == want);
+    CHECK(trace.events[i] == complete(events[i], i, outs[i]));
   }
   fs::remove(file);
 }
@@ -328,12 +332,7 @@ TEST_CASE("tracer::Recorder::hot_event writes event's bytes") {
     const auto events = hot_calls();
     const auto outs = outputs();
     for (std::size_t i = 0; i < events.size(); ++i) {
-      fmt_ns::Event want = events[i].to_event();
-      want.seq = i;
-      want.duration = outs[i].duration;
-      want.rc = outs[i].rc;
-      want.status = outs[i].status;
-      CHECK(trace.events[i] == want);
+      CHECK(trace.events[i] == complete(events[i].to_event(), i, outs[i]));
     }
     fs::remove(hot_file);
     fs::remove(general_file);
