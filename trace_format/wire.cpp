@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -148,11 +149,18 @@ std::size_t event_bound(const Event& e) {
 }
 
 // Write the fields of `e` after the identity and time fields, which the
-// caller writes in its coding (stream or completion).
-void write_event_body(VarintWriter& w, const Event& e) {
+// caller writes in its coding (stream or completion). E: Event, or HotEvent
+// (RecordEncoder::hot_event_at), which has only some of the fields: the
+// others are at their defaults, which are not written, so the one order
+// here serves both and the records agree byte for byte.
+template <class E>
+void write_event_body(VarintWriter& w, const E& e) {
+  constexpr bool full = std::is_same_v<E, Event>;
   w.u(8, e.site);
-  w.packed(9, e.stack);
-  w.u(10, e.repeat);
+  if constexpr (full) {
+    w.packed(9, e.stack);
+    w.u(10, e.repeat);
+  }
   w.s32(11, e.rc);
   w.u(12, e.comm);
   w.opt_s32(13, e.peer);
@@ -160,70 +168,80 @@ void write_event_body(VarintWriter& w, const Event& e) {
   // 15 (buf) is written by the caller.
   w.i(16, e.count);
   w.u(17, e.datatype);
-  w.s(18, static_cast<int64_t>(e.recv_buf));
-  w.i(19, e.recv_count);
-  w.u(20, e.recv_datatype);
-  w.packed(21, e.counts);
-  w.packed(22, e.displs);
-  w.packed(23, e.datatypes);
-  w.packed(24, e.recv_counts);
-  w.packed(25, e.recv_displs);
-  w.packed(26, e.recv_datatypes);
-  w.opt_s32(27, e.recv_peer);
-  w.opt_s32(28, e.recv_tag);
-  w.u(29, e.op);
-  w.u(30, e.in_place);
+  if constexpr (full) {
+    w.s(18, static_cast<int64_t>(e.recv_buf));
+    w.i(19, e.recv_count);
+    w.u(20, e.recv_datatype);
+    w.packed(21, e.counts);
+    w.packed(22, e.displs);
+    w.packed(23, e.datatypes);
+    w.packed(24, e.recv_counts);
+    w.packed(25, e.recv_displs);
+    w.packed(26, e.recv_datatypes);
+    w.opt_s32(27, e.recv_peer);
+    w.opt_s32(28, e.recv_tag);
+    w.u(29, e.op);
+    w.u(30, e.in_place);
+  }
   w.u(31, e.request);
-  w.packed(32, e.requests);
-  for (const CompletedRequest& c : e.completed) {
-    unsigned char* mark = w.begin_nested(33);
-    w.u(1, c.index);
-    w.u(2, c.request);
-    write_status(w, 3, c.status);
-    w.end_nested(mark);
+  if constexpr (full) {
+    w.packed(32, e.requests);
+    for (const CompletedRequest& c : e.completed) {
+      unsigned char* mark = w.begin_nested(33);
+      w.u(1, c.index);
+      w.u(2, c.request);
+      write_status(w, 3, c.status);
+      w.end_nested(mark);
+    }
   }
   write_status(w, 34, e.status);
-  if (e.flag) {
-    w.tag(35, WireType::varint);
-    w.varint(*e.flag ? 1 : 0);
+  if constexpr (full) {
+    if (e.flag) {
+      w.tag(35, WireType::varint);
+      w.varint(*e.flag ? 1 : 0);
+    }
+    w.u(36, e.new_comm);
+    w.s32(37, e.color);
+    w.s32(38, e.key);
+    w.u(39, e.group);
+    w.u(40, e.new_datatype);
   }
-  w.u(36, e.new_comm);
-  w.s32(37, e.color);
-  w.s32(38, e.key);
-  w.u(39, e.group);
-  w.u(40, e.new_datatype);
   w.u(41, e.window);
-  w.u(42, e.win_base);
-  w.u(43, e.win_size);
-  w.i(44, e.disp_unit);
+  if constexpr (full) {
+    w.u(42, e.win_base);
+    w.u(43, e.win_size);
+    w.i(44, e.disp_unit);
+  }
   w.u(45, e.target_disp);
   w.i(46, e.target_count);
   w.u(47, e.target_datatype);
-  w.s(48, static_cast<int64_t>(e.result_buf));
-  w.i(49, e.result_count);
-  w.u(50, e.result_datatype);
-  w.s(51, static_cast<int64_t>(e.compare_buf));
-  w.u(52, static_cast<uint64_t>(e.lock_type));
-  w.u(53, e.assert_flags);
-  w.u(54, e.size);
-  w.i(56, e.stride);
-  w.u(57, e.stream);
-  w.u(58, e.cuda_event);
-  w.u(59, e.kernel);
-  for (const KernelArg& a : e.args) {
-    unsigned char* mark = w.begin_nested(60);
-    w.u(1, a.index);
-    w.u(2, a.addr);
-    w.u(3, a.size);
-    w.u(4, static_cast<uint64_t>(a.access));
-    w.end_nested(mark);
+  if constexpr (full) {
+    w.s(48, static_cast<int64_t>(e.result_buf));
+    w.i(49, e.result_count);
+    w.u(50, e.result_datatype);
+    w.s(51, static_cast<int64_t>(e.compare_buf));
+    w.u(52, static_cast<uint64_t>(e.lock_type));
+    w.u(53, e.assert_flags);
+    w.u(54, e.size);
+    w.i(56, e.stride);
+    w.u(57, e.stream);
+    w.u(58, e.cuda_event);
+    w.u(59, e.kernel);
+    for (const KernelArg& a : e.args) {
+      unsigned char* mark = w.begin_nested(60);
+      w.u(1, a.index);
+      w.u(2, a.addr);
+      w.u(3, a.size);
+      w.u(4, static_cast<uint64_t>(a.access));
+      w.end_nested(mark);
+    }
+    w.u(61, static_cast<uint64_t>(e.memory));
+    w.u(62, static_cast<uint64_t>(e.recv_memory));
+    w.u(63, static_cast<uint64_t>(e.copy_kind));
+    w.u(64, e.flags);
+    w.u(65, e.message);
+    w.u(66, e.peer_comm);
   }
-  w.u(61, static_cast<uint64_t>(e.memory));
-  w.u(62, static_cast<uint64_t>(e.recv_memory));
-  w.u(63, static_cast<uint64_t>(e.copy_kind));
-  w.u(64, e.flags);
-  w.u(65, e.message);
-  w.u(66, e.peer_comm);
 }
 
 }  // namespace
@@ -377,25 +395,75 @@ struct InPlaceSink {
 };
 }  // namespace
 
-template <class Sink>
-void RecordEncoder::event_into(Sink&& sink, const Event& e) {
-  sink(event_bound(e), [&](VarintWriter& w) {
-    if (e.seq != m_next_seq) {
-      w.tag(1, WireType::varint);
-      w.varint(e.seq);
-    }
-    w.u(2, static_cast<uint64_t>(e.call));
-    w.u(3, e.thread);
-    w.s(4, static_cast<int64_t>(static_cast<uint64_t>(e.t_start) - static_cast<uint64_t>(m_last_t)));
-    w.u(5, e.duration);
-    w.u(6, e.pending);
-    w.s(15, static_cast<int64_t>(e.buf - m_last_buf));
-    write_event_body(w, e);
-  });
+// The fields of an event in stream coding that come before its body (1-6,
+// then 15, buf, against the stream state), for Event and HotEvent alike.
+template <class Writer, class E>
+void RecordEncoder::write_stream_head(Writer& w, const E& e) {
+  if (e.seq != m_next_seq) {
+    w.tag(1, WireType::varint);
+    w.varint(e.seq);
+  }
+  w.u(2, static_cast<uint64_t>(e.call));
+  w.u(3, e.thread);
+  w.s(4, static_cast<int64_t>(static_cast<uint64_t>(e.t_start) - static_cast<uint64_t>(m_last_t)));
+  w.u(5, e.duration);
+  w.u(6, e.pending);
+  w.s(15, static_cast<int64_t>(e.buf - m_last_buf));
+}
+
+// Move the stream state past event `e`.
+template <class E>
+void RecordEncoder::advance(const E& e) {
   m_last_seq = e.seq;
   m_next_seq = e.seq + 1;
   m_last_t = e.t_start;
   m_last_buf = e.buf;
+}
+
+template <class Sink>
+void RecordEncoder::event_into(Sink&& sink, const Event& e) {
+  sink(event_bound(e), [&](VarintWriter& w) {
+    write_stream_head(w, e);
+    write_event_body(w, e);
+  });
+  advance(e);
+}
+
+std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e) {
+  const std::size_t size = put_record_at(dst, [&](VarintWriter& w) {
+    write_stream_head(w, e);
+    write_event_body(w, e);
+  });
+  advance(e);
+  return size;
+}
+
+// Tag and length, 19 scalar fields (the head's 7 and 12 of the body) and the status.
+const std::size_t RecordEncoder::k_hot_record_bound = 1 + 10 + 19 * detail::k_max_scalar_field + k_status_bound;
+
+Event HotEvent::to_event() const {
+  Event e;
+  e.seq = seq;
+  e.call = call;
+  e.thread = thread;
+  e.t_start = t_start;
+  e.duration = duration;
+  e.pending = pending;
+  e.site = site;
+  e.rc = rc;
+  e.comm = comm;
+  e.peer = peer;
+  e.tag = tag;
+  e.buf = buf;
+  e.count = count;
+  e.datatype = datatype;
+  e.request = request;
+  e.status = status;
+  e.window = window;
+  e.target_disp = target_disp;
+  e.target_count = target_count;
+  e.target_datatype = target_datatype;
+  return e;
 }
 
 template <class Sink>

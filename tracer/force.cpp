@@ -54,6 +54,8 @@ void start(const std::string& text, uint32_t rank) {
   g_noted.store(0);
 }
 
+bool armed() noexcept { return g_forcer.armed(); }
+
 void apply(const format::Event& event, int& source) noexcept {
   if (!g_forcer.armed()) return;
   const std::optional<int32_t> posted = format::posted_source(event);

@@ -50,6 +50,8 @@ namespace force {
 // Arm the process's Forcer for world rank `rank` from SMTRACE_FORCE's value
 // `text` (already checked by parse_options; empty: nothing forced).
 void start(const std::string& text, uint32_t rank);
+// Return true when start armed the Forcer (some receive of this rank is forced).
+bool armed() noexcept;
 // The hook of the receive wrappers, before PMPI: when `event` (inputs
 // gathered, posted source MPI_ANY_SOURCE) is the forced receive, set
 // `source` (the argument handed to PMPI) to the forced rank and note it.

@@ -45,6 +45,7 @@ struct Global {
   std::atomic<uint32_t> next_thread{0};
   std::atomic<bool> finished{false};
   std::atomic<bool> threads{false};  // thread synchronization recorded
+  std::atomic<bool> hot{false};      // hot_path()
   bool warned = false;
   format::RankHeader header;  // as written, for note_thread_sync
   Options options;
@@ -467,6 +468,7 @@ bool start(const StartInfo& info) {
   g->families.store(info.options.families);
   g->threads.store(threads);
   force::start(info.options.force, info.rank);
+  g->hot.store(info.options.stack_depth <= 1 && !access::attached() && !force::armed());
   g->on.store(true);
   stop_on_failure();
   if (info.install_handlers) install_handlers();
@@ -819,6 +821,59 @@ void CallScope::leave(int rc) noexcept {
   } catch (...) {
     count_error();
   }
+}
+
+bool hot_path() noexcept { return g->hot.load(std::memory_order_relaxed); }
+
+HotScope::HotScope(Call call, uintptr_t site) noexcept : m_site(site), m_blocking(format::call_traits(call).blocks) {
+  t_busy = true;
+  e.call = call;
+}
+
+HotScope::~HotScope() { t_busy = false; }
+
+// CallScope::enter and leave with a HotEvent: the same steps in the same
+// order (this thread's load/store runs and folded polls first, the site
+// resolved under the lock), so the records are the same.
+void HotScope::enter() noexcept {
+  m_entered = true;
+  e.thread = thread_id();
+  e.t_start = now();
+  if (!m_blocking || !g->on.load(std::memory_order_relaxed)) return;
+  e.pending = true;
+  under_lock([&] {
+    flush_access_runs();
+    flush_folds(e.thread);
+    e.site = g->sites->id(m_site, *g->recorder);
+    m_pending_seq = g->recorder->hot_event(e);
+  });
+  e.pending = false;
+}
+
+void HotScope::leave(int rc) noexcept {
+  const int64_t t_end = now();
+  if (!m_entered || !g->on.load(std::memory_order_relaxed)) return;
+  e.duration = elapsed(e.t_start, t_end);
+  e.rc = rc;
+  under_lock([&] {
+    if (!m_blocking) {
+      e.site = g->sites->id(m_site, *g->recorder);
+      flush_access_runs();
+      flush_folds(e.thread);
+      g->recorder->hot_event(e);
+      return;
+    }
+    // The entry taken back and the complete event encoded in its place (a
+    // HotEvent encodes faster than complete_last walks the entry's fields),
+    // else a completion.
+    if (g->recorder->rewrite_last(m_pending_seq, e)) return;
+    Event end;
+    end.duration = e.duration;
+    end.rc = rc;
+    end.status = e.status;
+    end.request = e.request;
+    g->recorder->completion(m_pending_seq, end);
+  });
 }
 
 }  // namespace smtrace::tracer::handlers

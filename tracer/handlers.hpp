@@ -23,6 +23,7 @@
 #include "tracer/access_abi.hpp"
 #include "tracer/options.hpp"
 #include "trace_format/event.hpp"
+#include "trace_format/wire.hpp"
 
 namespace smtrace::tracer {
 
@@ -174,6 +175,39 @@ class CallScope {
   format::Event& m_end;  // a blocking call's outputs
   bool m_end_used = false;
   format::Status m_status;  // a blocking call's status (set_status)
+};
+
+// Return true when calls may be recorded through HotScope (decided at
+// start): no call stack beyond the call site (SMTRACE_STACK_DEPTH=1), no
+// load/store runtime, nothing forced (SMTRACE_FORCE). Otherwise CallScope.
+bool hot_path() noexcept;
+
+// CallScope for a call whose inputs and outputs all fit format::HotEvent
+// (the wrappers' point-to-point and one-sided calls, while hot_path()): the
+// same records as CallScope writes for the same values, encoded from `e` by
+// RecordEncoder::hot_event_at, without the per-thread Event slots (nothing
+// to reset, no 66-field encoding). Used like CallScope; `e.request` and
+// `e.status` are outputs (set after enter(), with out() / set_status).
+class HotScope {
+ public:
+  HotScope(format::Call call, uintptr_t site) noexcept;
+  ~HotScope();
+  HotScope(const HotScope&) = delete;
+  HotScope& operator=(const HotScope&) = delete;
+
+  void expect_no_return() noexcept { m_blocking = true; }
+  void enter() noexcept;
+  format::HotEvent& out() noexcept { return e; }
+  void set_status(const format::Status& status) noexcept { e.status = status; }
+  void leave(int rc) noexcept;
+
+  format::HotEvent e;
+
+ private:
+  uintptr_t m_site;
+  bool m_blocking;
+  bool m_entered = false;
+  uint64_t m_pending_seq = 0;
 };
 
 }  // namespace handlers

@@ -267,14 +267,14 @@ bool Recorder::record_in_place(int64_t t, std::size_t bound, Encode&& encode) {
   return true;
 }
 
-uint64_t Recorder::event(format::Event& e) {
+template <class E, class Encode>
+uint64_t Recorder::stream_event(E& e, std::size_t bound, Encode&& encode) {
   if (!m_active) {
     ++m_dropped;
     return 0;
   }
   e.seq = m_next_seq;
-  bool written = record_in_place(e.t_start, format::RecordEncoder::record_bound(e),
-                                 [&](unsigned char* dst) { return m_encoder.event_at(dst, e); });
+  bool written = record_in_place(e.t_start, bound, encode);
   if (!written || !m_active) {
     ++m_dropped;
     return e.seq;
@@ -287,7 +287,29 @@ uint64_t Recorder::event(format::Event& e) {
   return e.seq;
 }
 
+uint64_t Recorder::event(format::Event& e) {
+  return stream_event(e, format::RecordEncoder::record_bound(e),
+                      [&](unsigned char* dst) { return m_encoder.event_at(dst, e); });
+}
+
+uint64_t Recorder::hot_event(format::HotEvent& e) {
+  return stream_event(e, format::RecordEncoder::k_hot_record_bound,
+                      [&](unsigned char* dst) { return m_encoder.hot_event_at(dst, e); });
+}
+
 bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
+  if (!take_back_last(seq)) return false;
+  event(e);
+  return true;
+}
+
+bool Recorder::rewrite_last(uint64_t seq, format::HotEvent& e) {
+  if (!take_back_last(seq)) return false;
+  hot_event(e);
+  return true;
+}
+
+bool Recorder::take_back_last(uint64_t seq) {
   if (!m_active || !m_chunk_open || !m_last.is_event || m_last.seq != seq || m_last.start + m_last.size != m_pos ||
       m_last.start < m_map_off)
     return false;
@@ -303,7 +325,6 @@ bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
   m_encoder = m_last.encoder_before;
   m_next_seq = seq;
   --m_events;
-  event(e);
   return true;
 }
 

@@ -51,6 +51,9 @@ class Recorder {
 
   // Assign the next seq to `event` and write it; return the seq. The lock is held.
   uint64_t event(format::Event& event);
+  // event() for an event whose fields all fit a HotEvent: the same record
+  // (RecordEncoder::hot_event_at), without an Event.
+  uint64_t hot_event(format::HotEvent& event);
   // Write a completion record for pending event `seq` carrying `end`'s outputs.
   void completion(uint64_t seq, const format::Event& end);
   // Replace pending event `seq` by the complete `event` when its record is
@@ -58,6 +61,8 @@ class Recorder {
   // return false, changing nothing, otherwise. Saves the completion record:
   // most blocking calls return before anything else is recorded.
   bool rewrite_last(uint64_t seq, format::Event& event);
+  // rewrite_last with hot_event's coding (byte for byte the same record).
+  bool rewrite_last(uint64_t seq, format::HotEvent& event);
   // Turn pending event `seq`, when its record is still the last one of the
   // open chunk, into the complete event: the entry's bytes without `pending`,
   // with `duration`, `rc` and `status` (the call's only outputs) put where
@@ -90,8 +95,12 @@ class Recorder {
  private:
   template <class Encode>
   void record(int64_t t, Encode&& encode);
+  template <class E, class Encode>
+  uint64_t stream_event(E& event, std::size_t bound, Encode&& encode);
   template <class Encode>
   bool record_in_place(int64_t t, std::size_t bound, Encode&& encode);
+  // Take back pending event `seq` (rewrite_last): false when it is not the last record.
+  bool take_back_last(uint64_t seq);
   void open_chunk(int64_t t);
   bool ensure(uint64_t end);
   void put(const void* data, std::size_t size, bool first_byte_last);

@@ -460,7 +460,9 @@ MPI_Status* statuses_for(int n, MPI_Status* given) {
 // ---------------------------------------------------------------------------
 // Argument gathering shared by the shapes
 
-void p2p(Event& e, const void* buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm) {
+// (E: Event, or format::HotEvent on the hot path: the same gathering for both.)
+template <class E>
+void p2p(E& e, const void* buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm) {
   e.comm = comm_id(comm);
   e.peer = rank_value(peer);
   e.tag = tag_value(tag);
@@ -532,7 +534,10 @@ CommFacts comm_facts(uint32_t comm) {
 // ends with _exit, so the call is written when it is entered, as a call
 // that has not returned (CallScope::expect_no_return). A false "true" only
 // costs that early write; the analyzer's invalid-argument check decides.
-bool doubtful(const Event& e) {
+// E: Event or format::HotEvent, which has no receive side and no in_place.
+template <class E>
+bool doubtful(const E& e) {
+  constexpr bool full = std::is_same_v<E, Event>;
   using format::Role;
   const format::CallTraits& t = format::call_traits(e.call);
   switch (t.role) {
@@ -543,8 +548,15 @@ bool doubtful(const Event& e) {
     case Role::cuda: case Role::local: case Role::query: case Role::thread:
       return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
   }
-  if (e.count < 0 || e.recv_count < 0) return true;
-  if (e.count > 0 && e.datatype == 0 && !e.in_place) return true;
+  bool in_place = false;
+  std::optional<int32_t> recv_peer;
+  if constexpr (full) {
+    if (e.recv_count < 0) return true;
+    in_place = e.in_place;
+    recv_peer = e.recv_peer;
+  }
+  if (e.count < 0) return true;
+  if (e.count > 0 && e.datatype == 0 && !in_place) return true;
   const bool rma = t.role == Role::rma_comm || t.role == Role::rma_sync;
   if (rma) {
     if (e.window == 0 || e.window == format::k_invalid_id) return true;
@@ -553,7 +565,7 @@ bool doubtful(const Event& e) {
   }
   const bool sends = t.role == Role::send || t.role == Role::sendrecv;
   if (e.tag && (*e.tag < format::k_any_tag || (sends && *e.tag == format::k_any_tag))) return true;
-  for (const std::optional<int32_t>& peer : {e.peer, e.recv_peer}) {
+  for (const std::optional<int32_t>& peer : {e.peer, recv_peer}) {
     if (!peer) continue;
     if (*peer < format::k_root) return true;
     if (*peer < 0 || rma) continue;  // a window's group is not looked up here
@@ -577,26 +589,47 @@ int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   if (rc == MPI_SUCCESS && access::attached()) access::after_call(s.e, comm_facts(s.e.comm), type_extent);
   return rc;
 }
-constexpr auto no_post = [](CallScope&, int) {};
+constexpr auto no_post = [](auto&, int) {};
+
+// traced() for the shapes whose fields all fit format::HotEvent (`pre` and
+// `post` take either scope): through HotScope while handlers::hot_path(),
+// which writes the same records without an Event.
+template <class F, class Pre, class Post>
+int traced_hot(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
+  if (!handlers::hot_path()) return traced(c, site, pmpi, pre, post);
+  handlers::HotScope s(c, site);
+  pre(s.e);
+  if (doubtful(s.e)) s.expect_no_return();
+  s.enter();
+  int rc = pmpi();
+  post(s, rc);
+  s.leave(rc);
+  return rc;
+}
 
 bool is_persistent(Call c) { return format::call_traits(c).request == format::RequestEffect::persistent; }
 
 // ---------------------------------------------------------------------------
 // Shapes: one per signature family of wrappers.def
 
+// force::apply for the receive shapes; on the hot path nothing is forced
+// (handlers::hot_path).
+void forced(const Event& e, int& source) { force::apply(e, source); }
+void forced(const format::HotEvent&, int&) {}
+
 namespace shape {
 
 template <class F>
 int send(Call c, uintptr_t site, F&& pmpi, const void*& buf, int& count, MPI_Datatype& type, int& dest, int& tag,
          MPI_Comm& comm) {
-  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, dest, tag, comm); }, no_post);
+  return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, dest, tag, comm); }, no_post);
 }
 
 template <class F>
 int isend(Call c, uintptr_t site, F&& pmpi, const void*& buf, int& count, MPI_Datatype& type, int& dest, int& tag,
           MPI_Comm& comm, MPI_Request*& request) {
-  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, dest, tag, comm); },
-                [&](CallScope& s, int rc) {
+  return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, dest, tag, comm); },
+                [&](auto& s, int rc) {
                   if (rc == MPI_SUCCESS) s.out().request = new_request(*request, false, is_persistent(c), 0);
                 });
 }
@@ -606,8 +639,8 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
          MPI_Comm& comm, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
-  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); force::apply(e, source); },
-                [&](CallScope& s, int rc) {
+  return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, source, tag, comm); forced(e, source); },
+                [&](auto& s, int rc) {
                   if (rc == MPI_SUCCESS) s.set_status(to_status(*status, type_size(type)));
                 });
 }
@@ -615,8 +648,8 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
 template <class F>
 int irecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& source, int& tag,
           MPI_Comm& comm, MPI_Request*& request) {
-  return traced(c, site, pmpi, [&](Event& e) { p2p(e, buf, count, type, source, tag, comm); force::apply(e, source); },
-                [&](CallScope& s, int rc) {
+  return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, source, tag, comm); forced(e, source); },
+                [&](auto& s, int rc) {
                   if (rc == MPI_SUCCESS)
                     s.out().request = new_request(*request, true, is_persistent(c), type_size(type));
                 });
@@ -1299,7 +1332,7 @@ int win_lock(Call c, uintptr_t site, F&& pmpi, int& lock_type, int& rank, int& a
 }
 template <class F>
 int win_rank(Call c, uintptr_t site, F&& pmpi, int& rank, MPI_Win& win) {
-  return traced(c, site, pmpi, [&](Event& e) {
+  return traced_hot(c, site, pmpi, [&](auto& e) {
     e.window = window_id(win);
     e.peer = rank_value(rank);
   }, no_post);
@@ -1326,7 +1359,8 @@ int win_test(Call c, uintptr_t site, F&& pmpi, MPI_Win& win, int*& flag) {
 
 // --- one-sided communication
 
-void rma_args(Event& e, const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+template <class E>
+void rma_args(E& e, const void* obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
               MPI_Datatype ttype, MPI_Win win) {
   e.window = window_id(win);
   e.peer = rank_value(target);
@@ -1341,8 +1375,8 @@ void rma_args(Event& e, const void* obuf, int ocount, MPI_Datatype otype, int ta
 template <class O, class F>
 int put(Call c, uintptr_t site, F&& pmpi, O*& obuf, int& ocount, MPI_Datatype& otype, int& target, MPI_Aint& tdisp,
         int& tcount, MPI_Datatype& ttype, MPI_Win& win) {
-  return traced(c, site, pmpi,
-                [&](Event& e) { rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win); }, no_post);
+  return traced_hot(c, site, pmpi,
+                    [&](auto& e) { rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win); }, no_post);
 }
 template <class O, class F>
 int rput(Call c, uintptr_t site, F&& pmpi, O*& obuf, int& ocount, MPI_Datatype& otype, int& target, MPI_Aint& tdisp,

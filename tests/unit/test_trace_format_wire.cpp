@@ -430,6 +430,103 @@ TEST_CASE("trace_format::RecordEncoder::records in place equal appended ones") {
   }
 }
 
+namespace {
+// HotEvents with each field unset, set, negative and large, in turn.
+std::vector<fmt_ns::HotEvent> hot_events() {
+  std::vector<fmt_ns::HotEvent> out;
+  fmt_ns::HotEvent send;
+  send.call = fmt_ns::Call::Send;
+  send.t_start = 1500;
+  send.site = 3;
+  send.peer = 1;
+  send.tag = 0;
+  send.buf = 0x7fff0000;
+  send.count = 1;
+  send.datatype = 7;
+  send.pending = true;
+  out.push_back(send);
+  fmt_ns::HotEvent recv = send;
+  recv.call = fmt_ns::Call::Recv;
+  recv.pending = false;
+  recv.t_start = 1400;  // earlier: a negative delta
+  recv.duration = 900;
+  recv.peer = fmt_ns::k_any_source;
+  recv.tag = fmt_ns::k_any_tag;
+  recv.status.source = 1;
+  recv.status.tag = 5;
+  recv.status.count = 1;
+  recv.rc = -1;
+  recv.thread = 3;
+  recv.comm = 70000;
+  out.push_back(recv);
+  fmt_ns::HotEvent isend = send;
+  isend.call = fmt_ns::Call::Isend;
+  isend.pending = false;
+  isend.request = uint64_t{1} << 40;
+  isend.buf = 0x10;  // a negative buf delta
+  isend.count = -4;
+  out.push_back(isend);
+  fmt_ns::HotEvent put;
+  put.call = fmt_ns::Call::Put;
+  put.t_start = 1'000'000'000'000;
+  put.window = 2;
+  put.peer = 1;
+  put.buf = 0x7fff0000;
+  put.count = 1;
+  put.datatype = 7;
+  put.target_disp = 12;
+  put.target_count = 3;
+  put.target_datatype = 9;
+  put.rc = 15;
+  put.status.cancelled = true;
+  put.status.error = -2;
+  out.push_back(put);
+  fmt_ns::HotEvent flush;  // no buf, no tag, nothing but the window and peer
+  flush.call = fmt_ns::Call::Win_flush;
+  flush.window = 2;
+  flush.peer = 1;
+  out.push_back(flush);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("trace_format::RecordEncoder::hot_event_at writes event_at's bytes") {
+  // The same stream of events both ways, seqs in order and with a gap: the
+  // records and the stream state must agree after each one.
+  const auto events = hot_events();
+  fmt_ns::RecordEncoder general, hot;
+  std::string info;
+  general.begin_chunk(info, 5, 1000, 0);
+  hot.begin_chunk(info, 5, 1000, 0);
+  uint64_t seq = 5;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (fmt_ns::HotEvent e : events) {
+      e.seq = seq;
+      seq += pass == 1 ? 3 : 1;  // the second pass leaves gaps
+      unsigned char a[4096] = {}, b[4096] = {};
+      const fmt_ns::Event full = e.to_event();
+      REQUIRE(fmt_ns::RecordEncoder::k_hot_record_bound <= fmt_ns::RecordEncoder::record_bound(full));
+      const std::size_t na = general.event_at(a, full);
+      const std::size_t nb = hot.hot_event_at(b, e);
+      CHECK(nb <= fmt_ns::RecordEncoder::k_hot_record_bound);
+      REQUIRE(na == nb);
+      CHECK(std::memcmp(a, b, sizeof a) == 0);  // nothing written past the record either
+      CHECK(general.next_seq() == hot.next_seq());
+      // And libprotobuf reads the record as the Event.
+      b[0] = fmt_ns::RecordEncoder::k_event_tag;
+      pb::Chunk chunk;
+      REQUIRE(chunk.ParseFromArray(b, static_cast<int>(nb)));
+      REQUIRE(chunk.event_size() == 1);
+      CHECK(chunk.event(0).call() == static_cast<int>(e.call));
+      CHECK(chunk.event(0).pending() == e.pending);
+      CHECK(chunk.event(0).window() == e.window);
+      CHECK(chunk.event(0).target_count() == e.target_count);
+      CHECK(chunk.event(0).request() == e.request);
+      CHECK(chunk.event(0).status().error() == e.status.error);
+    }
+  }
+}
+
 TEST_CASE("trace_format::RecordEncoder::send-like event is small") {
   fmt_ns::RecordEncoder enc;
   std::string out;

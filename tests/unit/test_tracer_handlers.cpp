@@ -260,6 +260,100 @@ TEST_CASE("tracer::handlers::blocking_outputs_in_the_complete_event") {
   CHECK(r.events[1].status.count == 8);
 }
 
+namespace {
+// The hot calls as the wrappers record them, through Scope (HotScope or
+// CallScope): a Send, a wildcard Recv, an Isend with its request, a Put, a
+// Win_flush, a Send that is expected not to return (the wrappers' doubtful
+// arguments), a failing Recv, and an Isend written at entry.
+template <class Scope>
+void hot_calls() {
+  {
+    Scope s(Call::Send, site());
+    s.e.peer = 1; s.e.tag = 0; s.e.buf = 0x7fff0000; s.e.count = 1; s.e.datatype = 7;
+    s.enter();
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Recv, site(1));
+    s.e.peer = smtrace::format::k_any_source; s.e.tag = smtrace::format::k_any_tag;
+    s.e.buf = 0x1000; s.e.count = 4; s.e.datatype = 7;
+    s.enter();
+    s.set_status({1, 9, 4, false, 0});
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Isend, site(2));
+    s.e.comm = 5; s.e.peer = 1; s.e.tag = 3; s.e.buf = 0x2000; s.e.count = 2; s.e.datatype = 7;
+    s.enter();
+    s.out().request = 42;
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Put, site(3));
+    s.e.window = 1; s.e.peer = 1; s.e.buf = 0x3000; s.e.count = 1; s.e.datatype = 7;
+    s.e.target_disp = 8; s.e.target_count = 1; s.e.target_datatype = 7;
+    s.enter();
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Win_flush, site(4));
+    s.e.window = 1; s.e.peer = 1;
+    s.enter();
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Send, site());
+    s.e.peer = -7; s.e.tag = 0;
+    s.expect_no_return();
+    s.enter();
+    s.leave(6);
+  }
+  {
+    Scope s(Call::Recv, site(1));
+    s.e.peer = 1; s.e.tag = 2;
+    s.enter();
+    s.leave(13);
+  }
+  {
+    Scope s(Call::Isend, site(2));
+    s.e.peer = 1; s.e.tag = 3; s.e.count = -1;
+    s.expect_no_return();
+    s.enter();
+    s.out().request = 43;
+    s.leave(0);
+  }
+}
+}  // namespace
+
+TEST_CASE("tracer::handlers::hot_scope_writes_what_call_scope_writes") {
+  // The same calls through both scopes: the same events (times aside; the
+  // bytes of the records are compared in test_tracer_recorder.cpp).
+  std::vector<smtrace::format::Event> got[2];
+  for (int hot = 0; hot < 2; ++hot) {
+    TempTrace t(hot ? "hot-scope" : "call-scope");
+    REQUIRE(t.started);
+    CHECK(h::hot_path());
+    if (hot) hot_calls<h::HotScope>();
+    else hot_calls<h::CallScope>();
+    got[hot] = t.finalize_and_read().events;
+  }
+  REQUIRE(got[0].size() == 8);
+  REQUIRE(got[1].size() == got[0].size());
+  for (std::size_t i = 0; i < got[0].size(); ++i) {
+    for (auto& e : {&got[0][i], &got[1][i]}) {
+      CHECK(e->duration < 1'000'000'000);
+      e->t_start = 0;
+      e->duration = 0;
+    }
+    CHECK(got[1][i] == got[0][i]);
+  }
+  CHECK(got[1][1].status.tag == 9);
+  CHECK(got[1][2].request == 42);
+  CHECK(got[1][5].rc == 6);
+  CHECK(got[1][7].request == 43);
+  CHECK_FALSE(got[1][7].pending);
+}
+
 TEST_CASE("tracer::handlers::matched_probe_and_detach_outputs") {
   // MPI_Mprobe's message handle and MPI_Buffer_detach's buffer are outputs
   // (out()): the complete event keeps them, whether the entry is encoded

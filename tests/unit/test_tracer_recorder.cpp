@@ -1,6 +1,7 @@
 // Recorder::complete_last: a blocking call's entry record finished in place
 // must be byte for byte the record the encoder writes for the complete event,
-// and libprotobuf must read it as that event.
+// and libprotobuf must read it as that event. Recorder::hot_event likewise
+// against Recorder::event.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -28,6 +29,15 @@ struct Output {
   int32_t rc = 0;
   fmt_ns::Status status;
 };
+
+// Return `e` as the reader gives it back: event `seq`, complete with `out`.
+fmt_ns::Event complete(fmt_ns::Event e, uint64_t seq, const Output& out) {
+  e.seq = seq;
+  e.duration = out.duration;
+  e.rc = out.rc;
+  e.status = out.status;
+  return e;
+}
 
 fs::path temp_file(const std::string& name) {
   return fs::temp_directory_path() / ("smtrace-recorder-" + name + "-" + std::to_string(getpid()) + ".smt");
@@ -128,6 +138,86 @@ std::vector<Output> outputs() {
   return out;
 }
 
+
+// The calls of calls() that fit a HotEvent (all but the stack and the
+// fields past status), as HotEvents.
+std::vector<fmt_ns::HotEvent> hot_calls() {
+  std::vector<fmt_ns::HotEvent> out;
+  for (const fmt_ns::Event& e : calls()) {
+    fmt_ns::HotEvent h;
+    h.call = e.call;
+    h.thread = e.thread;
+    h.t_start = e.t_start;
+    h.site = e.site;
+    h.comm = e.comm;
+    h.peer = e.peer;
+    h.tag = e.tag;
+    h.buf = e.buf;
+    h.count = e.count;
+    h.datatype = e.datatype;
+    h.window = e.window;
+    h.target_disp = e.target_disp;
+    out.push_back(h);
+  }
+  out[2].target_count = 4;  // the flush as a Put
+  out[2].target_datatype = 7;
+  out[2].call = fmt_ns::Call::Put;
+  out[3].request = 77;
+  out[3].call = fmt_ns::Call::Irecv;
+  return out;
+}
+
+// Write `rounds` times the hot calls, each blocking one as an entry and its
+// complete event, as HotScope writes them (hot_event, rewrite_last of the
+// HotEvent) or as CallScope does (event, complete_last or rewrite_last of
+// the Event the HotEvent stands for), into chunks of `chunk_bytes`; return
+// the file's bytes.
+std::string write_hot(bool hot, int rounds, uint32_t chunk_bytes, const fs::path& file) {
+  const auto events = hot_calls();
+  const auto outs = outputs();
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), chunk_bytes));
+  r.lock();
+  for (int k = 0; k < rounds; ++k) {
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      fmt_ns::HotEvent h = events[i];
+      h.t_start += 1000 * k;
+      const bool blocking = i != 2;
+      const uint64_t request = h.request;
+      h.request = 0;  // an output
+      h.pending = blocking;
+      if (!blocking) {
+        h.duration = outs[i].duration;
+        h.rc = outs[i].rc;
+        h.status = outs[i].status;
+      }
+      fmt_ns::Event e = h.to_event();
+      const uint64_t seq = hot ? r.hot_event(h) : r.event(e);
+      if (!blocking) continue;
+      if (hot) {  // as HotScope::leave
+        h.pending = false;
+        h.duration = outs[i].duration;
+        h.rc = outs[i].rc;
+        h.status = outs[i].status;
+        h.request = request;
+        REQUIRE(r.rewrite_last(seq, h));
+        continue;
+      }
+      // As CallScope::leave (complete_last declines a record that would no
+      // longer fit the chunk).
+      if (request == 0 && r.complete_last(seq, outs[i].duration, outs[i].rc, outs[i].status)) continue;
+      e.pending = false;
+      e.duration = outs[i].duration;
+      e.rc = outs[i].rc;
+      e.status = outs[i].status;
+      e.request = request;
+      REQUIRE(r.rewrite_last(seq, e));
+    }
+  }
+  r.close();
+  r.unlock();
+  return slurp(file);
+}
 }  // namespace
 
 TEST_SUITE_BEGIN("tracer");
@@ -192,12 +282,7 @@ TEST_CASE("tracer::Recorder::complete_last reads back through libprotobuf and th
   for (const auto& p : trace.problems) MESSAGE(p.to_string());
   REQUIRE(trace.events.size() == 4);
   for (std::size_t i = 0; i < 4; ++i) {
-    fmt_ns::Event want = events[i];
-    want.seq = i;
-    want.duration = outs[i].duration;
-    want.rc = outs[i].rc;
-    want.status = outs[i].status;
-    CHECK(trace.events[i] == want);
+    CHECK(trace.events[i] == complete(events[i], i, outs[i]));
   }
   fs::remove(file);
 }
@@ -230,6 +315,52 @@ TEST_CASE("tracer::Recorder::complete_last declines what it cannot finish in pla
   r.close();
   r.unlock();
   fs::remove(file);
+}
+
+TEST_CASE("tracer::Recorder::hot_event writes event's bytes") {
+  // One chunk, then chunks of 200 bytes (a rollover every few records: the
+  // hot coding restarts its deltas with the chunk as the general one does).
+  for (const uint32_t chunk_bytes : {64u * 1024, 200u}) {
+    const fs::path hot_file = temp_file("hot"), general_file = temp_file("general");
+    const std::string hot = write_hot(true, 30, chunk_bytes, hot_file);
+    const std::string general = write_hot(false, 30, chunk_bytes, general_file);
+    CHECK(hot == general);
+    auto trace = fmt_ns::read_rank_file(hot_file);
+    for (const auto& p : trace.problems) MESSAGE(p.to_string());
+    CHECK(trace.problems.empty());
+    REQUIRE(trace.events.size() == 30 * hot_calls().size());
+    const auto events = hot_calls();
+    const auto outs = outputs();
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      CHECK(trace.events[i] == complete(events[i].to_event(), i, outs[i]));
+    }
+    fs::remove(hot_file);
+    fs::remove(general_file);
+  }
+}
+
+TEST_CASE("tracer::Recorder::hot_event reads back through libprotobuf") {
+  const fs::path file = temp_file("hot-pb");
+  const std::string bytes = write_hot(true, 1, 64 * 1024, file);
+  fs::remove(file);
+  std::size_t at = fmt_ns::k_magic_size;
+  auto frame_len = [&](std::size_t off) {
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + k])) << (8 * k);
+    return v;
+  };
+  at += fmt_ns::k_frame_header_size + frame_len(at);
+  const uint32_t chunk_len = frame_len(at);
+  REQUIRE(at + fmt_ns::k_frame_header_size + chunk_len == bytes.size());
+  smtrace::v1::Chunk chunk;
+  REQUIRE(chunk.ParseFromString(bytes.substr(at + fmt_ns::k_frame_header_size, chunk_len)));
+  const auto events = hot_calls();
+  REQUIRE(chunk.event_size() == static_cast<int>(events.size()));
+  CHECK(static_cast<int>(chunk.event(2).call()) == static_cast<int>(fmt_ns::Call::Put));
+  CHECK(chunk.event(2).target_count() == 4);
+  CHECK(chunk.event(2).target_datatype() == 7);
+  CHECK(chunk.event(3).request() == 77);
+  for (int i = 0; i < chunk.event_size(); ++i) CHECK_FALSE(chunk.event(i).pending());
 }
 
 TEST_SUITE_END();
