@@ -237,7 +237,6 @@ bool no_bad_end(const Machine& machine, const Deadline& deadline) {
   }
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& o = model.ops[i];
-    if (o.done != k_none && o.done < o.post) return false;
     switch (o.kind) {
       case OpKind::probe: return false;
       case OpKind::recv:
@@ -305,7 +304,10 @@ bool no_bad_end(const Machine& machine, const Deadline& deadline) {
         const uint32_t at = first_event[r] + e;
         if (!list[e].completes.empty()) g.edge(upto + at, stuck + at);
         if (e > 0) g.edge(upto + at, upto + at - 1);
-        for (uint32_t op : list[e].completes) g.edge(stuck + at, incomplete + op);
+        for (uint32_t op : list[e].completes) {
+          if (model.ops[op].rank != r || model.ops[op].post > e) return false;  // waits for an op not posted yet
+          g.edge(stuck + at, incomplete + op);
+        }
       }
     }
     for (uint32_t i = 0; i < ops; ++i) {
