@@ -405,7 +405,7 @@ TEST_CASE("smt differential: no bad end by an acyclic wait-for graph only where 
   uint64_t models = 0, proved = 0, bad = 0, proved_by_buffering[2] = {0, 0};
   for (uint32_t i = 0; i < n; ++i) {
     const RandomStyle style = i % 3 == 0 ? RandomStyle::mixed : i % 3 == 1 ? RandomStyle::one_tag : RandomStyle::tag_classes;
-    const smt::Model model = random_model(rng, 2 + i % 3, 2 + (i / 3) % 5, style);
+    const smt::Model model = random_model(rng, 2 + i % 3, 2 + (i / 3) % 8, style);
     for (const Buffering buffering : {Buffering::infinite, Buffering::zero}) {
       const smt::Exploration ex = smt::explore(model, buffering, 500'000);
       if (ex.truncated) continue;
