@@ -1,6 +1,6 @@
 // Questions decided without a solver, where no choice of the runtime
 // changes how far each rank gets. The cases are proved below; each is held
-// to the brute-force enumerator (and cases 1-2 to Z3) by the differential test.
+// to the brute-force enumerator (and most to Z3) by the differential test.
 //
 // 1. Matches given. When each receive and probe may take one send only (its
 //    recorded one, or the one a question forces) or none, every step the
@@ -169,7 +169,8 @@
 //    R[m]: every execution ends with every rank at its end and every send
 //    matched. Edges only by envelope, never pruned by happens-before: rank 0
 //    Recv(ANY_SOURCE) then Send(1), rank 1 Recv(0) then Send(0) deadlock,
-//    and only the edge from rank 1's receive to rank 0's send shows it. The
+//    and only the edge from rank 0's receive to rank 1's send shows it
+//    (happens-before drops that pair: the send follows the receive). The
 //    senders pattern (each rank sends once to rank 0, which receives them
 //    all from MPI_ANY_SOURCE) is acyclic under zero buffering; fig6 is not
 //    (it deadlocks).
