@@ -28,9 +28,9 @@
 # wildcard receive against every other sender (K (K - 1) alternatives, each
 # with a replayed witness or an unsat answer) and the deadlock question,
 # with the directed replays and fixed-order decisions, then with the solver
-# alone (SMTRACE_SMT_GUIDED=0) in the same run: wall seconds, peak RSS,
-# unknown questions, and the ratio. Goals: K = 50 under 1 s, K = 1000 under
-# 60 s.
+# alone (SMTRACE_SMT_GUIDED=0) in the same run, per buffering of -B
+# (`--buffering`): wall and CPU seconds, peak RSS, unknown questions, and
+# the ratio. Goals: K = 50 under 1 s, K = 1000 under 60 s, either buffering.
 #
 # Table 2 (-T, or always when -k is not given): leader election on a ring of
 # 40 ranks (about 200 messages; the paper's LE has 220), router on 10 ranks x 6
@@ -40,7 +40,8 @@
 # question, with its naive baseline (fig6: the paper's "bogus" pair, rank
 # 0's last receive and rank 2's first send, unsat; leader and router: a
 # recorded match of the last round, sat). Then the whole prove of each of
-# the three per buffering of -B (default "infinite zero"; `--buffering`),
+# the three per buffering of -B (default "infinite zero"; `--buffering`;
+# the whole prove of the senders too),
 # with and without the solver alone, in the same run: wall and CPU seconds
 # (user + system), unknown questions and the ratio of wall seconds.
 #
@@ -216,21 +217,24 @@ if [ "$whole_ks" != "-" ]; then
   echo
   echo "== Whole prove: smtrace prove DIR --format json --smt-timeout ${limit} (every alternative), against the solver"
   echo "   alone (SMTRACE_SMT_GUIDED=0) in the same run; goals: K = 50 under 1 s, K = 1000 under 60 s"
-  printf "%6s %10s | %8s %9s %8s %6s | %8s %9s %8s | %8s\n" K alternatives wall_s peak_MiB unknown goal alone_s \
-    peak_MiB unknown ratio
+  printf "%6s %-8s %10s | %8s %8s %9s %8s %6s | %8s %8s %9s %8s | %8s\n" K buffering alternatives wall_s cpu_s \
+    peak_MiB unknown goal alone_s cpu_s peak_MiB unknown ratio
   for k in $whole_ks; do
     dir=$work/senders-whole-$k
     "$smtrace" synth senders --k "$k" -o "$dir" --force 2>"$work/synth.err" || { cat "$work/synth.err" >&2; exit 1; }
-    whole "whole-$k" "$dir" infinite SMTRACE_SMT_GUIDED=1
-    d_secs=$w_secs d_mib=$w_mib d_unknown=$w_unknown
-    whole "whole-alone-$k" "$dir" infinite SMTRACE_SMT_GUIDED=0
-    goal=-
-    case $k in
-      50) goal=$(awk -v s="$d_secs" -v u="$d_unknown" 'BEGIN { print (s < 1 && u == 0) ? "met" : "NOT met" }') ;;
-      1000) goal=$(awk -v s="$d_secs" -v u="$d_unknown" 'BEGIN { print (s < 60 && u == 0) ? "met" : "NOT met" }') ;;
-    esac
-    printf "%6s %10s | %8s %9s %8s %6s | %8s %9s %8s | %8s\n" "$k" $((k * (k - 1))) "$d_secs" "$d_mib" "$d_unknown" \
-      "$goal" "$w_secs" "$w_mib" "$w_unknown" "$(awk -v a="$w_secs" -v b="$d_secs" 'BEGIN { printf "%.1f x", a / b }')"
+    for b in $bufferings; do
+      whole "whole-$k-$b" "$dir" "$b" SMTRACE_SMT_GUIDED=1
+      d_secs=$w_secs d_cpu=$w_cpu d_mib=$w_mib d_unknown=$w_unknown
+      whole "whole-alone-$k-$b" "$dir" "$b" SMTRACE_SMT_GUIDED=0
+      goal=-
+      case $k in
+        50) goal=$(awk -v s="$d_secs" -v u="$d_unknown" 'BEGIN { print (s < 1 && u == 0) ? "met" : "NOT met" }') ;;
+        1000) goal=$(awk -v s="$d_secs" -v u="$d_unknown" 'BEGIN { print (s < 60 && u == 0) ? "met" : "NOT met" }') ;;
+      esac
+      printf "%6s %-8s %10s | %8s %8s %9s %8s %6s | %8s %8s %9s %8s | %8s\n" "$k" "$b" $((k * (k - 1))) "$d_secs" \
+        "$d_cpu" "$d_mib" "$d_unknown" "$goal" "$w_secs" "$w_cpu" "$w_mib" "$w_unknown" \
+        "$(awk -v a="$w_secs" -v b="$d_secs" 'BEGIN { printf "%.1f x", a / b }')"
+    done
     [ "$keep" = 1 ] || rm -rf "$dir"
   done
 fi

@@ -64,9 +64,7 @@ bool choice_free(const Machine& machine) {
       e.any_tag = e.any_tag || o.tag == k_any;
     } else if (o.kind == OpKind::send && o.peer >= 0) {
       Endpoint& e = endpoints[endpoint_key(o.comm, static_cast<uint32_t>(o.peer))];
-      const bool alone =
-          o.mode == SendMode::buffered || (o.mode == SendMode::standard && machine.buffering() == Buffering::infinite);
-      e.waits_for_match = e.waits_for_match || !alone;
+      e.waits_for_match = e.waits_for_match || machine.waits_for_match(o);
       e.unreceived = e.unreceived || !received[i];
       e.senders.add(static_cast<int32_t>(o.rank));
       e.by_tag[o.tag].add(static_cast<int32_t>(o.rank));
@@ -120,6 +118,275 @@ RunResult free_run(const Machine& machine, const MatchPairs& pairs,
 
 bool bad_end(const Machine& machine, const Machine::State& state) {
   return machine.deadlocked(state) || machine.unmatched_end(state);
+}
+
+namespace {
+
+// A directed graph given edge by edge (case 6's wait-for graph).
+class WaitGraph {
+ public:
+  // Return the first of `n` new nodes.
+  uint32_t add_nodes(uint32_t n) {
+    const uint32_t first = m_nodes;
+    m_nodes += n;
+    return first;
+  }
+  void edge(uint32_t from, uint32_t to) { m_edges.emplace_back(from, to); }
+  // Return true when the graph has no cycle (Kahn's algorithm). Throw BudgetSpent past `deadline`.
+  bool acyclic(const Deadline& deadline, uint64_t& ticks) const {
+    std::vector<uint32_t> start(m_nodes + 1, 0), in(m_nodes, 0);
+    for (const auto& [from, to] : m_edges) {
+      ++start[from + 1];
+      ++in[to];
+    }
+    for (uint32_t v = 0; v < m_nodes; ++v) start[v + 1] += start[v];
+    std::vector<uint32_t> next(m_edges.size()), fill(start.begin(), start.end() - 1);
+    for (const auto& [from, to] : m_edges) next[fill[from]++] = to;
+    std::vector<uint32_t> ready;
+    for (uint32_t v = 0; v < m_nodes; ++v) {
+      if (in[v] == 0) ready.push_back(v);
+    }
+    uint32_t removed = 0;
+    while (!ready.empty()) {
+      check_deadline(deadline, ticks);
+      const uint32_t v = ready.back();
+      ready.pop_back();
+      ++removed;
+      for (uint32_t e = start[v]; e < start[v + 1]; ++e) {
+        if (--in[next[e]] == 0) ready.push_back(next[e]);
+      }
+    }
+    return removed == m_nodes;
+  }
+
+ private:
+  uint32_t m_nodes = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> m_edges;
+};
+
+// A class of case 6: receives that match in posting order and channels
+// (a sender's sends of the class, in order).
+struct MatchClass {
+  std::vector<uint32_t> receives;
+  std::vector<std::vector<uint32_t>> channels;
+};
+
+// Split the receives and sends of one endpoint into case 6's classes;
+// return false when they do not split so.
+bool split_classes(const Model& model, const std::vector<uint32_t>& receives, const std::vector<uint32_t>& sends,
+                   std::vector<MatchClass>& out) {
+  auto by_sender = [&](const std::vector<uint32_t>& list) {
+    std::vector<std::vector<uint32_t>> channels;
+    std::unordered_map<uint32_t, std::size_t> index;
+    for (uint32_t s : list) {
+      auto [it, fresh] = index.emplace(model.ops[s].rank, channels.size());
+      if (fresh) channels.emplace_back();
+      channels[it->second].push_back(s);
+    }
+    return channels;
+  };
+  // One class when every receive accepts every send, else one per source when no receive has a wildcard.
+  auto add = [&](const std::vector<uint32_t>& rs, const std::vector<uint32_t>& ss) {
+    Senders senders;
+    bool many_tags = false;
+    for (uint32_t s : ss) {
+      senders.add(static_cast<int32_t>(model.ops[s].rank));
+      many_tags = many_tags || model.ops[s].tag != model.ops[ss.front()].tag;
+    }
+    const bool all_accept = std::all_of(rs.begin(), rs.end(), [&](uint32_t r) {
+      const Op& o = model.ops[r];
+      const bool tags = o.tag == k_any || ss.empty() || (!many_tags && model.ops[ss.front()].tag == o.tag);
+      return tags && senders.all_from(o.peer);
+    });
+    if (all_accept) {
+      out.push_back({rs, by_sender(ss)});
+      return true;
+    }
+    if (std::any_of(rs.begin(), rs.end(), [&](uint32_t r) { return model.ops[r].peer == k_any || model.ops[r].tag == k_any; })) {
+      return false;
+    }
+    std::unordered_map<int32_t, MatchClass> per_source;
+    for (uint32_t r : rs) per_source[model.ops[r].peer].receives.push_back(r);
+    for (auto& channel : by_sender(ss)) {
+      per_source[static_cast<int32_t>(model.ops[channel.front()].rank)].channels.push_back(std::move(channel));
+    }
+    for (auto& [source, c] : per_source) out.push_back(std::move(c));
+    return true;
+  };
+  const bool any_tag =
+      std::any_of(receives.begin(), receives.end(), [&](uint32_t r) { return model.ops[r].tag == k_any; });
+  if (any_tag) return add(receives, sends);
+  std::unordered_map<int32_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> by_tag;
+  for (uint32_t r : receives) by_tag[model.ops[r].tag].first.push_back(r);
+  for (uint32_t s : sends) by_tag[model.ops[s].tag].second.push_back(s);
+  for (const auto& [tag, lists] : by_tag) {
+    if (!add(lists.first, lists.second)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool no_bad_end(const Machine& machine, const Deadline& deadline) {
+  const Model& model = machine.model();
+  const auto ranks = static_cast<uint32_t>(model.ranks.size());
+  // The preconditions of case 6, and each endpoint's receives and sends.
+  std::unordered_map<uint64_t, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> endpoints;
+  for (const RankEvents& r : model.ranks) {
+    if (r.limit != 2 * r.events.size()) return false;
+  }
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& o = model.ops[i];
+    switch (o.kind) {
+      case OpKind::probe: return false;
+      case OpKind::recv:
+        if (o.probe != k_none) return false;
+        endpoints[endpoint_key(o.comm, o.rank)].first.push_back(i);
+        break;
+      case OpKind::send:
+        if (o.peer < 0 || static_cast<uint32_t>(o.peer) >= ranks) return false;
+        endpoints[endpoint_key(o.comm, static_cast<uint32_t>(o.peer))].second.push_back(i);
+        break;
+      case OpKind::coll: break;
+    }
+  }
+  std::vector<MatchClass> classes;
+  for (const auto& [key, lists] : endpoints) {
+    if (!split_classes(model, lists.first, lists.second, classes)) return false;
+  }
+  uint64_t ticks = 0;
+  try {
+    // Nodes: per event E (the rank is stuck inside it) and Q (stuck inside
+    // it or an earlier event); per op B (incomplete, its waiter stuck) and U
+    // (unposted); hubs per class.
+    WaitGraph g;
+    std::vector<uint32_t> first_event(ranks);
+    uint32_t events = 0;
+    for (uint32_t r = 0; r < ranks; ++r) {
+      first_event[r] = events;
+      events += static_cast<uint32_t>(model.ranks[r].events.size());
+    }
+    const auto ops = static_cast<uint32_t>(model.ops.size());
+    // Per op, whether it can be incomplete once posted (what it waits for
+    // comes from another op); per rank, its first event that waits for such
+    // an op: a rank stuck or done got there.
+    std::vector<bool> may_wait(model.ops.size(), false);
+    for (uint32_t i = 0; i < model.ops.size(); ++i) {
+      const Op& o = model.ops[i];
+      switch (o.kind) {
+        case OpKind::recv:
+        case OpKind::probe: may_wait[i] = true; break;
+        case OpKind::send: may_wait[i] = machine.waits_for_match(o); break;
+        case OpKind::coll:
+          if (o.instance == k_none) break;
+          const Instance& inst = model.instances[o.instance];
+          for (uint32_t m = 0; m < inst.members.size(); ++m) {
+            const uint32_t other = inst.members[m];
+            if (other != k_none && other != i && machine.waits_for_member(inst, o.member, m)) may_wait[i] = true;
+          }
+          break;
+      }
+    }
+    std::vector<uint32_t> first_wait(ranks, k_none);
+    for (uint32_t r = 0; r < ranks; ++r) {
+      const auto& list = model.ranks[r].events;
+      for (uint32_t e = 0; e < list.size() && first_wait[r] == k_none; ++e) {
+        const auto& waited = list[e].completes;
+        if (std::any_of(waited.begin(), waited.end(), [&](uint32_t op) { return may_wait[op]; })) first_wait[r] = e;
+      }
+    }
+    const uint32_t stuck = g.add_nodes(events), upto = g.add_nodes(events);
+    const uint32_t incomplete = g.add_nodes(ops), unposted = g.add_nodes(ops);
+    for (uint32_t r = 0; r < ranks; ++r) {
+      const auto& list = model.ranks[r].events;
+      for (uint32_t e = 0; e < list.size(); ++e) {
+        check_deadline(deadline, ticks);
+        const uint32_t at = first_event[r] + e;
+        if (!list[e].completes.empty()) g.edge(upto + at, stuck + at);
+        if (e > 0) g.edge(upto + at, upto + at - 1);
+        for (uint32_t op : list[e].completes) {
+          if (model.ops[op].rank != r || model.ops[op].post > e) return false;  // waits for an op not posted yet
+          g.edge(stuck + at, incomplete + op);
+        }
+      }
+    }
+    for (uint32_t i = 0; i < ops; ++i) {
+      check_deadline(deadline, ticks);
+      const Op& o = model.ops[i];
+      if (o.post > 0) g.edge(unposted + i, upto + first_event[o.rank] + o.post - 1);
+      if (o.kind != OpKind::coll || !may_wait[i]) continue;
+      const Instance& inst = model.instances[o.instance];
+      for (uint32_t m = 0; m < inst.members.size(); ++m) {
+        const uint32_t other = inst.members[m];
+        if (other != k_none && other != i && machine.waits_for_member(inst, o.member, m)) {
+          g.edge(incomplete + i, unposted + other);
+        }
+      }
+    }
+    for (MatchClass& c : classes) {
+      uint32_t sends = 0;
+      for (const auto& channel : c.channels) sends += static_cast<uint32_t>(channel.size());
+      if (sends != c.receives.size()) return false;
+      if (sends == 0) continue;
+      const auto receives = static_cast<uint32_t>(c.receives.size());
+      // A waiting send: the receive bound above.
+      for (const auto& channel : c.channels) {
+        const auto len = static_cast<uint32_t>(channel.size());
+        for (uint32_t k = 0; k < len; ++k) {
+          if (machine.waits_for_match(model.ops[channel[k]])) {
+            g.edge(incomplete + channel[k], unposted + c.receives[std::min(receives - 1, k + sends - len)]);
+          }
+        }
+      }
+      // A receive R[i]: channel c's send number min(|c| - 1, i - P + p_c)
+      // when that is at least p_c, where p_c counts the sends of c posted
+      // once their rank is stuck or done (up to its first event that waits)
+      // and P adds them up; none when i < P. By tails (c from p_c on) and
+      // j = i - P: hub T[min(j, longest tail - 1)] to tail send min(j,
+      // |tail| - 1) of each channel, the tails shorter than j + 1 through a
+      // chain L over the tails by length (L[k]: the first k).
+      std::vector<std::pair<uint32_t, uint32_t>> tails;  // (channel, p_c) with a tail
+      uint32_t posted = 0;
+      for (uint32_t x = 0; x < c.channels.size(); ++x) {
+        const auto& channel = c.channels[x];
+        const uint32_t first = first_wait[model.ops[channel.front()].rank];
+        const auto p = static_cast<uint32_t>(
+            std::partition_point(channel.begin(), channel.end(), [&](uint32_t s) { return model.ops[s].post <= first; }) -
+            channel.begin());
+        posted += p;
+        if (p < channel.size()) tails.emplace_back(x, p);
+      }
+      if (tails.empty()) continue;
+      auto tail_len = [&](const std::pair<uint32_t, uint32_t>& t) {
+        return static_cast<uint32_t>(c.channels[t.first].size()) - t.second;
+      };
+      std::sort(tails.begin(), tails.end(), [&](const auto& a, const auto& b) { return tail_len(a) < tail_len(b); });
+      const auto count = static_cast<uint32_t>(tails.size());
+      const uint32_t longest = tail_len(tails.back());
+      const uint32_t chain = g.add_nodes(count) - 1;  // L[k] is node chain + k, k = 1..count
+      for (uint32_t k = 1; k <= count; ++k) {
+        g.edge(chain + k, unposted + c.channels[tails[k - 1].first].back());
+        if (k > 1) g.edge(chain + k, chain + k - 1);
+      }
+      const uint32_t hub = g.add_nodes(longest);
+      uint32_t shorter = 0;  // tails with |tail| <= j
+      for (uint32_t j = 0; j < longest; ++j) {
+        check_deadline(deadline, ticks);
+        while (shorter < count && tail_len(tails[shorter]) <= j) ++shorter;
+        if (shorter > 0) g.edge(hub + j, chain + shorter);
+        for (uint32_t k = shorter; k < count; ++k) {
+          g.edge(hub + j, unposted + c.channels[tails[k].first][tails[k].second + j]);
+        }
+      }
+      for (uint32_t i = posted; i < receives; ++i) {
+        check_deadline(deadline, ticks);
+        g.edge(incomplete + c.receives[i], hub + std::min(i - posted, longest - 1));
+      }
+    }
+    return g.acyclic(deadline, ticks);
+  } catch (const BudgetSpent&) {
+    return false;
+  }
 }
 
 // One interchangeable endpoint: its receives in posting order, its
@@ -489,8 +756,7 @@ CountingBounds::Class* CountingBounds::find_class(uint32_t recv, const Deadline&
     // L: the first receive posted after each send that waits for its match returns.
     for (std::size_t m = 0; m < list.size(); ++m) {
       const Op& s = model.ops[list[m]];
-      const bool waits = s.mode == SendMode::sync || (zero && s.mode == SendMode::standard);
-      if (!waits || s.done == k_none) continue;
+      if (!m_machine.waits_for_match(s) || s.done == k_none) continue;
       check_deadline(deadline, ticks);
       uint32_t lo = 0, hi = n;  // first i with s returning before r_i is posted (n: none)
       while (lo < hi) {

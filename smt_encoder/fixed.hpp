@@ -1,6 +1,6 @@
 // Questions decided without a solver, where no choice of the runtime
-// changes how far each rank gets. Two cases, each proved below; both are
-// held to the brute-force enumerator and to Z3 by the differential test.
+// changes how far each rank gets. The cases are proved below; each is held
+// to the brute-force enumerator (and most to Z3) by the differential test.
 //
 // 1. Matches given. When each receive and probe may take one send only (its
 //    recorded one, or the one a question forces) or none, every step the
@@ -129,6 +129,52 @@
 //    it: rank 0 reaches its i-th send only after ranks 1's message 2i was
 //    taken, and rank 1's message 2i + 1 is posted only after that send.
 //
+// 6. No bad end, whatever the matches (either buffering; proves a part
+//    harmless). Take a model without probes whose ranks all ran to their
+//    end, in which every op is posted no later than the event that waits for
+//    it, and whose endpoints split into classes as in case 5: all receives
+//    and sends of an endpoint when one receive has MPI_ANY_TAG, else one
+//    class per tag; a class either has receives that each accept all its
+//    sends, or none with MPI_ANY_SOURCE (then one class per source). Each
+//    class has as many receives as sends. Within a class the matched
+//    receives are a prefix R[0..m) in posting order and each channel's
+//    matched sends a prefix of length a_c, with the a_c adding up to m (the
+//    two non-overtaking rules; no receive of another class accepts a send of
+//    the class). Take a state where no step is possible. A rank not at its
+//    end is inside an event (else it could call the next one) with an
+//    incomplete op o, which is posted:
+//    - o = R[i], unmatched, so m <= i: R[m] is posted, and a channel with a
+//      posted unmatched send would match R[m] with its first unmatched send
+//      (both rules hold, it accepts it); so every channel is used up or has
+//      its send number a_c unposted. Let p_c count the sends of c posted by
+//      the first event of their rank that waits for an op that can be
+//      incomplete (a rank stuck or at its end got there): a_c >= p_c, so
+//      m >= P, the sum of the p_c. As |S| = |R| > m, some channel c has its
+//      send number a_c <= min(|c| - 1, i - P + p_c) unposted, and so is
+//      that send (none when i < P: R[i] never waits in such a state);
+//    - o = send number k of channel c, waiting for its match: the first
+//      unmatched send of c is posted, so R[m] is unposted (else they would
+//      match), and so is R[min(|R| - 1, k + |S| - |c|)] (a_c <= k, the other
+//      channels gave at most |S| - |c|);
+//    - o a collective call: a member it waits for (Machine::waits_for_member)
+//      has not called the instance;
+//    and the rank of an unposted op y is not at its end: it is stuck inside
+//    an event before y's. The graph with an edge from each stuck event to
+//    the ops it waits for, from those to the ops named above (each class's
+//    choices behind a chain of hub nodes, so the graph stays linear), and
+//    from each op to the events of its rank before its posting event thus
+//    has a path from every stuck event to another, hence a cycle. If it is
+//    acyclic, no state without a step has a rank short of its end, and there
+//    every op is posted, so in each class a send left unmatched would match
+//    R[m]: every execution ends with every rank at its end and every send
+//    matched. Edges only by envelope, never pruned by happens-before: rank 0
+//    Recv(ANY_SOURCE) then Send(1), rank 1 Recv(0) then Send(0) deadlock,
+//    and only the edge from rank 0's receive to rank 1's send shows it
+//    (happens-before drops that pair: the send follows the receive). The
+//    senders pattern (each rank sends once to rank 0, which receives them
+//    all from MPI_ANY_SOURCE) is acyclic under zero buffering; fig6 is not
+//    (it deadlocks).
+//
 // Thread safety: reentrant.
 #pragma once
 
@@ -168,6 +214,12 @@ RunResult free_run(const Machine& machine, const MatchPairs& pairs,
 
 // Return true when `state` is a bad end of `machine` (deadlock or unmatched end).
 bool bad_end(const Machine& machine, const Machine::State& state);
+
+// Return true when no execution of `machine`'s model ends in a deadlock or
+// an unmatched end, whatever the matches (case 6: its wait-for graph is
+// acyclic); false when the case does not apply, the graph has a cycle, or
+// `deadline` passes.
+bool no_bad_end(const Machine& machine, const Deadline& deadline = {});
 
 // Case 3 over one choice-free model: which sends the receives of its
 // interchangeable endpoints can take. An endpoint's run is made the first

@@ -77,44 +77,28 @@ bool Machine::complete(const State& state, uint32_t op) const {
     case OpKind::probe:
       return state.partner[op] != k_none;
     case OpKind::send:
-      if (o.mode == SendMode::buffered) return true;
-      if (o.mode == SendMode::standard && m_buffering == Buffering::infinite) return true;
-      return state.partner[op] != k_none;
+      return !waits_for_match(o) || state.partner[op] != k_none;
     case OpKind::coll: {
       if (o.instance == k_none) return true;
       const Instance& inst = m_model.instances[o.instance];
-      auto entered = [&](uint32_t member) {
-        const uint32_t other = inst.members[member];
-        return other == k_none || posted(state, other);
-      };
-      if (waits_for_all(inst)) {
-        for (uint32_t m = 0; m < inst.members.size(); ++m) {
-          if (!entered(m)) return false;
-        }
-        return true;
-      }
-      switch (inst.kind) {
-        case CollKind::full:
-          return true;  // waits_for_all
-        case CollKind::from_root:
-          return o.member == inst.root || entered(inst.root);
-        case CollKind::to_root:
-          if (o.member != inst.root) return true;
-          for (uint32_t m = 0; m < inst.members.size(); ++m) {
-            if (!entered(m)) return false;
-          }
-          return true;
-        case CollKind::scan:
-        case CollKind::exscan: {
-          const uint32_t upto = inst.kind == CollKind::scan ? o.member + 1 : o.member;
-          for (uint32_t m = 0; m < upto; ++m) {
-            if (!entered(m)) return false;
-          }
-          return true;
-        }
+      for (uint32_t m = 0; m < inst.members.size(); ++m) {
+        const uint32_t other = inst.members[m];
+        if (other != k_none && !posted(state, other) && waits_for_member(inst, o.member, m)) return false;
       }
       return true;
     }
+  }
+  return true;
+}
+
+bool Machine::waits_for_member(const Instance& instance, uint32_t member, uint32_t other) const {
+  if (waits_for_all(instance)) return true;
+  switch (instance.kind) {
+    case CollKind::full: return true;  // waits_for_all
+    case CollKind::from_root: return member != instance.root && other == instance.root;
+    case CollKind::to_root: return member == instance.root;
+    case CollKind::scan: return other <= member;
+    case CollKind::exscan: return other < member;
   }
   return true;
 }

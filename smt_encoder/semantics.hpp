@@ -126,6 +126,14 @@ class Machine {
   bool waits_for_all(const Instance& instance) const {
     return instance.kind == CollKind::full || m_buffering == Buffering::zero;
   }
+  // Return true when send `send` completes only once matched (MPI_Ssend, and
+  // a standard-mode send under zero buffering).
+  bool waits_for_match(const Op& send) const {
+    return send.mode == SendMode::sync || (send.mode == SendMode::standard && m_buffering == Buffering::zero);
+  }
+  // Return true when the call of member `member` of `instance` completes
+  // only once member `other` has called it.
+  bool waits_for_member(const Instance& instance, uint32_t member, uint32_t other) const;
 
  private:
   bool match_allowed(const State& state, uint32_t r, uint32_t s, std::string* why) const;

@@ -294,6 +294,11 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
       bad = bad_end(machine, run.state) ? Bad::possible : Bad::impossible;
     }
   }
+  // No execution ends badly whatever the matches (fixed.hpp, case 6): the wait-for graph is acyclic.
+  if (ask_outcomes && bad == Bad::unasked && replay && no_bad_end(machine, budget.deadline())) {
+    ++out.stats["replay_acyclic_parts"];
+    bad = Bad::impossible;
+  }
   if (options.errors_only && bad == Bad::impossible) return;
   // Matches given (fixed.hpp, case 1): whether an alternative alone ends badly is one run.
   const bool fixed = replay && matches_recorded(m, pairs);
@@ -574,6 +579,11 @@ void find_deadlock(PartSolver& ps, const SolveOptions& options, const Budget& bu
     } else {
       ++out.unknown;
     }
+    return;
+  }
+  // No execution deadlocks, whatever the matches (fixed.hpp, case 6).
+  if (options.tuning.replay && no_bad_end(ps.machine(Buffering::zero), budget.deadline())) {
+    ++out.stats["replay_acyclic_parts"];
     return;
   }
   const auto sol = ps.ask(budget, [&](Encoder& e) {

@@ -1,6 +1,9 @@
-// fixed.hpp's case 5 (counting bounds) and match_pairs.hpp's Precedence on
-// hand-built models: the seed's Figure 6 program repeated (MultiM) under
-// zero buffering, where the bounds decide every pair exactly, held to the
+// fixed.hpp's case 5 (counting bounds), case 6 (no bad end, by an acyclic
+// wait-for graph) and match_pairs.hpp's Precedence on hand-built models: the
+// seed's Figure 6 program repeated (MultiM) under zero buffering, where the
+// bounds decide every pair exactly and case 6 must not apply (it deadlocks),
+// the senders pattern, which case 6 proves harmless, and the two-rank
+// deadlock that happens-before pruning would hide; each held to the
 // brute-force enumerator of semantics.hpp.
 #include <doctest/doctest.h>
 
@@ -162,6 +165,117 @@ TEST_CASE("smt_encoder::CountingBounds: receives outside case 5 are left alone")
   CHECK(counting.channels(r1) == 0);
   CHECK_FALSE(counting.planned_run(r1, 0));
   CHECK_FALSE(counting.surviving_pairs());
+}
+
+// The senders pattern (synth senders): ranks 1..n each send once to rank 0,
+// which receives n messages from MPI_ANY_SOURCE; then, with `barrier`, a barrier.
+smt::Model senders(uint32_t n, bool barrier) {
+  ModelBuilder b(n + 1);
+  std::vector<uint32_t> receives, sends;
+  for (uint32_t i = 0; i < n; ++i) receives.push_back(b.recv(0, k_any));
+  for (uint32_t r = 1; r <= n; ++r) sends.push_back(b.send(r, 0));
+  if (barrier) b.barrier();
+  smt::Model m = b.build();
+  for (uint32_t i = 0; i < n; ++i) m.ops[receives[i]].recorded = sends[i];
+  return m;
+}
+
+TEST_CASE("smt_encoder::no_bad_end: the senders pattern cannot end badly, under either buffering") {
+  for (const bool barrier : {false, true}) {
+    const smt::Model m = senders(4, barrier);
+    for (const Buffering buffering : {Buffering::zero, Buffering::infinite}) {
+      INFO("barrier ", barrier, " buffering ", smt::buffering_name(buffering));
+      const smt::Machine machine(m, buffering);
+      CHECK(smt::no_bad_end(machine));
+      const smt::Exploration ex = smt::explore(m, buffering, 2'000'000);
+      REQUIRE_FALSE(ex.truncated);
+      CHECK_FALSE(ex.deadlock);
+      CHECK_FALSE(ex.unmatched);
+    }
+  }
+  // 1,000 senders: linear graph, decided at once.
+  CHECK(smt::no_bad_end(smt::Machine(senders(1000, true), Buffering::zero)));
+}
+
+TEST_CASE("smt_encoder::no_bad_end: a receive from any source, then a send, deadlocks both ways") {
+  // rank 0: Recv(ANY) Send(1); rank 1: Recv(0) Send(0). Pruning the pair
+  // (rank 0's receive, rank 1's send) by happens-before would leave no
+  // edge into the cycle; by envelope the cycle is there, and so is the deadlock.
+  ModelBuilder b(2);
+  b.recv(0, k_any);
+  b.send(0, 1);
+  b.recv(1, 0);
+  b.send(1, 0);
+  const smt::Model m = b.build();
+  const smt::Machine machine(m, Buffering::zero);
+  CHECK_FALSE(smt::no_bad_end(machine));
+  const smt::Exploration ex = smt::explore(m, Buffering::zero, 100'000);
+  CHECK(ex.deadlock);
+  // The receive comes after rank 0's send instead: harmless, and case 6 says so.
+  ModelBuilder c(2);
+  c.send(0, 1);
+  const uint32_t r0 = c.recv(0, k_any);
+  const uint32_t r1 = c.recv(1, 0);
+  const uint32_t s1 = c.send(1, 0);
+  smt::Model fine = c.build();
+  fine.ops[r0].recorded = s1;
+  fine.ops[r1].recorded = 0;
+  CHECK(smt::no_bad_end(smt::Machine(fine, Buffering::zero)));
+  CHECK_FALSE(smt::explore(fine, Buffering::zero, 100'000).deadlock);
+}
+
+TEST_CASE("smt_encoder::no_bad_end: fig6 deadlocks under zero buffering, not under infinite") {
+  for (uint32_t iterations : {1u, 2u, 3u}) {
+    INFO("iterations ", iterations);
+    const Fig6 f = fig6(iterations);
+    const smt::Exploration zero = smt::explore(f.model, Buffering::zero, 2'000'000);
+    REQUIRE_FALSE(zero.truncated);
+    // Sound (one iteration cannot deadlock, and still has a cycle: not decided here).
+    if (iterations >= 2) CHECK(zero.deadlock);
+    if (zero.deadlock) CHECK_FALSE(smt::no_bad_end(smt::Machine(f.model, Buffering::zero)));
+    // Under infinite buffering every send returns at once: the graph is acyclic and nothing ends badly.
+    CHECK(smt::no_bad_end(smt::Machine(f.model, Buffering::infinite)));
+    const smt::Exploration inf = smt::explore(f.model, Buffering::infinite, 2'000'000);
+    CHECK_FALSE(inf.deadlock);
+    CHECK_FALSE(inf.unmatched);
+  }
+}
+
+TEST_CASE("smt_encoder::no_bad_end: outside case 6") {
+  // A probe, a class with more sends than receives, a rank that stopped.
+  ModelBuilder b(2);
+  b.send(1, 0);
+  b.probe(0, k_any);
+  b.recv(0, k_any);
+  CHECK_FALSE(smt::no_bad_end(smt::Machine(b.build(), Buffering::infinite)));
+  ModelBuilder c(2);
+  c.send(1, 0);
+  c.send(1, 0);
+  c.recv(0, 1);
+  CHECK_FALSE(smt::no_bad_end(smt::Machine(c.build(), Buffering::infinite)));
+  ModelBuilder d(2);
+  d.send(1, 0);
+  d.recv(0, 1);
+  smt::Model stopped = d.build();
+  CHECK(smt::no_bad_end(smt::Machine(stopped, Buffering::zero)));
+  stopped.ranks[0].limit = 1;
+  CHECK_FALSE(smt::no_bad_end(smt::Machine(stopped, Buffering::zero)));
+  // Receives from any source of one tag and from one source of another
+  // tag: a class each; from any source and from one source, one tag: none.
+  ModelBuilder e(3);
+  e.send(1, 0, 1);
+  e.send(2, 0, 2);
+  e.recv(0, k_any, 1);
+  e.recv(0, 2, 2);
+  CHECK(smt::no_bad_end(smt::Machine(e.build(), Buffering::zero)));
+  ModelBuilder f(3);
+  f.send(1, 0);
+  f.send(2, 0);
+  f.recv(0, k_any);
+  f.recv(0, 2);
+  const smt::Model mixed = f.build();
+  CHECK_FALSE(smt::no_bad_end(smt::Machine(mixed, Buffering::zero)));
+  CHECK(smt::explore(mixed, Buffering::zero, 100'000).deadlock);  // rank 2's message taken first
 }
 
 TEST_SUITE_END();
