@@ -36,6 +36,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -227,46 +228,26 @@ class SegmentMap {
 
 bool overlaps(const Block& b, uint64_t lo, uint64_t hi) { return b.lo < hi && lo < b.hi; }
 
-// Computes buffer footprints from (address, count, datatype) with the rank's
-// datatype definitions.
-class Footprints {
- public:
-  explicit Footprints(const RankData& data) : m_footprint(data) {}
-
-  // Return the extent of datatype `type` in bytes (0 when unknown).
-  int64_t extent(uint32_t type) const { return m_footprint.extent(type); }
-
-  // Append the blocks of `count` elements of `type` at `base` (MPI_BOTTOM =
-  // 0: the type's offsets are absolute addresses): footprint.hpp's strided
-  // pieces, block by block (more than k_max_blocks blocks: their hull).
-  void add(std::vector<Block>& out, uint64_t base, int64_t count, uint32_t type, Mode mode) const {
-    m_pieces.clear();
-    m_footprint.add(m_pieces, base, count, type);
-    uint64_t blocks = 0, lo = UINT64_MAX, hi = 0;
-    for (const Strided& p : m_pieces) {
-      blocks += p.count;
-      lo = std::min(lo, p.lo);
-      hi = std::max(hi, p.lo + (p.count - 1) * p.distance + p.size);
-    }
-    if (blocks > k_max_blocks) {
-      push(out, lo, hi, mode);
-      return;
-    }
-    for (const Strided& p : m_pieces)
-      for (uint64_t j = 0; j < p.count; ++j) push(out, p.lo + j * p.distance, p.lo + j * p.distance + p.size, mode);
-  }
-
-  // Return the footprint computer.
-  const Footprint& footprint() const { return m_footprint; }
-
- private:
-  static void push(std::vector<Block>& out, uint64_t lo, uint64_t hi, Mode mode) {
+// Append to `out` the blocks of one buffer whose bytes are `pieces`
+// (footprint.hpp's strided pieces), block by block (more than
+// k_max_blocks blocks: their hull).
+void add_blocks(std::vector<Block>& out, std::span<const Strided> pieces, Mode mode) {
+  auto push = [&](uint64_t lo, uint64_t hi) {
     if (hi > lo) out.push_back(Block{lo, hi, mode});
+  };
+  uint64_t blocks = 0, lo = UINT64_MAX, hi = 0;
+  for (const Strided& p : pieces) {
+    blocks += p.count;
+    lo = std::min(lo, p.lo);
+    hi = std::max(hi, p.lo + (p.count - 1) * p.distance + p.size);
   }
-
-  const Footprint m_footprint;
-  mutable std::vector<Strided> m_pieces;  // scratch of add()
-};
+  if (blocks > k_max_blocks) {
+    push(lo, hi);
+    return;
+  }
+  for (const Strided& p : pieces)
+    for (uint64_t j = 0; j < p.count; ++j) push(p.lo + j * p.distance, p.lo + j * p.distance + p.size);
+}
 
 // Sort `blocks` and merge overlapping or adjacent ones of the same mode.
 void normalize(std::vector<Block>& blocks) {
@@ -287,9 +268,7 @@ void normalize(std::vector<Block>& blocks) {
 class Pass final : public RankPass {
  public:
   explicit Pass(const RankData& data)
-      : m_data(data), m_fp(data), m_sink([this](const CallBuffer& b) {
-          m_fp.add(m_scratch, b.addr, b.count, b.datatype, writes(b.access) ? Mode::write : Mode::read);
-        }) {}
+      : m_data(data) {}
 
   void event(const Event& e) override {
     if (e.rc != 0) return;  // a failed call touched nothing (or we cannot tell what)
@@ -320,7 +299,10 @@ class Pass final : public RankPass {
       access(e, false);
       return;
     }
-    mpi_buffers(e, m_data, m_fp.footprint(), m_sink);
+    const EventBuffers& buffers = event_buffers(e, m_data);
+    for (const BufferBytes& b : buffers.buffers)
+      add_blocks(m_scratch, std::span<const Strided>(buffers.pieces).subspan(b.first, b.last - b.first),
+                 writes(b.buffer.access) ? Mode::write : Mode::read);
     switch (t.request) {
       case RequestEffect::create:
         post(e, e.call, false);
@@ -543,8 +525,6 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  Footprints m_fp;
-  const BufferSink m_sink;                        // adds a buffer's blocks to m_scratch
   RequestMap<PendingOp> m_ops;  // by request id
   SegmentMap m_pending;                           // footprints of the active ops
   std::vector<Block> m_scratch;                   // reused for each event
