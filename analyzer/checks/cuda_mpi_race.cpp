@@ -34,10 +34,10 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
-#include "analyzer/checks/request_map.hpp"
 #include "analyzer/cuda_streams.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/mpi_buffers.hpp"
+#include "analyzer/request_map.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {

@@ -55,10 +55,10 @@
 
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/checks/grouped.hpp"
-#include "analyzer/checks/request_map.hpp"
 #include "analyzer/datatypes.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/mpi_buffers.hpp"
+#include "analyzer/request_map.hpp"
 #include "analyzer/signature.hpp"
 #include "trace_format/content.hpp"
 

@@ -46,11 +46,11 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
-#include "analyzer/checks/request_map.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/happens_before.hpp"
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/replay.hpp"
+#include "analyzer/request_map.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -168,7 +168,7 @@ class SegmentMap {
     while (cur < hi) {
       if (it == m_segs.end() || it->first > cur) {
         const uint64_t next = (it != m_segs.end() && it->first < hi) ? it->first : hi;
-        it = m_segs.emplace_hint(it, cur, Seg{next, 0, 0});
+        it = make(it, cur, Seg{next, 0, 0});
       }
       bump(it->second, mode, +1);
       cur = it->second.end;
@@ -179,7 +179,7 @@ class SegmentMap {
   void remove(uint64_t lo, uint64_t hi, Mode mode) {
     for (auto it = m_segs.lower_bound(lo); it != m_segs.end() && it->first < hi;) {
       bump(it->second, mode, -1);
-      it = (it->second.readers == 0 && it->second.writers == 0) ? m_segs.erase(it) : std::next(it);
+      it = (it->second.readers == 0 && it->second.writers == 0) ? drop(it) : std::next(it);
     }
   }
 
@@ -219,11 +219,32 @@ class SegmentMap {
     if (it->first < x && it->second.end > x) {
       Seg right = it->second;
       it->second.end = x;
-      m_segs.emplace_hint(std::next(it), x, right);
+      make(std::next(it), x, right);
     }
   }
 
-  std::map<uint64_t, Seg> m_segs;
+  using Map = std::map<uint64_t, Seg>;
+  // Insert (`lo`, `seg`) before `hint`, in a node of an erased segment
+  // when there is one: a pending operation's segments come and go with it.
+  Map::iterator make(Map::iterator hint, uint64_t lo, Seg seg) {
+    if (m_spare.empty()) return m_segs.emplace_hint(hint, lo, seg);
+    Map::node_type node = std::move(m_spare.back());
+    m_spare.pop_back();
+    node.key() = lo;
+    node.mapped() = seg;
+    return m_segs.insert(hint, std::move(node));
+  }
+  // Erase the segment at `it`, keeping its node; return the next one.
+  Map::iterator drop(Map::iterator it) {
+    if (m_spare.size() >= k_max_spare) return m_segs.erase(it);
+    const auto next = std::next(it);
+    m_spare.push_back(m_segs.extract(it));
+    return next;
+  }
+
+  static constexpr std::size_t k_max_spare = 256;
+  Map m_segs;
+  std::vector<Map::node_type> m_spare;
 };
 
 bool overlaps(const Block& b, uint64_t lo, uint64_t hi) { return b.lo < hi && lo < b.hi; }
