@@ -1,8 +1,9 @@
 // The buffers an MPI call reads and writes at the calling rank, addresses
 // resolved: format::call_buffers (which says what each call touches, and
 // for how long) given this rank's place in the call's communicator, blocks
-// at their displacements (extents from the rank's datatypes). Shared by
-// local-concurrency, cuda-mpi-race and rma-race.
+// at their displacements (extents from the rank's datatypes), with their
+// bytes. Shared by local-concurrency, cuda-mpi-race and rma-race: computed
+// once per event for all of them (EventScope).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,7 @@ using BufferSink = std::function<void(const CallBuffer& buffer)>;
 // conflicts it counts as a write).
 constexpr bool writes(format::BufferAccess access) { return access != format::BufferAccess::read; }
 
-// One buffer of MPI call and its bytes: Footprint::add's pieces
+// One buffer of an MPI call and its bytes: Footprint::add's pieces
 // EventBuffers::pieces[first, last).
 struct BufferBytes {
   CallBuffer buffer;
