@@ -13,6 +13,7 @@
 #include "analyzer/check.hpp"
 #include "analyzer/comms.hpp"
 #include "analyzer/happens_before.hpp"
+#include "analyzer/mpi_buffers.hpp"
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
 #include "trace_format/content.hpp"
@@ -189,6 +190,7 @@ class Sequencer {
   void deliver(const Event& e) {
     m_started = true;
     m_next = e.seq + 1;
+    const EventScope scope(e);  // the passes share event_buffers(e)
     for (PassOf& p : m_passes) guarded(p, &e, [&] { p.pass->event(e); });
   }
   void drain(bool all) {

@@ -32,15 +32,30 @@ format::CommPlace comm_place(const RankData& data, uint32_t comm) {
   return place;
 }
 
-void mpi_buffers(const format::Event& e, const RankData& data, const Footprint& footprint, const BufferSink& sink) {
+namespace {
+
+// The event of this thread's open EventScope, and what was computed for it.
+struct Memo {
+  const format::Event* scope = nullptr;  // the open scope's event
+  const format::Event* event = nullptr;  // the event `value` is of (nullptr: none)
+  const RankData* data = nullptr;
+  EventBuffers value;
+  std::vector<format::Buffer> scratch;
+};
+thread_local Memo t_memo;
+
+void compute(const format::Event& e, const RankData& data, Memo& memo) {
+  EventBuffers& out = memo.value;
+  out.buffers.clear();
+  out.pieces.clear();
   const format::CallTraits& t = format::call_traits(e.call);
   if (t.buffers == format::BufferLayout::none || t.role == format::Role::local_access) return;
   // Only rooted and sized layouts need the communicator.
   const format::CommPlace place = t.role == format::Role::collective ? comm_place(data, e.comm) : format::CommPlace{};
-  thread_local std::vector<format::Buffer> scratch;
-  scratch.clear();
-  format::call_buffers(e, place, scratch);
-  for (const format::Buffer& b : scratch) {
+  memo.scratch.clear();
+  format::call_buffers(e, place, memo.scratch);
+  const Footprint footprint(data);
+  for (const format::Buffer& b : memo.scratch) {
     if (b.maybe || b.arg == format::BufferArg::target || b.arg == format::BufferArg::local) continue;
     int64_t offset = 0;
     switch (b.unit) {
@@ -48,8 +63,38 @@ void mpi_buffers(const format::Event& e, const RankData& data, const Footprint& 
       case format::OffsetUnit::bytes: offset = b.offset; break;
       case format::OffsetUnit::disp_units: continue;
     }
-    sink(CallBuffer{b.addr + static_cast<uint64_t>(offset), b.count, b.datatype, b.access, b.lifetime, b.arg});
+    BufferBytes bytes;
+    bytes.buffer = CallBuffer{b.addr + static_cast<uint64_t>(offset), b.count, b.datatype, b.access, b.lifetime, b.arg};
+    bytes.first = static_cast<uint32_t>(out.pieces.size());
+    footprint.add(out.pieces, bytes.buffer.addr, bytes.buffer.count, bytes.buffer.datatype);
+    bytes.last = static_cast<uint32_t>(out.pieces.size());
+    out.buffers.push_back(bytes);
   }
+}
+
+}  // namespace
+
+const EventBuffers& event_buffers(const format::Event& e, const RankData& data) {
+  Memo& memo = t_memo;
+  if (memo.scope == &e && memo.event == &e && memo.data == &data) return memo.value;
+  compute(e, data, memo);
+  memo.event = memo.scope == &e ? &e : nullptr;
+  memo.data = &data;
+  return memo.value;
+}
+
+EventScope::EventScope(const format::Event& e) {
+  t_memo.scope = &e;
+  t_memo.event = nullptr;
+}
+
+EventScope::~EventScope() {
+  t_memo.scope = nullptr;
+  t_memo.event = nullptr;
+}
+
+void mpi_buffers(const format::Event& e, const RankData& data, const BufferSink& sink) {
+  for (const BufferBytes& b : event_buffers(e, data).buffers) sink(b.buffer);
 }
 
 }  // namespace smtrace::analyzer

@@ -1,12 +1,14 @@
 // The buffers an MPI call reads and writes at the calling rank, addresses
 // resolved: format::call_buffers (which says what each call touches, and
 // for how long) given this rank's place in the call's communicator, blocks
-// at their displacements (extents from the rank's datatypes). Shared by
-// local-concurrency, cuda-mpi-race and rma-race.
+// at their displacements (extents from the rank's datatypes), with their
+// bytes. Shared by local-concurrency, cuda-mpi-race and rma-race: computed
+// once per event for all of them (EventScope).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "analyzer/footprint.hpp"
 #include "analyzer/rank_data.hpp"
@@ -36,11 +38,42 @@ using BufferSink = std::function<void(const CallBuffer& buffer)>;
 // conflicts it counts as a write).
 constexpr bool writes(format::BufferAccess access) { return access != format::BufferAccess::read; }
 
-// Call `sink` for each buffer MPI call `e` reads or writes at rank `data`
+// One buffer of an MPI call and its bytes: Footprint::add's pieces
+// EventBuffers::pieces[first, last).
+struct BufferBytes {
+  CallBuffer buffer;
+  uint32_t first = 0, last = 0;
+};
+// The buffers of one MPI call at the calling rank, and their bytes.
+struct EventBuffers {
+  std::vector<BufferBytes> buffers;
+  std::vector<Strided> pieces;
+};
+
+// Return the buffers MPI call `e` reads or writes at rank `data`
 // (format::call_buffers): those it is sure of (a buffer that matters only if
 // this rank is a root it cannot place is left out), at this rank (not an
 // RMA call's target memory), of MPI calls (not annotated or captured
-// accesses). v/w collectives give one buffer per block, at its displacement.
-void mpi_buffers(const format::Event& e, const RankData& data, const Footprint& footprint, const BufferSink& sink);
+// accesses); v/w collectives give one buffer per block, at its
+// displacement. Each with its bytes (Footprint(data).add: none for an
+// unknown datatype or a count <= 0).
+// Computed once per event while an EventScope of `e` is open on this
+// thread (the checks' passes of one event share it), else on every call.
+// The result is valid until the next call on this thread.
+const EventBuffers& event_buffers(const format::Event& e, const RankData& data);
+
+// Marks `e` as the event being handed to the rank passes of this thread:
+// event_buffers() of `e` is computed at most once while it lives. `e` must
+// not change meanwhile. Not nested.
+class EventScope {
+ public:
+  explicit EventScope(const format::Event& e);
+  ~EventScope();
+  EventScope(const EventScope&) = delete;
+  EventScope& operator=(const EventScope&) = delete;
+};
+
+// Call `sink` for each buffer of event_buffers(e, data) (without its bytes).
+void mpi_buffers(const format::Event& e, const RankData& data, const BufferSink& sink);
 
 }  // namespace smtrace::analyzer

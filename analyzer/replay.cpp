@@ -1,6 +1,7 @@
 #include "analyzer/replay.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "analyzer/comms.hpp"
+#include "analyzer/request_map.hpp"
 
 namespace smtrace::analyzer {
 
@@ -28,6 +30,8 @@ struct Active {
   Outstanding::Kind kind = Outstanding::Kind::other;
   uint32_t index = 0;   // into ops or colls
 };
+
+void reset(Active& a) { a = Active{}; }  // RequestMap
 
 // A persistent request's template: the op each Start posts.
 struct Persistent {
@@ -51,7 +55,7 @@ struct RankReplay {
   std::vector<RmaEvent> rma;
   std::vector<Outstanding> outstanding;
   std::optional<Event> blocked;
-  std::unordered_map<uint64_t, Active> active;
+  RequestMap<Active> active;
   std::unordered_map<uint64_t, Persistent> persistent;
   std::unordered_map<uint64_t, uint32_t> messages;  // matched probe's message -> its receive in ops
   std::deque<uint32_t> unnamed;  // receives of matched probes recorded without their message, in order
@@ -299,8 +303,14 @@ class ReplayPass final : public RankPass {
 
   uint32_t payload(uint32_t datatype, int64_t count) {
     const Payload p{datatype, count};
+    // Most programs post the same few payloads over and over: the last
+    // two found are tried before the hash map.
+    for (uint32_t i : m_recent)
+      if (i != k_none && m.payloads[i] == p) return i;
     auto [it, fresh] = m.payload_index.try_emplace(p, static_cast<uint32_t>(m.payloads.size()));
     if (fresh) m.payloads.push_back(p);
+    m_recent[1] = m_recent[0];
+    m_recent[0] = it->second;
     return it->second;
   }
 
@@ -350,6 +360,7 @@ class ReplayPass final : public RankPass {
 
   RankReplay& m;
   ThreadCollector m_threads;
+  std::array<uint32_t, 2> m_recent{k_none, k_none};  // payload indices last found
 };
 
 // Ask for transparent huge pages on a large reserved vector: first touches

@@ -34,10 +34,10 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
-#include "analyzer/checks/request_map.hpp"
 #include "analyzer/cuda_streams.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/mpi_buffers.hpp"
+#include "analyzer/request_map.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -93,7 +93,7 @@ enum class Kind : uint8_t { none, blocking, post, define };
 
 class Pass final : public RankPass {
  public:
-  explicit Pass(const RankData& data) : m_data(data), m_footprint(data) {}
+  explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
     if (format::call_family(e.call) == format::Family::cuda) {
@@ -246,18 +246,16 @@ class Pass final : public RankPass {
   // return how the call uses them.
   Kind buffers(const Event& e) {
     const format::CallTraits& t = format::call_traits(e.call);
-    auto add = [&](const CallBuffer& b) {
-      m_pieces.clear();
-      m_footprint.add(m_pieces, b.addr, b.count, b.datatype);
-      if (m_pieces.empty()) return;
+    const EventBuffers& buffers = event_buffers(e, m_data);
+    for (const BufferBytes& b : buffers.buffers) {
+      if (b.first == b.last) continue;
       uint64_t lo = UINT64_MAX, hi = 0;
-      for (const Strided& p : m_pieces) {
-        lo = std::min(lo, p.lo);
-        hi = std::max(hi, hull_end(p));
+      for (uint32_t i = b.first; i < b.last; ++i) {
+        lo = std::min(lo, buffers.pieces[i].lo);
+        hi = std::max(hi, hull_end(buffers.pieces[i]));
       }
-      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, writes(b.access)});
-    };
-    mpi_buffers(e, m_data, m_footprint, add);
+      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, writes(b.buffer.access)});
+    }
     switch (t.request) {
       case RequestEffect::create: return Kind::post;
       case RequestEffect::persistent: return Kind::define;
@@ -272,13 +270,11 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  const Footprint m_footprint;
   CudaStreams m_model;
   std::vector<std::deque<CudaUse>> m_work;         // per model stream: unfinished work, in issue order
   uint64_t m_unfinished = 0;
   RequestMap<MpiOp> m_ops;                         // by request id
   std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers
-  std::vector<Strided> m_pieces;                   // scratch of buffers()
   std::set<std::tuple<uint32_t, uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
 };
 

@@ -58,6 +58,7 @@
 #include "analyzer/datatypes.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/mpi_buffers.hpp"
+#include "analyzer/request_map.hpp"
 #include "analyzer/signature.hpp"
 #include "trace_format/content.hpp"
 
@@ -430,17 +431,26 @@ class Pass final : public RankPass {
     return it->second;
   }
 
+  // Call `f` with each request `e` names: its array, or its one request
+  // when it has no array (none when that is MPI_REQUEST_NULL).
+  template <class F>
+  static void each_request(const Event& e, const F& f) {
+    if (!e.requests.empty()) {
+      for (uint64_t id : e.requests) f(id);
+    } else if (e.request != 0) {
+      f(e.request);
+    }
+  }
+
   void requests(const Event& e, const format::CallTraits& t) {
-    std::vector<uint64_t> ids = e.requests;
-    if (ids.empty() && e.request != 0) ids.push_back(e.request);
     switch (t.request) {
       case format::RequestEffect::start:
-        if (ids.empty()) return add("null request", "the request is MPI_REQUEST_NULL");
-        for (uint64_t id : ids) start(id);
+        if (e.requests.empty() && e.request == 0) return add("null request", "the request is MPI_REQUEST_NULL");
+        each_request(e, [&](uint64_t id) { start(id); });
         return;
       case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
       case format::RequestEffect::complete_some:
-        for (uint64_t id : ids) used(id);
+        each_request(e, [&](uint64_t id) { used(id); });
         return;
       case format::RequestEffect::free: case format::RequestEffect::cancel:
         if (e.request == 0) return add("null request", "the request is MPI_REQUEST_NULL");
@@ -478,7 +488,8 @@ class Pass final : public RankPass {
       add("not persistent",
           fmt::format("the request of {} ({}:{}) is not persistent", format::call_name(a->second.call), m_data.rank,
                       a->second.seq),
-          a->second, {"MPI_Start and MPI_Startall take persistent requests (MPI_Send_init, ...) only"});
+          RawSite{m_data.rank, a->second.seq, a->second.call, a->second.site, "the request is created here"},
+          {"MPI_Start and MPI_Startall take persistent requests (MPI_Send_init, ...) only"});
   }
 
   // --- handles created and freed
@@ -531,7 +542,6 @@ class Pass final : public RankPass {
   void effects(const Event& e, const format::CallTraits& t) {
     if (e.pending || e.rc != 0) return;
     const format::HandleUse h = format::handle_use(e);
-    const RawSite here = raw_site(m_data.rank, e, "");
     switch (h.effect) {
       case format::HandleEffect::create:
         switch (h.kind) {
@@ -554,8 +564,7 @@ class Pass final : public RankPass {
         break;
       case format::HandleEffect::commit: m_committed.insert(h.id); break;
       case format::HandleEffect::free: {
-        RawSite freed = here;
-        freed.note = fmt::format("{} frees it here", format::call_name(e.call));
+        const RawSite freed = raw_site(m_data.rank, e, fmt::format("{} frees it here", format::call_name(e.call)));
         switch (h.kind) {
           case format::HandleKind::comm: m_freed_comms[h.id] = freed; break;
           case format::HandleKind::group: m_freed_groups[h.id] = freed; break;
@@ -579,7 +588,7 @@ class Pass final : public RankPass {
         if (e.request != 0) {
           m_freed_requests.erase(e.request);
           m_persistent.erase(e.request);
-          m_active[e.request] = RawSite{m_data.rank, e.seq, e.call, e.site, "the request is created here"};
+          m_active[e.request] = Created{e.seq, e.site, e.call};
         }
         break;
       case format::RequestEffect::persistent:
@@ -589,17 +598,14 @@ class Pass final : public RankPass {
           m_persistent[e.request] = Persistent{};
         }
         break;
-      case format::RequestEffect::start: {
-        std::vector<uint64_t> ids = e.requests;
-        if (ids.empty() && e.request != 0) ids.push_back(e.request);
-        for (uint64_t id : ids) {
+      case format::RequestEffect::start:
+        each_request(e, [&](uint64_t id) {
           auto p = m_persistent.find(id);
-          if (p == m_persistent.end()) continue;
+          if (p == m_persistent.end()) return;
           p->second.active = true;
           p->second.started = RawSite{m_data.rank, e.seq, e.call, e.site, "it was started here"};
-        }
+        });
         break;
-      }
       case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
       case format::RequestEffect::complete_some:
         for (const format::CompletedRequest& c : e.completed) {
@@ -642,7 +648,16 @@ class Pass final : public RankPass {
   std::unordered_set<uint32_t> m_committed;
   std::unordered_map<uint32_t, uint32_t> m_window_comm;
   std::unordered_map<uint64_t, Persistent> m_persistent;
-  std::unordered_map<uint64_t, RawSite> m_active, m_freed_requests;
+  // A non-persistent request while it is active: where it was created
+  // (a RawSite only when a finding names it).
+  struct Created {
+    uint64_t seq = 0;
+    uint32_t site = 0;
+    Call call = Call::unspecified;
+  };
+  friend void reset(Created& c) { c = Created{}; }  // RequestMap
+  RequestMap<Created> m_active;
+  std::unordered_map<uint64_t, RawSite> m_freed_requests;
 };
 
 class InvalidArgument final : public Check {

@@ -36,6 +36,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -45,11 +46,11 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
-#include "analyzer/checks/request_map.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/happens_before.hpp"
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/replay.hpp"
+#include "analyzer/request_map.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -167,7 +168,7 @@ class SegmentMap {
     while (cur < hi) {
       if (it == m_segs.end() || it->first > cur) {
         const uint64_t next = (it != m_segs.end() && it->first < hi) ? it->first : hi;
-        it = m_segs.emplace_hint(it, cur, Seg{next, 0, 0});
+        it = make(it, cur, Seg{next, 0, 0});
       }
       bump(it->second, mode, +1);
       cur = it->second.end;
@@ -178,7 +179,7 @@ class SegmentMap {
   void remove(uint64_t lo, uint64_t hi, Mode mode) {
     for (auto it = m_segs.lower_bound(lo); it != m_segs.end() && it->first < hi;) {
       bump(it->second, mode, -1);
-      it = (it->second.readers == 0 && it->second.writers == 0) ? m_segs.erase(it) : std::next(it);
+      it = (it->second.readers == 0 && it->second.writers == 0) ? drop(it) : std::next(it);
     }
   }
 
@@ -218,55 +219,56 @@ class SegmentMap {
     if (it->first < x && it->second.end > x) {
       Seg right = it->second;
       it->second.end = x;
-      m_segs.emplace_hint(std::next(it), x, right);
+      make(std::next(it), x, right);
     }
   }
 
-  std::map<uint64_t, Seg> m_segs;
+  using Map = std::map<uint64_t, Seg>;
+  // Insert (`lo`, `seg`) before `hint`, in a node of an erased segment
+  // when there is one: a pending operation's segments come and go with it.
+  Map::iterator make(Map::iterator hint, uint64_t lo, Seg seg) {
+    if (m_spare.empty()) return m_segs.emplace_hint(hint, lo, seg);
+    Map::node_type node = std::move(m_spare.back());
+    m_spare.pop_back();
+    node.key() = lo;
+    node.mapped() = seg;
+    return m_segs.insert(hint, std::move(node));
+  }
+  // Erase the segment at `it`, keeping its node; return the next one.
+  Map::iterator drop(Map::iterator it) {
+    if (m_spare.size() >= k_max_spare) return m_segs.erase(it);
+    const auto next = std::next(it);
+    m_spare.push_back(m_segs.extract(it));
+    return next;
+  }
+
+  static constexpr std::size_t k_max_spare = 256;
+  Map m_segs;
+  std::vector<Map::node_type> m_spare;
 };
 
 bool overlaps(const Block& b, uint64_t lo, uint64_t hi) { return b.lo < hi && lo < b.hi; }
 
-// Computes buffer footprints from (address, count, datatype) with the rank's
-// datatype definitions.
-class Footprints {
- public:
-  explicit Footprints(const RankData& data) : m_footprint(data) {}
-
-  // Return the extent of datatype `type` in bytes (0 when unknown).
-  int64_t extent(uint32_t type) const { return m_footprint.extent(type); }
-
-  // Append the blocks of `count` elements of `type` at `base` (MPI_BOTTOM =
-  // 0: the type's offsets are absolute addresses): footprint.hpp's strided
-  // pieces, block by block (more than k_max_blocks blocks: their hull).
-  void add(std::vector<Block>& out, uint64_t base, int64_t count, uint32_t type, Mode mode) const {
-    m_pieces.clear();
-    m_footprint.add(m_pieces, base, count, type);
-    uint64_t blocks = 0, lo = UINT64_MAX, hi = 0;
-    for (const Strided& p : m_pieces) {
-      blocks += p.count;
-      lo = std::min(lo, p.lo);
-      hi = std::max(hi, p.lo + (p.count - 1) * p.distance + p.size);
-    }
-    if (blocks > k_max_blocks) {
-      push(out, lo, hi, mode);
-      return;
-    }
-    for (const Strided& p : m_pieces)
-      for (uint64_t j = 0; j < p.count; ++j) push(out, p.lo + j * p.distance, p.lo + j * p.distance + p.size, mode);
-  }
-
-  // Return the footprint computer.
-  const Footprint& footprint() const { return m_footprint; }
-
- private:
-  static void push(std::vector<Block>& out, uint64_t lo, uint64_t hi, Mode mode) {
+// Append to `out` the blocks of one buffer whose bytes are `pieces`
+// (footprint.hpp's strided pieces), block by block (more than
+// k_max_blocks blocks: their hull).
+void add_blocks(std::vector<Block>& out, std::span<const Strided> pieces, Mode mode) {
+  auto push = [&](uint64_t lo, uint64_t hi) {
     if (hi > lo) out.push_back(Block{lo, hi, mode});
+  };
+  uint64_t blocks = 0, lo = UINT64_MAX, hi = 0;
+  for (const Strided& p : pieces) {
+    blocks += p.count;
+    lo = std::min(lo, p.lo);
+    hi = std::max(hi, p.lo + (p.count - 1) * p.distance + p.size);
   }
-
-  const Footprint m_footprint;
-  mutable std::vector<Strided> m_pieces;  // scratch of add()
-};
+  if (blocks > k_max_blocks) {
+    push(lo, hi);
+    return;
+  }
+  for (const Strided& p : pieces)
+    for (uint64_t j = 0; j < p.count; ++j) push(p.lo + j * p.distance, p.lo + j * p.distance + p.size);
+}
 
 // Sort `blocks` and merge overlapping or adjacent ones of the same mode.
 void normalize(std::vector<Block>& blocks) {
@@ -287,9 +289,7 @@ void normalize(std::vector<Block>& blocks) {
 class Pass final : public RankPass {
  public:
   explicit Pass(const RankData& data)
-      : m_data(data), m_fp(data), m_sink([this](const CallBuffer& b) {
-          m_fp.add(m_scratch, b.addr, b.count, b.datatype, writes(b.access) ? Mode::write : Mode::read);
-        }) {}
+      : m_data(data) {}
 
   void event(const Event& e) override {
     if (e.rc != 0) return;  // a failed call touched nothing (or we cannot tell what)
@@ -320,7 +320,10 @@ class Pass final : public RankPass {
       access(e, false);
       return;
     }
-    mpi_buffers(e, m_data, m_fp.footprint(), m_sink);
+    const EventBuffers& buffers = event_buffers(e, m_data);
+    for (const BufferBytes& b : buffers.buffers)
+      add_blocks(m_scratch, std::span<const Strided>(buffers.pieces).subspan(b.first, b.last - b.first),
+                 writes(b.buffer.access) ? Mode::write : Mode::read);
     switch (t.request) {
       case RequestEffect::create:
         post(e, e.call, false);
@@ -543,8 +546,6 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  Footprints m_fp;
-  const BufferSink m_sink;                        // adds a buffer's blocks to m_scratch
   RequestMap<PendingOp> m_ops;  // by request id
   SegmentMap m_pending;                           // footprints of the active ops
   std::vector<Block> m_scratch;                   // reused for each event

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
-#include "analyzer/checks/request_map.hpp"
+#include "analyzer/request_map.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {

@@ -143,7 +143,7 @@ struct BufferCall {
 
 class Pass final : public RankPass {
  public:
-  explicit Pass(const RankData& data) : m_data(data), m_footprint(data) {}
+  explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
     const format::CallTraits& t = format::call_traits(e.call);
@@ -251,7 +251,7 @@ class Pass final : public RankPass {
     const bool p2p = t.role == format::Role::send || t.role == format::Role::recv || t.role == format::Role::sendrecv;
     if ((!p2p && t.role != format::Role::collective) || t.request == format::RequestEffect::persistent) return;
     const std::size_t first = buffers.size();
-    mpi_buffers(e, m_data, m_footprint, [&](const CallBuffer& b) {
+    mpi_buffers(e, m_data, [&](const CallBuffer& b) {
       if (b.count > 0) buffers.push_back({e.seq, e.seq, e.site, e.call, b.addr, b.count, b.datatype, writes(b.access)});
     });
     if (t.request != format::RequestEffect::create || (t.role == format::Role::collective && e.request == 0)) return;
@@ -303,7 +303,6 @@ class Pass final : public RankPass {
   std::unordered_map<uint32_t, std::vector<std::size_t>> m_open;              // window -> ops not remotely complete
   std::unordered_map<uint64_t, std::vector<std::size_t>> m_buffer_requests;   // request -> its buffers
   const RankData& m_data;
-  const Footprint m_footprint;
 };
 
 // local: a load or store; origin, target: an RMA call's two sides; buffer: a

@@ -1,6 +1,6 @@
-// The operations a check keeps per request id while they are pending. A
-// trace holds millions of short-lived non-blocking operations: this hash map
-// keeps the nodes of erased entries (and the vectors inside their values)
+// What a check or the replay keeps per request id while the request is
+// pending. A trace holds millions of short-lived non-blocking operations:
+// this hash map keeps the nodes of erased entries (and the vectors inside their values)
 // for the next insertions instead of freeing and allocating them again.
 // Iteration order is that of the std::unordered_map underneath (a reused
 // node goes where a new one would). Thread safety: none (one per rank pass).
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace smtrace::analyzer::checks {
+namespace smtrace::analyzer {
 
 // `T` must have a `reset(T&)` (found by argument-dependent lookup) that sets
 // a value to its defaults, keeping its vectors' storage.
@@ -21,6 +21,20 @@ class RequestMap {
   using Map = std::unordered_map<uint64_t, T>;
   using iterator = typename Map::iterator;
   using const_iterator = typename Map::const_iterator;
+
+  RequestMap() = default;
+  // A copy has the entries, not the nodes kept.
+  RequestMap(const RequestMap& other) : m_map(other.m_map) {}
+  RequestMap& operator=(const RequestMap& other) {
+    if (this != &other) {
+      m_map = other.m_map;
+      m_spare.clear();
+    }
+    return *this;
+  }
+  RequestMap(RequestMap&&) noexcept = default;
+  RequestMap& operator=(RequestMap&&) noexcept = default;
+  ~RequestMap() = default;
 
   // Return the value of `request`, made (with its defaults) when missing.
   T& operator[](uint64_t request) {
@@ -47,6 +61,11 @@ class RequestMap {
   void erase(uint64_t request) {
     if (auto it = m_map.find(request); it != m_map.end()) erase(it);
   }
+  // Erase every entry (and the nodes kept).
+  void clear() {
+    m_map.clear();
+    m_spare.clear();
+  }
 
  private:
   static constexpr std::size_t k_max_spare = 256;
@@ -54,4 +73,4 @@ class RequestMap {
   std::vector<typename Map::node_type> m_spare;
 };
 
-}  // namespace smtrace::analyzer::checks
+}  // namespace smtrace::analyzer
