@@ -109,11 +109,12 @@ struct VarintWriter {
     varint(len);
     p += len;
   }
-  template <class T>
-  void packed(uint32_t field, const std::vector<T>& values) {
+  // `values`: a std::vector, or format::HotList (wire.hpp).
+  template <class List>
+  void packed(uint32_t field, const List& values) {
     if (values.empty()) return;
     unsigned char* mark = begin_nested(field);
-    for (T v : values) varint(static_cast<uint64_t>(v));
+    for (auto v : values) varint(static_cast<uint64_t>(v));
     end_nested(mark);
   }
 };

@@ -132,6 +132,9 @@ void write_status(VarintWriter& w, uint32_t field, const Status& s) {
   w.end_nested(mark);
 }
 
+// The bytes of one CompletedRequest (tag, length, index, request, status).
+constexpr std::size_t k_completed_bound = 12 + 2 * detail::k_max_scalar_field + k_status_bound;
+
 std::size_t event_bound(const Event& e) {
   // 66 scalar fields, the status, and the repeated ones.
   std::size_t n = 66 * detail::k_max_scalar_field + k_status_bound;
@@ -143,7 +146,7 @@ std::size_t event_bound(const Event& e) {
   if (!e.recv_displs.empty()) n += packed_bound(e.recv_displs.size());
   if (!e.recv_datatypes.empty()) n += packed_bound(e.recv_datatypes.size());
   if (!e.requests.empty()) n += packed_bound(e.requests.size());
-  n += e.completed.size() * (12 + 2 * detail::k_max_scalar_field + k_status_bound);
+  n += e.completed.size() * k_completed_bound;
   n += e.args.size() * (12 + 4 * detail::k_max_scalar_field);
   return n;
 }
@@ -184,22 +187,20 @@ void write_event_body(VarintWriter& w, const E& e) {
     w.u(30, e.in_place);
   }
   w.u(31, e.request);
-  if constexpr (full) {
-    w.packed(32, e.requests);
-    for (const CompletedRequest& c : e.completed) {
-      unsigned char* mark = w.begin_nested(33);
-      w.u(1, c.index);
-      w.u(2, c.request);
-      write_status(w, 3, c.status);
-      w.end_nested(mark);
-    }
+  w.packed(32, e.requests);
+  for (const CompletedRequest& c : e.completed) {
+    unsigned char* mark = w.begin_nested(33);
+    w.u(1, c.index);
+    w.u(2, c.request);
+    write_status(w, 3, c.status);
+    w.end_nested(mark);
   }
   write_status(w, 34, e.status);
+  if (e.flag) {
+    w.tag(35, WireType::varint);
+    w.varint(*e.flag ? 1 : 0);
+  }
   if constexpr (full) {
-    if (e.flag) {
-      w.tag(35, WireType::varint);
-      w.varint(*e.flag ? 1 : 0);
-    }
     w.u(36, e.new_comm);
     w.s32(37, e.color);
     w.s32(38, e.key);
@@ -438,8 +439,11 @@ std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e) {
   return size;
 }
 
-// Tag and length, 19 scalar fields (the head's 7 and 12 of the body) and the status.
-const std::size_t RecordEncoder::k_hot_record_bound = 1 + 10 + 19 * detail::k_max_scalar_field + k_status_bound;
+// Tag and length, 20 scalar fields (the head's 7 and 13 of the body), the
+// status, and the longest requests and completed lists.
+const std::size_t RecordEncoder::k_hot_record_bound =
+    1 + 10 + 20 * detail::k_max_scalar_field + k_status_bound + packed_bound(HotEvent::k_max_requests) +
+    HotEvent::k_max_requests * k_completed_bound;
 
 Event HotEvent::to_event() const {
   Event e;
@@ -458,7 +462,10 @@ Event HotEvent::to_event() const {
   e.count = count;
   e.datatype = datatype;
   e.request = request;
+  e.requests.assign(requests.begin(), requests.end());
+  e.completed.assign(completed.begin(), completed.end());
   e.status = status;
+  e.flag = flag;
   e.window = window;
   e.target_disp = target_disp;
   e.target_count = target_count;

@@ -12,9 +12,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "trace_format/event.hpp"
 
@@ -52,12 +54,48 @@ void write_frame_header(unsigned char* dst, std::string_view payload);
 // Return the RankHeader message's bytes (the first frame's payload).
 std::string encode_rank_header(const RankHeader& header);
 
+// A list of at most N values kept inline (HotEvent's repeated fields):
+// nothing is constructed beyond size(), so an empty one costs nothing to make.
+// T must be trivially copyable. push_back and resize beyond N are the
+// caller's error (the tracer checks HotEvent::k_max_requests first).
+template <class T, std::size_t N>
+class HotList {
+ public:
+  static constexpr std::size_t k_capacity = N;
+  HotList() noexcept {}  // the storage stays unconstructed
+  std::size_t size() const noexcept { return m_size; }
+  bool empty() const noexcept { return m_size == 0; }
+  void clear() noexcept { m_size = 0; }
+  // Make the list `n` long; new values are T{}.
+  void resize(std::size_t n) noexcept {
+    for (std::size_t i = m_size; i < n; ++i) new (&m_u.v[i]) T{};
+    m_size = n;
+  }
+  void push_back(const T& value) noexcept { new (&m_u.v[m_size++]) T(value); }
+  T& operator[](std::size_t i) noexcept { return m_u.v[i]; }
+  const T& operator[](std::size_t i) const noexcept { return m_u.v[i]; }
+  const T* begin() const noexcept { return m_u.v; }
+  const T* end() const noexcept { return m_u.v + m_size; }
+
+ private:
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  std::size_t m_size = 0;
+  union Storage {
+    Storage() noexcept {}
+    T v[N];
+  } m_u;
+};
+
 // The fields of an Event that the tracer's hottest calls have (point to
-// point and one-sided communication and their synchronization: Send, Recv,
-// Isend, Irecv, Put, Win_flush ...), for RecordEncoder::hot_event_at. Every
-// field of an Event that is not here is at its default. to_event() gives
-// the Event it stands for.
+// point and one-sided communication, their synchronization and the
+// completion of at most k_max_requests requests: Send, Recv, Isend, Irecv,
+// Put, Win_flush, Wait, Test, Waitall, Testall ...), for
+// RecordEncoder::hot_event_at. Every field of an Event that is not here is
+// at its default. to_event() gives the Event it stands for.
 struct HotEvent {
+  // The most requests (and completed requests) a HotEvent holds.
+  static constexpr std::size_t k_max_requests = 16;
+
   uint64_t seq = 0;
   Call call = Call::unspecified;
   uint32_t thread = 0;
@@ -74,10 +112,14 @@ struct HotEvent {
   uint32_t datatype = 0;
   uint64_t request = 0;
   Status status;
+  std::optional<bool> flag;
   uint32_t window = 0;
   uint64_t target_disp = 0;
   int64_t target_count = 0;
   uint32_t target_datatype = 0;
+  // Last, so that the other fields share a cache line or two.
+  HotList<uint64_t, k_max_requests> requests;
+  HotList<CompletedRequest, k_max_requests> completed;
 
   // Return the Event with these fields and every other one at its default.
   Event to_event() const;

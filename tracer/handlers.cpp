@@ -858,9 +858,15 @@ void HotScope::leave(int rc) noexcept {
   under_lock([&] {
     if (!m_blocking) {
       e.site = g->sites->id(m_site, *g->recorder);
+      PollFolder* f = m_unsuccessful_poll && g->options.fold_polls && e.thread < k_max_fold_threads && g->folds
+                          ? &(*g->folds)[e.thread]
+                          : nullptr;
+      const uint64_t key = f ? poll_key(e) : 0;
+      if (f && f->fold(e, key)) return;
       flush_access_runs();
       flush_folds(e.thread);
       g->recorder->hot_event(e);
+      if (f) f->start(e, key);
       return;
     }
     // The entry taken back and the complete event encoded in its place (a
@@ -872,6 +878,8 @@ void HotScope::leave(int rc) noexcept {
     end.rc = rc;
     end.status = e.status;
     end.request = e.request;
+    end.completed.assign(e.completed.begin(), e.completed.end());
+    end.flag = e.flag;
     g->recorder->completion(m_pending_seq, end);
   });
 }

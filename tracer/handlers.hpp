@@ -183,11 +183,14 @@ class CallScope {
 bool hot_path() noexcept;
 
 // CallScope for a call whose inputs and outputs all fit format::HotEvent
-// (the wrappers' point-to-point and one-sided calls, while hot_path()): the
+// (the wrappers' point-to-point and one-sided calls, and the completion of
+// at most HotEvent::k_max_requests requests, while hot_path()): the
 // same records as CallScope writes for the same values, encoded from `e` by
 // RecordEncoder::hot_event_at, without the per-thread Event slots (nothing
-// to reset, no 66-field encoding). Used like CallScope; `e.request` and
-// `e.status` are outputs (set after enter(), with out() / set_status).
+// to reset, no 66-field encoding). Used like CallScope; `e.request`,
+// `e.completed`, `e.flag` and `e.status` are outputs (set after enter(),
+// with out() / set_status); an unsuccessful poll may be folded as with
+// CallScope.
 class HotScope {
  public:
   HotScope(format::Call call, uintptr_t site) noexcept;
@@ -199,6 +202,7 @@ class HotScope {
   void enter() noexcept;
   format::HotEvent& out() noexcept { return e; }
   void set_status(const format::Status& status) noexcept { e.status = status; }
+  void unsuccessful_poll() noexcept { m_unsuccessful_poll = true; }
   void leave(int rc) noexcept;
 
   format::HotEvent e;
@@ -206,6 +210,7 @@ class HotScope {
  private:
   uintptr_t m_site;
   bool m_blocking;
+  bool m_unsuccessful_poll = false;
   bool m_entered = false;
   uint64_t m_pending_seq = 0;
 };

@@ -15,20 +15,26 @@
 #include <cstdint>
 
 #include "trace_format/event.hpp"
+#include "trace_format/wire.hpp"
 
 namespace smtrace::tracer {
 
 // Return a hash of what makes two polls identical: call, site, thread,
-// comm, peer, tag, request(s), stream, CUDA event.
-uint64_t poll_key(const format::Event& poll);
+// comm, peer, tag, request(s), stream, CUDA event. E: format::Event or
+// format::HotEvent (whose missing fields are at their defaults): the same
+// poll gives the same key either way.
+template <class E>
+uint64_t poll_key(const E& poll);
 
 class PollFolder {
  public:
   // Return true when unsuccessful poll `poll` (with key `key`) continues the
-  // run in progress: it is counted and must not be written.
-  bool fold(const format::Event& poll, uint64_t key);
+  // run in progress: it is counted and must not be written. E as poll_key.
+  template <class E>
+  bool fold(const E& poll, uint64_t key);
   // Start a new run with `poll`, which the caller writes.
   void start(const format::Event& poll, uint64_t key);
+  void start(const format::HotEvent& poll, uint64_t key) { start(poll.to_event(), key); }
   // Return true and set `summary` when polls were folded since start; end
   // the run in any case.
   bool take_summary(format::Event& summary);

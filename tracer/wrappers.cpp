@@ -423,7 +423,9 @@ thread_local RequestScratch t_scratch;
 
 // Remember `requests[0..n)` before a completion call, fill e.requests. A
 // handle value listed again names the next outstanding request of that value.
-void before_completion(Event& e, int n, const MPI_Request* requests) {
+// E: Event, or format::HotEvent for at most HotEvent::k_max_requests (traced_completion).
+template <class E>
+void before_completion(E& e, int n, const MPI_Request* requests) {
   auto& s = t_scratch;
   size_t count = n > 0 ? static_cast<size_t>(n) : 0;
   s.handles.assign(requests, requests + count);
@@ -440,7 +442,8 @@ void before_completion(Event& e, int n, const MPI_Request* requests) {
 }
 
 // Record request `i` (remembered by before_completion) as completed with `status`.
-void completed(Event& out, size_t i, const MPI_Status* status) {
+template <class E>
+void completed(E& out, size_t i, const MPI_Status* status) {
   auto& s = t_scratch;
   if (i >= s.infos.size() || s.infos[i].id == 0) return;
   format::CompletedRequest c;
@@ -607,6 +610,14 @@ int traced_hot(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   return rc;
 }
 
+// traced_hot for a call that completes `n` requests: a HotEvent holds at
+// most HotEvent::k_max_requests of them, more go through traced().
+template <class F, class Pre, class Post>
+int traced_completion(Call c, uintptr_t site, int n, F&& pmpi, Pre&& pre, Post&& post) {
+  if (n > static_cast<int>(format::HotEvent::k_max_requests)) return traced(c, site, pmpi, pre, post);
+  return traced_hot(c, site, pmpi, pre, post);
+}
+
 bool is_persistent(Call c) { return format::call_traits(c).request == format::RequestEffect::persistent; }
 
 // ---------------------------------------------------------------------------
@@ -751,41 +762,42 @@ template <class F>
 int wait(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
-  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, 1, request); },
-                [&](CallScope& s, int rc) {
-                  if (rc == MPI_SUCCESS) completed(s.out(), 0, status);
-                });
+  return traced_completion(c, site, 1, pmpi, [&](auto& e) { before_completion(e, 1, request); },
+                           [&](auto& s, int rc) {
+                             if (rc == MPI_SUCCESS) completed(s.out(), 0, status);
+                           });
 }
 
 template <class F>
 int test(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request, int*& flag, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
-  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, 1, request); },
-                [&](CallScope& s, int rc) {
-                  if (rc != MPI_SUCCESS) return;
-                  s.out().flag = *flag != 0;
-                  if (*flag) completed(s.out(), 0, status);
-                  else s.unsuccessful_poll();
-                });
+  return traced_completion(c, site, 1, pmpi, [&](auto& e) { before_completion(e, 1, request); },
+                           [&](auto& s, int rc) {
+                             if (rc != MPI_SUCCESS) return;
+                             s.out().flag = *flag != 0;
+                             if (*flag) completed(s.out(), 0, status);
+                             else s.unsuccessful_poll();
+                           });
 }
 
 template <class F>
 int waitall(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, MPI_Status*& statuses) {
   statuses = statuses_for(count, statuses);
-  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
-                [&](CallScope& s, int rc) {
-                  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
-                  for (int i = 0; i < count; ++i) completed(s.out(), static_cast<size_t>(i), &statuses[i]);
-                });
+  return traced_completion(c, site, count, pmpi, [&](auto& e) { before_completion(e, count, requests); },
+                           [&](auto& s, int rc) {
+                             if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
+                             for (int i = 0; i < count; ++i)
+                               completed(s.out(), static_cast<size_t>(i), &statuses[i]);
+                           });
 }
 
 template <class F>
 int testall(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, int*& flag,
             MPI_Status*& statuses) {
   statuses = statuses_for(count, statuses);
-  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
-                [&](CallScope& s, int rc) {
+  return traced_completion(c, site, count, pmpi, [&](auto& e) { before_completion(e, count, requests); },
+                [&](auto& s, int rc) {
                   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
                   s.out().flag = *flag != 0;
                   if (!*flag) {

@@ -486,6 +486,43 @@ std::vector<fmt_ns::HotEvent> hot_events() {
   flush.window = 2;
   flush.peer = 1;
   out.push_back(flush);
+  fmt_ns::HotEvent wait;  // a Wait's entry, then its end with the request completed
+  wait.call = fmt_ns::Call::Wait;
+  wait.pending = true;
+  wait.requests.push_back(uint64_t{1} << 40);
+  out.push_back(wait);
+  wait.pending = false;
+  wait.duration = 70;
+  fmt_ns::CompletedRequest done;
+  done.request = uint64_t{1} << 40;
+  done.status.source = 3;
+  done.status.tag = -7;
+  done.status.count = 1 << 20;
+  wait.completed.push_back(done);
+  out.push_back(wait);
+  fmt_ns::HotEvent wait_null;  // a Wait on MPI_REQUEST_NULL: request 0, nothing completed
+  wait_null.call = fmt_ns::Call::Wait;
+  wait_null.requests.push_back(0);
+  out.push_back(wait_null);
+  fmt_ns::HotEvent waitall;  // as many requests as a HotEvent holds, statuses ignored
+  waitall.call = fmt_ns::Call::Waitall;
+  for (uint32_t i = 0; i < fmt_ns::HotEvent::k_max_requests; ++i) {
+    waitall.requests.push_back(1000 + i);
+    fmt_ns::CompletedRequest c;
+    c.index = i;
+    c.request = 1000 + i;
+    waitall.completed.push_back(c);
+  }
+  out.push_back(waitall);
+  fmt_ns::HotEvent test;  // an unsuccessful Test
+  test.call = fmt_ns::Call::Test;
+  test.requests.push_back(9);
+  test.flag = false;
+  out.push_back(test);
+  fmt_ns::HotEvent testall = waitall;  // a successful Testall
+  testall.call = fmt_ns::Call::Testall;
+  testall.flag = true;
+  out.push_back(testall);
   return out;
 }
 }  // namespace
@@ -505,7 +542,7 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at writes event_at's bytes") {
       seq += pass == 1 ? 3 : 1;  // the second pass leaves gaps
       unsigned char a[4096] = {}, b[4096] = {};
       const fmt_ns::Event full = e.to_event();
-      REQUIRE(fmt_ns::RecordEncoder::k_hot_record_bound <= fmt_ns::RecordEncoder::record_bound(full));
+      REQUIRE(fmt_ns::RecordEncoder::k_hot_record_bound <= sizeof a);
       const std::size_t na = general.event_at(a, full);
       const std::size_t nb = hot.hot_event_at(b, e);
       CHECK(nb <= fmt_ns::RecordEncoder::k_hot_record_bound);
@@ -523,6 +560,18 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at writes event_at's bytes") {
       CHECK(chunk.event(0).target_count() == e.target_count);
       CHECK(chunk.event(0).request() == e.request);
       CHECK(chunk.event(0).status().error() == e.status.error);
+      REQUIRE(static_cast<std::size_t>(chunk.event(0).requests_size()) == e.requests.size());
+      for (std::size_t i = 0; i < e.requests.size(); ++i)
+        CHECK(chunk.event(0).requests(static_cast<int>(i)) == e.requests[i]);
+      REQUIRE(static_cast<std::size_t>(chunk.event(0).completed_size()) == e.completed.size());
+      for (std::size_t i = 0; i < e.completed.size(); ++i) {
+        const auto& c = chunk.event(0).completed(static_cast<int>(i));
+        CHECK(c.index() == e.completed[i].index);
+        CHECK(c.request() == e.completed[i].request);
+        CHECK(c.status().tag() == e.completed[i].status.tag.value_or(0));
+      }
+      CHECK(chunk.event(0).has_flag() == e.flag.has_value());
+      if (e.flag) CHECK(chunk.event(0).flag() == *e.flag);
     }
   }
 }

@@ -261,6 +261,34 @@ TEST_CASE("tracer::handlers::blocking_outputs_in_the_complete_event") {
 }
 
 namespace {
+// Run `calls` (a template over the scope type) through CallScope and then
+// HotScope, each into a trace of its own, and read both back: they must
+// hold `n` events, the same but for their times (the bytes of the records
+// are compared in test_tracer_recorder.cpp). Return HotScope's events.
+template <class Calls>
+std::vector<smtrace::format::Event> through_both_scopes(const std::string& name, std::size_t n, Calls&& calls) {
+  std::vector<smtrace::format::Event> got[2];
+  for (int hot = 0; hot < 2; ++hot) {
+    TempTrace t(name + (hot ? "-hot" : "-general"));
+    REQUIRE(t.started);
+    CHECK(h::hot_path());
+    if (hot) calls.template operator()<h::HotScope>();
+    else calls.template operator()<h::CallScope>();
+    got[hot] = t.finalize_and_read().events;
+  }
+  REQUIRE(got[0].size() == n);
+  REQUIRE(got[1].size() == got[0].size());
+  for (std::size_t i = 0; i < got[0].size(); ++i) {
+    for (auto& e : {&got[0][i], &got[1][i]}) {
+      CHECK(e->duration < 1'000'000'000);
+      e->t_start = 0;
+      e->duration = 0;
+    }
+    CHECK(got[1][i] == got[0][i]);
+  }
+  return got[1];
+}
+
 // The hot calls as the wrappers record them, through Scope (HotScope or
 // CallScope): a Send, a wildcard Recv, an Isend with its request, a Put, a
 // Win_flush, a Send that is expected not to return (the wrappers' doubtful
@@ -326,32 +354,124 @@ void hot_calls() {
 }  // namespace
 
 TEST_CASE("tracer::handlers::hot_scope_writes_what_call_scope_writes") {
-  // The same calls through both scopes: the same events (times aside; the
-  // bytes of the records are compared in test_tracer_recorder.cpp).
-  std::vector<smtrace::format::Event> got[2];
-  for (int hot = 0; hot < 2; ++hot) {
-    TempTrace t(hot ? "hot-scope" : "call-scope");
-    REQUIRE(t.started);
-    CHECK(h::hot_path());
-    if (hot) hot_calls<h::HotScope>();
-    else hot_calls<h::CallScope>();
-    got[hot] = t.finalize_and_read().events;
+  const auto got = through_both_scopes("hot-scope", 8, []<class Scope>() { hot_calls<Scope>(); });
+  CHECK(got[1].status.tag == 9);
+  CHECK(got[2].request == 42);
+  CHECK(got[5].rc == 6);
+  CHECK(got[7].request == 43);
+  CHECK_FALSE(got[7].pending);
+}
+
+namespace {
+// Request completions as the wrappers record them, through Scope (HotScope
+// or CallScope): a Wait, a Wait on a null request, a Waitall with its
+// statuses ignored (but a receive's), three identical failing Tests (folded),
+// a Test that succeeds, a Testall that succeeds and one that fails, a Waitall
+// whose end comes after another record (a completion record), a Waitall
+// above HotEvent's bound, and a Wait that fails.
+template <class Scope>
+void completion_calls() {
+  using smtrace::format::CompletedRequest;
+  {
+    Scope s(Call::Wait, site(5));
+    s.e.requests.push_back(42);
+    s.enter();
+    s.out().completed.push_back(CompletedRequest{0, 42, {}});
+    s.leave(0);
   }
-  REQUIRE(got[0].size() == 8);
-  REQUIRE(got[1].size() == got[0].size());
-  for (std::size_t i = 0; i < got[0].size(); ++i) {
-    for (auto& e : {&got[0][i], &got[1][i]}) {
-      CHECK(e->duration < 1'000'000'000);
-      e->t_start = 0;
-      e->duration = 0;
-    }
-    CHECK(got[1][i] == got[0][i]);
+  {
+    Scope s(Call::Wait, site(5));
+    s.e.requests.push_back(0);
+    s.enter();
+    s.leave(0);
   }
-  CHECK(got[1][1].status.tag == 9);
-  CHECK(got[1][2].request == 42);
-  CHECK(got[1][5].rc == 6);
-  CHECK(got[1][7].request == 43);
-  CHECK_FALSE(got[1][7].pending);
+  {
+    Scope s(Call::Waitall, site(6));
+    for (uint64_t r : {50, 51, 52}) s.e.requests.push_back(r);
+    s.enter();
+    s.out().completed.push_back(CompletedRequest{0, 50, {}});
+    s.out().completed.push_back(CompletedRequest{1, 51, {2, 7, 4, false, 0}});
+    s.out().completed.push_back(CompletedRequest{2, 52, {}});
+    s.leave(0);
+  }
+  for (int k = 0; k < 3; ++k) {
+    Scope s(Call::Test, site(7));
+    s.e.requests.push_back(60);
+    s.enter();
+    s.out().flag = false;
+    s.unsuccessful_poll();
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Test, site(7));
+    s.e.requests.push_back(60);
+    s.enter();
+    s.out().flag = true;
+    s.out().completed.push_back(CompletedRequest{0, 60, {1, 3, 8, false, 0}});
+    s.leave(0);
+  }
+  for (const bool done : {true, false}) {
+    Scope s(Call::Testall, site(8));
+    s.e.requests.push_back(61);
+    s.e.requests.push_back(0);
+    s.enter();
+    s.out().flag = done;
+    if (done) s.out().completed.push_back(CompletedRequest{0, 61, {}});
+    else s.unsuccessful_poll();
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Waitall, site(6));
+    s.e.requests.push_back(70);
+    s.enter();
+    h::note("between the entry and the end");
+    s.out().completed.push_back(CompletedRequest{0, 70, {}});
+    s.leave(0);
+  }
+  {
+    // More requests than a HotEvent holds: the wrappers record it through
+    // CallScope (traced_completion) in the middle of HotScope's records.
+    h::CallScope s(Call::Waitall, site(6));
+    for (uint32_t r = 0; r <= smtrace::format::HotEvent::k_max_requests; ++r) s.e.requests.push_back(80 + r);
+    s.enter();
+    for (uint32_t r = 0; r <= smtrace::format::HotEvent::k_max_requests; ++r)
+      s.out().completed.push_back(CompletedRequest{r, 80 + r, {}});
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Wait, site(5));
+    s.e.requests.push_back(71);
+    s.enter();
+    s.leave(13);
+  }
+}
+}  // namespace
+
+TEST_CASE("tracer::handlers::hot_scope_completes_requests_as_call_scope_does") {
+  // 3 Waits, the first failing Test and the summary of the two folded after
+  // it, the successful Test, 2 Testalls, 2 Waitalls and the failing Wait.
+  const auto e = through_both_scopes("completion", 11, []<class Scope>() { completion_calls<Scope>(); });
+  CHECK(e[0].completed.size() == 1);
+  CHECK(e[1].requests == std::vector<uint64_t>{0});
+  CHECK(e[1].completed.empty());
+  REQUIRE(e[2].completed.size() == 3);
+  CHECK(e[2].completed[1].status.tag == 7);
+  CHECK(e[3].flag == std::optional<bool>(false));
+  CHECK(e[3].repeat == 0);
+  CHECK(e[4].call == Call::Test);
+  CHECK(e[4].repeat == 2);
+  CHECK(e[5].flag == std::optional<bool>(true));
+  CHECK(e[5].completed.at(0).status.count == 8);
+  CHECK(e[6].requests == std::vector<uint64_t>{61, 0});
+  CHECK(e[7].flag == std::optional<bool>(false));
+  CHECK(e[8].call == Call::Waitall);
+  CHECK_FALSE(e[8].pending);
+  CHECK(e[8].completed.size() == 1);
+  CHECK(e[9].requests.size() == smtrace::format::HotEvent::k_max_requests + 1);
+  CHECK(e[9].completed.size() == smtrace::format::HotEvent::k_max_requests + 1);
+  CHECK(e[10].rc == 13);
+  CHECK(e[10].completed.empty());
+  CHECK(e[10].seq == 10);
 }
 
 TEST_CASE("tracer::handlers::matched_probe_and_detach_outputs") {

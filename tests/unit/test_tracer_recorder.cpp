@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/reader.hpp"
 #include "trace_format/smtrace.pb.h"
 #include "trace_format/wire.hpp"
@@ -218,6 +220,156 @@ std::string write_hot(bool hot, int rounds, uint32_t chunk_bytes, const fs::path
   r.unlock();
   return slurp(file);
 }
+
+// Request completions as HotEvents, with their outputs: a Wait that
+// completes a receive, a Wait on a null request, a Waitall of as many
+// requests as a HotEvent holds with the statuses ignored, a failing Test, a
+// successful Testall.
+struct Completion {
+  fmt_ns::HotEvent in;
+  std::vector<fmt_ns::CompletedRequest> done;
+  std::optional<bool> flag;
+  int32_t rc = 0;
+  uint64_t duration = 0;
+};
+
+std::vector<Completion> completion_calls() {
+  auto call = [](fmt_ns::Call c, int64_t t_start, uint32_t site) {
+    Completion x;
+    x.in.call = c;
+    x.in.t_start = t_start;
+    x.in.site = site;
+    return x;
+  };
+  std::vector<Completion> out;
+  Completion wait = call(fmt_ns::Call::Wait, 2000, 5);
+  wait.in.requests.push_back(uint64_t{1} << 33);
+  wait.done.push_back({0, uint64_t{1} << 33, {1, 2, 3, false, 0}});
+  wait.duration = 300;
+  out.push_back(wait);
+  Completion null_wait = call(fmt_ns::Call::Wait, 1900, 5);
+  null_wait.in.requests.push_back(0);
+  null_wait.rc = 7;
+  out.push_back(null_wait);
+  Completion waitall = call(fmt_ns::Call::Waitall, 2100, 6);
+  waitall.in.thread = 1;
+  for (uint32_t i = 0; i < fmt_ns::HotEvent::k_max_requests; ++i) {
+    waitall.in.requests.push_back(100 + i);
+    waitall.done.push_back({i, 100 + i, {}});
+  }
+  waitall.duration = 12345;
+  out.push_back(waitall);
+  Completion test = call(fmt_ns::Call::Test, 2200, 7);
+  test.in.requests.push_back(9);
+  test.flag = false;
+  out.push_back(test);
+  Completion testall = call(fmt_ns::Call::Testall, 2300, 8);
+  for (uint64_t r : {11, 0, 12}) testall.in.requests.push_back(r);
+  testall.done.push_back({0, 11, {}});
+  testall.done.push_back({2, 12, {4, 5, 6, false, 0}});
+  testall.flag = true;
+  out.push_back(testall);
+  return out;
+}
+
+// The complete Event of `c` at `seq`.
+fmt_ns::Event completed_event(const Completion& c, uint64_t seq) {
+  fmt_ns::Event e = c.in.to_event();
+  e.seq = seq;
+  e.completed = c.done;
+  e.flag = c.flag;
+  e.rc = c.rc;
+  e.duration = c.duration;
+  return e;
+}
+
+// write_hot for completion_calls(): a blocking call's outputs (its
+// completed requests) set on the HotEvent after its entry, as HotScope does,
+// or merged into the Event, as CallScope does (complete_last where it has
+// none); the polls written complete.
+std::string write_completions(bool hot, int rounds, uint32_t chunk_bytes, const fs::path& file) {
+  const auto calls = completion_calls();
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), chunk_bytes));
+  r.lock();
+  for (int k = 0; k < rounds; ++k) {
+    for (const Completion& c : calls) {
+      fmt_ns::HotEvent h = c.in;
+      h.t_start += 1000 * k;
+      const bool blocking = fmt_ns::call_traits(h.call).blocks;
+      auto finish = [&](auto& e) {
+        e.pending = false;
+        e.duration = c.duration;
+        e.rc = c.rc;
+        e.flag = c.flag;
+        for (const fmt_ns::CompletedRequest& d : c.done) e.completed.push_back(d);
+      };
+      if (!blocking) {
+        finish(h);
+        if (hot) r.hot_event(h);
+        else {
+          fmt_ns::Event e = h.to_event();
+          r.event(e);
+        }
+        continue;
+      }
+      h.pending = true;
+      fmt_ns::Event e = h.to_event();
+      const uint64_t seq = hot ? r.hot_event(h) : r.event(e);
+      if (hot) {
+        finish(h);
+        REQUIRE(r.rewrite_last(seq, h));
+        continue;
+      }
+      if (c.done.empty() && r.complete_last(seq, c.duration, c.rc, {})) continue;
+      finish(e);
+      REQUIRE(r.rewrite_last(seq, e));
+    }
+  }
+  r.close();
+  r.unlock();
+  return slurp(file);
+}
+
+// Write `rounds` rounds with `write` (write_hot or write_completions) the hot
+// way and the general way, in one chunk and in chunks of 200 bytes (a
+// rollover every few records: the hot coding restarts its deltas with the
+// chunk as the general one does): the files must be equal byte for byte and
+// read back without problems. Return the events read, per chunk size.
+template <class Write>
+std::vector<std::vector<fmt_ns::Event>> hot_and_general_agree(const std::string& name, int rounds, Write&& write) {
+  std::vector<std::vector<fmt_ns::Event>> out;
+  for (const uint32_t chunk_bytes : {64u * 1024, 200u}) {
+    const fs::path hot_file = temp_file(name), general_file = temp_file(name + "-general");
+    const std::string hot = write(true, rounds, chunk_bytes, hot_file);
+    const std::string general = write(false, rounds, chunk_bytes, general_file);
+    CHECK(hot == general);
+    auto trace = fmt_ns::read_rank_file(hot_file);
+    for (const auto& p : trace.problems) MESSAGE(p.to_string());
+    CHECK(trace.problems.empty());
+    out.push_back(std::move(trace.events));
+    fs::remove(hot_file);
+    fs::remove(general_file);
+  }
+  return out;
+}
+
+// Parse the one chunk of rank file `bytes` (magic, header frame, one chunk
+// frame) with libprotobuf.
+smtrace::v1::Chunk only_chunk(const std::string& bytes) {
+  auto frame_len = [&](std::size_t off) {
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + k])) << (8 * k);
+    return v;
+  };
+  std::size_t at = fmt_ns::k_magic_size;
+  at += fmt_ns::k_frame_header_size + frame_len(at);
+  const uint32_t chunk_len = frame_len(at);
+  REQUIRE(at + fmt_ns::k_frame_header_size + chunk_len == bytes.size());
+  smtrace::v1::Chunk chunk;
+  REQUIRE(chunk.ParseFromString(bytes.substr(at + fmt_ns::k_frame_header_size, chunk_len)));
+  return chunk;
+}
 }  // namespace
 
 TEST_SUITE_BEGIN("tracer");
@@ -252,19 +404,7 @@ TEST_CASE("tracer::Recorder::complete_last reads back through libprotobuf and th
     r.unlock();
   }
   const std::string bytes = slurp(file);
-  // magic, header frame, then one chunk frame
-  std::size_t at = fmt_ns::k_magic_size;
-  auto frame_len = [&](std::size_t off) {
-    return static_cast<uint32_t>(static_cast<unsigned char>(bytes[off])) |
-           static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + 1])) << 8 |
-           static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + 2])) << 16 |
-           static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + 3])) << 24;
-  };
-  at += fmt_ns::k_frame_header_size + frame_len(at);
-  const uint32_t chunk_len = frame_len(at);
-  REQUIRE(at + fmt_ns::k_frame_header_size + chunk_len == bytes.size());
-  smtrace::v1::Chunk chunk;
-  REQUIRE(chunk.ParseFromString(bytes.substr(at + fmt_ns::k_frame_header_size, chunk_len)));
+  const smtrace::v1::Chunk chunk = only_chunk(bytes);
   REQUIRE(chunk.event_size() == 4);
   for (int i = 0; i < 4; ++i) {
     const auto& p = chunk.event(i);
@@ -318,24 +458,11 @@ TEST_CASE("tracer::Recorder::complete_last declines what it cannot finish in pla
 }
 
 TEST_CASE("tracer::Recorder::hot_event writes event's bytes") {
-  // One chunk, then chunks of 200 bytes (a rollover every few records: the
-  // hot coding restarts its deltas with the chunk as the general one does).
-  for (const uint32_t chunk_bytes : {64u * 1024, 200u}) {
-    const fs::path hot_file = temp_file("hot"), general_file = temp_file("general");
-    const std::string hot = write_hot(true, 30, chunk_bytes, hot_file);
-    const std::string general = write_hot(false, 30, chunk_bytes, general_file);
-    CHECK(hot == general);
-    auto trace = fmt_ns::read_rank_file(hot_file);
-    for (const auto& p : trace.problems) MESSAGE(p.to_string());
-    CHECK(trace.problems.empty());
-    REQUIRE(trace.events.size() == 30 * hot_calls().size());
-    const auto events = hot_calls();
-    const auto outs = outputs();
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      CHECK(trace.events[i] == complete(events[i].to_event(), i, outs[i]));
-    }
-    fs::remove(hot_file);
-    fs::remove(general_file);
+  const auto events = hot_calls();
+  const auto outs = outputs();
+  for (const auto& read : hot_and_general_agree("hot", 30, write_hot)) {
+    REQUIRE(read.size() == 30 * events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) CHECK(read[i] == complete(events[i].to_event(), i, outs[i]));
   }
 }
 
@@ -343,17 +470,7 @@ TEST_CASE("tracer::Recorder::hot_event reads back through libprotobuf") {
   const fs::path file = temp_file("hot-pb");
   const std::string bytes = write_hot(true, 1, 64 * 1024, file);
   fs::remove(file);
-  std::size_t at = fmt_ns::k_magic_size;
-  auto frame_len = [&](std::size_t off) {
-    uint32_t v = 0;
-    for (int k = 0; k < 4; ++k) v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + k])) << (8 * k);
-    return v;
-  };
-  at += fmt_ns::k_frame_header_size + frame_len(at);
-  const uint32_t chunk_len = frame_len(at);
-  REQUIRE(at + fmt_ns::k_frame_header_size + chunk_len == bytes.size());
-  smtrace::v1::Chunk chunk;
-  REQUIRE(chunk.ParseFromString(bytes.substr(at + fmt_ns::k_frame_header_size, chunk_len)));
+  const smtrace::v1::Chunk chunk = only_chunk(bytes);
   const auto events = hot_calls();
   REQUIRE(chunk.event_size() == static_cast<int>(events.size()));
   CHECK(static_cast<int>(chunk.event(2).call()) == static_cast<int>(fmt_ns::Call::Put));
@@ -361,6 +478,35 @@ TEST_CASE("tracer::Recorder::hot_event reads back through libprotobuf") {
   CHECK(chunk.event(2).target_datatype() == 7);
   CHECK(chunk.event(3).request() == 77);
   for (int i = 0; i < chunk.event_size(); ++i) CHECK_FALSE(chunk.event(i).pending());
+}
+
+
+TEST_CASE("tracer::Recorder::hot_event writes event's bytes for request completions") {
+  const auto calls = completion_calls();
+  for (const auto& read : hot_and_general_agree("hot-completions", 20, write_completions)) {
+    REQUIRE(read.size() == 20 * calls.size());
+    for (std::size_t i = 0; i < calls.size(); ++i) CHECK(read[i] == completed_event(calls[i], i));
+  }
+  // One chunk, read by libprotobuf.
+  const fs::path file = temp_file("hot-completions-pb");
+  const std::string bytes = write_completions(true, 1, 64 * 1024, file);
+  fs::remove(file);
+  const smtrace::v1::Chunk chunk = only_chunk(bytes);
+  REQUIRE(chunk.event_size() == static_cast<int>(calls.size()));
+  for (int i = 0; i < chunk.event_size(); ++i) {
+    const auto& ev = chunk.event(i);
+    const Completion& c = calls[static_cast<std::size_t>(i)];
+    CHECK_FALSE(ev.pending());
+    CHECK(static_cast<std::size_t>(ev.requests_size()) == c.in.requests.size());
+    REQUIRE(static_cast<std::size_t>(ev.completed_size()) == c.done.size());
+    for (std::size_t j = 0; j < c.done.size(); ++j) {
+      CHECK(ev.completed(static_cast<int>(j)).request() == c.done[j].request);
+      CHECK(ev.completed(static_cast<int>(j)).status().count() == c.done[j].status.count.value_or(0));
+    }
+    CHECK(ev.has_flag() == c.flag.has_value());
+  }
+  CHECK(chunk.event(1).rc() == 7);
+  CHECK(chunk.event(1).requests(0) == 0);
 }
 
 TEST_SUITE_END();
