@@ -247,6 +247,73 @@ void write_event_body(VarintWriter& w, const E& e) {
 
 }  // namespace
 
+namespace {
+// Read the varint at `p` into `v`; return its end, nullptr when it runs past `end`.
+const unsigned char* get_varint(const unsigned char* p, const unsigned char* end, uint64_t& v) {
+  v = 0;
+  for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
+    const unsigned char b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7F) << shift;
+    if (!(b & 0x80)) return p;
+  }
+  return nullptr;
+}
+}  // namespace
+
+// event_into writes fields 1-6, 15 (buf), then 8 ... 66 ascending: the
+// complete event is the entry with pending (6) dropped, duration (5) where
+// pending was, and rc (11) and status (34) where their numbers go among the
+// fields after buf. One walk over the entry finds those places.
+unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, uint64_t duration,
+                                   int32_t rc, const Status& status, unsigned char* out) {
+  constexpr uint64_t duration_field = 5, pending_field = 6, rc_field = 11, buf_field = 15, status_field = 34;
+  const unsigned char* pending = nullptr;
+  const unsigned char* rc_at = end;
+  const unsigned char* status_at = end;
+  for (const unsigned char* p = begin; p < end;) {
+    const unsigned char* field = p;
+    uint64_t tag = 0, value = 0;
+    if (!(p = get_varint(p, end, tag)) || !(p = get_varint(p, end, value))) return nullptr;
+    const auto type = static_cast<WireType>(tag & 7);
+    if (type == WireType::len) {
+      if (value > static_cast<uint64_t>(end - p)) return nullptr;
+      p += value;
+    } else if (type != WireType::varint) {
+      return nullptr;
+    }
+    const uint64_t number = tag >> 3;
+    if (number == duration_field || number == rc_field || number == status_field) return nullptr;
+    if (number == pending_field) {
+      if (pending || value != 1) return nullptr;
+      pending = field;
+    } else if (pending && number != buf_field) {
+      if (rc_at == end && number > rc_field) rc_at = field;
+      if (status_at == end && number > status_field) status_at = field;
+    }
+  }
+  if (!pending) return nullptr;
+  VarintWriter w{out};
+  auto copy = [&w](const unsigned char* from, const unsigned char* to) {
+    std::memcpy(w.p, from, static_cast<std::size_t>(to - from));
+    w.p += to - from;
+  };
+  copy(begin, pending);
+  w.u(duration_field, duration);
+  const unsigned char* from = pending + 2;
+  if (rc) {
+    copy(from, rc_at);
+    w.s32(rc_field, rc);
+    from = rc_at;
+  }
+  if (!is_default(status)) {
+    copy(from, status_at);
+    write_status(w, status_field, status);
+    from = status_at;
+  }
+  copy(from, end);
+  return w.p;
+}
+
 uint32_t crc32c_portable(const void* data, std::size_t size, uint32_t crc) {
   const auto* p = static_cast<const unsigned char*>(data);
   const auto& t = k_crc_tables;

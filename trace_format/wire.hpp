@@ -54,6 +54,17 @@ void write_frame_header(unsigned char* dst, std::string_view payload);
 // Return the RankHeader message's bytes (the first frame's payload).
 std::string encode_rank_header(const RankHeader& header);
 
+// The complete event of a blocking call from its entry record, where the
+// call's only outputs are `duration`, `rc` and `status`: [begin, end) is the
+// body of the entry (an Event in stream coding with pending set, holding
+// none of the outputs), `out` has room for end - begin +
+// k_entry_outputs_bound bytes. Writes the body event_at would write for the
+// complete event (pending dropped, the outputs where the encoder puts them)
+// and returns its end; nullptr when the entry is not such a record.
+unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, uint64_t duration,
+                                   int32_t rc, const Status& status, unsigned char* out);
+inline constexpr std::size_t k_entry_outputs_bound = 64;
+
 // A list of at most N values kept inline (HotEvent's repeated fields):
 // nothing is constructed beyond size(), so an empty one costs nothing to make.
 // T must be trivially copyable. push_back and resize beyond N are the

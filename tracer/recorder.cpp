@@ -25,47 +25,6 @@ void store_u32(unsigned char* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
 }
 
-// Protobuf wire pieces for complete_last, in the encoder's coding
-// (trace_format/wire.cpp, docs/trace-format.md); test_tracer_recorder.cpp
-// checks that complete_last's records are byte for byte the encoder's.
-unsigned char* put_varint(unsigned char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<unsigned char>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<unsigned char>(v);
-  return p;
-}
-// Read the varint at `p` into `v`; return its end, nullptr when it runs past `end`.
-const unsigned char* get_varint(const unsigned char* p, const unsigned char* end, uint64_t& v) {
-  v = 0;
-  for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
-    const unsigned char b = *p++;
-    v |= static_cast<uint64_t>(b & 0x7F) << shift;
-    if (!(b & 0x80)) return p;
-  }
-  return nullptr;
-}
-uint64_t zigzag32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
-
-// Event fields (trace_format/smtrace.proto) complete_last writes or drops.
-constexpr uint64_t k_duration_field = 5, k_pending_field = 6, k_rc_field = 11, k_buf_field = 15, k_status_field = 34;
-constexpr uint64_t k_varint = 0, k_len = 2;
-
-// Write Event.status `s` (not the default) at `p` as the encoder does; return the end.
-unsigned char* put_status(unsigned char* p, const format::Status& s) {
-  unsigned char body[64];
-  unsigned char* q = body;
-  if (s.source) q = put_varint(put_varint(q, 1 << 3 | k_varint), zigzag32(*s.source));
-  if (s.tag) q = put_varint(put_varint(q, 2 << 3 | k_varint), zigzag32(*s.tag));
-  if (s.count) q = put_varint(put_varint(q, 3 << 3 | k_varint), static_cast<uint64_t>(*s.count));
-  if (s.cancelled) q = put_varint(put_varint(q, 4 << 3 | k_varint), 1);
-  if (s.error) q = put_varint(put_varint(q, 5 << 3 | k_varint), static_cast<uint64_t>(int64_t{s.error}));
-  const auto n = static_cast<std::size_t>(q - body);
-  p = put_varint(put_varint(p, k_status_field << 3 | k_len), n);
-  std::memcpy(p, body, n);
-  return p + n;
-}
 }  // namespace
 
 Recorder::~Recorder() {
@@ -328,68 +287,20 @@ bool Recorder::take_back_last(uint64_t seq) {
   return true;
 }
 
-// The encoder writes an Event's fields in the order 1-6, 15 (buf), then 8,
-// 9, 10, 11 (rc), 12 ... 66 ascending (34: status). The complete event of a
-// call whose only outputs are duration, rc and status is its entry with
-// pending (6) dropped, duration (5) where pending was, rc and status where
-// their numbers go among the fields after buf: a walk over the entry's
-// fields, with no Event to encode. Records with a longer than one-byte
-// length, entries that hold any of these fields already, or a complete event
-// that would not fit the chunk are left to rewrite_last.
+// The complete event of a call whose only outputs are duration, rc and
+// status is its entry with those put in and pending dropped
+// (format::complete_entry_body): no Event to encode. Records with a longer
+// than one-byte length, entries that hold any of these fields already, or a
+// complete event that would not fit the chunk are left to rewrite_last.
 bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status) {
   if (!m_active || !m_chunk_open || !m_last.is_event || m_last.seq != seq || m_last.start + m_last.size != m_pos ||
       m_last.start < m_map_off || m_last.size < 2)
     return false;
   const unsigned char* rec = m_map + (m_last.start - m_map_off);
   if (rec[1] >= 0x80 || m_last.size != 2u + rec[1]) return false;
-  const unsigned char* const begin = rec + 2;
-  const unsigned char* const end = rec + m_last.size;
-  // One walk over the entry's fields, finding where pending is and where rc
-  // and status go; none of the three outputs may be there already.
-  const unsigned char* pending = nullptr;
-  const unsigned char* rc_at = end;
-  const unsigned char* status_at = end;
-  for (const unsigned char* p = begin; p < end;) {
-    const unsigned char* field = p;
-    uint64_t tag = 0, value = 0;
-    if (!(p = get_varint(p, end, tag)) || !(p = get_varint(p, end, value))) return false;
-    if ((tag & 7) == k_len) {
-      if (value > static_cast<uint64_t>(end - p)) return false;
-      p += value;
-    } else if ((tag & 7) != k_varint) {
-      return false;
-    }
-    const uint64_t number = tag >> 3;
-    if (number == k_duration_field || number == k_rc_field || number == k_status_field) return false;
-    if (number == k_pending_field) {
-      if (pending || value != 1) return false;
-      pending = field;
-    } else if (pending && number != k_buf_field) {
-      if (rc_at == end && number > k_rc_field) rc_at = field;
-      if (status_at == end && number > k_status_field) status_at = field;
-    }
-  }
-  if (!pending) return false;
-  unsigned char body[0x80 + 64];  // the entry's body (< 0x80 bytes) and the outputs
-  unsigned char* o = body;
-  auto copy = [&o](const unsigned char* from, const unsigned char* to) {
-    std::memcpy(o, from, static_cast<std::size_t>(to - from));
-    o += to - from;
-  };
-  copy(begin, pending);
-  if (duration) o = put_varint(put_varint(o, k_duration_field << 3 | k_varint), duration);
-  const unsigned char* from = pending + 2;
-  if (rc) {
-    copy(from, rc_at);
-    o = put_varint(put_varint(o, k_rc_field << 3 | k_varint), zigzag32(rc));
-    from = rc_at;
-  }
-  if (status != format::Status{}) {
-    copy(from, status_at);
-    o = put_status(o, status);
-    from = status_at;
-  }
-  copy(from, end);
+  unsigned char body[0x80 + format::k_entry_outputs_bound];  // the entry's body (< 0x80 bytes) and the outputs
+  const unsigned char* o = format::complete_entry_body(rec + 2, rec + m_last.size, duration, rc, status, body);
+  if (!o) return false;
   const auto length = static_cast<std::size_t>(o - body);
   const std::size_t size = 2 + length;
   if (length >= 0x80 || m_chunk_payload - m_last.size + size > m_chunk_bytes) return false;
