@@ -747,6 +747,28 @@ void CallScope::set_status(const format::Status& status) noexcept {
   else e.status = status;
 }
 
+namespace {
+uint64_t write_event(Event& e) { return g->recorder->event(e); }
+uint64_t write_event(format::HotEvent& e) { return g->recorder->hot_event(e); }
+
+// Write a non-blocking call's complete event `e` (the lock held), or, when
+// it is an unsuccessful poll and polls fold, count it in this thread's run
+// of equal polls: after the thread's load/store runs and earlier folds, as
+// every record. E: Event (CallScope) or HotEvent (HotScope).
+template <class E>
+void write_or_fold(E& e, bool unsuccessful_poll) {
+  PollFolder* f = unsuccessful_poll && g->options.fold_polls && e.thread < k_max_fold_threads && g->folds
+                      ? &(*g->folds)[e.thread]
+                      : nullptr;
+  const uint64_t key = f ? poll_key(e) : 0;
+  if (f && f->fold(e, key)) return;
+  flush_access_runs();
+  flush_folds(e.thread);
+  write_event(e);
+  if (f) f->start(e, key);
+}
+}  // namespace
+
 void CallScope::enter() noexcept {
   m_entered = true;
   e.thread = thread_id();
@@ -800,21 +822,7 @@ void CallScope::leave(int rc) noexcept {
       int n = call_stack(frames, t_site);
       g->recorder->lock();
       resolve_sites(e, t_site, frames, n);
-      bool fold = m_unsuccessful_poll && g->options.fold_polls && e.thread < k_max_fold_threads && g->folds;
-      if (fold) {
-        PollFolder& f = (*g->folds)[e.thread];
-        uint64_t key = poll_key(e);
-        if (!f.fold(e, key)) {
-          flush_access_runs();
-          flush_folds(e.thread);
-          g->recorder->event(e);
-          f.start(e, key);
-        }
-      } else {
-        flush_access_runs();
-        flush_folds(e.thread);
-        g->recorder->event(e);
-      }
+      write_or_fold(e, m_unsuccessful_poll);
       g->recorder->unlock();
     }
     stop_on_failure();
@@ -858,15 +866,7 @@ void HotScope::leave(int rc) noexcept {
   under_lock([&] {
     if (!m_blocking) {
       e.site = g->sites->id(m_site, *g->recorder);
-      PollFolder* f = m_unsuccessful_poll && g->options.fold_polls && e.thread < k_max_fold_threads && g->folds
-                          ? &(*g->folds)[e.thread]
-                          : nullptr;
-      const uint64_t key = f ? poll_key(e) : 0;
-      if (f && f->fold(e, key)) return;
-      flush_access_runs();
-      flush_folds(e.thread);
-      g->recorder->hot_event(e);
-      if (f) f->start(e, key);
+      write_or_fold(e, m_unsuccessful_poll);
       return;
     }
     // The entry taken back and the complete event encoded in its place (a
