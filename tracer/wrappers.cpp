@@ -578,17 +578,25 @@ bool doubtful(const E& e) {
   return false;
 }
 
-// Run one traced call: gather inputs, enter, call PMPI once, gather outputs,
-// leave, and tell load/store capture what the call started or completed.
-template <class F, class Pre, class Post>
-int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
-  CallScope s(c, site);
+// Run one traced call in scope `s` (CallScope or HotScope): gather inputs,
+// enter, call PMPI once, gather outputs, leave.
+template <class Scope, class F, class Pre, class Post>
+int run_scope(Scope& s, F&& pmpi, Pre&& pre, Post&& post) {
   pre(s.e);
   if (doubtful(s.e)) s.expect_no_return();
   s.enter();
   int rc = pmpi();
   post(s, rc);
   s.leave(rc);
+  return rc;
+}
+
+// Run one traced call, and tell load/store capture what the call started or
+// completed.
+template <class F, class Pre, class Post>
+int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
+  CallScope s(c, site);
+  const int rc = run_scope(s, pmpi, pre, post);
   if (rc == MPI_SUCCESS && access::attached()) access::after_call(s.e, comm_facts(s.e.comm), type_extent);
   return rc;
 }
@@ -601,13 +609,7 @@ template <class F, class Pre, class Post>
 int traced_hot(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   if (!handlers::hot_path()) return traced(c, site, pmpi, pre, post);
   handlers::HotScope s(c, site);
-  pre(s.e);
-  if (doubtful(s.e)) s.expect_no_return();
-  s.enter();
-  int rc = pmpi();
-  post(s, rc);
-  s.leave(rc);
-  return rc;
+  return run_scope(s, pmpi, pre, post);
 }
 
 // traced_hot for a call that completes `n` requests: a HotEvent holds at
