@@ -189,6 +189,7 @@ void Recorder::record(int64_t t, Encode&& encode) {
   }
   if (!m_active) return;
   m_last.is_event = false;
+  m_last.marks.valid = false;
   m_last.start = m_pos;
   m_last.size = m_scratch.size();
   m_chunk_payload += m_scratch.size();
@@ -204,6 +205,7 @@ bool Recorder::record_in_place(int64_t t, std::size_t bound, Encode&& encode) {
   if (!m_chunk_open) open_chunk(t);
   if (!ensure(m_pos + bound)) return false;
   m_last.encoder_before = m_encoder;
+  m_last.marks.valid = false;  // hot_event's encoding sets them
   unsigned char* dst = m_map + (m_pos - m_map_off);
   std::size_t size = encode(dst);
   if (m_chunk_payload > m_info_bytes && m_chunk_payload + size > m_chunk_bytes) {
@@ -253,7 +255,7 @@ uint64_t Recorder::event(format::Event& e) {
 
 uint64_t Recorder::hot_event(format::HotEvent& e) {
   return stream_event(e, format::RecordEncoder::k_hot_record_bound,
-                      [&](unsigned char* dst) { return m_encoder.hot_event_at(dst, e); });
+                      [&](unsigned char* dst) { return m_encoder.hot_event_at(dst, e, &m_last.marks); });
 }
 
 bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
@@ -299,7 +301,10 @@ bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const 
   const unsigned char* rec = m_map + (m_last.start - m_map_off);
   if (rec[1] >= 0x80 || m_last.size != 2u + rec[1]) return false;
   unsigned char body[0x80 + format::k_entry_outputs_bound];  // the entry's body (< 0x80 bytes) and the outputs
-  const unsigned char* o = format::complete_entry_body(rec + 2, rec + m_last.size, duration, rc, status, body);
+  const unsigned char* o =
+      m_last.marks.valid
+          ? format::complete_entry_body(rec + 2, rec + m_last.size, m_last.marks, duration, rc, status, body)
+          : format::complete_entry_body(rec + 2, rec + m_last.size, duration, rc, status, body);
   if (!o) return false;
   const auto length = static_cast<std::size_t>(o - body);
   const std::size_t size = 2 + length;
@@ -317,6 +322,7 @@ bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const 
   m_chunk_payload = m_chunk_payload - m_last.size + size;
   m_pos = m_last.start + size;
   m_last.size = size;
+  m_last.marks.valid = false;  // no longer an entry
   return true;
 }
 

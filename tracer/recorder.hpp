@@ -69,6 +69,8 @@ class Recorder {
   // the encoder puts them, so the record is byte for byte what event() writes
   // for the complete Event, without encoding it again. Return false, changing
   // nothing, where that does not apply (then rewrite_last or completion).
+  // An entry written by hot_event() is not walked: its encoding said where
+  // the outputs go (format::EntryMarks).
   bool complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status);
   // Write `header` over the header written by open(), in place; return
   // false (changing nothing) when its encoding is not exactly as long.
@@ -137,6 +139,7 @@ class Recorder {
     uint64_t start = 0;  // file offset
     uint64_t size = 0;
     format::RecordEncoder encoder_before;
+    format::EntryMarks marks;  // where a hot entry's outputs go (valid: written by hot_event)
   };
   LastRecord m_last;
 };
