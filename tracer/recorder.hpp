@@ -105,6 +105,7 @@ class Recorder {
   bool take_back_last(uint64_t seq);
   void open_chunk(int64_t t);
   bool ensure(uint64_t end);
+  void fill_page_cache(uint64_t from, uint64_t to);
   void put(const void* data, std::size_t size, bool first_byte_last);
   void fail(const std::string& what);
 
@@ -122,6 +123,7 @@ class Recorder {
   uint64_t m_map_off = 0;
   uint64_t m_map_len = 0;
   uint64_t m_pos = 0;           // file offset of the next byte
+  uint64_t m_filled = 0;        // the file's bytes up to here are in the page cache (fill_page_cache)
   bool m_chunk_open = false;
   uint64_t m_chunk_start = 0;   // file offset of the open chunk's frame header
   uint64_t m_chunk_payload = 0;
