@@ -533,6 +533,45 @@ TEST_CASE("tracer::Recorder::complete_last does not take a hot entry's marks for
   fs::remove(file);
 }
 
+TEST_CASE("tracer::Recorder keeps every record across segments (the zero fill never covers one)") {
+  // Over 9 MiB of events with a note between some of them, so that chunks
+  // and records straddle the 4 MiB segments, each of which is filled with
+  // zeros through pwrite before it is mapped: every event reads back, both
+  // as a killed rank leaves the file (open chunk, recorder still open) and
+  // after close.
+  const fs::path file = temp_file("segments");
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 60 * 1000));
+  r.lock();
+  uint64_t n = 0, not_completed = 0;
+  while (r.bytes() < (9u << 20)) {
+    fmt_ns::HotEvent h = hot_calls()[0];
+    h.t_start = static_cast<int64_t>(10 * n);
+    h.tag = static_cast<int32_t>(n);
+    h.pending = n % 3 == 0;
+    const uint64_t seq = r.hot_event(h);
+    if (h.pending) not_completed += !r.complete_last(seq, 7, 0, {});
+    if (n % 1000 == 999) r.note(fmt_ns::TracerNote{h.t_start, "a note between events"});
+    ++n;
+  }
+  REQUIRE(not_completed == 0);
+  auto check = [&](const fmt_ns::RankTrace& trace) {
+    REQUIRE(trace.events.size() == n);
+    uint64_t wrong = 0;  // one check for the lot: there are about a million
+    for (uint64_t i = 0; i < n; ++i)
+      wrong += trace.events[i].tag != static_cast<int32_t>(i) || trace.events[i].pending;
+    CHECK(wrong == 0);
+  };
+  check(fmt_ns::read_rank_file(file));  // as a kill leaves it
+  r.close();
+  r.unlock();
+  auto closed = fmt_ns::read_rank_file(file);
+  for (const auto& p : closed.problems) MESSAGE(p.to_string());
+  CHECK(closed.problems.empty());
+  check(closed);
+  fs::remove(file);
+}
+
 TEST_CASE("tracer::Recorder::hot_event reads back through libprotobuf") {
   const fs::path file = temp_file("hot-pb");
   const std::string bytes = write_hot(true, 1, 64 * 1024, file);
