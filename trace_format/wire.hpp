@@ -63,6 +63,19 @@ std::string encode_rank_header(const RankHeader& header);
 // and returns its end; nullptr when the entry is not such a record.
 unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, uint64_t duration,
                                    int32_t rc, const Status& status, unsigned char* out);
+// Where the entry record's body that RecordEncoder::hot_event_at wrote
+// (for a pending HotEvent without outputs) has its pending field (6) and
+// where rc (11) and status (34) go: byte offsets from the body's start, the
+// places complete_entry_body otherwise finds by walking the body.
+struct EntryMarks {
+  bool valid = false;  // false: not such an entry (walk it, or re-encode)
+  uint8_t pending = 0;
+  uint8_t rc = 0;
+  uint8_t status = 0;
+};
+// complete_entry_body of an entry whose places `marks` gives (no walk).
+unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, const EntryMarks& marks,
+                                   uint64_t duration, int32_t rc, const Status& status, unsigned char* out);
 inline constexpr std::size_t k_entry_outputs_bound = 64;
 
 // A list of at most N values kept inline (HotEvent's repeated fields):
@@ -167,7 +180,9 @@ class RecordEncoder {
   // (the same fields in the same order, the same stream state), written
   // without looking at the fields a HotEvent does not have. `dst` has room
   // for k_hot_record_bound bytes.
-  std::size_t hot_event_at(unsigned char* dst, const HotEvent& event);
+  // With `marks`, also say where a pending event's record has room for the
+  // outputs of the call (EntryMarks; marks->valid false when it has none).
+  std::size_t hot_event_at(unsigned char* dst, const HotEvent& event, EntryMarks* marks = nullptr);
   static const std::size_t k_hot_record_bound;
   static constexpr unsigned char k_event_tag = (2 << 3) | 2;  // Chunk.event, length-delimited
 
@@ -190,8 +205,9 @@ class RecordEncoder {
  private:
   template <class Sink>
   void event_into(Sink&& sink, const Event& event);
+  // `pending_at`, when given, is set to where field 6 (pending) starts.
   template <class Writer, class E>
-  void write_stream_head(Writer& w, const E& event);
+  void write_stream_head(Writer& w, const E& event, unsigned char** pending_at = nullptr);
   template <class E>
   void advance(const E& event);
   template <class Sink>

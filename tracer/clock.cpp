@@ -4,7 +4,6 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
-#include <x86intrin.h>
 #endif
 
 namespace smtrace::tracer {
@@ -53,18 +52,6 @@ bool Clock::counter_usable() noexcept {
   return true;  // the generic timer runs at a constant frequency
 #else
   return false;
-#endif
-}
-
-uint64_t Clock::ticks() noexcept {
-#if defined(__x86_64__)
-  return __rdtsc();
-#elif defined(__aarch64__)
-  uint64_t v;
-  asm volatile("mrs %0, cntvct_el0" : "=r"(v));
-  return v;
-#else
-  return static_cast<uint64_t>(monotonic_ns());
 #endif
 }
 

@@ -849,6 +849,7 @@ void HotScope::enter() noexcept {
   e.t_start = now();
   if (!m_blocking || !g->on.load(std::memory_order_relaxed)) return;
   e.pending = true;
+  m_request_in = e.request;
   under_lock([&] {
     flush_access_runs();
     flush_folds(e.thread);
@@ -869,9 +870,14 @@ void HotScope::leave(int rc) noexcept {
       write_or_fold(e, m_unsuccessful_poll);
       return;
     }
-    // The entry taken back and the complete event encoded in its place (a
-    // HotEvent encodes faster than complete_last walks the entry's fields),
+    // A call whose only outputs are duration, rc and status (Send, Recv,
+    // Win_flush ...): its entry with those spliced in where the entry's
+    // encoding said they go (Recorder::complete_last, no second encoding).
+    // Else the entry taken back and the complete event encoded in its place,
     // else a completion.
+    if (e.request == m_request_in && e.completed.empty() && !e.flag &&
+        g->recorder->complete_last(m_pending_seq, e.duration, rc, e.status))
+      return;
     if (g->recorder->rewrite_last(m_pending_seq, e)) return;
     Event end;
     end.duration = e.duration;

@@ -213,6 +213,7 @@ class HotScope {
   bool m_unsuccessful_poll = false;
   bool m_entered = false;
   uint64_t m_pending_seq = 0;
+  uint64_t m_request_in = 0;  // e.request as the entry was written
 };
 
 }  // namespace handlers

@@ -69,6 +69,8 @@ class Recorder {
   // the encoder puts them, so the record is byte for byte what event() writes
   // for the complete Event, without encoding it again. Return false, changing
   // nothing, where that does not apply (then rewrite_last or completion).
+  // An entry written by hot_event() is not walked: its encoding said where
+  // the outputs go (format::EntryMarks).
   bool complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status);
   // Write `header` over the header written by open(), in place; return
   // false (changing nothing) when its encoding is not exactly as long.
@@ -103,6 +105,7 @@ class Recorder {
   bool take_back_last(uint64_t seq);
   void open_chunk(int64_t t);
   bool ensure(uint64_t end);
+  void fill_page_cache(uint64_t from, uint64_t to);
   void put(const void* data, std::size_t size, bool first_byte_last);
   void fail(const std::string& what);
 
@@ -120,6 +123,7 @@ class Recorder {
   uint64_t m_map_off = 0;
   uint64_t m_map_len = 0;
   uint64_t m_pos = 0;           // file offset of the next byte
+  uint64_t m_filled = 0;        // the file's bytes up to here are in the page cache (fill_page_cache)
   bool m_chunk_open = false;
   uint64_t m_chunk_start = 0;   // file offset of the open chunk's frame header
   uint64_t m_chunk_payload = 0;
@@ -137,6 +141,7 @@ class Recorder {
     uint64_t start = 0;  // file offset
     uint64_t size = 0;
     format::RecordEncoder encoder_before;
+    format::EntryMarks marks;  // where a hot entry's outputs go (valid: written by hot_event)
   };
   LastRecord m_last;
 };

@@ -170,8 +170,8 @@ std::vector<fmt_ns::HotEvent> hot_calls() {
 }
 
 // Write `rounds` times the hot calls, each blocking one as an entry and its
-// complete event, as HotScope writes them (hot_event, rewrite_last of the
-// HotEvent) or as CallScope does (event, complete_last or rewrite_last of
+// complete event, as HotScope writes them (hot_event, then complete_last
+// through the entry's marks or rewrite_last of the HotEvent) or as CallScope does (event, complete_last or rewrite_last of
 // the Event the HotEvent stands for), into chunks of `chunk_bytes`; return
 // the file's bytes.
 std::string write_hot(bool hot, int rounds, uint32_t chunk_bytes, const fs::path& file) {
@@ -196,7 +196,8 @@ std::string write_hot(bool hot, int rounds, uint32_t chunk_bytes, const fs::path
       fmt_ns::Event e = h.to_event();
       const uint64_t seq = hot ? r.hot_event(h) : r.event(e);
       if (!blocking) continue;
-      if (hot) {  // as HotScope::leave
+      if (hot) {  // as HotScope::leave: the entry's marks, else a second encoding
+        if (request == 0 && r.complete_last(seq, outs[i].duration, outs[i].rc, outs[i].status)) continue;
         h.pending = false;
         h.duration = outs[i].duration;
         h.rc = outs[i].rc;
@@ -316,7 +317,8 @@ std::string write_completions(bool hot, int rounds, uint32_t chunk_bytes, const 
       h.pending = true;
       fmt_ns::Event e = h.to_event();
       const uint64_t seq = hot ? r.hot_event(h) : r.event(e);
-      if (hot) {
+      if (hot) {  // as HotScope::leave
+        if (c.done.empty() && !c.flag && r.complete_last(seq, c.duration, c.rc, {})) continue;
         finish(h);
         REQUIRE(r.rewrite_last(seq, h));
         continue;
@@ -464,6 +466,110 @@ TEST_CASE("tracer::Recorder::hot_event writes event's bytes") {
     REQUIRE(read.size() == 30 * events.size());
     for (std::size_t i = 0; i < events.size(); ++i) CHECK(read[i] == complete(events[i].to_event(), i, outs[i]));
   }
+}
+
+TEST_CASE("tracer::Recorder::complete_last of a hot entry writes what the walk over it writes") {
+  // Every hot call as an entry (its request, an output, left out) with
+  // every set of outputs, twice in a row so that the second is coded against
+  // the first: through the marks hot_event took (no walk) and through the
+  // walk over the entry event() wrote, the same bytes.
+  const auto events = hot_calls();
+  const auto outs = outputs();
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      std::string bytes[2];
+      for (const bool hot : {true, false}) {
+        const fs::path file = temp_file(hot ? "marks" : "marks-walk");
+        Recorder r;
+        REQUIRE(r.open(file.string(), header(), 64 * 1024));
+        r.lock();
+        for (int round = 0; round < 2; ++round) {
+          fmt_ns::HotEvent h = events[i];
+          h.request = 0;
+          h.pending = true;
+          h.t_start += 500 * round;
+          fmt_ns::Event e = h.to_event();
+          const uint64_t seq = hot ? r.hot_event(h) : r.event(e);
+          REQUIRE(r.complete_last(seq, outs[k].duration, outs[k].rc, outs[k].status));
+        }
+        r.close();
+        r.unlock();
+        bytes[hot ? 0 : 1] = slurp(file);
+        fs::remove(file);
+      }
+      CAPTURE(i);
+      CAPTURE(k);
+      CHECK(bytes[0] == bytes[1]);
+    }
+  }
+}
+
+TEST_CASE("tracer::Recorder::complete_last does not take a hot entry's marks for a later record") {
+  const fs::path file = temp_file("stale-marks");
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 64 * 1024));
+  r.lock();
+  fmt_ns::HotEvent h = hot_calls()[0];
+  h.pending = true;
+  uint64_t seq = r.hot_event(h);
+  r.note(fmt_ns::TracerNote{5, "in between"});  // no longer the last record
+  CHECK_FALSE(r.complete_last(seq, 10, 0, {}));
+  h.pending = false;  // complete: no pending field, no marks
+  seq = r.hot_event(h);
+  CHECK_FALSE(r.complete_last(seq, 10, 0, {}));
+  h.pending = true;
+  seq = r.hot_event(h);
+  REQUIRE(r.complete_last(seq, 10, 0, {}));
+  CHECK_FALSE(r.complete_last(seq, 20, 0, {}));  // complete now: its marks went with its pending field
+  r.close();
+  r.unlock();
+  auto trace = fmt_ns::read_rank_file(file);
+  for (const auto& p : trace.problems) MESSAGE(p.to_string());
+  CHECK(trace.problems.empty());
+  REQUIRE(trace.events.size() == 3);
+  CHECK(trace.events[0].pending);
+  CHECK_FALSE(trace.events[2].pending);
+  CHECK(trace.events[2].duration == 10);
+  fs::remove(file);
+}
+
+TEST_CASE("tracer::Recorder keeps every record across segments (the zero fill never covers one)") {
+  // Over 9 MiB of events with a note between some of them, so that chunks
+  // and records straddle the 4 MiB segments, each of which is filled with
+  // zeros through pwrite before it is mapped: every event reads back, both
+  // as a killed rank leaves the file (open chunk, recorder still open) and
+  // after close.
+  const fs::path file = temp_file("segments");
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 60 * 1000));
+  r.lock();
+  uint64_t n = 0, not_completed = 0;
+  while (r.bytes() < (9u << 20)) {
+    fmt_ns::HotEvent h = hot_calls()[0];
+    h.t_start = static_cast<int64_t>(10 * n);
+    h.tag = static_cast<int32_t>(n);
+    h.pending = n % 3 == 0;
+    const uint64_t seq = r.hot_event(h);
+    if (h.pending) not_completed += !r.complete_last(seq, 7, 0, {});
+    if (n % 1000 == 999) r.note(fmt_ns::TracerNote{h.t_start, "a note between events"});
+    ++n;
+  }
+  REQUIRE(not_completed == 0);
+  auto check = [&](const fmt_ns::RankTrace& trace) {
+    REQUIRE(trace.events.size() == n);
+    uint64_t wrong = 0;  // one check for the lot: there are about a million
+    for (uint64_t i = 0; i < n; ++i)
+      wrong += trace.events[i].tag != static_cast<int32_t>(i) || trace.events[i].pending;
+    CHECK(wrong == 0);
+  };
+  check(fmt_ns::read_rank_file(file));  // as a kill leaves it
+  r.close();
+  r.unlock();
+  auto closed = fmt_ns::read_rank_file(file);
+  for (const auto& p : closed.problems) MESSAGE(p.to_string());
+  CHECK(closed.problems.empty());
+  check(closed);
+  fs::remove(file);
 }
 
 TEST_CASE("tracer::Recorder::hot_event reads back through libprotobuf") {
