@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyzer/check.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 
@@ -36,6 +37,12 @@ struct RawProblem {
 
 // Return the site of event `e` of rank `rank` with `note`.
 RawSite raw_site(uint32_t rank, const format::Event& e, std::string note);
+
+// Append `problems` to `out` (Check::save_pass of a check whose passes
+// collect RawProblems).
+void save_problems(const std::vector<RawProblem>& problems, WireWriter& out);
+// Return the problems save_problems wrote, read from `in`.
+std::vector<RawProblem> load_problems(WireReader& in);
 
 // Collects problems and emits them as findings of one check.
 class Grouped {
