@@ -1,13 +1,13 @@
 #include "distributed/transfer.hpp"
 
 #include <algorithm>
-#include <exception>
-#include <utility>
 #include <chrono>
+#include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/core.h>

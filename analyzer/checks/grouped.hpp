@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,19 @@ RawSite raw_site(uint32_t rank, const format::Event& e, std::string note);
 void save_problems(const std::vector<RawProblem>& problems, WireWriter& out);
 // Return the problems save_problems wrote, read from `in`.
 std::vector<RawProblem> load_problems(WireReader& in);
+
+// Check::save_pass and Check::load_pass of a check whose finish() only
+// groups the `problems` its passes (a `Pass(const RankData&)`) collect.
+template <class Pass>
+void save_pass_problems(const RankPass& pass, WireWriter& out) {
+  save_problems(dynamic_cast<const Pass&>(pass).problems, out);
+}
+template <class Pass>
+std::unique_ptr<RankPass> load_pass_problems(const RankData& data, WireReader& in) {
+  auto pass = std::make_unique<Pass>(data);
+  pass->problems = load_problems(in);
+  return pass;
+}
 
 // Collects problems and emits them as findings of one check.
 class Grouped {

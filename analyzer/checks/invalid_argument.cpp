@@ -671,13 +671,9 @@ class InvalidArgument final : public Check {
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
   // finish() only groups each rank's problems.
   bool saves_passes() const override { return true; }
-  void save_pass(const RankPass& pass, WireWriter& out) const override {
-    save_problems(dynamic_cast<const Pass&>(pass).problems, out);
-  }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_problems<Pass>(pass, out); }
   std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
-    auto pass = std::make_unique<Pass>(data);
-    pass->problems = load_problems(in);
-    return pass;
+    return load_pass_problems<Pass>(data, in);
   }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
