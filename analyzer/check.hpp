@@ -8,9 +8,7 @@
 // After every rank has been read, the core replays matching (replay.hpp),
 // and then each check's finish() runs, one at a time, with the whole
 // Context. The happens-before graph (happens_before.hpp) is built on the
-// first call of Context::happens_before(). Under smtrace-mpi the passes of
-// a check that saves them (Check::saves_passes) run on the process that reads
-// the rank and reach finish() through save_pass and load_pass.
+// first call of Context::happens_before().
 #pragma once
 
 #include <cstdint>
