@@ -11,9 +11,9 @@
 //
 // The readers also run, on the ranks they read, the passes of the checks
 // whose passes can travel (analyzer::Check::saves_passes: request-leak,
-// resource-leak, invalid-argument, thread-level) and send their state after
-// the rank's records; process 0 runs every other pass, the replay and every
-// check's finish().
+// resource-leak, invalid-argument, thread-level, cuda-mpi-race) and send
+// their state after the rank's records; process 0 runs every other pass, the
+// replay and every check's finish().
 //
 // Order and progress: process 0 loads ranks in ascending order (a pool of
 // threads taking the next rank), and each reader sends its ranks in ascending
