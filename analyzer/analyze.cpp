@@ -16,6 +16,7 @@
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
+#include "analyzer/wire.hpp"
 #include "trace_format/content.hpp"
 #include "trace_format/parallel.hpp"
 #include "trace_format/symbols.hpp"
@@ -213,9 +214,9 @@ class Sequencer {
   bool m_started = false;
 };
 
-}  // namespace
-
-Result analyze(const fs::path& dir, const Options& options) {
+// Return the checks `options` selects, in report order. Throw
+// std::invalid_argument for an unknown name.
+std::vector<std::unique_ptr<Check>> selected_checks(const Options& options) {
   auto checks = all_checks();
   for (const CheckFactory& make : options.extra_checks) checks.push_back(make());
   for (const std::string& name : options.checks) {
@@ -232,6 +233,127 @@ Result analyze(const fs::path& dir, const Options& options) {
   if (options.alignment == Alignment::off) {
     std::erase_if(checks, [](const auto& c) { return c->name() == "collective-misaligned"; });
   }
+  return checks;
+}
+
+// Load rank `data.rank` of `files` from `source` into `data`, its events to
+// `comms` (when not null) and `sequencer`. Throw std::runtime_error naming
+// the file on the source's errors and the sequencer's, std::bad_alloc as is.
+void load_rank(const format::TraceFiles& files, RankData& data, RankSource& source, Sequencer& sequencer,
+               CommTable* comms) {
+  const uint32_t r = data.rank;
+  format::RankReader::Callbacks cb;
+  cb.site = [&](const format::CallSite& s) { data.sites[s.id] = s; };
+  cb.comm = [&](const format::CommDef& c) { data.comms[c.id] = c; };
+  cb.datatype = [&](const format::DatatypeDef& t) { data.datatypes[t.id] = t; };
+  cb.end = [&](const format::Termination& t) { data.end = t; };
+  cb.problem = [&](const format::Problem& p) {
+    data.problems.push_back(p);
+    if (p.severity == format::Problem::Severity::error) data.truncated = true;
+  };
+  cb.event = [&](const Event& e) {
+    ++data.events;
+    data.last_seq = std::max(data.last_seq, e.seq);
+    if (comms) comms->observe(r, e);
+    sequencer.push(e);
+  };
+  try {
+    if (auto header = source.header(cb)) {
+      data.present = true;
+      data.header = *header;
+      bool ok = true;
+      format::Problem p = format::check_rank_header(files, r, data.header, ok);
+      if (!ok) data.problems.push_back(std::move(p));
+      add_implicit_comms(data);
+      source.read_all(cb);
+      sequencer.finish();
+      if (!data.end) data.truncated = true;
+    }
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(
+        fmt::format("{}: rank {}: loading stopped after {} events: {}", data.file, r, data.events, e.what()));
+  }
+}
+
+// How run_saved_passes's loading ended.
+enum class Saved : uint8_t { ok, error, out_of_memory };
+
+// Load the passes of rank `data.rank` that run_saved_passes saved in `saved`
+// into `passes` (per check, per rank): a check that failed there fails here;
+// what loading threw there is thrown here.
+void load_saved_passes(std::string_view saved, const std::vector<std::unique_ptr<Check>>& checks,
+                       std::vector<std::vector<std::unique_ptr<RankPass>>>& passes, const RankData& data,
+                       CheckFailures& failures) {
+  WireReader in(saved);
+  switch (in.get<Saved>()) {
+    case Saved::ok: break;
+    case Saved::error: throw std::runtime_error(in.text());
+    case Saved::out_of_memory: throw std::bad_alloc();
+  }
+  for (std::size_t c = 0; c < checks.size(); ++c) {
+    if (!checks[c]->saves_passes()) continue;
+    if (in.text() != checks[c]->name()) {
+      throw std::logic_error(fmt::format("rank {}: saved passes of other checks than these", data.rank));
+    }
+    if (in.get<uint8_t>() != 0) {
+      failures.fail(c, checks[c]->name(), in.text());
+      continue;
+    }
+    if (in.get<uint8_t>() != 0) passes[c][data.rank] = checks[c]->load_pass(data, in);
+  }
+  if (!in.at_end()) throw std::logic_error(fmt::format("rank {}: saved passes longer than read", data.rank));
+}
+
+}  // namespace
+
+std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, RankSource& source,
+                             const Options& options) {
+  WireWriter out;
+  try {
+    const std::vector<std::unique_ptr<Check>> checks = selected_checks(options);
+    RankData data;
+    data.rank = rank;
+    data.file = files.rank_files.at(rank).string();
+    std::vector<std::unique_ptr<RankPass>> passes(checks.size());
+    std::vector<PassOf> rank_passes;
+    for (std::size_t c = 0; c < checks.size(); ++c) {
+      if (!checks[c]->saves_passes()) continue;
+      passes[c] = checks[c]->rank_pass(data);
+      if (passes[c]) rank_passes.push_back({passes[c].get(), c});
+    }
+    CheckFailures failures(checks.size(), options.check_errors);
+    Sequencer sequencer(std::move(rank_passes), failures, checks, rank);
+    load_rank(files, data, source, sequencer, nullptr);
+    std::vector<CheckFailure> failed = failures.take();
+    out.put(Saved::ok);
+    for (std::size_t c = 0; c < checks.size(); ++c) {
+      if (!checks[c]->saves_passes()) continue;
+      out.put(checks[c]->name());
+      auto failure = std::find_if(failed.begin(), failed.end(),
+                                  [&](const CheckFailure& f) { return f.check == checks[c]->name(); });
+      out.put<uint8_t>(failure != failed.end());
+      if (failure != failed.end()) {
+        out.put(failure->message);
+        continue;
+      }
+      out.put<uint8_t>(passes[c] != nullptr);
+      if (passes[c]) checks[c]->save_pass(*passes[c], out);
+    }
+  } catch (const std::bad_alloc&) {
+    out.bytes().clear();
+    out.put(Saved::out_of_memory);
+  } catch (const std::exception& e) {
+    out.bytes().clear();
+    out.put(Saved::error);
+    out.put(std::string_view(e.what()));
+  }
+  return std::move(out.bytes());
+}
+
+Result analyze(const fs::path& dir, const Options& options) {
+  auto checks = selected_checks(options);
   auto say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
@@ -253,9 +375,12 @@ Result analyze(const fs::path& dir, const Options& options) {
   std::vector<std::vector<std::unique_ptr<RankPass>>> passes(checks.size());
   std::vector<std::unique_ptr<RankPass>> replay_passes(world_size);
   for (std::size_t c = 0; c < checks.size(); ++c) passes[c].resize(world_size);
+  auto elsewhere = [&](uint32_t r) { return options.passes_elsewhere && options.passes_elsewhere(r); };
   for (uint32_t r : files.present) {
     replay_passes[r] = ctx.replayed.rank_pass(ctx.ranks[r]);
-    for (std::size_t c = 0; c < checks.size(); ++c) passes[c][r] = checks[c]->rank_pass(ctx.ranks[r]);
+    for (std::size_t c = 0; c < checks.size(); ++c) {
+      if (!(elsewhere(r) && checks[c]->saves_passes())) passes[c][r] = checks[c]->rank_pass(ctx.ranks[r]);
+    }
   }
 
   std::atomic<uint32_t> done{0};
@@ -275,39 +400,8 @@ Result analyze(const fs::path& dir, const Options& options) {
     Sequencer sequencer(std::move(rank_passes), failures, checks, r);
     const std::unique_ptr<RankSource> reader = options.rank_source ? options.rank_source(r, files.rank_files[r])
                                                                   : read_rank_file_source(files.rank_files[r]);
-    format::RankReader::Callbacks cb;
-    cb.site = [&](const format::CallSite& s) { data.sites[s.id] = s; };
-    cb.comm = [&](const format::CommDef& c) { data.comms[c.id] = c; };
-    cb.datatype = [&](const format::DatatypeDef& t) { data.datatypes[t.id] = t; };
-    cb.end = [&](const format::Termination& t) { data.end = t; };
-    cb.problem = [&](const format::Problem& p) {
-      data.problems.push_back(p);
-      if (p.severity == format::Problem::Severity::error) data.truncated = true;
-    };
-    cb.event = [&](const Event& e) {
-      ++data.events;
-      data.last_seq = std::max(data.last_seq, e.seq);
-      ctx.comm_table.observe(r, e);
-      sequencer.push(e);
-    };
-    try {
-      if (auto header = reader->header(cb)) {
-        data.present = true;
-        data.header = *header;
-        bool ok = true;
-        format::Problem p = format::check_rank_header(files, r, data.header, ok);
-        if (!ok) data.problems.push_back(std::move(p));
-        add_implicit_comms(data);
-        reader->read_all(cb);
-        sequencer.finish();
-        if (!data.end) data.truncated = true;
-      }
-    } catch (const std::bad_alloc&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw std::runtime_error(
-          fmt::format("{}: rank {}: loading stopped after {} events: {}", data.file, r, data.events, e.what()));
-    }
+    load_rank(files, data, *reader, sequencer, &ctx.comm_table);
+    if (elsewhere(r)) load_saved_passes(reader->saved_passes(), checks, passes, data, failures);
     total_events += data.events;
     const uint32_t n = ++done;
     std::lock_guard lock(say_mutex);

@@ -48,6 +48,11 @@ struct Options {
   // Where each present rank's records come from (smtrace-mpi: another MPI
   // process reads the file and sends them); empty: the file, read here.
   RankSourceFactory rank_source;
+  // smtrace-mpi: the ranks whose passes of the checks that save them
+  // (Check::saves_passes) ran where their file was read (run_saved_passes);
+  // their source hands the saved state over (RankSource::saved_passes) and
+  // finish() gets passes loaded from it. Empty: every pass runs here.
+  std::function<bool(uint32_t rank)> passes_elsewhere;
 };
 
 // A check that threw while it ran (a bug of the check or an input it cannot
@@ -88,5 +93,14 @@ std::vector<std::string> check_names();
 // finish() throws. Under `options.check_errors` == CheckErrors::report a
 // check's exceptions go to Result::failures instead.
 Result analyze(const std::filesystem::path& dir, const Options& options = {});
+
+// smtrace-mpi's reading processes: load rank `rank` of `files` from `source`
+// as analyze() with `options` does, running only the passes of the selected
+// checks that save them (Check::saves_passes), and return their state for
+// the analyzing process (RankSource::saved_passes hands it to analyze(),
+// which loads the passes, or fails a check, or throws, as it would have
+// itself). Never throws: what loading threw travels in the result too.
+std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, RankSource& source,
+                             const Options& options);
 
 }  // namespace smtrace::analyzer

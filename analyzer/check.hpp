@@ -28,6 +28,8 @@ namespace smtrace::analyzer {
 
 class CommTable;
 class Replay;
+class WireReader;
+class WireWriter;
 class HappensBefore;
 class Context;
 struct Options;
@@ -117,6 +119,25 @@ class Check {
   // "<check>_<figure>" with underscores: "rma_race_peak_nodes". Deterministic
   // values only (no timings).
   virtual void stats(std::map<std::string, uint64_t>& out) const { (void)out; }
+  // Return true when the check's rank passes may run on another process
+  // than its finish() (smtrace-mpi: where the rank file is read): finish()
+  // reads of rank r only passes[r] and rank r's RankData, never matching,
+  // happens-before, communicator identity across ranks or another rank's
+  // pass; and the pass's state after end() survives save_pass and load_pass.
+  // finish() may still combine the ranks (group findings, count, cap).
+  virtual bool saves_passes() const { return false; }
+  // Append the state of `pass` (this check's, after its end()) to `out`.
+  virtual void save_pass(const RankPass& pass, WireWriter& out) const {
+    (void)pass;
+    (void)out;
+  }
+  // Return a pass of the rank of `data` holding what save_pass wrote, read
+  // from `in`. Thread safety: called from several loading threads at once.
+  virtual std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const {
+    (void)data;
+    (void)in;
+    return nullptr;
+  }
   // Return the oracle this check offers the others (smt_encoder's checks),
   // or nullptr. It may use what the check's passes collected while loading,
   // and is called before or after this check's finish().

@@ -8,6 +8,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "trace_format/reader.hpp"
 
@@ -24,6 +26,9 @@ class RankSource {
   // Deliver the rest of the records (format::RankReader::read_all). Throws
   // what the reader threw where it threw it.
   virtual void read_all(const format::RankReader::Callbacks& callbacks) = 0;
+  // Return what run_saved_passes returned where the file was read; called
+  // once after read_all when Options::passes_elsewhere names the rank.
+  virtual std::string saved_passes() { throw std::logic_error("this rank source has no saved passes"); }
 };
 
 // Makes the source of rank `rank`, whose file is `file`.

@@ -3,8 +3,11 @@
 # halo trace: wall time, CPU time and peak memory of each process, and the
 # ratio of each run's wall time to `smtrace check`'s of the same run.
 #
-#   bench/check_mpi.sh [-b BUILD_DIR] [-s RANKSxEVENTS] [-p "1 2 4"] [-w WORK_DIR] [-k] [-- CHECK_OPTIONS...]
+#   bench/check_mpi.sh [-b BUILD_DIR] [-B BASE_BUILD_DIR] [-s RANKSxEVENTS] [-p "1 2 4"] [-w WORK_DIR] [-k]
+#                      [-- CHECK_OPTIONS...]
 #
+# -B: also run BASE_BUILD_DIR's smtrace-mpi for each P, right before this
+# build's (rows `base -np P`), for a before/after in the same run.
 # Defaults: 64x1M (64M events, about 2.8 GiB of disk), processes 1 2 4,
 # CHECK_OPTIONS `--smt-timeout 0`. Every run's JSON report must equal
 # `smtrace check`'s (the script stops otherwise). Each process runs under
@@ -15,18 +18,20 @@
 set -euo pipefail
 
 build=build
+base_build=
 size=64x1M
 procs="1 2 4"
 work=
 keep=0
-while getopts "b:s:p:w:kh" opt; do
+while getopts "b:B:s:p:w:kh" opt; do
   case $opt in
     b) build=$OPTARG ;;
+    B) base_build=$OPTARG ;;
     s) size=$OPTARG ;;
     p) procs=$OPTARG ;;
     w) work=$OPTARG ;;
     k) keep=1 ;;
-    *) sed -n '2,16p' "$0"; exit 2 ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -35,7 +40,8 @@ check_options=("$@")
 
 smtrace=$build/cli/smtrace
 smtrace_mpi=$build/cli/smtrace-mpi
-for f in "$smtrace" "$smtrace_mpi" /usr/bin/time; do
+base_mpi=${base_build:+$base_build/cli/smtrace-mpi}
+for f in "$smtrace" "$smtrace_mpi" ${base_mpi:+"$base_mpi"} /usr/bin/time; do
   [ -x "$f" ] || { echo "check_mpi.sh: missing $f (build smtrace_cli and smtrace_mpi; apt install time)" >&2; exit 2; }
 done
 if [ -z "$work" ]; then
@@ -68,18 +74,26 @@ printf "trace %s (%s events), check options: %s\n" "$size" "$events" "${check_op
 printf "$fmt" run process wall_s cpu_s "peak RSS" vs_check
 row "smtrace check" - "$work/check.time" "$base"
 
-for np in $procs; do
+# job LABEL SMTRACE_MPI NP: run SMTRACE_MPI under mpirun, compare its report, print its rows.
+job() {
+  local label=$1 program=$2 np=$3
   rm -f "$work"/mpi.time.*
+  local start end
   start=$(date +%s.%N)
   mpirun --oversubscribe -np "$np" bash -c \
     'exec /usr/bin/time -f "%e %U %S %M" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$work/mpi.time" \
-    "$smtrace_mpi" check "$trace" --quiet --format json "${check_options[@]}" >"$work/mpi.json" 2>"$work/mpi.err" ||
+    "$program" check "$trace" --quiet --format json "${check_options[@]}" >"$work/mpi.json" 2>"$work/mpi.err" ||
     [ $? -le 1 ] || { cat "$work/mpi.err" >&2; exit 1; }
   end=$(date +%s.%N)
-  cmp -s "$work/check.json" "$work/mpi.json" || { echo "check_mpi.sh: -np $np: the report differs" >&2; exit 1; }
+  cmp -s "$work/check.json" "$work/mpi.json" || { echo "check_mpi.sh: $label -np $np: the report differs" >&2; exit 1; }
   for ((p = 0; p < np; ++p)); do
-    row "smtrace-mpi -np $np" "$p" "$work/mpi.time.$p" "$base"
+    row "$label -np $np" "$p" "$work/mpi.time.$p" "$base"
   done
-  awk -v name="smtrace-mpi -np $np" -v s="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" -v base="$base" \
+  awk -v name="$label -np $np" -v s="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" -v base="$base" \
     -v fmt="$fmt" 'BEGIN { printf fmt, name, "job", sprintf("%.2f", s), "", "", sprintf("%.2fx", s / base) }'
+}
+
+for np in $procs; do
+  [ -z "$base_mpi" ] || job base "$base_mpi" "$np"
+  job smtrace-mpi "$smtrace_mpi" "$np"
 done

@@ -1,8 +1,9 @@
 // smtrace-mpi: `smtrace check` and `smtrace info` as an MPI program
 // (docs/cli.md, smtrace-mpi). Every process parses the same command line
 // with smtrace's own parser (cli::main); process 0 runs the analysis and
-// prints the report, the others read their share of the rank files and send
-// the records to process 0 (distributed/transfer.hpp). The other processes'
+// prints the report, the others read their share of the rank files, send
+// the records to process 0 and run the passes of the rank-local checks on
+// them, whose state they send too (distributed/transfer.hpp). The other processes'
 // stdout and stderr go to /dev/null: what they would print, process 0 prints.
 // Every process exits with process 0's exit status.
 #include <cstdio>
@@ -42,8 +43,9 @@ int run(int argc, char** argv, int process, int processes) {
     engine.analyze = [&](const std::filesystem::path& dir, const analyzer::Options& options) {
       const format::TraceFiles files = format::find_trace_files(dir);
       analyzer::Options distributed = options;
-      distributed.rank_source =
-          distributed::receive_ranks(static_cast<uint32_t>(files.rank_files.size()), processes, MPI_COMM_WORLD);
+      const auto world_size = static_cast<uint32_t>(files.rank_files.size());
+      distributed.rank_source = distributed::receive_ranks(world_size, processes, MPI_COMM_WORLD);
+      distributed.passes_elsewhere = distributed::passes_elsewhere(world_size, processes);
       try {
         return analyzer::analyze(dir, distributed);
       } catch (...) {
@@ -66,7 +68,7 @@ int run(int argc, char** argv, int process, int processes) {
   } else {
     engine.analyze = [&](const std::filesystem::path& dir, const analyzer::Options& options) -> analyzer::Result {
       const format::TraceFiles files = format::find_trace_files(dir);
-      distributed::send_ranks(files, process, processes, options.threads, MPI_COMM_WORLD);
+      distributed::send_ranks(files, process, processes, options, MPI_COMM_WORLD);
       throw Served{};
     };
     engine.read_trace = [&](const std::filesystem::path& dir, const format::ReadOptions& options) -> format::Trace {

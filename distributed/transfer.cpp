@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "analyzer/analyze.hpp"
 #include "distributed/record_codec.hpp"
 #include "trace_format/parallel.hpp"
 
@@ -34,6 +37,8 @@ void poll(const Ready& ready) {
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }
 }
+
+void send_pieces(const std::string& bytes, uint32_t rank, MPI_Comm comm);
 
 // Wait until `request` completes (at once for MPI_REQUEST_NULL).
 void complete(MPI_Request& request) {
@@ -69,32 +74,107 @@ class Sender {
   MPI_Request m_request = MPI_REQUEST_NULL;
 };
 
-void send_rank(const std::filesystem::path& file, uint32_t rank, MPI_Comm comm) {
+// The reading process's view of a rank it reads: the rank file, whose
+// records go both to process 0 (`writer`, sent by `sender` a message at a
+// time) and to the analyzer's callbacks (run_saved_passes). What the reader
+// throws goes to process 0 as a record, to be thrown there after the same
+// records as `smtrace check` would have seen, and to the analyzer. What the
+// analyzer's callbacks throw (a pass failing under CheckErrors::rethrow)
+// stops only the analyzer: process 0 needs every record all the same, so it
+// is thrown at the end of read_all.
+class TeeSource final : public analyzer::RankSource {
+ public:
+  TeeSource(const std::filesystem::path& file, RecordWriter& writer, Sender& sender)
+      : m_file(file), m_writer(writer), m_sender(sender) {}
+
+  std::optional<format::RankHeader> header(const format::RankReader::Callbacks& callbacks) override {
+    std::optional<format::RankHeader> header;
+    guarded([&] {
+      m_reader.emplace(m_file);
+      header = m_reader->header(tee(callbacks));
+    });
+    m_writer.header(header);
+    rethrow();
+    return header;
+  }
+  void read_all(const format::RankReader::Callbacks& callbacks) override {
+    guarded([&] { m_reader->read_all(tee(callbacks)); });
+    m_writer.done();
+    m_sender.send(m_writer.bytes());  // process 0 need not wait for the passes' end
+    rethrow();
+  }
+
+ private:
+  // Run `read`; send what the reader throws to process 0 and rethrow it.
+  template <class Read>
+  void guarded(const Read& read) {
+    try {
+      read();
+    } catch (const std::bad_alloc&) {
+      m_writer.out_of_memory();
+      throw;
+    } catch (const std::exception& e) {
+      m_writer.error(e.what());
+      throw;
+    }
+  }
+  // Return callbacks that hand each record to the writer, then to `to`.
+  format::RankReader::Callbacks tee(const format::RankReader::Callbacks& to) {
+    format::RankReader::Callbacks cb = m_writer.callbacks();
+    auto both = [this](auto first, auto second) -> decltype(first) {
+      if (!first && !second) return {};
+      return [this, first = std::move(first), second](const auto& record) {
+        if (first) first(record);
+        if (second && !m_stopped) {
+          try {
+            second(record);
+          } catch (...) {
+            m_stopped = std::current_exception();
+          }
+        }
+      };
+    };
+    cb.site = both(std::move(cb.site), to.site);
+    cb.module = both(std::move(cb.module), to.module);
+    cb.comm = both(std::move(cb.comm), to.comm);
+    cb.datatype = both(std::move(cb.datatype), to.datatype);
+    cb.end = both(std::move(cb.end), to.end);
+    cb.note = both(std::move(cb.note), to.note);
+    cb.problem = both(std::move(cb.problem), to.problem);
+    cb.event = both(std::move(cb.event), to.event);
+    cb.event = [this, event = std::move(cb.event)](const format::Event& e) {
+      event(e);
+      if (m_writer.bytes().size() >= k_message_bytes) m_sender.send(m_writer.bytes());
+    };
+    return cb;
+  }
+  void rethrow() {
+    if (m_stopped) std::rethrow_exception(std::exchange(m_stopped, nullptr));
+  }
+
+  std::filesystem::path m_file;
+  RecordWriter& m_writer;
+  Sender& m_sender;
+  std::optional<format::RankReader> m_reader;
+  std::exception_ptr m_stopped;  // what the analyzer's callbacks threw
+};
+
+// Send rank `rank`'s records to process 0, then the state of the passes that
+// run here (analyzer::run_saved_passes), in messages of at most k_piece_bytes.
+void send_rank(const format::TraceFiles& files, uint32_t rank, const analyzer::Options& options, MPI_Comm comm) {
   RecordWriter writer;
   writer.bytes().reserve(k_message_bytes + 4096);
-  Sender sender(rank, comm);
-  format::RankReader::Callbacks cb = writer.callbacks();
-  cb.event = [&, append = std::move(cb.event)](const format::Event& e) {
-    append(e);
-    if (writer.bytes().size() >= k_message_bytes) sender.send(writer.bytes());
-  };
-  // What RankReader throws goes to process 0 as a record, to be thrown there
-  // after the same records as `smtrace check` would have seen.
-  try {
-    format::RankReader reader(file);
-    const std::optional<format::RankHeader> header = reader.header(cb);
-    writer.header(header);
-    if (header) {
-      reader.read_all(cb);
-      writer.done();
-    }
-  } catch (const std::bad_alloc&) {
-    writer.out_of_memory();
-  } catch (const std::exception& e) {
-    writer.error(e.what());
+  std::string saved;
+  {
+    Sender sender(rank, comm);
+    TeeSource source(files.rank_files[rank], writer, sender);
+    saved = analyzer::run_saved_passes(files, rank, source, options);
+    if (!writer.bytes().empty()) sender.send(writer.bytes());
   }
-  sender.send(writer.bytes());
+  send_pieces(saved, rank, comm);
 }
+
+std::string receive_pieces(int from, uint32_t rank, MPI_Comm comm);
 
 // Return the next message from `from` with tag `rank`, received whole.
 void receive_message(int from, uint32_t rank, MPI_Comm comm, std::string& into, std::size_t at) {
@@ -129,6 +209,10 @@ class Receiver final : public analyzer::RankSource {
       if (d.kind == RecordKind::done) return;
       if (d.kind == RecordKind::header) protocol_error("a second header");
     }
+  }
+  std::string saved_passes() override {
+    if (!m_rest.empty()) protocol_error("records after the end");
+    return receive_pieces(m_from, m_rank, m_comm);
   }
 
  private:
@@ -229,10 +313,11 @@ std::function<format::RankTrace(uint32_t, const std::filesystem::path&)> receive
   };
 }
 
-void send_ranks(const format::TraceFiles& files, int process, int processes, unsigned threads, MPI_Comm comm) {
+void send_ranks(const format::TraceFiles& files, int process, int processes, const analyzer::Options& options,
+                MPI_Comm comm) {
   const std::vector<uint32_t> mine = share_of(files, process, processes, comm);
-  format::run_on_threads(format::thread_count(threads, mine.size()), mine.size(),
-                         [&](std::size_t i) { send_rank(files.rank_files[mine[i]], mine[i], comm); });
+  format::run_on_threads(format::thread_count(options.threads, mine.size()), mine.size(),
+                         [&](std::size_t i) { send_rank(files, mine[i], options, comm); });
 }
 
 analyzer::RankSourceFactory receive_ranks(uint32_t world_size, int processes, MPI_Comm comm) {
@@ -243,6 +328,10 @@ analyzer::RankSourceFactory receive_ranks(uint32_t world_size, int processes, MP
     if (from == 0) return analyzer::read_rank_file_source(file);
     return std::make_unique<Receiver>(from, rank, comm);
   };
+}
+
+std::function<bool(uint32_t)> passes_elsewhere(uint32_t world_size, int processes) {
+  return [world_size, processes](uint32_t rank) { return reader_of(rank, world_size, processes) != 0; };
 }
 
 }  // namespace smtrace::distributed

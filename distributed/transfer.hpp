@@ -9,6 +9,12 @@
 // whole records (about k_message_bytes), tagged with the rank, so that process
 // 0's loading threads each receive the rank they load.
 //
+// The readers also run, on the ranks they read, the passes of the checks
+// whose passes can travel (analyzer::Check::saves_passes: request-leak,
+// resource-leak, invalid-argument, thread-level, cuda-mpi-race) and send
+// their state after the rank's records; process 0 runs every other pass, the
+// replay and every check's finish().
+//
 // Order and progress: process 0 loads ranks in ascending order (a pool of
 // threads taking the next rank), and each reader sends its ranks in ascending
 // order (a pool of threads too); a reader's thread blocks only on a rank that
@@ -23,6 +29,7 @@
 
 #include <mpi.h>
 
+#include "analyzer/analyze.hpp"
 #include "analyzer/rank_source.hpp"
 #include "distributed/share.hpp"
 #include "trace_format/reader.hpp"
@@ -32,14 +39,20 @@ namespace smtrace::distributed {
 inline constexpr std::size_t k_message_bytes = std::size_t{1} << 20;
 
 // Read the rank files of `files` that process `process` of `processes`
-// reads, on up to `threads` threads (0: hardware concurrency), and send
-// their records to process 0 over `comm`. Reader errors go to process 0 as
+// reads, on up to `options.threads` threads (0: hardware concurrency), and
+// send their records to process 0 over `comm`, each rank's followed by the
+// state of its passes of the checks that save them (analyzer::run_saved_passes
+// with `options`, process 0's own). Reader errors go to process 0 as
 // records; an MPI error aborts the job (MPI's default handler).
-void send_ranks(const format::TraceFiles& files, int process, int processes, unsigned threads, MPI_Comm comm);
+void send_ranks(const format::TraceFiles& files, int process, int processes, const analyzer::Options& options,
+                MPI_Comm comm);
 
 // Return the RankSourceFactory for process 0 of `processes`: a reader of the
 // file for the ranks process 0 reads itself, a receiver for the others.
 analyzer::RankSourceFactory receive_ranks(uint32_t world_size, int processes, MPI_Comm comm);
+// Return analyzer::Options::passes_elsewhere for process 0 of `processes`:
+// true for the ranks another process reads (and runs those passes of).
+std::function<bool(uint32_t)> passes_elsewhere(uint32_t world_size, int processes);
 
 // smtrace-mpi info: as send_ranks, each rank read whole (format::read_rank_file)
 // and sent as one coded RankTrace (in messages of at most k_piece_bytes).

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "analyzer/check.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 
@@ -36,6 +38,25 @@ struct RawProblem {
 
 // Return the site of event `e` of rank `rank` with `note`.
 RawSite raw_site(uint32_t rank, const format::Event& e, std::string note);
+
+// Append `problems` to `out` (Check::save_pass of a check whose passes
+// collect RawProblems).
+void save_problems(const std::vector<RawProblem>& problems, WireWriter& out);
+// Return the problems save_problems wrote, read from `in`.
+std::vector<RawProblem> load_problems(WireReader& in);
+
+// Check::save_pass and Check::load_pass of a check whose finish() only
+// groups the `problems` its passes (a `Pass(const RankData&)`) collect.
+template <class Pass>
+void save_pass_problems(const RankPass& pass, WireWriter& out) {
+  save_problems(dynamic_cast<const Pass&>(pass).problems, out);
+}
+template <class Pass>
+std::unique_ptr<RankPass> load_pass_problems(const RankData& data, WireReader& in) {
+  auto pass = std::make_unique<Pass>(data);
+  pass->problems = load_problems(in);
+  return pass;
+}
 
 // Collects problems and emits them as findings of one check.
 class Grouped {

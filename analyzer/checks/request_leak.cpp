@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,7 @@
 
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/request_map.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -68,6 +70,7 @@ class Pass final : public RankPass {
 
   // Requests still open at the end, in creation order.
   std::vector<Open> open() const {
+    if (m_loaded) return *m_loaded;
     std::vector<Open> out;
     out.reserve(m_open.size());
     for (const auto& [request, o] : m_open) out.push_back(o);
@@ -82,6 +85,33 @@ class Pass final : public RankPass {
   }
 
   RequestMap<Open> m_open;  // by request id
+
+ public:
+  // Check::saves_passes: open() where the pass ran, and the pass that holds it elsewhere.
+  void save(WireWriter& out) const {
+    const std::vector<Open> all = open();
+    out.put(static_cast<uint64_t>(all.size()));
+    for (const Open& o : all) {
+      out.put(o.seq);
+      out.put(o.site);
+      out.put(o.call);
+      out.put<uint8_t>(o.persistent);
+      out.put<uint8_t>(o.active);
+    }
+  }
+  void load(WireReader& in) {
+    m_loaded.emplace(in.get<uint64_t>());
+    for (Open& o : *m_loaded) {
+      o.seq = in.get<uint64_t>();
+      o.site = in.get<uint32_t>();
+      o.call = in.get<Call>();
+      o.persistent = in.get<uint8_t>() != 0;
+      o.active = in.get<uint8_t>() != 0;
+    }
+  }
+
+ private:
+  std::optional<std::vector<Open>> m_loaded;  // load(): what open() returned where the pass ran
 };
 
 class RequestLeak final : public Check {
@@ -92,6 +122,14 @@ class RequestLeak final : public Check {
     return "a request is neither completed nor freed before MPI_Finalize";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
+  // finish() reads each rank's open requests and whether that rank finalized.
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { dynamic_cast<const Pass&>(pass).save(out); }
+  std::unique_ptr<RankPass> load_pass(const RankData&, WireReader& in) const override {
+    auto pass = std::make_unique<Pass>();
+    pass->load(in);
+    return pass;
+  }
 
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

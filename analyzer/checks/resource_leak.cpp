@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -90,6 +92,7 @@ class Pass final : public RankPass {
 
   // Handles still alive at the end, in creation order.
   std::vector<Created> alive() const {
+    if (m_loaded) return *m_loaded;
     std::vector<Created> out;
     out.reserve(m_alive.size());
     for (const auto& [key, c] : m_alive) out.push_back(c);
@@ -105,6 +108,31 @@ class Pass final : public RankPass {
   void release(Kind kind, uint32_t id) { m_alive.erase(key(kind, id)); }
 
   std::unordered_map<uint64_t, Created> m_alive;  // by (kind, rank-local id)
+
+ public:
+  // Check::saves_passes: alive() where the pass ran, and the pass that holds it elsewhere.
+  void save(WireWriter& out) const {
+    const std::vector<Created> all = alive();
+    out.put(static_cast<uint64_t>(all.size()));
+    for (const Created& c : all) {
+      out.put(c.seq);
+      out.put(c.site);
+      out.put(c.call);
+      out.put(c.kind);
+    }
+  }
+  void load(WireReader& in) {
+    m_loaded.emplace(in.get<uint64_t>());
+    for (Created& c : *m_loaded) {
+      c.seq = in.get<uint64_t>();
+      c.site = in.get<uint32_t>();
+      c.call = in.get<Call>();
+      c.kind = in.get<Kind>();
+    }
+  }
+
+ private:
+  std::optional<std::vector<Created>> m_loaded;  // load(): what alive() returned where the pass ran
 };
 
 class ResourceLeak final : public Check {
@@ -116,6 +144,14 @@ class ResourceLeak final : public Check {
            "message taken by a matched probe is never received";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
+  // finish() reads each rank's live handles and whether that rank finalized.
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { dynamic_cast<const Pass&>(pass).save(out); }
+  std::unique_ptr<RankPass> load_pass(const RankData&, WireReader& in) const override {
+    auto pass = std::make_unique<Pass>();
+    pass->load(in);
+    return pass;
+  }
 
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

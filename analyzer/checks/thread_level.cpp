@@ -189,6 +189,12 @@ class ThreadLevel final : public Check {
   }
   format::ContentSet needs() const override { return content_bit(format::Content::thread_level); }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+  // finish() only groups each rank's problems.
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_problems<Pass>(pass, out); }
+  std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
+    return load_pass_problems<Pass>(data, in);
+  }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

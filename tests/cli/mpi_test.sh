@@ -46,6 +46,11 @@ for dir in hang-killed segv-crashed rma-wildcard-race cuda-fig4-race; do
 done
 same p2p-wildcard.text 2 check "$traces/p2p-wildcard" --quiet
 same p2p-wildcard.checks 2 check "$traces/p2p-wildcard" --format json --quiet --checks deadlock,unmatched-message --smt-timeout 0
+# The checks whose passes run on the reading processes, alone and left out.
+same p2p-wildcard.local 3 check "$traces/p2p-wildcard" --format json --quiet \
+  --checks request-leak,resource-leak,invalid-argument,thread-level,cuda-mpi-race
+same p2p-wildcard.nonlocal 3 check "$traces/p2p-wildcard" --format json --quiet --smt-timeout 0 \
+  --checks all,-request-leak,-resource-leak,-invalid-argument,-thread-level,-cuda-mpi-race
 
 # A truncated rank file: the reader reports where it stopped, the analysis
 # keeps what it read.

@@ -3,8 +3,10 @@
 
 # Requests: Open MPI hands one handle value to every operation on
 # MPI_PROC_NULL; distinct operations keep distinct ids.
-smtrace_check_test(halo_proc_null halo_proc_null 3 30 --clean)
-smtrace_check_test(halo_proc_null_leak halo_proc_null 3 30 --finds request-leak ARGS leak)
+# smtrace-mpi with 3 processes: ranks 0-1 and rank 2 are read, and their
+# request-leak passes run, on two processes; process 0 groups the leaks.
+smtrace_check_test(halo_proc_null halo_proc_null 3 30 --clean --mpi-np 3)
+smtrace_check_test(halo_proc_null_leak halo_proc_null 3 30 --finds request-leak --mpi-np 3 ARGS leak)
 
 # Matched probes: MPI_Mrecv / MPI_Imrecv receive the message their probe took.
 smtrace_check_test(mprobe mprobe 2 30 --clean)

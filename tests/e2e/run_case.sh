@@ -30,6 +30,9 @@
 #   --smtrace-mpi PATH (mode check) also run `mpirun -np 2 smtrace-mpi check`
 #                      on the trace: its JSON report and exit status must be
 #                      smtrace check's
+#   --mpi-np N         processes for that smtrace-mpi job (default 2: one
+#                      reads every rank); 3 or more split the ranks among
+#                      readers
 #   --build CC         PROGRAM is a C source: compile it first with the
 #                      compiler wrapper CC (smtrace-cc: load/store capture)
 #   --cflags "..."     more compiler options for --build (-fopenmp)
@@ -46,6 +49,7 @@ smtrace=""
 tracer=""
 checker=""
 smtrace_mpi=""
+mpi_np=2
 source_file=""
 expect_fail=0
 kill_after=""
@@ -66,6 +70,7 @@ while [ $# -gt 0 ]; do
     --tracer) tracer=$2; shift 2 ;;
     --checker) checker=$2; shift 2 ;;
     --smtrace-mpi) smtrace_mpi=$2; shift 2 ;;
+    --mpi-np) mpi_np=$2; shift 2 ;;
     --source) source_file=$2; shift 2 ;;
     --expect-fail) expect_fail=1; shift ;;
     --kill-after) kill_after=$2; shift 2 ;;
@@ -171,13 +176,14 @@ case "$mode" in
     cat "$out"
     [ "$crc" -le 1 ] || fail "smtrace $mode failed (exit $crc)"
     if [ "$mode" = check ] && [ -n "$smtrace_mpi" ]; then
-      # The same analysis as an MPI job of two processes (one reads, one
-      # analyzes): the same report, the same exit status.
+      # The same analysis as an MPI job (process 0 analyzes, the others
+      # read and run the rank-local passes): the same report, the same exit
+      # status.
       # shellcheck disable=SC2086
-      timeout -k 5 120 mpirun --oversubscribe -np 2 "$smtrace_mpi" check "$trace" --format json --quiet $check_extra \
-        >"$work/check-mpi.json" 2>"$work/check-mpi.err"
+      timeout -k 5 120 mpirun --oversubscribe -np "$mpi_np" "$smtrace_mpi" check "$trace" --format json --quiet \
+        $check_extra >"$work/check-mpi.json" 2>"$work/check-mpi.err"
       mrc=$?
-      echo "run_case.sh: $case_name: smtrace-mpi check (2 processes) exit status $mrc"
+      echo "run_case.sh: $case_name: smtrace-mpi check ($mpi_np processes) exit status $mrc"
       [ "$mrc" -eq "$crc" ] || { cat "$work/check-mpi.err"; fail "smtrace-mpi check exited $mrc, smtrace check $crc"; }
       diff "$report" "$work/check-mpi.json" || fail "smtrace-mpi check's JSON report differs from smtrace check's"
     fi

@@ -1,0 +1,235 @@
+// The analyzer's wire coding (analyzer/wire.hpp) and the passes that travel
+// with it (Check::saves_passes, run_saved_passes, Options::passes_elsewhere):
+// an analysis whose rank-local passes ran "elsewhere" (here: on a second
+// reading of the file) must give the result of one that ran them itself.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "analyzer/check.hpp"
+#include "analyzer/checks/grouped.hpp"
+#include "analyzer/wire.hpp"
+#include "tests/unit/analyzer_json_trace.hpp"
+#include "tests/unit/analyzer_trace_builder.hpp"
+#include "tests/unit/scratch_dir.hpp"
+
+namespace {
+
+namespace an = smtrace::analyzer;
+namespace tf = smtrace::format;
+using tf::Call;
+
+// A rank source that reads the file for the analysis and runs the passes
+// that travel on a second reading of it, as an smtrace-mpi reader would.
+class SavedHere final : public an::RankSource {
+ public:
+  SavedHere(const tf::TraceFiles& files, uint32_t rank, const an::Options& options)
+      : m_files(files), m_rank(rank), m_options(options), m_file(an::read_rank_file_source(files.rank_files[rank])) {}
+  std::optional<tf::RankHeader> header(const tf::RankReader::Callbacks& callbacks) override {
+    return m_file->header(callbacks);
+  }
+  void read_all(const tf::RankReader::Callbacks& callbacks) override { m_file->read_all(callbacks); }
+  std::string saved_passes() override {
+    const auto again = an::read_rank_file_source(m_files.rank_files[m_rank]);
+    return an::run_saved_passes(m_files, m_rank, *again, m_options);
+  }
+
+ private:
+  const tf::TraceFiles& m_files;
+  uint32_t m_rank;
+  const an::Options& m_options;
+  std::unique_ptr<an::RankSource> m_file;
+};
+
+// Return `options`'s analysis of `dir` with every rank's travelling passes run elsewhere.
+an::Result analyze_elsewhere(const std::filesystem::path& dir, an::Options options) {
+  const tf::TraceFiles files = tf::find_trace_files(dir);
+  const an::Options there = options;
+  options.rank_source = [&](uint32_t rank, const std::filesystem::path&) {
+    return std::make_unique<SavedHere>(files, rank, there);
+  };
+  options.passes_elsewhere = [](uint32_t) { return true; };
+  return an::analyze(dir, options);
+}
+
+void check_same(const an::Result& here, const an::Result& elsewhere) {
+  CHECK(here.findings == elsewhere.findings);
+  CHECK(here.stats == elsewhere.stats);
+  REQUIRE(here.failures.size() == elsewhere.failures.size());
+  for (std::size_t i = 0; i < here.failures.size(); ++i) {
+    CHECK(here.failures[i].check == elsewhere.failures[i].check);
+    CHECK(here.failures[i].message == elsewhere.failures[i].message);
+  }
+}
+
+// Two ranks, each with a leaked request, a leaked communicator and a send to
+// a rank that does not exist (so that finish() groups over both ranks).
+tf::Trace leaky_trace() {
+  smtrace::test::Builder b(2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    tf::Event& isend = b.add(Call::Isend, r);
+    isend.comm = 0;
+    isend.peer = static_cast<int32_t>(1 - r);
+    isend.tag = 3;
+    isend.buf = 0x1000;
+    isend.count = 1;
+    isend.datatype = smtrace::test::k_int;
+    isend.request = 0x77;
+    tf::Event& dup = b.add(Call::Comm_dup, r);
+    dup.comm = 0;
+    dup.new_comm = 5;
+    tf::Event& send = b.add(Call::Send, r);
+    send.comm = 0;
+    send.peer = 99;
+    send.tag = 0;
+    send.buf = 0x2000;
+    send.count = 1;
+    send.datatype = smtrace::test::k_int;
+  }
+  for (uint32_t r = 0; r < 2; ++r) b.add(Call::Finalize, r);
+  return b.trace();
+}
+
+// A check whose passes travel and which throws on rank 1's second event.
+class Throwing final : public an::Check {
+ public:
+  std::string_view name() const override { return "throwing"; }
+  an::Severity severity() const override { return an::Severity::error; }
+  std::string_view description() const override { return "throws"; }
+  std::unique_ptr<an::RankPass> rank_pass(const an::RankData& data) override {
+    return std::make_unique<Pass>(data.rank);
+  }
+  bool saves_passes() const override { return true; }
+  void save_pass(const an::RankPass& pass, an::WireWriter& out) const override {
+    out.put(dynamic_cast<const Pass&>(pass).events);
+  }
+  std::unique_ptr<an::RankPass> load_pass(const an::RankData& data, an::WireReader& in) const override {
+    auto pass = std::make_unique<Pass>(data.rank);
+    pass->events = in.get<uint64_t>();
+    return pass;
+  }
+  void finish(const an::Context&, std::vector<std::unique_ptr<an::RankPass>>&, std::vector<an::Finding>&) override {}
+
+ private:
+  struct Pass final : an::RankPass {
+    explicit Pass(uint32_t rank) : rank(rank) {}
+    void event(const tf::Event&) override {
+      if (rank == 1 && ++events == 2) throw std::runtime_error("invariant broken");
+    }
+    uint32_t rank;
+    uint64_t events = 0;
+  };
+};
+
+}  // namespace
+
+TEST_SUITE_BEGIN("analyzer");
+
+TEST_CASE("analyzer::WireWriter::round trip") {
+  an::WireWriter out;
+  out.put(uint8_t{7});
+  out.put(uint64_t{1} << 40);
+  out.put(Call::Isend);
+  out.put(std::string_view("a string"));
+  out.put(std::string_view());
+  an::WireReader in(out.bytes());
+  CHECK(in.get<uint8_t>() == 7);
+  CHECK(in.get<uint64_t>() == uint64_t{1} << 40);
+  CHECK(in.get<Call>() == Call::Isend);
+  CHECK(in.text() == "a string");
+  CHECK(in.text().empty());
+  CHECK(in.at_end());
+  SUBCASE("bytes that end inside a value") {
+    an::WireReader short_in(std::string_view(out.bytes()).substr(0, 5));
+    CHECK(short_in.get<uint8_t>() == 7);
+    CHECK_THROWS_AS(short_in.get<uint64_t>(), std::runtime_error);
+  }
+}
+
+TEST_CASE("analyzer::save_problems::round trip") {
+  std::vector<an::checks::RawProblem> problems(2);
+  problems[0].problem = "rank out of range";
+  problems[0].message = "MPI_Send names rank 99";
+  problems[0].sites = {{3, 1u << 20, Call::Send, 17, "called here"}, {3, 2, Call::Init, 1, ""}};
+  problems[0].notes = {"a note", ""};
+  problems[1].generic = true;
+  an::WireWriter out;
+  an::checks::save_problems(problems, out);
+  an::WireReader in(out.bytes());
+  const std::vector<an::checks::RawProblem> back = an::checks::load_problems(in);
+  CHECK(in.at_end());
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].problem == problems[0].problem);
+  CHECK(back[0].message == problems[0].message);
+  REQUIRE(back[0].sites.size() == 2);
+  CHECK(back[0].sites[0].rank == 3);
+  CHECK(back[0].sites[0].seq == 1u << 20);
+  CHECK(back[0].sites[0].call == Call::Send);
+  CHECK(back[0].sites[0].site == 17);
+  CHECK(back[0].sites[0].note == "called here");
+  CHECK(back[0].sites[1].call == Call::Init);
+  CHECK(back[0].notes == problems[0].notes);
+  CHECK(!back[0].generic);
+  CHECK(back[1].sites.empty());
+  CHECK(back[1].generic);
+}
+
+TEST_CASE("analyzer::run_saved_passes::the passes that travel give the same result") {
+  const std::filesystem::path dir = smtrace::test::scratch_dir("saved-passes");
+  tf::write_trace(leaky_trace(), dir);
+  an::Options options;
+  options.threads = 2;
+  options.check_errors = an::CheckErrors::report;
+  SUBCASE("every check") {
+    const an::Result here = an::analyze(dir, options);
+    for (const char* kind : {"request-leak", "resource-leak", "invalid-argument"}) {
+      CHECK(std::count_if(here.findings.begin(), here.findings.end(),
+                          [&](const an::Finding& f) { return f.kind == kind; }) == 1);
+    }
+    check_same(here, analyze_elsewhere(dir, options));
+  }
+  SUBCASE("a selection of checks") {
+    options.checks = {"request-leak", "deadlock"};
+    check_same(an::analyze(dir, options), analyze_elsewhere(dir, options));
+  }
+  SUBCASE("a check that throws where its pass runs fails here") {
+    options.checks = {"request-leak", "throwing"};
+    options.extra_checks.push_back([] { return std::make_unique<Throwing>(); });
+    const an::Result here = an::analyze(dir, options);
+    REQUIRE(here.failures.size() == 1);
+    CHECK(here.failures[0].message == "rank 1: event 1:1: invariant broken");
+    check_same(here, analyze_elsewhere(dir, options));
+    SUBCASE("CheckErrors::rethrow: with the same message") {
+      options.check_errors = an::CheckErrors::rethrow;
+      options.threads = 1;
+      CHECK_THROWS_WITH_AS(analyze_elsewhere(dir, options),
+                           doctest::Contains("rank-1.smt: rank 1: loading stopped after 2 events: invariant broken"),
+                           std::runtime_error);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+TEST_CASE("analyzer::run_saved_passes::cuda-mpi-race's records and figures travel") {
+  // A kernel writes a device buffer and MPI_Allreduce sends from it, on both ranks.
+  const std::string dev = std::to_string(uint64_t{0x7f00'0000'0000});
+  const std::string malloc = R"({"call": "CUDA_MALLOC", "buf": ")" + dev + R"(", "size": "4096"})";
+  const std::string kernel = R"({"call": "CUDA_LAUNCH_KERNEL", "stream": "0", "args": [{"addr": ")" + dev + R"("}]})";
+  const std::string allreduce = R"({"call": "ALLREDUCE", "comm": 0, "buf": ")" + dev +
+                                R"(", "count": "16", "datatype": 7, "recv_buf": ")" +
+                                std::to_string(uint64_t{0x7f00'0000'0000} + 64) +
+                                R"(", "recv_count": "16", "recv_datatype": 7})";
+  std::vector<smtrace::test::JsonRank> ranks(2);
+  for (auto& rank : ranks) rank.events = {R"({"call": "INIT"})", malloc, kernel, allreduce, R"({"call": "FINALIZE"})"};
+  const auto dir = smtrace::test::write_json_trace("saved-cuda", ranks);
+  an::Options options;
+  options.check_errors = an::CheckErrors::report;
+  const an::Result here = an::analyze(dir, options);
+  CHECK(smtrace::test::count_kind(here, "cuda-mpi-race") == 2);
+  CHECK(here.stats.at("cuda_mpi_race_device_accesses") > 0);
+  check_same(here, analyze_elsewhere(dir, options));
+}
+
+TEST_SUITE_END();
