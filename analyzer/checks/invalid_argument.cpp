@@ -253,8 +253,6 @@ class Pass final : public RankPass {
     const format::CommPlace place = has_comm ? comm_place(m_data, comm_id) : format::CommPlace{};
     const char* what = use == RankUse::dest ? "destination" : use == RankUse::source ? "source"
                        : use == RankUse::root ? "root" : "target";
-    const std::string where = use == RankUse::target ? fmt::format("the window's communicator ({})", comm_text(comm_id))
-                                                     : comm_text(comm_id);
     if (v == format::k_proc_null) {
       if (use == RankUse::root && has_comm && !place.inter && place.size > 0)
         add("root", fmt::format("root MPI_PROC_NULL on the intracommunicator {}", comm_text(comm_id)), {},
@@ -275,6 +273,9 @@ class Pass final : public RankPass {
     if (v < 0) return add("rank", fmt::format("{} rank {} is negative", what, v));
     if (!has_comm || place.size == 0) return;
     if (static_cast<uint64_t>(v) >= place.size) {
+      const std::string where = use == RankUse::target
+                                    ? fmt::format("the window's communicator ({})", comm_text(comm_id))
+                                    : comm_text(comm_id);
       add("rank", fmt::format("{} rank {} is out of range for {} ({}{})", what, v, where,
                               place.inter ? "remote group of " : "", plural(place.size, "rank")));
     }
