@@ -90,6 +90,7 @@ class Pass final : public RankPass {
       m_header_read = true;
       m_recorded = !m_data.header.tracer_version.empty();
       m_lacks = format::lacks(m_data.header);
+      m_tag_ub = tag_ub();
     }
     m_event = &e;
     m_found = false;
@@ -252,8 +253,6 @@ class Pass final : public RankPass {
     const format::CommPlace place = has_comm ? comm_place(m_data, comm_id) : format::CommPlace{};
     const char* what = use == RankUse::dest ? "destination" : use == RankUse::source ? "source"
                        : use == RankUse::root ? "root" : "target";
-    const std::string where = use == RankUse::target ? fmt::format("the window's communicator ({})", comm_text(comm_id))
-                                                     : comm_text(comm_id);
     if (v == format::k_proc_null) {
       if (use == RankUse::root && has_comm && !place.inter && place.size > 0)
         add("root", fmt::format("root MPI_PROC_NULL on the intracommunicator {}", comm_text(comm_id)), {},
@@ -274,6 +273,9 @@ class Pass final : public RankPass {
     if (v < 0) return add("rank", fmt::format("{} rank {} is negative", what, v));
     if (!has_comm || place.size == 0) return;
     if (static_cast<uint64_t>(v) >= place.size) {
+      const std::string where = use == RankUse::target
+                                    ? fmt::format("the window's communicator ({})", comm_text(comm_id))
+                                    : comm_text(comm_id);
       add("rank", fmt::format("{} rank {} is out of range for {} ({}{})", what, v, where,
                               place.inter ? "remote group of " : "", plural(place.size, "rank")));
     }
@@ -296,8 +298,8 @@ class Pass final : public RankPass {
                              receive ? " or MPI_ANY_TAG" : " (MPI_ANY_TAG is for receives only)"));
       return;
     }
-    if (const auto ub = tag_ub(); ub && static_cast<uint64_t>(v) > *ub)
-      add("tag", fmt::format("tag {} is above MPI_TAG_UB ({})", v, *ub));
+    if (m_tag_ub && static_cast<uint64_t>(v) > *m_tag_ub)
+      add("tag", fmt::format("tag {} is above MPI_TAG_UB ({})", v, *m_tag_ub));
   }
 
   std::optional<uint64_t> tag_ub() const {
@@ -640,6 +642,7 @@ class Pass final : public RankPass {
   // smtrace's attributes records every datatype as MPI_BYTE and no posted
   // receive envelope).
   format::ContentSet m_lacks = 0;
+  std::optional<uint64_t> m_tag_ub;  // the header's mpi.tag_ub, read with the header
   bool m_header_read = false;
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
   std::vector<format::Buffer> m_scratch;

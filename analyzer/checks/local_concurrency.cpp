@@ -161,6 +161,16 @@ Record record_of(Call op_call, Call post_call, uint64_t post_seq, uint32_t post_
 class SegmentMap {
  public:
   void add(uint64_t lo, uint64_t hi, Mode mode) {
+    // Common case: [lo, hi) meets no segment; one search and one insertion
+    // (what the general path below does then, without its searches).
+    const auto after = m_segs.lower_bound(lo);
+    if (lo < hi && (after == m_segs.end() || after->first >= hi) &&
+        (after == m_segs.begin() || std::prev(after)->second.end <= lo)) {
+      Seg seg{hi, 0, 0};
+      bump(seg, mode, +1);
+      make(after, lo, seg);
+      return;
+    }
     split(lo);
     split(hi);
     uint64_t cur = lo;

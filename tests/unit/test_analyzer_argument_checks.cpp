@@ -400,6 +400,16 @@ TEST_CASE("analyzer::type-mismatch::point-to-point") {
     p2p(t, Call::Recv, 1, 0, 2, 2, k_int);
     CHECK(of_kind(t.run(k_tm), k_tm).empty());
   }
+  SUBCASE("one derived datatype id at two ranks names two types: compared, not taken as equal") {
+    Builder t(2);
+    t.vector_type(100, 4, 1, 0, 0);  // rank 0: 4 ints
+    t.vector_type(100, 2, 1, 0, 1);  // rank 1: 2 ints
+    p2p(t, Call::Send, 0, 1, 0, 1, 100);
+    p2p(t, Call::Recv, 1, 0, 0, 1, 100);
+    const auto f = of_kind(t.run(k_tm), k_tm);
+    REQUIRE(f.size() == 1);
+    CHECK(contains(f[0].message, "message truncated"));
+  }
 }
 
 TEST_CASE("analyzer::type-mismatch::RMA origin and target") {
