@@ -79,7 +79,9 @@ struct RawAlternative {
   bool outcome_known = false;
   bool alone = true;                      // bad outcome: every other receive keeps its recorded match
   std::shared_ptr<const RawWitness> witness;  // sat: the bad end when there is one, else a run with the
-                                              // match (shared: one run may witness many alternatives)
+                                              // match (shared: one run may witness many alternatives);
+                                              // null when replayed but not kept (solve.cpp's shared
+                                              // fixed runs keep what the race finding shows)
 };
 
 struct RawRace {
