@@ -125,9 +125,10 @@ class PartSolver {
     if (!check_schedule(machine(buffering), steps, goal).empty()) return nullptr;
     return checked_witness(steps, goal, buffering);
   }
-  // As witness(), for `steps` the caller replayed to `goal` itself.
+  // As witness(), for `steps` the caller replayed to `goal` itself, ending
+  // in `end` when given (else replayed again for a deadlock's blocked ranks).
   std::shared_ptr<RawWitness> checked_witness(const std::vector<RawStep>& steps, const Goal& goal,
-                                              Buffering buffering) {
+                                              Buffering buffering, const Machine::State* end = nullptr) {
     auto w = std::make_shared<RawWitness>();
     w->outcome = goal.outcome;
     w->replayed = true;
@@ -139,7 +140,7 @@ class PartSolver {
       w->steps.push_back(s);
     }
     if (goal.outcome == Outcome::deadlock) {
-      w->cycle = blocked_ranks(m_part.model, buffering, steps);
+      w->cycle = end ? blocked_ranks(machine(buffering), *end) : blocked_ranks(m_part.model, buffering, steps);
       for (RawBlocked& b : w->cycle) b.event += m_part.first[b.rank];
     }
     return w;
@@ -308,15 +309,16 @@ class SharedFixedRuns {
       Goal goal;
       goal.recv = r;
       goal.send = s;
-      const bool bad = bad_end(machine, run.state);
-      if (bad) goal.outcome = machine.deadlocked(run.state) ? Outcome::deadlock : Outcome::unmatched;
+      const bool dead = machine.deadlocked(run.state);  // bad_end(), each half once
+      const bool bad = dead || machine.unmatched_end(run.state);
+      if (bad) goal.outcome = dead ? Outcome::deadlock : Outcome::unmatched;
       if (!check_schedule(machine, start, run.steps, goal).empty()) return true;  // unknown: asked as before
       result.kind = bad ? Kind::bad : Kind::completes;
       result.outcome = goal.outcome;
       if ((bad && bad_kept) || (!bad && taken_kept)) return true;
       steps.assign(base.steps.begin(), base.steps.begin() + static_cast<std::ptrdiff_t>(prefix));
       steps.insert(steps.end(), run.steps.begin(), run.steps.end());
-      result.witness = ps.checked_witness(steps, goal, buffering);
+      result.witness = ps.checked_witness(steps, goal, buffering, &run.state);
       taken_kept = true;
       bad_kept = bad_kept || bad;
       return true;
@@ -871,6 +873,11 @@ std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, c
     if (!machine.refuse(state, step).empty()) return {};
     machine.apply(state, step);
   }
+  return blocked_ranks(machine, state);
+}
+
+std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::State& state) {
+  const Model& model = machine.model();
   std::vector<RawBlocked> blocked;
   for (uint32_t r = 0; r < model.ranks.size(); ++r) {
     if (state.pos[r] == model.ranks[r].limit) continue;

@@ -138,5 +138,7 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
 // Return the blocked ranks of the state `steps` lead to (a wait-for cycle
 // first), or an empty list when the steps do not replay.
 std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, const std::vector<RawStep>& steps);
+// As above, for the state `state` of `machine`'s model itself.
+std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::State& state);
 
 }  // namespace smtrace::smt
