@@ -90,11 +90,13 @@ bool choice_free(const Machine& machine) {
   return true;
 }
 
-RunResult fixed_run(const Machine& machine, std::optional<std::pair<uint32_t, uint32_t>> forced,
-                    std::optional<std::chrono::steady_clock::time_point> deadline) {
-  const Model& model = machine.model();
+namespace {
+
+// Case 1's policy: every receive and probe takes its recorded send or none; `forced` overrides one.
+RunPolicy fixed_policy(const Model& model, std::optional<std::pair<uint32_t, uint32_t>> forced,
+                       std::optional<std::chrono::steady_clock::time_point> deadline) {
   RunPolicy policy;
-  policy.choose = [&](uint32_t r, const Machine::State&, const RunPolicy::Take& take) {
+  policy.choose = [&model, forced](uint32_t r, const Machine::State&, const RunPolicy::Take& take) {
     if (forced && forced->first == r) {
       take(forced->second);
     } else if (model.ops[r].recorded != k_none) {
@@ -102,7 +104,49 @@ RunResult fixed_run(const Machine& machine, std::optional<std::pair<uint32_t, ui
     }
   };
   policy.deadline = deadline;
-  return run(machine, policy);
+  return policy;
+}
+
+}  // namespace
+
+RunResult fixed_run(const Machine& machine, std::optional<std::pair<uint32_t, uint32_t>> forced,
+                    std::optional<std::chrono::steady_clock::time_point> deadline) {
+  return run(machine, fixed_policy(machine.model(), forced, deadline));
+}
+
+RunResult fixed_run(const Machine& machine, const RunLayout& layout, const RunStart& start,
+                    std::pair<uint32_t, uint32_t> forced,
+                    std::optional<std::chrono::steady_clock::time_point> deadline) {
+  return run(machine, fixed_policy(machine.model(), forced, deadline), layout, start);
+}
+
+bool forced_runs(const Machine& machine, const MatchPairs& pairs, const std::vector<uint32_t>& receives,
+                 const RunResult& base, const ForcedVisit& visit,
+                 std::optional<std::chrono::steady_clock::time_point> deadline) {
+  const Model& model = machine.model();
+  std::vector<std::size_t> at(model.ops.size(), base.steps.size());  // per op: the step where it matched
+  for (std::size_t i = 0; i < base.steps.size(); ++i) {
+    if (base.steps[i].action == StepAction::match) at[base.steps[i].recv] = i;
+  }
+  std::vector<std::pair<std::size_t, uint32_t>> order;
+  for (uint32_t r : receives) order.emplace_back(at[r], r);
+  std::sort(order.begin(), order.end());
+  const RunLayout layout(model);
+  Machine::State state = machine.initial();
+  std::size_t replayed = 0;
+  for (const auto& [until, r] : order) {
+    for (; replayed < until; ++replayed) {
+      if (!machine.refuse(state, base.steps[replayed]).empty()) return false;  // not base's steps
+      machine.apply(state, base.steps[replayed]);
+    }
+    const RunStart start(machine, layout, state);
+    for (uint32_t s : pairs.sends[r]) {
+      if (s == model.ops[r].recorded) continue;
+      const RunResult run = fixed_run(machine, layout, start, {r, s}, deadline);
+      if (run.stopped || !visit(r, s, until, state, run)) return false;
+    }
+  }
+  return true;
 }
 
 RunResult free_run(const Machine& machine, const MatchPairs& pairs,

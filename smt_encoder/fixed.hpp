@@ -179,12 +179,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "smt_encoder/guided.hpp"
 #include "smt_encoder/match_pairs.hpp"
@@ -206,6 +208,34 @@ bool choice_free(const Machine& machine);
 // Stops at `deadline` (RunResult::stopped).
 RunResult fixed_run(const Machine& machine, std::optional<std::pair<uint32_t, uint32_t>> forced = std::nullopt,
                     std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+
+// As above with `forced`, from `start`: a state reached by steps that case
+// 1's policy with `forced` allows (every receive and probe took its recorded
+// send or none, `forced.first` none yet), such as a prefix of the unforced
+// run that stops before `forced.first` is matched. The system is persistent
+// (case 1), so from any such state the run ends in the one maximal state the
+// run from the initial state ends in: the forced runs of many alternatives
+// share the prefix (solve.cpp). Steps are those after `start`.
+RunResult fixed_run(const Machine& machine, const RunLayout& layout, const RunStart& start,
+                    std::pair<uint32_t, uint32_t> forced,
+                    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+
+// Case 1's runs of many alternatives, sharing prefixes: for each receive or
+// probe r of `receives`, in the order in which the unforced run `base`
+// (fixed_run without `forced`, not stopped) matched them (those it never
+// matched last), and each candidate s of r in `pairs` other than its
+// recorded send: the run forced to (r, s) from the state `start` that
+// base's first `prefix` steps reach, just before r was matched (all of
+// them when it never was). base's steps are replayed once, each checked
+// (Machine::refuse). The whole forced run is base's first `prefix` steps,
+// then `run`'s; its final state is the run's from the initial state (by
+// fixed_run's argument above). `visit` returns false to stop. Return false
+// when stopped (by `visit`, or by `deadline`: a run stopped is not visited).
+using ForcedVisit = std::function<bool(uint32_t recv, uint32_t send, std::size_t prefix, const Machine::State& start,
+                                       const RunResult& run)>;
+bool forced_runs(const Machine& machine, const MatchPairs& pairs, const std::vector<uint32_t>& receives,
+                 const RunResult& base, const ForcedVisit& visit,
+                 std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
 // Run `machine`'s model with every receive taking its recorded send when it
 // can, else any candidate of `pairs` (case 2's run). Stops at `deadline`.

@@ -14,27 +14,14 @@ using Clock = std::chrono::steady_clock;
 // waits for what.
 class Runner {
  public:
-  Runner(const Machine& machine, const RunPolicy& policy)
-      : m_machine(machine), m_model(machine.model()), m_policy(policy), m_endpoint_of(m_model.ops.size(), k_none),
-        m_cursor(m_model.ranks.size(), 0), m_in_ready(m_model.ranks.size(), false),
-        m_waiters(m_model.instances.size()), m_posted_members(m_model.instances.size(), 0),
-        m_members(m_model.instances.size(), 0) {
-    std::unordered_map<uint64_t, uint32_t> ids;
-    auto id = [&](uint32_t comm, uint32_t rank) {
-      const auto [it, fresh] = ids.emplace((uint64_t{comm} << 32) | rank, static_cast<uint32_t>(ids.size()));
-      return it->second;
-    };
-    for (uint32_t i = 0; i < m_model.ops.size(); ++i) {
-      const Op& o = m_model.ops[i];
-      if (o.kind == OpKind::recv || o.kind == OpKind::probe) m_endpoint_of[i] = id(o.comm, o.rank);
-      if (o.kind == OpKind::send && o.peer >= 0) m_endpoint_of[i] = id(o.comm, static_cast<uint32_t>(o.peer));
-    }
-    m_pending.resize(ids.size());
-    m_dirty.assign(ids.size(), false);
-    for (uint32_t i = 0; i < m_model.instances.size(); ++i) {
-      for (uint32_t member : m_model.instances[i].members) m_members[i] += member != k_none;
-    }
-    m_result.state = machine.initial();
+  // Start at `start`; every endpoint it has something posted at is looked at first.
+  Runner(const Machine& machine, const RunPolicy& policy, const RunLayout& layout, const RunStart& start)
+      : m_machine(machine), m_model(machine.model()), m_policy(policy), m_layout(layout),
+        m_pending(start.pending()), m_cursor(m_model.ranks.size(), 0), m_in_ready(m_model.ranks.size(), false),
+        m_waiters(m_model.instances.size()), m_posted_members(start.posted_members()) {
+    m_dirty.assign(layout.endpoints(), false);
+    m_result.state = start.state();
+    for (uint32_t e : start.marked()) mark(e);
   }
 
   RunResult go() {
@@ -131,18 +118,18 @@ class Runner {
     switch (o.kind) {
       case OpKind::recv:
       case OpKind::probe:
-        m_pending[m_endpoint_of[op]].push_back(op);
-        mark(m_endpoint_of[op]);
+        m_pending[m_layout.endpoint_of(op)].push_back(op);
+        mark(m_layout.endpoint_of(op));
         break;
       case OpKind::send:
-        mark(m_endpoint_of[op]);
+        mark(m_layout.endpoint_of(op));
         break;
       case OpKind::coll: {
         if (o.instance == k_none) break;
         const Instance& inst = m_model.instances[o.instance];
         ++m_posted_members[o.instance];
         // Members that wait for every call are woken once, by the last one.
-        if (m_machine.waits_for_all(inst) && m_posted_members[o.instance] < m_members[o.instance]) break;
+        if (m_machine.waits_for_all(inst) && m_posted_members[o.instance] < m_layout.members(o.instance)) break;
         for (uint32_t w : m_waiters[o.instance]) wake(w);
         m_waiters[o.instance].clear();
         break;
@@ -183,9 +170,9 @@ class Runner {
   const Machine& m_machine;
   const Model& m_model;
   const RunPolicy& m_policy;
+  const RunLayout& m_layout;
   RunResult m_result;
   bool m_finished = false;
-  std::vector<uint32_t> m_endpoint_of;               // per op: (comm, rank) it is received at, as an id
   std::vector<std::vector<uint32_t>> m_pending;      // per endpoint: posted receives and probes, unmatched
   std::vector<bool> m_dirty;
   std::vector<uint32_t> m_dirty_list;
@@ -194,10 +181,28 @@ class Runner {
   std::vector<bool> m_in_ready;
   std::vector<uint32_t> m_held;                      // ranks the policy holds before a call
   std::vector<std::vector<uint32_t>> m_waiters;      // per instance: ranks waiting in it
-  std::vector<uint32_t> m_posted_members, m_members; // per instance
+  std::vector<uint32_t> m_posted_members;            // per instance
 };
 
 }  // namespace
+
+RunLayout::RunLayout(const Model& model)
+    : m_endpoint_of(model.ops.size(), k_none), m_members(model.instances.size(), 0) {
+  std::unordered_map<uint64_t, uint32_t> ids;
+  auto id = [&](uint32_t comm, uint32_t rank) {
+    const auto [it, fresh] = ids.emplace((uint64_t{comm} << 32) | rank, static_cast<uint32_t>(ids.size()));
+    return it->second;
+  };
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& o = model.ops[i];
+    if (o.kind == OpKind::recv || o.kind == OpKind::probe) m_endpoint_of[i] = id(o.comm, o.rank);
+    if (o.kind == OpKind::send && o.peer >= 0) m_endpoint_of[i] = id(o.comm, static_cast<uint32_t>(o.peer));
+  }
+  m_endpoints = static_cast<uint32_t>(ids.size());
+  for (uint32_t i = 0; i < model.instances.size(); ++i) {
+    for (uint32_t member : model.instances[i].members) m_members[i] += member != k_none;
+  }
+}
 
 bool offer_guided(const Model& model, const MatchPairs& pairs, uint32_t r, const Machine::State& state,
                   const RunPolicy::Take& take, uint32_t avoid, const Spread& spread) {
@@ -213,7 +218,34 @@ bool offer_guided(const Model& model, const MatchPairs& pairs, uint32_t r, const
   return false;
 }
 
-RunResult run(const Machine& machine, const RunPolicy& policy) { return Runner(machine, policy).go(); }
+RunStart::RunStart(const Machine& machine, const RunLayout& layout, Machine::State state)
+    : m_state(std::move(state)), m_pending(layout.endpoints()), m_posted_members(machine.model().instances.size(), 0) {
+  const Model& model = machine.model();
+  std::vector<bool> marked(layout.endpoints(), false);
+  // Its unmatched receives and probes wait at their endpoints (oldest
+  // first: a rank's ops are in posting order), its collective calls count.
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    if (!machine.posted(m_state, i)) continue;
+    const Op& o = model.ops[i];
+    if ((o.kind == OpKind::recv || o.kind == OpKind::probe) && m_state.partner[i] == k_none) {
+      m_pending[layout.endpoint_of(i)].push_back(i);
+    }
+    if (o.kind == OpKind::coll && o.instance != k_none) ++m_posted_members[o.instance];
+    if (const uint32_t e = layout.endpoint_of(i); e != k_none && !marked[e]) {
+      marked[e] = true;
+      m_marked.push_back(e);
+    }
+  }
+}
+
+RunResult run(const Machine& machine, const RunPolicy& policy) {
+  const RunLayout layout(machine.model());
+  return Runner(machine, policy, layout, RunStart(machine, layout, machine.initial())).go();
+}
+
+RunResult run(const Machine& machine, const RunPolicy& policy, const RunLayout& layout, const RunStart& start) {
+  return Runner(machine, policy, layout, start).go();
+}
 
 std::optional<std::vector<RawStep>> guided_match(const Machine& machine, const MatchPairs& pairs, uint32_t recv,
                                                  uint32_t send, const Spread& spread, uint64_t max_steps) {

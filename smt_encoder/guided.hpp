@@ -90,6 +90,49 @@ bool offer_guided(const Model& model, const MatchPairs& pairs, uint32_t r, const
 // policy allows is possible, `policy.done` holds or a limit stops it.
 RunResult run(const Machine& machine, const RunPolicy& policy);
 
+// What every run over one model shares: the endpoint (communicator,
+// receiving rank) of each receive, probe and send, and the members of each
+// collective instance. Made once for many runs from saved states.
+class RunLayout {
+ public:
+  explicit RunLayout(const Model& model);
+  // Return the id of the endpoint op `op` is received at (k_none: none).
+  uint32_t endpoint_of(uint32_t op) const { return m_endpoint_of[op]; }
+  uint32_t endpoints() const { return m_endpoints; }
+  // Return how many ranks are members of instance `instance`.
+  uint32_t members(uint32_t instance) const { return m_members[instance]; }
+
+ private:
+  std::vector<uint32_t> m_endpoint_of;
+  std::vector<uint32_t> m_members;
+  uint32_t m_endpoints = 0;
+};
+
+// A state to start runs from (a state that some execution of the model
+// reaches), with what a run's own bookkeeping reads from it: the unmatched
+// receives and probes waiting at each endpoint, the calls made of each
+// collective instance, the endpoints with something posted. Made once for
+// many runs from the same state.
+class RunStart {
+ public:
+  RunStart(const Machine& machine, const RunLayout& layout, Machine::State state);
+  const Machine::State& state() const { return m_state; }
+  const std::vector<std::vector<uint32_t>>& pending() const { return m_pending; }
+  const std::vector<uint32_t>& posted_members() const { return m_posted_members; }
+  const std::vector<uint32_t>& marked() const { return m_marked; }
+
+ private:
+  Machine::State m_state;
+  std::vector<std::vector<uint32_t>> m_pending;  // per endpoint
+  std::vector<uint32_t> m_posted_members;        // per instance
+  std::vector<uint32_t> m_marked;
+};
+
+// As above, from `start` instead of the initial state; `layout` is the
+// model's. The result's steps are those taken after `start`. The run is the
+// one that goes on after any execution reaching `start`: every rank and
+// every endpoint with something posted is looked at first.
+RunResult run(const Machine& machine, const RunPolicy& policy, const RunLayout& layout, const RunStart& start);
 
 // Return a schedule of `machine`'s model (whose match pairs are `pairs`)
 // that ends with receive or probe `recv` matched to `send`, or nothing when

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -36,11 +38,17 @@ Location location(const analyzer::Context& context, const Model& model, uint32_t
   return context.location(model.ref(rank, event), e.call, e.site, std::move(note));
 }
 
-Witness to_witness(const Model& model, const RawWitness& raw) {
+// Return `raw` as a Witness, its schedule cut after `steps` steps (a prefix
+// of a schedule replays as far as it goes; the blocked ranks of a bad end
+// are kept only when every step is).
+Witness to_witness(const Model& model, const RawWitness& raw, std::size_t steps = SIZE_MAX) {
   Witness w;
   w.outcome = raw.outcome;
   w.replayed = raw.replayed;
-  for (const RawStep& s : raw.steps) {
+  steps = std::min(steps, raw.steps.size());
+  w.schedule.reserve(steps + raw.cycle.size());
+  for (std::size_t i = 0; i < steps; ++i) {
+    const RawStep& s = raw.steps[i];
     Step step;
     step.action = s.action;
     step.event = model.ref(s.rank, s.event);
@@ -52,6 +60,7 @@ Witness to_witness(const Model& model, const RawWitness& raw) {
     }
     w.schedule.push_back(std::move(step));
   }
+  if (steps < raw.steps.size()) return w;
   for (const RawBlocked& b : raw.cycle) {
     Blocked out;
     out.event = model.ref(b.rank, b.event);
@@ -67,10 +76,15 @@ Witness to_witness(const Model& model, const RawWitness& raw) {
   return w;
 }
 
-// Return the schedule of `w` as one line for a finding's notes.
-std::string schedule_note(const Witness& w) {
-  std::string out = fmt::format("witness ({} steps, replayed): ", w.schedule.size());
-  constexpr std::size_t k_shown = 40;
+// The steps of a witness a finding's note shows.
+constexpr std::size_t k_shown_steps = 40;
+
+// Return the schedule of `w` as one line for a finding's notes; `size`: the
+// whole schedule's length when `w` holds only its first k_shown_steps.
+std::string schedule_note(const Witness& w, std::optional<std::size_t> size = std::nullopt) {
+  const std::size_t total = size.value_or(w.schedule.size());
+  std::string out = fmt::format("witness ({} steps, replayed): ", total);
+  constexpr std::size_t k_shown = k_shown_steps;
   for (std::size_t i = 0; i < w.schedule.size() && i < k_shown; ++i) {
     const Step& s = w.schedule[i];
     if (i) out += ", ";
@@ -80,25 +94,25 @@ std::string schedule_note(const Witness& w) {
       out += fmt::format("{} {} {}", step_action_name(s.action), s.event.str(), s.call);
     }
   }
-  if (w.schedule.size() > k_shown) out += fmt::format(", ... ({} more)", w.schedule.size() - k_shown);
+  if (total > k_shown) out += fmt::format(", ... ({} more)", total - k_shown);
   return out;
 }
 
-// Return `w` cut after the step where receive `recv` took `send` (a prefix of
-// a schedule replays as far as it goes), or `w` itself when it is a bad end.
-RawWitness up_to_match(const RawWitness& w, uint32_t recv, uint32_t send) {
-  if (w.outcome != Outcome::match) return w;
-  RawWitness out;
-  out.outcome = Outcome::match;
-  out.replayed = w.replayed;
-  for (const RawStep& s : w.steps) {
-    out.steps.push_back(s);
-    if (s.action == StepAction::match && s.recv == recv && s.send == send) break;
+// Return how many steps of `w` go up to the step where receive `recv` took
+// `send` (a prefix of a schedule replays as far as it goes), or all of them
+// when it is a bad end.
+std::size_t up_to_match(const RawWitness& w, uint32_t recv, uint32_t send) {
+  if (w.outcome != Outcome::match) return w.steps.size();
+  for (std::size_t i = 0; i < w.steps.size(); ++i) {
+    const RawStep& s = w.steps[i];
+    if (s.action == StepAction::match && s.recv == recv && s.send == send) return i + 1;
   }
-  return out;
+  return w.steps.size();
 }
 
-ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race) {
+// The finding of race `race`; with `whole` false its witness holds only the
+// steps its note shows (check prints the note, prove the whole witness).
+ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race, bool whole) {
   const Op& r = model.ops[race.recv];
   const RawAlternative* bad = nullptr;       // a deadlock, or a bad end by itself: an error
   const RawAlternative* combined = nullptr;  // a message unreceived only with other alternative matches: a warning
@@ -169,8 +183,11 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
   }
   const RawAlternative* shown = bad ? bad : combined ? combined : first;
   if (shown && shown->witness) {
-    f.witness = to_witness(model, up_to_match(*shown->witness, race.recv, shown->send));
-    f.finding.notes.push_back(schedule_note(*f.witness));
+    const RawWitness& raw = *shown->witness;
+    const std::size_t steps = up_to_match(raw, race.recv, shown->send);
+    const std::size_t size = steps + (steps == raw.steps.size() ? raw.cycle.size() : 0);
+    f.witness = to_witness(model, raw, whole ? steps : std::min(steps, k_shown_steps));
+    f.finding.notes.push_back(schedule_note(*f.witness, size));
   }
   return f;
 }
@@ -424,7 +441,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       const bool any = std::any_of(race.alternatives.begin(), race.alternatives.end(),
                                    [](const RawAlternative& a) { return a.verdict == Verdict::sat; });
       if (!any) continue;
-      ProveFinding f = race_finding(context, model, race);
+      ProveFinding f = race_finding(context, model, race, m_mode == Mode::prove);
       if (f.finding.severity == Severity::info && !m_options.harmless_races) continue;
       findings.push_back(std::move(f));
     }

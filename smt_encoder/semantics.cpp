@@ -339,8 +339,13 @@ std::string check_schedule(const Model& model, Buffering buffering, const std::v
 }
 
 std::string check_schedule(const Machine& machine, const std::vector<RawStep>& steps, const Goal& goal) {
+  return check_schedule(machine, machine.initial(), steps, goal);
+}
+
+std::string check_schedule(const Machine& machine, const Machine::State& start, const std::vector<RawStep>& steps,
+                           const Goal& goal) {
   const Model& model = machine.model();
-  Machine::State state = machine.initial();
+  Machine::State state = start;
   std::size_t a_returned = SIZE_MAX, b_called = SIZE_MAX;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const RawStep& step = steps[i];

@@ -154,6 +154,11 @@ class Machine {
 // Replay `steps` from the initial state and check that they reach `goal`.
 // Return an empty string when they do, else what went wrong (with the step).
 std::string check_schedule(const Machine& machine, const std::vector<RawStep>& steps, const Goal& goal);
+// As above, replaying `steps` from `start` instead of the initial state
+// (the caller checked how `start` was reached). A precede goal counts only
+// the steps given.
+std::string check_schedule(const Machine& machine, const Machine::State& start, const std::vector<RawStep>& steps,
+                           const Goal& goal);
 // As above, with a Machine of its own.
 std::string check_schedule(const Model& model, Buffering buffering, const std::vector<RawStep>& steps,
                            const Goal& goal);

@@ -123,6 +123,12 @@ class PartSolver {
   // indices if the schedule replays to `goal`, else nothing.
   std::shared_ptr<RawWitness> witness(const std::vector<RawStep>& steps, const Goal& goal, Buffering buffering) {
     if (!check_schedule(machine(buffering), steps, goal).empty()) return nullptr;
+    return checked_witness(steps, goal, buffering);
+  }
+  // As witness(), for `steps` the caller replayed to `goal` itself, ending
+  // in `end` when given (else replayed again for a deadlock's blocked ranks).
+  std::shared_ptr<RawWitness> checked_witness(const std::vector<RawStep>& steps, const Goal& goal,
+                                              Buffering buffering, const Machine::State* end = nullptr) {
     auto w = std::make_shared<RawWitness>();
     w->outcome = goal.outcome;
     w->replayed = true;
@@ -134,7 +140,7 @@ class PartSolver {
       w->steps.push_back(s);
     }
     if (goal.outcome == Outcome::deadlock) {
-      w->cycle = blocked_ranks(m_part.model, buffering, steps);
+      w->cycle = end ? blocked_ranks(machine(buffering), *end) : blocked_ranks(m_part.model, buffering, steps);
       for (RawBlocked& b : w->cycle) b.event += m_part.first[b.rank];
     }
     return w;
@@ -250,6 +256,87 @@ class Coverage {
   uint64_t m_covered = 0;
 };
 
+// Case 1 (fixed.hpp) for every alternative of a part's wildcard receives at
+// once: whether the run in which the receive takes the alternative and every
+// other receive its recorded message ends badly. A run per alternative from
+// the initial state costs the whole part each (master/worker 16 x 1000 under
+// zero buffering: 203,548 alternatives of runs of 10,141 steps). Here
+// the unforced run is made once and replayed, checked step by step; each
+// receive's alternatives run from the state just before the step where it
+// took its recorded message (forced_runs, fixed.hpp): by case 1's
+// persistence each run ends in the state the run from the initial state
+// ends in, so the answers are the same, for the cost of what follows the
+// receive. Each run's steps are replayed from the saved state
+// (check_schedule); the prefix was replayed once. Witnesses are
+// kept for what the race finding shows (prove.cpp): the first alternative
+// the receive takes and the first that ends badly; the other alternatives'
+// answers were replayed as well, their schedules are not kept.
+class SharedFixedRuns {
+ public:
+  enum class Kind : uint8_t { unknown, not_taken, completes, bad };
+  struct Result {
+    Kind kind = Kind::unknown;
+    Outcome outcome = Outcome::harmless;        // bad: deadlock or unmatched
+    std::shared_ptr<const RawWitness> witness;  // may be null (class comment)
+  };
+
+  // Decide the alternatives of `wildcards` (receives of `ps`'s part) under
+  // `buffering` until the budget is spent.
+  SharedFixedRuns(PartSolver& ps, Buffering buffering, const std::vector<uint32_t>& wildcards, const Budget& budget,
+                  PartFindings& out)
+      : m_results(ps.model().ops.size()) {
+    const Machine& machine = ps.machine(buffering);
+    const MatchPairs& pairs = ps.pairs();
+    const RunResult base = fixed_run(machine, std::nullopt, budget.deadline());
+    if (base.stopped) return;
+    bool taken_kept = false, bad_kept = false;
+    uint32_t last = k_none;
+    std::vector<RawStep> steps;
+    forced_runs(machine, pairs, wildcards, base, [&](uint32_t r, uint32_t s, std::size_t prefix,
+                                                     const Machine::State& start, const RunResult& run) {
+      if (r != last) {
+        last = r;
+        taken_kept = bad_kept = false;
+        m_results[r].resize(pairs.sends[r].size());
+        ++out.stats["replay_outcome_prefixes"];
+      }
+      if (budget.spent()) return false;
+      Result& result = m_results[r][pairs.find(r, s)];
+      if (run.state.partner[r] != s) {
+        result.kind = Kind::not_taken;
+        return true;
+      }
+      Goal goal;
+      goal.recv = r;
+      goal.send = s;
+      const bool dead = machine.deadlocked(run.state);  // bad_end(), each half once
+      const bool bad = dead || machine.unmatched_end(run.state);
+      if (bad) goal.outcome = dead ? Outcome::deadlock : Outcome::unmatched;
+      if (!check_schedule(machine, start, run.steps, goal).empty()) return true;  // unknown: asked as before
+      result.kind = bad ? Kind::bad : Kind::completes;
+      result.outcome = goal.outcome;
+      if ((bad && bad_kept) || (!bad && taken_kept)) return true;
+      steps.assign(base.steps.begin(), base.steps.begin() + static_cast<std::ptrdiff_t>(prefix));
+      steps.insert(steps.end(), run.steps.begin(), run.steps.end());
+      result.witness = ps.checked_witness(steps, goal, buffering, &run.state);
+      taken_kept = true;
+      bad_kept = bad_kept || bad;
+      return true;
+    }, budget.deadline());
+  }
+
+  // Return the answer for (`recv`, `send`), or nothing when it was not decided here.
+  const Result* find(uint32_t recv, uint32_t send, const MatchPairs& pairs) const {
+    if (recv >= m_results.size() || m_results[recv].empty()) return nullptr;
+    const uint32_t k = pairs.find(recv, send);
+    if (k == k_none || m_results[recv][k].kind == Kind::unknown) return nullptr;
+    return &m_results[recv][k];
+  }
+
+ private:
+  std::vector<std::vector<Result>> m_results;  // per op and candidate index
+};
+
 // Whether some execution of a part can end badly (deadlock or unmatched end).
 enum class Bad : uint8_t { unasked, possible, impossible, unknown };
 
@@ -312,6 +399,10 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
     bad = v == Verdict::unsat ? Bad::impossible : v == Verdict::sat ? Bad::possible : Bad::unknown;
     if (bad == Bad::unknown) ++out.unknown;
   };
+
+  // Every alternative's run alone at once, sharing prefixes.
+  std::optional<SharedFixedRuns> shared;
+  if (ask_outcomes && fixed && bad != Bad::impossible) shared.emplace(ps, buffering, wildcards, budget, out);
 
   // Feasibility witnesses, shared: every pair some replayed run matched.
   Coverage seen(m, pairs, wildcards);
@@ -454,6 +545,17 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
       bool alone_harmless = false;
       if (bad == Bad::impossible) {
         alt.outcome_known = true;
+      } else if (const SharedFixedRuns::Result* known = shared ? shared->find(r, s, pairs) : nullptr) {
+        ++out.stats["replay_outcomes"];
+        alone_harmless = known->kind != SharedFixedRuns::Kind::bad;
+        if (known->kind != SharedFixedRuns::Kind::not_taken) {
+          alt.verdict = Verdict::sat;
+          alt.witness = known->witness;
+        }
+        if (known->kind == SharedFixedRuns::Kind::bad) {
+          alt.outcome = known->outcome;
+          alt.outcome_known = true;
+        }
       } else if (ask_outcomes && fixed) {
         const RunResult run = fixed_run(machine, std::pair{r, s}, budget.deadline());
         if (!run.stopped) {
@@ -480,8 +582,15 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
         }
       }
       // Can the receive take it at all? (check asks only about outcomes, and
-      // about the other alternatives of the races it reports, below.)
+      // about the other alternatives of the races it reports, below; the
+      // counting bounds first: an alternative no execution has cannot end
+      // badly, and they cost no run.)
       if (alt.verdict != Verdict::sat && !options.errors_only) feasible(r, s, alt);
+      if (alt.verdict == Verdict::unknown && options.errors_only && counting &&
+          counting->can_match(r, s, budget.deadline()) == Verdict::unsat) {
+        ++out.stats["replay_counting_unsat"];
+        alt.verdict = Verdict::unsat;
+      }
       // Does it lead to a bad end? What the runs left, Z3 decides.
       if (ask_outcomes && !alt.outcome_known && alt.verdict != Verdict::unsat &&
           (alt.verdict == Verdict::sat || options.errors_only)) {
@@ -764,6 +873,11 @@ std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, c
     if (!machine.refuse(state, step).empty()) return {};
     machine.apply(state, step);
   }
+  return blocked_ranks(machine, state);
+}
+
+std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::State& state) {
+  const Model& model = machine.model();
   std::vector<RawBlocked> blocked;
   for (uint32_t r = 0; r < model.ranks.size(); ++r) {
     if (state.pos[r] == model.ranks[r].limit) continue;

@@ -79,7 +79,9 @@ struct RawAlternative {
   bool outcome_known = false;
   bool alone = true;                      // bad outcome: every other receive keeps its recorded match
   std::shared_ptr<const RawWitness> witness;  // sat: the bad end when there is one, else a run with the
-                                              // match (shared: one run may witness many alternatives)
+                                              // match (shared: one run may witness many alternatives);
+                                              // null when replayed but not kept (solve.cpp's shared
+                                              // fixed runs keep what the race finding shows)
 };
 
 struct RawRace {
@@ -136,5 +138,7 @@ Solution solve(const Model& model, const std::vector<RawQuestion>& questions, co
 // Return the blocked ranks of the state `steps` lead to (a wait-for cycle
 // first), or an empty list when the steps do not replay.
 std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, const std::vector<RawStep>& steps);
+// As above, for the state `state` of `machine`'s model itself.
+std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::State& state);
 
 }  // namespace smtrace::smt

@@ -432,3 +432,73 @@ TEST_CASE("smt differential: no bad end by an acyclic wait-for graph only where 
   CHECK(proved_by_buffering[0] > 0);
   CHECK(proved_by_buffering[1] > 0);
 }
+
+TEST_CASE("smt differential: forced runs from a shared prefix end where runs from the start do (fixed.hpp, case 1)") {
+  std::mt19937 rng(20261126);
+  const uint32_t n = models_to_run();
+  uint64_t models = 0, runs = 0, bad = 0, later = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const RandomStyle style = i % 3 == 0 ? RandomStyle::mixed : i % 3 == 1 ? RandomStyle::one_tag : RandomStyle::tag_classes;
+    const smt::Model model = random_model(rng, 2 + i % 3, 2 + (i / 3) % 8, style);
+    const smt::Channels ch(model);
+    const smt::MatchPairs pairs = smt::match_pairs(model, ch, smt::find_cuts(model));
+    if (!smt::matches_recorded(model, pairs)) continue;
+    std::vector<uint32_t> receives;
+    for (uint32_t r = 0; r < model.ops.size(); ++r) {
+      const smt::Op& o = model.ops[r];
+      if ((o.kind == smt::OpKind::recv || o.kind == smt::OpKind::probe) && o.probe == k_none) receives.push_back(r);
+    }
+    auto recorded = [&](uint32_t r, uint32_t s) { return model.ops[r].recorded == k_none || model.ops[r].recorded == s; };
+    for (const Buffering buffering : {Buffering::infinite, Buffering::zero}) {
+      ++models;
+      const smt::Machine machine(model, buffering);
+      const smt::RunResult base = smt::fixed_run(machine);
+      REQUIRE(!base.stopped);
+      uint64_t expected = 0;
+      for (uint32_t r : receives) {
+        for (uint32_t s : pairs.sends[r]) expected += s != model.ops[r].recorded;
+      }
+      uint64_t visited = 0;
+      const bool through = smt::forced_runs(machine, pairs, receives, base, [&](uint32_t r, uint32_t s, std::size_t prefix,
+                                                                               const smt::Machine::State& start,
+                                                                               const smt::RunResult& run) {
+        ++visited;
+        INFO("model ", i, " buffering ", smt::buffering_name(buffering), ": ", model.post_ref(r).str(), " takes ",
+             model.post_ref(s).str(), " after ", prefix, " steps");
+        later += prefix > 0;
+        // The same final state as the run from the initial state.
+        const smt::RunResult scratch = smt::fixed_run(machine, std::pair{r, s});
+        CHECK(run.state == scratch.state);
+        // The prefix then the run replay from the initial state, the run alone from `start`.
+        std::vector<smt::RawStep> steps(base.steps.begin(), base.steps.begin() + static_cast<std::ptrdiff_t>(prefix));
+        steps.insert(steps.end(), run.steps.begin(), run.steps.end());
+        smt::Goal goal;
+        const bool taken = run.state.partner[r] == s;
+        const bool is_bad = taken && smt::bad_end(machine, run.state);
+        if (is_bad) goal.outcome = machine.deadlocked(run.state) ? Outcome::deadlock : Outcome::unmatched;
+        goal.recv = taken ? r : k_none;
+        goal.send = s;
+        if (taken) {
+          CHECK(smt::check_schedule(machine, steps, goal) == "");
+          CHECK(smt::check_schedule(machine, start, run.steps, goal) == "");
+        }
+        // The enumerator with every other receive keeping its recorded match.
+        const smt::Exploration ex = smt::explore(model, buffering, 500'000, [&](uint32_t r2, uint32_t s2) {
+          return r2 == r ? s2 == s : recorded(r2, s2);
+        });
+        if (!ex.truncated) CHECK(is_bad == (ex.bad_pairs.count({r, s}) > 0));
+        ++runs;
+        bad += is_bad;
+        return true;
+      });
+      CHECK(through);
+      CHECK(visited == expected);
+    }
+  }
+  MESSAGE(fmt::format("{} models with recorded matches, {} forced runs from a shared prefix ({} after a non-empty "
+                      "one), {} ending badly",
+                      models, runs, later, bad));
+  CHECK(runs > 0);
+  CHECK(later > 0);
+  CHECK(bad > 0);
+}
