@@ -4,15 +4,22 @@
 // lengths before strings and vectors; made for the same build on both ends,
 // never stored (distributed/record_codec.hpp codes the records the same way).
 //
+// A record's fields are listed once, in one function over either coder:
+//     auto code = [](auto& c, auto& r) { c(r.seq); c(r.site); c.list(r.notes, text); };
+// WireWriter's operator() writes a field, WireReader's reads it into place, so
+// what is written and what is read can never be listed in different orders.
+//
 // Thread safety: a WireWriter or WireReader is used from one thread.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace smtrace::analyzer {
 
@@ -31,6 +38,23 @@ class WireWriter {
   void put(std::string_view text) {
     put(static_cast<uint64_t>(text.size()));
     m_out.append(text);
+  }
+  // The writing side of a coding function: append the field `value`.
+  template <class T>
+  void operator()(const T& value) {
+    put(value);
+  }
+  // Append `items`' count, then each item as `code(*this, item)` writes it.
+  template <class T, class Code>
+  void list(const std::vector<T>& items, Code&& code) {
+    put(static_cast<uint64_t>(items.size()));
+    for (const T& item : items) code(*this, item);
+  }
+  // Append whether `value` holds one, then the value as `code` writes it.
+  template <class T, class Code>
+  void optional(const std::optional<T>& value, Code&& code) {
+    put<uint8_t>(value.has_value());
+    if (value) code(*this, *value);
   }
   // Return the bytes written so far.
   std::string& bytes() { return m_out; }
@@ -55,6 +79,25 @@ class WireReader {
   }
   // Read a string.
   std::string text() { return std::string(take(get<uint64_t>())); }
+  // The reading side of a coding function: read the field `value`.
+  template <class T>
+    requires std::is_integral_v<T> || std::is_enum_v<T>
+  void operator()(T& value) {
+    value = get<T>();
+  }
+  void operator()(std::string& value) { value = text(); }
+  // Read what WireWriter::list wrote into `items`, each item with `code`.
+  template <class T, class Code>
+  void list(std::vector<T>& items, Code&& code) {
+    items.resize(get<uint64_t>());
+    for (T& item : items) code(*this, item);
+  }
+  // Read what WireWriter::optional wrote into `value`.
+  template <class T, class Code>
+  void optional(std::optional<T>& value, Code&& code) {
+    value.reset();
+    if (get<uint8_t>() != 0) code(*this, value.emplace());
+  }
   // Return true when every byte was read.
   bool at_end() const { return m_in.empty(); }
 

@@ -295,68 +295,46 @@ class CudaMpiRace final : public Check {
   // finish() reads each rank's records and figures, one rank at a time.
   bool saves_passes() const override { return true; }
   void save_pass(const RankPass& pass, WireWriter& out) const override {
-    const auto& p = dynamic_cast<const Pass&>(pass);
-    out.put(static_cast<uint64_t>(p.records.size()));
-    for (const Record& r : p.records) {
-      out.put<uint8_t>(r.cuda_first);
-      out.put<uint8_t>(r.cuda.item.has_value());
-      if (r.cuda.item) {
-        out.put(r.cuda.item->stream);
-        out.put(r.cuda.item->index);
-      }
-      out.put(r.cuda.access.lo);
-      out.put(r.cuda.access.hi);
-      out.put<uint8_t>(r.cuda.access.write);
-      out.put(r.cuda.seq);
-      out.put(r.cuda.site);
-      out.put(r.cuda.call);
-      out.put(r.cuda.kernel);
-      out.put(r.stream);
-      out.put(r.mpi_seq);
-      out.put(r.mpi_site);
-      out.put(r.mpi_call);
-      out.put<uint8_t>(r.mpi_write);
-      out.put(r.lo);
-      out.put(r.hi);
-    }
-    out.put(p.suppressed);
-    out.put(p.device_accesses);
-    out.put(p.peak_unfinished);
-    out.put(p.streams);
+    code_pass(out, dynamic_cast<const Pass&>(pass));
   }
   std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
     auto p = std::make_unique<Pass>(data);
-    p->records.resize(in.get<uint64_t>());
-    for (Record& r : p->records) {
-      r.cuda_first = in.get<uint8_t>() != 0;
-      if (in.get<uint8_t>() != 0) {
-        StreamItem item;
-        item.stream = in.get<uint32_t>();
-        item.index = in.get<uint64_t>();
-        r.cuda.item = item;
-      }
-      r.cuda.access.lo = in.get<uint64_t>();
-      r.cuda.access.hi = in.get<uint64_t>();
-      r.cuda.access.write = in.get<uint8_t>() != 0;
-      r.cuda.seq = in.get<uint64_t>();
-      r.cuda.site = in.get<uint32_t>();
-      r.cuda.call = in.get<Call>();
-      r.cuda.kernel = in.get<uint32_t>();
-      r.stream = in.text();
-      r.mpi_seq = in.get<uint64_t>();
-      r.mpi_site = in.get<uint32_t>();
-      r.mpi_call = in.get<Call>();
-      r.mpi_write = in.get<uint8_t>() != 0;
-      r.lo = in.get<uint64_t>();
-      r.hi = in.get<uint64_t>();
-    }
-    p->suppressed = in.get<uint64_t>();
-    p->device_accesses = in.get<uint64_t>();
-    p->peak_unfinished = in.get<uint64_t>();
-    p->streams = in.get<uint32_t>();
+    code_pass(in, *p);
     return p;
   }
 
+ private:
+  // The coding of a pass's records and figures, for WireWriter and WireReader alike.
+  template <class Coder, class P>
+  static void code_pass(Coder& c, P& p) {
+    c.list(p.records, [](auto& cr, auto& r) {
+      cr(r.cuda_first);
+      cr.optional(r.cuda.item, [](auto& ci, auto& item) {
+        ci(item.stream);
+        ci(item.index);
+      });
+      cr(r.cuda.access.lo);
+      cr(r.cuda.access.hi);
+      cr(r.cuda.access.write);
+      cr(r.cuda.seq);
+      cr(r.cuda.site);
+      cr(r.cuda.call);
+      cr(r.cuda.kernel);
+      cr(r.stream);
+      cr(r.mpi_seq);
+      cr(r.mpi_site);
+      cr(r.mpi_call);
+      cr(r.mpi_write);
+      cr(r.lo);
+      cr(r.hi);
+    });
+    c(p.suppressed);
+    c(p.device_accesses);
+    c(p.peak_unfinished);
+    c(p.streams);
+  }
+
+ public:
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
     for (uint32_t rank = 0; rank < passes.size(); ++rank) {

@@ -10,42 +10,30 @@ RawSite raw_site(uint32_t rank, const format::Event& e, std::string note) {
   return RawSite{rank, e.seq, e.call, e.site, std::move(note)};
 }
 
-void save_problems(const std::vector<RawProblem>& problems, WireWriter& out) {
-  out.put(static_cast<uint64_t>(problems.size()));
-  for (const RawProblem& p : problems) {
-    out.put(p.problem);
-    out.put(p.message);
-    out.put(static_cast<uint64_t>(p.sites.size()));
-    for (const RawSite& s : p.sites) {
-      out.put(s.rank);
-      out.put(s.seq);
-      out.put(s.call);
-      out.put(s.site);
-      out.put(s.note);
-    }
-    out.put(static_cast<uint64_t>(p.notes.size()));
-    for (const std::string& note : p.notes) out.put(note);
-    out.put<uint8_t>(p.generic);
-  }
-}
+namespace {
+
+// The coding of a RawProblem, for WireWriter and WireReader alike.
+constexpr auto k_code_problem = [](auto& c, auto& p) {
+  c(p.problem);
+  c(p.message);
+  c.list(p.sites, [](auto& cs, auto& s) {
+    cs(s.rank);
+    cs(s.seq);
+    cs(s.call);
+    cs(s.site);
+    cs(s.note);
+  });
+  c.list(p.notes, [](auto& cn, auto& note) { cn(note); });
+  c(p.generic);
+};
+
+}  // namespace
+
+void save_problems(const std::vector<RawProblem>& problems, WireWriter& out) { out.list(problems, k_code_problem); }
 
 std::vector<RawProblem> load_problems(WireReader& in) {
-  std::vector<RawProblem> problems(in.get<uint64_t>());
-  for (RawProblem& p : problems) {
-    p.problem = in.text();
-    p.message = in.text();
-    p.sites.resize(in.get<uint64_t>());
-    for (RawSite& s : p.sites) {
-      s.rank = in.get<uint32_t>();
-      s.seq = in.get<uint64_t>();
-      s.call = in.get<format::Call>();
-      s.site = in.get<uint32_t>();
-      s.note = in.text();
-    }
-    p.notes.resize(in.get<uint64_t>());
-    for (std::string& note : p.notes) note = in.text();
-    p.generic = in.get<uint8_t>() != 0;
-  }
+  std::vector<RawProblem> problems;
+  in.list(problems, k_code_problem);
   return problems;
 }
 

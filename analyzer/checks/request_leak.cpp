@@ -88,29 +88,17 @@ class Pass final : public RankPass {
 
  public:
   // Check::saves_passes: open() where the pass ran, and the pass that holds it elsewhere.
-  void save(WireWriter& out) const {
-    const std::vector<Open> all = open();
-    out.put(static_cast<uint64_t>(all.size()));
-    for (const Open& o : all) {
-      out.put(o.seq);
-      out.put(o.site);
-      out.put(o.call);
-      out.put<uint8_t>(o.persistent);
-      out.put<uint8_t>(o.active);
-    }
-  }
-  void load(WireReader& in) {
-    m_loaded.emplace(in.get<uint64_t>());
-    for (Open& o : *m_loaded) {
-      o.seq = in.get<uint64_t>();
-      o.site = in.get<uint32_t>();
-      o.call = in.get<Call>();
-      o.persistent = in.get<uint8_t>() != 0;
-      o.active = in.get<uint8_t>() != 0;
-    }
-  }
+  void save(WireWriter& out) const { out.list(open(), k_code); }
+  void load(WireReader& in) { in.list(m_loaded.emplace(), k_code); }
 
  private:
+  static constexpr auto k_code = [](auto& c, auto& o) {
+    c(o.seq);
+    c(o.site);
+    c(o.call);
+    c(o.persistent);
+    c(o.active);
+  };
   std::optional<std::vector<Open>> m_loaded;  // load(): what open() returned where the pass ran
 };
 

@@ -111,27 +111,16 @@ class Pass final : public RankPass {
 
  public:
   // Check::saves_passes: alive() where the pass ran, and the pass that holds it elsewhere.
-  void save(WireWriter& out) const {
-    const std::vector<Created> all = alive();
-    out.put(static_cast<uint64_t>(all.size()));
-    for (const Created& c : all) {
-      out.put(c.seq);
-      out.put(c.site);
-      out.put(c.call);
-      out.put(c.kind);
-    }
-  }
-  void load(WireReader& in) {
-    m_loaded.emplace(in.get<uint64_t>());
-    for (Created& c : *m_loaded) {
-      c.seq = in.get<uint64_t>();
-      c.site = in.get<uint32_t>();
-      c.call = in.get<Call>();
-      c.kind = in.get<Kind>();
-    }
-  }
+  void save(WireWriter& out) const { out.list(alive(), k_code); }
+  void load(WireReader& in) { in.list(m_loaded.emplace(), k_code); }
 
  private:
+  static constexpr auto k_code = [](auto& c, auto& created) {
+    c(created.seq);
+    c(created.site);
+    c(created.call);
+    c(created.kind);
+  };
   std::optional<std::vector<Created>> m_loaded;  // load(): what alive() returned where the pass ran
 };
 

@@ -5,7 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "analyzer/check.hpp"
 #include "analyzer/checks/grouped.hpp"
@@ -144,6 +147,38 @@ TEST_CASE("analyzer::WireWriter::round trip") {
     an::WireReader short_in(std::string_view(out.bytes()).substr(0, 5));
     CHECK(short_in.get<uint8_t>() == 7);
     CHECK_THROWS_AS(short_in.get<uint64_t>(), std::runtime_error);
+  }
+}
+
+TEST_CASE("analyzer::WireWriter::one coding function reads back what it wrote") {
+  struct Item {
+    uint32_t id = 0;
+    bool flag = false;
+    std::string name;
+    std::optional<uint64_t> extra;
+    std::vector<uint16_t> parts;
+  };
+  constexpr auto code = [](auto& c, auto& item) {
+    c(item.id);
+    c(item.flag);
+    c(item.name);
+    c.optional(item.extra, [](auto& ce, auto& x) { ce(x); });
+    c.list(item.parts, [](auto& cp, auto& x) { cp(x); });
+  };
+  const std::vector<Item> items{{7, true, "seven", 1ull << 50, {1, 2, 3}}, {0, false, "", std::nullopt, {}}};
+  an::WireWriter out;
+  out.list(items, code);
+  an::WireReader in(out.bytes());
+  std::vector<Item> back{{99, true, "stale", 5, {9}}};  // overwritten, not appended to
+  in.list(back, code);
+  CHECK(in.at_end());
+  REQUIRE(back.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(back[i].id == items[i].id);
+    CHECK(back[i].flag == items[i].flag);
+    CHECK(back[i].name == items[i].name);
+    CHECK(back[i].extra == items[i].extra);
+    CHECK(back[i].parts == items[i].parts);
   }
 }
 
