@@ -203,8 +203,8 @@ int main(int argc, char** argv, const Engine& engine) {
                         "Also write the findings as an expectation file FILE")
       ->type_name("FILE");
   check_cmd->add_option("--smt-timeout", check.smt_timeout,
-                        "Seconds for the SMT checks (message-race, potential-deadlock, rma-race's races of "
-                        "other executions) together; 0 turns them off")
+                        "Seconds the SMT checks (message-race, potential-deadlock, rma-race's races of "
+                        "other executions) may add, together, counted from the start of reading; 0 turns them off")
       ->default_str("5");
   check_cmd->add_option("--buffering", check.buffering,
                         "message-race: standard-mode sends return at once (infinite) or once matched (zero);\n"

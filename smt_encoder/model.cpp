@@ -6,6 +6,8 @@
 #include "smt_encoder/model.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <optional>
@@ -47,12 +49,15 @@ struct CallRecord {
 struct RankCollected {
   std::vector<ProbeRecord> probes;
   std::vector<CallRecord> completions;  // Wait*/Test* that completed something
+  bool passed = false;                  // a pass was made for this rank
 };
 
 class CollectPass final : public analyzer::RankPass {
  public:
-  explicit CollectPass(RankCollected& out) : m(out) {}
+  CollectPass(RankCollected& out, const Deadline& deadline, std::atomic<bool>& abandoned)
+      : m(out), m_deadline(deadline), m_abandoned(abandoned) {}
   void event(const format::Event& e) override {
+    if (m_deadline && out_of_time()) return;
     const format::Sync sync = format::sync_of(e);
     if (sync.match == format::Match::probe) {
       ProbeRecord p;
@@ -72,7 +77,28 @@ class CollectPass final : public analyzer::RankPass {
   }
 
  private:
+  // Return true once the budget ran out (any rank's pass may notice first):
+  // then nothing more is kept, and what was kept is freed.
+  bool out_of_time() {
+    if (m_abandoned.load(std::memory_order_relaxed)) {
+      release();
+      return true;
+    }
+    if ((++m_ticks & 0xfff) != 0 || std::chrono::steady_clock::now() <= *m_deadline) return false;
+    m_abandoned.store(true, std::memory_order_relaxed);
+    release();
+    return true;
+  }
+  void release() {
+    if (m.probes.capacity() == 0 && m.completions.capacity() == 0) return;
+    std::vector<ProbeRecord>().swap(m.probes);
+    std::vector<CallRecord>().swap(m.completions);
+  }
+
   RankCollected& m;
+  Deadline m_deadline;
+  std::atomic<bool>& m_abandoned;
+  uint64_t m_ticks = 0;
 };
 
 // Return true when a rank may stop for good inside `call` (header comment):
@@ -181,15 +207,21 @@ void name_event(Event& e, Call call, uint32_t site) {
 
 struct Collector::Impl {
   std::deque<RankCollected> ranks;  // grows while passes hold references: a deque keeps them valid
+  std::atomic<bool> abandoned{false};
 };
 
 Collector::Collector() : m_impl(std::make_unique<Impl>()) {}
 Collector::~Collector() = default;
 
-std::unique_ptr<analyzer::RankPass> Collector::rank_pass(const analyzer::RankData& data) {
+std::unique_ptr<analyzer::RankPass> Collector::rank_pass(const analyzer::RankData& data, const Deadline& deadline) {
   if (m_impl->ranks.size() <= data.rank) m_impl->ranks.resize(data.rank + 1);
-  return std::make_unique<CollectPass>(m_impl->ranks[data.rank]);
+  RankCollected& rank = m_impl->ranks[data.rank];
+  if (rank.passed) return nullptr;
+  rank.passed = true;
+  return std::make_unique<CollectPass>(rank, deadline, m_impl->abandoned);
 }
+
+bool Collector::abandoned() const { return m_impl->abandoned.load(std::memory_order_relaxed); }
 
 CollKind coll_kind(Call call) {
   switch (format::call_traits(call).flow) {

@@ -158,8 +158,13 @@ class Collector {
   ~Collector();
   Collector(const Collector&) = delete;
   Collector& operator=(const Collector&) = delete;
-  // Return the pass that collects rank `data.rank` (one per rank, called before loading).
-  std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data);
+  // Return the pass that collects rank `data.rank` (called before loading),
+  // or nullptr when one was made for that rank already: the SMT checks of
+  // one analysis share one Collector. Past `deadline` the passes stop
+  // collecting (and free what they kept) and abandoned() is true: the budget
+  // ran out while the trace was read, and no model can be built from it.
+  std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data, const Deadline& deadline = {});
+  bool abandoned() const;
   struct Impl;
 
  private:

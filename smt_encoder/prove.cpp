@@ -308,7 +308,9 @@ bool trace_complete(const analyzer::Context& context) {
 enum class Mode : uint8_t { prove, races, deadlocks };
 
 // One budget for the SMT checks of one analysis: it starts when the first
-// of them starts solving.
+// of them starts its work, which is collecting while the trace is read
+// (rank_pass), so that all they add to an analysis, reading included, is
+// within it.
 class SharedBudget {
  public:
   explicit SharedBudget(double seconds) : m_seconds(seconds) {}
@@ -334,16 +336,20 @@ struct Built {
 };
 class SharedModel {
  public:
-  // Return what the first call built from `collected`; nullptr when
-  // building ran past `deadline` (then it is not tried again).
-  const Built* get(const analyzer::Context& context, const Collector& collected, const Tuning& tuning,
-                   const Deadline& deadline) {
+  // What the checks collect while the trace is read: one pass per rank for
+  // all of them (the first check to ask makes it).
+  Collector& collector() { return m_collector; }
+  // Return what the first call built from the collector; nullptr when the
+  // budget ran out while the trace was read, or before or while building
+  // (then it is not tried again).
+  const Built* get(const analyzer::Context& context, const Tuning& tuning, const Deadline& deadline) {
     std::lock_guard lock(m_mutex);
     if (!m_tried) {
       m_tried = true;
+      if (m_collector.abandoned() || (deadline && std::chrono::steady_clock::now() > *deadline)) return nullptr;
       try {
         auto built = std::make_unique<Built>();
-        built->model = build_model(context, collected, deadline);
+        built->model = build_model(context, m_collector, deadline);
         built->prepared = std::make_unique<Prepared>(built->model, tuning, deadline);
         m_built = std::move(built);
       } catch (const BudgetSpent&) {
@@ -354,6 +360,7 @@ class SharedModel {
 
  private:
   std::mutex m_mutex;
+  Collector m_collector;
   bool m_tried = false;
   std::unique_ptr<Built> m_built;
 };
@@ -409,7 +416,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     return m_mode == Mode::races ? format::content_bit(format::Content::receive_envelope) : 0;
   }
   std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data) override {
-    return m_collector.rank_pass(data);
+    return m_shared->collector().rank_pass(data, m_budget ? deadline_in(m_budget->left()) : Deadline{});
   }
   void finish(const analyzer::Context& context, std::vector<std::unique_ptr<analyzer::RankPass>>& passes,
               std::vector<Finding>& out) override {
@@ -570,15 +577,21 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   // Return the model of `context` and its preparation (built once, within
   // the budget, which it starts), or nullptr when the budget ran out first.
   const Built* built(const analyzer::Context& context) {
-    return m_shared->get(context, m_collector, m_options.tuning, deadline_in(budget_left()));
+    return m_shared->get(context, m_options.tuning,
+                         m_budget ? deadline_in(m_budget->left()) : deadline_in(m_options.smt_timeout_s));
   }
   // Report that nothing was decided: the model was not built within the budget.
   void not_built(const analyzer::Context& context, std::vector<Finding>& out) {
     uint64_t events = 0;
     for (uint32_t r = 0; r < context.world_size(); ++r) events += context.rank(r).events;
-    const std::string why = fmt::format(
-        "the SMT model of the trace ({} events) was not built within --smt-timeout {} s: nothing was decided",
-        events, m_options.smt_timeout_s);
+    const std::string why =
+        m_shared->collector().abandoned()
+            ? fmt::format("--smt-timeout {} s ran out while the trace ({} events) was read: nothing was decided; "
+                          "a larger --smt-timeout gives the SMT checks time after reading",
+                          m_options.smt_timeout_s, events)
+            : fmt::format("the SMT model of the trace ({} events) was not built within --smt-timeout {} s: "
+                          "nothing was decided",
+                          events, m_options.smt_timeout_s);
     if (m_mode != Mode::prove) {
       Finding f;
       f.kind = std::string(name());
@@ -607,7 +620,6 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   std::shared_ptr<SharedBudget> m_budget;
   std::shared_ptr<SharedModel> m_shared;
   std::shared_ptr<std::vector<Prediction>> m_predictions;  // prove(): the answers, for its report
-  Collector m_collector;
 };
 
 bool finding_before(const ProveFinding& a, const ProveFinding& b) {

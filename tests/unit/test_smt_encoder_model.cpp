@@ -529,3 +529,68 @@ TEST_CASE("smt prove: a matched probe's receive takes what the probe saw (MPI_Mp
     }
   }
 }
+
+TEST_CASE("smt checks: one collecting pass per rank for both checks") {
+  smt::Collector collector;
+  an::RankData data;
+  data.rank = 1;
+  CHECK(collector.rank_pass(data) != nullptr);
+  CHECK(collector.rank_pass(data) == nullptr);  // the second check's: the first pass collects for both
+  data.rank = 0;
+  CHECK(collector.rank_pass(data) != nullptr);
+  CHECK_FALSE(collector.abandoned());
+}
+
+TEST_CASE("smt checks: the budget counts from the start of reading, and a trace read past it decides nothing") {
+  // Both ranks send first, then receive: a deadlock without buffering. Each
+  // rank then makes many local calls, so that the collecting passes look at
+  // the clock while they read (every 4,096 events).
+  auto trace = [] {
+    Builder b(2);
+    for (uint32_t r = 0; r < 2; ++r) {
+      for (const Call call : {Call::Send, Call::Recv}) {
+        tf::Event& e = b.add(call, r);
+        e.comm = 0;
+        e.peer = static_cast<int32_t>(1 - r);
+        e.tag = 0;
+        e.buf = 0x1000;
+        e.count = 1;
+        e.datatype = k_int;
+        if (call == Call::Recv) {
+          e.status.source = e.peer;
+          e.status.tag = 0;
+          e.status.count = 4;
+        }
+      }
+      for (int i = 0; i < 10'000; ++i) b.add(Call::Test_cancelled, r);
+      b.add(Call::Finalize, r);
+    }
+    return b;
+  };
+  auto kinds = [&](double seconds) {
+    Builder b = trace();
+    an::Options options;
+    options.checks = {"message-race", "potential-deadlock"};
+    smt::CheckSettings settings;
+    settings.smt_timeout_s = seconds;
+    options.extra_checks = smt::check_factories(settings);
+    return analyze_trace(b.trace(), options).findings;
+  };
+  SUBCASE("within the budget: the deadlock is found") {
+    const std::vector<an::Finding> found = kinds(60);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].kind == "potential-deadlock");
+    CHECK(found[0].severity == an::Severity::error);
+  }
+  SUBCASE("past it while reading: both checks say so, and nothing else is claimed") {
+    const std::vector<an::Finding> found = kinds(1e-9);
+    REQUIRE(found.size() == 2);
+    for (const an::Finding& f : found) {
+      CAPTURE(f.message);
+      CHECK(f.severity == an::Severity::info);
+      CHECK(f.message.find("--smt-timeout 1e-09 s ran out while the trace (20008 events) was read") !=
+            std::string::npos);
+      CHECK(f.message.find("unknown, not a proof") != std::string::npos);
+    }
+  }
+}
