@@ -586,8 +586,8 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     for (uint32_t r = 0; r < context.world_size(); ++r) events += context.rank(r).events;
     const std::string why =
         m_shared->collector().abandoned()
-            ? fmt::format("--smt-timeout {} s ran out while the trace ({} events) was read: nothing was decided; "
-                          "a larger --smt-timeout gives the SMT checks time after reading",
+            ? fmt::format("every question undecided: --smt-timeout {} s ran out while the trace ({} events) was "
+                          "read; a larger --smt-timeout gives the SMT checks time after reading",
                           m_options.smt_timeout_s, events)
             : fmt::format("the SMT model of the trace ({} events) was not built within --smt-timeout {} s: "
                           "nothing was decided",
