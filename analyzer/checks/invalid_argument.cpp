@@ -83,9 +83,9 @@ class Pass final : public RankPass {
   explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
-    if (!format::call_known(e.call)) return;
     const format::CallTraits& t = format::call_traits(e.call);
-    if (t.family == format::Family::cuda) return;
+    // Family::none: a call this build does not know (call_known is false).
+    if (t.family == format::Family::none || t.family == format::Family::cuda) return;
     if (!m_header_read) {  // the header is read before the first event, and stays
       m_header_read = true;
       m_recorded = !m_data.header.tracer_version.empty();
