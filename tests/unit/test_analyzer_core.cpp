@@ -2,11 +2,17 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <random>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "analyzer/analyze.hpp"
 #include "analyzer/check.hpp"
 #include "analyzer/rank_data.hpp"
+#include "analyzer/request_map.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 
 using smtrace::test::analyze_json;
@@ -347,6 +353,103 @@ TEST_CASE("analyzer::analyze::a check that throws leaves the others' findings") 
                          doctest::Contains("rank-1.smt: rank 1: loading stopped after 2 events: invariant broken"),
                          std::runtime_error);
     CHECK_THROWS_AS(run(ThrowingCheck::Where::finish, smtrace::analyzer::CheckErrors::rethrow), std::out_of_range);
+  }
+}
+
+namespace {
+
+// A check whose pass throws at rank 0's first event; the passes of the
+// other ranks count the events they are given.
+std::atomic<int> g_after_failure{0};
+class FailsOnRankZero final : public smtrace::analyzer::Check {
+ public:
+  std::string_view name() const override { return "fails-on-rank-zero"; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "throws for the test"; }
+  std::unique_ptr<smtrace::analyzer::RankPass> rank_pass(const smtrace::analyzer::RankData& data) override {
+    struct Pass final : smtrace::analyzer::RankPass {
+      uint32_t rank = 0;
+      void event(const smtrace::format::Event&) override {
+        if (rank == 0) throw std::logic_error("broken at once");
+        ++g_after_failure;
+      }
+    };
+    auto pass = std::make_unique<Pass>();
+    pass->rank = data.rank;
+    return pass;
+  }
+  void finish(const smtrace::analyzer::Context&, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>&) override {}
+};
+
+}  // namespace
+
+TEST_CASE("analyzer::analyze::a check that failed on one rank gets no events on the ranks read after") {
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "BARRIER", "comm": 1})", k_fin};
+  ranks[1].events = {k_init, R"({"call": "BARRIER", "comm": 1})", k_fin};
+  const auto dir = smtrace::test::write_json_trace("fails-on-rank-zero", ranks);
+  smtrace::analyzer::Options options;
+  options.check_errors = smtrace::analyzer::CheckErrors::report;
+  options.threads = 1;  // rank 0 is read before rank 1
+  options.checks = {"fails-on-rank-zero"};
+  options.extra_checks.push_back([] { return std::make_unique<FailsOnRankZero>(); });
+  g_after_failure = 0;
+  const auto result = smtrace::analyzer::analyze(dir, options);
+  REQUIRE(result.failures.size() == 1);
+  CHECK(result.failures[0].message == "rank 0: event 0:0: broken at once");
+  CHECK(g_after_failure == 0);
+}
+
+namespace {
+struct Slot {
+  int value = 0;
+  std::vector<int> items;
+};
+void reset(Slot& s) {
+  s.value = 0;
+  s.items.clear();
+}
+}  // namespace
+
+TEST_CASE("analyzer::RequestMap::same entries and iteration order as std::unordered_map") {
+  // local-concurrency, cuda-mpi-race and the replay report in their
+  // table's order: RequestMap's node reuse must not change it.
+  smtrace::analyzer::RequestMap<Slot> map;
+  std::unordered_map<uint64_t, int> plain;
+  std::mt19937_64 random(7);
+  for (int step = 0; step < 20000; ++step) {
+    const uint64_t request = random() % 300;
+    switch (random() % 4) {
+      case 0: case 1: {
+        const bool had = plain.count(request) != 0;
+        Slot& s = map[request];
+        if (had) {
+          CHECK(s.value == plain[request]);  // an existing entry is returned as it is
+        } else {
+          CHECK(s.value == 0);  // a new one with its defaults, even in a reused node
+          CHECK(s.items.empty());
+        }
+        s.value = static_cast<int>(step) + 1;
+        s.items.push_back(step);
+        plain[request] = s.value;
+        break;
+      }
+      default:
+        if (random() % 2) {
+          map.erase(request);
+        } else if (auto it = map.find(request); it != map.end()) {
+          map.erase(it);
+        }
+        plain.erase(request);
+        break;
+    }
+    if (step % 97 == 0) {
+      std::vector<std::pair<uint64_t, int>> a, b;
+      for (const auto& [k, v] : map) a.emplace_back(k, v.value);
+      for (const auto& [k, v] : plain) b.emplace_back(k, v);
+      REQUIRE(a == b);
+    }
   }
 }
 
