@@ -38,13 +38,19 @@ class RequestMap {
 
   // Return the value of `request`, made (with its defaults) when missing.
   T& operator[](uint64_t request) {
-    if (auto it = m_map.find(request); it != m_map.end()) return it->second;
     if (m_spare.empty()) return m_map[request];
+    // One lookup: insert a kept node; when `request` is there already, the
+    // node goes back (the map is then as a find would have left it).
     typename Map::node_type node = std::move(m_spare.back());
     m_spare.pop_back();
     node.key() = request;
-    reset(node.mapped());
-    return m_map.insert(std::move(node)).position->second;
+    auto placed = m_map.insert(std::move(node));
+    if (!placed.inserted) {
+      m_spare.push_back(std::move(placed.node));
+      return placed.position->second;
+    }
+    reset(placed.position->second);
+    return placed.position->second;
   }
   iterator find(uint64_t request) { return m_map.find(request); }
   iterator begin() { return m_map.begin(); }
