@@ -486,11 +486,11 @@ class Pass final : public RankPass {
             p->second.started, {"MPI_Start on an active request is erroneous (MPI-3.1 section 3.9)"});
       return;
     }
-    if (auto a = m_active.find(id); a != m_active.end())
+    if (const Created* a = m_active.find(id))
       add("not persistent",
-          fmt::format("the request of {} ({}:{}) is not persistent", format::call_name(a->second.call), m_data.rank,
-                      a->second.seq),
-          RawSite{m_data.rank, a->second.seq, a->second.call, a->second.site, "the request is created here"},
+          fmt::format("the request of {} ({}:{}) is not persistent", format::call_name(a->call), m_data.rank,
+                      a->seq),
+          RawSite{m_data.rank, a->seq, a->call, a->site, "the request is created here"},
           {"MPI_Start and MPI_Startall take persistent requests (MPI_Send_init, ...) only"});
   }
 
@@ -658,8 +658,7 @@ class Pass final : public RankPass {
     uint32_t site = 0;
     Call call = Call::unspecified;
   };
-  friend void reset(Created& c) { c = Created{}; }  // RequestMap
-  RequestMap<Created> m_active;
+  FlatRequestMap<Created> m_active;  // looked up only, never iterated
   std::unordered_map<uint64_t, RawSite> m_freed_requests;
 };
 

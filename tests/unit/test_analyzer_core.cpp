@@ -453,6 +453,50 @@ TEST_CASE("analyzer::RequestMap::same entries and iteration order as std::unorde
   }
 }
 
+TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
+  struct Value {
+    uint64_t seq = 0;
+    uint32_t site = 0;
+  };
+  std::mt19937_64 random(11);
+  // Keys in few home slots (multiples of a large power of two, and 0) make
+  // long probe runs, so erasing has runs to close.
+  for (const uint64_t spread : {uint64_t{1}, uint64_t{1} << 40, uint64_t{4096}}) {
+    smtrace::analyzer::FlatRequestMap<Value> map;
+    std::unordered_map<uint64_t, uint64_t> plain;
+    for (uint64_t step = 1; step <= 30000; ++step) {
+      const uint64_t request = (random() % 500) * spread;
+      switch (random() % 5) {
+        case 0: case 1: {
+          Value& v = map[request];
+          if (plain.count(request)) CHECK(v.seq == plain[request]);
+          else CHECK(v.seq == 0);
+          v.seq = step;
+          plain[request] = step;
+          break;
+        }
+        case 2: case 3:
+          map.erase(request);
+          plain.erase(request);
+          break;
+        default: {
+          const Value* v = map.find(request);
+          REQUIRE((v != nullptr) == (plain.count(request) != 0));
+          if (v) CHECK(v->seq == plain[request]);
+        }
+      }
+      REQUIRE(map.size() == plain.size());
+      if (step % 1000 == 0) {
+        for (const auto& [k, seq] : plain) {
+          const Value* v = map.find(k);
+          REQUIRE(v != nullptr);
+          CHECK(v->seq == seq);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("analyzer::analyze::fuzz regressions") {
   // Every input tests/fuzz's check target found a crash with
   // (tests/fuzz/regressions/check/), as the one rank file of a trace: the
