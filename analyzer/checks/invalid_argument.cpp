@@ -314,12 +314,8 @@ class Pass final : public RankPass {
 
   // Counts, datatypes and NULL buffers of every buffer the call uses here.
   void buffers(const Event& e) {
-    const format::CallTraits& t = format::call_traits(e.call);
-    const format::CommPlace place = t.role == Role::collective ? comm_place(m_data, e.comm) : format::CommPlace{};
-    m_scratch.clear();
-    format::call_buffers(e, place, m_scratch, format::NullBuffers::keep);
     bool negative = false;
-    for (const format::Buffer& b : m_scratch) {
+    for (const format::Buffer& b : event_call_buffers(e, m_data)) {
       if (b.maybe || b.arg == format::BufferArg::local) continue;
       if (b.count < 0) {
         if (!negative) add("count", fmt::format("count {} is negative", b.count));
@@ -645,7 +641,6 @@ class Pass final : public RankPass {
   std::optional<uint64_t> m_tag_ub;  // the header's mpi.tag_ub, read with the header
   bool m_header_read = false;
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
-  std::vector<format::Buffer> m_scratch;
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;
   std::unordered_map<uint32_t, RawSite> m_created_types;
   std::unordered_set<uint32_t> m_committed;
