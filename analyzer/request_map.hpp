@@ -80,10 +80,11 @@ class RequestMap {
   std::vector<typename Map::node_type> m_spare;
 };
 
-// A table by request id for a pass that only looks entries up (never
-// iterates them: it has no order to keep): open addressing, linear
-// probing, entries in one array. `T` is a small copyable value; a new
-// entry is `T{}`. Thread safety: none (one per rank pass).
+// A table by request id for a pass whose results do not depend on the
+// order of its entries (it looks them up, or sorts what it collects by a
+// key that tells them apart): open addressing, linear probing, entries in
+// one array. `T` is a small copyable value; a new entry is `T{}`. Thread
+// safety: none (one per rank pass).
 template <class T>
 class FlatRequestMap {
  public:
@@ -127,6 +128,18 @@ class FlatRequestMap {
     --m_size;
   }
   std::size_t size() const { return m_size; }
+  // Call f(request, value) for each entry, in no particular order.
+  template <class F>
+  void each(F&& f) const {
+    for (const Slot& s : m_slots)
+      if (s.used) f(s.key, s.value);
+  }
+  // Erase every entry (and the storage).
+  void clear() {
+    m_slots.clear();
+    m_mask = 0;
+    m_size = 0;
+  }
 
  private:
   struct Slot {

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <random>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "analyzer/analyze.hpp"
 #include "analyzer/check.hpp"
 #include "analyzer/rank_data.hpp"
+#include "analyzer/replay.hpp"
 #include "analyzer/request_map.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 
@@ -54,6 +57,55 @@ TEST_CASE("analyzer::Replay::non-overtaking order on one channel") {
   auto result = analyze_json("replay-order", ranks);
   CHECK(result.stats["matches"] == 2);
   CHECK(result.findings.empty());
+}
+
+namespace {
+// Copies rank 0's outstanding requests out of the replay in finish().
+std::vector<smtrace::analyzer::Outstanding> g_outstanding;
+class OutstandingCopy final : public smtrace::analyzer::Check {
+ public:
+  std::string_view name() const override { return "outstanding-copy"; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "copies for the test"; }
+  void finish(const smtrace::analyzer::Context& context, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>&) override {
+    g_outstanding = context.replay().outstanding(0);
+  }
+};
+}  // namespace
+
+TEST_CASE("analyzer::Replay::requests outstanding at the end, sorted by request") {
+  // 40 receives posted (requests in scrambled order), every third completed.
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init};
+  std::vector<uint64_t> want;
+  for (uint64_t i = 0; i < 40; ++i) {
+    const uint64_t request = ((i * 17) % 40 + 1) * 0x40;
+    ranks[0].events.push_back(R"({"call": "IRECV", "comm": 0, "peer": 1, "tag": 3, "request": ")" +
+                              std::to_string(request) + R"("})");
+    if (i % 3 == 0) {
+      ranks[0].events.push_back(R"({"call": "WAIT", "requests": [")" + std::to_string(request) +
+                                R"("], "completed": [{"index": 0, "request": ")" + std::to_string(request) +
+                                R"(", "status": {"source": 1, "tag": 3}}]})");
+    } else {
+      want.push_back(request);
+    }
+  }
+  ranks[0].events.push_back(k_fin);
+  ranks[1].events = {k_init, k_fin};
+  const auto dir = smtrace::test::write_json_trace("replay-outstanding", ranks);
+  smtrace::analyzer::Options options;
+  options.checks = {"outstanding-copy"};
+  options.extra_checks.push_back([] { return std::make_unique<OutstandingCopy>(); });
+  g_outstanding.clear();
+  smtrace::analyzer::analyze(dir, options);
+  std::sort(want.begin(), want.end());
+  std::vector<uint64_t> got;
+  for (const auto& o : g_outstanding) {
+    CHECK(o.kind == smtrace::analyzer::Outstanding::Kind::p2p);
+    got.push_back(o.request);
+  }
+  CHECK(got == want);
 }
 
 TEST_CASE("analyzer::HappensBefore::edges of sends and collectives") {
@@ -487,6 +539,13 @@ TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
       }
       REQUIRE(map.size() == plain.size());
       if (step % 1000 == 0) {
+        std::size_t visited = 0;
+        map.each([&](uint64_t k, const Value& v) {
+          ++visited;
+          CHECK(plain.count(k) == 1);
+          CHECK(v.seq == plain[k]);
+        });
+        CHECK(visited == plain.size());
         for (const auto& [k, seq] : plain) {
           const Value* v = map.find(k);
           REQUIRE(v != nullptr);
@@ -494,6 +553,11 @@ TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
         }
       }
     }
+    map.clear();
+    CHECK(map.size() == 0);
+    CHECK(map.find(spread) == nullptr);
+    map[spread].seq = 1;
+    CHECK(map.find(spread)->seq == 1);
   }
 }
 
