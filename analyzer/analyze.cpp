@@ -107,9 +107,12 @@ class CheckFailures {
   // Return true when a check's exception is to end the analysis.
   bool rethrow() const { return m_policy == CheckErrors::rethrow; }
   bool failed(std::size_t check) const { return m_failed[check].load(std::memory_order_relaxed); }
+  // Return true once any check has failed (one load: asked per event).
+  bool any() const { return m_any.load(std::memory_order_relaxed); }
   void fail(std::size_t check, std::string_view name, std::string message) {
     std::lock_guard lock(m_mutex);
     if (m_failed[check].exchange(true)) return;  // the first failure tells
+    m_any.store(true, std::memory_order_relaxed);
     m_list.push_back({std::string(name), std::move(message)});
   }
   std::vector<CheckFailure> take() {
@@ -119,6 +122,7 @@ class CheckFailures {
 
  private:
   std::vector<std::atomic<bool>> m_failed;
+  std::atomic<bool> m_any{false};
   CheckErrors m_policy;
   std::mutex m_mutex;
   std::vector<CheckFailure> m_list;
@@ -188,11 +192,31 @@ class Sequencer {
                         : fmt::format("rank {}: at the end of the rank: {}", m_rank, error.what()));
     }
   }
+  // guarded(p, &e, p.pass->event(e)) for every pass, with the failure
+  // checks hoisted: passes of checks that failed on another rank are
+  // dropped once per event (one load while none has), and the handler is
+  // entered only when a pass throws.
   void deliver(const Event& e) {
     m_started = true;
     m_next = e.seq + 1;
+    if (m_failures.any()) {
+      for (PassOf& p : m_passes)
+        if (p.pass && p.check && !m_failures.rethrow() && m_failures.failed(*p.check)) p.pass = nullptr;
+    }
     const EventScope scope(e);  // the passes share event_buffers(e)
-    for (PassOf& p : m_passes) guarded(p, &e, [&] { p.pass->event(e); });
+    for (PassOf& p : m_passes) {
+      if (!p.pass) continue;
+      try {
+        p.pass->event(e);
+      } catch (const std::bad_alloc&) {
+        throw;
+      } catch (const std::exception& error) {
+        if (!p.check || m_failures.rethrow()) throw;
+        p.pass = nullptr;
+        m_failures.fail(*p.check, m_checks[*p.check]->name(),
+                        fmt::format("rank {}: event {}:{}: {}", m_rank, m_rank, e.seq, error.what()));
+      }
+    }
   }
   void drain(bool all) {
     while (!m_waiting.empty()) {

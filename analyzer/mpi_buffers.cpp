@@ -40,9 +40,23 @@ struct Memo {
   const format::Event* event = nullptr;  // the event `value` is of (nullptr: none)
   const RankData* data = nullptr;
   EventBuffers value;
-  std::vector<format::Buffer> scratch;
+  const format::Event* raw_event = nullptr;  // the event `raw` is of (nullptr: none)
+  const RankData* raw_data = nullptr;
+  std::vector<format::Buffer> raw;  // call_buffers(..., NullBuffers::keep)
 };
 thread_local Memo t_memo;
+
+const std::vector<format::Buffer>& raw_buffers(const format::Event& e, const RankData& data, Memo& memo) {
+  if (memo.scope == &e && memo.raw_event == &e && memo.raw_data == &data) return memo.raw;
+  const format::CallTraits& t = format::call_traits(e.call);
+  // Only rooted and sized layouts need the communicator.
+  const format::CommPlace place = t.role == format::Role::collective ? comm_place(data, e.comm) : format::CommPlace{};
+  memo.raw.clear();
+  format::call_buffers(e, place, memo.raw, format::NullBuffers::keep);
+  memo.raw_event = memo.scope == &e ? &e : nullptr;
+  memo.raw_data = &data;
+  return memo.raw;
+}
 
 void compute(const format::Event& e, const RankData& data, Memo& memo) {
   EventBuffers& out = memo.value;
@@ -50,13 +64,12 @@ void compute(const format::Event& e, const RankData& data, Memo& memo) {
   out.pieces.clear();
   const format::CallTraits& t = format::call_traits(e.call);
   if (t.buffers == format::BufferLayout::none || t.role == format::Role::local_access) return;
-  // Only rooted and sized layouts need the communicator.
-  const format::CommPlace place = t.role == format::Role::collective ? comm_place(data, e.comm) : format::CommPlace{};
-  memo.scratch.clear();
-  format::call_buffers(e, place, memo.scratch);
   const Footprint footprint(data);
-  for (const format::Buffer& b : memo.scratch) {
+  for (const format::Buffer& b : raw_buffers(e, data, memo)) {
     if (b.maybe || b.arg == format::BufferArg::target || b.arg == format::BufferArg::local) continue;
+    // What NullBuffers::skip leaves out: address 0 of a predefined type,
+    // NULL or MPI_IN_PLACE recorded as no buffer.
+    if (b.addr == 0 && b.datatype < format::k_first_derived_id) continue;
     int64_t offset = 0;
     switch (b.unit) {
       case format::OffsetUnit::elements: offset = b.offset == 0 ? 0 : b.offset * footprint.extent(b.datatype); break;
@@ -83,14 +96,20 @@ const EventBuffers& event_buffers(const format::Event& e, const RankData& data) 
   return memo.value;
 }
 
+const std::vector<format::Buffer>& event_call_buffers(const format::Event& e, const RankData& data) {
+  return raw_buffers(e, data, t_memo);
+}
+
 EventScope::EventScope(const format::Event& e) {
   t_memo.scope = &e;
   t_memo.event = nullptr;
+  t_memo.raw_event = nullptr;
 }
 
 EventScope::~EventScope() {
   t_memo.scope = nullptr;
   t_memo.event = nullptr;
+  t_memo.raw_event = nullptr;
 }
 
 void mpi_buffers(const format::Event& e, const RankData& data, const BufferSink& sink) {

@@ -59,8 +59,17 @@ struct EventBuffers {
 // unknown datatype or a count <= 0).
 // Computed once per event while an EventScope of `e` is open on this
 // thread (the checks' passes of one event share it), else on every call.
-// The result is valid until the next call on this thread.
+// The result is valid until the next call of it or of event_call_buffers
+// on this thread.
 const EventBuffers& event_buffers(const format::Event& e, const RankData& data);
+
+// Return format::call_buffers(e, place, out, NullBuffers::keep) into an
+// empty `out`, `place` being comm_place(data, e.comm) for a collective and
+// no place otherwise: every buffer MPI call `e` names, NULL ones included
+// (invalid-argument's view). Computed once per event in an EventScope, as
+// event_buffers (which is derived from it); valid until the next call of
+// either on this thread.
+const std::vector<format::Buffer>& event_call_buffers(const format::Event& e, const RankData& data);
 
 // Marks `e` as the event being handed to the rank passes of this thread:
 // event_buffers() of `e` is computed at most once while it lives. `e` must

@@ -31,7 +31,6 @@ struct Active {
   uint32_t index = 0;   // into ops or colls
 };
 
-void reset(Active& a) { a = Active{}; }  // RequestMap
 
 // A persistent request's template: the op each Start posts.
 struct Persistent {
@@ -55,7 +54,7 @@ struct RankReplay {
   std::vector<RmaEvent> rma;
   std::vector<Outstanding> outstanding;
   std::optional<Event> blocked;
-  RequestMap<Active> active;
+  FlatRequestMap<Active> active;  // read in end() sorted by request
   std::unordered_map<uint64_t, Persistent> persistent;
   std::unordered_map<uint64_t, uint32_t> messages;  // matched probe's message -> its receive in ops
   std::deque<uint32_t> unnamed;  // receives of matched probes recorded without their message, in order
@@ -200,12 +199,14 @@ class ReplayPass final : public RankPass {
   }
 
   void end() override {
-    for (const auto& [request, a] : m.active) m.outstanding.push_back({a.kind, request, a.index});
+    m.active.each([&](uint64_t request, const Active& a) { m.outstanding.push_back({a.kind, request, a.index}); });
     for (const auto& [request, p] : m.persistent) {
       if (!p.active) m.outstanding.push_back({Outstanding::Kind::other, request, 0});
     }
-    std::sort(m.outstanding.begin(), m.outstanding.end(),
-              [](const Outstanding& a, const Outstanding& b) { return a.request < b.request; });
+    // Active requests have distinct ids, inactive persistent ones too; an id
+    // in both (a handle reused without a free) lists the active one first.
+    std::stable_sort(m.outstanding.begin(), m.outstanding.end(),
+                     [](const Outstanding& a, const Outstanding& b) { return a.request < b.request; });
     m.active.clear();
     m.persistent.clear();
     m.messages.clear();
@@ -286,18 +287,18 @@ class ReplayPass final : public RankPass {
   // MPI_Request_get_status returned true: the operation is complete, the
   // request stays allocated until a Wait, Test or Request_free.
   void peek(const Event& e) {
-    auto it = m.active.find(e.request);
-    if (it == m.active.end()) return;
-    if (it->second.kind == Outstanding::Kind::p2p) {
-      P2POp& op = m.ops[it->second.index];
+    const Active* a = m.active.find(e.request);
+    if (!a) return;
+    if (a->kind == Outstanding::Kind::p2p) {
+      P2POp& op = m.ops[a->index];
       if (op.done()) return;
       complete(op, e);
       if (!op.send && e.status.source) {
         op.status_source = *e.status.source;
         op.status_tag = value_or(e.status.tag, k_unknown);
       }
-    } else if (it->second.kind == Outstanding::Kind::coll && m.colls[it->second.index].done_seq == k_never) {
-      m.colls[it->second.index].done_seq = e.seq;
+    } else if (a->kind == Outstanding::Kind::coll && m.colls[a->index].done_seq == k_never) {
+      m.colls[a->index].done_seq = e.seq;
     }
   }
 
@@ -339,10 +340,10 @@ class ReplayPass final : public RankPass {
   }
 
   void finish(const Event& e, const format::CompletedRequest& done) {
-    auto it = m.active.find(done.request);
-    if (it == m.active.end()) return;
-    const Active a = it->second;
-    m.active.erase(it);
+    const Active* found = m.active.find(done.request);
+    if (!found) return;
+    const Active a = *found;
+    m.active.erase(done.request);
     if (auto p = m.persistent.find(done.request); p != m.persistent.end()) p->second.active = false;
     if (a.kind == Outstanding::Kind::p2p) {
       P2POp& op = m.ops[a.index];

@@ -10,36 +10,7 @@
 namespace smtrace::format {
 namespace {
 
-struct Row {
-  Call call;
-  CallTraits traits;
-};
-
-constexpr Row k_rows[] = {
-#define SMTRACE_CALL(ID, MpiName, number, family, blocking, role, mode, request, buffers, flow, rooted, op, \
-                     epoch, resource, poll, twin)                                                        \
-  {Call::MpiName,                                                                                        \
-   {Family::family, (blocking) != 0, Role::role, SendMode::mode, RequestEffect::request,                 \
-    BufferLayout::buffers, Flow::flow, (rooted) != 0, Combine::op, EpochEffect::epoch, Resource::resource, \
-    (poll) != 0, Call::twin}},
-#include "trace_format/calls.def"
-#undef SMTRACE_CALL
-};
-
-constexpr std::size_t k_slots = [] {
-  std::size_t top = 0;
-  for (const Row& row : k_rows) top = std::max(top, static_cast<std::size_t>(row.call));
-  return top + 1;
-}();
-
-// Indexed by call number: one load per lookup (checks ask per event).
-constexpr std::array<CallTraits, k_slots> k_table = [] {
-  std::array<CallTraits, k_slots> table{};
-  for (const Row& row : k_rows) table[static_cast<std::size_t>(row.call)] = row.traits;
-  return table;
-}();
-
-const CallTraits k_nothing{};
+constexpr std::size_t k_slots = detail::k_call_slots;
 
 // Where a rooted collective's root is, seen from the calling rank.
 enum class RootSide : uint8_t {
@@ -394,11 +365,6 @@ class Emitter {
 };
 
 }  // namespace
-
-const CallTraits& call_traits(Call call) {
-  const auto i = static_cast<std::size_t>(call);
-  return i < k_table.size() ? k_table[i] : k_nothing;
-}
 
 Call base_form(Call call) {
   const CallTraits& t = call_traits(call);

@@ -15,6 +15,9 @@
 // tracer links). Thread safety: every function is pure; the table is constant.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -127,9 +130,41 @@ struct CallTraits {
   Call twin = Call::unspecified;
 };
 
+namespace detail {
+
+// The rows of calls.def, indexed by call number (one load per lookup:
+// the checks ask several times per event, so call_traits is inline).
+inline constexpr std::size_t k_call_slots = [] {
+  std::size_t top = 0;
+#define SMTRACE_CALL(ID, MpiName, number, ...) top = std::max(top, static_cast<std::size_t>(Call::MpiName));
+#include "trace_format/calls.def"
+#undef SMTRACE_CALL
+  return top + 1;
+}();
+
+inline constexpr std::array<CallTraits, k_call_slots> k_call_table = [] {
+  std::array<CallTraits, k_call_slots> table{};
+#define SMTRACE_CALL(ID, MpiName, number, family, blocking, role, mode, request, buffers, flow, rooted, op, \
+                     epoch, resource, poll, twin)                                                        \
+  table[static_cast<std::size_t>(Call::MpiName)] =                                                       \
+      CallTraits{Family::family,        (blocking) != 0,       Role::role,   SendMode::mode,             \
+                 RequestEffect::request, BufferLayout::buffers, Flow::flow,   (rooted) != 0,              \
+                 Combine::op,           EpochEffect::epoch,    Resource::resource, (poll) != 0, Call::twin};
+#include "trace_format/calls.def"
+#undef SMTRACE_CALL
+  return table;
+}();
+
+inline constexpr CallTraits k_no_traits{};
+
+}  // namespace detail
+
 // Return the row of `call`; for a value the table does not hold (archived
 // traces from a newer build), a row that says nothing.
-const CallTraits& call_traits(Call call);
+inline const CallTraits& call_traits(Call call) {
+  const auto i = static_cast<std::size_t>(call);
+  return i < detail::k_call_table.size() ? detail::k_call_table[i] : detail::k_no_traits;
+}
 
 // `case Call::X:` for every call of calls.def outside the cuda family, for
 // a switch over the CUDA calls that must still list every value (no

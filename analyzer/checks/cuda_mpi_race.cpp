@@ -97,7 +97,7 @@ class Pass final : public RankPass {
   explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
-    if (format::call_family(e.call) == format::Family::cuda) {
+    if (format::call_traits(e.call).family == format::Family::cuda) {
       cuda(e);
       return;
     }

@@ -83,9 +83,9 @@ class Pass final : public RankPass {
   explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
-    if (!format::call_known(e.call)) return;
     const format::CallTraits& t = format::call_traits(e.call);
-    if (t.family == format::Family::cuda) return;
+    // Family::none: a call this build does not know (call_known is false).
+    if (t.family == format::Family::none || t.family == format::Family::cuda) return;
     if (!m_header_read) {  // the header is read before the first event, and stays
       m_header_read = true;
       m_recorded = !m_data.header.tracer_version.empty();
@@ -314,12 +314,8 @@ class Pass final : public RankPass {
 
   // Counts, datatypes and NULL buffers of every buffer the call uses here.
   void buffers(const Event& e) {
-    const format::CallTraits& t = format::call_traits(e.call);
-    const format::CommPlace place = t.role == Role::collective ? comm_place(m_data, e.comm) : format::CommPlace{};
-    m_scratch.clear();
-    format::call_buffers(e, place, m_scratch, format::NullBuffers::keep);
     bool negative = false;
-    for (const format::Buffer& b : m_scratch) {
+    for (const format::Buffer& b : event_call_buffers(e, m_data)) {
       if (b.maybe || b.arg == format::BufferArg::local) continue;
       if (b.count < 0) {
         if (!negative) add("count", fmt::format("count {} is negative", b.count));
@@ -486,11 +482,11 @@ class Pass final : public RankPass {
             p->second.started, {"MPI_Start on an active request is erroneous (MPI-3.1 section 3.9)"});
       return;
     }
-    if (auto a = m_active.find(id); a != m_active.end())
+    if (const Created* a = m_active.find(id))
       add("not persistent",
-          fmt::format("the request of {} ({}:{}) is not persistent", format::call_name(a->second.call), m_data.rank,
-                      a->second.seq),
-          RawSite{m_data.rank, a->second.seq, a->second.call, a->second.site, "the request is created here"},
+          fmt::format("the request of {} ({}:{}) is not persistent", format::call_name(a->call), m_data.rank,
+                      a->seq),
+          RawSite{m_data.rank, a->seq, a->call, a->site, "the request is created here"},
           {"MPI_Start and MPI_Startall take persistent requests (MPI_Send_init, ...) only"});
   }
 
@@ -645,7 +641,6 @@ class Pass final : public RankPass {
   std::optional<uint64_t> m_tag_ub;  // the header's mpi.tag_ub, read with the header
   bool m_header_read = false;
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
-  std::vector<format::Buffer> m_scratch;
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;
   std::unordered_map<uint32_t, RawSite> m_created_types;
   std::unordered_set<uint32_t> m_committed;
@@ -658,8 +653,7 @@ class Pass final : public RankPass {
     uint32_t site = 0;
     Call call = Call::unspecified;
   };
-  friend void reset(Created& c) { c = Created{}; }  // RequestMap
-  RequestMap<Created> m_active;
+  FlatRequestMap<Created> m_active;  // looked up only, never iterated
   std::unordered_map<uint64_t, RawSite> m_freed_requests;
 };
 

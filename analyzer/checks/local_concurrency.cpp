@@ -282,6 +282,7 @@ void add_blocks(std::vector<Block>& out, std::span<const Strided> pieces, Mode m
 
 // Sort `blocks` and merge overlapping or adjacent ones of the same mode.
 void normalize(std::vector<Block>& blocks) {
+  if (blocks.size() < 2) return;  // sorted and merged already (most calls have one buffer)
   std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) {
     return std::tie(a.mode, a.lo, a.hi) < std::tie(b.mode, b.lo, b.hi);
   });

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -34,8 +35,6 @@ struct Open {
   bool active = false;  // persistent: started and not completed since
 };
 
-void reset(Open& o) { o = Open{}; }  // RequestMap
-
 class Pass final : public RankPass {
  public:
   void event(const Event& e) override {
@@ -56,10 +55,10 @@ class Pass final : public RankPass {
         return;
       case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
         for (const format::CompletedRequest& c : e.completed) {
-          auto it = m_open.find(c.request);
-          if (it == m_open.end()) continue;
-          if (it->second.persistent) it->second.active = false;
-          else m_open.erase(it);
+          Open* o = m_open.find(c.request);
+          if (!o) continue;
+          if (o->persistent) o->active = false;
+          else m_open.erase(c.request);
         }
         return;
       case RequestEffect::none: case RequestEffect::cancel:
@@ -68,23 +67,29 @@ class Pass final : public RankPass {
     }
   }
 
-  // Requests still open at the end, in creation order.
+  // Requests still open at the end, in creation order (one event creates
+  // one request; by request id among events that share a seq, which only a
+  // damaged trace has).
   std::vector<Open> open() const {
     if (m_loaded) return *m_loaded;
+    std::vector<std::pair<uint64_t, Open>> all;
+    all.reserve(m_open.size());
+    m_open.each([&](uint64_t request, const Open& o) { all.emplace_back(request, o); });
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      return a.second.seq != b.second.seq ? a.second.seq < b.second.seq : a.first < b.first;
+    });
     std::vector<Open> out;
-    out.reserve(m_open.size());
-    for (const auto& [request, o] : m_open) out.push_back(o);
-    std::sort(out.begin(), out.end(), [](const Open& a, const Open& b) { return a.seq < b.seq; });
+    out.reserve(all.size());
+    for (const auto& [request, o] : all) out.push_back(o);
     return out;
   }
 
  private:
   void set_active(uint64_t request) {
-    auto it = m_open.find(request);
-    if (it != m_open.end()) it->second.active = true;
+    if (Open* o = m_open.find(request)) o->active = true;
   }
 
-  RequestMap<Open> m_open;  // by request id
+  FlatRequestMap<Open> m_open;  // by request id; open() sorts what it holds
 
  public:
   // Check::saves_passes: open() where the pass ran, and the pass that holds it elsewhere.

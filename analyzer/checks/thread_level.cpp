@@ -76,7 +76,7 @@ class Pass final : public RankPass {
   void event(const Event& e) override {
     if (!m_started) start();
     if (!m_active) return;
-    if (!is_mpi(format::call_family(e.call)) || format::call_traits(e.call).role == format::Role::local_access) {
+    if (!is_mpi(format::call_traits(e.call).family) || format::call_traits(e.call).role == format::Role::local_access) {
       return;
     }
     if (e.call == format::Call::Init || e.call == format::Call::Init_thread) {

@@ -305,6 +305,18 @@ TEST_CASE("analyzer::invalid-argument::requests") {
     CHECK(f[0].locations[0].event == an::EventRef{0, 3});
     CHECK(f[0].locations[1].event == an::EventRef{0, 2});
   }
+  SUBCASE("MPI_Start on a request of MPI_Isend names where it was created") {
+    Builder t(2);
+    for (uint64_t r = 1; r <= 40; ++r) p2p(t, Call::Isend, 0, 1, 0).request = r * 0x100;  // seqs 1..40
+    t.add(Call::Start).request = 20 * 0x100;                                         // seq 41
+    for (uint64_t r = 1; r <= 40; ++r) t.wait(r * 0x100);
+    t.add(Call::Start).request = 20 * 0x100;  // completed: no longer the Isend's request
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(!f.empty());
+    CHECK(f[0].message == "MPI_Start: the request of MPI_Isend (0:20) is not persistent");
+    CHECK(f[0].locations[1].event == an::EventRef{0, 20});
+    for (std::size_t i = 1; i < f.size(); ++i) CHECK(!contains(f[i].message, "not persistent"));
+  }
   SUBCASE("waiting on a freed request, freeing MPI_REQUEST_NULL") {
     Builder t(2);
     p2p(t, Call::Isend, 0, 1, 0).request = 3;

@@ -2,11 +2,20 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "analyzer/analyze.hpp"
 #include "analyzer/check.hpp"
 #include "analyzer/rank_data.hpp"
+#include "analyzer/replay.hpp"
+#include "analyzer/request_map.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 
 using smtrace::test::analyze_json;
@@ -48,6 +57,55 @@ TEST_CASE("analyzer::Replay::non-overtaking order on one channel") {
   auto result = analyze_json("replay-order", ranks);
   CHECK(result.stats["matches"] == 2);
   CHECK(result.findings.empty());
+}
+
+namespace {
+// Copies rank 0's outstanding requests out of the replay in finish().
+std::vector<smtrace::analyzer::Outstanding> g_outstanding;
+class OutstandingCopy final : public smtrace::analyzer::Check {
+ public:
+  std::string_view name() const override { return "outstanding-copy"; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "copies for the test"; }
+  void finish(const smtrace::analyzer::Context& context, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>&) override {
+    g_outstanding = context.replay().outstanding(0);
+  }
+};
+}  // namespace
+
+TEST_CASE("analyzer::Replay::requests outstanding at the end, sorted by request") {
+  // 40 receives posted (requests in scrambled order), every third completed.
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init};
+  std::vector<uint64_t> want;
+  for (uint64_t i = 0; i < 40; ++i) {
+    const uint64_t request = ((i * 17) % 40 + 1) * 0x40;
+    ranks[0].events.push_back(R"({"call": "IRECV", "comm": 0, "peer": 1, "tag": 3, "request": ")" +
+                              std::to_string(request) + R"("})");
+    if (i % 3 == 0) {
+      ranks[0].events.push_back(R"({"call": "WAIT", "requests": [")" + std::to_string(request) +
+                                R"("], "completed": [{"index": 0, "request": ")" + std::to_string(request) +
+                                R"(", "status": {"source": 1, "tag": 3}}]})");
+    } else {
+      want.push_back(request);
+    }
+  }
+  ranks[0].events.push_back(k_fin);
+  ranks[1].events = {k_init, k_fin};
+  const auto dir = smtrace::test::write_json_trace("replay-outstanding", ranks);
+  smtrace::analyzer::Options options;
+  options.checks = {"outstanding-copy"};
+  options.extra_checks.push_back([] { return std::make_unique<OutstandingCopy>(); });
+  g_outstanding.clear();
+  smtrace::analyzer::analyze(dir, options);
+  std::sort(want.begin(), want.end());
+  std::vector<uint64_t> got;
+  for (const auto& o : g_outstanding) {
+    CHECK(o.kind == smtrace::analyzer::Outstanding::Kind::p2p);
+    got.push_back(o.request);
+  }
+  CHECK(got == want);
 }
 
 TEST_CASE("analyzer::HappensBefore::edges of sends and collectives") {
@@ -347,6 +405,159 @@ TEST_CASE("analyzer::analyze::a check that throws leaves the others' findings") 
                          doctest::Contains("rank-1.smt: rank 1: loading stopped after 2 events: invariant broken"),
                          std::runtime_error);
     CHECK_THROWS_AS(run(ThrowingCheck::Where::finish, smtrace::analyzer::CheckErrors::rethrow), std::out_of_range);
+  }
+}
+
+namespace {
+
+// A check whose pass throws at rank 0's first event; the passes of the
+// other ranks count the events they are given.
+std::atomic<int> g_after_failure{0};
+class FailsOnRankZero final : public smtrace::analyzer::Check {
+ public:
+  std::string_view name() const override { return "fails-on-rank-zero"; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "throws for the test"; }
+  std::unique_ptr<smtrace::analyzer::RankPass> rank_pass(const smtrace::analyzer::RankData& data) override {
+    struct Pass final : smtrace::analyzer::RankPass {
+      uint32_t rank = 0;
+      void event(const smtrace::format::Event&) override {
+        if (rank == 0) throw std::logic_error("broken at once");
+        ++g_after_failure;
+      }
+    };
+    auto pass = std::make_unique<Pass>();
+    pass->rank = data.rank;
+    return pass;
+  }
+  void finish(const smtrace::analyzer::Context&, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>&) override {}
+};
+
+}  // namespace
+
+TEST_CASE("analyzer::analyze::a check that failed on one rank gets no events on the ranks read after") {
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "BARRIER", "comm": 1})", k_fin};
+  ranks[1].events = {k_init, R"({"call": "BARRIER", "comm": 1})", k_fin};
+  const auto dir = smtrace::test::write_json_trace("fails-on-rank-zero", ranks);
+  smtrace::analyzer::Options options;
+  options.check_errors = smtrace::analyzer::CheckErrors::report;
+  options.threads = 1;  // rank 0 is read before rank 1
+  options.checks = {"fails-on-rank-zero"};
+  options.extra_checks.push_back([] { return std::make_unique<FailsOnRankZero>(); });
+  g_after_failure = 0;
+  const auto result = smtrace::analyzer::analyze(dir, options);
+  REQUIRE(result.failures.size() == 1);
+  CHECK(result.failures[0].message == "rank 0: event 0:0: broken at once");
+  CHECK(g_after_failure == 0);
+}
+
+namespace {
+struct Slot {
+  int value = 0;
+  std::vector<int> items;
+};
+void reset(Slot& s) {
+  s.value = 0;
+  s.items.clear();
+}
+}  // namespace
+
+TEST_CASE("analyzer::RequestMap::same entries and iteration order as std::unordered_map") {
+  // local-concurrency, cuda-mpi-race and the replay report in their
+  // table's order: RequestMap's node reuse must not change it.
+  smtrace::analyzer::RequestMap<Slot> map;
+  std::unordered_map<uint64_t, int> plain;
+  std::mt19937_64 random(7);
+  for (int step = 0; step < 20000; ++step) {
+    const uint64_t request = random() % 300;
+    switch (random() % 4) {
+      case 0: case 1: {
+        const bool had = plain.count(request) != 0;
+        Slot& s = map[request];
+        if (had) {
+          CHECK(s.value == plain[request]);  // an existing entry is returned as it is
+        } else {
+          CHECK(s.value == 0);  // a new one with its defaults, even in a reused node
+          CHECK(s.items.empty());
+        }
+        s.value = static_cast<int>(step) + 1;
+        s.items.push_back(step);
+        plain[request] = s.value;
+        break;
+      }
+      default:
+        if (random() % 2) {
+          map.erase(request);
+        } else if (auto it = map.find(request); it != map.end()) {
+          map.erase(it);
+        }
+        plain.erase(request);
+        break;
+    }
+    if (step % 97 == 0) {
+      std::vector<std::pair<uint64_t, int>> a, b;
+      for (const auto& [k, v] : map) a.emplace_back(k, v.value);
+      for (const auto& [k, v] : plain) b.emplace_back(k, v);
+      REQUIRE(a == b);
+    }
+  }
+}
+
+TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
+  struct Value {
+    uint64_t seq = 0;
+    uint32_t site = 0;
+  };
+  std::mt19937_64 random(11);
+  // Keys in few home slots (multiples of a large power of two, and 0) make
+  // long probe runs, so erasing has runs to close.
+  for (const uint64_t spread : {uint64_t{1}, uint64_t{1} << 40, uint64_t{4096}}) {
+    smtrace::analyzer::FlatRequestMap<Value> map;
+    std::unordered_map<uint64_t, uint64_t> plain;
+    for (uint64_t step = 1; step <= 30000; ++step) {
+      const uint64_t request = (random() % 500) * spread;
+      switch (random() % 5) {
+        case 0: case 1: {
+          Value& v = map[request];
+          if (plain.count(request)) CHECK(v.seq == plain[request]);
+          else CHECK(v.seq == 0);
+          v.seq = step;
+          plain[request] = step;
+          break;
+        }
+        case 2: case 3:
+          map.erase(request);
+          plain.erase(request);
+          break;
+        default: {
+          const Value* v = map.find(request);
+          REQUIRE((v != nullptr) == (plain.count(request) != 0));
+          if (v) CHECK(v->seq == plain[request]);
+        }
+      }
+      REQUIRE(map.size() == plain.size());
+      if (step % 1000 == 0) {
+        std::size_t visited = 0;
+        map.each([&](uint64_t k, const Value& v) {
+          ++visited;
+          CHECK(plain.count(k) == 1);
+          CHECK(v.seq == plain[k]);
+        });
+        CHECK(visited == plain.size());
+        for (const auto& [k, seq] : plain) {
+          const Value* v = map.find(k);
+          REQUIRE(v != nullptr);
+          CHECK(v->seq == seq);
+        }
+      }
+    }
+    map.clear();
+    CHECK(map.size() == 0);
+    CHECK(map.find(spread) == nullptr);
+    map[spread].seq = 1;
+    CHECK(map.find(spread)->seq == 1);
   }
 }
 

@@ -341,6 +341,19 @@ TEST_CASE("analyzer::RequestLeak::leaks") {
     REQUIRE(f.size() == 1);
     CHECK(contains(f[0].message, "3 requests created by MPI_Irecv (first at rank 0:1) are never completed"));
   }
+  SUBCASE("reported in creation order, whatever the request ids") {
+    Builder t;
+    for (uint64_t i = 0; i < 30; ++i)  // seqs 1..30, one site each, ids out of order
+      t.buf(Call::Irecv, 0x1000 * (i + 1), 1, k_int, ((i * 7) % 30 + 1) * 0x100).site = static_cast<uint32_t>(100 + i);
+    t.wait(((5 * 7) % 30 + 1) * 0x100);  // the request of seq 6
+    const auto f = of_kind(t.run(k), k);
+    REQUIRE(f.size() == 29);
+    std::size_t at = 0;
+    for (uint64_t seq = 1; seq <= 30; ++seq) {
+      if (seq == 6) continue;
+      CHECK(contains(f[at++].message, "(rank 0:" + std::to_string(seq) + ")"));
+    }
+  }
   SUBCASE("a Test that does not complete") {
     Builder t;
     t.buf(Call::Irecv, 0x1000, 1, k_int, 1);

@@ -2,6 +2,9 @@
 // event while an EventScope is open (the checks' passes share them).
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <vector>
+
 #include "analyzer/mpi_buffers.hpp"
 #include "tests/unit/analyzer_trace_builder.hpp"
 #include "trace_format/call_semantics.hpp"
@@ -90,3 +93,74 @@ TEST_CASE("analyzer::event_buffers: computed once per event in a scope, afresh o
 }
 
 TEST_SUITE_END();
+
+// event_buffers is derived from event_call_buffers (NullBuffers::keep) by
+// leaving out what NullBuffers::skip leaves out: the same buffers as
+// call_buffers(..., skip) gives, on calls with NULL buffers, MPI_IN_PLACE,
+// MPI_BOTTOM with a derived type, RMA targets and collectives.
+TEST_CASE("analyzer::event_buffers: the buffers of call_buffers without NULL ones") {
+  const an::RankData data = rank_data();
+  std::vector<tf::Event> events;
+  events.push_back(send(1, 0x1000, 4));
+  events.push_back(send(2, 0, 4));  // NULL
+  tf::Event bottom = send(3, 0, 1);
+  bottom.datatype = tf::k_first_derived_id + 1;  // MPI_BOTTOM with absolute addresses
+  events.push_back(bottom);
+  tf::Event sendrecv = send(4, 0x2000, 2);
+  sendrecv.call = Call::Sendrecv;
+  sendrecv.recv_buf = 0;
+  sendrecv.recv_count = 2;
+  sendrecv.recv_datatype = smtrace::test::k_int;
+  sendrecv.recv_peer = 1;
+  events.push_back(sendrecv);
+  for (const uint64_t buf : {uint64_t{0}, uint64_t{0x3000}}) {
+    tf::Event allreduce;
+    allreduce.seq = 5;
+    allreduce.call = Call::Allreduce;
+    allreduce.comm = tf::k_comm_world;
+    allreduce.buf = buf;  // 0: MPI_IN_PLACE
+    allreduce.recv_buf = 0x4000;
+    allreduce.count = allreduce.recv_count = 3;
+    allreduce.datatype = allreduce.recv_datatype = smtrace::test::k_int;
+    events.push_back(allreduce);
+  }
+  tf::Event put;
+  put.seq = 6;
+  put.call = Call::Put;
+  put.window = 1;
+  put.peer = 1;
+  put.buf = 0;
+  put.count = put.target_count = 2;
+  put.datatype = put.target_datatype = smtrace::test::k_int;
+  events.push_back(put);
+  tf::Event barrier;
+  barrier.call = Call::Barrier;
+  events.push_back(barrier);
+  for (const tf::Event& e : events) {
+    CAPTURE(tf::call_name(e.call));
+    CAPTURE(e.buf);
+    for (const bool scoped : {false, true}) {
+      std::optional<an::EventScope> scope;
+      if (scoped) scope.emplace(e);
+      const tf::CommPlace place = tf::call_traits(e.call).role == tf::Role::collective
+                                      ? an::comm_place(data, e.comm)
+                                      : tf::CommPlace{};
+      std::vector<tf::Buffer> keep, skip;
+      tf::call_buffers(e, place, keep, tf::NullBuffers::keep);
+      tf::call_buffers(e, place, skip);
+      const std::vector<tf::Buffer> raw = an::event_call_buffers(e, data);
+      REQUIRE(raw.size() == keep.size());
+      for (std::size_t i = 0; i < raw.size(); ++i) {
+        CHECK(raw[i].addr == keep[i].addr);
+        CHECK(raw[i].arg == keep[i].arg);
+        CHECK(raw[i].count == keep[i].count);
+      }
+      std::vector<uint64_t> want;
+      for (const tf::Buffer& b : skip)
+        if (!b.maybe && b.arg != tf::BufferArg::target && b.arg != tf::BufferArg::local) want.push_back(b.addr);
+      std::vector<uint64_t> got;
+      for (const an::BufferBytes& b : an::event_buffers(e, data).buffers) got.push_back(b.buffer.addr);
+      CHECK(got == want);
+    }
+  }
+}

@@ -134,6 +134,23 @@ TEST_CASE("trace_format::call_traits::the columns agree with each other") {
   CHECK(f::call_traits(Call::unspecified).role == f::Role::none);
 }
 
+// The analyzer's passes read a call's family, and whether it is known at
+// all, from its row (call_traits is inline; call_family and call_known are
+// not): the three must agree on every number, known or not.
+TEST_CASE("trace_format::call_traits::family and known agree with event.hpp") {
+  int known = 0;
+  for (uint32_t n = 0; n <= UINT16_MAX; ++n) {  // every value of Call
+    const Call c = static_cast<Call>(n);
+    const f::CallTraits& t = f::call_traits(c);
+    CHECK(t.family == f::call_family(c));
+    CHECK((t.family != f::Family::none) == f::call_known(c));
+    CHECK(t.blocks == f::call_blocks(c));
+    known += f::call_known(c) ? 1 : 0;
+  }
+  CHECK(known > 100);
+  CHECK(f::detail::k_call_table.size() == f::detail::k_call_slots);
+}
+
 TEST_CASE("trace_format::call_traits::rows") {
   CHECK(f::call_traits(Call::Issend).mode == f::SendMode::synchronous);
   CHECK(f::call_traits(Call::Bsend_init).request == f::RequestEffect::persistent);
