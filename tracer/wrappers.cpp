@@ -814,8 +814,8 @@ template <class F>
 int waitany(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, int*& index, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
-  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
-                [&](CallScope& s, int rc) {
+  return traced_completion(c, site, count, pmpi, [&](auto& e) { before_completion(e, count, requests); },
+                [&](auto& s, int rc) {
                   if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED)
                     completed(s.out(), static_cast<size_t>(*index), status);
                 });
@@ -826,8 +826,8 @@ int testany(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests
             MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
-  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
-                [&](CallScope& s, int rc) {
+  return traced_completion(c, site, count, pmpi, [&](auto& e) { before_completion(e, count, requests); },
+                [&](auto& s, int rc) {
                   if (rc != MPI_SUCCESS) return;
                   s.out().flag = *flag != 0;
                   if (*flag && *index != MPI_UNDEFINED) completed(s.out(), static_cast<size_t>(*index), status);
@@ -839,8 +839,8 @@ template <class F>
 int waitsome(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Request*& requests, int*& outcount, int*& indices,
              MPI_Status*& statuses) {
   statuses = statuses_for(count, statuses);
-  return traced(c, site, pmpi, [&](Event& e) { before_completion(e, count, requests); },
-                [&](CallScope& s, int rc) {
+  return traced_completion(c, site, count, pmpi, [&](auto& e) { before_completion(e, count, requests); },
+                [&](auto& s, int rc) {
                   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
                   if (*outcount == MPI_UNDEFINED) return;
                   for (int i = 0; i < *outcount; ++i)
