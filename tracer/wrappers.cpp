@@ -568,14 +568,18 @@ bool doubtful(const E& e) {
   }
   const bool sends = t.role == Role::send || t.role == Role::sendrecv;
   if (e.tag && (*e.tag < format::k_any_tag || (sends && *e.tag == format::k_any_tag))) return true;
-  for (const std::optional<int32_t>& peer : {e.peer, recv_peer}) {
-    if (!peer) continue;
-    if (*peer < format::k_root) return true;
-    if (*peer < 0 || rma) continue;  // a window's group is not looked up here
+  // Each peer read in place (copying the optionals into a list, as a loop
+  // over {e.peer, recv_peer} did, read them back through a store-forwarding
+  // stall: a few ns of every hot call).
+  const auto bad_peer = [&](const std::optional<int32_t>& peer) {
+    if (!peer.has_value()) return false;
+    const int32_t p = *peer;
+    if (p < format::k_root) return true;
+    if (p < 0 || rma) return false;  // a window's group is not looked up here
     const CommFacts facts = comm_facts(e.comm);
-    if (facts.size > 0 && *peer >= facts.size) return true;
-  }
-  return false;
+    return facts.size > 0 && p >= facts.size;
+  };
+  return bad_peer(e.peer) || bad_peer(recv_peer);
 }
 
 // Run one traced call in scope `s` (CallScope or HotScope): gather inputs,
