@@ -1,6 +1,7 @@
 /* MPI_Waitany, MPI_Testany, MPI_Waitsome and MPI_Testsome (2 ranks): rank 0
  * posts receives and completes them with each call in turn, rank 1 sends
- * (late, for the polls, so that they spin and fold). The last Waitsome is
+ * (for the polls, late: 100 ms after rank 0 said it is about to spin, so
+ * that the polls fail and fold). The last Waitsome is
  * over 17 requests, one more than the tracer's fast path holds: the checker
  * reads the same kind of events either way. */
 #define _POSIX_C_SOURCE 200809L
@@ -9,6 +10,7 @@
 #include "e2e_util.h"
 
 #define MANY 17
+#define READY 99 /* rank 0 to rank 1: about to poll */
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     E2E_REQUIRE(index == MPI_UNDEFINED);
     /* Testany: tags 4-5, sent late. */
     post(r, v, 4, 2);
+    MPI_Send(NULL, 0, MPI_BYTE, 1, READY, MPI_COMM_WORLD);
     for (int done = 0; done < 2;) {
       MPI_Testany(2, r, &index, &flag, &st);
       if (flag) {
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
     }
     /* Testsome: tags 8-9, sent late. */
     post(r, v, 8, 2);
+    MPI_Send(NULL, 0, MPI_BYTE, 1, READY, MPI_COMM_WORLD);
     for (int done = 0; done < 2; done += outcount) {
       MPI_Testsome(2, r, &outcount, indices, sts);
       E2E_REQUIRE(outcount >= 0 && outcount <= 2);
@@ -71,7 +75,10 @@ int main(int argc, char** argv) {
   } else {
     int v[MANY];
     for (int tag = 1; tag <= 9; ++tag) {
-      if (tag == 4 || tag == 8) sleep_ms(100);
+      if (tag == 4 || tag == 8) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        sleep_ms(100);
+      }
       v[0] = 10 * tag;
       MPI_Send(&v[0], 1, MPI_INT, 0, tag, MPI_COMM_WORLD);
     }

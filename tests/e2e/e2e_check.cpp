@@ -799,6 +799,7 @@ void check_any_some(Checker& c) {
   for (const auto* e : events_of(t.ranks[0], {Call::Waitany, Call::Waitsome}))
     c.expect(!e->pending && e->rc == 0, where(0, *e) + ": pending or failed");
   if (t.ranks[1].present) expect_n(c, 1, Call::Send, 9 + many);
+  expect_n(c, 0, Call::Send, 2);  // "about to poll", twice
 }
 
 // Return the poll count rank `rank` printed, from the captured output.
