@@ -414,12 +414,6 @@ void fill_status(format::Status& s, const MPI_Status& st, uint64_t elem_size) {
   s.cancelled = cancelled != 0;
 }
 
-format::Status to_status(const MPI_Status& st, uint64_t elem_size) {
-  format::Status s;
-  fill_status(s, st, elem_size);
-  return s;
-}
-
 // Scratch arrays for the request-array calls, per thread: no allocation once warm.
 struct RequestScratch {
   std::vector<MPI_Request> handles;
@@ -678,7 +672,7 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
   if (status == MPI_STATUS_IGNORE) status = &local;
   return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, source, tag, comm); forced(e, source); },
                 [&](auto& s, int rc) {
-                  if (rc == MPI_SUCCESS) s.set_status(to_status(*status, type_size(type)));
+                  if (rc == MPI_SUCCESS) fill_status(s.status(), *status, type_size(type));
                 });
 }
 
@@ -708,7 +702,7 @@ int sendrecv(Call c, uintptr_t site, F&& pmpi, const void*& sbuf, int& scount, M
         force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
-        if (rc == MPI_SUCCESS) s.set_status(to_status(*status, type_size(rtype)));
+        if (rc == MPI_SUCCESS) fill_status(s.status(), *status, type_size(rtype));
       });
 }
 
@@ -727,7 +721,7 @@ int sendrecv_replace(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, M
         force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
-        if (rc == MPI_SUCCESS) s.set_status(to_status(*status, type_size(type)));
+        if (rc == MPI_SUCCESS) fill_status(s.status(), *status, type_size(type));
       });
 }
 
@@ -744,7 +738,7 @@ int probe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& com
         force::apply(e, source);
       },
       [&](CallScope& s, int rc) {
-        if (rc == MPI_SUCCESS) s.set_status(to_status(*status, 0));
+        if (rc == MPI_SUCCESS) fill_status(s.status(), *status, 0);
       });
 }
 
@@ -764,7 +758,7 @@ int iprobe(Call c, uintptr_t site, F&& pmpi, int& source, int& tag, MPI_Comm& co
         if (rc != MPI_SUCCESS) return;
         force::polled(s.e, *flag != 0);
         s.out().flag = *flag != 0;
-        if (*flag) s.set_status(to_status(*status, 0));
+        if (*flag) fill_status(s.status(), *status, 0);
         else s.unsuccessful_poll();
       });
 }
@@ -1735,7 +1729,7 @@ int matched_probe(Call c, uintptr_t site, F&& pmpi, int& source, int tag, MPI_Co
         return;
       }
     }
-    s.set_status(to_status(*status, 0));
+    fill_status(s.status(), *status, 0);
     s.out().message = message_of(*message, true, id).id;
   });
 }
@@ -1768,7 +1762,7 @@ int mrecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype
                 [&](CallScope& s, int rc) {
                   if (rc != MPI_SUCCESS) return;
                   g_tables->messages.erase(key(handle));
-                  s.set_status(to_status(*status, type_size(type)));
+                  fill_status(s.status(), *status, type_size(type));
                 });
 }
 template <class F>
@@ -1820,7 +1814,7 @@ int request_get_status(Call c, uintptr_t site, F&& pmpi, MPI_Request& request, i
     if (rc != MPI_SUCCESS) return;
     s.out().flag = *flag != 0;
     if (!*flag) s.unsuccessful_poll();
-    else if (info.receive) s.set_status(to_status(*status, info.elem_size));
+    else if (info.receive) fill_status(s.status(), *status, info.elem_size);
   });
 }
 template <class F>

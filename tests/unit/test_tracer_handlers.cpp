@@ -589,6 +589,50 @@ TEST_CASE("tracer::handlers::hot_scope_records_any_and_some_as_call_scope_does")
   CHECK(e[11].completed.empty());
 }
 
+TEST_CASE("tracer::handlers::status_filled_in_place_is_set_status") {
+  // A blocking Recv (its status kept apart from the entry) and a
+  // non-blocking Iprobe, through both scopes: filling status() where it lies
+  // writes what set_status writes.
+  using smtrace::format::Status;
+  const Status st{1, 9, 4, false, 0};
+  auto calls = [&]<class Scope>(bool in_place) {
+    for (const Call call : {Call::Recv, Call::Iprobe}) {
+      Scope s(call, site(1));
+      s.e.peer = smtrace::format::k_any_source;
+      s.e.tag = smtrace::format::k_any_tag;
+      s.enter();
+      if (call == Call::Iprobe) s.out().flag = true;
+      if (in_place) {
+        Status& slot = s.status();
+        CHECK(slot == Status{});
+        slot.source = st.source;
+        slot.tag = st.tag;
+        slot.count = st.count;
+      } else {
+        s.set_status(st);
+      }
+      s.leave(0);
+    }
+  };
+  for (const bool hot : {false, true}) {
+    std::vector<smtrace::format::Event> got[2];
+    for (const bool in_place : {false, true}) {
+      TempTrace t(std::string("status-slot-") + (hot ? "hot-" : "general-") + (in_place ? "filled" : "set"));
+      REQUIRE(t.started);
+      if (hot) calls.template operator()<h::HotScope>(in_place);
+      else calls.template operator()<h::CallScope>(in_place);
+      got[in_place] = t.finalize_and_read().events;
+    }
+    REQUIRE(got[0].size() == 2);
+    REQUIRE(got[1].size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+      for (auto& e : {&got[0][i], &got[1][i]}) e->t_start = e->duration = 0;
+      CHECK(got[1][i] == got[0][i]);
+      CHECK(got[1][i].status == st);
+    }
+  }
+}
+
 TEST_CASE("tracer::handlers::matched_probe_and_detach_outputs") {
   // MPI_Mprobe's message handle and MPI_Buffer_detach's buffer are outputs
   // (out()): the complete event keeps them, whether the entry is encoded
