@@ -200,6 +200,12 @@ CommInfo comm_info(MPI_Comm comm, uint32_t parent = 0, MPI_Comm members = MPI_CO
 }
 
 uint32_t comm_id(MPI_Comm comm, uint32_t parent = 0, MPI_Comm members = MPI_COMM_NULL) {
+  // comm_info's answers for the predefined communicators, without its call
+  // and its copy of their facts (every point-to-point call on
+  // MPI_COMM_WORLD asks).
+  if (comm == MPI_COMM_WORLD) return format::k_comm_world;
+  if (comm == MPI_COMM_SELF) return format::k_comm_self;
+  if (comm == MPI_COMM_NULL) return format::k_null_id;
   return comm_info(comm, parent, members).id;
 }
 
