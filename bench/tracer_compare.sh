@@ -2,13 +2,14 @@
 # Two tracer libraries side by side: the cost each adds per intercepted call,
 # measured alternating in the same session (a shared machine's load drifts).
 #
-#   bench/tracer_compare.sh [-r ROUNDS] [-n PINGPONG_ITERS] [-p PUT_ITERS] BASE_DIR NEW_DIR
+#   bench/tracer_compare.sh [-r ROUNDS] [-n PINGPONG_ITERS] [-p PUT_ITERS] [-w WAITSOME_ITERS]
+#                           [-s SELF_SENDRECV_ITERS] BASE_DIR NEW_DIR
 #
 # BASE_DIR and NEW_DIR are build directories holding tracer/libsmtrace.so;
-# the benchmark programs (bench/bench_pingpong, bench/bench_put_flush) are
-# NEW_DIR's, the same binaries for every run. Each round runs each benchmark
-# untraced, traced with BASE and traced with NEW (which of the two goes first
-# alternates by round). Printed per benchmark, ns per intercepted call, wall
+# the benchmarks (bench/bench_pingpong, bench_put_flush, bench_waitsome,
+# bench_self_sendrecv) are NEW_DIR's, the same binaries for every run. Each
+# round runs each benchmark untraced, traced with BASE and traced with NEW
+# (which of the two goes first alternates by round). Printed per benchmark, ns per intercepted call, wall
 # and rank 0's thread CPU time: the medians over rounds of the untraced run,
 # of each library's added time (traced - that round's untraced) and of
 # NEW - BASE (each round's own difference; negative: NEW costs less).
@@ -17,20 +18,25 @@ set -euo pipefail
 rounds=7
 pp_iters=200000
 put_iters=20000
-while getopts "r:n:p:h" opt; do
+waitsome_iters=50000
+self_iters=100000
+while getopts "r:n:p:w:s:h" opt; do
   case $opt in
     r) rounds=$OPTARG ;;
     n) pp_iters=$OPTARG ;;
     p) put_iters=$OPTARG ;;
-    *) sed -n '2,14p' "$0"; exit 2 ;;
+    w) waitsome_iters=$OPTARG ;;
+    s) self_iters=$OPTARG ;;
+    *) sed -n '2,15p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n '2,14p' "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,15p' "$0"; exit 2; }
 base_lib=$(readlink -f "$1/tracer/libsmtrace.so")
 new_lib=$(readlink -f "$2/tracer/libsmtrace.so")
 bench=$2/bench
-for f in "$base_lib" "$new_lib" "$bench/bench_pingpong" "$bench/bench_put_flush"; do
+for f in "$base_lib" "$new_lib" "$bench/bench_pingpong" "$bench/bench_put_flush" "$bench/bench_waitsome" \
+         "$bench/bench_self_sendrecv"; do
   [ -e "$f" ] || { echo "tracer_compare.sh: missing $f" >&2; exit 2; }
 done
 
@@ -52,10 +58,12 @@ run_one() {
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
-declare -A iters=([pingpong]=$pp_iters [put_flush]=$put_iters)
+declare -A iters=([pingpong]=$pp_iters [put_flush]=$put_iters [waitsome]=$waitsome_iters
+                  [self_sendrecv]=$self_iters)
+benches="pingpong put_flush waitsome self_sendrecv"
 declare -A rows  # [name,clock] -> lines "untraced base new"
 for round in $(seq 1 "$rounds"); do
-  for name in pingpong put_flush; do
+  for name in $benches; do
     read -r uw uc <<<"$(run_one "$name" "${iters[$name]}")"
     if [ $((round % 2)) -eq 1 ]; then
       read -r bw bc <<<"$(run_one "$name" "${iters[$name]}" "$base_lib")"
@@ -74,7 +82,7 @@ echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /pro
 echo "# base $base_lib"
 echo "# new  $new_lib"
 printf '%-10s %-5s %10s %10s %10s %10s\n' bench clock untraced base_added new_added new-base
-for name in pingpong put_flush; do
+for name in $benches; do
   for clock in wall cpu; do
     data=$(grep . <<<"${rows[$name,$clock]}")
     u=$(awk '{print $1}' <<<"$data" | median)
@@ -85,6 +93,6 @@ for name in pingpong put_flush; do
   done
 done
 echo "# per round, ns per call (untraced base new):"
-for name in pingpong put_flush; do
+for name in $benches; do
   echo "#   $name wall: $(grep . <<<"${rows[$name,wall]}" | tr '\n' ',' | sed 's/,$//')"
 done

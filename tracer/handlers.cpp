@@ -81,9 +81,9 @@ int64_t realtime_ns() noexcept {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// Stop recording after the recorder failed: one warning, the application goes on.
-void stop_on_failure() noexcept {
-  if (!g->recorder || g->recorder->active() || !g->on.load(std::memory_order_relaxed)) return;
+// stop_on_failure's work, once the recorder has failed.
+[[gnu::cold, gnu::noinline]] void stop_recording() noexcept {
+  if (!g->on.load(std::memory_order_relaxed)) return;
   g->on.store(false, std::memory_order_relaxed);
   g->errors.fetch_add(1, std::memory_order_relaxed);
   if (!g->warned) {
@@ -91,6 +91,14 @@ void stop_on_failure() noexcept {
     std::fprintf(stderr, "smtrace: warning: rank %u: %s; tracing stopped for this rank\n", g->rank,
                  g->recorder->error().c_str());
   }
+}
+
+// Stop recording after the recorder failed: one warning, the application
+// goes on. Inline: every recorded call checks, after each write.
+inline void stop_on_failure() noexcept {
+  if (!g->recorder || g->recorder->active()) [[likely]]
+    return;
+  stop_recording();
 }
 
 // Run `write` holding the tracer's lock; an exception (from an

@@ -157,6 +157,11 @@ class CallScope {
   // resetting the output slot when the status is a blocking call's only
   // output (a Recv's), so the slot is not reset on a receive's way out.
   void set_status(const format::Status& status) noexcept;
+  // The slot set_status sets (at its default until filled), to fill in
+  // place: a Status built elsewhere and copied in is read back through a
+  // store-forwarding stall (its optionals stored as 4 + 1 bytes, loaded 16
+  // at a time).
+  format::Status& status() noexcept { return m_blocking ? m_status : e.status; }
   // Mark this call an unsuccessful poll (flag false): it may be folded.
   void unsuccessful_poll() noexcept { m_unsuccessful_poll = true; }
   // Take the end time and write the event (or its completion) with `rc`.
@@ -202,6 +207,7 @@ class HotScope {
   void enter() noexcept;
   format::HotEvent& out() noexcept { return e; }
   void set_status(const format::Status& status) noexcept { e.status = status; }
+  format::Status& status() noexcept { return e.status; }
   void unsuccessful_poll() noexcept { m_unsuccessful_poll = true; }
   void leave(int rc) noexcept;
 

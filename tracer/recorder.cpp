@@ -85,7 +85,8 @@ bool Recorder::open(const std::string& path, const format::RankHeader& header, u
   return true;
 }
 
-bool Recorder::ensure(uint64_t end) {
+// ensure's slow path.
+bool Recorder::grow(uint64_t end) {
   if (!m_active) return false;
   if (m_map && end <= m_map_off + m_map_len) return true;
   uint64_t off = (m_chunk_open ? m_chunk_start : m_pos) / k_page * k_page;

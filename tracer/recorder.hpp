@@ -104,7 +104,14 @@ class Recorder {
   // Take back pending event `seq` (rewrite_last): false when it is not the last record.
   bool take_back_last(uint64_t seq);
   void open_chunk(int64_t t);
-  bool ensure(uint64_t end);
+  // Return true when file bytes up to `end` are mapped (growing the file
+  // and the mapping as needed); false once the recorder failed.
+  bool ensure(uint64_t end) {
+    if (m_active && m_map && end <= m_map_off + m_map_len) [[likely]]
+      return true;
+    return grow(end);
+  }
+  bool grow(uint64_t end);
   void fill_page_cache(uint64_t from, uint64_t to);
   void put(const void* data, std::size_t size, bool first_byte_last);
   void fail(const std::string& what);

@@ -79,10 +79,8 @@ uint32_t SiteTable::module_id(uintptr_t address, uint64_t& base, Recorder& recor
   return id;
 }
 
-uint32_t SiteTable::id(uintptr_t address, Recorder& recorder) {
+uint32_t SiteTable::add(uintptr_t address, Recorder& recorder) {
   if (address < 2) return 0;
-  uint32_t id = 0;
-  if (m_sites.find(address, id)) return id;
   format::CallSite site;
   site.id = m_next_site++;
   uint64_t base = 0;

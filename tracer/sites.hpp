@@ -20,7 +20,13 @@ class SiteTable {
  public:
   // Return the CallSite id of `address` (0 for a null address), writing
   // the Module and CallSite records to `recorder` on first sight.
-  uint32_t id(uintptr_t address, Recorder& recorder);
+  // Inline: every recorded call asks, and nearly always finds its site.
+  uint32_t id(uintptr_t address, Recorder& recorder) {
+    uint32_t found = 0;
+    if (address >= 2 && m_sites.find(address, found)) [[likely]]
+      return found;
+    return add(address, recorder);
+  }
   // Return the number of distinct sites seen.
   std::size_t size() const { return m_sites.size(); }
 
@@ -30,6 +36,8 @@ class SiteTable {
     uint64_t base;
     std::string path;
   };
+  // id() of an address not seen yet (0 for a null address).
+  uint32_t add(uintptr_t address, Recorder& recorder);
   uint32_t module_id(uintptr_t address, uint64_t& base, Recorder& recorder);
 
   HandleMap<uint32_t, NoLock> m_sites;  // under the tracer's lock

@@ -738,6 +738,70 @@ void check_persistent(Checker& c) {
   }
 }
 
+// Add the tags of `e`'s completed receives to `tags`; expect each from rank 1.
+void completed_tags(Checker& c, const fmt::Event& e, std::multiset<int32_t>& tags) {
+  for (const auto& done : e.completed) {
+    c.expect(done.index < e.requests.size() && e.requests[done.index] == done.request && done.request != 0,
+             where(0, e) + ": completed request " + std::to_string(done.request) + " at index " +
+                 std::to_string(done.index) + " is not among " + show(e.requests));
+    c.expect(done.status.source == 1, where(0, e) + ": completed receive from " + show(done.status.source));
+    if (done.status.tag) tags.insert(*done.status.tag);
+  }
+}
+
+// Expect the tags completed by `events` (each over `n` requests, or any
+// number when n is 0) to be first .. first + count - 1, each once; a poll's
+// flag true exactly where it completed something.
+void expect_tags(Checker& c, const std::vector<const fmt::Event*>& events, std::size_t n, int32_t first, int32_t count,
+                 bool poll) {
+  std::multiset<int32_t> tags, wanted;
+  for (int32_t t = first; t < first + count; ++t) wanted.insert(t);
+  for (const auto* e : events) {
+    if (n) c.expect(e->requests.size() == n, where(0, *e) + ": requests " + show(e->requests));
+    completed_tags(c, *e, tags);
+    if (poll)
+      c.expect(e->flag == !e->completed.empty(),
+               where(0, *e) + ": flag " + show(e->flag) + " with " + std::to_string(e->completed.size()) + " completed");
+  }
+  c.expect(tags == wanted, "rank 0: " + (events.empty() ? std::string("no") : str(events[0]->call)) +
+                               " events completed tags other than " + std::to_string(first) + ".." +
+                               std::to_string(first + count - 1));
+}
+
+void check_any_some(Checker& c) {
+  check_common(c, true);
+  const auto& t = c.trace();
+  if (!c.expect(t.ranks.size() == 2, "any_some needs 2 ranks") || !t.ranks[0].present) return;
+  constexpr std::size_t many = 17;  // more requests than the tracer's fast path holds
+  const auto waitany = expect_n(c, 0, Call::Waitany, 4);
+  if (waitany.size() == 4) {
+    expect_tags(c, {waitany[0], waitany[1], waitany[2]}, 3, 1, 3, false);
+    for (int k = 0; k < 3; ++k)
+      c.expect(waitany[k]->completed.size() == 1, where(0, *waitany[k]) + ": one request completed expected");
+    c.expect(waitany[3]->requests == std::vector<uint64_t>{0, 0} && waitany[3]->completed.empty(),
+             where(0, *waitany[3]) + ": null requests " + show(waitany[3]->requests) + ", nothing completed expected");
+  }
+  const auto testany = events_of(t.ranks[0], Call::Testany);
+  expect_tags(c, testany, 2, 4, 2, true);
+  c.expect(testany.size() <= 16, "rank 0: " + std::to_string(testany.size()) + " Testany events: not folded");
+  c.expect(std::any_of(testany.begin(), testany.end(), [](const fmt::Event* e) { return e->repeat > 1; }),
+           "rank 0: no folded Testany (repeat > 1)");
+  std::vector<const fmt::Event*> two, all;
+  for (const auto* e : events_of(t.ranks[0], Call::Waitsome)) (e->requests.size() == many ? all : two).push_back(e);
+  expect_tags(c, two, 2, 6, 2, false);
+  expect_tags(c, all, many, 100, static_cast<int32_t>(many), false);
+  c.expect(!all.empty(), "rank 0: no Waitsome of " + std::to_string(many) + " requests");
+  for (const auto* e : two) c.expect(!e->completed.empty(), where(0, *e) + ": nothing completed");
+  const auto testsome = events_of(t.ranks[0], Call::Testsome);
+  expect_tags(c, testsome, 2, 8, 2, true);
+  c.expect(std::any_of(testsome.begin(), testsome.end(), [](const fmt::Event* e) { return e->repeat > 1; }),
+           "rank 0: no folded Testsome (repeat > 1)");
+  for (const auto* e : events_of(t.ranks[0], {Call::Waitany, Call::Waitsome}))
+    c.expect(!e->pending && e->rc == 0, where(0, *e) + ": pending or failed");
+  if (t.ranks[1].present) expect_n(c, 1, Call::Send, 9 + many);
+  expect_n(c, 0, Call::Send, 2);  // "about to poll", twice
+}
+
 // Return the poll count rank `rank` printed, from the captured output.
 std::optional<uint64_t> printed_polls(const std::filesystem::path& output, uint32_t rank) {
   std::ifstream in(output);
@@ -1033,6 +1097,7 @@ const std::map<std::string, std::function<void(Checker&)>>& cases() {
       {"derived_types", check_derived_types},
       {"persistent", check_persistent},
       {"polling", check_polling},
+      {"any_some", check_any_some},
       {"hang", check_hang},
       {"hang_fixed", check_hang_fixed},
       {"segv", check_segv},

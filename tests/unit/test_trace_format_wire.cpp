@@ -523,6 +523,30 @@ std::vector<fmt_ns::HotEvent> hot_events() {
   testall.call = fmt_ns::Call::Testall;
   testall.flag = true;
   out.push_back(testall);
+  fmt_ns::HotEvent waitany;  // a Waitany's entry, then its end with the second request completed
+  waitany.call = fmt_ns::Call::Waitany;
+  waitany.pending = true;
+  for (uint64_t r : {3, 4, 0}) waitany.requests.push_back(r);
+  out.push_back(waitany);
+  waitany.pending = false;
+  waitany.duration = 9;
+  waitany.completed.push_back(fmt_ns::CompletedRequest{1, 4, {2, 5, 8, false, 0}});
+  out.push_back(waitany);
+  fmt_ns::HotEvent testany;  // an unsuccessful Testany
+  testany.call = fmt_ns::Call::Testany;
+  for (uint64_t r : {3, 4}) testany.requests.push_back(r);
+  testany.flag = false;
+  out.push_back(testany);
+  fmt_ns::HotEvent waitsome;  // two of four completed, out of order
+  waitsome.call = fmt_ns::Call::Waitsome;
+  for (uint64_t r : {5, 6, 7, 8}) waitsome.requests.push_back(r);
+  waitsome.completed.push_back(fmt_ns::CompletedRequest{3, 8, {}});
+  waitsome.completed.push_back(fmt_ns::CompletedRequest{1, 6, {0, 1, 2, false, 0}});
+  out.push_back(waitsome);
+  fmt_ns::HotEvent testsome = waitsome;  // a successful Testsome
+  testsome.call = fmt_ns::Call::Testsome;
+  testsome.flag = true;
+  out.push_back(testsome);
   return out;
 }
 }  // namespace

@@ -474,6 +474,165 @@ TEST_CASE("tracer::handlers::hot_scope_completes_requests_as_call_scope_does") {
   CHECK(e[10].seq == 10);
 }
 
+namespace {
+// Waitany, Testany, Waitsome and Testsome as the wrappers record them,
+// through Scope (HotScope or CallScope): a Waitany that completes its second
+// request, a Waitany over null requests only (nothing completed), three
+// identical failing Testanys (folded), a Testany that succeeds, a Waitsome
+// completing two of four, two failing Testsomes (folded) and a successful
+// one, a Waitsome whose end comes after another record (a completion
+// record), a Waitsome of as many requests as a HotEvent holds, and a
+// failing Waitany.
+template <class Scope>
+void any_and_some_calls() {
+  using smtrace::format::CompletedRequest;
+  {
+    Scope s(Call::Waitany, site(9));
+    for (uint64_t r : {90, 91, 0}) s.e.requests.push_back(r);
+    s.enter();
+    s.out().completed.push_back(CompletedRequest{1, 91, {3, 4, 16, false, 0}});
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Waitany, site(9));
+    s.e.requests.push_back(0);
+    s.e.requests.push_back(0);
+    s.enter();
+    s.leave(0);
+  }
+  for (int k = 0; k < 3; ++k) {
+    Scope s(Call::Testany, site(10));
+    s.e.requests.push_back(92);
+    s.e.requests.push_back(93);
+    s.enter();
+    s.out().flag = false;
+    s.unsuccessful_poll();
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Testany, site(10));
+    s.e.requests.push_back(92);
+    s.e.requests.push_back(93);
+    s.enter();
+    s.out().flag = true;
+    s.out().completed.push_back(CompletedRequest{0, 92, {}});
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Waitsome, site(11));
+    for (uint64_t r : {94, 95, 96, 97}) s.e.requests.push_back(r);
+    s.enter();
+    s.out().completed.push_back(CompletedRequest{2, 96, {1, 0, 2, false, 0}});
+    s.out().completed.push_back(CompletedRequest{0, 94, {}});
+    s.leave(0);
+  }
+  for (int k = 0; k < 3; ++k) {
+    Scope s(Call::Testsome, site(12));
+    s.e.requests.push_back(95);
+    s.e.requests.push_back(97);
+    s.enter();
+    s.out().flag = k == 2;
+    if (k == 2) s.out().completed.push_back(CompletedRequest{1, 97, {}});
+    else s.unsuccessful_poll();
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Waitsome, site(11));
+    s.e.requests.push_back(95);
+    s.enter();
+    h::note("between the entry and the end");
+    s.out().completed.push_back(CompletedRequest{0, 95, {}});
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Waitsome, site(11));
+    for (uint32_t r = 0; r < smtrace::format::HotEvent::k_max_requests; ++r) s.e.requests.push_back(200 + r);
+    s.enter();
+    for (uint32_t r = 0; r < smtrace::format::HotEvent::k_max_requests; r += 2)
+      s.out().completed.push_back(CompletedRequest{r, 200 + r, {}});
+    s.leave(0);
+  }
+  {
+    Scope s(Call::Waitany, site(9));
+    s.e.requests.push_back(98);
+    s.enter();
+    s.leave(13);
+  }
+}
+}  // namespace
+
+TEST_CASE("tracer::handlers::hot_scope_records_any_and_some_as_call_scope_does") {
+  // 2 Waitanys, the first failing Testany and the summary of the two folded
+  // after it, the successful Testany, the Waitsome, the first failing
+  // Testsome and the summary of the one folded after it, the successful
+  // Testsome, 2 Waitsomes and the failing Waitany.
+  const auto e = through_both_scopes("any-some", 12, []<class Scope>() { any_and_some_calls<Scope>(); });
+  REQUIRE(e[0].completed.size() == 1);
+  CHECK(e[0].completed[0].index == 1);
+  CHECK(e[0].completed[0].status.count == 16);
+  CHECK(e[1].completed.empty());
+  CHECK(e[2].flag == std::optional<bool>(false));
+  CHECK(e[3].call == Call::Testany);
+  CHECK(e[3].repeat == 2);
+  CHECK(e[4].flag == std::optional<bool>(true));
+  CHECK(e[5].completed.size() == 2);
+  CHECK(e[6].call == Call::Testsome);
+  CHECK(e[6].flag == std::optional<bool>(false));
+  CHECK(e[7].repeat == 1);
+  CHECK(e[8].flag == std::optional<bool>(true));
+  CHECK(e[9].call == Call::Waitsome);
+  CHECK_FALSE(e[9].pending);
+  CHECK(e[9].completed.size() == 1);
+  CHECK(e[10].requests.size() == smtrace::format::HotEvent::k_max_requests);
+  CHECK(e[10].completed.size() == smtrace::format::HotEvent::k_max_requests / 2);
+  CHECK(e[11].rc == 13);
+  CHECK(e[11].completed.empty());
+}
+
+TEST_CASE("tracer::handlers::status_filled_in_place_is_set_status") {
+  // A blocking Recv (its status kept apart from the entry) and a
+  // non-blocking Iprobe, through both scopes: filling status() where it lies
+  // writes what set_status writes.
+  using smtrace::format::Status;
+  const Status st{1, 9, 4, false, 0};
+  auto calls = [&]<class Scope>(bool in_place) {
+    for (const Call call : {Call::Recv, Call::Iprobe}) {
+      Scope s(call, site(1));
+      s.e.peer = smtrace::format::k_any_source;
+      s.e.tag = smtrace::format::k_any_tag;
+      s.enter();
+      if (call == Call::Iprobe) s.out().flag = true;
+      if (in_place) {
+        Status& slot = s.status();
+        CHECK(slot == Status{});
+        slot.source = st.source;
+        slot.tag = st.tag;
+        slot.count = st.count;
+      } else {
+        s.set_status(st);
+      }
+      s.leave(0);
+    }
+  };
+  for (const bool hot : {false, true}) {
+    std::vector<smtrace::format::Event> got[2];
+    for (const bool in_place : {false, true}) {
+      TempTrace t(std::string("status-slot-") + (hot ? "hot-" : "general-") + (in_place ? "filled" : "set"));
+      REQUIRE(t.started);
+      if (hot) calls.template operator()<h::HotScope>(in_place);
+      else calls.template operator()<h::CallScope>(in_place);
+      got[in_place] = t.finalize_and_read().events;
+    }
+    REQUIRE(got[0].size() == 2);
+    REQUIRE(got[1].size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+      for (auto& e : {&got[0][i], &got[1][i]}) e->t_start = e->duration = 0;
+      CHECK(got[1][i] == got[0][i]);
+      CHECK(got[1][i].status == st);
+    }
+  }
+}
+
 TEST_CASE("tracer::handlers::matched_probe_and_detach_outputs") {
   // MPI_Mprobe's message handle and MPI_Buffer_detach's buffer are outputs
   // (out()): the complete event keeps them, whether the entry is encoded

@@ -270,6 +270,30 @@ std::vector<Completion> completion_calls() {
   testall.done.push_back({2, 12, {4, 5, 6, false, 0}});
   testall.flag = true;
   out.push_back(testall);
+  // Waitany, Testany, Waitsome and Testsome (on the hot path too).
+  Completion waitany = call(fmt_ns::Call::Waitany, 2400, 9);
+  for (uint64_t r : {21, 22, 0}) waitany.in.requests.push_back(r);
+  waitany.done.push_back({1, 22, {0, 3, 16, false, 0}});
+  waitany.duration = 450;
+  out.push_back(waitany);
+  Completion waitany_null = call(fmt_ns::Call::Waitany, 2500, 9);  // every request null: index MPI_UNDEFINED
+  for (int k = 0; k < 2; ++k) waitany_null.in.requests.push_back(0);
+  out.push_back(waitany_null);
+  Completion testany = call(fmt_ns::Call::Testany, 2600, 10);
+  for (uint64_t r : {23, 24}) testany.in.requests.push_back(r);
+  testany.flag = false;
+  out.push_back(testany);
+  Completion waitsome = call(fmt_ns::Call::Waitsome, 2700, 11);
+  for (uint64_t r : {31, 32, 33, 34}) waitsome.in.requests.push_back(r);
+  waitsome.done.push_back({3, 34, {}});
+  waitsome.done.push_back({0, 31, {2, 1, 5, false, 0}});
+  waitsome.duration = 77;
+  out.push_back(waitsome);
+  Completion testsome = call(fmt_ns::Call::Testsome, 2800, 12);
+  for (uint64_t r : {35, 36}) testsome.in.requests.push_back(r);
+  testsome.done.push_back({1, 36, {}});
+  testsome.flag = true;
+  out.push_back(testsome);
   return out;
 }
 

@@ -78,10 +78,17 @@ TEST_CASE("tracer::SiteTable::one_record_per_address") {
     uint32_t id1 = sites.id(a, rec);
     uint32_t id2 = sites.id(a, rec);
     uint32_t id3 = sites.id(a + 1, rec);
+    // A null address (and 1, the table's own marker) is no site, never looked up nor written.
+    const uint32_t none0 = sites.id(0, rec);
+    const uint32_t none1 = sites.id(1, rec);
+    uint32_t id4 = sites.id(a + 1, rec);
     rec.unlock();
     CHECK(id1 == 1);
     CHECK(id2 == 1);
     CHECK(id3 == 2);
+    CHECK(none0 == 0);
+    CHECK(none1 == 0);
+    CHECK(id4 == 2);
     CHECK(sites.size() == 2);
     rec.lock();
     rec.close();
