@@ -105,6 +105,7 @@ struct Defs {
   struct Location {
     OTF2_LocationType type;
     OTF2_LocationGroupRef group;
+    uint64_t events;  // the records its definition declares (OTF2's writer counts them; 0: not said)
   };
   std::map<OTF2_LocationRef, Location> locations;
   std::map<OTF2_LocationGroupRef, OTF2_SystemTreeNodeRef> location_groups;
@@ -158,9 +159,9 @@ OTF2_CallbackCode comm(void* u, OTF2_CommRef self, OTF2_StringRef name, OTF2_Gro
   of(u).comms[self] = {name, group, parent};
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType type, uint64_t,
+OTF2_CallbackCode location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType type, uint64_t events,
                            OTF2_LocationGroupRef group) {
-  of(u).locations[self] = {type, group};
+  of(u).locations[self] = {type, group, events};
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode location_group(void* u, OTF2_LocationGroupRef self, OTF2_StringRef, OTF2_LocationGroupType,
@@ -1237,6 +1238,18 @@ Otf2Import import(const fs::path& archive, const fs::path& out) {
       p.rank = importer.rank_of(location);
       p.message = fmt::format("location {}: events damaged after {} records: {}", location, read,
                               otf2_error(rc, capture));
+      if (result.error.empty()) result.error = fmt::format("{}: {}", path, p.message);
+      result.problems.push_back(std::move(p));
+    } else if (auto it = defs.locations.find(location);
+               it != defs.locations.end() && it->second.events != 0 && read != it->second.events) {
+      // A cut file can read cleanly: OTF2 reads whole chunks, and past the
+      // file's end what its buffer held may parse as records and an end.
+      format::Problem p;
+      p.file = path;
+      p.rank = importer.rank_of(location);
+      p.message = fmt::format("location {}: events damaged: {} records read, its definition declares {} "
+                              "(the event file is truncated or overwritten)",
+                              location, read, it->second.events);
       if (result.error.empty()) result.error = fmt::format("{}: {}", path, p.message);
       result.problems.push_back(std::move(p));
     }
