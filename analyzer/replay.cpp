@@ -425,6 +425,21 @@ void Replay::replay(const Context& context) {
     }
   };
   std::unordered_map<Channel, std::deque<uint32_t>, ChannelHash> channels;
+  // Rank r's local communicator -> global index (k_no_comm when unknown),
+  // remembered for the last communicator asked: most ops of a rank name
+  // the one they named before.
+  struct LastComm {
+    const CommTable& comms;
+    uint32_t rank = k_no_comm, local = 0, global = k_no_comm;
+    uint32_t operator()(uint32_t r, uint32_t id) {
+      if (r != rank || id != local) {
+        rank = r;
+        local = id;
+        global = comms.global(r, id);
+      }
+      return global;
+    }
+  } global_of{comms};
   m.match.assign(world_size, {});
   for (uint32_t r = 0; r < world_size; ++r) {
     m.match[r].assign(m.ranks[r].ops.size(), OpRef{});
@@ -432,9 +447,11 @@ void Replay::replay(const Context& context) {
     for (uint32_t i = 0; i < ops.size(); ++i) {
       const P2POp& op = ops[i];
       if (!op.send || op.peer < 0) continue;
-      const uint32_t g = comms.global(r, op.comm);
-      auto dest = comms.world_rank(r, op.comm, op.peer);
-      if (g == k_no_comm || !dest) continue;
+      // As comms.world_rank(r, op.comm, op.peer), the global index looked up once.
+      const uint32_t g = global_of(r, op.comm);
+      if (g == k_no_comm) continue;
+      auto dest = comms.comm(g).peer(r, op.peer);
+      if (!dest) continue;
       channels[{g, r, *dest, op.tag}].push_back(i);
     }
   }
@@ -453,9 +470,10 @@ void Replay::replay(const Context& context) {
         tag = op.tag;
       }
       if (source < 0) continue;  // MPI_PROC_NULL
-      const uint32_t g = comms.global(r, op.comm);
-      auto from = comms.world_rank(r, op.comm, source);
-      if (g == k_no_comm || !from) continue;
+      const uint32_t g = global_of(r, op.comm);
+      if (g == k_no_comm) continue;
+      auto from = comms.comm(g).peer(r, source);
+      if (!from) continue;
       auto it = channels.find({g, *from, r, tag});
       if (it == channels.end() || it->second.empty()) continue;
       const uint32_t s = it->second.front();

@@ -249,6 +249,9 @@ class Pass final : public RankPass {
   void rank(const std::optional<int32_t>& value, RankUse use, uint32_t comm_id) {
     if (!value) return;
     const int32_t v = *value;
+    // Most ranks: one of MPI_COMM_WORLD's (the wildcards and MPI_PROC_NULL,
+    // MPI_ROOT are negative), which every rule below lets pass.
+    if (v >= 0 && comm_id == format::k_comm_world && static_cast<uint64_t>(v) < m_data.header.world_size) return;
     const bool has_comm = comm_id != format::k_null_id && comm_id != format::k_invalid_id;
     const format::CommPlace place = has_comm ? comm_place(m_data, comm_id) : format::CommPlace{};
     const char* what = use == RankUse::dest ? "destination" : use == RankUse::source ? "source"
@@ -464,6 +467,7 @@ class Pass final : public RankPass {
     if (id == 0) return;
     if (id == format::k_invalid_request)
       return add("invalid request", "the request is invalid (freed, completed, or never created)");
+    if (m_freed_requests.empty()) return;  // most traces free no request
     if (auto freed = freed_request(id))
       add("freed request", fmt::format("the request was freed by MPI_Request_free ({}:{})", m_data.rank, freed->seq),
           *freed, {"a freed request may not be used again (MPI-3.1 section 3.7.3)"});
@@ -539,7 +543,8 @@ class Pass final : public RankPass {
 
   void effects(const Event& e, const format::CallTraits& t) {
     if (e.pending || e.rc != 0) return;
-    const format::HandleUse h = format::handle_use(e);
+    // Calls with no handle resource (most events) make, commit and free none.
+    const format::HandleUse h = t.resource == format::Resource::none ? format::HandleUse{} : format::handle_use(e);
     switch (h.effect) {
       case format::HandleEffect::create:
         switch (h.kind) {
@@ -584,8 +589,9 @@ class Pass final : public RankPass {
       // names the new request: what was known of the old one goes.
       case format::RequestEffect::create:
         if (e.request != 0) {
-          m_freed_requests.erase(e.request);
-          m_persistent.erase(e.request);
+          // (erase on an empty std::unordered_map still hashes)
+          if (!m_freed_requests.empty()) m_freed_requests.erase(e.request);
+          if (!m_persistent.empty()) m_persistent.erase(e.request);
           m_active[e.request] = Created{e.seq, e.site, e.call};
         }
         break;
@@ -607,7 +613,9 @@ class Pass final : public RankPass {
       case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
       case format::RequestEffect::complete_some:
         for (const format::CompletedRequest& c : e.completed) {
-          if (auto p = m_persistent.find(c.request); p != m_persistent.end()) p->second.active = false;
+          if (!m_persistent.empty()) {
+            if (auto p = m_persistent.find(c.request); p != m_persistent.end()) p->second.active = false;
+          }
           m_active.erase(c.request);
         }
         break;

@@ -81,6 +81,24 @@ TEST_CASE("analyzer::invalid-argument::ranks, tags and counts") {
     CHECK(f[0].message == "MPI_Send: destination rank 2 is out of range for MPI_COMM_WORLD (2 ranks)");
     CHECK(f[0].locations[0].event == an::EventRef{0, 1});
   }
+  SUBCASE("MPI_COMM_WORLD's ranks up to its size, a smaller communicator's up to its own") {
+    Builder t(3);
+    tf::CommDef pair;  // communicator 2: world ranks 2 and 0
+    pair.id = 2;
+    pair.world_ranks = {2, 0};
+    t.trace().ranks[0].comms.emplace(2, pair);
+    p2p(t, Call::Send, 0, 0, 0);
+    p2p(t, Call::Send, 0, 2, 0);
+    p2p(t, Call::Send, 0, 3, 0);  // seq 3
+    p2p(t, Call::Send, 0, 1, 0).comm = 2;
+    p2p(t, Call::Send, 0, 2, 0).comm = 2;  // seq 5
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].message == "MPI_Send: destination rank 3 is out of range for MPI_COMM_WORLD (3 ranks)");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 3});
+    CHECK(f[1].message == "MPI_Send: destination rank 2 is out of range for communicator 2 (2 ranks)");
+    CHECK(f[1].locations[0].event == an::EventRef{0, 5});
+  }
   SUBCASE("MPI_PROC_NULL and MPI_ANY_SOURCE where they belong are fine") {
     Builder t(2);
     p2p(t, Call::Send, 0, tf::k_proc_null, 0);

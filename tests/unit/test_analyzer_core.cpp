@@ -59,6 +59,44 @@ TEST_CASE("analyzer::Replay::non-overtaking order on one channel") {
   CHECK(result.findings.empty());
 }
 
+TEST_CASE("analyzer::Replay::sends and receives alternating between communicators") {
+  // Communicator 2 orders the world ranks 2, 0, 1; ranks 0 and 2 send
+  // alternately on MPI_COMM_WORLD and on it.
+  std::vector<JsonRank> ranks(3);
+  for (auto& r : ranks) {
+    r.comms = R"({"id": 2, "worldRanks": [2, 0, 1], "parent": 0})";
+    r.events = {k_init, R"({"call": "COMM_SPLIT", "comm": 0, "newComm": 2, "color": 0})"};
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string tag = std::to_string(i);
+    auto recv = [&](int comm, int source) {
+      return R"({"call": "RECV", "comm": )" + std::to_string(comm) + R"(, "peer": )" + std::to_string(source) +
+             R"(, "tag": )" + tag + R"(, "status": {"source": )" + std::to_string(source) + R"(, "tag": )" + tag +
+             "}}";
+    };
+    auto send = [&](int comm, int dest) {
+      return R"({"call": "SEND", "comm": )" + std::to_string(comm) + R"(, "peer": )" + std::to_string(dest) +
+             R"(, "tag": )" + tag + "}";
+    };
+    ranks[0].events.push_back(send(0, 1));
+    ranks[0].events.push_back(send(2, 0));  // to world rank 2
+    ranks[1].events.push_back(recv(0, 0));
+    ranks[2].events.push_back(recv(2, 1));  // from world rank 0
+    ranks[2].events.push_back(send(0, 1));
+    ranks[2].events.push_back(send(2, 2));  // to world rank 1
+    ranks[1].events.push_back(recv(0, 2));
+    ranks[1].events.push_back(recv(2, 0));  // from world rank 2
+  }
+  for (auto& r : ranks) {
+    r.events.push_back(R"({"call": "COMM_FREE", "comm": 2})");
+    r.events.push_back(k_fin);
+  }
+  auto result = analyze_json("replay-two-comms", ranks);
+  CHECK(result.stats["matches"] == 12);
+  CHECK(result.complete);
+  CHECK(result.findings.empty());
+}
+
 namespace {
 // Copies rank 0's outstanding requests out of the replay in finish().
 std::vector<smtrace::analyzer::Outstanding> g_outstanding;
