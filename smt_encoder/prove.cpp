@@ -307,6 +307,12 @@ bool trace_complete(const analyzer::Context& context) {
 
 enum class Mode : uint8_t { prove, races, deadlocks };
 
+// Return the deadline `seconds` from now.
+Deadline deadline_in(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 // One budget for the SMT checks of one analysis: it starts when the first
 // of them starts its work, which is collecting while the trace is read
 // (rank_pass), so that all they add to an analysis, reading included, is
@@ -314,18 +320,19 @@ enum class Mode : uint8_t { prove, races, deadlocks };
 class SharedBudget {
  public:
   explicit SharedBudget(double seconds) : m_seconds(seconds) {}
-  // Return the seconds left, starting the clock on the first call.
-  double left() {
+  // Return when it runs out, starting the clock on the first call.
+  Deadline end() {
     std::lock_guard lock(m_mutex);
-    const auto now = std::chrono::steady_clock::now();
-    if (!m_start) m_start = now;
-    return m_seconds - std::chrono::duration<double>(now - *m_start).count();
+    if (!m_end) m_end = deadline_in(m_seconds);
+    return m_end;
   }
+  // Return the seconds left, starting the clock on the first call.
+  double left() { return std::chrono::duration<double>(*end() - std::chrono::steady_clock::now()).count(); }
 
  private:
   std::mutex m_mutex;
   double m_seconds;
-  std::optional<std::chrono::steady_clock::time_point> m_start;
+  Deadline m_end;
 };
 
 // The model of the trace and what every question on it needs, built once
@@ -364,12 +371,6 @@ class SharedModel {
   bool m_tried = false;
   std::unique_ptr<Built> m_built;
 };
-
-// Return the deadline `seconds` from now.
-Deadline deadline_in(double seconds) {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-}
 
 // A predicted race's answer, kept for prove()'s report (by the pair of accesses).
 struct Prediction {
@@ -416,7 +417,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     return m_mode == Mode::races ? format::content_bit(format::Content::receive_envelope) : 0;
   }
   std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data) override {
-    return m_shared->collector().rank_pass(data, m_budget ? deadline_in(m_budget->left()) : Deadline{});
+    return m_shared->collector().rank_pass(data, m_budget ? m_budget->end() : Deadline{});
   }
   void finish(const analyzer::Context& context, std::vector<std::unique_ptr<analyzer::RankPass>>& passes,
               std::vector<Finding>& out) override {
@@ -577,8 +578,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   // Return the model of `context` and its preparation (built once, within
   // the budget, which it starts), or nullptr when the budget ran out first.
   const Built* built(const analyzer::Context& context) {
-    return m_shared->get(context, m_options.tuning,
-                         m_budget ? deadline_in(m_budget->left()) : deadline_in(m_options.smt_timeout_s));
+    return m_shared->get(context, m_options.tuning, m_budget ? m_budget->end() : deadline_in(m_options.smt_timeout_s));
   }
   // Report that nothing was decided: the model was not built within the budget.
   void not_built(const analyzer::Context& context, std::vector<Finding>& out) {
