@@ -1204,17 +1204,22 @@ Otf2Import import(const fs::path& archive, const fs::path& out) {
     OTF2_EvtReaderCallbacks_SetRmaAtomicCallback(c, evt::atomic);
     OTF2_EvtReaderCallbacks_SetProgramEndCallback(c, evt::program_end);
   }
+  // A problem of `location`'s files; `fatal`: also the import's error (the first one).
+  auto location_problem = [&](OTF2_LocationRef location, std::string message, bool fatal) {
+    format::Problem p;
+    p.file = path;
+    p.rank = importer.rank_of(location);
+    p.message = fmt::format("location {}: {}", location, message);
+    if (fatal && result.error.empty()) result.error = fmt::format("{}: {}", path, p.message);
+    result.problems.push_back(std::move(p));
+  };
   for (OTF2_LocationRef location : locations) {
     if (def_files) {
       // Local definitions hold the mappings of local to global ids (Score-P).
       if (OTF2_DefReader* local = OTF2_Reader_GetDefReader(reader.get(), location)) {
         uint64_t read = 0;
         if (OTF2_ErrorCode rc = OTF2_Reader_ReadAllLocalDefinitions(reader.get(), local, &read); rc != OTF2_SUCCESS) {
-          format::Problem p;
-          p.file = path;
-          p.rank = importer.rank_of(location);
-          p.message = fmt::format("location {}: local definitions damaged: {}", location, otf2_error(rc, capture));
-          result.problems.push_back(std::move(p));
+          location_problem(location, fmt::format("local definitions damaged: {}", otf2_error(rc, capture)), false);
         }
         OTF2_Reader_CloseDefReader(reader.get(), local);
       }
@@ -1222,36 +1227,23 @@ Otf2Import import(const fs::path& archive, const fs::path& out) {
     }
     OTF2_EvtReader* events = OTF2_Reader_GetEvtReader(reader.get(), location);
     if (events == nullptr) {
-      format::Problem p;
-      p.file = path;
-      p.rank = importer.rank_of(location);
-      p.message = fmt::format("location {}: no event file ({})", location, capture.take());
-      if (result.error.empty()) result.error = fmt::format("{}: {}", path, p.message);
-      result.problems.push_back(std::move(p));
+      location_problem(location, fmt::format("no event file ({})", capture.take()), true);
       continue;
     }
     OTF2_Reader_RegisterEvtCallbacks(reader.get(), events, callbacks.get(), &importer);
     uint64_t read = 0;
     if (OTF2_ErrorCode rc = OTF2_Reader_ReadAllLocalEvents(reader.get(), events, &read); rc != OTF2_SUCCESS) {
-      format::Problem p;
-      p.file = path;
-      p.rank = importer.rank_of(location);
-      p.message = fmt::format("location {}: events damaged after {} records: {}", location, read,
-                              otf2_error(rc, capture));
-      if (result.error.empty()) result.error = fmt::format("{}: {}", path, p.message);
-      result.problems.push_back(std::move(p));
+      location_problem(location, fmt::format("events damaged after {} records: {}", read, otf2_error(rc, capture)),
+                       true);
     } else if (auto it = defs.locations.find(location);
                it != defs.locations.end() && it->second.events != 0 && read != it->second.events) {
       // A cut file can read cleanly: OTF2 reads whole chunks, and past the
       // file's end what its buffer held may parse as records and an end.
-      format::Problem p;
-      p.file = path;
-      p.rank = importer.rank_of(location);
-      p.message = fmt::format("location {}: events damaged: {} records read, its definition declares {} "
-                              "(the event file is truncated or overwritten)",
-                              location, read, it->second.events);
-      if (result.error.empty()) result.error = fmt::format("{}: {}", path, p.message);
-      result.problems.push_back(std::move(p));
+      location_problem(location,
+                       fmt::format("events damaged: {} records read, its definition declares {} "
+                                   "(the event file is truncated or overwritten)",
+                                   read, it->second.events),
+                       true);
     }
     OTF2_Reader_CloseEvtReader(reader.get(), events);
   }
