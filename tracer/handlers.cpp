@@ -705,16 +705,8 @@ struct EventSlots {
   Event input;
   Event output;
 };
-// The slots are constructed on a thread's first traced call (dynamic TLS,
-// through __tls_get_addr); later calls reach them through a pointer in
-// initial-exec TLS.
-thread_local EventSlots t_slots_owner;
-thread_local EventSlots* t_slots SMTRACE_FAST_TLS = nullptr;
-EventSlots& slots() noexcept {
-  if (!t_slots) [[unlikely]]
-    t_slots = &t_slots_owner;
-  return *t_slots;
-}
+// Per thread (fast_thread_local: constructed on the thread's first traced call).
+EventSlots& slots() noexcept { return fast_thread_local<EventSlots>(); }
 
 // Reset `e` to a default Event, keeping the capacity of the vectors the hot
 // calls use.

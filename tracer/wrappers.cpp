@@ -426,16 +426,8 @@ struct RequestScratch {
   std::vector<RequestInfo> infos;
   std::vector<MPI_Status> statuses;
 };
-// Constructed on a thread's first request-array call (dynamic TLS, through
-// __tls_get_addr: 1.2% of a traced Waitsome loop when reached on every
-// access); later calls reach it through a pointer in initial-exec TLS.
-thread_local RequestScratch t_scratch_owner;
-thread_local RequestScratch* t_scratch_at SMTRACE_FAST_TLS = nullptr;
-RequestScratch& scratch() noexcept {
-  if (!t_scratch_at) [[unlikely]]
-    t_scratch_at = &t_scratch_owner;
-  return *t_scratch_at;
-}
+// Per thread (fast_thread_local: constructed on the first request-array call).
+RequestScratch& scratch() noexcept { return fast_thread_local<RequestScratch>(); }
 
 // Remember `requests[0..n)` before a completion call, fill e.requests. A
 // handle value listed again names the next outstanding request of that value.
