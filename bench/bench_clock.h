@@ -4,6 +4,7 @@
 #define SMTRACE_BENCH_CLOCK_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -33,6 +34,33 @@ static inline long bench_arg(int argc, char** argv, int i, long fallback) {
   if (argc <= i) return fallback;
   const long v = strtol(argv[i], NULL, 10);
   return v > 0 ? v : fallback;
+}
+
+/* The timed part of a benchmark loop of warmup + N iterations: the first
+ * bench_warmup(N) are not timed; bench_lap_start() at iteration i == warmup,
+ * bench_lap_stop() after the loop gives the wall and CPU ns between. */
+typedef struct {
+  int64_t wall_ns, cpu_ns;
+} bench_lap;
+
+static inline long bench_warmup(long iterations) { return iterations / 10 + 1; }
+
+static inline bench_lap bench_lap_start(void) {
+  bench_lap lap = {bench_now_ns(), bench_cpu_ns()};
+  return lap;
+}
+
+static inline bench_lap bench_lap_stop(bench_lap start) {
+  bench_lap lap = {bench_now_ns() - start.wall_ns, bench_cpu_ns() - start.cpu_ns};
+  return lap;
+}
+
+/* The line bench/tracer_compare.sh and tracer_overhead.sh read: ns per
+ * intercepted call over `timed_calls` calls, in wall and CPU time. */
+static inline void bench_report(const char* name, long iterations, long calls_per_rank, bench_lap lap,
+                                double timed_calls) {
+  printf("bench %s iterations %ld calls_per_rank %ld ns_per_call %.1f cpu_ns_per_call %.1f\n", name, iterations,
+         calls_per_rank, (double)lap.wall_ns / timed_calls, (double)lap.cpu_ns / timed_calls);
 }
 
 #endif

@@ -22,13 +22,12 @@ int main(int argc, char** argv) {
   }
   const int peer = 1 - rank;
   char byte = 0;
-  const long warmup = iterations / 10 + 1;
-  int64_t start = 0, cpu_start = 0;
+  const long warmup = bench_warmup(iterations);
+  bench_lap lap = {0, 0};
   for (long i = 0; i < warmup + iterations; ++i) {
     if (i == warmup) {
       MPI_Barrier(MPI_COMM_WORLD);
-      start = bench_now_ns();
-      cpu_start = bench_cpu_ns();
+      lap = bench_lap_start();
     }
     if (rank == 0) {
       MPI_Send(&byte, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
@@ -38,11 +37,9 @@ int main(int argc, char** argv) {
       MPI_Send(&byte, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
     }
   }
-  const int64_t elapsed = bench_now_ns() - start;
-  const int64_t cpu = bench_cpu_ns() - cpu_start;
+  lap = bench_lap_stop(lap);
   if (rank == 0)
-    printf("bench pingpong iterations %ld calls_per_rank %ld ns_per_call %.1f cpu_ns_per_call %.1f\n", iterations,
-           2 * (warmup + iterations), (double)elapsed / (2.0 * (double)iterations), (double)cpu / (2.0 * (double)iterations));
+    bench_report("pingpong", iterations, 2 * (warmup + iterations), lap, 2.0 * (double)iterations);
   MPI_Finalize();
   return 0;
 }

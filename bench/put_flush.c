@@ -21,24 +21,21 @@ int main(int argc, char** argv) {
   MPI_Win win;
   MPI_Win_allocate(64 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
   long value = rank;
-  const long warmup = iterations / 10 + 1;
-  int64_t start = 0, cpu_start = 0;
+  const long warmup = bench_warmup(iterations);
+  bench_lap lap = {0, 0};
   MPI_Win_lock_all(0, win);
   for (long i = 0; i < warmup + iterations; ++i) {
     if (i == warmup) {
-      start = bench_now_ns();
-      cpu_start = bench_cpu_ns();
+      lap = bench_lap_start();
     }
     MPI_Put(&value, 1, MPI_LONG, target, i % 64, 1, MPI_LONG, win);
     MPI_Win_flush(target, win);
   }
-  const int64_t elapsed = bench_now_ns() - start;
-  const int64_t cpu = bench_cpu_ns() - cpu_start;
+  lap = bench_lap_stop(lap);
   MPI_Win_unlock_all(win);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0)
-    printf("bench put_flush iterations %ld calls_per_rank %ld ns_per_call %.1f cpu_ns_per_call %.1f\n", iterations,
-           2 * (warmup + iterations), (double)elapsed / (2.0 * (double)iterations), (double)cpu / (2.0 * (double)iterations));
+    bench_report("put_flush", iterations, 2 * (warmup + iterations), lap, 2.0 * (double)iterations);
   MPI_Win_free(&win);
   MPI_Finalize();
   return 0;

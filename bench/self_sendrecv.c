@@ -16,25 +16,21 @@ int main(int argc, char** argv) {
   const long iterations = bench_arg(argc, argv, 1, 100000);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const long warmup = iterations / 10 + 1;
-  int64_t start = 0, cpu_start = 0;
+  const long warmup = bench_warmup(iterations);
+  bench_lap lap = {0, 0};
   MPI_Status status;
   for (long i = 0; i < warmup + iterations; ++i) {
     if (i == warmup) {
-      start = bench_now_ns();
-      cpu_start = bench_cpu_ns();
+      lap = bench_lap_start();
     }
     /* A 0-byte standard send to oneself completes eagerly, before its receive. */
     MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF);
     MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &status);
   }
-  const int64_t elapsed = bench_now_ns() - start;
-  const int64_t cpu = bench_cpu_ns() - cpu_start;
+  lap = bench_lap_stop(lap);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0)
-    printf("bench self_sendrecv iterations %ld calls_per_rank %ld ns_per_call %.1f cpu_ns_per_call %.1f\n", iterations,
-           2 * (warmup + iterations), (double)elapsed / (2.0 * (double)iterations),
-           (double)cpu / (2.0 * (double)iterations));
+    bench_report("self_sendrecv", iterations, 2 * (warmup + iterations), lap, 2.0 * (double)iterations);
   MPI_Finalize();
   return 0;
 }

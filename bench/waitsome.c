@@ -18,15 +18,14 @@ int main(int argc, char** argv) {
   const long iterations = bench_arg(argc, argv, 1, 100000);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const long warmup = iterations / 10 + 1;
-  int64_t start = 0, cpu_start = 0;
+  const long warmup = bench_warmup(iterations);
+  bench_lap lap = {0, 0};
   long calls = 0, calls_at_start = 0;
   MPI_Request r[2];
   int indices[2], outcount = 0, index = 0;
   for (long i = 0; i < warmup + iterations; ++i) {
     if (i == warmup) {
-      start = bench_now_ns();
-      cpu_start = bench_cpu_ns();
+      lap = bench_lap_start();
       calls_at_start = calls;
     }
     MPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &r[0]);
@@ -40,13 +39,10 @@ int main(int argc, char** argv) {
       calls += 2;
     }
   }
-  const int64_t elapsed = bench_now_ns() - start;
-  const int64_t cpu = bench_cpu_ns() - cpu_start;
-  const double n = (double)(calls - calls_at_start);
+  lap = bench_lap_stop(lap);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0)
-    printf("bench waitsome iterations %ld calls_per_rank %ld ns_per_call %.1f cpu_ns_per_call %.1f\n", iterations, calls,
-           (double)elapsed / n, (double)cpu / n);
+    bench_report("waitsome", iterations, calls, lap, (double)(calls - calls_at_start));
   MPI_Finalize();
   return 0;
 }
