@@ -125,6 +125,21 @@ class Throwing final : public an::Check {
   };
 };
 
+// Check that `check` alone gives `findings` findings on `dir`, and the same
+// result when its passes ran elsewhere (saved, sent and loaded:
+// Check::saves_passes).
+void check_travels(const std::filesystem::path& dir, const std::string& check, std::size_t findings) {
+  an::Options options;
+  options.threads = 2;
+  options.check_errors = an::CheckErrors::report;
+  options.checks = {check};
+  options.alignment = an::Alignment::strict;  // collective-misaligned runs
+  const an::Result here = an::analyze(dir, options);
+  CHECK(here.failures.empty());
+  CHECK(smtrace::test::count_kind(here, check) == findings);
+  check_same(here, analyze_elsewhere(dir, options));
+}
+
 }  // namespace
 
 TEST_SUITE_BEGIN("analyzer");
@@ -265,6 +280,29 @@ TEST_CASE("analyzer::run_saved_passes::cuda-mpi-race's records and figures trave
   CHECK(smtrace::test::count_kind(here, "cuda-mpi-race") == 2);
   CHECK(here.stats.at("cuda_mpi_race_device_accesses") > 0);
   check_same(here, analyze_elsewhere(dir, options));
+}
+
+TEST_CASE("analyzer::run_saved_passes::epoch-lifecycle's problems and syncs travel") {
+  // Rank 0 puts after a fence, then fences with NOPRECEDE (rank 1 does not:
+  // the members disagree) and posts an exposure epoch no start pairs with;
+  // rank 1 unlocks what it never locked. The put's buffers also differ in
+  // type (type-mismatch's RMA half, from the same passes).
+  std::vector<smtrace::test::JsonRank> ranks(2);
+  const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+  ranks[0].events = {R"({"call": "INIT"})", create, R"({"call": "WIN_FENCE", "window": 1})",
+                     R"({"call": "PUT", "window": 1, "peer": 1, "count": "1", "datatype": 7, "targetCount": "1",)"
+                     R"( "targetDatatype": 14})",
+                     R"({"call": "WIN_FENCE", "window": 1, "assertFlags": 8})",
+                     R"({"call": "WIN_POST", "window": 1, "group": 2})", R"({"call": "WIN_WAIT", "window": 1})",
+                     R"({"call": "FINALIZE"})"};
+  ranks[0].comms = R"({"id": 2, "worldRanks": [1], "isGroup": true})";
+  ranks[1].events = {R"({"call": "INIT"})", create, R"({"call": "WIN_FENCE", "window": 1})",
+                     R"({"call": "WIN_FENCE", "window": 1})", R"({"call": "WIN_UNLOCK", "window": 1, "peer": 0})",
+                     R"({"call": "FINALIZE"})"};
+  const auto dir = smtrace::test::write_json_trace("saved-epochs", ranks);
+  // noprecede, fence asserts, pscw pairs, unlock without lock.
+  check_travels(dir, "epoch-lifecycle", 4);
+  check_travels(dir, "type-mismatch", 1);
 }
 
 TEST_SUITE_END();
