@@ -305,4 +305,33 @@ TEST_CASE("analyzer::run_saved_passes::epoch-lifecycle's problems and syncs trav
   check_travels(dir, "type-mismatch", 1);
 }
 
+TEST_CASE("analyzer::run_saved_passes::the collective checks' records travel") {
+  // MPI_COMM_WORLD: a Bcast with different roots, then an Alltoallv whose
+  // counts differ (arrays), called from different lines (sites); a split
+  // communicator of ranks 1 and 2 whose Barriers are reached through
+  // different call paths (stacks).
+  std::vector<smtrace::test::JsonRank> ranks(3);
+  for (uint32_t r = 0; r < 3; ++r) {
+    const std::string root = r == 2 ? "1" : "0";
+    const std::string n = std::to_string(r + 1);
+    ranks[r].events = {R"({"call": "INIT"})",
+                       R"({"call": "BCAST", "comm": 0, "peer": )" + root + R"(, "count": "1", "datatype": 7})",
+                       R"({"call": "ALLTOALLV", "comm": 0, "counts": [")" + n + R"(", "1", "1"], "datatypes": [7],)"
+                       R"( "recvCounts": ["1", "1", "1"], "recvDatatypes": [7]})",
+                       R"({"call": "COMM_SPLIT", "comm": 0, "newComm": 5, "color": 1})",
+                       R"({"call": "BARRIER", "comm": 5, "stack": [)" + n + R"(]})", R"({"call": "FINALIZE"})"};
+    ranks[r].comms = r == 0 ? R"({"id": 5, "worldRanks": [0], "parent": 0})"
+                            : R"({"id": 5, "worldRanks": [1, 2], "parent": 0})";
+  }
+  const auto dir = smtrace::test::write_json_trace("saved-collectives", ranks);
+  an::Options options;
+  options.checks = {"collective-mismatch", "collective-misaligned"};
+  options.alignment = an::Alignment::strict;
+  const an::Result here = an::analyze(dir, options);
+  CHECK(smtrace::test::count_kind(here, "collective-mismatch") >= 1);
+  CHECK(smtrace::test::count_kind(here, "collective-misaligned") >= 1);
+  check_travels(dir, "collective-mismatch", smtrace::test::count_kind(here, "collective-mismatch"));
+  check_travels(dir, "collective-misaligned", smtrace::test::count_kind(here, "collective-misaligned"));
+}
+
 TEST_SUITE_END();
