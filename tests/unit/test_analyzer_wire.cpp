@@ -334,4 +334,17 @@ TEST_CASE("analyzer::run_saved_passes::the collective checks' records travel") {
   check_travels(dir, "collective-misaligned", smtrace::test::count_kind(here, "collective-misaligned"));
 }
 
+TEST_CASE("analyzer::run_saved_passes::abnormal-termination's last calls travel") {
+  // Rank 0 calls MPI_Abort; rank 1 is stopped by SIGTERM inside a receive;
+  // rank 2 leaves no end record after a send.
+  std::vector<smtrace::test::JsonRank> ranks(3);
+  ranks[0].events = {R"({"call": "INIT"})", R"({"call": "ABORT", "comm": 0, "count": "3"})"};
+  ranks[0].end = R"({"kind": "ABORTED"})";
+  ranks[1].events = {R"({"call": "INIT"})", R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 0, "pending": true})"};
+  ranks[1].end = R"({"kind": "SIGNAL", "signal": 15})";
+  ranks[2].events = {R"({"call": "INIT"})", R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 0})"};
+  ranks[2].end = "";
+  check_travels(smtrace::test::write_json_trace("saved-ends", ranks), "abnormal-termination", 1);
+}
+
 TEST_SUITE_END();
