@@ -120,11 +120,12 @@ class Check {
   // values only (no timings).
   virtual void stats(std::map<std::string, uint64_t>& out) const { (void)out; }
   // Return true when the check's rank passes may run on another process
-  // than its finish() (smtrace-mpi: where the rank file is read): finish()
-  // reads of rank r only passes[r] and rank r's RankData, never matching,
-  // happens-before, communicator identity across ranks or another rank's
-  // pass; and the pass's state after end() survives save_pass and load_pass.
-  // finish() may still combine the ranks (group findings, count, cap).
+  // than its finish() (smtrace-mpi: where the rank file is read): the pass
+  // reads only its rank's events and RankData (as every pass does), and
+  // what finish() reads of it after end() survives save_pass and load_pass.
+  // finish() may still read the whole Context on its own process (matching,
+  // happens-before, the comm table, every rank's RankData) and combine the
+  // ranks (pair them, group findings, count, cap).
   virtual bool saves_passes() const { return false; }
   // Append the state of `pass` (this check's, after its end()) to `out`.
   virtual void save_pass(const RankPass& pass, WireWriter& out) const {

@@ -28,6 +28,7 @@
 #include <fmt/core.h>
 
 #include "analyzer/checks/checks.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -42,6 +43,7 @@ struct CallSeen {
   format::Call call = format::Call::unspecified;
   uint32_t site = 0;
   int64_t count = 0;  // MPI_Abort's error code
+  CallSeen() = default;
   explicit CallSeen(const Event& e) : seq(e.seq), call(e.call), site(e.site), count(e.count) {}
 };
 
@@ -62,6 +64,24 @@ class Pass final : public RankPass {
     else calls.last.emplace(e);
   }
   LastCalls calls;
+
+  // Check::saves_passes: `calls` where the pass ran, and back into a pass elsewhere.
+  void save(WireWriter& out) const {
+    out.optional(calls.last, k_code);
+    out.optional(calls.pending, k_code);
+  }
+  void load(WireReader& in) {
+    in.optional(calls.last, k_code);
+    in.optional(calls.pending, k_code);
+  }
+
+ private:
+  static constexpr auto k_code = [](auto& c, auto& seen) {
+    c(seen.seq);
+    c(seen.call);
+    c(seen.site);
+    c(seen.count);
+  };
 };
 
 class AbnormalTermination final : public Check {
@@ -72,6 +92,14 @@ class AbnormalTermination final : public Check {
     return "a rank aborted, crashed, exited without MPI_Finalize or was stopped before it finished";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
+  // finish() reads each rank's last calls and its RankData (how it ended).
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { dynamic_cast<const Pass&>(pass).save(out); }
+  std::unique_ptr<RankPass> load_pass(const RankData&, WireReader& in) const override {
+    auto pass = std::make_unique<Pass>();
+    pass->load(in);
+    return pass;
+  }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

@@ -36,6 +36,47 @@ void CollectivePass::event(const format::Event& e) {
   records.push_back(r);
 }
 
+namespace {
+
+constexpr auto k_code_values = [](auto& c, auto& value) { c(value); };
+constexpr auto k_code_record = [](auto& c, auto& r) {
+  c(r.seq);
+  c(r.count);
+  c(r.recv_count);
+  c(r.comm);
+  c(r.site);
+  c(r.op);
+  c(r.datatype);
+  c(r.recv_datatype);
+  c(r.arrays);
+  c(r.stack);
+  c(r.root);
+  c(r.call);
+  c(r.in_place);
+  c(r.pending);
+};
+constexpr auto k_code_arrays = [](auto& c, auto& a) {
+  c.list(a.counts, k_code_values);
+  c.list(a.recv_counts, k_code_values);
+  c.list(a.datatypes, k_code_values);
+  c.list(a.recv_datatypes, k_code_values);
+};
+constexpr auto k_code_stack = [](auto& c, auto& stack) { c.list(stack, k_code_values); };
+
+}  // namespace
+
+void CollectivePass::save(WireWriter& out) const {
+  out.list(records, k_code_record);
+  out.list(arrays, k_code_arrays);
+  out.list(stacks, k_code_stack);
+}
+
+void CollectivePass::load(WireReader& in) {
+  in.list(records, k_code_record);
+  in.list(arrays, k_code_arrays);
+  in.list(stacks, k_code_stack);
+}
+
 std::vector<CommSequence> comm_sequences(const Context& context,
                                          const std::vector<std::unique_ptr<RankPass>>& passes) {
   const CommTable& table = context.comms();

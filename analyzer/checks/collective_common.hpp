@@ -13,6 +13,7 @@
 
 #include "analyzer/check.hpp"
 #include "analyzer/datatypes.hpp"
+#include "analyzer/wire.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::analyzer::checks {
@@ -52,6 +53,10 @@ class CollectivePass final : public RankPass {
  public:
   CollectivePass(KeepArrays arrays, KeepStacks stacks) : m_keep_arrays(arrays), m_keep_stacks(stacks) {}
   void event(const format::Event& event) override;
+  // Check::saves_passes: append records, arrays and stacks to `out`; read
+  // them back from `in` (into a pass made with the same KeepArrays and KeepStacks).
+  void save(WireWriter& out) const;
+  void load(WireReader& in);
 
   std::vector<CollRecord> records;
   std::vector<CollArrays> arrays;

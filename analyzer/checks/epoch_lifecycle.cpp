@@ -59,6 +59,16 @@ struct SyncRecord {
   EpochEffect effect = EpochEffect::none;
 };
 
+constexpr auto k_code_sync = [](auto& c, auto& s) {
+  c(s.window);
+  c(s.seq);
+  c(s.site);
+  c(s.call);
+  c.list(s.group, [](auto& cg, auto& rank) { cg(rank); });
+  c(s.asserts);
+  c(s.effect);
+};
+
 struct WindowState {
   uint32_t comm = 0;                        // rank-local communicator id
   bool fenced = false;                      // a fence without NOSUCCEED: RMA calls until the next fence are fine
@@ -329,6 +339,21 @@ class EpochLifecycle final : public Check {
            "MPI_Win_free with an open epoch";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+  // The passes check each rank's own order (problems) and keep its fences,
+  // posts and starts (syncs); finish() pairs those across ranks by window
+  // identity, which needs the whole comm table.
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override {
+    const auto& p = dynamic_cast<const Pass&>(pass);
+    save_problems(p.problems, out);
+    out.list(p.syncs, k_code_sync);
+  }
+  std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
+    auto pass = std::make_unique<Pass>(data);
+    pass->problems = load_problems(in);
+    in.list(pass->syncs, k_code_sync);
+    return pass;
+  }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

@@ -172,6 +172,13 @@ class TypeMismatch final : public Check {
   // (OTF2 records only message lengths) cannot tell a mismatch.
   format::ContentSet needs() const override { return format::content_bit(format::Content::type_signatures); }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+  // The passes collect the RMA calls' problems from their rank's own
+  // datatypes; the point-to-point half of finish() reads the replay.
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_problems<Pass>(pass, out); }
+  std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
+    return load_pass_problems<Pass>(data, in);
+  }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

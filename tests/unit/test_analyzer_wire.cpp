@@ -125,6 +125,21 @@ class Throwing final : public an::Check {
   };
 };
 
+// Check that `check` alone gives `findings` findings on `dir`, and the same
+// result when its passes ran elsewhere (saved, sent and loaded:
+// Check::saves_passes).
+void check_travels(const std::filesystem::path& dir, const std::string& check, std::size_t findings) {
+  an::Options options;
+  options.threads = 2;
+  options.check_errors = an::CheckErrors::report;
+  options.checks = {check};
+  options.alignment = an::Alignment::strict;  // collective-misaligned runs
+  const an::Result here = an::analyze(dir, options);
+  CHECK(here.failures.empty());
+  CHECK(smtrace::test::count_kind(here, check) == findings);
+  check_same(here, analyze_elsewhere(dir, options));
+}
+
 }  // namespace
 
 TEST_SUITE_BEGIN("analyzer");
@@ -265,6 +280,71 @@ TEST_CASE("analyzer::run_saved_passes::cuda-mpi-race's records and figures trave
   CHECK(smtrace::test::count_kind(here, "cuda-mpi-race") == 2);
   CHECK(here.stats.at("cuda_mpi_race_device_accesses") > 0);
   check_same(here, analyze_elsewhere(dir, options));
+}
+
+TEST_CASE("analyzer::run_saved_passes::epoch-lifecycle's problems and syncs travel") {
+  // Rank 0 puts after a fence, then fences with NOPRECEDE (rank 1 does not:
+  // the members disagree) and posts an exposure epoch no start pairs with;
+  // rank 1 unlocks what it never locked. The put's buffers also differ in
+  // type (type-mismatch's RMA half, from the same passes).
+  std::vector<smtrace::test::JsonRank> ranks(2);
+  const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+  ranks[0].events = {R"({"call": "INIT"})", create, R"({"call": "WIN_FENCE", "window": 1})",
+                     R"({"call": "PUT", "window": 1, "peer": 1, "count": "1", "datatype": 7, "targetCount": "1",)"
+                     R"( "targetDatatype": 14})",
+                     R"({"call": "WIN_FENCE", "window": 1, "assertFlags": 8})",
+                     R"({"call": "WIN_POST", "window": 1, "group": 2})", R"({"call": "WIN_WAIT", "window": 1})",
+                     R"({"call": "FINALIZE"})"};
+  ranks[0].comms = R"({"id": 2, "worldRanks": [1], "isGroup": true})";
+  ranks[1].events = {R"({"call": "INIT"})", create, R"({"call": "WIN_FENCE", "window": 1})",
+                     R"({"call": "WIN_FENCE", "window": 1})", R"({"call": "WIN_UNLOCK", "window": 1, "peer": 0})",
+                     R"({"call": "FINALIZE"})"};
+  const auto dir = smtrace::test::write_json_trace("saved-epochs", ranks);
+  // noprecede, fence asserts, pscw pairs, unlock without lock.
+  check_travels(dir, "epoch-lifecycle", 4);
+  check_travels(dir, "type-mismatch", 1);
+}
+
+TEST_CASE("analyzer::run_saved_passes::the collective checks' records travel") {
+  // MPI_COMM_WORLD: a Bcast with different roots, then an Alltoallv whose
+  // counts differ (arrays), called from different lines (sites); a split
+  // communicator of ranks 1 and 2 whose Barriers are reached through
+  // different call paths (stacks).
+  std::vector<smtrace::test::JsonRank> ranks(3);
+  for (uint32_t r = 0; r < 3; ++r) {
+    const std::string root = r == 2 ? "1" : "0";
+    const std::string n = std::to_string(r + 1);
+    ranks[r].events = {R"({"call": "INIT"})",
+                       R"({"call": "BCAST", "comm": 0, "peer": )" + root + R"(, "count": "1", "datatype": 7})",
+                       R"({"call": "ALLTOALLV", "comm": 0, "counts": [")" + n + R"(", "1", "1"], "datatypes": [7],)"
+                       R"( "recvCounts": ["1", "1", "1"], "recvDatatypes": [7]})",
+                       R"({"call": "COMM_SPLIT", "comm": 0, "newComm": 5, "color": 1})",
+                       R"({"call": "BARRIER", "comm": 5, "stack": [)" + n + R"(]})", R"({"call": "FINALIZE"})"};
+    ranks[r].comms = r == 0 ? R"({"id": 5, "worldRanks": [0], "parent": 0})"
+                            : R"({"id": 5, "worldRanks": [1, 2], "parent": 0})";
+  }
+  const auto dir = smtrace::test::write_json_trace("saved-collectives", ranks);
+  an::Options options;
+  options.checks = {"collective-mismatch", "collective-misaligned"};
+  options.alignment = an::Alignment::strict;
+  const an::Result here = an::analyze(dir, options);
+  CHECK(smtrace::test::count_kind(here, "collective-mismatch") >= 1);
+  CHECK(smtrace::test::count_kind(here, "collective-misaligned") >= 1);
+  check_travels(dir, "collective-mismatch", smtrace::test::count_kind(here, "collective-mismatch"));
+  check_travels(dir, "collective-misaligned", smtrace::test::count_kind(here, "collective-misaligned"));
+}
+
+TEST_CASE("analyzer::run_saved_passes::abnormal-termination's last calls travel") {
+  // Rank 0 calls MPI_Abort; rank 1 is stopped by SIGTERM inside a receive;
+  // rank 2 leaves no end record after a send.
+  std::vector<smtrace::test::JsonRank> ranks(3);
+  ranks[0].events = {R"({"call": "INIT"})", R"({"call": "ABORT", "comm": 0, "count": "3"})"};
+  ranks[0].end = R"({"kind": "ABORTED"})";
+  ranks[1].events = {R"({"call": "INIT"})", R"({"call": "RECV", "comm": 0, "peer": 0, "tag": 0, "pending": true})"};
+  ranks[1].end = R"({"kind": "SIGNAL", "signal": 15})";
+  ranks[2].events = {R"({"call": "INIT"})", R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 0})"};
+  ranks[2].end = "";
+  check_travels(smtrace::test::write_json_trace("saved-ends", ranks), "abnormal-termination", 1);
 }
 
 TEST_SUITE_END();
