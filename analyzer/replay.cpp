@@ -316,7 +316,7 @@ class ReplayPass final : public RankPass {
     return find_payload(datatype, count);
   }
 
-  uint32_t find_payload(uint32_t datatype, int64_t count) {
+  [[gnu::noinline]] uint32_t find_payload(uint32_t datatype, int64_t count) {
     const Payload p{datatype, count};
     for (uint32_t i : m_recent)
       if (i != k_none && m.payloads[i] == p) return i;
