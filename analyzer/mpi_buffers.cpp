@@ -46,19 +46,29 @@ struct Memo {
 };
 thread_local Memo t_memo;
 
-const std::vector<format::Buffer>& raw_buffers(const format::Event& e, const RankData& data, Memo& memo) {
-  if (memo.scope == &e && memo.raw_event == &e && memo.raw_data == &data) return memo.raw;
-  const format::CallTraits& t = format::call_traits(e.call);
-  // Only rooted and sized layouts need the communicator.
-  const format::CommPlace place = t.role == format::Role::collective ? comm_place(data, e.comm) : format::CommPlace{};
+const format::CommPlace k_no_place{};
+
+// (Out of line: the memo's hits, most calls, stay a few instructions.)
+[[gnu::noinline]] const std::vector<format::Buffer>& compute_raw(const format::Event& e, const RankData& data,
+                                                                  Memo& memo) {
   memo.raw.clear();
-  format::call_buffers(e, place, memo.raw, format::NullBuffers::keep);
+  // Only rooted and sized layouts need the communicator.
+  if (format::call_traits(e.call).role == format::Role::collective) {
+    format::call_buffers(e, comm_place(data, e.comm), memo.raw, format::NullBuffers::keep);
+  } else {
+    format::call_buffers(e, k_no_place, memo.raw, format::NullBuffers::keep);
+  }
   memo.raw_event = memo.scope == &e ? &e : nullptr;
   memo.raw_data = &data;
   return memo.raw;
 }
 
-void compute(const format::Event& e, const RankData& data, Memo& memo) {
+const std::vector<format::Buffer>& raw_buffers(const format::Event& e, const RankData& data, Memo& memo) {
+  if (memo.scope == &e && memo.raw_event == &e && memo.raw_data == &data) return memo.raw;
+  return compute_raw(e, data, memo);
+}
+
+[[gnu::noinline]] void compute(const format::Event& e, const RankData& data, Memo& memo) {
   EventBuffers& out = memo.value;
   out.buffers.clear();
   out.pieces.clear();

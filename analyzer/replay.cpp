@@ -10,6 +10,7 @@
 
 #include <sys/mman.h>
 
+#include "analyzer/channel_table.hpp"
 #include "analyzer/comms.hpp"
 #include "analyzer/request_map.hpp"
 
@@ -121,7 +122,8 @@ class ReplayPass final : public RankPass {
     if (t.resource == format::Resource::message_free && matched_receive(e, t)) return;
     switch (t.role) {
       case Role::send: case Role::recv: {
-        P2POp op = base(e);
+        // Made in place: most events are sends and receives.
+        P2POp& op = push_base(e, payload(e.datatype, e.count));
         op.send = t.role == Role::send;
         if (!op.send && e.status.source) {
           op.status_source = *e.status.source;
@@ -129,7 +131,6 @@ class ReplayPass final : public RankPass {
         }
         const bool blocking = t.blocks;
         if (blocking && !e.pending) complete(op, e);
-        push(std::move(op), payload(e.datatype, e.count));
         if (!blocking && e.request) {
           m.active[e.request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
         }
@@ -217,6 +218,12 @@ class ReplayPass final : public RankPass {
  private:
   P2POp base(const Event& e) {
     P2POp op;
+    fill_base(op, e);
+    return op;
+  }
+
+  // Set what every op takes from its posting event on a new `op`.
+  static void fill_base(P2POp& op, const Event& e) {
     op.seq = e.seq;
     op.site = e.site;
     op.comm = e.comm;
@@ -225,7 +232,6 @@ class ReplayPass final : public RankPass {
     op.call = e.call;
     op.posted_pending = e.pending;
     op.mode = format::call_traits(e.call).mode;
-    return op;
   }
 
   // MPI_Mprobe, or an MPI_Improbe that found a message: the message is
@@ -303,9 +309,15 @@ class ReplayPass final : public RankPass {
   }
 
   uint32_t payload(uint32_t datatype, int64_t count) {
-    const Payload p{datatype, count};
     // Most programs post the same few payloads over and over: the last
-    // two found are tried before the hash map.
+    // two found are tried before the hash map (the last one here, inline).
+    const uint32_t last = m_recent[0];
+    if (last != k_none && m.payloads[last].datatype == datatype && m.payloads[last].count == count) return last;
+    return find_payload(datatype, count);
+  }
+
+  [[gnu::noinline]] uint32_t find_payload(uint32_t datatype, int64_t count) {
+    const Payload p{datatype, count};
     for (uint32_t i : m_recent)
       if (i != k_none && m.payloads[i] == p) return i;
     auto [it, fresh] = m.payload_index.try_emplace(p, static_cast<uint32_t>(m.payloads.size()));
@@ -318,6 +330,14 @@ class ReplayPass final : public RankPass {
   void push(P2POp op, uint32_t payload_index) {
     m.ops.push_back(std::move(op));
     m.op_payload.push_back(payload_index);
+  }
+
+  // Push base(e) and return it.
+  P2POp& push_base(const Event& e, uint32_t payload_index) {
+    P2POp& op = m.ops.emplace_back();
+    fill_base(op, e);
+    m.op_payload.push_back(payload_index);
+    return op;
   }
 
   static void complete(P2POp& op, const Event& e) {
@@ -344,7 +364,9 @@ class ReplayPass final : public RankPass {
     if (!found) return;
     const Active a = *found;
     m.active.erase(done.request);
-    if (auto p = m.persistent.find(done.request); p != m.persistent.end()) p->second.active = false;
+    if (!m.persistent.empty()) {  // (find in an empty std::unordered_map still hashes)
+      if (auto p = m.persistent.find(done.request); p != m.persistent.end()) p->second.active = false;
+    }
     if (a.kind == Outstanding::Kind::p2p) {
       P2POp& op = m.ops[a.index];
       if (op.done()) return;  // MPI_Request_get_status saw it complete
@@ -411,20 +433,12 @@ void Replay::replay(const Context& context) {
   m.ranks.resize(world_size);
   const CommTable& comms = context.comms();
 
-  // Sends by channel (comm, sender, receiver, tag), in the sender's order.
-  struct Channel {
-    uint32_t comm, from, to;
-    int32_t tag;
-    bool operator==(const Channel&) const = default;
-  };
-  struct ChannelHash {
-    std::size_t operator()(const Channel& c) const {
-      uint64_t h = (uint64_t{c.comm} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{c.from} << 21) ^
-                   (uint64_t{c.to} << 42) ^ static_cast<uint32_t>(c.tag) * 0xC2B2AE3D27D4EB4Full;
-      return static_cast<std::size_t>(h ^ (h >> 29));
-    }
-  };
-  std::unordered_map<Channel, std::deque<uint32_t>, ChannelHash> channels;
+  // Sends by channel (comm, sender, receiver, tag), in the sender's order:
+  // each channel's queue is its first and last send not yet received, and
+  // a queued send's match slot links it to the next (OpRef::index, its rank
+  // left k_none: not matched) until a receive takes it.
+  ChannelTable channels;
+  static_assert(ChannelTable::k_empty == k_none, "a queued send's link is an OpRef index");
   // Rank r's local communicator -> global index (k_no_comm when unknown),
   // remembered for the last communicator asked: most ops of a rank name
   // the one they named before.
@@ -442,7 +456,8 @@ void Replay::replay(const Context& context) {
   } global_of{comms};
   m.match.assign(world_size, {});
   for (uint32_t r = 0; r < world_size; ++r) {
-    m.match[r].assign(m.ranks[r].ops.size(), OpRef{});
+    auto& links = m.match[r];
+    links.assign(m.ranks[r].ops.size(), OpRef{});
     const auto& ops = m.ranks[r].ops;
     for (uint32_t i = 0; i < ops.size(); ++i) {
       const P2POp& op = ops[i];
@@ -452,7 +467,10 @@ void Replay::replay(const Context& context) {
       if (g == k_no_comm) continue;
       auto dest = comms.comm(g).peer(r, op.peer);
       if (!dest) continue;
-      channels[{g, r, *dest, op.tag}].push_back(i);
+      ChannelTable::Queue& q = channels[{g, r, *dest, op.tag}];
+      if (q.tail == ChannelTable::k_empty) q.head = i;
+      else links[q.tail].index = i;
+      q.tail = i;
     }
   }
   m.matches = 0;
@@ -474,15 +492,25 @@ void Replay::replay(const Context& context) {
       if (g == k_no_comm) continue;
       auto from = comms.comm(g).peer(r, source);
       if (!from) continue;
-      auto it = channels.find({g, *from, r, tag});
-      if (it == channels.end() || it->second.empty()) continue;
-      const uint32_t s = it->second.front();
-      it->second.pop_front();
+      ChannelTable::Queue* q = channels.find({g, *from, r, tag});
+      if (!q || q->head == ChannelTable::k_empty) continue;
+      const uint32_t s = q->head;
+      OpRef& sent = m.match[*from][s];
+      q->head = sent.index;  // k_none (k_empty) after the last
+      if (q->head == ChannelTable::k_empty) q->tail = ChannelTable::k_empty;
+      sent = OpRef{r, i};
       m.match[r][i] = OpRef{*from, s};
-      m.match[*from][s] = OpRef{r, i};
       ++m.matches;
     }
   }
+  // Sends no receive took: unlink them (no match).
+  channels.each([&](const ChannelKey& key, ChannelTable::Queue& q) {
+    for (uint32_t s = q.head; s != ChannelTable::k_empty;) {
+      OpRef& sent = m.match[key.from][s];
+      s = sent.index;
+      sent = OpRef{};
+    }
+  });
 
   // Collectives: the n-th call of each member on a communicator.
   m.instances.assign(comms.size(), {});

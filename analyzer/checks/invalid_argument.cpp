@@ -149,11 +149,7 @@ class Pass final : public RankPass {
         break;
       case Role::none: case Role::local_access: case Role::cuda: case Role::query: case Role::thread: break;
     }
-    if (!m_found && !e.pending && e.rc != 0) {
-      add("error code", fmt::format("the call failed with error code {}", e.rc), {},
-          {"MPI reported an error that smtrace cannot name from the recorded arguments"});
-      if (!problems.empty()) problems.back().generic = true;
-    }
+    if (!m_found && !e.pending && e.rc != 0) error_code(e);
     effects(e, t);
   }
 
@@ -161,6 +157,12 @@ class Pass final : public RankPass {
 
  private:
   // --- reporting
+
+  void error_code(const Event& e) {
+    add("error code", fmt::format("the call failed with error code {}", e.rc), {},
+        {"MPI reported an error that smtrace cannot name from the recorded arguments"});
+    if (!problems.empty()) problems.back().generic = true;
+  }
 
   void add(std::string problem, std::string message, std::optional<RawSite> related = {},
            std::vector<std::string> notes = {}) {
@@ -178,6 +180,13 @@ class Pass final : public RankPass {
   // --- handles
 
   void comm(uint32_t id) {
+    // Most calls: a communicator that is neither null nor invalid, on a
+    // rank that freed none (the table is not hashed into then).
+    if (id != format::k_null_id && id != format::k_invalid_id && m_freed_comms.empty()) return;
+    comm_rules(id);
+  }
+
+  void comm_rules(uint32_t id) {
     if (id == format::k_null_id) return add("null comm", "the communicator is MPI_COMM_NULL");
     if (id == format::k_invalid_id) return add("invalid comm", "the communicator is invalid (freed or never created)");
     if (auto it = m_freed_comms.find(id); it != m_freed_comms.end())
@@ -213,6 +222,12 @@ class Pass final : public RankPass {
   // or a constructor's old type: `for_data` is false there, where an
   // uncommitted type is fine).
   void datatype(uint32_t id, int64_t count, bool for_data) {
+    // A predefined datatype other than MPI_DATATYPE_NULL passes every rule.
+    if (id != k_type_null && id < format::k_first_derived_id) return;
+    datatype_rules(id, count, for_data);
+  }
+
+  void datatype_rules(uint32_t id, int64_t count, bool for_data) {
     if (lacks(format::Content::type_signatures)) return;
     if (id == k_type_null) {
       if (m_recorded && count > 0) add("null datatype", "the datatype is MPI_DATATYPE_NULL");
@@ -250,8 +265,12 @@ class Pass final : public RankPass {
     if (!value) return;
     const int32_t v = *value;
     // Most ranks: one of MPI_COMM_WORLD's (the wildcards and MPI_PROC_NULL,
-    // MPI_ROOT are negative), which every rule below lets pass.
+    // MPI_ROOT are negative), which every rule of rank_rules lets pass.
     if (v >= 0 && comm_id == format::k_comm_world && static_cast<uint64_t>(v) < m_data.header.world_size) return;
+    rank_rules(v, use, comm_id);
+  }
+
+  void rank_rules(int32_t v, RankUse use, uint32_t comm_id) {
     const bool has_comm = comm_id != format::k_null_id && comm_id != format::k_invalid_id;
     const format::CommPlace place = has_comm ? comm_place(m_data, comm_id) : format::CommPlace{};
     const char* what = use == RankUse::dest ? "destination" : use == RankUse::source ? "source"
@@ -295,6 +314,12 @@ class Pass final : public RankPass {
   void tag(const std::optional<int32_t>& value, bool receive) {
     if (!value) return;
     const int32_t v = *value;
+    // Most tags: in [0, MPI_TAG_UB].
+    if (v >= 0 && (!m_tag_ub || static_cast<uint64_t>(v) <= *m_tag_ub)) return;
+    tag_rules(v, receive);
+  }
+
+  void tag_rules(int32_t v, bool receive) {
     if (receive && v == format::k_any_tag) return;
     if (v < 0) {
       add("tag", fmt::format("tag {} is invalid: tags are 0 to MPI_TAG_UB{}", v,
@@ -464,7 +489,12 @@ class Pass final : public RankPass {
   }
 
   void used(uint64_t id) {
-    if (id == 0) return;
+    // Most requests: not MPI_REQUEST_NULL, not invalid, on a rank that freed none.
+    if (id == 0 || (id != format::k_invalid_request && m_freed_requests.empty())) return;
+    used_rules(id);
+  }
+
+  void used_rules(uint64_t id) {
     if (id == format::k_invalid_request)
       return add("invalid request", "the request is invalid (freed, completed, or never created)");
     if (m_freed_requests.empty()) return;  // most traces free no request
@@ -544,7 +574,11 @@ class Pass final : public RankPass {
   void effects(const Event& e, const format::CallTraits& t) {
     if (e.pending || e.rc != 0) return;
     // Calls with no handle resource (most events) make, commit and free none.
-    const format::HandleUse h = t.resource == format::Resource::none ? format::HandleUse{} : format::handle_use(e);
+    if (t.resource != format::Resource::none) handle_effects(e, format::handle_use(e));
+    if (t.request != format::RequestEffect::none) request_effects(e, t);
+  }
+
+  void handle_effects(const Event& e, const format::HandleUse& h) {
     switch (h.effect) {
       case format::HandleEffect::create:
         switch (h.kind) {
@@ -584,6 +618,9 @@ class Pass final : public RankPass {
       }
       case format::HandleEffect::attach: case format::HandleEffect::detach: case format::HandleEffect::none: break;
     }
+  }
+
+  void request_effects(const Event& e, const format::CallTraits& t) {
     switch (t.request) {
       // A request handle MPI hands out again after a free or a completion
       // names the new request: what was known of the old one goes.

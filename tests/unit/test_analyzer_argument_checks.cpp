@@ -256,6 +256,35 @@ TEST_CASE("analyzer::invalid-argument::handles") {
   }
 }
 
+TEST_CASE("analyzer::invalid-argument::each rule's common case, at its edges") {
+  // Each rule answers its common case before the rules themselves: a valid
+  // communicator on a rank that freed none, a rank of MPI_COMM_WORLD, a tag
+  // in [0, MPI_TAG_UB], a predefined datatype, a request on a rank that
+  // freed none. The values next to those must still be reported.
+  Builder t(2);
+  t.trace().ranks[0].header.tracer_version = "0.1.0";
+  t.trace().ranks[0].header.options["mpi.tag_ub"] = "100";
+  p2p(t, Call::Send, 0, 1, 0, 1, tf::k_first_derived_id - 1);  // the last predefined id: fine
+  p2p(t, Call::Send, 0, 1, 100);                               // tag MPI_TAG_UB: fine
+  p2p(t, Call::Send, 0, 1, 101);                               // seq 3
+  p2p(t, Call::Send, 0, 1, 0).comm = tf::k_invalid_id;         // seq 4
+  p2p(t, Call::Send, 0, 1, 0, 1, 0);                           // seq 5: MPI_DATATYPE_NULL
+  p2p(t, Call::Send, 0, 1, 0, 1, tf::k_invalid_id);            // seq 6
+  p2p(t, Call::Isend, 0, 1, 0).request = 7;
+  t.wait(7);
+  t.wait(tf::k_invalid_request);  // seq 9
+  const auto f = of_kind(t.run(k_ia), k_ia);
+  REQUIRE(f.size() == 5);
+  CHECK(f[0].message == "MPI_Send: tag 101 is above MPI_TAG_UB (100)");
+  CHECK(f[0].locations[0].event == an::EventRef{0, 3});
+  CHECK(f[1].message == "MPI_Send: the communicator is invalid (freed or never created)");
+  CHECK(f[1].locations[0].event == an::EventRef{0, 4});
+  CHECK(f[2].message == "MPI_Send: the datatype is MPI_DATATYPE_NULL");
+  CHECK(f[3].message == "MPI_Send: the datatype is invalid (freed or never created)");
+  CHECK(f[4].message == "MPI_Wait: the request is invalid (freed, completed, or never created)");
+  CHECK(f[4].locations[0].event == an::EventRef{0, 9});
+}
+
 TEST_CASE("analyzer::invalid-argument::ops and datatypes (MPI-3.1 section 5.9.2)") {
   SUBCASE("predefined ops on their classes") {
     CHECK(an::op_fits(k_sum, k_int, an::OpUse::reduction) == an::OpFit::fits);

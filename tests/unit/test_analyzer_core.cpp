@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -144,6 +145,94 @@ TEST_CASE("analyzer::Replay::requests outstanding at the end, sorted by request"
     got.push_back(o.request);
   }
   CHECK(got == want);
+}
+
+namespace {
+// Copies every operation's match out of the replay in finish().
+std::vector<std::vector<std::optional<smtrace::analyzer::OpRef>>> g_matched;
+class MatchCopy final : public smtrace::analyzer::Check {
+ public:
+  std::string_view name() const override { return "match-copy"; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "copies for the test"; }
+  void finish(const smtrace::analyzer::Context& context, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>&) override {
+    const auto& replay = context.replay();
+    g_matched.assign(replay.world_size(), {});
+    for (uint32_t r = 0; r < replay.world_size(); ++r)
+      for (uint32_t i = 0; i < replay.p2p(r).size(); ++i) g_matched[r].push_back(replay.matched({r, i}));
+  }
+};
+}  // namespace
+
+TEST_CASE("analyzer::Replay::matches as a search of each channel in the sender's order") {
+  // Four ranks send each other messages on a few tags (some never
+  // received, some receives never satisfied); every receive names its
+  // source and tag in its status. Each receive, in the receiver's order,
+  // must take the earliest send on its (sender, receiver, tag) that no
+  // earlier receive took, found here by a plain search.
+  constexpr uint32_t k_ranks = 4;
+  std::mt19937 rng(7);
+  struct Op {
+    bool send;
+    uint32_t peer;
+    int32_t tag;
+  };
+  std::vector<std::vector<Op>> ops(k_ranks);
+  std::vector<JsonRank> ranks(k_ranks);
+  for (auto& r : ranks) r.events = {k_init};
+  for (int n = 0; n < 400; ++n) {
+    const uint32_t from = rng() % k_ranks, to = rng() % k_ranks;
+    const int32_t tag = static_cast<int32_t>(rng() % 3);
+    const std::string env = R"("comm": 0, "peer": )";
+    if (rng() % 5 != 0) {
+      ops[from].push_back({true, to, tag});
+      ranks[from].events.push_back(R"({"call": "SEND", )" + env + std::to_string(to) + R"(, "tag": )" +
+                                   std::to_string(tag) + "}");
+    }
+    if (rng() % 5 != 0) {
+      // Posted with wildcards half the time: the status says which.
+      const bool any = rng() % 2 == 0;
+      ops[to].push_back({false, from, tag});
+      ranks[to].events.push_back(R"({"call": "RECV", )" + env + (any ? "-1" : std::to_string(from)) +
+                                 R"(, "tag": )" + (any ? "-1" : std::to_string(tag)) + R"(, "status": {"source": )" +
+                                 std::to_string(from) + R"(, "tag": )" + std::to_string(tag) + "}}");
+    }
+  }
+  for (auto& r : ranks) r.events.push_back(k_fin);
+  const auto dir = smtrace::test::write_json_trace("replay-channels", ranks);
+  smtrace::analyzer::Options options;
+  options.checks = {"match-copy"};
+  options.extra_checks.push_back([] { return std::make_unique<MatchCopy>(); });
+  g_matched.clear();
+  smtrace::analyzer::analyze(dir, options);
+  REQUIRE(g_matched.size() == k_ranks);
+
+  std::vector<std::vector<std::optional<smtrace::analyzer::OpRef>>> want(k_ranks);
+  for (uint32_t r = 0; r < k_ranks; ++r) want[r].assign(ops[r].size(), std::nullopt);
+  uint64_t matched = 0;
+  for (uint32_t r = 0; r < k_ranks; ++r) {
+    for (uint32_t i = 0; i < ops[r].size(); ++i) {
+      const Op& recv = ops[r][i];
+      if (recv.send) continue;
+      const auto& sender = ops[recv.peer];
+      for (uint32_t s = 0; s < sender.size(); ++s) {
+        if (!sender[s].send || sender[s].peer != r || sender[s].tag != recv.tag || want[recv.peer][s]) continue;
+        want[recv.peer][s] = smtrace::analyzer::OpRef{r, i};
+        want[r][i] = smtrace::analyzer::OpRef{recv.peer, s};
+        ++matched;
+        break;
+      }
+    }
+  }
+  CHECK(matched > 100);
+  for (uint32_t r = 0; r < k_ranks; ++r) {
+    REQUIRE(g_matched[r].size() == want[r].size());
+    for (uint32_t i = 0; i < want[r].size(); ++i) {
+      INFO("rank " << r << " op " << i);
+      CHECK(g_matched[r][i] == want[r][i]);
+    }
+  }
 }
 
 TEST_CASE("analyzer::HappensBefore::edges of sends and collectives") {
