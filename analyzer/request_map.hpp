@@ -1,10 +1,10 @@
-// What a check or the replay keeps per request id while the request is
-// pending. A trace holds millions of short-lived non-blocking operations:
-// this hash map keeps the nodes of erased entries (and the vectors inside their values)
-// for the next insertions instead of freeing and allocating them again.
-// Iteration order is that of the std::unordered_map underneath (a reused
-// node goes where a new one would). Thread safety: none (one per rank pass).
-// FlatRequestMap (below) is faster, for a pass that never iterates.
+// Tables by request id for the per-rank passes: a trace holds millions of
+// short-lived non-blocking operations, so a pass keeps what it needs per
+// pending request in one of these instead of a node-based hash map.
+// Neither has an iteration order a report may depend on: a pass that
+// reports from a scan of its table sorts what it collects by a key of its
+// own (request-leak by creation seq, local-concurrency and cuda-mpi-race by
+// posting order). Thread safety: none (one per rank pass).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,9 @@
 
 namespace smtrace::analyzer {
 
+// A hash map by request id that keeps the nodes of erased entries (and the
+// vectors inside their values) for the next insertions; iteration order is
+// that of the std::unordered_map underneath.
 // `T` must have a `reset(T&)` (found by argument-dependent lookup) that sets
 // a value to its defaults, keeping its vectors' storage.
 template <class T>
@@ -80,11 +83,8 @@ class RequestMap {
   std::vector<typename Map::node_type> m_spare;
 };
 
-// A table by request id for a pass whose results do not depend on the
-// order of its entries (it looks them up, or sorts what it collects by a
-// key that tells them apart): open addressing, linear probing, entries in
-// one array. `T` is a small copyable value; a new entry is `T{}`. Thread
-// safety: none (one per rank pass).
+// A table by request id of small values: open addressing, linear probing,
+// entries in one array. `T` is a small copyable value; a new entry is `T{}`.
 template <class T>
 class FlatRequestMap {
  public:
@@ -164,6 +164,69 @@ class FlatRequestMap {
   std::vector<Slot> m_slots;
   std::size_t m_mask = 0;
   std::size_t m_size = 0;
+};
+
+// A table by request id whose values hold vectors: the values stay in place
+// in one array (a reference is valid until its request is erased), found
+// through a FlatRequestMap of their places, and an erased request's place,
+// with its vectors' storage, goes to the next new request. `T` must have a
+// `reset(T&)` (found by argument-dependent lookup) that sets a value to its
+// defaults, keeping its vectors' storage.
+template <class T>
+class StableRequestMap {
+ public:
+  // Return the value of `request`, or nullptr.
+  T* find(uint64_t request) {
+    const uint32_t* place = m_index.find(request);
+    return place ? &m_values[*place - 1] : nullptr;
+  }
+  // Return the value of `request`, made (with its defaults) when missing.
+  T& operator[](uint64_t request) {
+    uint32_t& place = m_index[request];  // 1 + the index in m_values; 0: new
+    if (place != 0) return m_values[place - 1];
+    if (m_free.empty()) {
+      m_values.emplace_back();
+      m_used.push_back(1);
+      place = static_cast<uint32_t>(m_values.size());
+      return m_values.back();
+    }
+    const uint32_t i = m_free.back();
+    m_free.pop_back();
+    m_used[i] = 1;
+    place = i + 1;
+    reset(m_values[i]);
+    return m_values[i];
+  }
+  // Erase the entry of `request`, if any, keeping its value's storage.
+  void erase(uint64_t request) {
+    const uint32_t* place = m_index.find(request);
+    if (!place) return;
+    const uint32_t i = *place - 1;
+    m_index.erase(request);
+    m_used[i] = 0;
+    m_free.push_back(i);
+  }
+  std::size_t size() const { return m_index.size(); }
+  // Call f(value) for each entry, in no particular order (the same for the
+  // same insertions and erasures, whatever the ids).
+  template <class F>
+  void each(F&& f) {
+    for (std::size_t i = 0; i < m_values.size(); ++i)
+      if (m_used[i]) f(m_values[i]);
+  }
+  // Erase every entry (and the storage).
+  void clear() {
+    m_index.clear();
+    m_values.clear();
+    m_used.clear();
+    m_free.clear();
+  }
+
+ private:
+  FlatRequestMap<uint32_t> m_index;
+  std::vector<T> m_values;
+  std::vector<uint8_t> m_used;   // per place: 1 while a request holds it
+  std::vector<uint32_t> m_free;  // places to reuse, last freed first
 };
 
 }  // namespace smtrace::analyzer

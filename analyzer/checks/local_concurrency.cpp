@@ -39,7 +39,6 @@
 #include <span>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -88,6 +87,7 @@ struct PendingOp {
   uint64_t seq = 0;                    // posting event (the Start for persistent ones)
   uint32_t site = 0;
   Call post_call = Call::unspecified;  // Isend..., or Start/Startall
+  uint64_t order = 0;                  // when active: activations before it on the rank, + 1
   std::vector<Block> blocks;           // sorted, disjoint per mode
   std::vector<Conflict> conflicts;
   uint64_t free_seq = 0;               // Request_free while active
@@ -97,7 +97,7 @@ struct PendingOp {
   bool freed = false;
 };
 
-// Set `op` to a new operation's defaults, keeping its vectors' storage (RequestMap).
+// Set `op` to a new operation's defaults, keeping its vectors' storage (StableRequestMap).
 void reset(PendingOp& op) {
   std::vector<Block> blocks = std::move(op.blocks);
   std::vector<Conflict> conflicts = std::move(op.conflicts);
@@ -353,10 +353,16 @@ class Pass final : public RankPass {
     }
   }
 
-  // Move the conflicts of operations still pending into the records.
+  // Move the conflicts of operations still pending into the records, in
+  // the order the operations were posted (the cap and the deduplication
+  // keep the earliest).
   void end() override {
-    for (auto& [request, op] : m_ops)
-      if (op.active) retire(op, nullptr);
+    std::vector<PendingOp*> active;
+    m_ops.each([&](PendingOp& op) {
+      if (op.active) active.push_back(&op);
+    });
+    std::sort(active.begin(), active.end(), [](const PendingOp* a, const PendingOp* b) { return a->order < b->order; });
+    for (PendingOp* op : active) retire(*op, nullptr);
   }
 
   std::vector<Record> records;
@@ -388,11 +394,12 @@ class Pass final : public RankPass {
   }
 
   // Return the earliest-posted active operation that forbids an access of
-  // `mode` to some of [lo, hi); `writes`: it writes those bytes.
+  // `mode` to some of [lo, hi) (of a Startall's, the first in its array);
+  // `writes`: it writes those bytes.
   PendingOp* find_owner(uint64_t lo, uint64_t hi, Mode mode, bool& writes) {
     PendingOp* best = nullptr;
-    for (auto& [request, op] : m_ops) {
-      if (!op.active || (best && best->seq <= op.seq)) continue;
+    m_ops.each([&](PendingOp& op) {
+      if (!op.active || (best && best->order < op.order)) return;
       for (const Block& b : op.blocks) {
         if ((b.mode == Mode::write || mode == Mode::write) && overlaps(b, lo, hi)) {
           best = &op;
@@ -400,7 +407,7 @@ class Pass final : public RankPass {
           break;
         }
       }
-    }
+    });
     return best;
   }
 
@@ -434,9 +441,9 @@ class Pass final : public RankPass {
     lifetimes.push_back(std::move(l));
   }
   void end_lifetime(uint64_t request, const Event* done) {
-    auto it = m_lifetime.find(request);
-    if (it == m_lifetime.end()) return;
-    Lifetime& l = lifetimes[it->second];
+    const std::size_t* index = m_lifetime.find(request);
+    if (!index) return;
+    Lifetime& l = lifetimes[*index];
     if (done) {
       l.done = true;
       l.done_seq = done->seq;
@@ -445,7 +452,7 @@ class Pass final : public RankPass {
     } else {
       l.freed = true;
     }
-    m_lifetime.erase(it);
+    m_lifetime.erase(request);
   }
 
   void define_persistent(const Event& e) {
@@ -461,9 +468,9 @@ class Pass final : public RankPass {
   }
 
   void start(const Event& e, uint64_t request) {
-    auto it = m_ops.find(request);
-    if (it == m_ops.end() || !it->second.persistent || it->second.active) return;
-    PendingOp& op = it->second;
+    PendingOp* found = m_ops.find(request);
+    if (!found || !found->persistent || found->active) return;
+    PendingOp& op = *found;
     m_scratch.assign(op.blocks.begin(), op.blocks.end());
     access(e, format::call_traits(op.call).role == format::Role::recv);
     op.seq = e.seq;
@@ -476,6 +483,7 @@ class Pass final : public RankPass {
 
   void activate(PendingOp& op) {
     op.active = true;
+    op.order = ++m_activations;
     for (const Block& b : op.blocks) m_pending.add(b.lo, b.hi, b.mode);
   }
 
@@ -485,23 +493,23 @@ class Pass final : public RankPass {
   }
 
   void complete(const Event& e, uint64_t request) {
-    auto it = m_ops.find(request);
-    if (it == m_ops.end()) return;
-    PendingOp& op = it->second;
+    PendingOp* found = m_ops.find(request);
+    if (!found) return;
+    PendingOp& op = *found;
     if (op.active) {
       retire(op, &e);
       deactivate(op);
       end_lifetime(request, &e);
     }
-    if (!op.persistent) m_ops.erase(it);
+    if (!op.persistent) m_ops.erase(request);
   }
 
   void request_free(const Event& e) {
-    auto it = m_ops.find(e.request);
-    if (it == m_ops.end()) return;
-    PendingOp& op = it->second;
+    PendingOp* found = m_ops.find(e.request);
+    if (!found) return;
+    PendingOp& op = *found;
     if (!op.active) {
-      m_ops.erase(it);
+      m_ops.erase(e.request);
       return;
     }
     // The operation goes on; nothing in the trace says when it ends, so its
@@ -557,11 +565,12 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  RequestMap<PendingOp> m_ops;  // by request id
-  SegmentMap m_pending;                           // footprints of the active ops
-  std::vector<Block> m_scratch;                   // reused for each event
+  StableRequestMap<PendingOp> m_ops;  // by request id
+  uint64_t m_activations = 0;
+  SegmentMap m_pending;                // footprints of the active ops
+  std::vector<Block> m_scratch;        // reused for each event
   std::set<std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
-  std::unordered_map<uint64_t, std::size_t> m_lifetime;  // active request -> its lifetime
+  FlatRequestMap<std::size_t> m_lifetime;  // active request -> its lifetime
 };
 
 // Return the first bytes where access blocks `touch` (reading or writing)

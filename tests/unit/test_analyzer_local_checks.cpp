@@ -322,6 +322,71 @@ TEST_CASE("analyzer::LocalConcurrency::collectives_and_rma") {
   }
 }
 
+// Request ids for `n` operations, in posting order: consecutive, reversed,
+// and scattered 64-bit values (as handles are), so that a report that
+// followed a hash table's order of the ids would differ between them.
+std::vector<std::vector<uint64_t>> id_orders(std::size_t n) {
+  std::vector<std::vector<uint64_t>> out(3);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[0].push_back(i + 1);
+    out[1].push_back(n - i);
+    out[2].push_back(0x55d0'0000'0000 + ((i * 0x9e37) % 0x1'0000) * 0x40);
+  }
+  return out;
+}
+
+TEST_CASE("analyzer::LocalConcurrency::reports_follow_posting_order_not_request_ids") {
+  SUBCASE("more conflicts left at the end of the rank than are reported: the earliest posted") {
+    for (const auto& ids : id_orders(70)) {
+      CAPTURE(ids[0]);
+      Builder t;
+      for (uint64_t i = 0; i < 70; ++i) t.buf(Call::Irecv, 0x10000 + 0x100 * i, 4, k_int, ids[i]);  // seq 1..70
+      for (uint64_t i = 0; i < 70; ++i) t.annotate(Call::Annotate_read, 0x10000 + 0x100 * i, 4);
+      t.unfinalize();
+      const auto f = of_kind(t.run(k_lc), k_lc);
+      REQUIRE(f.size() == 64);
+      for (uint64_t i = 0; i < 64; ++i) CHECK(f[i].locations[0].event == an::EventRef{0, i + 1});
+      // The note goes with the last finding made.
+      CHECK(f[63].notes.back() == "6 more conflicts on rank 0 are not reported");
+    }
+  }
+  SUBCASE("one finding per pair of sites: the earliest-posted operation's") {
+    for (const auto& ids : id_orders(2)) {
+      CAPTURE(ids[0]);
+      Builder t;
+      t.buf(Call::Irecv, 0x1000, 4, k_int, ids[0]);                    // seq 1
+      const uint32_t post_site = t.trace().ranks[0].events.back().site;
+      t.buf(Call::Irecv, 0x2000, 4, k_int, ids[1]).site = post_site;   // seq 2: the same line (a loop)
+      t.annotate(Call::Annotate_read, 0x2000, 4);                       // seq 3
+      const uint32_t read_site = t.trace().ranks[0].events.back().site;
+      t.annotate(Call::Annotate_read, 0x1000, 4).site = read_site;     // seq 4: the same line
+      t.unfinalize();
+      const auto f = of_kind(t.run(k_lc), k_lc);
+      REQUIRE(f.size() == 1);
+      CHECK(f[0].locations[0].event == an::EventRef{0, 1});
+      CHECK(f[0].locations[1].event == an::EventRef{0, 4});
+    }
+  }
+  SUBCASE("operations started by one MPI_Startall: the first in its array owns a conflict with both") {
+    for (const auto& ids : id_orders(2)) {
+      CAPTURE(ids[0]);
+      Builder t;
+      t.buf(Call::Recv_init, 0x5000, 10, k_int, ids[0]);  // seq 1
+      t.buf(Call::Recv_init, 0x5000, 20, k_int, ids[1]);  // seq 2: more of the same buffer
+      t.add(Call::Startall).requests = ids;               // seq 3
+      t.annotate(Call::Annotate_read, 0x5000, 4);         // seq 4
+      t.complete(Call::Waitall, ids, ids);                // seq 5
+      const auto f = of_kind(t.run(k_lc), k_lc);
+      REQUIRE(f.size() == 2);
+      // Starting the second receive into the first's buffer; then the read, of both.
+      CHECK(f[0].message == "MPI_Recv_init's buffer [0x5000, +40) is also the receive buffer of MPI_Startall "
+                            "(rank 0:3) before MPI_Waitall completes it (rank 0:5)");
+      CHECK(f[1].message == "MPI_Recv_init's buffer [0x5000, +40) is read by smtrace_annotate_read (rank 0:4) "
+                            "before MPI_Waitall completes it (rank 0:5)");
+    }
+  }
+}
+
 TEST_CASE("analyzer::RequestLeak::leaks") {
   const std::string k = "request-leak";
   SUBCASE("never waited") {
