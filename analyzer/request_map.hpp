@@ -8,80 +8,10 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace smtrace::analyzer {
-
-// A hash map by request id that keeps the nodes of erased entries (and the
-// vectors inside their values) for the next insertions; iteration order is
-// that of the std::unordered_map underneath.
-// `T` must have a `reset(T&)` (found by argument-dependent lookup) that sets
-// a value to its defaults, keeping its vectors' storage.
-template <class T>
-class RequestMap {
- public:
-  using Map = std::unordered_map<uint64_t, T>;
-  using iterator = typename Map::iterator;
-  using const_iterator = typename Map::const_iterator;
-
-  RequestMap() = default;
-  // A copy has the entries, not the nodes kept.
-  RequestMap(const RequestMap& other) : m_map(other.m_map) {}
-  RequestMap& operator=(const RequestMap& other) {
-    if (this != &other) {
-      m_map = other.m_map;
-      m_spare.clear();
-    }
-    return *this;
-  }
-  RequestMap(RequestMap&&) noexcept = default;
-  RequestMap& operator=(RequestMap&&) noexcept = default;
-  ~RequestMap() = default;
-
-  // Return the value of `request`, made (with its defaults) when missing.
-  T& operator[](uint64_t request) {
-    if (m_spare.empty()) return m_map[request];
-    // One lookup: insert a kept node; when `request` is there already, the
-    // node goes back (the map is then as a find would have left it).
-    typename Map::node_type node = std::move(m_spare.back());
-    m_spare.pop_back();
-    node.key() = request;
-    auto placed = m_map.insert(std::move(node));
-    if (!placed.inserted) {
-      m_spare.push_back(std::move(placed.node));
-      return placed.position->second;
-    }
-    reset(placed.position->second);
-    return placed.position->second;
-  }
-  iterator find(uint64_t request) { return m_map.find(request); }
-  iterator begin() { return m_map.begin(); }
-  iterator end() { return m_map.end(); }
-  const_iterator begin() const { return m_map.begin(); }
-  const_iterator end() const { return m_map.end(); }
-  std::size_t size() const { return m_map.size(); }
-  // Erase the entry at `it`, keeping its node for a later insertion.
-  void erase(iterator it) {
-    if (m_spare.size() < k_max_spare) m_spare.push_back(m_map.extract(it));
-    else m_map.erase(it);
-  }
-  // Erase the entry of `request`, if any.
-  void erase(uint64_t request) {
-    if (auto it = m_map.find(request); it != m_map.end()) erase(it);
-  }
-  // Erase every entry (and the nodes kept).
-  void clear() {
-    m_map.clear();
-    m_spare.clear();
-  }
-
- private:
-  static constexpr std::size_t k_max_spare = 256;
-  Map m_map;
-  std::vector<typename Map::node_type> m_spare;
-};
 
 // A table by request id of small values: open addressing, linear probing,
 // entries in one array. `T` is a small copyable value; a new entry is `T{}`.
@@ -166,8 +96,8 @@ class FlatRequestMap {
   std::size_t m_size = 0;
 };
 
-// A table by request id whose values hold vectors: the values stay in place
-// in one array (a reference is valid until its request is erased), found
+// A table by request id whose values hold vectors: the values lie in one
+// array (a reference is valid until the next request is added), found
 // through a FlatRequestMap of their places, and an erased request's place,
 // with its vectors' storage, goes to the next new request. `T` must have a
 // `reset(T&)` (found by argument-dependent lookup) that sets a value to its
