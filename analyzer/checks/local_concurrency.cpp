@@ -158,9 +158,28 @@ Record record_of(Call op_call, Call post_call, uint64_t post_seq, uint32_t post_
 }
 
 // Disjoint segments of memory with the number of pending readers and writers.
+//
+// While every segment was added whole, meeting no other (buffers of the
+// pending operations disjoint: the common case) and there are few, they
+// are kept in a small unsorted vector and searched linearly; the first
+// add that meets a segment, or one too many, moves them into the ordered
+// map, which serves until it is empty again. The vector holds exactly the
+// segments the map would, and each operation below does to them what the
+// map's does, so results (the bytes a conflict names) are the same.
 class SegmentMap {
  public:
   void add(uint64_t lo, uint64_t hi, Mode mode) {
+    if (m_segs.empty()) {
+      if (lo < hi && m_few.size() < k_max_few &&
+          std::none_of(m_few.begin(), m_few.end(), [&](const Piece& p) { return p.lo < hi && lo < p.seg.end; })) {
+        Piece p{lo, Seg{hi, 0, 0}};
+        bump(p.seg, mode, +1);
+        m_few.push_back(p);
+        return;
+      }
+      for (const Piece& p : m_few) make(m_segs.lower_bound(p.lo), p.lo, p.seg);
+      m_few.clear();
+    }
     // Common case: [lo, hi) meets no segment; one search and one insertion
     // (what the general path below does then, without its searches).
     const auto after = m_segs.lower_bound(lo);
@@ -187,6 +206,21 @@ class SegmentMap {
   }
 
   void remove(uint64_t lo, uint64_t hi, Mode mode) {
+    if (!m_few.empty()) {
+      for (std::size_t i = 0; i < m_few.size();) {
+        Piece& p = m_few[i];
+        if (p.lo >= lo && p.lo < hi) {
+          bump(p.seg, mode, -1);
+          if (p.seg.readers == 0 && p.seg.writers == 0) {
+            p = m_few.back();
+            m_few.pop_back();
+            continue;
+          }
+        }
+        ++i;
+      }
+      return;
+    }
     for (auto it = m_segs.lower_bound(lo); it != m_segs.end() && it->first < hi;) {
       bump(it->second, mode, -1);
       it = (it->second.readers == 0 && it->second.writers == 0) ? drop(it) : std::next(it);
@@ -197,6 +231,18 @@ class SegmentMap {
   // touch, if any: pending receive buffers always, pending send buffers
   // for writes.
   std::optional<std::pair<uint64_t, uint64_t>> conflict(uint64_t lo, uint64_t hi, Mode mode) const {
+    if (!m_few.empty()) {
+      // The segments the map's loop visits: the one holding lo, those
+      // beginning in (lo, hi); of those forbidding the access, the lowest.
+      const Piece* first = nullptr;
+      for (const Piece& p : m_few) {
+        const bool visited = p.lo < hi && (p.lo > lo || p.seg.end > lo);
+        const bool forbids = p.seg.writers > 0 || (mode == Mode::write && p.seg.readers > 0);
+        if (visited && forbids && (!first || p.lo < first->lo)) first = &p;
+      }
+      if (!first) return std::nullopt;
+      return std::make_pair(std::max(lo, first->lo), std::min(hi, first->seg.end));
+    }
     auto it = m_segs.upper_bound(lo);
     if (it != m_segs.begin() && std::prev(it)->second.end > lo) --it;
     for (; it != m_segs.end() && it->first < hi; ++it) {
@@ -207,13 +253,17 @@ class SegmentMap {
     return std::nullopt;
   }
 
-  bool empty() const { return m_segs.empty(); }
+  bool empty() const { return m_segs.empty() && m_few.empty(); }
 
  private:
   struct Seg {
     uint64_t end;
     uint32_t readers;
     uint32_t writers;
+  };
+  struct Piece {
+    uint64_t lo;
+    Seg seg;
   };
 
   static void bump(Seg& s, Mode mode, int delta) {
@@ -253,7 +303,9 @@ class SegmentMap {
   }
 
   static constexpr std::size_t k_max_spare = 256;
-  Map m_segs;
+  static constexpr std::size_t k_max_few = 16;
+  Map m_segs;                  // empty while m_few serves
+  std::vector<Piece> m_few;
   std::vector<Map::node_type> m_spare;
 };
 

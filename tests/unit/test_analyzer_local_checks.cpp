@@ -1,6 +1,7 @@
 // local-concurrency, request-leak and resource-leak on small hand-written traces.
 #include <doctest/doctest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -384,6 +385,55 @@ TEST_CASE("analyzer::LocalConcurrency::reports_follow_posting_order_not_request_
       CHECK(f[1].message == "MPI_Recv_init's buffer [0x5000, +40) is read by smtrace_annotate_read (rank 0:4) "
                             "before MPI_Waitall completes it (rank 0:5)");
     }
+  }
+}
+
+TEST_CASE("analyzer::LocalConcurrency::findings_do_not_depend_on_other_pending_operations") {
+  // The pending buffers' segments live in a small vector while they are few
+  // and disjoint, else in an ordered map: random programs over one small
+  // region, run once with 20 other operations pending elsewhere all along
+  // (the map from the start) and once without (same seqs), find the same.
+  std::mt19937_64 random(5);
+  for (int program = 0; program < 200; ++program) {
+    CAPTURE(program);
+    std::vector<an::Finding> found[2];
+    const uint64_t seed = random();
+    for (int crowded = 0; crowded < 2; ++crowded) {
+      std::mt19937_64 pick(seed);
+      Builder t;
+      for (uint64_t i = 0; i < 20; ++i) {  // seq 1..20
+        if (crowded) t.buf(Call::Isend, 0x900000 + 0x100 * i, 4, k_int, 1000 + i);
+        else t.annotate(Call::Annotate_read, 0xa00000 + 0x100 * i, 4);
+      }
+      std::vector<uint64_t> pending;
+      for (uint64_t request = 1; request <= 40; ++request) {
+        const uint64_t addr = 0x1000 + 8 * (pick() % 16);
+        const int64_t count = 1 + static_cast<int64_t>(pick() % 6);
+        switch (pick() % 5) {
+          case 0: t.buf(Call::Irecv, addr, count, k_int, request); pending.push_back(request); break;
+          case 1: t.buf(Call::Isend, addr, count, k_int, request); pending.push_back(request); break;
+          case 2: t.annotate(Call::Annotate_read, addr, 4 * static_cast<uint64_t>(count)); break;
+          case 3: t.annotate(Call::Annotate_write, addr, 4 * static_cast<uint64_t>(count)); break;
+          default:
+            if (pending.empty()) {
+              t.annotate(Call::Annotate_read, 0xb00000, 4);
+            } else {
+              const std::size_t k = pick() % pending.size();
+              t.wait(pending[k]);
+              pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+            }
+        }
+      }
+      if (crowded) {
+        std::vector<uint64_t> others;
+        for (uint64_t i = 0; i < 20; ++i) others.push_back(1000 + i);
+        t.complete(Call::Waitall, others, others);
+      } else {
+        t.annotate(Call::Annotate_read, 0xb00000, 4);
+      }
+      found[crowded] = of_kind(t.run(k_lc), k_lc);
+    }
+    CHECK(found[0] == found[1]);
   }
 }
 
