@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -38,13 +39,16 @@ class FlatRequestMap {
     return m_slots[i].value;
   }
   // Erase the entry of `request`, if any.
-  void erase(uint64_t request) {
-    if (m_size == 0) return;
+  void erase(uint64_t request) { extract(request); }
+  // Erase the entry of `request` and return its value; nullopt when missing.
+  std::optional<T> extract(uint64_t request) {
+    if (m_size == 0) return std::nullopt;
     std::size_t i = slot_of(request);
     for (;; i = (i + 1) & m_mask) {
-      if (!m_slots[i].used) return;
+      if (!m_slots[i].used) return std::nullopt;
       if (m_slots[i].key == request) break;
     }
+    std::optional<T> value(std::move(m_slots[i].value));
     // Close the gap: move back each later entry of the run whose home
     // slot is not between the gap and it (backward-shift deletion).
     for (std::size_t j = (i + 1) & m_mask; m_slots[j].used; j = (j + 1) & m_mask) {
@@ -56,6 +60,7 @@ class FlatRequestMap {
     }
     m_slots[i].used = false;
     --m_size;
+    return value;
   }
   std::size_t size() const { return m_size; }
   // Call f(request, value) for each entry, in no particular order.
@@ -129,10 +134,9 @@ class StableRequestMap {
   }
   // Erase the entry of `request`, if any, keeping its value's storage.
   void erase(uint64_t request) {
-    const uint32_t* place = m_index.find(request);
+    const std::optional<uint32_t> place = m_index.extract(request);
     if (!place) return;
     const uint32_t i = *place - 1;
-    m_index.erase(request);
     m_used[i] = 0;
     m_free.push_back(i);
   }

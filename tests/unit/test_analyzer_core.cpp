@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -576,10 +577,17 @@ TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
           plain[request] = step;
           break;
         }
-        case 2: case 3:
+        case 2:
           map.erase(request);
           plain.erase(request);
           break;
+        case 3: {
+          const std::optional<Value> v = map.extract(request);
+          REQUIRE(v.has_value() == (plain.count(request) != 0));
+          if (v) CHECK(v->seq == plain[request]);
+          plain.erase(request);
+          break;
+        }
         default: {
           const Value* v = map.find(request);
           REQUIRE((v != nullptr) == (plain.count(request) != 0));
