@@ -121,9 +121,11 @@ class Check {
   virtual void stats(std::map<std::string, uint64_t>& out) const { (void)out; }
   // Return true when the check's rank passes may run on another process
   // than its finish() (smtrace-mpi: where the rank file is read): finish()
-  // reads of rank r only passes[r] and rank r's RankData, never matching,
-  // happens-before, communicator identity across ranks or another rank's
-  // pass; and the pass's state after end() survives save_pass and load_pass.
+  // reads of rank r only passes[r] and rank r's RankData, never
+  // communicator identity across ranks or another rank's pass (matching and
+  // happens-before it may read: the process that runs finish() replays
+  // every rank's events); and the pass's state after end() survives
+  // save_pass and load_pass.
   // finish() may still combine the ranks (group findings, count, cap).
   virtual bool saves_passes() const { return false; }
   // Append the state of `pass` (this check's, after its end()) to `out`.

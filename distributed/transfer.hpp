@@ -11,7 +11,8 @@
 //
 // The readers also run, on the ranks they read, the passes of the checks
 // whose passes can travel (analyzer::Check::saves_passes: request-leak,
-// resource-leak, invalid-argument, thread-level, cuda-mpi-race) and send
+// resource-leak, invalid-argument, thread-level, cuda-mpi-race,
+// local-concurrency) and send
 // their state after the rank's records; process 0 runs every other pass, the
 // replay and every check's finish().
 //

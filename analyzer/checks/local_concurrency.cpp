@@ -50,6 +50,7 @@
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/replay.hpp"
 #include "analyzer/request_map.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -642,6 +643,57 @@ std::optional<std::pair<uint64_t, uint64_t>> clash(const std::vector<Block>& tou
 
 std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
 
+// The coding of a pass's results (after end()), for WireWriter and WireReader alike.
+template <class Coder, class P>
+void code_pass(Coder& c, P& p) {
+  auto blocks = [](auto& cb, auto& b) {
+    cb(b.lo);
+    cb(b.hi);
+    cb(b.mode);
+  };
+  c.list(p.records, [](auto& cr, auto& r) {
+    cr(r.op_call);
+    cr(r.post_call);
+    cr(r.post_seq);
+    cr(r.post_site);
+    cr(r.op_lo);
+    cr(r.op_hi);
+    cr(r.conflict.seq);
+    cr(r.conflict.site);
+    cr(r.conflict.call);
+    cr(r.conflict.access);
+    cr(r.conflict.receive_post);
+    cr(r.conflict.op_writes);
+    cr(r.conflict.lo);
+    cr(r.conflict.hi);
+    cr(r.done_call);
+    cr(r.done_seq);
+    cr(r.done_site);
+    cr(r.freed);
+  });
+  c(p.suppressed);
+  c.list(p.touches, [&](auto& ct, auto& t) {
+    ct(t.seq);
+    ct(t.site);
+    ct(t.call);
+    ct(t.receive_post);
+    ct.list(t.blocks, blocks);
+  });
+  c.list(p.lifetimes, [&](auto& cl, auto& l) {
+    cl(l.op_call);
+    cl(l.post_call);
+    cl(l.done_call);
+    cl(l.post_seq);
+    cl(l.done_seq);
+    cl(l.post_site);
+    cl(l.done_site);
+    cl(l.done);
+    cl(l.freed);
+    cl.list(l.blocks, blocks);
+  });
+  c(p.lanes);
+}
+
 class LocalConcurrency final : public Check {
  public:
   std::string_view name() const override { return "local-concurrency"; }
@@ -652,6 +704,19 @@ class LocalConcurrency final : public Check {
     return "a buffer of a pending non-blocking operation is read or written before the operation completes";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+  // finish() reads each rank's records (and, where its threads are lanes,
+  // its accesses and lifetimes) and filters them with the replay and
+  // happens-before, which the process that runs it builds from every
+  // rank's events; the pass itself needs only its rank.
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override {
+    code_pass(out, dynamic_cast<const Pass&>(pass));
+  }
+  std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
+    auto p = std::make_unique<Pass>(data);
+    code_pass(in, *p);
+    return p;
+  }
 
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
