@@ -211,12 +211,17 @@ class SegmentMap {
       for (std::size_t i = 0; i < m_few.size();) {
         Piece& p = m_few[i];
         if (p.lo >= lo && p.lo < hi) {
+          // The pieces are disjoint: when this one is [lo, hi), no other
+          // begins inside it (the usual case: an operation's own block).
+          const bool whole = p.lo == lo && p.seg.end == hi;
           bump(p.seg, mode, -1);
           if (p.seg.readers == 0 && p.seg.writers == 0) {
             p = m_few.back();
             m_few.pop_back();
+            if (whole) return;
             continue;
           }
+          if (whole) return;
         }
         ++i;
       }
