@@ -1,90 +1,21 @@
-// What a check or the replay keeps per request id while the request is
-// pending. A trace holds millions of short-lived non-blocking operations:
-// this hash map keeps the nodes of erased entries (and the vectors inside their values)
-// for the next insertions instead of freeing and allocating them again.
-// Iteration order is that of the std::unordered_map underneath (a reused
-// node goes where a new one would). Thread safety: none (one per rank pass).
-// FlatRequestMap (below) is faster, for a pass that never iterates.
+// Tables by request id for the per-rank passes: a trace holds millions of
+// short-lived non-blocking operations, so a pass keeps what it needs per
+// pending request in one of these instead of a node-based hash map.
+// Neither has an iteration order a report may depend on: a pass that
+// reports from a scan of its table sorts what it collects by a key of its
+// own (request-leak by creation seq, local-concurrency and cuda-mpi-race by
+// posting order). Thread safety: none (one per rank pass).
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
+#include <optional>
 #include <utility>
 #include <vector>
 
 namespace smtrace::analyzer {
 
-// `T` must have a `reset(T&)` (found by argument-dependent lookup) that sets
-// a value to its defaults, keeping its vectors' storage.
-template <class T>
-class RequestMap {
- public:
-  using Map = std::unordered_map<uint64_t, T>;
-  using iterator = typename Map::iterator;
-  using const_iterator = typename Map::const_iterator;
-
-  RequestMap() = default;
-  // A copy has the entries, not the nodes kept.
-  RequestMap(const RequestMap& other) : m_map(other.m_map) {}
-  RequestMap& operator=(const RequestMap& other) {
-    if (this != &other) {
-      m_map = other.m_map;
-      m_spare.clear();
-    }
-    return *this;
-  }
-  RequestMap(RequestMap&&) noexcept = default;
-  RequestMap& operator=(RequestMap&&) noexcept = default;
-  ~RequestMap() = default;
-
-  // Return the value of `request`, made (with its defaults) when missing.
-  T& operator[](uint64_t request) {
-    if (m_spare.empty()) return m_map[request];
-    // One lookup: insert a kept node; when `request` is there already, the
-    // node goes back (the map is then as a find would have left it).
-    typename Map::node_type node = std::move(m_spare.back());
-    m_spare.pop_back();
-    node.key() = request;
-    auto placed = m_map.insert(std::move(node));
-    if (!placed.inserted) {
-      m_spare.push_back(std::move(placed.node));
-      return placed.position->second;
-    }
-    reset(placed.position->second);
-    return placed.position->second;
-  }
-  iterator find(uint64_t request) { return m_map.find(request); }
-  iterator begin() { return m_map.begin(); }
-  iterator end() { return m_map.end(); }
-  const_iterator begin() const { return m_map.begin(); }
-  const_iterator end() const { return m_map.end(); }
-  std::size_t size() const { return m_map.size(); }
-  // Erase the entry at `it`, keeping its node for a later insertion.
-  void erase(iterator it) {
-    if (m_spare.size() < k_max_spare) m_spare.push_back(m_map.extract(it));
-    else m_map.erase(it);
-  }
-  // Erase the entry of `request`, if any.
-  void erase(uint64_t request) {
-    if (auto it = m_map.find(request); it != m_map.end()) erase(it);
-  }
-  // Erase every entry (and the nodes kept).
-  void clear() {
-    m_map.clear();
-    m_spare.clear();
-  }
-
- private:
-  static constexpr std::size_t k_max_spare = 256;
-  Map m_map;
-  std::vector<typename Map::node_type> m_spare;
-};
-
-// A table by request id for a pass whose results do not depend on the
-// order of its entries (it looks them up, or sorts what it collects by a
-// key that tells them apart): open addressing, linear probing, entries in
-// one array. `T` is a small copyable value; a new entry is `T{}`. Thread
-// safety: none (one per rank pass).
+// A table by request id of small values: open addressing, linear probing,
+// entries in one array. `T` is a small copyable value; a new entry is `T{}`.
 template <class T>
 class FlatRequestMap {
  public:
@@ -108,13 +39,16 @@ class FlatRequestMap {
     return m_slots[i].value;
   }
   // Erase the entry of `request`, if any.
-  void erase(uint64_t request) {
-    if (m_size == 0) return;
+  void erase(uint64_t request) { extract(request); }
+  // Erase the entry of `request` and return its value; nullopt when missing.
+  std::optional<T> extract(uint64_t request) {
+    if (m_size == 0) return std::nullopt;
     std::size_t i = slot_of(request);
     for (;; i = (i + 1) & m_mask) {
-      if (!m_slots[i].used) return;
+      if (!m_slots[i].used) return std::nullopt;
       if (m_slots[i].key == request) break;
     }
+    std::optional<T> value(std::move(m_slots[i].value));
     // Close the gap: move back each later entry of the run whose home
     // slot is not between the gap and it (backward-shift deletion).
     for (std::size_t j = (i + 1) & m_mask; m_slots[j].used; j = (j + 1) & m_mask) {
@@ -126,6 +60,7 @@ class FlatRequestMap {
     }
     m_slots[i].used = false;
     --m_size;
+    return value;
   }
   std::size_t size() const { return m_size; }
   // Call f(request, value) for each entry, in no particular order.
@@ -164,6 +99,68 @@ class FlatRequestMap {
   std::vector<Slot> m_slots;
   std::size_t m_mask = 0;
   std::size_t m_size = 0;
+};
+
+// A table by request id whose values hold vectors: the values lie in one
+// array (a reference is valid until the next request is added), found
+// through a FlatRequestMap of their places, and an erased request's place,
+// with its vectors' storage, goes to the next new request. `T` must have a
+// `reset(T&)` (found by argument-dependent lookup) that sets a value to its
+// defaults, keeping its vectors' storage.
+template <class T>
+class StableRequestMap {
+ public:
+  // Return the value of `request`, or nullptr.
+  T* find(uint64_t request) {
+    const uint32_t* place = m_index.find(request);
+    return place ? &m_values[*place - 1] : nullptr;
+  }
+  // Return the value of `request`, made (with its defaults) when missing.
+  T& operator[](uint64_t request) {
+    uint32_t& place = m_index[request];  // 1 + the index in m_values; 0: new
+    if (place != 0) return m_values[place - 1];
+    if (m_free.empty()) {
+      m_values.emplace_back();
+      m_used.push_back(1);
+      place = static_cast<uint32_t>(m_values.size());
+      return m_values.back();
+    }
+    const uint32_t i = m_free.back();
+    m_free.pop_back();
+    m_used[i] = 1;
+    place = i + 1;
+    reset(m_values[i]);
+    return m_values[i];
+  }
+  // Erase the entry of `request`, if any, keeping its value's storage.
+  void erase(uint64_t request) {
+    const std::optional<uint32_t> place = m_index.extract(request);
+    if (!place) return;
+    const uint32_t i = *place - 1;
+    m_used[i] = 0;
+    m_free.push_back(i);
+  }
+  std::size_t size() const { return m_index.size(); }
+  // Call f(value) for each entry, in no particular order (the same for the
+  // same insertions and erasures, whatever the ids).
+  template <class F>
+  void each(F&& f) {
+    for (std::size_t i = 0; i < m_values.size(); ++i)
+      if (m_used[i]) f(m_values[i]);
+  }
+  // Erase every entry (and the storage).
+  void clear() {
+    m_index.clear();
+    m_values.clear();
+    m_used.clear();
+    m_free.clear();
+  }
+
+ private:
+  FlatRequestMap<uint32_t> m_index;
+  std::vector<T> m_values;
+  std::vector<uint8_t> m_used;   // per place: 1 while a request holds it
+  std::vector<uint32_t> m_free;  // places to reuse, last freed first
 };
 
 }  // namespace smtrace::analyzer

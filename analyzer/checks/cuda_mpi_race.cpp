@@ -28,7 +28,6 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -63,19 +62,27 @@ struct CudaUse {
 struct MpiOp {
   std::vector<CudaAccess> blocks;
   uint64_t seq = 0;
+  uint64_t order = 0;  // when active: activations before it on the rank, + 1
   uint32_t site = 0;
   Call call = Call::unspecified;
   bool active = false;
   bool persistent = false;
 };
 
-// Set `op` to a new operation's defaults, keeping its blocks' storage (RequestMap).
+// Set `op` to a new operation's defaults, keeping its blocks' storage (StableRequestMap).
 void reset(MpiOp& op) {
   std::vector<CudaAccess> blocks = std::move(op.blocks);
   blocks.clear();
   op = MpiOp{};
   op.blocks = std::move(blocks);
 }
+
+// A pending MPI operation whose `block` a CUDA access meets.
+struct Hit {
+  uint64_t order = 0;  // the operation's
+  const MpiOp* op = nullptr;
+  CudaAccess block;
+};
 
 struct Record {
   bool cuda_first = false;
@@ -114,8 +121,7 @@ class Pass final : public RankPass {
       case RequestEffect::free: {
         // The operation goes on with no completion in the trace: it stays
         // pending to the end.
-        auto it = m_ops.find(e.request);
-        if (it != m_ops.end()) it->second.persistent = false;
+        if (MpiOp* op = m_ops.find(e.request)) op->persistent = false;
         return;
       }
       case RequestEffect::query:  // MPI_Request_get_status: flag true, the operation is complete
@@ -125,9 +131,14 @@ class Pass final : public RankPass {
       case RequestEffect::cancel:
         break;
     }
+    const Kind kind = kind_of(e);
+    // With no stream work unfinished, the buffers of a call matter only to
+    // the operation it leaves pending, if any (against_stream_work would
+    // find nothing).
+    if (kind == Kind::none || (m_unfinished == 0 && (kind == Kind::blocking || e.request == 0))) return;
     m_blocks.clear();
-    const Kind kind = buffers(e);
-    if (kind == Kind::none || m_blocks.empty()) return;
+    buffers(e);
+    if (m_blocks.empty()) return;
     if (kind != Kind::define) against_stream_work(e, m_blocks);
     if (kind == Kind::blocking || e.request == 0) return;
     MpiOp& op = m_ops[e.request];
@@ -138,6 +149,7 @@ class Pass final : public RankPass {
     op.call = e.call;
     op.active = kind == Kind::post;
     op.persistent = kind == Kind::define;
+    if (op.active) op.order = ++m_activations;
   }
 
   std::vector<Record> records;
@@ -179,17 +191,24 @@ class Pass final : public RankPass {
     }
   }
 
-  // MPI, then CUDA: `use` meets the buffer of a pending MPI operation.
+  // MPI, then CUDA: `use` meets the buffers of pending MPI operations;
+  // their records go in the order the operations were posted (the cap and
+  // the deduplication keep the earliest).
   void against_pending_mpi(const CudaUse& use) {
-    for (const auto& [request, op] : m_ops) {
-      if (!op.active) continue;
+    if (m_ops.size() == 0) return;
+    m_hits.clear();
+    m_ops.each([&](const MpiOp& op) {
+      if (!op.active) return;
       for (const CudaAccess& b : op.blocks) {
         if (!conflict(b, use.access)) continue;
-        add(Record{false, use, label(use), op.seq, op.site, op.call, b.write, std::max(b.lo, use.access.lo),
-                   std::min(b.hi, use.access.hi)});
+        m_hits.push_back(Hit{op.order, &op, b});
         break;
       }
-    }
+    });
+    std::sort(m_hits.begin(), m_hits.end(), [](const Hit& a, const Hit& b) { return a.order < b.order; });
+    for (const Hit& h : m_hits)
+      add(Record{false, use, label(use), h.op->seq, h.op->site, h.op->call, h.block.write,
+                 std::max(h.block.lo, use.access.lo), std::min(h.block.hi, use.access.hi)});
   }
 
   // CUDA, then MPI: MPI call `e` starts using `blocks` while stream work on them may still run.
@@ -225,39 +244,28 @@ class Pass final : public RankPass {
   }
 
   void start(const Event& e, uint64_t request) {
-    auto it = m_ops.find(request);
-    if (it == m_ops.end() || !it->second.persistent || it->second.active) return;
-    against_stream_work(e, it->second.blocks);
-    it->second.active = true;
-    it->second.seq = e.seq;
-    it->second.site = e.site;
+    MpiOp* op = m_ops.find(request);
+    if (!op || !op->persistent || op->active) return;
+    against_stream_work(e, op->blocks);
+    op->active = true;
+    op->order = ++m_activations;
+    op->seq = e.seq;
+    op->site = e.site;
   }
 
   void complete(uint64_t request) {
-    auto it = m_ops.find(request);
-    if (it == m_ops.end()) return;
-    if (it->second.persistent) {
-      it->second.active = false;
+    MpiOp* op = m_ops.find(request);
+    if (!op) return;
+    if (op->persistent) {
+      op->active = false;
     } else {
-      m_ops.erase(it);
+      m_ops.erase(request);
     }
   }
 
-  // Put the buffers of MPI call `e` into m_blocks (hulls of their footprints);
-  // return how the call uses them.
-  Kind buffers(const Event& e) {
-    const format::CallTraits& t = format::call_traits(e.call);
-    const EventBuffers& buffers = event_buffers(e, m_data);
-    for (const BufferBytes& b : buffers.buffers) {
-      if (b.first == b.last) continue;
-      uint64_t lo = UINT64_MAX, hi = 0;
-      for (uint32_t i = b.first; i < b.last; ++i) {
-        lo = std::min(lo, buffers.pieces[i].lo);
-        hi = std::max(hi, hull_end(buffers.pieces[i]));
-      }
-      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, writes(b.buffer.access)});
-    }
-    switch (t.request) {
+  // Return how MPI call `e` uses its buffers.
+  static Kind kind_of(const Event& e) {
+    switch (format::call_traits(e.call).request) {
       case RequestEffect::create: return Kind::post;
       case RequestEffect::persistent: return Kind::define;
       case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
@@ -270,11 +278,27 @@ class Pass final : public RankPass {
     return Kind::none;
   }
 
+  // Put the buffers of MPI call `e` into m_blocks (hulls of their footprints).
+  void buffers(const Event& e) {
+    const EventBuffers& buffers = event_buffers(e, m_data);
+    for (const BufferBytes& b : buffers.buffers) {
+      if (b.first == b.last) continue;
+      uint64_t lo = UINT64_MAX, hi = 0;
+      for (uint32_t i = b.first; i < b.last; ++i) {
+        lo = std::min(lo, buffers.pieces[i].lo);
+        hi = std::max(hi, hull_end(buffers.pieces[i]));
+      }
+      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, writes(b.buffer.access)});
+    }
+  }
+
   const RankData& m_data;
   CudaStreams m_model;
   std::vector<std::deque<CudaUse>> m_work;         // per model stream: unfinished work, in issue order
   uint64_t m_unfinished = 0;
-  RequestMap<MpiOp> m_ops;                         // by request id
+  StableRequestMap<MpiOp> m_ops;                   // by request id
+  uint64_t m_activations = 0;
+  std::vector<Hit> m_hits;                         // scratch: against_pending_mpi's
   std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers
   std::set<std::tuple<uint32_t, uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
 };

@@ -39,7 +39,6 @@
 #include <span>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -51,6 +50,7 @@
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/replay.hpp"
 #include "analyzer/request_map.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -88,6 +88,7 @@ struct PendingOp {
   uint64_t seq = 0;                    // posting event (the Start for persistent ones)
   uint32_t site = 0;
   Call post_call = Call::unspecified;  // Isend..., or Start/Startall
+  uint64_t order = 0;                  // when active: activations before it on the rank, + 1
   std::vector<Block> blocks;           // sorted, disjoint per mode
   std::vector<Conflict> conflicts;
   uint64_t free_seq = 0;               // Request_free while active
@@ -97,7 +98,7 @@ struct PendingOp {
   bool freed = false;
 };
 
-// Set `op` to a new operation's defaults, keeping its vectors' storage (RequestMap).
+// Set `op` to a new operation's defaults, keeping its vectors' storage (StableRequestMap).
 void reset(PendingOp& op) {
   std::vector<Block> blocks = std::move(op.blocks);
   std::vector<Conflict> conflicts = std::move(op.conflicts);
@@ -158,9 +159,28 @@ Record record_of(Call op_call, Call post_call, uint64_t post_seq, uint32_t post_
 }
 
 // Disjoint segments of memory with the number of pending readers and writers.
+//
+// While every segment was added whole, meeting no other (buffers of the
+// pending operations disjoint: the common case) and there are few, they
+// are kept in a small unsorted vector and searched linearly; the first
+// add that meets a segment, or one too many, moves them into the ordered
+// map, which serves until it is empty again. The vector holds exactly the
+// segments the map would, and each operation below does to them what the
+// map's does, so results (the bytes a conflict names) are the same.
 class SegmentMap {
  public:
   void add(uint64_t lo, uint64_t hi, Mode mode) {
+    if (m_segs.empty()) {
+      if (lo < hi && m_few.size() < k_max_few &&
+          std::none_of(m_few.begin(), m_few.end(), [&](const Piece& p) { return p.lo < hi && lo < p.seg.end; })) {
+        Piece p{lo, Seg{hi, 0, 0}};
+        bump(p.seg, mode, +1);
+        m_few.push_back(p);
+        return;
+      }
+      for (const Piece& p : m_few) make(m_segs.lower_bound(p.lo), p.lo, p.seg);
+      m_few.clear();
+    }
     // Common case: [lo, hi) meets no segment; one search and one insertion
     // (what the general path below does then, without its searches).
     const auto after = m_segs.lower_bound(lo);
@@ -187,6 +207,26 @@ class SegmentMap {
   }
 
   void remove(uint64_t lo, uint64_t hi, Mode mode) {
+    if (!m_few.empty()) {
+      for (std::size_t i = 0; i < m_few.size();) {
+        Piece& p = m_few[i];
+        if (p.lo >= lo && p.lo < hi) {
+          // The pieces are disjoint: when this one is [lo, hi), no other
+          // begins inside it (the usual case: an operation's own block).
+          const bool whole = p.lo == lo && p.seg.end == hi;
+          bump(p.seg, mode, -1);
+          if (p.seg.readers == 0 && p.seg.writers == 0) {
+            p = m_few.back();
+            m_few.pop_back();
+            if (whole) return;
+            continue;
+          }
+          if (whole) return;
+        }
+        ++i;
+      }
+      return;
+    }
     for (auto it = m_segs.lower_bound(lo); it != m_segs.end() && it->first < hi;) {
       bump(it->second, mode, -1);
       it = (it->second.readers == 0 && it->second.writers == 0) ? drop(it) : std::next(it);
@@ -197,6 +237,18 @@ class SegmentMap {
   // touch, if any: pending receive buffers always, pending send buffers
   // for writes.
   std::optional<std::pair<uint64_t, uint64_t>> conflict(uint64_t lo, uint64_t hi, Mode mode) const {
+    if (!m_few.empty()) {
+      // The segments the map's loop visits: the one holding lo, those
+      // beginning in (lo, hi); of those forbidding the access, the lowest.
+      const Piece* first = nullptr;
+      for (const Piece& p : m_few) {
+        const bool visited = p.lo < hi && (p.lo > lo || p.seg.end > lo);
+        const bool forbids = p.seg.writers > 0 || (mode == Mode::write && p.seg.readers > 0);
+        if (visited && forbids && (!first || p.lo < first->lo)) first = &p;
+      }
+      if (!first) return std::nullopt;
+      return std::make_pair(std::max(lo, first->lo), std::min(hi, first->seg.end));
+    }
     auto it = m_segs.upper_bound(lo);
     if (it != m_segs.begin() && std::prev(it)->second.end > lo) --it;
     for (; it != m_segs.end() && it->first < hi; ++it) {
@@ -207,13 +259,17 @@ class SegmentMap {
     return std::nullopt;
   }
 
-  bool empty() const { return m_segs.empty(); }
+  bool empty() const { return m_segs.empty() && m_few.empty(); }
 
  private:
   struct Seg {
     uint64_t end;
     uint32_t readers;
     uint32_t writers;
+  };
+  struct Piece {
+    uint64_t lo;
+    Seg seg;
   };
 
   static void bump(Seg& s, Mode mode, int delta) {
@@ -253,7 +309,9 @@ class SegmentMap {
   }
 
   static constexpr std::size_t k_max_spare = 256;
-  Map m_segs;
+  static constexpr std::size_t k_max_few = 16;
+  Map m_segs;                  // empty while m_few serves
+  std::vector<Piece> m_few;
   std::vector<Map::node_type> m_spare;
 };
 
@@ -353,10 +411,16 @@ class Pass final : public RankPass {
     }
   }
 
-  // Move the conflicts of operations still pending into the records.
+  // Move the conflicts of operations still pending into the records, in
+  // the order the operations were posted (the cap and the deduplication
+  // keep the earliest).
   void end() override {
-    for (auto& [request, op] : m_ops)
-      if (op.active) retire(op, nullptr);
+    std::vector<PendingOp*> active;
+    m_ops.each([&](PendingOp& op) {
+      if (op.active) active.push_back(&op);
+    });
+    std::sort(active.begin(), active.end(), [](const PendingOp* a, const PendingOp* b) { return a->order < b->order; });
+    for (PendingOp* op : active) retire(*op, nullptr);
   }
 
   std::vector<Record> records;
@@ -388,11 +452,12 @@ class Pass final : public RankPass {
   }
 
   // Return the earliest-posted active operation that forbids an access of
-  // `mode` to some of [lo, hi); `writes`: it writes those bytes.
+  // `mode` to some of [lo, hi) (of a Startall's, the first in its array);
+  // `writes`: it writes those bytes.
   PendingOp* find_owner(uint64_t lo, uint64_t hi, Mode mode, bool& writes) {
     PendingOp* best = nullptr;
-    for (auto& [request, op] : m_ops) {
-      if (!op.active || (best && best->seq <= op.seq)) continue;
+    m_ops.each([&](PendingOp& op) {
+      if (!op.active || (best && best->order < op.order)) return;
       for (const Block& b : op.blocks) {
         if ((b.mode == Mode::write || mode == Mode::write) && overlaps(b, lo, hi)) {
           best = &op;
@@ -400,7 +465,7 @@ class Pass final : public RankPass {
           break;
         }
       }
-    }
+    });
     return best;
   }
 
@@ -434,9 +499,9 @@ class Pass final : public RankPass {
     lifetimes.push_back(std::move(l));
   }
   void end_lifetime(uint64_t request, const Event* done) {
-    auto it = m_lifetime.find(request);
-    if (it == m_lifetime.end()) return;
-    Lifetime& l = lifetimes[it->second];
+    const std::size_t* index = m_lifetime.find(request);
+    if (!index) return;
+    Lifetime& l = lifetimes[*index];
     if (done) {
       l.done = true;
       l.done_seq = done->seq;
@@ -445,7 +510,7 @@ class Pass final : public RankPass {
     } else {
       l.freed = true;
     }
-    m_lifetime.erase(it);
+    m_lifetime.erase(request);
   }
 
   void define_persistent(const Event& e) {
@@ -461,9 +526,9 @@ class Pass final : public RankPass {
   }
 
   void start(const Event& e, uint64_t request) {
-    auto it = m_ops.find(request);
-    if (it == m_ops.end() || !it->second.persistent || it->second.active) return;
-    PendingOp& op = it->second;
+    PendingOp* found = m_ops.find(request);
+    if (!found || !found->persistent || found->active) return;
+    PendingOp& op = *found;
     m_scratch.assign(op.blocks.begin(), op.blocks.end());
     access(e, format::call_traits(op.call).role == format::Role::recv);
     op.seq = e.seq;
@@ -476,6 +541,7 @@ class Pass final : public RankPass {
 
   void activate(PendingOp& op) {
     op.active = true;
+    op.order = ++m_activations;
     for (const Block& b : op.blocks) m_pending.add(b.lo, b.hi, b.mode);
   }
 
@@ -485,23 +551,23 @@ class Pass final : public RankPass {
   }
 
   void complete(const Event& e, uint64_t request) {
-    auto it = m_ops.find(request);
-    if (it == m_ops.end()) return;
-    PendingOp& op = it->second;
+    PendingOp* found = m_ops.find(request);
+    if (!found) return;
+    PendingOp& op = *found;
     if (op.active) {
       retire(op, &e);
       deactivate(op);
       end_lifetime(request, &e);
     }
-    if (!op.persistent) m_ops.erase(it);
+    if (!op.persistent) m_ops.erase(request);
   }
 
   void request_free(const Event& e) {
-    auto it = m_ops.find(e.request);
-    if (it == m_ops.end()) return;
-    PendingOp& op = it->second;
+    PendingOp* found = m_ops.find(e.request);
+    if (!found) return;
+    PendingOp& op = *found;
     if (!op.active) {
-      m_ops.erase(it);
+      m_ops.erase(e.request);
       return;
     }
     // The operation goes on; nothing in the trace says when it ends, so its
@@ -557,11 +623,12 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  RequestMap<PendingOp> m_ops;  // by request id
-  SegmentMap m_pending;                           // footprints of the active ops
-  std::vector<Block> m_scratch;                   // reused for each event
+  StableRequestMap<PendingOp> m_ops;  // by request id
+  uint64_t m_activations = 0;
+  SegmentMap m_pending;                // footprints of the active ops
+  std::vector<Block> m_scratch;        // reused for each event
   std::set<std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
-  std::unordered_map<uint64_t, std::size_t> m_lifetime;  // active request -> its lifetime
+  FlatRequestMap<std::size_t> m_lifetime;  // active request -> its lifetime
 };
 
 // Return the first bytes where access blocks `touch` (reading or writing)
@@ -581,6 +648,57 @@ std::optional<std::pair<uint64_t, uint64_t>> clash(const std::vector<Block>& tou
 
 std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
 
+// The coding of a pass's results (after end()), for WireWriter and WireReader alike.
+template <class Coder, class P>
+void code_pass(Coder& c, P& p) {
+  auto blocks = [](auto& cb, auto& b) {
+    cb(b.lo);
+    cb(b.hi);
+    cb(b.mode);
+  };
+  c.list(p.records, [](auto& cr, auto& r) {
+    cr(r.op_call);
+    cr(r.post_call);
+    cr(r.post_seq);
+    cr(r.post_site);
+    cr(r.op_lo);
+    cr(r.op_hi);
+    cr(r.conflict.seq);
+    cr(r.conflict.site);
+    cr(r.conflict.call);
+    cr(r.conflict.access);
+    cr(r.conflict.receive_post);
+    cr(r.conflict.op_writes);
+    cr(r.conflict.lo);
+    cr(r.conflict.hi);
+    cr(r.done_call);
+    cr(r.done_seq);
+    cr(r.done_site);
+    cr(r.freed);
+  });
+  c(p.suppressed);
+  c.list(p.touches, [&](auto& ct, auto& t) {
+    ct(t.seq);
+    ct(t.site);
+    ct(t.call);
+    ct(t.receive_post);
+    ct.list(t.blocks, blocks);
+  });
+  c.list(p.lifetimes, [&](auto& cl, auto& l) {
+    cl(l.op_call);
+    cl(l.post_call);
+    cl(l.done_call);
+    cl(l.post_seq);
+    cl(l.done_seq);
+    cl(l.post_site);
+    cl(l.done_site);
+    cl(l.done);
+    cl(l.freed);
+    cl.list(l.blocks, blocks);
+  });
+  c(p.lanes);
+}
+
 class LocalConcurrency final : public Check {
  public:
   std::string_view name() const override { return "local-concurrency"; }
@@ -591,6 +709,19 @@ class LocalConcurrency final : public Check {
     return "a buffer of a pending non-blocking operation is read or written before the operation completes";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+  // finish() reads each rank's records (and, where its threads are lanes,
+  // its accesses and lifetimes) and filters them with the replay and
+  // happens-before, which the process that runs it builds from every
+  // rank's events; the pass itself needs only its rank.
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override {
+    code_pass(out, dynamic_cast<const Pass&>(pass));
+  }
+  std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
+    auto p = std::make_unique<Pass>(data);
+    code_pass(in, *p);
+    return p;
+  }
 
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

@@ -591,45 +591,56 @@ void reset(Slot& s) {
 }
 }  // namespace
 
-TEST_CASE("analyzer::RequestMap::same entries and iteration order as std::unordered_map") {
-  // local-concurrency, cuda-mpi-race and the replay report in their
-  // table's order: RequestMap's node reuse must not change it.
-  smtrace::analyzer::RequestMap<Slot> map;
+TEST_CASE("analyzer::StableRequestMap::the same entries as std::unordered_map, visited whatever the ids") {
+  // Two tables fed the same operations, one with the ids of the other
+  // scattered: each() visits the same values in the same order in both
+  // (local-concurrency and cuda-mpi-race sort what they report anyway).
+  smtrace::analyzer::StableRequestMap<Slot> map, scattered;
   std::unordered_map<uint64_t, int> plain;
+  auto scatter = [](uint64_t request) { return (request * 0x9e3779b97f4a7c15ULL) | 1; };
   std::mt19937_64 random(7);
   for (int step = 0; step < 20000; ++step) {
     const uint64_t request = random() % 300;
-    switch (random() % 4) {
-      case 0: case 1: {
-        const bool had = plain.count(request) != 0;
-        Slot& s = map[request];
-        if (had) {
-          CHECK(s.value == plain[request]);  // an existing entry is returned as it is
-        } else {
-          CHECK(s.value == 0);  // a new one with its defaults, even in a reused node
-          CHECK(s.items.empty());
-        }
-        s.value = static_cast<int>(step) + 1;
-        s.items.push_back(step);
-        plain[request] = s.value;
-        break;
+    if (random() % 4 < 2) {
+      const bool had = plain.count(request) != 0;
+      Slot& s = map[request];
+      Slot& t = scattered[scatter(request)];
+      if (had) {
+        CHECK(s.value == plain[request]);  // an existing entry is returned as it is
+      } else {
+        CHECK(s.value == 0);  // a new one with its defaults, even in a reused place
+        CHECK(s.items.empty());
       }
-      default:
-        if (random() % 2) {
-          map.erase(request);
-        } else if (auto it = map.find(request); it != map.end()) {
-          map.erase(it);
-        }
-        plain.erase(request);
-        break;
+      s.value = t.value = static_cast<int>(step) + 1;
+      s.items.push_back(step);
+      t.items.push_back(step);
+      plain[request] = s.value;
+    } else {
+      map.erase(request);
+      scattered.erase(scatter(request));
+      plain.erase(request);
     }
+    REQUIRE(map.size() == plain.size());
     if (step % 97 == 0) {
-      std::vector<std::pair<uint64_t, int>> a, b;
-      for (const auto& [k, v] : map) a.emplace_back(k, v.value);
-      for (const auto& [k, v] : plain) b.emplace_back(k, v);
-      REQUIRE(a == b);
+      std::vector<int> a, b;
+      map.each([&](Slot& s) { a.push_back(s.value); });
+      scattered.each([&](Slot& s) { b.push_back(s.value); });
+      CHECK(a == b);
+      std::vector<int> c;
+      for (const auto& [k, v] : plain) {
+        const Slot* s = map.find(k);
+        REQUIRE(s != nullptr);
+        CHECK(s->value == v);
+        c.push_back(v);
+      }
+      std::sort(a.begin(), a.end());
+      std::sort(c.begin(), c.end());
+      CHECK(a == c);
     }
   }
+  CHECK(map.find(1000) == nullptr);
+  map.clear();
+  CHECK(map.size() == 0);
 }
 
 TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
@@ -654,10 +665,17 @@ TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
           plain[request] = step;
           break;
         }
-        case 2: case 3:
+        case 2:
           map.erase(request);
           plain.erase(request);
           break;
+        case 3: {
+          const std::optional<Value> v = map.extract(request);
+          REQUIRE(v.has_value() == (plain.count(request) != 0));
+          if (v) CHECK(v->seq == plain[request]);
+          plain.erase(request);
+          break;
+        }
         default: {
           const Value* v = map.find(request);
           REQUIRE((v != nullptr) == (plain.count(request) != 0));

@@ -8,6 +8,7 @@
 
 #include "analyzer/cuda_streams.hpp"
 #include "analyzer_json_trace.hpp"
+#include "tests/unit/analyzer_trace_builder.hpp"
 
 namespace fmt_ns = smtrace::format;
 using smtrace::analyzer::CudaAccess;
@@ -305,7 +306,58 @@ std::size_t races(const smtrace::analyzer::Result& result) {
   return n;
 }
 
+// `n` receives into device memory, 16 bytes apart, then one kernel writing
+// all of it (a pointer argument without a size: to the allocation's end),
+// with the request ids `ids` in posting order; `one_line`: the receives are
+// one line of the program (a loop).
+smtrace::analyzer::Result receives_then_kernel(const std::vector<uint64_t>& ids, bool one_line) {
+  smtrace::test::Builder t;
+  fmt_ns::Event& m = t.add(Call::cudaMalloc);  // seq 1
+  m.buf = k_dev;
+  m.size = 4096;
+  uint32_t site = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {  // seq 2...
+    fmt_ns::Event& e = t.buf(Call::Irecv, k_dev + 16 * i, 4, smtrace::test::k_int, ids[i]);
+    if (i == 0) site = e.site;
+    if (one_line) e.site = site;
+  }
+  t.add(Call::cudaLaunchKernel).args = {{0, k_dev, 0, fmt_ns::ArgAccess::unspecified}};
+  t.unfinalize();
+  return t.run("cuda-mpi-race");
+}
+
+std::vector<std::vector<uint64_t>> id_orders(std::size_t n) {
+  std::vector<std::vector<uint64_t>> out(3);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[0].push_back(i + 1);
+    out[1].push_back(n - i);
+    out[2].push_back(0x55d0'0000'0000 + ((i * 0x9e37) % 0x1'0000) * 0x40);
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("analyzer::cuda-mpi-race::pending operations in posting order, not by request id") {
+  SUBCASE("one finding per pair of sites: the earliest-posted receive's") {
+    for (const auto& ids : id_orders(3)) {
+      CAPTURE(ids[0]);
+      const auto result = receives_then_kernel(ids, true);
+      REQUIRE(races(result) == 1);
+      CHECK(result.findings[0].locations[0].event == smtrace::analyzer::EventRef{0, 2});
+    }
+  }
+  SUBCASE("more races than are reported: the earliest posted") {
+    for (const auto& ids : id_orders(70)) {
+      CAPTURE(ids[0]);
+      const auto result = receives_then_kernel(ids, false);
+      REQUIRE(races(result) == 64);
+      for (uint64_t i = 0; i < 64; ++i)
+        CHECK(result.findings[i].locations[0].event == smtrace::analyzer::EventRef{0, i + 2});
+      CHECK(result.findings[63].notes.back() == "6 more CUDA/MPI races on rank 0 are not reported");
+    }
+  }
+}
 
 TEST_CASE("analyzer::cuda-mpi-race::collectives and persistent requests") {
   const std::string allreduce = R"({"call": "ALLREDUCE", "comm": 0, "buf": ")" + k_dev_s +

@@ -1,6 +1,7 @@
 // local-concurrency, request-leak and resource-leak on small hand-written traces.
 #include <doctest/doctest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -319,6 +320,120 @@ TEST_CASE("analyzer::LocalConcurrency::collectives_and_rma") {
       t.wait(1);
       CHECK(of_kind(t.run(k_lc), k_lc).size() == (proc_null ? 0 : 1));
     }
+  }
+}
+
+// Request ids for `n` operations, in posting order: consecutive, reversed,
+// and scattered 64-bit values (as handles are), so that a report that
+// followed a hash table's order of the ids would differ between them.
+std::vector<std::vector<uint64_t>> id_orders(std::size_t n) {
+  std::vector<std::vector<uint64_t>> out(3);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[0].push_back(i + 1);
+    out[1].push_back(n - i);
+    out[2].push_back(0x55d0'0000'0000 + ((i * 0x9e37) % 0x1'0000) * 0x40);
+  }
+  return out;
+}
+
+TEST_CASE("analyzer::LocalConcurrency::reports_follow_posting_order_not_request_ids") {
+  SUBCASE("more conflicts left at the end of the rank than are reported: the earliest posted") {
+    for (const auto& ids : id_orders(70)) {
+      CAPTURE(ids[0]);
+      Builder t;
+      for (uint64_t i = 0; i < 70; ++i) t.buf(Call::Irecv, 0x10000 + 0x100 * i, 4, k_int, ids[i]);  // seq 1..70
+      for (uint64_t i = 0; i < 70; ++i) t.annotate(Call::Annotate_read, 0x10000 + 0x100 * i, 4);
+      t.unfinalize();
+      const auto f = of_kind(t.run(k_lc), k_lc);
+      REQUIRE(f.size() == 64);
+      for (uint64_t i = 0; i < 64; ++i) CHECK(f[i].locations[0].event == an::EventRef{0, i + 1});
+      // The note goes with the last finding made.
+      CHECK(f[63].notes.back() == "6 more conflicts on rank 0 are not reported");
+    }
+  }
+  SUBCASE("one finding per pair of sites: the earliest-posted operation's") {
+    for (const auto& ids : id_orders(2)) {
+      CAPTURE(ids[0]);
+      Builder t;
+      t.buf(Call::Irecv, 0x1000, 4, k_int, ids[0]);                    // seq 1
+      const uint32_t post_site = t.trace().ranks[0].events.back().site;
+      t.buf(Call::Irecv, 0x2000, 4, k_int, ids[1]).site = post_site;   // seq 2: the same line (a loop)
+      t.annotate(Call::Annotate_read, 0x2000, 4);                       // seq 3
+      const uint32_t read_site = t.trace().ranks[0].events.back().site;
+      t.annotate(Call::Annotate_read, 0x1000, 4).site = read_site;     // seq 4: the same line
+      t.unfinalize();
+      const auto f = of_kind(t.run(k_lc), k_lc);
+      REQUIRE(f.size() == 1);
+      CHECK(f[0].locations[0].event == an::EventRef{0, 1});
+      CHECK(f[0].locations[1].event == an::EventRef{0, 4});
+    }
+  }
+  SUBCASE("operations started by one MPI_Startall: the first in its array owns a conflict with both") {
+    for (const auto& ids : id_orders(2)) {
+      CAPTURE(ids[0]);
+      Builder t;
+      t.buf(Call::Recv_init, 0x5000, 10, k_int, ids[0]);  // seq 1
+      t.buf(Call::Recv_init, 0x5000, 20, k_int, ids[1]);  // seq 2: more of the same buffer
+      t.add(Call::Startall).requests = ids;               // seq 3
+      t.annotate(Call::Annotate_read, 0x5000, 4);         // seq 4
+      t.complete(Call::Waitall, ids, ids);                // seq 5
+      const auto f = of_kind(t.run(k_lc), k_lc);
+      REQUIRE(f.size() == 2);
+      // Starting the second receive into the first's buffer; then the read, of both.
+      CHECK(f[0].message == "MPI_Recv_init's buffer [0x5000, +40) is also the receive buffer of MPI_Startall "
+                            "(rank 0:3) before MPI_Waitall completes it (rank 0:5)");
+      CHECK(f[1].message == "MPI_Recv_init's buffer [0x5000, +40) is read by smtrace_annotate_read (rank 0:4) "
+                            "before MPI_Waitall completes it (rank 0:5)");
+    }
+  }
+}
+
+TEST_CASE("analyzer::LocalConcurrency::findings_do_not_depend_on_other_pending_operations") {
+  // The pending buffers' segments live in a small vector while they are few
+  // and disjoint, else in an ordered map: random programs over one small
+  // region, run once with 20 other operations pending elsewhere all along
+  // (the map from the start) and once without (same seqs), find the same.
+  std::mt19937_64 random(5);
+  for (int program = 0; program < 200; ++program) {
+    CAPTURE(program);
+    std::vector<an::Finding> found[2];
+    const uint64_t seed = random();
+    for (int crowded = 0; crowded < 2; ++crowded) {
+      std::mt19937_64 pick(seed);
+      Builder t;
+      for (uint64_t i = 0; i < 20; ++i) {  // seq 1..20
+        if (crowded) t.buf(Call::Isend, 0x900000 + 0x100 * i, 4, k_int, 1000 + i);
+        else t.annotate(Call::Annotate_read, 0xa00000 + 0x100 * i, 4);
+      }
+      std::vector<uint64_t> pending;
+      for (uint64_t request = 1; request <= 40; ++request) {
+        const uint64_t addr = 0x1000 + 8 * (pick() % 16);
+        const int64_t count = 1 + static_cast<int64_t>(pick() % 6);
+        switch (pick() % 5) {
+          case 0: t.buf(Call::Irecv, addr, count, k_int, request); pending.push_back(request); break;
+          case 1: t.buf(Call::Isend, addr, count, k_int, request); pending.push_back(request); break;
+          case 2: t.annotate(Call::Annotate_read, addr, 4 * static_cast<uint64_t>(count)); break;
+          case 3: t.annotate(Call::Annotate_write, addr, 4 * static_cast<uint64_t>(count)); break;
+          default:
+            if (pending.empty()) {
+              t.annotate(Call::Annotate_read, 0xb00000, 4);
+            } else {
+              const std::size_t k = pick() % pending.size();
+              t.wait(pending[k]);
+              pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+            }
+        }
+      }
+      if (crowded) {
+        std::vector<uint64_t> others;
+        for (uint64_t i = 0; i < 20; ++i) others.push_back(1000 + i);
+        t.complete(Call::Waitall, others, others);
+      } else {
+        t.annotate(Call::Annotate_read, 0xb00000, 4);
+      }
+      found[crowded] = of_kind(t.run(k_lc), k_lc);
+    }
+    CHECK(found[0] == found[1]);
   }
 }
 

@@ -345,6 +345,72 @@ TEST_CASE("analyzer::run_saved_passes::abnormal-termination's last calls travel"
   ranks[2].events = {R"({"call": "INIT"})", R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 0})"};
   ranks[2].end = "";
   check_travels(smtrace::test::write_json_trace("saved-ends", ranks), "abnormal-termination", 1);
+
+TEST_CASE("analyzer::run_saved_passes::local-concurrency's conflicts travel and are filtered where finish() runs") {
+  an::Options options;
+  options.check_errors = an::CheckErrors::report;
+  options.checks = {"local-concurrency"};
+  auto same_both_ways = [&](const tf::Trace& trace, const char* name) {
+    const std::filesystem::path dir = smtrace::test::scratch_dir(name);
+    tf::write_trace(trace, dir);
+    const an::Result here = an::analyze(dir, options);
+    check_same(here, analyze_elsewhere(dir, options));
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    return smtrace::test::count_kind(here, "local-concurrency");
+  };
+  SUBCASE("a freed send: its buffer is free again after the reply (matching and happens-before)") {
+    for (const bool reply_first : {true, false}) {
+      CAPTURE(reply_first);
+      smtrace::test::Builder b(2);
+      auto p2p = [&](Call call, uint32_t rank, int32_t peer, uint64_t buf, uint64_t request = 0) {
+        tf::Event& e = b.add(call, rank);
+        e.comm = 0;
+        e.peer = peer;
+        e.tag = 0;
+        e.buf = buf;
+        e.count = 1;
+        e.datatype = smtrace::test::k_int;
+        e.request = request;
+      };
+      p2p(Call::Isend, 0, 1, 0x1000, 9);
+      b.add(Call::Request_free, 0).request = 9;
+      if (reply_first) p2p(Call::Recv, 0, 1, 0x2000);
+      b.access(Call::Store, 0, 0x1000, 4);
+      if (!reply_first) p2p(Call::Recv, 0, 1, 0x2000);
+      p2p(Call::Recv, 1, 0, 0x3000);
+      p2p(Call::Send, 1, 0, 0x3000);
+      for (uint32_t r = 0; r < 2; ++r) b.add(Call::Finalize, r);
+      CHECK(same_both_ways(b.trace(), "saved-lc-freed") == (reply_first ? 0 : 1));
+    }
+  }
+  SUBCASE("threads as lanes: accesses and lifetimes") {
+    // Thread 1 receives (Irecv, Wait); thread 0 stores into the buffer
+    // afterwards, synchronized with it by a mutex or not.
+    for (const bool mutex : {false, true}) {
+      CAPTURE(mutex);
+      smtrace::test::Builder b(1);
+      b.trace().ranks[0].header.thread_sync = tf::thread_sync::pthreads;
+      auto on = [&](uint32_t thread, Call call) -> tf::Event& {
+        tf::Event& e = b.add(call);
+        e.thread = thread;
+        return e;
+      };
+      on(0, Call::pthread_create).peer = 1;
+      on(1, Call::thread_begin).peer = 0;
+      b.buf(Call::Irecv, 0x5000, 1, smtrace::test::k_int, 1).thread = 1;
+      b.wait(1).thread = 1;
+      if (mutex) {
+        on(1, Call::pthread_mutex_unlock).buf = 0x50;
+        on(0, Call::pthread_mutex_lock).buf = 0x50;
+      }
+      b.access(Call::Store, 0, 0x5000, 4).thread = 0;
+      on(1, Call::thread_end);
+      on(0, Call::pthread_join).peer = 1;
+      b.add(Call::Finalize);
+      CHECK(same_both_ways(b.trace(), "saved-lc-lanes") == (mutex ? 0 : 1));
+    }
+  }
 }
 
 TEST_SUITE_END();
