@@ -345,6 +345,7 @@ TEST_CASE("analyzer::run_saved_passes::abnormal-termination's last calls travel"
   ranks[2].events = {R"({"call": "INIT"})", R"({"call": "SEND", "comm": 0, "peer": 0, "tag": 0})"};
   ranks[2].end = "";
   check_travels(smtrace::test::write_json_trace("saved-ends", ranks), "abnormal-termination", 1);
+}
 
 TEST_CASE("analyzer::run_saved_passes::local-concurrency's conflicts travel and are filtered where finish() runs") {
   an::Options options;
