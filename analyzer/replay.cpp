@@ -48,7 +48,9 @@ struct PayloadHash {
 
 struct RankReplay {
   std::vector<P2POp> ops;
-  std::vector<uint32_t> op_payload;   // per op: index into payloads
+  // Op index -> index into payloads, for the indices an op's payload_slot
+  // has no room for (k_payload_aside there).
+  std::unordered_map<uint32_t, uint32_t> payload_aside;
   std::vector<Payload> payloads;      // distinct (datatype, count) of this rank
   std::unordered_map<Payload, uint32_t, PayloadHash> payload_index;
   std::vector<CollOp> colls;
@@ -70,13 +72,15 @@ struct Replay::Impl {
   std::vector<std::vector<CollInstance>> instances;       // per global comm
   uint64_t matches = 0;
   std::vector<CollInstance> no_instances;
+  uint32_t aside_from = k_payload_aside;  // payload indices kept aside from the ops
 };
 
 namespace {
 
 class ReplayPass final : public RankPass {
  public:
-  ReplayPass(RankReplay& out, const format::RankHeader& header) : m(out), m_threads(out.threads, header) {}
+  ReplayPass(RankReplay& out, const format::RankHeader& header, uint32_t aside_from)
+      : m(out), m_threads(out.threads, header), m_aside_from(aside_from) {}
 
   void event(const Event& e) override {
     m_threads.event(e);
@@ -271,7 +275,7 @@ class ReplayPass final : public RankPass {
     } else {
       return false;
     }
-    m.op_payload[index] = payload(e.datatype, e.count);
+    set_payload(m.ops[index], index, payload(e.datatype, e.count));
     if (t.request == RequestEffect::create) {
       if (e.request) m.active[e.request] = {Outstanding::Kind::p2p, index};
     } else if (!e.pending) {
@@ -329,15 +333,27 @@ class ReplayPass final : public RankPass {
 
   void push(P2POp op, uint32_t payload_index) {
     m.ops.push_back(std::move(op));
-    m.op_payload.push_back(payload_index);
+    set_payload(m.ops.back(), static_cast<uint32_t>(m.ops.size() - 1), payload_index);
   }
 
   // Push base(e) and return it.
   P2POp& push_base(const Event& e, uint32_t payload_index) {
     P2POp& op = m.ops.emplace_back();
     fill_base(op, e);
-    m.op_payload.push_back(payload_index);
+    set_payload(op, static_cast<uint32_t>(m.ops.size() - 1), payload_index);
     return op;
+  }
+
+  // Set the payload of `op`, ops[index]: in the op, or aside when its
+  // index has no room there (an entry aside that a later set leaves
+  // behind is not read: the op's slot is not k_payload_aside then).
+  void set_payload(P2POp& op, uint32_t index, uint32_t payload_index) {
+    if (payload_index < m_aside_from) [[likely]] {
+      op.payload_slot = payload_index & k_payload_aside;
+    } else {
+      op.payload_slot = k_payload_aside;
+      m.payload_aside[index] = payload_index;
+    }
   }
 
   static void complete(P2POp& op, const Event& e) {
@@ -384,6 +400,7 @@ class ReplayPass final : public RankPass {
   RankReplay& m;
   ThreadCollector m_threads;
   std::array<uint32_t, 2> m_recent{k_none, k_none};  // payload indices last found
+  uint32_t m_aside_from;  // payload indices from here on are kept aside
 };
 
 // Ask for transparent huge pages on a large reserved vector: first touches
@@ -419,13 +436,14 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
   const auto bytes = std::filesystem::file_size(data.file, ec);
   if (!ec) {
     out.ops.reserve(static_cast<std::size_t>(std::min<uintmax_t>(bytes / 16, uintmax_t{1} << 28)));
-    out.op_payload.reserve(out.ops.capacity());
     advise_huge_pages(out.ops.data(), out.ops.capacity() * sizeof(P2POp));
   }
-  return std::make_unique<ReplayPass>(out, data.header);
+  return std::make_unique<ReplayPass>(out, data.header, m_impl->aside_from);
 }
 
 void Replay::reserve_ranks(uint32_t world_size) { m_impl->ranks.resize(world_size); }
+
+void Replay::keep_payloads_aside_from(uint32_t index) { m_impl->aside_from = std::min(index, k_payload_aside); }
 
 void Replay::replay(const Context& context) {
   Impl& m = *m_impl;
@@ -548,8 +566,9 @@ std::string tag_text(const P2POp& op) {
 
 Payload Replay::payload(OpRef op) const {
   const RankReplay& r = m_impl->ranks.at(op.rank);
-  if (op.index >= r.op_payload.size()) return {};
-  return r.payloads[r.op_payload[op.index]];
+  if (op.index >= r.ops.size()) return {};
+  const uint32_t slot = r.ops[op.index].payload_slot;
+  return r.payloads[slot != k_payload_aside ? slot : r.payload_aside.at(op.index)];
 }
 
 std::optional<OpRef> Replay::matched(OpRef op) const {
