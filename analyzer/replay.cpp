@@ -8,8 +8,6 @@
 #include <tuple>
 #include <unordered_map>
 
-#include <sys/mman.h>
-
 #include "analyzer/channel_table.hpp"
 #include "analyzer/comms.hpp"
 #include "analyzer/request_map.hpp"
@@ -403,20 +401,6 @@ class ReplayPass final : public RankPass {
   uint32_t m_aside_from;  // payload indices from here on are kept aside
 };
 
-// Ask for transparent huge pages on a large reserved vector: first touches
-// of 4 KiB pages (page faults, costly in a VM) were a sixth of the time.
-void advise_huge_pages(void* data, std::size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr uintptr_t k_huge = uintptr_t{2} << 20;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + k_huge - 1) & ~(k_huge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(k_huge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
-
 }  // namespace
 
 Replay::Replay() : m_impl(std::make_unique<Impl>()) {}
@@ -431,12 +415,14 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
   RankReplay& out = m_impl->ranks[data.rank];
   // Sends and receives are most events of a large trace: reserve for an
   // estimate (about 20 bytes per event on disk) so the vector rarely moves;
-  // pages never touched cost nothing.
+  // pages never touched cost nothing. No huge pages (MADV_HUGEPAGE) for it:
+  // in a VM whose free 2 MiB blocks go back to the host, each huge page's
+  // first touch costs the host's fault as well, about three times the CPU
+  // of the 4 KiB pages' faults (docs/bench.md, issue 19 item 2).
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(data.file, ec);
   if (!ec) {
     out.ops.reserve(static_cast<std::size_t>(std::min<uintmax_t>(bytes / 16, uintmax_t{1} << 28)));
-    advise_huge_pages(out.ops.data(), out.ops.capacity() * sizeof(P2POp));
   }
   return std::make_unique<ReplayPass>(out, data.header, m_impl->aside_from);
 }
