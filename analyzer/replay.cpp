@@ -126,7 +126,7 @@ class ReplayPass final : public RankPass {
       case Role::send: case Role::recv: {
         // Made in place: most events are sends and receives.
         P2POp& op = push_base(e, payload(e.datatype, e.count));
-        op.send = t.role == Role::send;
+        if (t.role == Role::send) op.send = true;
         if (!op.send && e.status.source) {
           op.status_source = *e.status.source;
           op.status_tag = value_or(e.status.tag, k_unknown);
@@ -232,8 +232,9 @@ class ReplayPass final : public RankPass {
     op.peer = value_or(e.peer, k_unknown);
     op.tag = value_or(e.tag, k_unknown);
     op.call = e.call;
-    op.posted_pending = e.pending;
-    op.mode = format::call_traits(e.call).mode;
+    // Bit fields (a read-modify-write each): set only when not as made.
+    if (e.pending) [[unlikely]] op.posted_pending = true;
+    if (const format::SendMode mode = format::call_traits(e.call).mode; mode != format::SendMode::none) op.mode = mode;
   }
 
   // MPI_Mprobe, or an MPI_Improbe that found a message: the message is
@@ -385,7 +386,7 @@ class ReplayPass final : public RankPass {
       P2POp& op = m.ops[a.index];
       if (op.done()) return;  // MPI_Request_get_status saw it complete
       complete(op, e);
-      op.cancelled = done.status.cancelled;
+      if (done.status.cancelled) op.cancelled = true;  // (a bit field: not written when false, as made)
       if (!op.send && done.status.source) {
         op.status_source = *done.status.source;
         op.status_tag = value_or(done.status.tag, k_unknown);
