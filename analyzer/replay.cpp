@@ -418,8 +418,9 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
   // estimate (about 20 bytes per event on disk) so the vector rarely moves;
   // pages never touched cost nothing. No huge pages (MADV_HUGEPAGE) for it:
   // in a VM whose free 2 MiB blocks go back to the host, each huge page's
-  // first touch costs the host's fault as well, about three times the CPU
-  // of the 4 KiB pages' faults (docs/bench.md, issue 19 item 2).
+  // first touch costs the host's fault as well: check's system time on a
+  // 16 x 500k halo was about 2.5 times the 4 KiB pages' (docs/bench.md,
+  // issue 19 item 2).
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(data.file, ec);
   if (!ec) {
