@@ -8,8 +8,6 @@
 #include <tuple>
 #include <unordered_map>
 
-#include <sys/mman.h>
-
 #include "analyzer/channel_table.hpp"
 #include "analyzer/comms.hpp"
 #include "analyzer/request_map.hpp"
@@ -48,7 +46,9 @@ struct PayloadHash {
 
 struct RankReplay {
   std::vector<P2POp> ops;
-  std::vector<uint32_t> op_payload;   // per op: index into payloads
+  // Op index -> index into payloads, for the indices an op's payload_slot
+  // has no room for (k_payload_aside there).
+  std::unordered_map<uint32_t, uint32_t> payload_aside;
   std::vector<Payload> payloads;      // distinct (datatype, count) of this rank
   std::unordered_map<Payload, uint32_t, PayloadHash> payload_index;
   std::vector<CollOp> colls;
@@ -70,13 +70,15 @@ struct Replay::Impl {
   std::vector<std::vector<CollInstance>> instances;       // per global comm
   uint64_t matches = 0;
   std::vector<CollInstance> no_instances;
+  uint32_t aside_from = k_payload_aside;  // payload indices kept aside from the ops
 };
 
 namespace {
 
 class ReplayPass final : public RankPass {
  public:
-  ReplayPass(RankReplay& out, const format::RankHeader& header) : m(out), m_threads(out.threads, header) {}
+  ReplayPass(RankReplay& out, const format::RankHeader& header, uint32_t aside_from)
+      : m(out), m_threads(out.threads, header), m_aside_from(aside_from) {}
 
   void event(const Event& e) override {
     m_threads.event(e);
@@ -124,7 +126,7 @@ class ReplayPass final : public RankPass {
       case Role::send: case Role::recv: {
         // Made in place: most events are sends and receives.
         P2POp& op = push_base(e, payload(e.datatype, e.count));
-        op.send = t.role == Role::send;
+        if (t.role == Role::send) op.send = true;
         if (!op.send && e.status.source) {
           op.status_source = *e.status.source;
           op.status_tag = value_or(e.status.tag, k_unknown);
@@ -230,8 +232,9 @@ class ReplayPass final : public RankPass {
     op.peer = value_or(e.peer, k_unknown);
     op.tag = value_or(e.tag, k_unknown);
     op.call = e.call;
-    op.posted_pending = e.pending;
-    op.mode = format::call_traits(e.call).mode;
+    // Bit fields (a read-modify-write each): set only when not as made.
+    if (e.pending) [[unlikely]] op.posted_pending = true;
+    if (const format::SendMode mode = format::call_traits(e.call).mode; mode != format::SendMode::none) op.mode = mode;
   }
 
   // MPI_Mprobe, or an MPI_Improbe that found a message: the message is
@@ -271,7 +274,7 @@ class ReplayPass final : public RankPass {
     } else {
       return false;
     }
-    m.op_payload[index] = payload(e.datatype, e.count);
+    set_payload(m.ops[index], index, payload(e.datatype, e.count));
     if (t.request == RequestEffect::create) {
       if (e.request) m.active[e.request] = {Outstanding::Kind::p2p, index};
     } else if (!e.pending) {
@@ -329,15 +332,27 @@ class ReplayPass final : public RankPass {
 
   void push(P2POp op, uint32_t payload_index) {
     m.ops.push_back(std::move(op));
-    m.op_payload.push_back(payload_index);
+    set_payload(m.ops.back(), static_cast<uint32_t>(m.ops.size() - 1), payload_index);
   }
 
   // Push base(e) and return it.
   P2POp& push_base(const Event& e, uint32_t payload_index) {
     P2POp& op = m.ops.emplace_back();
     fill_base(op, e);
-    m.op_payload.push_back(payload_index);
+    set_payload(op, static_cast<uint32_t>(m.ops.size() - 1), payload_index);
     return op;
+  }
+
+  // Set the payload of `op`, ops[index]: in the op, or aside when its
+  // index has no room there (an entry aside that a later set leaves
+  // behind is not read: the op's slot is not k_payload_aside then).
+  void set_payload(P2POp& op, uint32_t index, uint32_t payload_index) {
+    if (payload_index < m_aside_from) [[likely]] {
+      op.payload_slot = payload_index & k_payload_aside;
+    } else {
+      op.payload_slot = k_payload_aside;
+      m.payload_aside[index] = payload_index;
+    }
   }
 
   static void complete(P2POp& op, const Event& e) {
@@ -371,7 +386,7 @@ class ReplayPass final : public RankPass {
       P2POp& op = m.ops[a.index];
       if (op.done()) return;  // MPI_Request_get_status saw it complete
       complete(op, e);
-      op.cancelled = done.status.cancelled;
+      if (done.status.cancelled) op.cancelled = true;  // (a bit field: not written when false, as made)
       if (!op.send && done.status.source) {
         op.status_source = *done.status.source;
         op.status_tag = value_or(done.status.tag, k_unknown);
@@ -384,21 +399,8 @@ class ReplayPass final : public RankPass {
   RankReplay& m;
   ThreadCollector m_threads;
   std::array<uint32_t, 2> m_recent{k_none, k_none};  // payload indices last found
+  uint32_t m_aside_from;  // payload indices from here on are kept aside
 };
-
-// Ask for transparent huge pages on a large reserved vector: first touches
-// of 4 KiB pages (page faults, costly in a VM) were a sixth of the time.
-void advise_huge_pages(void* data, std::size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr uintptr_t k_huge = uintptr_t{2} << 20;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + k_huge - 1) & ~(k_huge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(k_huge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
 
 }  // namespace
 
@@ -414,18 +416,22 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
   RankReplay& out = m_impl->ranks[data.rank];
   // Sends and receives are most events of a large trace: reserve for an
   // estimate (about 20 bytes per event on disk) so the vector rarely moves;
-  // pages never touched cost nothing.
+  // pages never touched cost nothing. No huge pages (MADV_HUGEPAGE) for it:
+  // in a VM whose free 2 MiB blocks go back to the host, each huge page's
+  // first touch costs the host's fault as well: check's system time on a
+  // 16 x 500k halo was about 2.5 times the 4 KiB pages' (docs/bench.md,
+  // issue 19 item 2).
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(data.file, ec);
   if (!ec) {
     out.ops.reserve(static_cast<std::size_t>(std::min<uintmax_t>(bytes / 16, uintmax_t{1} << 28)));
-    out.op_payload.reserve(out.ops.capacity());
-    advise_huge_pages(out.ops.data(), out.ops.capacity() * sizeof(P2POp));
   }
-  return std::make_unique<ReplayPass>(out, data.header);
+  return std::make_unique<ReplayPass>(out, data.header, m_impl->aside_from);
 }
 
 void Replay::reserve_ranks(uint32_t world_size) { m_impl->ranks.resize(world_size); }
+
+void Replay::keep_payloads_aside_from(uint32_t index) { m_impl->aside_from = std::min(index, k_payload_aside); }
 
 void Replay::replay(const Context& context) {
   Impl& m = *m_impl;
@@ -548,8 +554,9 @@ std::string tag_text(const P2POp& op) {
 
 Payload Replay::payload(OpRef op) const {
   const RankReplay& r = m_impl->ranks.at(op.rank);
-  if (op.index >= r.op_payload.size()) return {};
-  return r.payloads[r.op_payload[op.index]];
+  if (op.index >= r.ops.size()) return {};
+  const uint32_t slot = r.ops[op.index].payload_slot;
+  return r.payloads[slot != k_payload_aside ? slot : r.payload_aside.at(op.index)];
 }
 
 std::optional<OpRef> Replay::matched(OpRef op) const {

@@ -50,18 +50,28 @@ struct P2POp {
   int32_t status_tag = k_unknown;
   format::Call call = format::Call::unspecified;       // posting call (Isend, Recv, Sendrecv, Start...)
   format::Call done_call = format::Call::unspecified;  // completing call (Wait...; == call when blocking)
-  bool send = false;
-  bool cancelled = false;
-  bool posted_pending = false;    // the rank stopped inside the posting call
+  // What it sends or receives: an index into its rank's payloads, kept
+  // here (in the bits left beside the flags) rather than in a vector beside
+  // the ops; k_payload_aside: the index is kept aside (Replay::payload reads it).
+  uint32_t payload_slot : 24 = 0;
+  bool send : 1 = false;
+  bool cancelled : 1 = false;
+  bool posted_pending : 1 = false;    // the rank stopped inside the posting call
   // A send's mode: the posting call's (calls.def), for a Start the mode of
   // the persistent request's init (MPI_Bsend_init: buffered).
-  format::SendMode mode = format::SendMode::none;
+  format::SendMode mode : 3 = format::SendMode::none;
 
   bool done() const { return done_delta != k_none; }
   // Return the seq of the event that completed it, or k_never.
   uint64_t done_seq() const { return done() ? seq + done_delta : k_never; }
 };
-// 48 bytes: the analyzer keeps one per send and receive (docs/analyzer.md).
+// 48 bytes, its payload index included: the analyzer keeps one per send and
+// receive, for the whole trace (most of check's memory; the kernel's
+// clearing of those fresh pages is a sixth of its CPU time on large traces).
+static_assert(sizeof(P2POp) == 48);
+static_assert(static_cast<uint8_t>(format::SendMode::ready) < 8, "P2POp::mode has 3 bits");
+// P2POp::payload_slot's largest value: the index is kept aside from it on.
+inline constexpr uint32_t k_payload_aside = (uint32_t{1} << 24) - 1;
 
 // What a send or receive carries: `count` elements of `datatype` (a
 // rank-local id: the sender's or the receiver's). Replay keeps one per
@@ -161,6 +171,9 @@ class Replay {
   const std::vector<RmaEvent>& rma(uint32_t rank) const;
   // Return the event the rank stopped inside (pending), if any.
   std::optional<format::Event> blocked(uint32_t rank) const;
+  // For tests: keep payload indices from `index` on aside from the ops, as
+  // indices from k_payload_aside on are (call before rank_pass).
+  void keep_payloads_aside_from(uint32_t index);
   // Return the number of matched send/receive pairs.
   uint64_t matches() const;
   // Return rank `rank`'s threads as happens-before orders them (threads.hpp).

@@ -235,6 +235,89 @@ TEST_CASE("analyzer::Replay::matches as a search of each channel in the sender's
   }
 }
 
+TEST_CASE("analyzer::Replay::payloads kept aside from the ops read as those kept in them") {
+  // The same events into a Replay that keeps every payload index in its
+  // ops and one that keeps indices from 2 on aside (as from
+  // k_payload_aside on): sends of five payloads, and probes whose receive's
+  // payload comes later with its MPI_Mrecv (the probe's (0, -1) kept
+  // aside, then replaced once by an index kept in the op and once by
+  // another kept aside).
+  using smtrace::analyzer::OpRef;
+  using smtrace::analyzer::Payload;
+  using smtrace::analyzer::Replay;
+  using smtrace::format::Call;
+  using smtrace::format::Event;
+  std::vector<Event> events;
+  uint64_t seq = 0;
+  auto send = [&](uint32_t datatype, int64_t count) {
+    Event e;
+    e.seq = ++seq;
+    e.call = Call::Send;
+    e.comm = 0;
+    e.peer = 1;
+    e.tag = 0;
+    e.datatype = datatype;
+    e.count = count;
+    events.push_back(e);
+  };
+  auto probed = [&](uint64_t message, uint32_t datatype, int64_t count) {
+    Event probe;
+    probe.seq = ++seq;
+    probe.call = Call::Mprobe;
+    probe.comm = 0;
+    probe.peer = 1;
+    probe.tag = 0;
+    probe.message = message;
+    probe.status.source = 1;
+    probe.status.tag = 0;
+    events.push_back(probe);
+    Event recv = probe;
+    recv.seq = ++seq;
+    recv.call = Call::Mrecv;
+    recv.datatype = datatype;
+    recv.count = count;
+    events.push_back(recv);
+  };
+  send(1, 10);      // payload 0
+  send(1, 20);      // 1
+  send(2, 5);       // 2: aside
+  probed(7, 1, 10);  // the probe's (0, -1) is payload 3, aside; its receive's 0
+  send(2, 5);
+  send(1, 20);
+  probed(8, 3, 7);   // 3 again, then 4: aside
+  send(1, 10);
+  Replay plain;
+  Replay aside;
+  aside.keep_payloads_aside_from(2);
+  for (Replay* replay : {&plain, &aside}) {
+    smtrace::analyzer::RankData data;
+    data.rank = 0;
+    auto pass = replay->rank_pass(data);
+    for (const Event& e : events) pass->event(e);
+    pass->end();
+  }
+  const auto& ops = aside.p2p(0);
+  REQUIRE(ops.size() == 8);
+  REQUIRE(plain.p2p(0).size() == ops.size());
+  const std::vector<Payload> want = {{1, 10}, {1, 20}, {2, 5}, {1, 10}, {2, 5}, {1, 20}, {3, 7}, {1, 10}};
+  std::vector<Payload> got;
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    INFO("op " << i);
+    CHECK(aside.payload(OpRef{0, i}) == plain.payload(OpRef{0, i}));
+    CHECK(ops[i].seq == plain.p2p(0)[i].seq);
+    CHECK(ops[i].send == plain.p2p(0)[i].send);
+    CHECK(ops[i].mode == plain.p2p(0)[i].mode);
+    got.push_back(aside.payload(OpRef{0, i}));
+  }
+  CHECK(got == want);
+  CHECK(ops[2].payload_slot == smtrace::analyzer::k_payload_aside);
+  CHECK(ops[3].payload_slot == 0);  // set aside at the probe, in the op since its MPI_Mrecv
+  CHECK(ops[6].payload_slot == smtrace::analyzer::k_payload_aside);
+  CHECK(ops[3].done());
+  CHECK(plain.p2p(0)[2].payload_slot == 2);
+  CHECK(aside.payload(OpRef{0, 99}) == Payload{});
+}
+
 TEST_CASE("analyzer::HappensBefore::edges of sends and collectives") {
   // 0: send to 1, bcast root 0.  1: recv, bcast.
   std::vector<JsonRank> ranks(2);
