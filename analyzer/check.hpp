@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyzer/finding.hpp"
@@ -144,6 +145,20 @@ class Check {
   // and is called before or after this check's finish().
   virtual ScheduleOracle* schedule_oracle() { return nullptr; }
 };
+
+// Check::save_pass and load_pass for a pass type P that saves and loads
+// itself (`void save(WireWriter&) const`, `void load(WireReader&)`); Args
+// construct the empty pass that load() fills.
+template <class P>
+void save_pass_of(const RankPass& pass, WireWriter& out) {
+  dynamic_cast<const P&>(pass).save(out);
+}
+template <class P, class... Args>
+std::unique_ptr<RankPass> load_pass_of(WireReader& in, Args&&... args) {
+  auto pass = std::make_unique<P>(std::forward<Args>(args)...);
+  pass->load(in);
+  return pass;
+}
 
 // Return a new instance of every check, in report order.
 std::vector<std::unique_ptr<Check>> all_checks();

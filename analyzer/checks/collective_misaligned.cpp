@@ -76,13 +76,9 @@ class CollectiveMisaligned final : public Check {
   // The passes keep each rank's collectives as its own ids; finish() groups
   // them by communicator identity (the comm table) across ranks.
   bool saves_passes() const override { return true; }
-  void save_pass(const RankPass& pass, WireWriter& out) const override {
-    dynamic_cast<const CollectivePass&>(pass).save(out);
-  }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_of<CollectivePass>(pass, out); }
   std::unique_ptr<RankPass> load_pass(const RankData&, WireReader& in) const override {
-    auto pass = std::make_unique<CollectivePass>(KeepArrays::no, KeepStacks::yes);
-    pass->load(in);
-    return pass;
+    return load_pass_of<CollectivePass>(in, KeepArrays::no, KeepStacks::yes);
   }
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

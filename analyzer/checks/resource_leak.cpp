@@ -135,12 +135,8 @@ class ResourceLeak final : public Check {
   std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
   // finish() reads each rank's live handles and whether that rank finalized.
   bool saves_passes() const override { return true; }
-  void save_pass(const RankPass& pass, WireWriter& out) const override { dynamic_cast<const Pass&>(pass).save(out); }
-  std::unique_ptr<RankPass> load_pass(const RankData&, WireReader& in) const override {
-    auto pass = std::make_unique<Pass>();
-    pass->load(in);
-    return pass;
-  }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_of<Pass>(pass, out); }
+  std::unique_ptr<RankPass> load_pass(const RankData&, WireReader& in) const override { return load_pass_of<Pass>(in); }
 
   void finish(const Context& context, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
