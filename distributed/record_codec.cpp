@@ -95,6 +95,11 @@ void fields(V& v, format::RankTrace& r) {
 
 template <class T>
 constexpr bool k_plain = std::is_arithmetic_v<T> || std::is_enum_v<T>;
+// An optional plain field (an event's peer, tag, flag...).
+template <class T>
+constexpr bool k_plain_optional = false;
+template <class T>
+constexpr bool k_plain_optional<std::optional<T>> = k_plain<T>;
 
 // Writes from byte `at` of `out`, whose size is room to write in, not the
 // bytes written: size() says where the writing stopped. Plain fields are
@@ -181,6 +186,16 @@ class Encoder {
     std::memcpy(m_p, &value, sizeof value);
     m_p += keep ? sizeof value : 0;
   }
+  // The same for an optional, coded as put() codes it: kept only when it
+  // has a value.
+  template <class T>
+  void put_if(const std::optional<T>& value, bool keep) {
+    const bool has = true;
+    const T held = value.value_or(T{});
+    std::memcpy(m_p, &has, sizeof has);
+    std::memcpy(m_p + sizeof has, &held, sizeof held);
+    m_p += keep ? sizeof has + sizeof held : 0;
+  }
 
  private:
   [[gnu::noinline]] void grow(std::size_t n) {
@@ -211,6 +226,17 @@ class Decoder {
     std::memcpy(&read, m_p, sizeof read);
     value = keep ? read : T{};
     m_p += keep ? sizeof read : 0;
+  }
+  // The same for an optional, coded as get() decodes it.
+  template <class T>
+  void get_if(std::optional<T>& value, bool keep) {
+    uint8_t has = 0;
+    T read;
+    std::memcpy(&has, m_p, sizeof has);
+    std::memcpy(&read, m_p + sizeof has, sizeof read);
+    const bool held = keep && has != 0;
+    value = held ? std::optional<T>(read) : std::nullopt;
+    m_p += keep ? sizeof has + (has != 0 ? sizeof read : 0) : 0;
   }
   template <class... T>
   void operator()(T&... values) {
@@ -300,7 +326,8 @@ class Decoder {
 // as much as reading the rank file itself.
 inline constexpr unsigned k_mask_words = 2;
 
-// Room for every plain field of an event: they are members of Event.
+// Room for every plain field of an event, optional or not: they are members
+// of Event, each at least as large as its coding.
 inline constexpr std::size_t k_event_room = sizeof(format::Event);
 
 class SparseEncoder {
@@ -317,14 +344,15 @@ class SparseEncoder {
   }
 
  private:
-  // Plain fields without a branch (which fields an event sets varies from
-  // one event to the next: mispredicted branches cost a reader a tenth of
-  // its time); the others, rarer, as they come, then room again.
+  // Plain fields, optional or not, without a branch (which fields an event
+  // sets varies from one event to the next: mispredicted branches cost a
+  // reader a tenth of its time); the others, rarer, as they come, then
+  // room again.
   template <class T>
   [[gnu::always_inline]] void field(const T& value) {
     const bool set = !(value == T{});
     m_mask[m_index / 64] |= uint64_t{set} << (m_index % 64);
-    if constexpr (k_plain<T>) {
+    if constexpr (k_plain<T> || k_plain_optional<T>) {
       m_out.put_if(value, set);
     } else if (set) {
       m_out.put(value);
@@ -357,13 +385,13 @@ class SparseDecoder {
   template <class T>
   [[gnu::always_inline]] void field(T& value) {
     const bool set = (m_mask[m_index / 64] >> (m_index % 64)) & 1;
-    if constexpr (k_plain<T>) {
+    if constexpr (k_plain<T> || k_plain_optional<T>) {
       if (m_roomy) {
         m_decode.get_if(value, set);
       } else if (set) {
         m_decode(value);
       } else {
-        value = T{};
+        reset(value);
       }
     } else if (set) {
       m_decode(value);
