@@ -47,11 +47,20 @@ class RecordWriter {
   void done();
   void error(std::string_view message);
   void out_of_memory();
-  // Return the bytes written so far; the caller may clear them between records.
-  std::string& bytes() { return m_out; }
+  // Return the bytes written so far.
+  std::string_view bytes() const { return std::string_view(m_out).substr(0, m_size); }
+  std::size_t size() const { return m_size; }
+  // Make room for `bytes` bytes of records (the room grows when needed).
+  void reserve(std::size_t bytes);
+  // Move the bytes written so far into `into` and start again, writing in
+  // into's former storage (a sender's message in flight, once sent).
+  void take(std::string& into);
 
  private:
-  std::string m_out;
+  void kind_only(RecordKind kind);
+
+  std::string m_out;       // the bytes written, then room to write in
+  std::size_t m_size = 0;  // the bytes written
 };
 
 // What decode_record found.

@@ -57,11 +57,11 @@ class Sender {
   Sender(const Sender&) = delete;
   Sender& operator=(const Sender&) = delete;
 
-  // Send `bytes` (whole records) and leave it empty.
-  void send(std::string& bytes) {
+  // Send what `writer` wrote (whole records) and leave it empty; it writes
+  // the next message in the storage of the one sent before.
+  void send(RecordWriter& writer) {
     wait();
-    m_in_flight.swap(bytes);
-    bytes.clear();
+    writer.take(m_in_flight);
     MPI_Isend(m_in_flight.data(), static_cast<int>(m_in_flight.size()), MPI_BYTE, 0, m_tag, m_comm, &m_request);
   }
 
@@ -100,7 +100,7 @@ class TeeSource final : public analyzer::RankSource {
   void read_all(const format::RankReader::Callbacks& callbacks) override {
     guarded([&] { m_reader->read_all(tee(callbacks)); });
     m_writer.done();
-    m_sender.send(m_writer.bytes());  // process 0 need not wait for the passes' end
+    m_sender.send(m_writer);  // process 0 need not wait for the passes' end
     rethrow();
   }
 
@@ -144,7 +144,7 @@ class TeeSource final : public analyzer::RankSource {
     cb.event = both(std::move(cb.event), to.event);
     cb.event = [this, event = std::move(cb.event)](const format::Event& e) {
       event(e);
-      if (m_writer.bytes().size() >= k_message_bytes) m_sender.send(m_writer.bytes());
+      if (m_writer.size() >= k_message_bytes) m_sender.send(m_writer);
     };
     return cb;
   }
@@ -163,13 +163,13 @@ class TeeSource final : public analyzer::RankSource {
 // run here (analyzer::run_saved_passes), in messages of at most k_piece_bytes.
 void send_rank(const format::TraceFiles& files, uint32_t rank, const analyzer::Options& options, MPI_Comm comm) {
   RecordWriter writer;
-  writer.bytes().reserve(k_message_bytes + 4096);
+  writer.reserve(k_message_bytes + 4096);
   std::string saved;
   {
     Sender sender(rank, comm);
     TeeSource source(files.rank_files[rank], writer, sender);
     saved = analyzer::run_saved_passes(files, rank, source, options);
-    if (!writer.bytes().empty()) sender.send(writer.bytes());
+    if (writer.size() != 0) sender.send(writer);
   }
   send_pieces(saved, rank, comm);
 }

@@ -123,9 +123,9 @@ TEST_CASE("distributed::record_codec::archived traces come back as read") {
   CHECK(files > 20);
 }
 
-TEST_CASE("distributed::record_codec::every field of an event") {
-  // Set every field to a value other than its default, so that a field the
-  // coding forgot shows as a difference.
+// An event whose every field differs from its default, so that a field the
+// coding forgot shows as a difference.
+format::Event every_field_event() {
   format::Event e;
   e.seq = 1, e.call = format::Call::Isend, e.thread = 2, e.t_start = -3, e.duration = 4, e.pending = true;
   e.site = 5, e.stack = {6, 7}, e.repeat = 8, e.rc = 9, e.comm = 10, e.peer = 11, e.tag = 12, e.buf = 13;
@@ -140,6 +140,11 @@ TEST_CASE("distributed::record_codec::every field of an event") {
   e.cuda_event = 63, e.kernel = 64, e.args = {{65, 66, 67, format::ArgAccess::read_write}};
   e.memory = format::MemoryKind::device, e.recv_memory = format::MemoryKind::managed;
   e.copy_kind = format::CopyKind::device_to_host, e.flags = 68;
+  return e;
+}
+
+TEST_CASE("distributed::record_codec::every field of an event") {
+  const format::Event e = every_field_event();
   // A field added to Event changes its size: add it to record_codec.cpp's
   // fields() and above, then change this figure.
   CHECK(sizeof(format::Event) == 608);
@@ -174,12 +179,42 @@ TEST_CASE("distributed::record_codec::every field of an event") {
   CHECK(specials[3].kind == RecordKind::done);
 }
 
+TEST_CASE("distributed::record_codec::events one after another, across messages") {
+  // Events far from the end of a message are decoded without a check per
+  // field, those near it with: both, set and default fields alternating,
+  // and a writer that hands its bytes on (take) and writes on in the
+  // storage it got back.
+  const format::Event full = every_field_event();
+  format::Event some;
+  some.seq = 7, some.call = format::Call::Wait, some.request = 3, some.status = {1, 2, 3, false, 0};
+  std::vector<format::Event> events;
+  for (int i = 0; i < 40; ++i) events.push_back(i % 3 == 0 ? full : i % 3 == 1 ? format::Event{} : some);
+
+  RecordWriter writer;
+  std::string message;
+  Records decoded;
+  std::vector<Decoded> specials;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    writer.callbacks().event(events[i]);
+    if (i % 16 == 15 || i + 1 == events.size()) {
+      const std::size_t size = writer.size();
+      writer.take(message);
+      CHECK(writer.size() == 0);
+      CHECK(writer.bytes().empty());
+      REQUIRE(message.size() == size);
+      decode_all(message, decoded, specials);
+    }
+  }
+  CHECK(specials.empty());
+  CHECK(decoded.events == events);
+}
+
 TEST_CASE("distributed::record_codec::a record cut short is an error") {
   format::Event e;
   e.stack = {1, 2, 3};
   RecordWriter writer;
   writer.callbacks().event(e);
-  const std::string bytes = writer.bytes();
+  const std::string bytes(writer.bytes());
   for (std::size_t cut = 1; cut < bytes.size(); ++cut) {
     std::string_view in(bytes.data(), cut);
     CHECK_THROWS_AS(decode_record(in, {}), std::runtime_error);
