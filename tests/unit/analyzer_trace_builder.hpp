@@ -195,4 +195,17 @@ class Builder {
   tf::Trace m_trace;
 };
 
+// Request ids for `n` operations, in posting order: consecutive, reversed,
+// and scattered 64-bit values (as handles are), so that a report that
+// followed a hash table's order of the ids would differ between them.
+inline std::vector<std::vector<uint64_t>> id_orders(std::size_t n) {
+  std::vector<std::vector<uint64_t>> out(3);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[0].push_back(i + 1);
+    out[1].push_back(n - i);
+    out[2].push_back(0x55d0'0000'0000 + ((i * 0x9e37) % 0x1'0000) * 0x40);
+  }
+  return out;
+}
+
 }  // namespace smtrace::test

@@ -326,21 +326,11 @@ smtrace::analyzer::Result receives_then_kernel(const std::vector<uint64_t>& ids,
   return t.run("cuda-mpi-race");
 }
 
-std::vector<std::vector<uint64_t>> id_orders(std::size_t n) {
-  std::vector<std::vector<uint64_t>> out(3);
-  for (std::size_t i = 0; i < n; ++i) {
-    out[0].push_back(i + 1);
-    out[1].push_back(n - i);
-    out[2].push_back(0x55d0'0000'0000 + ((i * 0x9e37) % 0x1'0000) * 0x40);
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("analyzer::cuda-mpi-race::pending operations in posting order, not by request id") {
   SUBCASE("one finding per pair of sites: the earliest-posted receive's") {
-    for (const auto& ids : id_orders(3)) {
+    for (const auto& ids : smtrace::test::id_orders(3)) {
       CAPTURE(ids[0]);
       const auto result = receives_then_kernel(ids, true);
       REQUIRE(races(result) == 1);
@@ -348,7 +338,7 @@ TEST_CASE("analyzer::cuda-mpi-race::pending operations in posting order, not by 
     }
   }
   SUBCASE("more races than are reported: the earliest posted") {
-    for (const auto& ids : id_orders(70)) {
+    for (const auto& ids : smtrace::test::id_orders(70)) {
       CAPTURE(ids[0]);
       const auto result = receives_then_kernel(ids, false);
       REQUIRE(races(result) == 64);

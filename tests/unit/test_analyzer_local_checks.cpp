@@ -16,6 +16,7 @@ namespace {
 
 using smtrace::test::Builder;
 using smtrace::test::k_int;
+using smtrace::test::id_orders;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -321,19 +322,6 @@ TEST_CASE("analyzer::LocalConcurrency::collectives_and_rma") {
       CHECK(of_kind(t.run(k_lc), k_lc).size() == (proc_null ? 0 : 1));
     }
   }
-}
-
-// Request ids for `n` operations, in posting order: consecutive, reversed,
-// and scattered 64-bit values (as handles are), so that a report that
-// followed a hash table's order of the ids would differ between them.
-std::vector<std::vector<uint64_t>> id_orders(std::size_t n) {
-  std::vector<std::vector<uint64_t>> out(3);
-  for (std::size_t i = 0; i < n; ++i) {
-    out[0].push_back(i + 1);
-    out[1].push_back(n - i);
-    out[2].push_back(0x55d0'0000'0000 + ((i * 0x9e37) % 0x1'0000) * 0x40);
-  }
-  return out;
 }
 
 TEST_CASE("analyzer::LocalConcurrency::reports_follow_posting_order_not_request_ids") {
