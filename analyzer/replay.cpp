@@ -510,7 +510,7 @@ void Replay::replay(const Context& context) {
     }
   }
   // Sends no receive took: unlink them (no match).
-  channels.each([&](const ChannelKey& key, ChannelTable::Queue& q) {
+  channels.each([&](const ChannelKey& key, const ChannelTable::Queue& q) {
     for (uint32_t s = q.head; s != ChannelTable::k_empty;) {
       OpRef& sent = m.match[key.from][s];
       s = sent.index;

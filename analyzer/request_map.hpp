@@ -12,94 +12,23 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/flat_map.hpp"
+
 namespace smtrace::analyzer {
 
-// A table by request id of small values: open addressing, linear probing,
-// entries in one array. `T` is a small copyable value; a new entry is `T{}`.
-template <class T>
-class FlatRequestMap {
- public:
-  // Return the value of `request`, or nullptr.
-  T* find(uint64_t request) {
-    if (m_size == 0) return nullptr;
-    for (std::size_t i = slot_of(request);; i = (i + 1) & m_mask) {
-      Slot& s = m_slots[i];
-      if (!s.used) return nullptr;
-      if (s.key == request) return &s.value;
-    }
+// Request ids are often aligned addresses: multiply, then fold the high
+// bits down.
+struct RequestIdHash {
+  std::size_t operator()(uint64_t request) const {
+    const uint64_t h = request * 0x9e3779b97f4a7c15ULL;
+    return static_cast<std::size_t>(h ^ (h >> 29));
   }
-  // Return the value of `request`, made (as T{}) when missing.
-  T& operator[](uint64_t request) {
-    if ((m_size + 1) * 2 > m_slots.size()) grow();
-    std::size_t i = slot_of(request);
-    for (; m_slots[i].used; i = (i + 1) & m_mask)
-      if (m_slots[i].key == request) return m_slots[i].value;
-    m_slots[i] = Slot{request, T{}, true};
-    ++m_size;
-    return m_slots[i].value;
-  }
-  // Erase the entry of `request`, if any.
-  void erase(uint64_t request) { extract(request); }
-  // Erase the entry of `request` and return its value; nullopt when missing.
-  std::optional<T> extract(uint64_t request) {
-    if (m_size == 0) return std::nullopt;
-    std::size_t i = slot_of(request);
-    for (;; i = (i + 1) & m_mask) {
-      if (!m_slots[i].used) return std::nullopt;
-      if (m_slots[i].key == request) break;
-    }
-    std::optional<T> value(std::move(m_slots[i].value));
-    // Close the gap: move back each later entry of the run whose home
-    // slot is not between the gap and it (backward-shift deletion).
-    for (std::size_t j = (i + 1) & m_mask; m_slots[j].used; j = (j + 1) & m_mask) {
-      const std::size_t home = slot_of(m_slots[j].key);
-      if (((j - home) & m_mask) >= ((j - i) & m_mask)) {
-        m_slots[i] = m_slots[j];
-        i = j;
-      }
-    }
-    m_slots[i].used = false;
-    --m_size;
-    return value;
-  }
-  std::size_t size() const { return m_size; }
-  // Call f(request, value) for each entry, in no particular order.
-  template <class F>
-  void each(F&& f) const {
-    for (const Slot& s : m_slots)
-      if (s.used) f(s.key, s.value);
-  }
-  // Erase every entry (and the storage).
-  void clear() {
-    m_slots.clear();
-    m_mask = 0;
-    m_size = 0;
-  }
-
- private:
-  struct Slot {
-    uint64_t key = 0;
-    T value{};
-    bool used = false;
-  };
-
-  std::size_t slot_of(uint64_t request) const {
-    uint64_t h = request * 0x9e3779b97f4a7c15ULL;  // request ids are often aligned addresses
-    return static_cast<std::size_t>(h ^ (h >> 29)) & m_mask;
-  }
-  void grow() {
-    std::vector<Slot> old = std::move(m_slots);
-    m_slots.assign(old.empty() ? 16 : old.size() * 2, Slot{});
-    m_mask = m_slots.size() - 1;
-    m_size = 0;
-    for (const Slot& s : old)
-      if (s.used) (*this)[s.key] = s.value;
-  }
-
-  std::vector<Slot> m_slots;
-  std::size_t m_mask = 0;
-  std::size_t m_size = 0;
 };
+
+// A table by request id of small values (flat_map.hpp). `T` is a small
+// copyable value; a new entry is `T{}`.
+template <class T>
+using FlatRequestMap = FlatMap<uint64_t, T, RequestIdHash>;
 
 // A table by request id whose values hold vectors: the values lie in one
 // array (a reference is valid until the next request is added), found

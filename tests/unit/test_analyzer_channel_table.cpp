@@ -38,7 +38,7 @@ TEST_CASE("analyzer::ChannelTable::queues by all four parts of the key") {
   CHECK(table.find({3, 0, 0, 0}) == nullptr);
   CHECK(table.find({0, 0, 0, 2}) == nullptr);
   std::size_t seen = 0;
-  table.each([&](const ChannelKey& key, ChannelTable::Queue& q) {
+  table.each([&](const ChannelKey& key, const ChannelTable::Queue& q) {
     CHECK(keys[q.head] == key);
     ++seen;
   });
