@@ -10,6 +10,7 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "trace_format/smtrace.pb.h"
@@ -51,9 +52,24 @@ struct Cursor {
   return true;
 }
 
+// Read a varint: values of one to three bytes (the most common: small
+// numbers, deltas, two-byte tags) inline, byte by byte, the rest with
+// read_long_varint. A varint that runs past the record's end is not taken
+// inline, so read_long_varint refuses it as before.
 [[gnu::always_inline]] inline bool read_varint(Cursor& c, uint64_t& v) {
-  if (c.p < c.end && *c.p < 0x80) {  // one byte: most values
+  const std::ptrdiff_t left = c.end - c.p;
+  if (left >= 1 && c.p[0] < 0x80) {  // one byte: most values
     v = *c.p++;
+    return true;
+  }
+  if (left >= 2 && c.p[1] < 0x80) {
+    v = (c.p[0] & 0x7fu) | static_cast<uint64_t>(c.p[1]) << 7;
+    c.p += 2;
+    return true;
+  }
+  if (left >= 3 && c.p[2] < 0x80) {
+    v = (c.p[0] & 0x7fu) | static_cast<uint64_t>(c.p[1] & 0x7fu) << 7 | static_cast<uint64_t>(c.p[2]) << 14;
+    c.p += 3;
     return true;
   }
   return read_long_varint(c, v);
@@ -72,10 +88,10 @@ struct Cursor {
   return true;
 }
 
-bool varint(Cursor& c, uint32_t wire, uint64_t& v) { return wire == k_varint && read_varint(c, v); }
+[[gnu::always_inline]] inline bool varint(Cursor& c, uint32_t wire, uint64_t& v) { return wire == k_varint && read_varint(c, v); }
 
 // Return the length-delimited body that follows (and step over it), or false.
-bool body(Cursor& c, uint32_t wire, Cursor& inner) {
+[[gnu::always_inline]] inline bool body(Cursor& c, uint32_t wire, Cursor& inner) {
   uint64_t len = 0;
   if (wire != k_length || !read_varint(c, len) || len > static_cast<uint64_t>(c.end - c.p)) return false;
   inner = Cursor{c.p, c.p + len, c.readable};
@@ -83,17 +99,12 @@ bool body(Cursor& c, uint32_t wire, Cursor& inner) {
   return true;
 }
 
-// A repeated scalar: packed, or one element.
+// The body of a packed repeated scalar that follows, appended to `out`.
 template <class T>
-bool repeated(Cursor& c, uint32_t wire, std::vector<T>& out) {
-  uint64_t v = 0;
-  if (wire == k_varint) {
-    if (!read_varint(c, v)) return false;
-    out.push_back(static_cast<T>(v));
-    return true;
-  }
+bool packed(Cursor& c, std::vector<T>& out) {
   Cursor in{};
-  if (!body(c, wire, in)) return false;
+  if (!body(c, k_length, in)) return false;
+  uint64_t v = 0;
   while (in.more()) {
     if (!read_varint(in, v)) return false;
     out.push_back(static_cast<T>(v));
@@ -166,28 +177,41 @@ bool kernel_arg(Cursor& c, uint32_t wire, KernelArg& a) {
   });
 }
 
-// Decode one field of tag `tag` into `e`; false: not taken here.
+// Decode one field of tag `tag` into `e`; false: not taken here. A varint
+// field's value is read before the field is looked up (one read for all of
+// them); a field number this decoder does not take, or a wire type other
+// than its own, gives false either way.
 bool field(Cursor& in, uint32_t tag, Event& e, EventRecord& record) {
   const uint32_t wire = tag & 7;
-  uint64_t v = 0;
-  switch (tag >> 3) {
-    // Repeated and message fields.
-    case V1Event::kStackFieldNumber: return repeated(in, wire, e.stack);
-    case V1Event::kCountsFieldNumber: return repeated(in, wire, e.counts);
-    case V1Event::kDisplsFieldNumber: return repeated(in, wire, e.displs);
-    case V1Event::kDatatypesFieldNumber: return repeated(in, wire, e.datatypes);
-    case V1Event::kRecvCountsFieldNumber: return repeated(in, wire, e.recv_counts);
-    case V1Event::kRecvDisplsFieldNumber: return repeated(in, wire, e.recv_displs);
-    case V1Event::kRecvDatatypesFieldNumber: return repeated(in, wire, e.recv_datatypes);
-    case V1Event::kRequestsFieldNumber: return repeated(in, wire, e.requests);
-    case V1Event::kCompletedFieldNumber: return completed(in, wire, e.completed.emplace_back());
-    case V1Event::kStatusFieldNumber: return status(in, wire, e.status);
-    case V1Event::kArgsFieldNumber: return kernel_arg(in, wire, e.args.emplace_back());
-    default: break;
+  if (wire == k_length) {
+    switch (tag >> 3) {
+      case V1Event::kStackFieldNumber: return packed(in, e.stack);
+      case V1Event::kCountsFieldNumber: return packed(in, e.counts);
+      case V1Event::kDisplsFieldNumber: return packed(in, e.displs);
+      case V1Event::kDatatypesFieldNumber: return packed(in, e.datatypes);
+      case V1Event::kRecvCountsFieldNumber: return packed(in, e.recv_counts);
+      case V1Event::kRecvDisplsFieldNumber: return packed(in, e.recv_displs);
+      case V1Event::kRecvDatatypesFieldNumber: return packed(in, e.recv_datatypes);
+      case V1Event::kRequestsFieldNumber: return packed(in, e.requests);
+      case V1Event::kCompletedFieldNumber: return completed(in, wire, e.completed.emplace_back());
+      case V1Event::kStatusFieldNumber: return status(in, wire, e.status);
+      case V1Event::kArgsFieldNumber: return kernel_arg(in, wire, e.args.emplace_back());
+      default: return false;  // unknown, or a scalar (all varints): the generated parser decides
+    }
   }
-  // Scalars: all varints.
-  if (!varint(in, wire, v)) return false;
+  uint64_t v = 0;
+  if (wire != k_varint || !read_varint(in, v)) return false;
   switch (tag >> 3) {
+    // Repeated scalars, one element unpacked.
+    case V1Event::kStackFieldNumber: e.stack.push_back(static_cast<uint32_t>(v)); return true;
+    case V1Event::kCountsFieldNumber: e.counts.push_back(static_cast<int64_t>(v)); return true;
+    case V1Event::kDisplsFieldNumber: e.displs.push_back(static_cast<int64_t>(v)); return true;
+    case V1Event::kDatatypesFieldNumber: e.datatypes.push_back(static_cast<uint32_t>(v)); return true;
+    case V1Event::kRecvCountsFieldNumber: e.recv_counts.push_back(static_cast<int64_t>(v)); return true;
+    case V1Event::kRecvDisplsFieldNumber: e.recv_displs.push_back(static_cast<int64_t>(v)); return true;
+    case V1Event::kRecvDatatypesFieldNumber: e.recv_datatypes.push_back(static_cast<uint32_t>(v)); return true;
+    case V1Event::kRequestsFieldNumber: e.requests.push_back(v); return true;
+    // Scalars.
     case V1Event::kSeqFieldNumber: e.seq = v; record.has_seq = true; return true;
     case V1Event::kCallFieldNumber: e.call = static_cast<Call>(int32(v)); return true;
     case V1Event::kThreadFieldNumber: e.thread = static_cast<uint32_t>(v); return true;
@@ -243,7 +267,7 @@ bool field(Cursor& in, uint32_t tag, Event& e, EventRecord& record) {
     case V1Event::kFlagsFieldNumber: e.flags = static_cast<uint32_t>(v); return true;
     case V1Event::kMessageFieldNumber: e.message = v; return true;
     case V1Event::kPeerCommFieldNumber: e.peer_comm = static_cast<uint32_t>(v); return true;
-    default: return false;  // unknown: the generated parser keeps or rejects it
+    default: return false;  // unknown, or a message field: the generated parser decides
   }
 }
 
