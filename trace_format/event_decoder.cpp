@@ -77,8 +77,14 @@ struct Cursor {
 
 // Tags longer than 5 bytes, or beyond 32 bits, are left to the generated parser.
 [[gnu::always_inline]] inline bool read_tag(Cursor& c, uint32_t& tag) {
-  if (c.p < c.end && *c.p < 0x80) {  // fields 1 to 15
+  const std::ptrdiff_t left = c.end - c.p;
+  if (left >= 1 && c.p[0] < 0x80) {  // fields 1 to 15
     tag = *c.p++;
+    return true;
+  }
+  if (left >= 2 && c.p[1] < 0x80) {  // fields 16 to 2047
+    tag = (c.p[0] & 0x7fu) | static_cast<uint32_t>(c.p[1]) << 7;
+    c.p += 2;
     return true;
   }
   const unsigned char* at = c.p;
