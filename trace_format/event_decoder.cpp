@@ -94,7 +94,9 @@ struct Cursor {
   return true;
 }
 
-[[gnu::always_inline]] inline bool varint(Cursor& c, uint32_t wire, uint64_t& v) { return wire == k_varint && read_varint(c, v); }
+[[gnu::always_inline]] inline bool varint(Cursor& c, uint32_t wire, uint64_t& v) {
+  return wire == k_varint && read_varint(c, v);
+}
 
 // Return the length-delimited body that follows (and step over it), or false.
 [[gnu::always_inline]] inline bool body(Cursor& c, uint32_t wire, Cursor& inner) {

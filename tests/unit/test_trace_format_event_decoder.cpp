@@ -197,22 +197,25 @@ TEST_CASE("trace_format::decode_event::varints of every length, near the record'
   // as the last field of the record, with nothing or more bytes readable
   // after it: each decodes as the generated parser decodes it.
   for (int bits = 0; bits <= 64; ++bits) {
-    for (const uint64_t v : {bits == 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1, bits < 64 ? uint64_t{1} << bits : 0}) {
-      for (const uint32_t number : {5u, 4u, 31u, 16u}) {  // duration, t_start (sint64), request, buf: 1- and 2-byte tags
+    const uint64_t below = bits == 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+    const uint64_t at = bits < 64 ? uint64_t{1} << bits : 0;
+    for (const uint64_t v : {below, at}) {
+      // duration, t_start (sint64), request, buf: one- and two-byte tags
+      for (const uint32_t number : {5u, 4u, 31u, 16u}) {
         std::string wire;
         field(wire, 2, 0);  // call
         varint(wire, 3);
         field(wire, number, 0);
         varint(wire, v);
-        for (const std::size_t after : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{9}, std::size_t{16}}) {
+        for (const std::size_t after : {0, 1, 2, 9, 16}) {
           CAPTURE(v);
           CAPTURE(number);
           CAPTURE(after);
           const std::string frame = wire + std::string(after, '\x81');  // continuation bytes: not part of the record
           fmt_ns::Event out;
           detail::EventRecord record;
-          REQUIRE(detail::decode_event(reinterpret_cast<const unsigned char*>(frame.data()), static_cast<int>(wire.size()),
-                                       static_cast<int>(frame.size()), out, record));
+          const auto* data = reinterpret_cast<const unsigned char*>(frame.data());
+          REQUIRE(detail::decode_event(data, static_cast<int>(wire.size()), static_cast<int>(frame.size()), out, record));
           CHECK(out == parsed(wire));
         }
       }
@@ -247,8 +250,8 @@ TEST_CASE("trace_format::decode_event::every cut of a record, as the generated p
       const bool parses = q.ParseFromString(prefix);
       fmt_ns::Event out;
       detail::EventRecord record;
-      const bool decodes = detail::decode_event(reinterpret_cast<const unsigned char*>(wire.data()), static_cast<int>(cut),
-                                                static_cast<int>(wire.size()), out, record);
+      const auto* data = reinterpret_cast<const unsigned char*>(wire.data());
+      const bool decodes = detail::decode_event(data, static_cast<int>(cut), static_cast<int>(wire.size()), out, record);
       CHECK(decodes == parses);
       if (decodes && parses) CHECK(out == detail::to_plain(q));
     }

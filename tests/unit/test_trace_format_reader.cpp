@@ -695,8 +695,9 @@ TEST_CASE("trace_format::read_rank_file::record lengths of one, two and three by
   RankFileBuilder b(header_for(0, 1));
   b.begin(0, 0);
   uint64_t seq = 0;
-  for (const std::size_t n : {0, 1, 110, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 16360, 16370, 16371,
-                              16372, 16373, 16374, 16375, 16376, 16377, 16378, 16379, 16380, 16381, 16382, 16383, 16384}) {
+  for (const std::size_t n : {0, 1, 110, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 16360, 16370,
+                              16371, 16372, 16373, 16374, 16375, 16376, 16377, 16378, 16379, 16380, 16381, 16382,
+                              16383, 16384}) {
     fmt_ns::Event e = simple(seq++, fmt_ns::Call::Send, 10);
     e.stack.assign(n, 7);  // n bytes of packed stack
     want.push_back(e);
@@ -715,8 +716,9 @@ TEST_CASE("trace_format::read_rank_file::record lengths of one, two and three by
 
   // A record whose length says more than the frame holds, in one, two and
   // three bytes, after two complete events.
-  for (const std::string& head : {std::string("\x12\x40", 2), std::string("\x12\x80\x01", 3), std::string("\x12\xff\x7f", 3),
-                                 std::string("\x12\x80\x80\x01", 4), std::string("\x12\xff\xff\xff\xff\x0f", 6)}) {
+  for (const std::string& head :
+       {std::string("\x12\x40", 2), std::string("\x12\x80\x01", 3), std::string("\x12\xff\x7f", 3),
+        std::string("\x12\x80\x80\x01", 4), std::string("\x12\xff\xff\xff\xff\x0f", 6)}) {
     for (const bool sealed : {true, false}) {
       CAPTURE(head.size());
       CAPTURE(sealed);
