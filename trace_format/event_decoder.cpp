@@ -10,6 +10,7 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "trace_format/smtrace.pb.h"
@@ -51,9 +52,24 @@ struct Cursor {
   return true;
 }
 
+// Read a varint: values of one to three bytes (the most common: small
+// numbers, deltas, two-byte tags) inline, byte by byte, the rest with
+// read_long_varint. A varint that runs past the record's end is not taken
+// inline, so read_long_varint refuses it as before.
 [[gnu::always_inline]] inline bool read_varint(Cursor& c, uint64_t& v) {
-  if (c.p < c.end && *c.p < 0x80) {  // one byte: most values
+  const std::ptrdiff_t left = c.end - c.p;
+  if (left >= 1 && c.p[0] < 0x80) {  // one byte: most values
     v = *c.p++;
+    return true;
+  }
+  if (left >= 2 && c.p[1] < 0x80) {
+    v = (c.p[0] & 0x7fu) | static_cast<uint64_t>(c.p[1]) << 7;
+    c.p += 2;
+    return true;
+  }
+  if (left >= 3 && c.p[2] < 0x80) {
+    v = (c.p[0] & 0x7fu) | static_cast<uint64_t>(c.p[1] & 0x7fu) << 7 | static_cast<uint64_t>(c.p[2]) << 14;
+    c.p += 3;
     return true;
   }
   return read_long_varint(c, v);
@@ -61,8 +77,14 @@ struct Cursor {
 
 // Tags longer than 5 bytes, or beyond 32 bits, are left to the generated parser.
 [[gnu::always_inline]] inline bool read_tag(Cursor& c, uint32_t& tag) {
-  if (c.p < c.end && *c.p < 0x80) {  // fields 1 to 15
+  const std::ptrdiff_t left = c.end - c.p;
+  if (left >= 1 && c.p[0] < 0x80) {  // fields 1 to 15
     tag = *c.p++;
+    return true;
+  }
+  if (left >= 2 && c.p[1] < 0x80) {  // fields 16 to 2047
+    tag = (c.p[0] & 0x7fu) | static_cast<uint32_t>(c.p[1]) << 7;
+    c.p += 2;
     return true;
   }
   const unsigned char* at = c.p;
@@ -72,10 +94,12 @@ struct Cursor {
   return true;
 }
 
-bool varint(Cursor& c, uint32_t wire, uint64_t& v) { return wire == k_varint && read_varint(c, v); }
+[[gnu::always_inline]] inline bool varint(Cursor& c, uint32_t wire, uint64_t& v) {
+  return wire == k_varint && read_varint(c, v);
+}
 
 // Return the length-delimited body that follows (and step over it), or false.
-bool body(Cursor& c, uint32_t wire, Cursor& inner) {
+[[gnu::always_inline]] inline bool body(Cursor& c, uint32_t wire, Cursor& inner) {
   uint64_t len = 0;
   if (wire != k_length || !read_varint(c, len) || len > static_cast<uint64_t>(c.end - c.p)) return false;
   inner = Cursor{c.p, c.p + len, c.readable};
@@ -83,17 +107,12 @@ bool body(Cursor& c, uint32_t wire, Cursor& inner) {
   return true;
 }
 
-// A repeated scalar: packed, or one element.
+// The body of a packed repeated scalar that follows, appended to `out`.
 template <class T>
-bool repeated(Cursor& c, uint32_t wire, std::vector<T>& out) {
-  uint64_t v = 0;
-  if (wire == k_varint) {
-    if (!read_varint(c, v)) return false;
-    out.push_back(static_cast<T>(v));
-    return true;
-  }
+bool packed(Cursor& c, std::vector<T>& out) {
   Cursor in{};
-  if (!body(c, wire, in)) return false;
+  if (!body(c, k_length, in)) return false;
+  uint64_t v = 0;
   while (in.more()) {
     if (!read_varint(in, v)) return false;
     out.push_back(static_cast<T>(v));
@@ -117,6 +136,10 @@ bool message(Cursor& c, uint32_t wire, const Field& field) {
   }
   return true;
 }
+
+// The tag of field `number` with a varint or a length-delimited value.
+constexpr uint32_t varint_tag(int number) { return static_cast<uint32_t>(number) << 3 | k_varint; }
+constexpr uint32_t length_tag(int number) { return static_cast<uint32_t>(number) << 3 | k_length; }
 
 // Decode a Status body into `s` (merged: what it gives overwrites).
 bool status(Cursor& c, uint32_t wire, Status& s) {
@@ -166,84 +189,279 @@ bool kernel_arg(Cursor& c, uint32_t wire, KernelArg& a) {
   });
 }
 
-// Decode one field of tag `tag` into `e`; false: not taken here.
+// Decode one field of tag `tag` into `e`; false: not taken here (a field
+// number this decoder does not take, or a wire type other than the
+// field's: the generated parser decides). One switch on the whole tag, each
+// varint field reading its value.
 bool field(Cursor& in, uint32_t tag, Event& e, EventRecord& record) {
-  const uint32_t wire = tag & 7;
   uint64_t v = 0;
-  switch (tag >> 3) {
-    // Repeated and message fields.
-    case V1Event::kStackFieldNumber: return repeated(in, wire, e.stack);
-    case V1Event::kCountsFieldNumber: return repeated(in, wire, e.counts);
-    case V1Event::kDisplsFieldNumber: return repeated(in, wire, e.displs);
-    case V1Event::kDatatypesFieldNumber: return repeated(in, wire, e.datatypes);
-    case V1Event::kRecvCountsFieldNumber: return repeated(in, wire, e.recv_counts);
-    case V1Event::kRecvDisplsFieldNumber: return repeated(in, wire, e.recv_displs);
-    case V1Event::kRecvDatatypesFieldNumber: return repeated(in, wire, e.recv_datatypes);
-    case V1Event::kRequestsFieldNumber: return repeated(in, wire, e.requests);
-    case V1Event::kCompletedFieldNumber: return completed(in, wire, e.completed.emplace_back());
-    case V1Event::kStatusFieldNumber: return status(in, wire, e.status);
-    case V1Event::kArgsFieldNumber: return kernel_arg(in, wire, e.args.emplace_back());
-    default: break;
-  }
-  // Scalars: all varints.
-  if (!varint(in, wire, v)) return false;
-  switch (tag >> 3) {
-    case V1Event::kSeqFieldNumber: e.seq = v; record.has_seq = true; return true;
-    case V1Event::kCallFieldNumber: e.call = static_cast<Call>(int32(v)); return true;
-    case V1Event::kThreadFieldNumber: e.thread = static_cast<uint32_t>(v); return true;
-    case V1Event::kTStartFieldNumber: e.t_start = zigzag64(v); return true;
-    case V1Event::kDurationFieldNumber: e.duration = v; return true;
-    case V1Event::kPendingFieldNumber: e.pending = v != 0; return true;
-    case V1Event::kCompletesFieldNumber: record.completes = v; return true;
-    case V1Event::kSiteFieldNumber: e.site = static_cast<uint32_t>(v); return true;
-    case V1Event::kRepeatFieldNumber: e.repeat = static_cast<uint32_t>(v); return true;
-    case V1Event::kRcFieldNumber: e.rc = zigzag32(v); return true;
-    case V1Event::kCommFieldNumber: e.comm = static_cast<uint32_t>(v); return true;
-    case V1Event::kPeerFieldNumber: e.peer = zigzag32(v); return true;
-    case V1Event::kTagFieldNumber: e.tag = zigzag32(v); return true;
-    case V1Event::kBufFieldNumber: e.buf = static_cast<uint64_t>(zigzag64(v)); return true;
-    case V1Event::kCountFieldNumber: e.count = static_cast<int64_t>(v); return true;
-    case V1Event::kDatatypeFieldNumber: e.datatype = static_cast<uint32_t>(v); return true;
-    case V1Event::kRecvBufFieldNumber: e.recv_buf = static_cast<uint64_t>(zigzag64(v)); return true;
-    case V1Event::kRecvCountFieldNumber: e.recv_count = static_cast<int64_t>(v); return true;
-    case V1Event::kRecvDatatypeFieldNumber: e.recv_datatype = static_cast<uint32_t>(v); return true;
-    case V1Event::kRecvPeerFieldNumber: e.recv_peer = zigzag32(v); return true;
-    case V1Event::kRecvTagFieldNumber: e.recv_tag = zigzag32(v); return true;
-    case V1Event::kOpFieldNumber: e.op = static_cast<uint32_t>(v); return true;
-    case V1Event::kInPlaceFieldNumber: e.in_place = v != 0; return true;
-    case V1Event::kRequestFieldNumber: e.request = v; return true;
-    case V1Event::kFlagFieldNumber: e.flag = v != 0; return true;
-    case V1Event::kNewCommFieldNumber: e.new_comm = static_cast<uint32_t>(v); return true;
-    case V1Event::kColorFieldNumber: e.color = zigzag32(v); return true;
-    case V1Event::kKeyFieldNumber: e.key = zigzag32(v); return true;
-    case V1Event::kGroupFieldNumber: e.group = static_cast<uint32_t>(v); return true;
-    case V1Event::kNewDatatypeFieldNumber: e.new_datatype = static_cast<uint32_t>(v); return true;
-    case V1Event::kWindowFieldNumber: e.window = static_cast<uint32_t>(v); return true;
-    case V1Event::kWinBaseFieldNumber: e.win_base = v; return true;
-    case V1Event::kWinSizeFieldNumber: e.win_size = v; return true;
-    case V1Event::kDispUnitFieldNumber: e.disp_unit = int32(v); return true;
-    case V1Event::kTargetDispFieldNumber: e.target_disp = v; return true;
-    case V1Event::kTargetCountFieldNumber: e.target_count = static_cast<int64_t>(v); return true;
-    case V1Event::kTargetDatatypeFieldNumber: e.target_datatype = static_cast<uint32_t>(v); return true;
-    case V1Event::kResultBufFieldNumber: e.result_buf = static_cast<uint64_t>(zigzag64(v)); return true;
-    case V1Event::kResultCountFieldNumber: e.result_count = static_cast<int64_t>(v); return true;
-    case V1Event::kResultDatatypeFieldNumber: e.result_datatype = static_cast<uint32_t>(v); return true;
-    case V1Event::kCompareBufFieldNumber: e.compare_buf = static_cast<uint64_t>(zigzag64(v)); return true;
-    case V1Event::kLockTypeFieldNumber: e.lock_type = static_cast<LockType>(int32(v)); return true;
-    case V1Event::kAssertFlagsFieldNumber: e.assert_flags = static_cast<uint32_t>(v); return true;
-    case V1Event::kSizeFieldNumber: e.size = v; return true;
-    case V1Event::kErrorClassFieldNumber: return true;  // reserved; the plain event has no place for it
-    case V1Event::kStrideFieldNumber: e.stride = static_cast<int64_t>(v); return true;
-    case V1Event::kStreamFieldNumber: e.stream = v; return true;
-    case V1Event::kCudaEventFieldNumber: e.cuda_event = v; return true;
-    case V1Event::kKernelFieldNumber: e.kernel = static_cast<uint32_t>(v); return true;
-    case V1Event::kMemoryFieldNumber: e.memory = static_cast<MemoryKind>(int32(v)); return true;
-    case V1Event::kRecvMemoryFieldNumber: e.recv_memory = static_cast<MemoryKind>(int32(v)); return true;
-    case V1Event::kCopyKindFieldNumber: e.copy_kind = static_cast<CopyKind>(int32(v)); return true;
-    case V1Event::kFlagsFieldNumber: e.flags = static_cast<uint32_t>(v); return true;
-    case V1Event::kMessageFieldNumber: e.message = v; return true;
-    case V1Event::kPeerCommFieldNumber: e.peer_comm = static_cast<uint32_t>(v); return true;
-    default: return false;  // unknown: the generated parser keeps or rejects it
+  switch (tag) {
+    case length_tag(V1Event::kStackFieldNumber): return packed(in, e.stack);
+    case length_tag(V1Event::kCountsFieldNumber): return packed(in, e.counts);
+    case length_tag(V1Event::kDisplsFieldNumber): return packed(in, e.displs);
+    case length_tag(V1Event::kDatatypesFieldNumber): return packed(in, e.datatypes);
+    case length_tag(V1Event::kRecvCountsFieldNumber): return packed(in, e.recv_counts);
+    case length_tag(V1Event::kRecvDisplsFieldNumber): return packed(in, e.recv_displs);
+    case length_tag(V1Event::kRecvDatatypesFieldNumber): return packed(in, e.recv_datatypes);
+    case length_tag(V1Event::kRequestsFieldNumber): return packed(in, e.requests);
+    case length_tag(V1Event::kCompletedFieldNumber): return completed(in, k_length, e.completed.emplace_back());
+    case length_tag(V1Event::kStatusFieldNumber): return status(in, k_length, e.status);
+    case length_tag(V1Event::kArgsFieldNumber): return kernel_arg(in, k_length, e.args.emplace_back());
+    // Repeated scalars, one element unpacked.
+    case varint_tag(V1Event::kStackFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.stack.push_back(static_cast<uint32_t>(v));
+      return true;
+    case varint_tag(V1Event::kCountsFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.counts.push_back(static_cast<int64_t>(v));
+      return true;
+    case varint_tag(V1Event::kDisplsFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.displs.push_back(static_cast<int64_t>(v));
+      return true;
+    case varint_tag(V1Event::kDatatypesFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.datatypes.push_back(static_cast<uint32_t>(v));
+      return true;
+    case varint_tag(V1Event::kRecvCountsFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_counts.push_back(static_cast<int64_t>(v));
+      return true;
+    case varint_tag(V1Event::kRecvDisplsFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_displs.push_back(static_cast<int64_t>(v));
+      return true;
+    case varint_tag(V1Event::kRecvDatatypesFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_datatypes.push_back(static_cast<uint32_t>(v));
+      return true;
+    case varint_tag(V1Event::kRequestsFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.requests.push_back(v);
+      return true;
+    // Scalars.
+    case varint_tag(V1Event::kSeqFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.seq = v;
+      record.has_seq = true;
+      return true;
+    case varint_tag(V1Event::kCallFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.call = static_cast<Call>(int32(v));
+      return true;
+    case varint_tag(V1Event::kThreadFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.thread = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kTStartFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.t_start = zigzag64(v);
+      return true;
+    case varint_tag(V1Event::kDurationFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.duration = v;
+      return true;
+    case varint_tag(V1Event::kPendingFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.pending = v != 0;
+      return true;
+    case varint_tag(V1Event::kCompletesFieldNumber):
+      if (!read_varint(in, v)) return false;
+      record.completes = v;
+      return true;
+    case varint_tag(V1Event::kSiteFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.site = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kRepeatFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.repeat = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kRcFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.rc = zigzag32(v);
+      return true;
+    case varint_tag(V1Event::kCommFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.comm = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kPeerFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.peer = zigzag32(v);
+      return true;
+    case varint_tag(V1Event::kTagFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.tag = zigzag32(v);
+      return true;
+    case varint_tag(V1Event::kBufFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.buf = static_cast<uint64_t>(zigzag64(v));
+      return true;
+    case varint_tag(V1Event::kCountFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.count = static_cast<int64_t>(v);
+      return true;
+    case varint_tag(V1Event::kDatatypeFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.datatype = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kRecvBufFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_buf = static_cast<uint64_t>(zigzag64(v));
+      return true;
+    case varint_tag(V1Event::kRecvCountFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_count = static_cast<int64_t>(v);
+      return true;
+    case varint_tag(V1Event::kRecvDatatypeFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_datatype = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kRecvPeerFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_peer = zigzag32(v);
+      return true;
+    case varint_tag(V1Event::kRecvTagFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_tag = zigzag32(v);
+      return true;
+    case varint_tag(V1Event::kOpFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.op = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kInPlaceFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.in_place = v != 0;
+      return true;
+    case varint_tag(V1Event::kRequestFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.request = v;
+      return true;
+    case varint_tag(V1Event::kFlagFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.flag = v != 0;
+      return true;
+    case varint_tag(V1Event::kNewCommFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.new_comm = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kColorFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.color = zigzag32(v);
+      return true;
+    case varint_tag(V1Event::kKeyFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.key = zigzag32(v);
+      return true;
+    case varint_tag(V1Event::kGroupFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.group = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kNewDatatypeFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.new_datatype = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kWindowFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.window = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kWinBaseFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.win_base = v;
+      return true;
+    case varint_tag(V1Event::kWinSizeFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.win_size = v;
+      return true;
+    case varint_tag(V1Event::kDispUnitFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.disp_unit = int32(v);
+      return true;
+    case varint_tag(V1Event::kTargetDispFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.target_disp = v;
+      return true;
+    case varint_tag(V1Event::kTargetCountFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.target_count = static_cast<int64_t>(v);
+      return true;
+    case varint_tag(V1Event::kTargetDatatypeFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.target_datatype = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kResultBufFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.result_buf = static_cast<uint64_t>(zigzag64(v));
+      return true;
+    case varint_tag(V1Event::kResultCountFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.result_count = static_cast<int64_t>(v);
+      return true;
+    case varint_tag(V1Event::kResultDatatypeFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.result_datatype = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kCompareBufFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.compare_buf = static_cast<uint64_t>(zigzag64(v));
+      return true;
+    case varint_tag(V1Event::kLockTypeFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.lock_type = static_cast<LockType>(int32(v));
+      return true;
+    case varint_tag(V1Event::kAssertFlagsFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.assert_flags = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kSizeFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.size = v;
+      return true;
+    case varint_tag(V1Event::kErrorClassFieldNumber):
+      if (!read_varint(in, v)) return false;
+      return true;  // reserved; the plain event has no place for it
+    case varint_tag(V1Event::kStrideFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.stride = static_cast<int64_t>(v);
+      return true;
+    case varint_tag(V1Event::kStreamFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.stream = v;
+      return true;
+    case varint_tag(V1Event::kCudaEventFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.cuda_event = v;
+      return true;
+    case varint_tag(V1Event::kKernelFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.kernel = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kMemoryFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.memory = static_cast<MemoryKind>(int32(v));
+      return true;
+    case varint_tag(V1Event::kRecvMemoryFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.recv_memory = static_cast<MemoryKind>(int32(v));
+      return true;
+    case varint_tag(V1Event::kCopyKindFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.copy_kind = static_cast<CopyKind>(int32(v));
+      return true;
+    case varint_tag(V1Event::kFlagsFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.flags = static_cast<uint32_t>(v);
+      return true;
+    case varint_tag(V1Event::kMessageFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.message = v;
+      return true;
+    case varint_tag(V1Event::kPeerCommFieldNumber):
+      if (!read_varint(in, v)) return false;
+      e.peer_comm = static_cast<uint32_t>(v);
+      return true;
+    default: return false;
   }
 }
 

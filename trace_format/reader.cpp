@@ -131,6 +131,24 @@ namespace {
 
 using Callbacks = RankReader::Callbacks;
 
+// The tag of an Event record in a frame (field 2, length-delimited).
+constexpr uint32_t k_event_tag = 2 << 3 | 2;
+
+// Return the bytes of the tag and length of the Event record at `p` (`left`
+// bytes to the frame's end) when both are short: the tag in one byte, the
+// length in one or two, the body inside the frame; set `len`. Else 0: the
+// record is read with CodedInputStream, which decides what it is.
+inline int event_head(const unsigned char* p, int left, uint32_t& len) {
+  if (left < 2 || p[0] != k_event_tag) return 0;
+  if (p[1] < 0x80) {
+    len = p[1];
+    return len <= static_cast<uint32_t>(left - 2) ? 2 : 0;
+  }
+  if (left < 3 || p[2] >= 0x80) return 0;
+  len = (p[1] & 0x7fu) | static_cast<uint32_t>(p[2]) << 7;
+  return len <= static_cast<uint32_t>(left - 3) ? 3 : 0;
+}
+
 struct RankWalker {
   fs::path path;
   std::string file;
@@ -374,45 +392,60 @@ struct RankWalker {
                    FrameKind kind, bool* torn_tail = nullptr) {
     const auto* data = reinterpret_cast<const unsigned char*>(payload.data());
     const int size = static_cast<int>(payload.size());
-    google::protobuf::io::CodedInputStream in(data, size);
+    int pos = 0;  // the next record
     while (true) {
-      const int at = in.CurrentPosition();
+      const int at = pos;
       const uint64_t offset = base + static_cast<uint64_t>(at);
       if (at >= size) return static_cast<std::size_t>(at);
       if (kind == FrameKind::open && data[at] == 0) return static_cast<std::size_t>(at);
-      const uint32_t tag = in.ReadTag();
-      const uint32_t field = tag >> 3;
-      bool torn = false;
+      uint32_t tag = 0;
       uint32_t len = 0;
-      if (tag == 0) {
-        torn = true;
-      } else if ((tag & 7) != 2) {
-        // Not a record layout this reader knows: skip it if it is well formed.
-        if (field >= 1 && field <= 8) {
-          problem(cb, offset, std::string(record_name(field)) + " record with wire type " +
-                                  std::to_string(tag & 7) + "; skipped");
+      int body_at = 0;  // the record's body
+      if (const int head = event_head(data + at, size - at, len)) {
+        // An Event record whose length takes one or two bytes (nearly all
+        // of them), read here; the others go through CodedInputStream.
+        tag = k_event_tag;
+        body_at = at + head;
+      } else {
+        google::protobuf::io::CodedInputStream in(data + at, size - at);
+        tag = in.ReadTag();
+        bool torn = false;
+        if (tag == 0) {
+          torn = true;
+        } else if ((tag & 7) != 2) {
+          // Not a record layout this reader knows: skip it if it is well formed.
+          const uint32_t number = tag >> 3;
+          if (number >= 1 && number <= 8) {
+            problem(cb, offset, std::string(record_name(number)) + " record with wire type " +
+                                    std::to_string(tag & 7) + "; skipped");
+          }
+          if (!google::protobuf::internal::WireFormatLite::SkipField(&in, tag)) torn = true;
+          if (!torn) {
+            pos = at + in.CurrentPosition();
+            continue;
+          }
+        } else if (!in.ReadVarint32(&len) || len > static_cast<uint32_t>(size - at - in.CurrentPosition())) {
+          torn = true;
         }
-        if (!google::protobuf::internal::WireFormatLite::SkipField(&in, tag)) torn = true;
-        if (!torn) continue;
-      } else if (!in.ReadVarint32(&len) || len > static_cast<uint32_t>(size - in.CurrentPosition())) {
-        torn = true;
-      }
-      if (torn) {
-        truncated = true;
-        if (torn_tail) *torn_tail = true;
-        if (kind == FrameKind::sealed) {
-          problem(cb, offset, "malformed record in a sealed chunk; rest of the chunk skipped");
-        } else {
-          problem(cb, offset,
-                  std::string(kind == FrameKind::open ? "torn record at the end of an open chunk"
-                                                      : "chunk cut short: record incomplete") +
-                      "; dropped");
+        if (torn) {
+          truncated = true;
+          if (torn_tail) *torn_tail = true;
+          if (kind == FrameKind::sealed) {
+            problem(cb, offset, "malformed record in a sealed chunk; rest of the chunk skipped");
+          } else {
+            problem(cb, offset,
+                    std::string(kind == FrameKind::open ? "torn record at the end of an open chunk"
+                                                        : "chunk cut short: record incomplete") +
+                        "; dropped");
+          }
+          return static_cast<std::size_t>(at);
         }
-        return static_cast<std::size_t>(at);
+        body_at = at + in.CurrentPosition();
       }
-      const unsigned char* body = data + in.CurrentPosition();
-      const uint64_t body_offset = base + static_cast<uint64_t>(in.CurrentPosition());
-      in.Skip(static_cast<int>(len));
+      const uint32_t field = tag >> 3;
+      const unsigned char* body = data + body_at;
+      const uint64_t body_offset = base + static_cast<uint64_t>(body_at);
+      pos = body_at + static_cast<int>(len);
       bool stop = false;
       switch (field) {
         case 1: {

@@ -192,4 +192,97 @@ TEST_CASE("trace_format::decode_event::reads no byte beyond what it may") {
                                    static_cast<int>(frame.size()), out, record));
 }
 
+TEST_CASE("trace_format::decode_event::varints of every length, near the record's and the buffer's end") {
+  // Every varint length from 1 to 10 bytes (the inline reads take 1 to 3),
+  // as the last field of the record, with nothing or more bytes readable
+  // after it: each decodes as the generated parser decodes it.
+  for (int bits = 0; bits <= 64; ++bits) {
+    const uint64_t below = bits == 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+    const uint64_t at = bits < 64 ? uint64_t{1} << bits : 0;
+    for (const uint64_t v : {below, at}) {
+      // duration, t_start (sint64), request, buf: one- and two-byte tags
+      for (const uint32_t number : {5u, 4u, 31u, 16u}) {
+        std::string wire;
+        field(wire, 2, 0);  // call
+        varint(wire, 3);
+        field(wire, number, 0);
+        varint(wire, v);
+        for (const std::size_t after : {0, 1, 2, 9, 16}) {
+          CAPTURE(v);
+          CAPTURE(number);
+          CAPTURE(after);
+          const std::string frame = wire + std::string(after, '\x81');  // continuation bytes: not part of the record
+          fmt_ns::Event out;
+          detail::EventRecord record;
+          const auto* data = reinterpret_cast<const unsigned char*>(frame.data());
+          REQUIRE(detail::decode_event(data, static_cast<int>(wire.size()), static_cast<int>(frame.size()), out, record));
+          CHECK(out == parsed(wire));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("trace_format::decode_event::every cut of a record, as the generated parser") {
+  // A record cut at every byte (the frame's bytes after the cut still
+  // readable): decode_event takes the prefix exactly when the generated
+  // parser does, and then decodes it the same.
+  fmt_ns::Event halo;  // an Irecv and a Waitall as the halo pattern writes them
+  halo.call = fmt_ns::Call::Waitall;
+  halo.t_start = 300;
+  halo.duration = 1500;
+  halo.completed.resize(2);
+  halo.completed[0].request = 70000;
+  halo.completed[0].status.source = 3;
+  halo.completed[0].status.tag = 1;
+  halo.completed[0].status.count = 4096;
+  halo.completed[1].index = 1;
+  halo.completed[1].request = 70001;
+  halo.requests = {70000, 70001, 1ull << 40};
+  for (const fmt_ns::Event& e : {every_field(), halo}) {
+    pb::Event p;
+    detail::to_proto(e, &p);
+    const std::string wire = p.SerializeAsString();
+    for (std::size_t cut = 0; cut <= wire.size(); ++cut) {
+      CAPTURE(cut);
+      const std::string prefix = wire.substr(0, cut);
+      pb::Event q;
+      const bool parses = q.ParseFromString(prefix);
+      fmt_ns::Event out;
+      detail::EventRecord record;
+      const auto* data = reinterpret_cast<const unsigned char*>(wire.data());
+      const bool decodes = detail::decode_event(data, static_cast<int>(cut), static_cast<int>(wire.size()), out, record);
+      CHECK(decodes == parses);
+      if (decodes && parses) CHECK(out == detail::to_plain(q));
+    }
+  }
+}
+
+TEST_CASE("trace_format::decode_event::every field number with every wire type") {
+  // One field, numbers 0 to 70 (beyond the last one of Event too), each
+  // wire type well formed: decode_event takes the record exactly when the
+  // generated parser reads it with no unknown field, and then as it does.
+  for (uint32_t number = 0; number <= 70; ++number) {
+    for (const uint32_t wire_type : {0u, 1u, 2u, 5u}) {
+      CAPTURE(number);
+      CAPTURE(wire_type);
+      std::string wire;
+      field(wire, 2, 0);  // call
+      varint(wire, 3);
+      field(wire, number, wire_type);
+      if (wire_type == 0) varint(wire, 300);
+      if (wire_type == 1) wire += std::string(8, '\x02');
+      if (wire_type == 2) wire += std::string("\x02\x08\x01", 3);  // packed {8, 1}, or a message whose field 1 is 1
+      if (wire_type == 5) wire += std::string(4, '\x02');
+      pb::Event p;
+      const bool parses = p.ParseFromString(wire) && p.GetReflection()->GetUnknownFields(p).empty();
+      fmt_ns::Event out;
+      detail::EventRecord record;
+      const bool decodes = decode(wire, out, record);
+      CHECK(decodes == parses);
+      if (decodes && parses) CHECK(out == detail::to_plain(p));
+    }
+  }
+}
+
 TEST_SUITE_END();

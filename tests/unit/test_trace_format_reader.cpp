@@ -684,6 +684,70 @@ TEST_CASE("trace_format::read_rank_file::torn last record in an open chunk") {
   CHECK(mentions(r.problems, file.string() + ": byte " + std::to_string(record_offset) + ": rank 0: torn record"));
 }
 
+TEST_CASE("trace_format::read_rank_file::record lengths of one, two and three bytes, and their damage") {
+  // The walk reads an Event record's tag and a one- or two-byte length
+  // itself and leaves longer lengths to CodedInputStream: records on both
+  // sides of 128 and 16384 bytes read back, and a length that runs past the
+  // frame is the same problem, at the record, in either coding.
+  TempDir dir;
+  const fs::path file = dir.path / "rank-0.smt";
+  std::vector<fmt_ns::Event> want;
+  RankFileBuilder b(header_for(0, 1));
+  b.begin(0, 0);
+  uint64_t seq = 0;
+  for (const std::size_t n : {0, 1, 110, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 16360, 16370,
+                              16371, 16372, 16373, 16374, 16375, 16376, 16377, 16378, 16379, 16380, 16381, 16382,
+                              16383, 16384}) {
+    fmt_ns::Event e = simple(seq++, fmt_ns::Call::Send, 10);
+    e.stack.assign(n, 7);  // n bytes of packed stack
+    want.push_back(e);
+    b.enc.event(b.chunk, e);
+  }
+  b.seal();
+  write_bytes(file, b.bytes);
+  fmt_ns::RankTrace r = fmt_ns::read_rank_file(file);
+  CAPTURE(all_text(r.problems));
+  CHECK(r.problems.empty());
+  REQUIRE(r.events.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    CAPTURE(i);
+    CHECK(r.events[i] == want[i]);
+  }
+
+  // A record whose length says more than the frame holds, in one, two and
+  // three bytes, after two complete events.
+  for (const std::string& head :
+       {std::string("\x12\x40", 2), std::string("\x12\x80\x01", 3), std::string("\x12\xff\x7f", 3),
+        std::string("\x12\x80\x80\x01", 4), std::string("\x12\xff\xff\xff\xff\x0f", 6)}) {
+    for (const bool sealed : {true, false}) {
+      CAPTURE(head.size());
+      CAPTURE(sealed);
+      RankFileBuilder d(header_for(0, 1));
+      d.begin(0, 0);
+      d.enc.event(d.chunk, simple(0, fmt_ns::Call::Init, 1));
+      d.enc.event(d.chunk, simple(1, fmt_ns::Call::Barrier, 2));
+      const std::size_t at = d.chunk.size();
+      d.chunk += head + std::string(20, '\x01');
+      const std::size_t frame = d.bytes.size();
+      if (sealed) {
+        d.seal();
+      } else {
+        d.leave_open(0);
+      }
+      write_bytes(file, d.bytes);
+      const uint64_t record_offset = frame + 8 + at;
+      fmt_ns::RankTrace t = fmt_ns::read_rank_file(file);
+      CAPTURE(all_text(t.problems));
+      CHECK(t.events.size() == 2);
+      CHECK(t.truncated);
+      REQUIRE(t.problems.size() == 1);
+      CHECK(t.problems[0].offset == record_offset);
+      CHECK(mentions(t.problems, sealed ? "malformed record in a sealed chunk; rest of the chunk skipped"
+                                        : "torn record at the end of an open chunk; dropped"));
+    }
+  }
+}
+
 TEST_CASE("trace_format::read_rank_file::file shorter than the magic") {
   TempDir dir;
   const fs::path file = dir.path / "rank-0.smt";
