@@ -3,6 +3,8 @@
 // file is read (Check::saves_passes). Fixed-width little-endian integers,
 // lengths before strings and vectors; made for the same build on both ends,
 // never stored (distributed/record_codec.hpp codes the records the same way).
+// A format::Event is coded as smtrace-mpi's readers code the events they
+// send (analyzer/record_coding.hpp: one coding for both).
 //
 // A record's fields are listed once, in one function over either coder:
 //     auto code = [](auto& c, auto& r) { c(r.seq); c(r.site); c.list(r.notes, text); };
@@ -20,6 +22,10 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+namespace smtrace::format {
+struct Event;
+}  // namespace smtrace::format
 
 namespace smtrace::analyzer {
 
@@ -44,6 +50,8 @@ class WireWriter {
   void operator()(const T& value) {
     put(value);
   }
+  // Append the event `event`, whole.
+  void operator()(const format::Event& event);
   // Append `items`' count, then each item as `code(*this, item)` writes it.
   template <class T, class Code>
   void list(const std::vector<T>& items, Code&& code) {
@@ -61,6 +69,7 @@ class WireWriter {
 
  private:
   std::string m_out;
+  std::string m_event;  // an event's coding before it is appended (its size is room, not bytes)
 };
 
 // Reads values in the order a WireWriter wrote them. Throws
@@ -86,6 +95,8 @@ class WireReader {
     value = get<T>();
   }
   void operator()(std::string& value) { value = text(); }
+  // Read an event that WireWriter wrote into `event` (every field is set).
+  void operator()(format::Event& event);
   // Read what WireWriter::list wrote into `items`, each item with `code`.
   template <class T, class Code>
   void list(std::vector<T>& items, Code&& code) {

@@ -13,7 +13,7 @@
 // whose passes can travel (analyzer::Check::saves_passes: request-leak,
 // resource-leak, invalid-argument, thread-level, cuda-mpi-race,
 // epoch-lifecycle, type-mismatch, the collective checks,
-// abnormal-termination, local-concurrency) and send
+// abnormal-termination, local-concurrency, rma-race) and send
 // their state after the rank's records; process 0 runs every other pass, the
 // replay and every check's finish().
 //

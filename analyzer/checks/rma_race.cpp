@@ -78,6 +78,7 @@
 #include "analyzer/happens_before.hpp"
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/replay.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -240,6 +241,58 @@ class Pass final : public RankPass {
   std::vector<OwnLock> own_locks;
   std::vector<BufferCall> buffers;  // once the rank has a window: before, no RMA can reach them
 
+  // Write or read (Check::save_pass, load_pass) what finish() reads of the
+  // pass after its rank's last event: the five lists above, whole. The rest
+  // (open epochs, requests, runs) is the pass's own, for the events to come.
+  template <class Coder, class P>
+  static void code(Coder& c, P& p) {
+    c.list(p.ops, [](auto& co, auto& op) {
+      co(op.event);
+      co(op.local_done);
+      co(op.remote_done);
+      co(op.lock_epoch);
+      co(op.lock_exclusive);
+    });
+    c.list(p.locals, [](auto& cl, auto& a) {
+      cl(a.seq);
+      cl(a.site);
+      cl(a.thread);
+      cl(a.run);
+      cl(a.call);
+      cl(a.where.lo);
+      cl(a.where.size);
+      cl(a.where.distance);
+      cl(a.where.count);
+      cl(a.write);
+    });
+    c.list(p.windows, [](auto& cw, auto& w) {
+      cw(w.window);
+      cw(w.base);
+      cw(w.size);
+      cw(w.disp_unit);
+      cw(w.dynamic);
+    });
+    c.list(p.own_locks, [](auto& cl, auto& l) {
+      cl(l.window);
+      cl(l.thread);
+      cl(l.target);
+      cl(l.open);
+      cl(l.close);
+      cl(l.epoch);
+      cl(l.exclusive);
+    });
+    c.list(p.buffers, [](auto& cb, auto& b) {
+      cb(b.seq);
+      cb(b.done);
+      cb(b.site);
+      cb(b.call);
+      cb(b.buf);
+      cb(b.count);
+      cb(b.type);
+      cb(b.write);
+    });
+  }
+
  private:
   // Keep the buffers of point-to-point call or collective `e` (persistent
   // requests are left out), and complete those of the requests it completes.
@@ -367,6 +420,19 @@ class RmaRace final : public Check {
   }
 
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+  // finish() reads each rank's RMA calls (whole events), loads and stores,
+  // windows, own lock epochs and MPI buffers, and builds its accesses with
+  // the comm table, happens-before and the replay's lanes where it runs;
+  // the pass itself needs only its rank.
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override {
+    Pass::code(out, dynamic_cast<const Pass&>(pass));
+  }
+  std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
+    auto p = std::make_unique<Pass>(data);
+    Pass::code(in, *p);
+    return p;
+  }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {

@@ -414,4 +414,125 @@ TEST_CASE("analyzer::run_saved_passes::local-concurrency's conflicts travel and 
   }
 }
 
+TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and locks travel") {
+  // What rma-race's finish() reads of a pass: RMA calls (whole events, with
+  // their completions and lock epochs), loads and stores (strided ones too),
+  // windows (created, dynamic, attached), the rank's own lock epochs, and the
+  // buffers of MPI calls once it has a window. Each changes the findings'
+  // text or the exemptions: a field lost on the way changes the result.
+  constexpr uint64_t win = 0x10000, buf = 0x20000;
+  an::Options options;
+  options.check_errors = an::CheckErrors::report;
+  options.checks = {"rma-race"};
+  auto wait = [](smtrace::test::Builder& b, uint32_t rank, uint64_t request) {
+    tf::Event& e = b.add(Call::Wait, rank);
+    e.requests = {request};
+    e.completed.push_back(tf::CompletedRequest{});
+    e.completed.back().request = request;
+  };
+  auto same_both_ways = [&](const tf::Trace& trace, const char* name) {
+    const std::filesystem::path dir = smtrace::test::scratch_dir(name);
+    tf::write_trace(trace, dir);
+    const an::Result here = an::analyze(dir, options);
+    CHECK(here.failures.empty());
+    check_same(here, analyze_elsewhere(dir, options));
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    return smtrace::test::count_kind(here, "rma-race");
+  };
+  SUBCASE("epochs, completions, own locks, MPI buffers") {
+    for (const bool exclusive : {true, false}) {
+      CAPTURE(exclusive);
+      const tf::LockType lock = exclusive ? tf::LockType::exclusive : tf::LockType::shared;
+      smtrace::test::Builder b(3);
+      for (uint32_t r = 0; r < 3; ++r) b.win_create(r, 1, win, 256, r == 1 ? 4 : 1);
+      b.add(Call::Win_create_dynamic, 2).window = 2;
+      tf::Event& attach = b.add(Call::Win_attach, 2);
+      attach.window = 2;
+      attach.win_base = 0x40000;
+      attach.win_size = 64;
+      // Rank 0 stores, strided, into its own window under a lock on itself;
+      // rank 1 puts there under a lock too: exclusive locks exclude each other.
+      b.win_sync(Call::Win_lock, 0, 1, 0, lock);
+      b.access(Call::Store, 0, win, 4, 4, 16);
+      b.win_sync(Call::Win_unlock, 0, 1, 0);
+      b.access(Call::Store, 0, win + 4, 4);  // after the unlock: no lock covers it
+      b.win_sync(Call::Win_lock, 1, 1, 0, lock);
+      b.rma(Call::Put, 1, 1, 0, buf, 4, 0);
+      b.win_sync(Call::Win_unlock, 1, 1, 0);
+      // Rank 2, in a lock_all epoch: an Rput completed by its Wait (the store
+      // after it is fine), an Accumulate into rank 1, a Get from rank 0 left
+      // to the unlock, a Put into its own dynamic window's attached memory.
+      b.win_sync(Call::Win_lock_all, 2, 1);
+      tf::Event& rput = b.rma(Call::Rput, 2, 1, 1, buf, 2, 2);
+      rput.request = 9;
+      wait(b, 2, 9);
+      b.access(Call::Store, 2, buf, 4);
+      b.rma(Call::Accumulate, 2, 1, 1, buf + 64, 1, 4).op = 3;
+      b.rma(Call::Get, 2, 1, 0, buf + 128, 8, 0);
+      b.access(Call::Load, 2, buf + 128, 4, 2, 8);
+      b.win_sync(Call::Win_lock_all, 2, 2);
+      b.rma(Call::Put, 2, 2, 2, buf + 192, 1, 0x40000);
+      b.access(Call::Store, 2, 0x40000, 4);  // races with the Put: the displacement is an address
+      b.win_sync(Call::Win_unlock_all, 2, 2);
+      b.win_sync(Call::Win_unlock_all, 2, 1);
+      // Rank 1 loads its window where the Rput lands, and receives into the
+      // Accumulate's target bytes; rank 0 sends them.
+      b.access(Call::Load, 1, win + 8, 4);
+      tf::Event& recv = b.add(Call::Irecv, 1);
+      recv.comm = 0;
+      recv.peer = 0;
+      recv.tag = 0;
+      recv.buf = win + 16;
+      recv.count = 1;
+      recv.datatype = smtrace::test::k_int;
+      recv.request = 5;
+      tf::Event& send = b.add(Call::Send, 0);
+      send.comm = 0;
+      send.peer = 1;
+      send.tag = 0;
+      send.buf = buf;
+      send.count = 1;
+      send.datatype = smtrace::test::k_int;
+      for (uint32_t r = 0; r < 3; ++r) b.barrier(r);
+      wait(b, 1, 5);
+      for (uint32_t r = 0; r < 3; ++r) b.win_sync(Call::Win_free, r, 1);
+      for (uint32_t r = 0; r < 3; ++r) b.add(Call::Finalize, r);
+      CHECK(same_both_ways(b.trace(), "saved-rma") == (exclusive ? 6 : 9));
+    }
+  }
+  SUBCASE("threads as lanes: a lock covers its own thread's stores") {
+    // Rank 0's thread 1 stores into rank 0's window under an exclusive lock
+    // it took on it (covered), or thread 0 took it (not covered); rank 1
+    // puts there under an exclusive lock.
+    for (const uint32_t locker : {1u, 0u}) {
+      CAPTURE(locker);
+      smtrace::test::Builder b(2);
+      b.trace().ranks[0].header.thread_sync = tf::thread_sync::pthreads;
+      for (uint32_t r = 0; r < 2; ++r) b.win_create(r, 1, win, 256);
+      auto on = [&](uint32_t thread, Call call) -> tf::Event& {
+        tf::Event& e = b.add(call, 0);
+        e.thread = thread;
+        return e;
+      };
+      on(0, Call::pthread_create).peer = 1;
+      on(1, Call::thread_begin).peer = 0;
+      tf::Event& lock = b.win_sync(Call::Win_lock, 0, 1, 0, tf::LockType::exclusive);
+      lock.thread = locker;
+      b.access(Call::Store, 0, win + 4, 4, 3, 8).thread = 1;
+      b.access(Call::Store, 0, win + 4, 4).thread = 1;
+      b.win_sync(Call::Win_unlock, 0, 1, 0).thread = locker;
+      on(1, Call::thread_end);
+      on(0, Call::pthread_join).peer = 1;
+      b.win_sync(Call::Win_lock, 1, 1, 0, tf::LockType::exclusive);
+      b.rma(Call::Put, 1, 1, 0, buf, 4, 0);
+      b.win_sync(Call::Win_unlock, 1, 1, 0);
+      for (uint32_t r = 0; r < 2; ++r) b.barrier(r);
+      for (uint32_t r = 0; r < 2; ++r) b.win_sync(Call::Win_free, r, 1);
+      for (uint32_t r = 0; r < 2; ++r) b.add(Call::Finalize, r);
+      CHECK(same_both_ways(b.trace(), "saved-rma-lanes") == (locker == 1 ? 0 : 2));  // two stores, two call sites
+    }
+  }
+}
+
 TEST_SUITE_END();
