@@ -13,7 +13,8 @@
 # `smtrace check`'s (the script stops otherwise). Each process runs under
 # /usr/bin/time (apt package `time`); for smtrace-mpi the rows are per
 # process (process 0 analyzes, the others read and send), and the `wall`
-# column of the job is mpirun's, start-up included.
+# column of the job is mpirun's, start-up included. A process's exit status 1
+# (findings) counts as success, so that mpirun does not end the job early.
 # On a machine that others use too, CPU seconds are the steadier figure.
 set -euo pipefail
 
@@ -81,7 +82,7 @@ job() {
   local start end
   start=$(date +%s.%N)
   mpirun --oversubscribe -np "$np" bash -c \
-    'exec /usr/bin/time -f "%e %U %S %M" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$work/mpi.time" \
+    '/usr/bin/time -f "%e %U %S %M" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"; rc=$?; [ $rc -le 1 ] || exit $rc' "$work/mpi.time" \
     "$program" check "$trace" --quiet --format json "${check_options[@]}" >"$work/mpi.json" 2>"$work/mpi.err" ||
     [ $? -le 1 ] || { cat "$work/mpi.err" >&2; exit 1; }
   end=$(date +%s.%N)
