@@ -458,6 +458,12 @@ TEST_CASE("trace_format::epoch_step::opens, closes and completes") {
   CHECK(f::epoch_step(f::EpochEffect::wait).waits);
   CHECK_FALSE(f::epoch_step(f::EpochEffect::test).waits);
   CHECK_FALSE(f::epoch_step(f::EpochEffect::complete).waits);
+  // (A table by value now: the first and the last value, and one past it.)
+  CHECK(f::epoch_step(f::EpochEffect::none).kind == f::EpochKind::none);
+  CHECK_FALSE(f::epoch_step(f::EpochEffect::none).opens);
+  CHECK(f::epoch_step(f::EpochEffect::free).all_targets);
+  CHECK(f::epoch_step(static_cast<f::EpochEffect>(static_cast<int>(f::EpochEffect::free) + 1)).kind ==
+        f::EpochKind::none);
   CHECK_FALSE(f::epoch_step(f::EpochEffect::lock).waits);
 }
 
