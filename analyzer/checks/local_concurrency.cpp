@@ -484,7 +484,7 @@ class Pass final : public RankPass {
     op.site = e.site;
     op.post_call = e.call;
     op.persistent = persistent;
-    op.blocks.assign(m_scratch.begin(), m_scratch.end());
+    take_blocks(op);
     activate(op);
     begin_lifetime(e.request, op);
   }
@@ -524,7 +524,14 @@ class Pass final : public RankPass {
     op.site = e.site;
     op.post_call = e.call;
     op.persistent = true;
-    op.blocks.assign(m_scratch.begin(), m_scratch.end());
+    take_blocks(op);
+  }
+
+  // op.blocks = m_scratch, `op` just renewed (no blocks): one block (most
+  // posts) is copied inline; assign is out of line.
+  void take_blocks(PendingOp& op) {
+    if (m_scratch.size() == 1) op.blocks.push_back(m_scratch.front());
+    else op.blocks.assign(m_scratch.begin(), m_scratch.end());
   }
 
   void start(const Event& e, uint64_t request) {
