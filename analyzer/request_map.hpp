@@ -61,11 +61,45 @@ class StableRequestMap {
     reset(m_values[i]);
     return m_values[i];
   }
+  // Return the value of `request` set to its defaults (operator[] then
+  // reset), resetting it once: a new place is made with its defaults, a
+  // reused or present one is reset.
+  T& renew(uint64_t request) {
+    uint32_t& place = m_index[request];
+    if (place == 0 && m_free.empty()) {
+      m_values.emplace_back();
+      m_used.push_back(1);
+      place = static_cast<uint32_t>(m_values.size());
+      return m_values.back();
+    }
+    if (place == 0) {
+      place = m_free.back() + 1;
+      m_free.pop_back();
+      m_used[place - 1] = 1;
+    }
+    reset(m_values[place - 1]);
+    return m_values[place - 1];
+  }
   // Erase the entry of `request`, if any, keeping its value's storage.
   void erase(uint64_t request) {
     const std::optional<uint32_t> place = m_index.extract(request);
     if (!place) return;
     const uint32_t i = *place - 1;
+    m_used[i] = 0;
+    m_free.push_back(i);
+  }
+  // Call keep(value) for the value of `request`, if any, and erase the
+  // entry (as erase) unless keep returned true: one search of the index
+  // where the entry goes. While keep runs, find(request) does not find it.
+  template <class F>
+  void settle(uint64_t request, F&& keep) {
+    const std::optional<uint32_t> place = m_index.extract(request);
+    if (!place) return;
+    const uint32_t i = *place - 1;
+    if (keep(m_values[i])) {
+      m_index[request] = *place;
+      return;
+    }
     m_used[i] = 0;
     m_free.push_back(i);
   }

@@ -375,7 +375,9 @@ void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& o
   Emitter(e, place, out, nulls).run();
 }
 
-EpochStep epoch_step(EpochEffect effect) {
+namespace {
+
+constexpr EpochStep step_of(EpochEffect effect) {
   EpochStep s;
   auto completes = [&](Completion level, bool all) {
     s.completes = level;
@@ -406,6 +408,21 @@ EpochStep epoch_step(EpochEffect effect) {
     case EpochEffect::free: completes(Completion::remote, true); break;
   }
   return s;
+}
+
+// step_of of every EpochEffect, by value (EpochEffect::free is the last).
+constexpr auto k_epoch_steps = [] {
+  std::array<EpochStep, static_cast<std::size_t>(EpochEffect::free) + 1> steps{};
+  for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = step_of(static_cast<EpochEffect>(i));
+  return steps;
+}();
+
+}  // namespace
+
+// A table lookup, not the switch: rma-race asks for most events.
+EpochStep epoch_step(EpochEffect effect) {
+  const auto i = static_cast<std::size_t>(effect);
+  return i < k_epoch_steps.size() ? k_epoch_steps[i] : EpochStep{};
 }
 
 EpochEffect epoch_of(const Event& e) {

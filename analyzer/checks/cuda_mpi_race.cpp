@@ -141,8 +141,7 @@ class Pass final : public RankPass {
     if (m_blocks.empty()) return;
     if (kind != Kind::define) against_stream_work(e, m_blocks);
     if (kind == Kind::blocking || e.request == 0) return;
-    MpiOp& op = m_ops[e.request];
-    reset(op);
+    MpiOp& op = m_ops.renew(e.request);
     op.blocks.assign(m_blocks.begin(), m_blocks.end());
     op.seq = e.seq;
     op.site = e.site;
@@ -254,13 +253,10 @@ class Pass final : public RankPass {
   }
 
   void complete(uint64_t request) {
-    MpiOp* op = m_ops.find(request);
-    if (!op) return;
-    if (op->persistent) {
-      op->active = false;
-    } else {
-      m_ops.erase(request);
-    }
+    m_ops.settle(request, [](MpiOp& op) {
+      if (op.persistent) op.active = false;
+      return op.persistent;
+    });
   }
 
   // Return how MPI call `e` uses its buffers.

@@ -338,9 +338,8 @@ void add_blocks(std::vector<Block>& out, std::span<const Strided> pieces, Mode m
     for (uint64_t j = 0; j < p.count; ++j) push(p.lo + j * p.distance, p.lo + j * p.distance + p.size);
 }
 
-// Sort `blocks` and merge overlapping or adjacent ones of the same mode.
-void normalize(std::vector<Block>& blocks) {
-  if (blocks.size() < 2) return;  // sorted and merged already (most calls have one buffer)
+// Sort `blocks` (two or more) and merge overlapping or adjacent ones of the same mode.
+[[gnu::noinline]] void normalize_many(std::vector<Block>& blocks) {
   std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) {
     return std::tie(a.mode, a.lo, a.hi) < std::tie(b.mode, b.lo, b.hi);
   });
@@ -353,6 +352,11 @@ void normalize(std::vector<Block>& blocks) {
     }
   }
   blocks.resize(out);
+}
+
+// Sort `blocks` and merge overlapping or adjacent ones of the same mode.
+inline void normalize(std::vector<Block>& blocks) {
+  if (blocks.size() >= 2) normalize_many(blocks);  // one block (most calls): sorted and merged already
 }
 
 class Pass final : public RankPass {
@@ -474,14 +478,13 @@ class Pass final : public RankPass {
     const bool receive = std::any_of(m_scratch.begin(), m_scratch.end(), [](const Block& b) { return b.mode == Mode::write; });
     access(e, receive);
     if (e.request == 0) return;
-    PendingOp& op = m_ops[e.request];
-    reset(op);
+    PendingOp& op = m_ops.renew(e.request);
     op.call = call;
     op.seq = e.seq;
     op.site = e.site;
     op.post_call = e.call;
     op.persistent = persistent;
-    op.blocks.assign(m_scratch.begin(), m_scratch.end());
+    take_blocks(op);
     activate(op);
     begin_lifetime(e.request, op);
   }
@@ -515,14 +518,20 @@ class Pass final : public RankPass {
 
   void define_persistent(const Event& e) {
     normalize(m_scratch);
-    PendingOp& op = m_ops[e.request];
-    reset(op);
+    PendingOp& op = m_ops.renew(e.request);
     op.call = e.call;
     op.seq = e.seq;
     op.site = e.site;
     op.post_call = e.call;
     op.persistent = true;
-    op.blocks.assign(m_scratch.begin(), m_scratch.end());
+    take_blocks(op);
+  }
+
+  // op.blocks = m_scratch, `op` just renewed (no blocks): one block (most
+  // posts) is copied inline; assign is out of line.
+  void take_blocks(PendingOp& op) {
+    if (m_scratch.size() == 1) op.blocks.push_back(m_scratch.front());
+    else op.blocks.assign(m_scratch.begin(), m_scratch.end());
   }
 
   void start(const Event& e, uint64_t request) {
@@ -551,15 +560,14 @@ class Pass final : public RankPass {
   }
 
   void complete(const Event& e, uint64_t request) {
-    PendingOp* found = m_ops.find(request);
-    if (!found) return;
-    PendingOp& op = *found;
-    if (op.active) {
-      retire(op, &e);
-      deactivate(op);
-      end_lifetime(request, &e);
-    }
-    if (!op.persistent) m_ops.erase(request);
+    m_ops.settle(request, [&](PendingOp& op) {
+      if (op.active) {
+        if (!op.conflicts.empty()) retire(op, &e);  // (most have none: nothing to retire)
+        deactivate(op);
+        end_lifetime(request, &e);
+      }
+      return op.persistent;
+    });
   }
 
   void request_free(const Event& e) {

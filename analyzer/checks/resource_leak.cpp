@@ -62,6 +62,9 @@ class Pass final : public RankPass {
  public:
   void event(const Event& e) override {
     if (e.rc != 0 || e.pending) return;
+    // A call whose row names no handle resource (most events) makes and
+    // frees none: handle_use (out of line) returns HandleKind::none for it.
+    if (format::call_traits(e.call).resource == format::Resource::none) return;
     const format::HandleUse use = format::handle_use(e);
     Kind kind = Kind::comm;
     switch (use.kind) {

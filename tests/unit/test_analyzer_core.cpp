@@ -726,6 +726,63 @@ TEST_CASE("analyzer::StableRequestMap::the same entries as std::unordered_map, v
   CHECK(map.size() == 0);
 }
 
+TEST_CASE("analyzer::StableRequestMap::renew and settle as operator[] with reset, and find with erase") {
+  // local-concurrency and cuda-mpi-race post with renew() and complete
+  // with settle(): a table driven that way holds what one driven the old
+  // way holds, in the same places (each() visits them in the same order).
+  smtrace::analyzer::StableRequestMap<Slot> old_way, new_way;
+  std::mt19937_64 random(11);
+  for (int step = 0; step < 20000; ++step) {
+    const uint64_t request = random() % 200;
+    switch (random() % 3) {
+      case 0: {  // post (a request present already is renewed too)
+        Slot& s = old_way[request];
+        reset(s);
+        Slot& t = new_way.renew(request);
+        CHECK(t.value == 0);
+        CHECK(t.items.empty());
+        s.value = t.value = step + 1;
+        s.items.push_back(step);
+        t.items.push_back(step);
+        break;
+      }
+      case 1: {  // complete: an odd value stays (persistent), an even one goes
+        bool found_old = false, found_new = false;
+        if (Slot* s = old_way.find(request)) {
+          found_old = true;
+          s->items.push_back(-step);
+          if (s->value % 2 == 0) old_way.erase(request);
+        }
+        new_way.settle(request, [&](Slot& t) {
+          found_new = true;
+          CHECK(new_way.find(request) == nullptr);
+          t.items.push_back(-step);
+          return t.value % 2 != 0;
+        });
+        CHECK(found_old == found_new);
+        break;
+      }
+      default:
+        old_way.erase(request);
+        new_way.erase(request);
+        break;
+    }
+    REQUIRE(old_way.size() == new_way.size());
+    if (step % 89 == 0) {
+      std::vector<std::pair<int, std::vector<int>>> a, b;
+      old_way.each([&](Slot& s) { a.emplace_back(s.value, s.items); });
+      new_way.each([&](Slot& s) { b.emplace_back(s.value, s.items); });
+      CHECK(a == b);
+      for (uint64_t r = 0; r < 200; ++r) {
+        const Slot* s = old_way.find(r);
+        const Slot* t = new_way.find(r);
+        REQUIRE((s == nullptr) == (t == nullptr));
+        if (s) CHECK(s->value == t->value);
+      }
+    }
+  }
+}
+
 TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
   struct Value {
     uint64_t seq = 0;

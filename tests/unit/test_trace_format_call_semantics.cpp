@@ -151,6 +151,32 @@ TEST_CASE("trace_format::call_traits::family and known agree with event.hpp") {
   CHECK(f::detail::k_call_table.size() == f::detail::k_call_slots);
 }
 
+// resource-leak and invalid-argument skip handle_use for calls whose row
+// names no handle resource: it must name none for them, whatever the
+// event's fields.
+TEST_CASE("trace_format::handle_use::none for every call whose row names no resource") {
+  int calls = 0;
+  for (uint32_t n = 0; n <= UINT16_MAX; ++n) {
+    const Call c = static_cast<Call>(n);
+    if (f::call_traits(c).resource != f::Resource::none) continue;
+    f::Event e;
+    e.call = c;
+    e.comm = 5;
+    e.new_comm = 6;
+    e.group = 7;
+    e.datatype = 40;
+    e.new_datatype = 41;
+    e.window = 3;
+    e.message = 9;
+    e.flag = true;
+    const f::HandleUse h = f::handle_use(e);
+    CHECK(h.kind == f::HandleKind::none);
+    CHECK(h.effect == f::HandleEffect::none);
+    calls += f::call_known(c) ? 1 : 0;
+  }
+  CHECK(calls > 100);
+}
+
 TEST_CASE("trace_format::call_traits::rows") {
   CHECK(f::call_traits(Call::Issend).mode == f::SendMode::synchronous);
   CHECK(f::call_traits(Call::Bsend_init).request == f::RequestEffect::persistent);
@@ -458,6 +484,12 @@ TEST_CASE("trace_format::epoch_step::opens, closes and completes") {
   CHECK(f::epoch_step(f::EpochEffect::wait).waits);
   CHECK_FALSE(f::epoch_step(f::EpochEffect::test).waits);
   CHECK_FALSE(f::epoch_step(f::EpochEffect::complete).waits);
+  // (A table by value now: the first and the last value, and one past it.)
+  CHECK(f::epoch_step(f::EpochEffect::none).kind == f::EpochKind::none);
+  CHECK_FALSE(f::epoch_step(f::EpochEffect::none).opens);
+  CHECK(f::epoch_step(f::EpochEffect::free).all_targets);
+  CHECK(f::epoch_step(static_cast<f::EpochEffect>(static_cast<int>(f::EpochEffect::free) + 1)).kind ==
+        f::EpochKind::none);
   CHECK_FALSE(f::epoch_step(f::EpochEffect::lock).waits);
 }
 
