@@ -145,7 +145,9 @@ class Sequencer {
  public:
   Sequencer(std::vector<PassOf> passes, CheckFailures& failures,
             const std::vector<std::unique_ptr<Check>>& checks, uint32_t rank)
-      : m_passes(std::move(passes)), m_failures(failures), m_checks(checks), m_rank(rank) {}
+      : m_passes(std::move(passes)), m_failures(failures), m_checks(checks), m_rank(rank) {
+    list_live();
+  }
 
   void push(const Event& e) {
     if (m_waiting.empty() && (!m_started || e.seq == m_next)) {
@@ -195,27 +197,49 @@ class Sequencer {
   // guarded(p, &e, p.pass->event(e)) for every pass, with the failure
   // checks hoisted: passes of checks that failed on another rank are
   // dropped once per event (one load while none has), and the handler is
-  // entered only when a pass throws.
+  // entered only when a pass throws. The passes not dropped are called
+  // from m_live, in m_passes' order.
   void deliver(const Event& e) {
     m_started = true;
     m_next = e.seq + 1;
     if (m_failures.any()) {
+      bool dropped = false;
       for (PassOf& p : m_passes)
-        if (p.pass && p.check && !m_failures.rethrow() && m_failures.failed(*p.check)) p.pass = nullptr;
+        if (p.pass && p.check && !m_failures.rethrow() && m_failures.failed(*p.check)) {
+          p.pass = nullptr;
+          dropped = true;
+        }
+      if (dropped) list_live();
     }
     const EventScope scope(e);  // the passes share event_buffers(e)
-    for (PassOf& p : m_passes) {
-      if (!p.pass) continue;
+    bool dropped = false;
+    // (m_live changes only after the loop: its size and data are read once.)
+    RankPass* const* const live = m_live.data();
+    const std::size_t count = m_live.size();
+    for (std::size_t i = 0; i < count; ++i) {
       try {
-        p.pass->event(e);
+        live[i]->event(e);
       } catch (const std::bad_alloc&) {
         throw;
       } catch (const std::exception& error) {
+        PassOf& p = m_passes[m_live_of[i]];
         if (!p.check || m_failures.rethrow()) throw;
         p.pass = nullptr;
+        dropped = true;
         m_failures.fail(*p.check, m_checks[*p.check]->name(),
                         fmt::format("rank {}: event {}:{}: {}", m_rank, m_rank, e.seq, error.what()));
       }
+    }
+    if (dropped) list_live();
+  }
+  // List the passes not dropped in m_live (and their places in m_passes).
+  void list_live() {
+    m_live.clear();
+    m_live_of.clear();
+    for (std::size_t i = 0; i < m_passes.size(); ++i) {
+      if (!m_passes[i].pass) continue;
+      m_live.push_back(m_passes[i].pass);
+      m_live_of.push_back(static_cast<uint32_t>(i));
     }
   }
   void drain(bool all) {
@@ -230,6 +254,8 @@ class Sequencer {
   }
 
   std::vector<PassOf> m_passes;
+  std::vector<RankPass*> m_live;    // m_passes' passes not dropped, in order
+  std::vector<uint32_t> m_live_of;  // their indices in m_passes
   CheckFailures& m_failures;
   const std::vector<std::unique_ptr<Check>>& m_checks;
   uint32_t m_rank;

@@ -44,16 +44,13 @@ std::optional<int32_t> GlobalComm::rank_of(uint32_t world) const {
   return std::nullopt;
 }
 
-std::optional<uint32_t> GlobalComm::peer(uint32_t self, int32_t rank) const {
+std::optional<uint32_t> GlobalComm::inter_peer(uint32_t self, int32_t rank) const {
   if (rank < 0) return std::nullopt;
-  std::size_t begin = 0, end = world_ranks.size();
-  if (inter) {
-    const auto me = rank_of(self);
-    if (!me) return std::nullopt;
-    const bool first = static_cast<std::size_t>(*me) < first_group;
-    begin = first ? first_group : 0;
-    end = first ? world_ranks.size() : first_group;
-  }
+  const auto me = rank_of(self);
+  if (!me) return std::nullopt;
+  const bool first = static_cast<std::size_t>(*me) < first_group;
+  const std::size_t begin = first ? first_group : 0;
+  const std::size_t end = first ? world_ranks.size() : first_group;
   if (static_cast<std::size_t>(rank) >= end - begin) return std::nullopt;
   const uint32_t w = world_ranks[begin + static_cast<std::size_t>(rank)];
   if (w == UINT32_MAX) return std::nullopt;  // a process outside MPI_COMM_WORLD (spawned, connected)

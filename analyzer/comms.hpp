@@ -44,7 +44,13 @@ struct GlobalComm {
   std::optional<int32_t> rank_of(uint32_t world) const;
   // Return the world rank that world rank `self` names `rank` here: a
   // member (in the other group on an intercommunicator).
-  std::optional<uint32_t> peer(uint32_t self, int32_t rank) const;
+  std::optional<uint32_t> peer(uint32_t self, int32_t rank) const {
+    if (inter) return inter_peer(self, rank);  // (out of line: the rare case)
+    if (rank < 0 || static_cast<std::size_t>(rank) >= world_ranks.size()) return std::nullopt;
+    const uint32_t w = world_ranks[static_cast<std::size_t>(rank)];
+    // UINT32_MAX: a process outside MPI_COMM_WORLD (spawned, connected).
+    return w != UINT32_MAX ? std::optional<uint32_t>(w) : std::optional<uint32_t>();
+  }
   // Return the members world rank `self` communicates with point to point:
   // all (an intracommunicator) or the other group's.
   std::vector<uint32_t> peers(uint32_t self) const;
@@ -52,6 +58,10 @@ struct GlobalComm {
   bool same_group(std::size_t a, std::size_t b) const {
     return !inter || (a < first_group) == (b < first_group);
   }
+
+ private:
+  // peer() on an intercommunicator.
+  std::optional<uint32_t> inter_peer(uint32_t self, int32_t rank) const;
 };
 
 struct GlobalWindow {

@@ -44,12 +44,11 @@ struct PayloadHash {
   }
 };
 
+// A rank's state in the replay besides its ops and payloads (Replay::RankP2P).
 struct RankReplay {
-  std::vector<P2POp> ops;
   // Op index -> index into payloads, for the indices an op's payload_slot
   // has no room for (k_payload_aside there).
   std::unordered_map<uint32_t, uint32_t> payload_aside;
-  std::vector<Payload> payloads;      // distinct (datatype, count) of this rank
   std::unordered_map<Payload, uint32_t, PayloadHash> payload_index;
   std::vector<CollOp> colls;
   std::vector<RmaEvent> rma;
@@ -66,7 +65,6 @@ struct RankReplay {
 
 struct Replay::Impl {
   std::vector<RankReplay> ranks;
-  std::vector<std::vector<OpRef>> match;                  // per rank, per op
   std::vector<std::vector<CollInstance>> instances;       // per global comm
   uint64_t matches = 0;
   std::vector<CollInstance> no_instances;
@@ -77,8 +75,9 @@ namespace {
 
 class ReplayPass final : public RankPass {
  public:
-  ReplayPass(RankReplay& out, const format::RankHeader& header, uint32_t aside_from)
-      : m(out), m_threads(out.threads, header), m_aside_from(aside_from) {}
+  ReplayPass(RankReplay& out, std::vector<P2POp>& ops, std::vector<Payload>& payloads,
+             const format::RankHeader& header, uint32_t aside_from)
+      : m(out), m_ops(ops), m_payloads(payloads), m_threads(out.threads, header), m_aside_from(aside_from) {}
 
   void event(const Event& e) override {
     m_threads.event(e);
@@ -125,7 +124,7 @@ class ReplayPass final : public RankPass {
     switch (t.role) {
       case Role::send: case Role::recv: {
         // Made in place: most events are sends and receives.
-        P2POp& op = push_base(e, payload(e.datatype, e.count));
+        P2POp& op = push_base(e, t, payload(e.datatype, e.count));
         if (t.role == Role::send) op.send = true;
         if (!op.send && e.status.source) {
           op.status_source = *e.status.source;
@@ -134,7 +133,7 @@ class ReplayPass final : public RankPass {
         const bool blocking = t.blocks;
         if (blocking && !e.pending) complete(op, e);
         if (!blocking && e.request) {
-          m.active[e.request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
+          m.active[e.request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m_ops.size() - 1)};
         }
         return;
       }
@@ -220,12 +219,13 @@ class ReplayPass final : public RankPass {
  private:
   P2POp base(const Event& e) {
     P2POp op;
-    fill_base(op, e);
+    fill_base(op, e, format::call_traits(e.call));
     return op;
   }
 
-  // Set what every op takes from its posting event on a new `op`.
-  static void fill_base(P2POp& op, const Event& e) {
+  // Set what every op takes from its posting event on a new `op` (`t`:
+  // the traits of e.call).
+  static void fill_base(P2POp& op, const Event& e, const format::CallTraits& t) {
     op.seq = e.seq;
     op.site = e.site;
     op.comm = e.comm;
@@ -234,7 +234,7 @@ class ReplayPass final : public RankPass {
     op.call = e.call;
     // Bit fields (a read-modify-write each): set only when not as made.
     if (e.pending) [[unlikely]] op.posted_pending = true;
-    if (const format::SendMode mode = format::call_traits(e.call).mode; mode != format::SendMode::none) op.mode = mode;
+    if (t.mode != format::SendMode::none) op.mode = t.mode;
   }
 
   // MPI_Mprobe, or an MPI_Improbe that found a message: the message is
@@ -251,9 +251,9 @@ class ReplayPass final : public RankPass {
     op.status_source = *e.status.source;
     op.status_tag = value_or(e.status.tag, k_unknown);
     if (e.message == format::k_message_null) {
-      m.unnamed.push_back(static_cast<uint32_t>(m.ops.size()));
+      m.unnamed.push_back(static_cast<uint32_t>(m_ops.size()));
     } else {
-      m.messages[e.message] = static_cast<uint32_t>(m.ops.size());
+      m.messages[e.message] = static_cast<uint32_t>(m_ops.size());
     }
     // Datatype and count come with the MPI_Mrecv / MPI_Imrecv; until then a
     // negative count, which the signature checks leave alone.
@@ -274,11 +274,11 @@ class ReplayPass final : public RankPass {
     } else {
       return false;
     }
-    set_payload(m.ops[index], index, payload(e.datatype, e.count));
+    set_payload(m_ops[index], index, payload(e.datatype, e.count));
     if (t.request == RequestEffect::create) {
       if (e.request) m.active[e.request] = {Outstanding::Kind::p2p, index};
     } else if (!e.pending) {
-      complete(m.ops[index], e);
+      complete(m_ops[index], e);
     }
     return true;
   }
@@ -287,7 +287,7 @@ class ReplayPass final : public RankPass {
   // be: on e's communicator, with e's status when e has one (MPI_Mrecv).
   std::deque<uint32_t>::iterator unnamed_probe(const Event& e) {
     return std::find_if(m.unnamed.begin(), m.unnamed.end(), [&](uint32_t i) {
-      const P2POp& op = m.ops[i];
+      const P2POp& op = m_ops[i];
       return op.comm == e.comm && (!e.status.source || (op.status_source == *e.status.source &&
                                                         op.status_tag == value_or(e.status.tag, k_unknown)));
     });
@@ -299,7 +299,7 @@ class ReplayPass final : public RankPass {
     const Active* a = m.active.find(e.request);
     if (!a) return;
     if (a->kind == Outstanding::Kind::p2p) {
-      P2POp& op = m.ops[a->index];
+      P2POp& op = m_ops[a->index];
       if (op.done()) return;
       complete(op, e);
       if (!op.send && e.status.source) {
@@ -315,31 +315,31 @@ class ReplayPass final : public RankPass {
     // Most programs post the same few payloads over and over: the last
     // two found are tried before the hash map (the last one here, inline).
     const uint32_t last = m_recent[0];
-    if (last != k_none && m.payloads[last].datatype == datatype && m.payloads[last].count == count) return last;
+    if (last != k_none && m_payloads[last].datatype == datatype && m_payloads[last].count == count) return last;
     return find_payload(datatype, count);
   }
 
   [[gnu::noinline]] uint32_t find_payload(uint32_t datatype, int64_t count) {
     const Payload p{datatype, count};
     for (uint32_t i : m_recent)
-      if (i != k_none && m.payloads[i] == p) return i;
-    auto [it, fresh] = m.payload_index.try_emplace(p, static_cast<uint32_t>(m.payloads.size()));
-    if (fresh) m.payloads.push_back(p);
+      if (i != k_none && m_payloads[i] == p) return i;
+    auto [it, fresh] = m.payload_index.try_emplace(p, static_cast<uint32_t>(m_payloads.size()));
+    if (fresh) m_payloads.push_back(p);
     m_recent[1] = m_recent[0];
     m_recent[0] = it->second;
     return it->second;
   }
 
   void push(P2POp op, uint32_t payload_index) {
-    m.ops.push_back(std::move(op));
-    set_payload(m.ops.back(), static_cast<uint32_t>(m.ops.size() - 1), payload_index);
+    m_ops.push_back(std::move(op));
+    set_payload(m_ops.back(), static_cast<uint32_t>(m_ops.size() - 1), payload_index);
   }
 
-  // Push base(e) and return it.
-  P2POp& push_base(const Event& e, uint32_t payload_index) {
-    P2POp& op = m.ops.emplace_back();
-    fill_base(op, e);
-    set_payload(op, static_cast<uint32_t>(m.ops.size() - 1), payload_index);
+  // Push base(e) and return it (`t`: the traits of e.call).
+  P2POp& push_base(const Event& e, const format::CallTraits& t, uint32_t payload_index) {
+    P2POp& op = m_ops.emplace_back();
+    fill_base(op, e, t);
+    set_payload(op, static_cast<uint32_t>(m_ops.size() - 1), payload_index);
     return op;
   }
 
@@ -370,7 +370,7 @@ class ReplayPass final : public RankPass {
     op.call = e.call;
     op.posted_pending = false;
     push(std::move(op), it->second.payload);
-    m.active[request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m.ops.size() - 1)};
+    m.active[request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m_ops.size() - 1)};
     it->second.active = true;
   }
 
@@ -383,7 +383,7 @@ class ReplayPass final : public RankPass {
       if (auto p = m.persistent.find(done.request); p != m.persistent.end()) p->second.active = false;
     }
     if (a.kind == Outstanding::Kind::p2p) {
-      P2POp& op = m.ops[a.index];
+      P2POp& op = m_ops[a.index];
       if (op.done()) return;  // MPI_Request_get_status saw it complete
       complete(op, e);
       if (done.status.cancelled) op.cancelled = true;  // (a bit field: not written when false, as made)
@@ -397,6 +397,8 @@ class ReplayPass final : public RankPass {
   }
 
   RankReplay& m;
+  std::vector<P2POp>& m_ops;
+  std::vector<Payload>& m_payloads;
   ThreadCollector m_threads;
   std::array<uint32_t, 2> m_recent{k_none, k_none};  // payload indices last found
   uint32_t m_aside_from;  // payload indices from here on are kept aside
@@ -411,9 +413,10 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
   if (m_impl->ranks.size() <= data.rank) {
     // Sized up front by analyze() before any thread starts; this is the
     // single-threaded fallback for tests.
-    m_impl->ranks.resize(data.rank + 1);
+    resize_ranks(data.rank + 1);
   }
   RankReplay& out = m_impl->ranks[data.rank];
+  RankP2P& p2p = m_p2p[data.rank];
   // Sends and receives are most events of a large trace: reserve for an
   // estimate (about 20 bytes per event on disk) so the vector rarely moves;
   // pages never touched cost nothing. No huge pages (MADV_HUGEPAGE) for it:
@@ -424,19 +427,24 @@ std::unique_ptr<RankPass> Replay::rank_pass(const RankData& data) {
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(data.file, ec);
   if (!ec) {
-    out.ops.reserve(static_cast<std::size_t>(std::min<uintmax_t>(bytes / 16, uintmax_t{1} << 28)));
+    p2p.ops.reserve(static_cast<std::size_t>(std::min<uintmax_t>(bytes / 16, uintmax_t{1} << 28)));
   }
-  return std::make_unique<ReplayPass>(out, data.header, m_impl->aside_from);
+  return std::make_unique<ReplayPass>(out, p2p.ops, p2p.payloads, data.header, m_impl->aside_from);
 }
 
-void Replay::reserve_ranks(uint32_t world_size) { m_impl->ranks.resize(world_size); }
+void Replay::resize_ranks(std::size_t ranks) {
+  m_impl->ranks.resize(ranks);
+  m_p2p.resize(ranks);
+}
+
+void Replay::reserve_ranks(uint32_t world_size) { resize_ranks(world_size); }
 
 void Replay::keep_payloads_aside_from(uint32_t index) { m_impl->aside_from = std::min(index, k_payload_aside); }
 
 void Replay::replay(const Context& context) {
   Impl& m = *m_impl;
   const uint32_t world_size = context.world_size();
-  m.ranks.resize(world_size);
+  resize_ranks(world_size);
   const CommTable& comms = context.comms();
 
   // Sends by channel (comm, sender, receiver, tag), in the sender's order:
@@ -460,11 +468,11 @@ void Replay::replay(const Context& context) {
       return global;
     }
   } global_of{comms};
-  m.match.assign(world_size, {});
+  m_match.assign(world_size, {});
   for (uint32_t r = 0; r < world_size; ++r) {
-    auto& links = m.match[r];
-    links.assign(m.ranks[r].ops.size(), OpRef{});
-    const auto& ops = m.ranks[r].ops;
+    auto& links = m_match[r];
+    links.assign(m_p2p[r].ops.size(), OpRef{});
+    const auto& ops = m_p2p[r].ops;
     for (uint32_t i = 0; i < ops.size(); ++i) {
       const P2POp& op = ops[i];
       if (!op.send || op.peer < 0) continue;
@@ -481,7 +489,7 @@ void Replay::replay(const Context& context) {
   }
   m.matches = 0;
   for (uint32_t r = 0; r < world_size; ++r) {
-    const auto& ops = m.ranks[r].ops;
+    const auto& ops = m_p2p[r].ops;
     for (uint32_t i = 0; i < ops.size(); ++i) {
       const P2POp& op = ops[i];
       if (op.send || op.cancelled) continue;
@@ -501,18 +509,18 @@ void Replay::replay(const Context& context) {
       ChannelTable::Queue* q = channels.find({g, *from, r, tag});
       if (!q || q->head == ChannelTable::k_empty) continue;
       const uint32_t s = q->head;
-      OpRef& sent = m.match[*from][s];
+      OpRef& sent = m_match[*from][s];
       q->head = sent.index;  // k_none (k_empty) after the last
       if (q->head == ChannelTable::k_empty) q->tail = ChannelTable::k_empty;
       sent = OpRef{r, i};
-      m.match[r][i] = OpRef{*from, s};
+      m_match[r][i] = OpRef{*from, s};
       ++m.matches;
     }
   }
   // Sends no receive took: unlink them (no match).
   channels.each([&](const ChannelKey& key, const ChannelTable::Queue& q) {
     for (uint32_t s = q.head; s != ChannelTable::k_empty;) {
-      OpRef& sent = m.match[key.from][s];
+      OpRef& sent = m_match[key.from][s];
       s = sent.index;
       sent = OpRef{};
     }
@@ -545,25 +553,14 @@ void Replay::replay(const Context& context) {
 
 uint32_t Replay::world_size() const { return static_cast<uint32_t>(m_impl->ranks.size()); }
 
-const std::vector<P2POp>& Replay::p2p(uint32_t rank) const { return m_impl->ranks.at(rank).ops; }
-
 std::string tag_text(const P2POp& op) {
   if (!op.send && op.tag == format::k_any_tag) return "any tag";
   return "tag " + std::to_string(op.tag);
 }
 
-Payload Replay::payload(OpRef op) const {
-  const RankReplay& r = m_impl->ranks.at(op.rank);
-  if (op.index >= r.ops.size()) return {};
-  const uint32_t slot = r.ops[op.index].payload_slot;
-  return r.payloads[slot != k_payload_aside ? slot : r.payload_aside.at(op.index)];
-}
-
-std::optional<OpRef> Replay::matched(OpRef op) const {
-  if (op.rank >= m_impl->match.size() || op.index >= m_impl->match[op.rank].size()) return std::nullopt;
-  const OpRef other = m_impl->match[op.rank][op.index];
-  if (!other.valid()) return std::nullopt;
-  return other;
+Payload Replay::payload_aside(const RankP2P& r, uint32_t index) const {
+  const auto rank = static_cast<std::size_t>(&r - m_p2p.data());
+  return r.payloads[m_impl->ranks.at(rank).payload_aside.at(index)];
 }
 
 const std::vector<CollOp>& Replay::collectives(uint32_t rank) const {

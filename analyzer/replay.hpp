@@ -157,12 +157,33 @@ class Replay {
   void replay(const Context& context);
 
   uint32_t world_size() const;
-  const std::vector<P2POp>& p2p(uint32_t rank) const;
+  const std::vector<P2POp>& p2p(uint32_t rank) const { return m_p2p.at(rank).ops; }
   // Return what operation `op` sends or receives into (its buffer's count
   // and datatype as posted).
-  Payload payload(OpRef op) const;
+  Payload payload(OpRef op) const {
+    const RankP2P& r = m_p2p.at(op.rank);
+    if (op.index >= r.ops.size()) return {};
+    const P2POp& mine = r.ops[op.index];
+    // type-mismatch asks, in op order, each receive's payload and its
+    // send's, whose op (in another rank's ops) is a cache miss on a large
+    // trace: fetch the send matched to the receive k_ahead ops on early.
+    if (!mine.send && op.rank < m_match.size() && op.index + k_ahead < m_match[op.rank].size()) {
+      const OpRef ahead = m_match[op.rank][op.index + k_ahead];
+      if (ahead.valid() && ahead.rank < m_p2p.size() && ahead.index < m_p2p[ahead.rank].ops.size())
+        __builtin_prefetch(&m_p2p[ahead.rank].ops[ahead.index].done_call);  // (the line of its payload and flags)
+    }
+    const uint32_t slot = mine.payload_slot;
+    if (slot == k_payload_aside) [[unlikely]] return payload_aside(r, op.index);
+    return r.payloads[slot];
+  }
   // Return what `op` matched (the receive of a send, the send of a receive), if anything.
-  std::optional<OpRef> matched(OpRef op) const;
+  std::optional<OpRef> matched(OpRef op) const {
+    if (op.rank >= m_match.size()) return std::nullopt;
+    const std::vector<OpRef>& links = m_match[op.rank];
+    const OpRef other = op.index < links.size() ? links[op.index] : OpRef{};
+    // (One return of either: GCC 12 then keeps the optional in registers.)
+    return other.valid() ? std::optional<OpRef>(other) : std::optional<OpRef>();
+  }
   const std::vector<CollOp>& collectives(uint32_t rank) const;
   // Return the instances of global communicator `comm`, in order.
   const std::vector<CollInstance>& instances(uint32_t comm) const;
@@ -181,6 +202,21 @@ class Replay {
 
  private:
   struct Impl;
+  // A rank's sends and receives, and the distinct payloads they carry
+  // (filled by its rank pass; here so that the readers above inline).
+  struct RankP2P {
+    std::vector<P2POp> ops;
+    std::vector<Payload> payloads;
+  };
+  // How many ops ahead payload() fetches a receive's send.
+  static constexpr uint32_t k_ahead = 16;
+  // Return the payload of r.ops[index], whose index is kept aside.
+  Payload payload_aside(const RankP2P& r, uint32_t index) const;
+  // Size m_p2p and the per-rank state in m_impl for `ranks` ranks.
+  void resize_ranks(std::size_t ranks);
+
+  std::vector<RankP2P> m_p2p;                 // per rank
+  std::vector<std::vector<OpRef>> m_match;    // per rank, per op: what it matched
   std::unique_ptr<Impl> m_impl;
 };
 

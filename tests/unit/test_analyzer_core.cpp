@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include "analyzer/analyze.hpp"
 #include "analyzer/check.hpp"
+#include "analyzer/comms.hpp"
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
 #include "analyzer/request_map.hpp"
@@ -316,6 +319,99 @@ TEST_CASE("analyzer::Replay::payloads kept aside from the ops read as those kept
   CHECK(ops[3].done());
   CHECK(plain.p2p(0)[2].payload_slot == 2);
   CHECK(aside.payload(OpRef{0, 99}) == Payload{});
+}
+
+namespace {
+// Copies, in op order as type-mismatch reads them, each op's payload and
+// its match's payload out of the replay in finish().
+struct PayloadRead {
+  smtrace::analyzer::Payload own;
+  std::optional<smtrace::analyzer::OpRef> matched;
+  smtrace::analyzer::Payload other;
+};
+std::vector<std::vector<PayloadRead>> g_payloads;
+class PayloadCopy final : public smtrace::analyzer::Check {
+ public:
+  std::string_view name() const override { return "payload-copy"; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "copies for the test"; }
+  void finish(const smtrace::analyzer::Context& context, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>&) override {
+    const auto& replay = context.replay();
+    g_payloads.assign(replay.world_size(), {});
+    for (uint32_t r = 0; r < replay.world_size(); ++r) {
+      for (uint32_t i = 0; i < replay.p2p(r).size(); ++i) {
+        PayloadRead read;
+        read.matched = replay.matched({r, i});
+        if (read.matched) read.other = replay.payload(*read.matched);
+        read.own = replay.payload({r, i});
+        g_payloads[r].push_back(read);
+      }
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("analyzer::Replay::payloads of receives and their sends, read in op order after the matching") {
+  // Rank 0 sends 100 messages of counts 1..7 to rank 1, which receives
+  // each into a count one larger, its own sends to rank 0 between them
+  // (received there, and 3 of them never) and 2 receives at the end that
+  // nothing sends: payload() of each op, of its match's, near the end of
+  // the ops too (payload() fetches the send matched k ops on early).
+  std::vector<JsonRank> ranks(2);
+  for (auto& r : ranks) r.events = {k_init};
+  auto p2p = [](const char* call, int peer, int tag, int count) {
+    return std::string(R"({"call": ")") + call + R"(", "comm": 0, "peer": )" + std::to_string(peer) +
+           R"(, "tag": )" + std::to_string(tag) + R"(, "count": ")" + std::to_string(count) +
+           R"(", "datatype": 7)" + (call[0] == 'R' ? R"(, "status": {"source": )" + std::to_string(peer) +
+                                                          R"(, "tag": )" + std::to_string(tag) + "}"
+                                                    : std::string()) +
+           "}";
+  };
+  for (int n = 0; n < 100; ++n) {
+    ranks[0].events.push_back(p2p("SEND", 1, 0, n % 7 + 1));
+    ranks[1].events.push_back(p2p("RECV", 0, 0, n % 7 + 2));
+    if (n % 9 == 0) ranks[1].events.push_back(p2p("SEND", 0, 1, 50 + n));
+  }
+  for (int n = 0; n < 100; n += 9) {
+    if (n < 80) ranks[0].events.push_back(p2p("RECV", 1, 1, 60 + n));
+  }
+  ranks[1].events.push_back(p2p("RECV", 0, 5, 3));
+  ranks[1].events.push_back(p2p("RECV", 0, 5, 4));
+  for (auto& r : ranks) r.events.push_back(k_fin);
+  const auto dir = smtrace::test::write_json_trace("replay-payloads", ranks);
+  smtrace::analyzer::Options options;
+  options.checks = {"payload-copy"};
+  options.extra_checks.push_back([] { return std::make_unique<PayloadCopy>(); });
+  g_payloads.clear();
+  smtrace::analyzer::analyze(dir, options);
+  REQUIRE(g_payloads.size() == 2);
+  REQUIRE(g_payloads[0].size() == 100 + 9);
+  REQUIRE(g_payloads[1].size() == 100 + 12 + 2);
+  uint32_t sends = 0, recvs = 0;
+  for (uint32_t i = 0; i < g_payloads[1].size(); ++i) {
+    INFO("rank 1 op " << i);
+    const PayloadRead& read = g_payloads[1][i];
+    if (i >= g_payloads[1].size() - 2) {  // nothing sent on tag 5
+      CHECK(read.own.count == static_cast<int64_t>(i - (g_payloads[1].size() - 2) + 3));
+      CHECK_FALSE(read.matched);
+      continue;
+    }
+    if (read.own.count >= 50) {  // a send to rank 0: the first 9 are received
+      CHECK(read.own.count == 50 + 9 * static_cast<int64_t>(sends));
+      CHECK(read.matched.has_value() == (sends < 9));
+      if (read.matched) CHECK(read.other.count == 60 + 9 * static_cast<int64_t>(sends));
+      ++sends;
+      continue;
+    }
+    REQUIRE(read.matched);
+    CHECK(*read.matched == smtrace::analyzer::OpRef{0, recvs});
+    CHECK(read.own == smtrace::analyzer::Payload{7, recvs % 7 + 2});
+    CHECK(read.other == smtrace::analyzer::Payload{7, recvs % 7 + 1});
+    ++recvs;
+  }
+  CHECK(recvs == 100);
+  CHECK(sends == 12);
 }
 
 TEST_CASE("analyzer::HappensBefore::edges of sends and collectives") {
@@ -661,6 +757,96 @@ TEST_CASE("analyzer::analyze::a check that failed on one rank gets no events on 
   REQUIRE(result.failures.size() == 1);
   CHECK(result.failures[0].message == "rank 0: event 0:0: broken at once");
   CHECK(g_after_failure == 0);
+}
+
+namespace {
+
+// Checks whose passes record the seqs they are given, per rank; "seq-thrower"
+// throws at rank 0's event 2 (its passes before and after it in the
+// sequencer's list go on).
+std::mutex g_seen_mutex;
+std::map<std::pair<std::string, uint32_t>, std::vector<uint64_t>> g_seen;
+class SeqRecorder final : public smtrace::analyzer::Check {
+ public:
+  explicit SeqRecorder(std::string name) : m_name(std::move(name)) {}
+  std::string_view name() const override { return m_name; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "records for the test"; }
+  std::unique_ptr<smtrace::analyzer::RankPass> rank_pass(const smtrace::analyzer::RankData& data) override {
+    struct Pass final : smtrace::analyzer::RankPass {
+      std::string name;
+      uint32_t rank = 0;
+      void event(const smtrace::format::Event& e) override {
+        {
+          std::lock_guard lock(g_seen_mutex);
+          g_seen[{name, rank}].push_back(e.seq);
+        }
+        if (name == "seq-thrower" && rank == 0 && e.seq == 2) throw std::logic_error("broken at 2");
+      }
+    };
+    auto pass = std::make_unique<Pass>();
+    pass->name = m_name;
+    pass->rank = data.rank;
+    return pass;
+  }
+  void finish(const smtrace::analyzer::Context&, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>&) override {}
+
+ private:
+  std::string m_name;
+};
+
+}  // namespace
+
+TEST_CASE("analyzer::analyze::a pass dropped mid-rank: the passes around it get every event, in order") {
+  std::vector<JsonRank> ranks(2);
+  for (auto& r : ranks) {
+    r.events = {k_init};
+    for (int n = 0; n < 5; ++n) r.events.push_back(R"({"call": "BARRIER", "comm": 1})");
+    r.events.push_back(k_fin);
+  }
+  const auto dir = smtrace::test::write_json_trace("seq-recorders", ranks);
+  smtrace::analyzer::Options options;
+  options.check_errors = smtrace::analyzer::CheckErrors::report;
+  options.threads = 1;  // rank 0 is read before rank 1
+  options.checks = {"seq-before", "seq-thrower", "seq-after"};
+  for (const char* name : {"seq-before", "seq-thrower", "seq-after"})
+    options.extra_checks.push_back([name] { return std::make_unique<SeqRecorder>(name); });
+  g_seen.clear();
+  const auto result = smtrace::analyzer::analyze(dir, options);
+  REQUIRE(result.failures.size() == 1);
+  CHECK(result.failures[0].check == "seq-thrower");
+  CHECK(result.failures[0].message == "rank 0: event 0:2: broken at 2");
+  const std::vector<uint64_t> all = {0, 1, 2, 3, 4, 5, 6};
+  for (uint32_t r = 0; r < 2; ++r) {
+    INFO("rank " << r);
+    CHECK(g_seen[{"seq-before", r}] == all);
+    CHECK(g_seen[{"seq-after", r}] == all);
+  }
+  CHECK(g_seen[{"seq-thrower", 0}] == std::vector<uint64_t>{0, 1, 2});
+  CHECK(g_seen.count({"seq-thrower", 1}) == 0);  // failed on rank 0, read before
+}
+
+TEST_CASE("analyzer::GlobalComm::peer in an intracommunicator and an intercommunicator") {
+  smtrace::analyzer::GlobalComm intra;
+  intra.world_ranks = {4, 2, UINT32_MAX, 0};
+  CHECK(intra.peer(2, 0) == 4u);
+  CHECK(intra.peer(9, 3) == 0u);  // whoever asks: the members of an intracommunicator
+  CHECK_FALSE(intra.peer(2, 2));  // a process outside MPI_COMM_WORLD
+  CHECK_FALSE(intra.peer(2, 4));
+  CHECK_FALSE(intra.peer(2, -1));
+  CHECK_FALSE(intra.peer(2, smtrace::format::k_proc_null));
+  smtrace::analyzer::GlobalComm inter;
+  inter.inter = true;
+  inter.world_ranks = {0, 1, 5, 6, 7};  // groups {0, 1} and {5, 6, 7}
+  inter.first_group = 2;
+  CHECK(inter.peer(1, 0) == 5u);
+  CHECK(inter.peer(0, 2) == 7u);
+  CHECK_FALSE(inter.peer(0, 3));
+  CHECK(inter.peer(6, 1) == 1u);
+  CHECK_FALSE(inter.peer(6, 2));
+  CHECK_FALSE(inter.peer(3, 0));  // not a member
+  CHECK_FALSE(inter.peer(5, -1));
 }
 
 namespace {
