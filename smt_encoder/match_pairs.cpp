@@ -378,7 +378,7 @@ class Analysis {
     // would be quadratic): a receive's MIN group is the first candidate of
     // each sender under the counting rules, which is the earliest one.
     m_sources.assign(m_model.ops.size(), {});
-    std::vector<uint32_t> found;
+    IdList found;
     MatchPairs scratch;
     for (uint32_t ri = 0; ri < m_model.ops.size(); ++ri) {
       const Op& r = m_model.ops[ri];
@@ -427,7 +427,7 @@ class Analysis {
     return n;
   }
 
-  void collect(uint32_t ri, Want want, std::vector<uint32_t>& found, MatchPairs& stats) const;
+  void collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats) const;
   void materialize();
   void sources_from_pairs();
   std::vector<Point> chain(const Op& r, const Op& s) const;
@@ -443,7 +443,7 @@ class Analysis {
   MatchPairs m_pairs;
 };
 
-void Analysis::collect(uint32_t ri, Want want, std::vector<uint32_t>& found, MatchPairs& stats) const {
+void Analysis::collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats) const {
   check_deadline(m_deadline, m_ticks);
   const Op& r = m_model.ops[ri];
   std::vector<uint32_t> single;
@@ -530,7 +530,7 @@ void Analysis::materialize() {
     collect(i, Want::all, out.sends[i], out);
     if (r.probe != k_none) {
       const auto& seen = out.sends[r.probe];
-      std::erase_if(out.sends[i], [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
+      erase_if(out.sends[i], [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
     }
   }
   for (uint32_t i = 0; i < n; ++i) {
@@ -551,7 +551,7 @@ void min_groups(const Model& model, const MatchPairs& pairs, StandardSends stand
   // Clocks grow along a rank, so a MIN group needs the earliest candidate per rank only.
   std::vector<uint32_t> earliest(model.ranks.size(), k_none);
   std::vector<uint32_t> touched;
-  auto group = [&](const std::vector<uint32_t>& candidates, std::vector<Point>& out) {
+  auto group = [&](const IdList& candidates, std::vector<Point>& out) {
     out.clear();
     for (uint32_t c : candidates) {
       const Op& o = model.ops[c];

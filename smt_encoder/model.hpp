@@ -49,6 +49,7 @@
 
 #include "analyzer/check.hpp"
 #include "analyzer/finding.hpp"
+#include "smt_encoder/id_list.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::smt {
@@ -102,8 +103,8 @@ struct Event {
   uint32_t site = 0;
   bool waits = false;      // it has a return point of its own (something to wait for)
   bool may_block = false;  // a rank may stop here for good (see the header comment)
-  std::vector<uint32_t> posts;      // ops posted here, in posting order
-  std::vector<uint32_t> completes;  // ops that must be complete before it returns
+  IdList posts;      // ops posted here, in posting order
+  IdList completes;  // ops that must be complete before it returns
 };
 
 struct Instance {
