@@ -1,8 +1,10 @@
-// A list of op indices that keeps up to two in place: the model's posts and
-// completions per event and the match pairs per op, which are mostly one
-// index each (a send posted, one candidate send), without a heap block per
-// list. 16 bytes, against std::vector's 24 plus a block of at least 32.
-// It has the part of std::vector's interface that the backend uses.
+// A list that keeps up to N values in place (SmallList), and IdList, a list
+// of op indices that keeps up to two: the model's posts and completions per
+// event and the match pairs per op, which are mostly one index each (a send
+// posted, one candidate send), without a heap block per list. 16 bytes,
+// against std::vector's 24 plus a block of at least 32. It has the part of
+// std::vector's interface that the backend uses; values are trivially
+// copyable.
 //
 // Thread safety: a plain value.
 #pragma once
@@ -13,55 +15,59 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 namespace smtrace::smt {
 
-class IdList {
- public:
-  using value_type = uint32_t;
-  using iterator = uint32_t*;
-  using const_iterator = const uint32_t*;
+template <class T, uint32_t N>
+class SmallList {
+  static_assert(std::is_trivially_copyable_v<T> && N >= 1 && N * sizeof(T) >= sizeof(T*));
 
-  IdList() = default;
-  IdList(std::initializer_list<uint32_t> ids) {
-    reserve(static_cast<uint32_t>(ids.size()));
-    for (uint32_t id : ids) push_back(id);
+ public:
+  using value_type = T;
+  using iterator = T*;
+  using const_iterator = const T*;
+
+  SmallList() = default;
+  SmallList(std::initializer_list<T> values) {
+    reserve(static_cast<uint32_t>(values.size()));
+    for (const T& v : values) push_back(v);
   }
-  IdList(const IdList& other) { copy_from(other); }
-  IdList(IdList&& other) noexcept { take(other); }
-  IdList& operator=(const IdList& other) {
+  SmallList(const SmallList& other) { copy_from(other); }
+  SmallList(SmallList&& other) noexcept { take(other); }
+  SmallList& operator=(const SmallList& other) {
     if (this != &other) {
       clear();
       copy_from(other);
     }
     return *this;
   }
-  IdList& operator=(IdList&& other) noexcept {
+  SmallList& operator=(SmallList&& other) noexcept {
     if (this != &other) {
       release();
       take(other);
     }
     return *this;
   }
-  ~IdList() { release(); }
+  ~SmallList() { release(); }
 
   uint32_t size() const { return m_size; }
   bool empty() const { return m_size == 0; }
-  uint32_t* data() { return on_heap() ? m_heap : m_inline; }
-  const uint32_t* data() const { return on_heap() ? m_heap : m_inline; }
+  T* data() { return on_heap() ? m_heap : m_inline; }
+  const T* data() const { return on_heap() ? m_heap : m_inline; }
   iterator begin() { return data(); }
   iterator end() { return data() + m_size; }
   const_iterator begin() const { return data(); }
   const_iterator end() const { return data() + m_size; }
-  uint32_t& operator[](uint32_t i) { return data()[i]; }
-  uint32_t operator[](uint32_t i) const { return data()[i]; }
-  uint32_t front() const { return data()[0]; }
-  uint32_t back() const { return data()[m_size - 1]; }
+  T& operator[](uint32_t i) { return data()[i]; }
+  const T& operator[](uint32_t i) const { return data()[i]; }
+  const T& front() const { return data()[0]; }
+  const T& back() const { return data()[m_size - 1]; }
 
-  void push_back(uint32_t id) {
+  void push_back(const T& value) {
     if (m_size == capacity()) grow(m_size * 2);
-    data()[m_size++] = id;
+    data()[m_size++] = value;
   }
   void reserve(uint32_t n) {
     if (n > capacity()) grow(n);
@@ -70,43 +76,43 @@ class IdList {
   void resize(std::size_t n) {
     const auto size = static_cast<uint32_t>(n);
     reserve(size);
-    std::fill(data() + std::min(m_size, size), data() + size, 0u);
+    std::fill(data() + std::min(m_size, size), data() + size, T{});
     m_size = size;
   }
   // Drop every index (the storage stays).
   void clear() { m_size = 0; }
   // Remove [first, last); return where the next index now is.
   iterator erase(const_iterator first, const_iterator last) {
-    uint32_t* at = begin() + (first - begin());
+    T* at = begin() + (first - begin());
     std::copy(last, const_iterator(end()), at);
     m_size -= static_cast<uint32_t>(last - first);
     return at;
   }
-  std::vector<uint32_t> vector() const { return {begin(), end()}; }
+  std::vector<T> vector() const { return {begin(), end()}; }
 
-  friend bool operator==(const IdList& a, const IdList& b) {
+  friend bool operator==(const SmallList& a, const SmallList& b) {
     return a.m_size == b.m_size && std::equal(a.begin(), a.end(), b.begin());
   }
-  friend bool operator==(const IdList& a, const std::vector<uint32_t>& b) {
+  friend bool operator==(const SmallList& a, const std::vector<T>& b) {
     return a.m_size == b.size() && std::equal(a.begin(), a.end(), b.begin());
   }
   // Remove the indices for which `pred` holds (std::erase_if's rule); return how many.
   template <class Pred>
-  friend uint32_t erase_if(IdList& list, Pred pred) {
-    uint32_t* kept = std::remove_if(list.begin(), list.end(), pred);
+  friend uint32_t erase_if(SmallList& list, Pred pred) {
+    T* kept = std::remove_if(list.begin(), list.end(), pred);
     const auto gone = static_cast<uint32_t>(list.end() - kept);
     list.m_size -= gone;
     return gone;
   }
 
  private:
-  static constexpr uint32_t k_inline = 2;
+  static constexpr uint32_t k_inline = N;
   bool on_heap() const { return m_capacity > k_inline; }
   uint32_t capacity() const { return m_capacity; }
   void grow(uint32_t n) {
     if (n <= k_inline) return;
-    auto* block = new uint32_t[n];
-    std::memcpy(block, data(), m_size * sizeof(uint32_t));
+    T* block = new T[n];
+    std::memcpy(static_cast<void*>(block), data(), m_size * sizeof(T));
     if (on_heap()) delete[] m_heap;
     m_heap = block;
     m_capacity = n;
@@ -116,18 +122,18 @@ class IdList {
     m_capacity = k_inline;
     m_size = 0;
   }
-  void copy_from(const IdList& other) {
+  void copy_from(const SmallList& other) {
     reserve(other.m_size);
-    std::memcpy(data(), other.data(), other.m_size * sizeof(uint32_t));
+    std::memcpy(static_cast<void*>(data()), other.data(), other.m_size * sizeof(T));
     m_size = other.m_size;
   }
-  void take(IdList& other) {
+  void take(SmallList& other) {
     m_size = other.m_size;
     m_capacity = other.m_capacity;
     if (other.on_heap()) {
       m_heap = other.m_heap;
     } else {
-      std::memcpy(m_inline, other.m_inline, sizeof(m_inline));
+      std::memcpy(static_cast<void*>(m_inline), other.m_inline, sizeof(m_inline));
     }
     other.m_size = 0;
     other.m_capacity = k_inline;
@@ -136,11 +142,12 @@ class IdList {
   uint32_t m_size = 0;
   uint32_t m_capacity = k_inline;
   union {
-    uint32_t m_inline[k_inline] = {};
-    uint32_t* m_heap;
+    T m_inline[N] = {};
+    T* m_heap;
   };
 };
 
+using IdList = SmallList<uint32_t, 2>;
 static_assert(sizeof(IdList) == 16);
 
 }  // namespace smtrace::smt

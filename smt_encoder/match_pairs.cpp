@@ -124,8 +124,9 @@ struct Point {
 };
 
 // Per op: the calls its completion waits for, any one of which is enough (a
-// receive's candidate sends, an Ssend's candidate receives): the MIN group.
-using Sources = std::vector<std::vector<Point>>;
+// receive's candidate sends, an Ssend's candidate receives): the MIN group,
+// mostly one call (one in place: 16 bytes per op).
+using Sources = std::vector<SmallList<Point, 1>>;
 
 // Return the index of the first element of `list` for which `pred` is false
 // (`pred` true on a prefix, false on the rest).
@@ -301,7 +302,7 @@ class Clocks {
         }
         continue;
       }
-      const std::vector<Point>& group = sources[op];
+      const auto& group = sources[op];
       if (group.empty()) continue;
       // The MIN is nonzero only where every member's call clock is: start
       // from the sparsest member and lower its nonzero entries only (a
@@ -551,7 +552,7 @@ void min_groups(const Model& model, const MatchPairs& pairs, StandardSends stand
   // Clocks grow along a rank, so a MIN group needs the earliest candidate per rank only.
   std::vector<uint32_t> earliest(model.ranks.size(), k_none);
   std::vector<uint32_t> touched;
-  auto group = [&](const IdList& candidates, std::vector<Point>& out) {
+  auto group = [&](const IdList& candidates, SmallList<Point, 1>& out) {
     out.clear();
     for (uint32_t c : candidates) {
       const Op& o = model.ops[c];

@@ -77,3 +77,32 @@ TEST_CASE("smt id list: erase_if, erase and resize") {
   CHECK(erase_if(two, [](uint32_t x) { return x == 7; }) == 1);
   CHECK(two == std::vector<uint32_t>{8});
 }
+
+TEST_CASE("smt small list: one pair of numbers in place, more on the heap") {
+  struct Pair {
+    uint32_t a = 0, b = 0;
+  };
+  using List = smtrace::smt::SmallList<Pair, 1>;
+  static_assert(sizeof(List) == 16);
+  List list;
+  for (uint32_t i = 0; i < 9; ++i) {
+    list.push_back({i, 2 * i});
+    REQUIRE(list.size() == i + 1);
+  }
+  uint32_t i = 0;
+  for (const Pair& p : list) {
+    CHECK(p.a == i);
+    CHECK(p.b == 2 * i);
+    ++i;
+  }
+  List one;
+  one.push_back({7, 8});
+  const List copy = one;
+  CHECK(copy[0].a == 7);
+  CHECK(copy[0].b == 8);
+  one = list;
+  CHECK(one.size() == 9);
+  CHECK(one.back().b == 16);
+  one.clear();
+  CHECK(one.empty());
+}
