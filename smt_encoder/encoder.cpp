@@ -28,9 +28,10 @@ struct GroupKey {
   auto operator<=>(const GroupKey&) const = default;
 };
 
-std::string list_ops(const Model& m, const std::vector<uint32_t>& ops) {
+template <class Ops>  // std::vector<uint32_t> or IdList
+std::string list_ops(const Model& m, const Ops& ops) {
   std::string out;
-  for (std::size_t i = 0; i < ops.size() && i < 6; ++i) out += (i ? ", " : "") + m.post_ref(ops[i]).str();
+  for (std::size_t i = 0; i < ops.size() && i < 6; ++i) out += (i ? ", " : "") + m.post_ref(ops[static_cast<uint32_t>(i)]).str();
   if (ops.size() > 6) out += fmt::format(" and {} more", ops.size() - 6);
   return out.empty() ? "none" : out;
 }

@@ -124,8 +124,9 @@ struct Point {
 };
 
 // Per op: the calls its completion waits for, any one of which is enough (a
-// receive's candidate sends, an Ssend's candidate receives): the MIN group.
-using Sources = std::vector<std::vector<Point>>;
+// receive's candidate sends, an Ssend's candidate receives): the MIN group,
+// mostly one call (one in place: 16 bytes per op).
+using Sources = std::vector<SmallList<Point, 1>>;
 
 // Return the index of the first element of `list` for which `pred` is false
 // (`pred` true on a prefix, false on the rest).
@@ -301,7 +302,7 @@ class Clocks {
         }
         continue;
       }
-      const std::vector<Point>& group = sources[op];
+      const auto& group = sources[op];
       if (group.empty()) continue;
       // The MIN is nonzero only where every member's call clock is: start
       // from the sparsest member and lower its nonzero entries only (a
@@ -378,7 +379,7 @@ class Analysis {
     // would be quadratic): a receive's MIN group is the first candidate of
     // each sender under the counting rules, which is the earliest one.
     m_sources.assign(m_model.ops.size(), {});
-    std::vector<uint32_t> found;
+    IdList found;
     MatchPairs scratch;
     for (uint32_t ri = 0; ri < m_model.ops.size(); ++ri) {
       const Op& r = m_model.ops[ri];
@@ -427,7 +428,7 @@ class Analysis {
     return n;
   }
 
-  void collect(uint32_t ri, Want want, std::vector<uint32_t>& found, MatchPairs& stats) const;
+  void collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats) const;
   void materialize();
   void sources_from_pairs();
   std::vector<Point> chain(const Op& r, const Op& s) const;
@@ -443,7 +444,7 @@ class Analysis {
   MatchPairs m_pairs;
 };
 
-void Analysis::collect(uint32_t ri, Want want, std::vector<uint32_t>& found, MatchPairs& stats) const {
+void Analysis::collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats) const {
   check_deadline(m_deadline, m_ticks);
   const Op& r = m_model.ops[ri];
   std::vector<uint32_t> single;
@@ -530,7 +531,7 @@ void Analysis::materialize() {
     collect(i, Want::all, out.sends[i], out);
     if (r.probe != k_none) {
       const auto& seen = out.sends[r.probe];
-      std::erase_if(out.sends[i], [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
+      erase_if(out.sends[i], [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
     }
   }
   for (uint32_t i = 0; i < n; ++i) {
@@ -551,7 +552,7 @@ void min_groups(const Model& model, const MatchPairs& pairs, StandardSends stand
   // Clocks grow along a rank, so a MIN group needs the earliest candidate per rank only.
   std::vector<uint32_t> earliest(model.ranks.size(), k_none);
   std::vector<uint32_t> touched;
-  auto group = [&](const std::vector<uint32_t>& candidates, std::vector<Point>& out) {
+  auto group = [&](const IdList& candidates, SmallList<Point, 1>& out) {
     out.clear();
     for (uint32_t c : candidates) {
       const Op& o = model.ops[c];

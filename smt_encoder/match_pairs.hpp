@@ -144,9 +144,9 @@ class Channels {
 };
 
 struct MatchPairs {
-  std::vector<std::vector<uint32_t>> sends;   // per receive or probe: candidate sends (ascending)
-  std::vector<std::vector<uint32_t>> recvs;   // per send: receives that may take it (ascending)
-  std::vector<std::vector<uint32_t>> probes;  // per send: probes that may see it
+  std::vector<IdList> sends;   // per receive or probe: candidate sends (ascending)
+  std::vector<IdList> recvs;   // per send: receives that may take it (ascending)
+  std::vector<IdList> probes;  // per send: probes that may see it
   uint64_t pairs = 0;                         // receive and probe pairs
   uint64_t dropped_by_cuts = 0;
   // Pairs that the happens-before rules remove, counted against the window

@@ -271,6 +271,16 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
   std::vector<uint32_t> pscw_ops;                                      // in posting order per rank
   const std::deque<RankCollected>& all = collected.m_impl->ranks;
   static const RankCollected k_nothing;
+  {
+    // The ops, counted before they are made (RMA post/start/complete/wait
+    // may add a few more): no growing by doubling, whose slack would stay.
+    std::size_t ops = 0;
+    for (uint32_t r = 0; r < model.world_size; ++r) {
+      if (!context.rank(r).present) continue;
+      ops += replay.p2p(r).size() + replay.collectives(r).size() + (r < all.size() ? all[r].probes.size() : 0);
+    }
+    model.ops.reserve(ops);
+  }
 
   for (uint32_t r = 0; r < model.world_size; ++r) {
     if (!context.rank(r).present) continue;

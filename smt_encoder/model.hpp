@@ -49,6 +49,7 @@
 
 #include "analyzer/check.hpp"
 #include "analyzer/finding.hpp"
+#include "smt_encoder/id_list.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::smt {
@@ -98,13 +99,14 @@ struct Op {
 
 struct Event {
   uint64_t seq = 0;
-  format::Call call = format::Call::unspecified;
   uint32_t site = 0;
+  format::Call call = format::Call::unspecified;
   bool waits = false;      // it has a return point of its own (something to wait for)
   bool may_block = false;  // a rank may stop here for good (see the header comment)
-  std::vector<uint32_t> posts;      // ops posted here, in posting order
-  std::vector<uint32_t> completes;  // ops that must be complete before it returns
+  IdList posts;      // ops posted here, in posting order
+  IdList completes;  // ops that must be complete before it returns
 };
+static_assert(sizeof(Event) == 48);  // one per communicating event of the trace
 
 struct Instance {
   CollKind kind = CollKind::full;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/core.h>
@@ -17,6 +18,13 @@ uint32_t segment_of(const std::vector<Cut>& cuts, uint32_t rank, uint32_t event)
 uint32_t Part::local_op(uint32_t op) const {
   auto it = std::lower_bound(op_of.begin(), op_of.end(), op);
   return it != op_of.end() && *it == op ? static_cast<uint32_t>(it - op_of.begin()) : k_none;
+}
+
+std::pair<uint32_t, uint32_t> part_events(const Model& model, const std::vector<Cut>& cuts, uint32_t first,
+                                          uint32_t last, uint32_t rank) {
+  const uint32_t n = static_cast<uint32_t>(model.ranks[rank].events.size());
+  if (n == 0) return {0, 0};
+  return {first == 0 ? 0 : cuts[first - 1].event[rank] + 1, last < cuts.size() ? cuts[last].event[rank] + 1 : n};
 }
 
 namespace {
@@ -35,10 +43,8 @@ Part extract_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t firs
   part.first.assign(model.ranks.size(), 0);
   std::vector<uint32_t> end(model.ranks.size(), 0);
   for (uint32_t r = 0; r < model.ranks.size(); ++r) {
-    const uint32_t n = static_cast<uint32_t>(model.ranks[r].events.size());
-    if (n == 0) continue;
-    part.first[r] = first == 0 ? 0 : cuts[first - 1].event[r] + 1;
-    end[r] = last < cuts.size() ? cuts[last].event[r] + 1 : n;
+    if (model.ranks[r].events.empty()) continue;
+    std::tie(part.first[r], end[r]) = part_events(model, cuts, first, last, r);
     const uint32_t begin = part.first[r];
     out.ranks[r].events.assign(model.ranks[r].events.begin() + begin, model.ranks[r].events.begin() + end[r]);
     for (Event& e : out.ranks[r].events) {
@@ -116,8 +122,8 @@ MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part) {
   return out;
 }
 
-std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,
-                        const Deadline& deadline) {
+std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,
+                                    const Deadline& deadline) {
   const uint32_t segments = static_cast<uint32_t>(cuts.size()) + 1;
   std::vector<std::vector<uint32_t>> by_rank(model.ranks.size());
   for (const Cut& cut : cuts) {
@@ -172,13 +178,25 @@ std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const 
       any = false;
     }
   }
-  std::vector<std::vector<uint32_t>> ops(ranges.size());
-  for (uint32_t i = 0; i < model.ops.size(); ++i) ops[part_of_segment[op_segment[i]]].push_back(i);
-  std::vector<Part> parts;
-  parts.reserve(ranges.size());
+  std::vector<PartRange> parts(ranges.size());
   for (std::size_t p = 0; p < ranges.size(); ++p) {
     if (deadline && std::chrono::steady_clock::now() > *deadline) throw BudgetSpent();
-    parts.push_back(extract_ops(model, cuts, ranges[p].first, ranges[p].second, std::move(ops[p])));
+    parts[p].first_segment = ranges[p].first;
+    parts[p].last_segment = ranges[p].second;
+  }
+  for (uint32_t i = 0; i < model.ops.size(); ++i) parts[part_of_segment[op_segment[i]]].ops.push_back(i);
+  return parts;
+}
+
+Part extract_part(const Model& model, const std::vector<Cut>& cuts, const PartRange& range) {
+  return extract_ops(model, cuts, range.first_segment, range.last_segment, range.ops);
+}
+
+std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,
+                        const Deadline& deadline) {
+  std::vector<Part> parts;
+  for (const PartRange& range : split_ranges(model, cuts, pairs, deadline)) {
+    parts.push_back(extract_part(model, cuts, range));
   }
   return parts;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "smt_encoder/match_pairs.hpp"
@@ -28,11 +29,30 @@ struct Part {
   uint32_t local_op(uint32_t op) const;
 };
 
+// A part as split_ranges() finds it, without its events and ops: what
+// extract_part() makes its Part from. Kept instead of the Part while no
+// question needs it (a Part copies its events and ops).
+struct PartRange {
+  uint32_t first_segment = 0;    // segments [first_segment, last_segment] of the whole model
+  uint32_t last_segment = 0;
+  std::vector<uint32_t> ops;     // whole-model ops posted in those segments, ascending (Part::op_of)
+};
+
 // Return the parts of `model` (cuts from find_cuts, pairs from match_pairs
-// on the whole model), in program order. Parts with no operation are left
-// out. Throw BudgetSpent past `deadline`.
+// on the whole model), in program order, as ranges. Parts with no
+// operation are left out. Throw BudgetSpent past `deadline`.
+std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,
+                                    const Deadline& deadline = {});
+// Return the part of `model` that `range` (of split_ranges) names.
+Part extract_part(const Model& model, const std::vector<Cut>& cuts, const PartRange& range);
+// As split_ranges(), each part made: extract_part() of every range.
 std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,
                         const Deadline& deadline = {});
+
+// Return the whole-model events [begin, end) of rank `rank` in the part of
+// segments [first, last] (begin == end: none).
+std::pair<uint32_t, uint32_t> part_events(const Model& model, const std::vector<Cut>& cuts, uint32_t first,
+                                          uint32_t last, uint32_t rank);
 
 // Return the part of `model` made of segments [first, last] (merged for a
 // question that spans parts).

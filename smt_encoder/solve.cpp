@@ -711,14 +711,14 @@ void find_deadlock(PartSolver& ps, const SolveOptions& options, const Budget& bu
 }
 
 // Return the index of the part of `parts` holding segment `segment`, or k_none.
-uint32_t part_of(const std::vector<Part>& parts, uint32_t segment) {
+uint32_t part_of(const std::vector<PartRange>& parts, uint32_t segment) {
   auto it = std::lower_bound(parts.begin(), parts.end(), segment,
-                             [](const Part& p, uint32_t s) { return p.last_segment < s; });
+                             [](const PartRange& p, uint32_t s) { return p.last_segment < s; });
   return it != parts.end() && it->first_segment <= segment ? static_cast<uint32_t>(it - parts.begin()) : k_none;
 }
 
 // Return the range of segments a question about events (ra, ea) and (rb, eb) needs.
-std::pair<uint32_t, uint32_t> question_range(const std::vector<Part>& parts, const std::vector<Cut>& cuts,
+std::pair<uint32_t, uint32_t> question_range(const std::vector<PartRange>& parts, const std::vector<Cut>& cuts,
                                              uint32_t ra, uint32_t ea, uint32_t rb, uint32_t eb) {
   uint32_t lo = std::min(segment_of(cuts, ra, ea), segment_of(cuts, rb, eb));
   uint32_t hi = std::max(segment_of(cuts, ra, ea), segment_of(cuts, rb, eb));
@@ -732,7 +732,7 @@ std::pair<uint32_t, uint32_t> question_range(const std::vector<Part>& parts, con
 class Questions {
  public:
   Questions(const Model& model, const std::vector<Cut>& cuts, const Channels& channels, const MatchPairs& pairs,
-            const std::vector<Part>& parts, const SolveOptions& options, const Budget& budget, Solution& out)
+            const std::vector<PartRange>& parts, const SolveOptions& options, const Budget& budget, Solution& out)
       : m_model(model), m_cuts(cuts), m_channels(channels), m_pairs(pairs), m_parts(parts), m_options(options),
         m_budget(budget), m_out(out) {}
 
@@ -855,7 +855,7 @@ class Questions {
   const std::vector<Cut>& m_cuts;
   const Channels& m_channels;
   const MatchPairs& m_pairs;
-  const std::vector<Part>& m_parts;
+  const std::vector<PartRange>& m_parts;
   const SolveOptions& m_options;
   const Budget& m_budget;
   Solution& m_out;
@@ -946,7 +946,7 @@ std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::Sta
 
 Prepared::Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline)
     : cuts(find_cuts(model)), channels(model), pairs(match_pairs(model, channels, cuts, hb_rules(tuning), deadline)),
-      parts(split(model, cuts, pairs, deadline)) {}
+      parts(split_ranges(model, cuts, pairs, deadline)) {}
 
 Solution solve(const Model& model, const std::vector<RawQuestion>& questions, const SolveOptions& options) {
   const Budget budget(options.timeout_s);
@@ -977,7 +977,7 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
   const std::vector<Cut>& cuts = prepared.cuts;
   const Channels& channels = prepared.channels;
   const MatchPairs& pairs = prepared.pairs;
-  const std::vector<Part>& parts = prepared.parts;
+  const std::vector<PartRange>& parts = prepared.parts;
   out.stats["cuts"] = cuts.size();
   out.stats["parts"] = parts.size();
   out.stats["match_pairs"] = pairs.pairs;
@@ -1024,8 +1024,11 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
     auto work = [&] {
       for (std::size_t i; (i = next.fetch_add(1)) < parts.size();) {
         // Races only: a part without a wildcard receive or probe has nothing to ask.
-        const auto& ops = parts[i].model.ops;
-        if (!options.deadlocks && std::none_of(ops.begin(), ops.end(), is_wildcard)) continue;
+        const auto& ops = parts[i].ops;
+        if (!options.deadlocks &&
+            std::none_of(ops.begin(), ops.end(), [&](uint32_t op) { return is_wildcard(model.ops[op]); })) {
+          continue;
+        }
         if (budget.spent()) {
           std::lock_guard lock(mutex);
           ++out.unknown;  // the part is left undecided
@@ -1039,7 +1042,7 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
         std::unique_ptr<PartSolver> ps;
         try {
           if (options.on_part) options.on_part(i);
-          ps = std::make_unique<PartSolver>(parts[i], pairs, options.tuning);
+          ps = std::make_unique<PartSolver>(extract_part(model, cuts, parts[i]), pairs, options.tuning);
           if (options.deadlocks) find_deadlock(*ps, options, budget, found);
           if (options.races) find_races(*ps, options, budget, found);
           if (options.smt2 && i == 0) ps->encoder(budget);
@@ -1063,12 +1066,12 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
         if (!failed_on_question.empty()) failed[i] = std::move(failed_on_question);
         if (failure) {
           ++out.unknown;
-          const Part& p = parts[i];
+          const PartRange& p = parts[i];
+          auto events = [&](uint32_t r) { return part_events(model, cuts, p.first_segment, p.last_segment, r); };
           uint32_t rank = 0;
-          while (rank + 1 < p.model.ranks.size() && p.model.ranks[rank].events.empty()) ++rank;
-          const std::string from = p.model.ranks[rank].events.empty()
-                                       ? std::string("no events")
-                                       : "from " + model.ref(rank, p.first[rank]).str();
+          while (rank + 1 < model.ranks.size() && events(rank).first == events(rank).second) ++rank;
+          const auto [begin, end] = model.ranks.empty() ? std::pair<uint32_t, uint32_t>{0, 0} : events(rank);
+          const std::string from = begin == end ? std::string("no events") : "from " + model.ref(rank, begin).str();
           failed[i] = fmt::format("part {} of {} ({}): {}", i + 1, parts.size(), from, failure_reason(failure));
         }
       }

@@ -125,7 +125,7 @@ struct Prepared {
   std::vector<Cut> cuts;
   Channels channels;
   MatchPairs pairs;
-  std::vector<Part> parts;
+  std::vector<PartRange> parts;  // each Part is made when it is solved, and freed after
 };
 
 // Answer `questions` and find races and deadlocks in `model`, prepared as `prepared`.

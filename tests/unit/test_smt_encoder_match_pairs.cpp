@@ -19,7 +19,8 @@ namespace {
 using namespace smtrace::test;
 using smtrace::smt::Buffering;
 
-bool has(const std::vector<uint32_t>& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+template <class List>  // std::vector<uint32_t> or smt::IdList
+bool has(const List& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 smt::MatchPairs pairs_of(const smt::Model& m) {
   const smt::Channels ch(m);

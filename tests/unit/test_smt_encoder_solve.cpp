@@ -44,7 +44,8 @@ RawQuestion can_match(uint32_t recv, uint32_t send) {
   return q;
 }
 
-bool has(const std::vector<uint32_t>& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+template <class List>  // std::vector<uint32_t> or smt::IdList
+bool has(const List& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 // Rank 0 receives twice (from `first`, then from `second`; k_any: any
 // source), ranks 1 and 2 send once each; the run took rank 2's message first.
@@ -287,8 +288,64 @@ TEST_CASE("smt solve: a part whose solving throws is undecided with the reason, 
     CHECK(sol.unknown == 1);
     REQUIRE(sol.undecided.size() == 1);
     CHECK(sol.undecided[0].find("part 2 of 2") != std::string::npos);
+    // Where the part starts: rank 0's first event after the barrier (send, receive, barrier).
+    CHECK(sol.undecided[0].find("(from " + m.ref(0, 3).str() + ")") != std::string::npos);
     CHECK(sol.undecided[0].find(reason) != std::string::npos);
   }
+}
+
+TEST_CASE("smt parts: a range made into its part when asked is the part of its segments") {
+  // Three rounds between barriers, the second with a wildcard receive: the
+  // ranges of split_ranges(), each made with extract_part(), are what
+  // extract() makes of the same segments, and part_events() says where
+  // each rank's events are.
+  ModelBuilder b(3);
+  for (int round = 0; round < 3; ++round) {
+    const uint32_t r = b.recv(0, round == 1 ? k_any : 1);
+    const uint32_t s = b.send(1, 0);
+    b.record(r, s);
+    if (round == 1) {
+      const uint32_t s2 = b.send(2, 0);
+      b.record(b.recv(0, 2), s2);
+    }
+    b.barrier();
+  }
+  const smt::Model m = b.build();
+  const auto cuts = smt::find_cuts(m);
+  const smt::Channels ch(m);
+  const smt::MatchPairs pairs = smt::match_pairs(m, ch, cuts);
+  const std::vector<smt::PartRange> ranges = smt::split_ranges(m, cuts, pairs);
+  const std::vector<smt::Part> parts = smt::split(m, cuts, pairs);
+  REQUIRE(ranges.size() == parts.size());
+  REQUIRE(ranges.size() >= 3);
+  uint32_t ops = 0;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const smt::Part made = smt::extract_part(m, cuts, ranges[i]);
+    const smt::Part direct = smt::extract(m, cuts, ranges[i].first_segment, ranges[i].last_segment);
+    CHECK(made.op_of == ranges[i].ops);
+    CHECK(made.op_of == direct.op_of);
+    CHECK(parts[i].op_of == direct.op_of);
+    CHECK(made.first == direct.first);
+    REQUIRE(made.model.ops.size() == direct.model.ops.size());
+    for (std::size_t k = 0; k < made.model.ops.size(); ++k) {
+      CHECK(made.model.ops[k].post == direct.model.ops[k].post);
+      CHECK(made.model.ops[k].done == direct.model.ops[k].done);
+      CHECK(made.model.ops[k].recorded == direct.model.ops[k].recorded);
+      CHECK(made.model.ops[k].instance == direct.model.ops[k].instance);
+    }
+    for (uint32_t r = 0; r < m.ranks.size(); ++r) {
+      const auto [begin, end] = smt::part_events(m, cuts, ranges[i].first_segment, ranges[i].last_segment, r);
+      CHECK(begin == made.first[r]);
+      REQUIRE(made.model.ranks[r].events.size() == end - begin);
+      for (uint32_t k = 0; k < end - begin; ++k) {
+        CHECK(made.model.ranks[r].events[k].seq == m.ranks[r].events[begin + k].seq);
+        CHECK(made.model.ranks[r].events[k].posts == direct.model.ranks[r].events[k].posts);
+        CHECK(made.model.ranks[r].events[k].completes == direct.model.ranks[r].events[k].completes);
+      }
+    }
+    ops += static_cast<uint32_t>(ranges[i].ops.size());
+  }
+  CHECK(ops == m.ops.size());
 }
 
 TEST_CASE("smt matched probes: the probe sees a message before its own receive takes it") {
