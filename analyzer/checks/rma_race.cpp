@@ -58,6 +58,7 @@
 // both call sites. Races are grouped by the pair of call sites; each group
 // is one finding with its count.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -65,6 +66,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -151,16 +153,26 @@ struct LocalAccess {
 };
 
 // A buffer of a point-to-point or collective call: read (send side) or
-// written (receive side) from the call to its completion.
-struct BufferCall {
-  uint64_t seq = 0;
-  uint64_t done = k_never;
-  uint32_t site = 0;
-  Call call = Call::unspecified;
+// written (receive side) from the call to its completion. What it is
+// (BufferShape) apart from when (BufferCall): the calls of a loop repeat
+// their shapes (a halo exchange's four), and a shape is kept once for the
+// calls that follow it closely (Pass::shape_of).
+struct BufferShape {
   uint64_t buf = 0;
   int64_t count = 0;
+  uint32_t site = 0;
   uint32_t type = 0;
+  Call call = Call::unspecified;
   bool write = false;
+  bool operator==(const BufferShape&) const = default;
+};
+
+struct BufferCall {
+  uint64_t seq = 0;
+  uint32_t shape = 0;             // index into the pass's shapes
+  uint32_t until = 0;             // the completion's seq after `seq`; k_open, k_far: see Pass::done_of
+  static constexpr uint32_t k_open = UINT32_MAX;     // not completed (done: k_never)
+  static constexpr uint32_t k_far = UINT32_MAX - 1;  // completed in far_done
 };
 
 class Pass final : public RankPass {
@@ -282,6 +294,17 @@ class Pass final : public RankPass {
   std::vector<WindowMemory> windows;
   std::vector<OwnLock> own_locks;
   std::vector<BufferCall> buffers;  // once the rank has a window: before, no RMA can reach them
+  std::vector<BufferShape> shapes;  // the buffers' shapes
+  std::unordered_map<uint32_t, uint64_t> far_done;  // buffer -> its completion's seq, where `until` cannot say it
+
+  // Return the seq of the call that completed buffer `i` (k_never: none).
+  uint64_t done_of(uint32_t i) const {
+    const BufferCall& b = buffers[i];
+    if (b.until == BufferCall::k_open) return k_never;
+    if (b.until == BufferCall::k_far) return far_done.at(i);
+    return b.seq + b.until;
+  }
+  const BufferShape& shape(uint32_t i) const { return shapes[buffers[i].shape]; }
 
   // Write or read (Check::save_pass, load_pass) what finish() reads of the
   // pass after its rank's last event: the six lists above, whole. The rest
@@ -339,14 +362,25 @@ class Pass final : public RankPass {
     });
     c.list(p.buffers, [](auto& cb, auto& b) {
       cb(b.seq);
-      cb(b.done);
-      cb(b.site);
-      cb(b.call);
-      cb(b.buf);
-      cb(b.count);
-      cb(b.type);
-      cb(b.write);
+      cb(b.shape);
+      cb(b.until);
     });
+    c.list(p.shapes, [](auto& cs, auto& b) {
+      cs(b.buf);
+      cs(b.count);
+      cs(b.site);
+      cs(b.type);
+      cs(b.call);
+      cs(b.write);
+    });
+    // By buffer, as a list: the same pass codes to the same bytes.
+    std::vector<std::pair<uint32_t, uint64_t>> far(p.far_done.begin(), p.far_done.end());
+    std::sort(far.begin(), far.end());
+    c.list(far, [](auto& cf, auto& f) {
+      cf(f.first);
+      cf(f.second);
+    });
+    if constexpr (!std::is_const_v<P>) p.far_done = {far.begin(), far.end()};
   }
 
  private:
@@ -361,13 +395,39 @@ class Pass final : public RankPass {
     if ((!p2p && t.role != format::Role::collective) || t.request == format::RequestEffect::persistent) return;
     const std::size_t first = buffers.size();
     mpi_buffers(e, m_data, [&](const CallBuffer& b) {
-      if (b.count > 0) buffers.push_back({e.seq, e.seq, e.site, e.call, b.addr, b.count, b.datatype, writes(b.access)});
+      if (b.count > 0)
+        buffers.push_back({e.seq, shape_of({b.addr, b.count, e.site, b.datatype, e.call, writes(b.access)}), 0});
     });
     if (t.request != format::RequestEffect::create || (t.role == format::Role::collective && e.request == 0)) return;
     for (std::size_t i = first; i < buffers.size(); ++i) {
-      buffers[i].done = k_never;
+      buffers[i].until = BufferCall::k_open;
       m_buffer_requests[e.request].push_back(i);
     }
+  }
+
+  // Return the index of shape `s` in `shapes`: one seen lately (a small
+  // table by hash, of the last shape per slot), else a new one. A shape may
+  // be kept twice; never more often than the buffers it stands for.
+  uint32_t shape_of(const BufferShape& s) {
+    uint64_t h = s.buf * 0x9e3779b97f4a7c15ull;
+    h ^= static_cast<uint64_t>(s.count) + (uint64_t{s.site} << 32 | s.type) * 0xc2b2ae3d27d4eb4full;
+    h ^= (static_cast<uint64_t>(s.call) << 1 | s.write) * 0x165667b19e3779f9ull;
+    uint32_t& slot = m_recent_shapes[(h ^ h >> 29) % m_recent_shapes.size()];
+    if (slot != 0 && shapes[slot - 1] == s) return slot - 1;
+    shapes.push_back(s);
+    slot = static_cast<uint32_t>(shapes.size());
+    return slot - 1;
+  }
+
+  // Set the completion of buffer `i` to `done`.
+  void set_done(std::size_t i, uint64_t done) {
+    BufferCall& b = buffers[i];
+    if (done >= b.seq && done - b.seq < BufferCall::k_far) {
+      b.until = static_cast<uint32_t>(done - b.seq);
+      return;
+    }
+    b.until = BufferCall::k_far;
+    far_done[static_cast<uint32_t>(i)] = done;
   }
 
   // Complete the buffers of the requests completion call `e` completes.
@@ -375,7 +435,7 @@ class Pass final : public RankPass {
     for (const format::CompletedRequest& c : e.completed) {
       auto it = m_buffer_requests.find(c.request);
       if (it == m_buffer_requests.end()) continue;
-      for (std::size_t i : it->second) buffers[i].done = e.seq;
+      for (std::size_t i : it->second) set_done(i, e.seq);
       m_buffer_requests.erase(it);
     }
   }
@@ -412,6 +472,7 @@ class Pass final : public RankPass {
   std::unordered_map<uint64_t, std::size_t> m_by_request;
   std::unordered_map<uint32_t, std::vector<std::size_t>> m_open;              // window -> ops not remotely complete
   std::unordered_map<uint64_t, std::vector<std::size_t>> m_buffer_requests;   // request -> its buffers
+  std::array<uint32_t, 256> m_recent_shapes{};                                // by hash: 1 + a shape's index; 0: none
   const RankData& m_data;
 };
 
@@ -681,11 +742,11 @@ class RmaRace final : public Check {
       // Buffers of MPI calls, on their own rank.
       const Footprint fp(m_ctx->rank(r));
       for (uint32_t i = 0; i < pass->buffers.size(); ++i) {
-        const BufferCall& call = pass->buffers[i];
+        const BufferShape& call = pass->shape(i);
         Item item;
         item.origin = r;
-        item.start = call.seq;
-        item.done = call.done;
+        item.start = pass->buffers[i].seq;
+        item.done = pass->done_of(i);
         item.local = i;
         item.side = Side::buffer;
         item.type = call.write ? AccessType::local_write : AccessType::local_read;
@@ -1017,7 +1078,7 @@ class RmaRace final : public Check {
       return {a.site, a.call};
     }
     if (it.side == Side::buffer) {
-      const BufferCall& b = m_passes[owner]->buffers[it.local];
+      const BufferShape& b = m_passes[owner]->shape(it.local);
       return {b.site, b.call};
     }
     const RmaOp& e = m_passes[it.origin]->ops[it.op];
@@ -1058,7 +1119,7 @@ class RmaRace final : public Check {
       return fmt::format("a {} on {}", a.write ? "store" : "load", rank_text(owner, it));
     }
     if (it.side == Side::buffer) {
-      const BufferCall& b = m_passes[owner]->buffers[it.local];
+      const BufferShape& b = m_passes[owner]->shape(it.local);
       return fmt::format("{} on {} ({} its {} buffer)", format::call_name(b.call), rank_text(owner, it),
                          b.write ? "writing" : "reading", b.write ? "receive" : "send");
     }

@@ -561,6 +561,44 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
     // untargeted Put's origin buffer.
     CHECK(same_both_ways(b.trace(), "saved-rma-compact") == 5);
   }
+  SUBCASE("a buffer completed 2^32 events after its call") {
+    // A buffer's completion is kept as a distance from its call, and apart
+    // (far_done) where the distance does not fit 32 bits.
+    for (const uint64_t gap : {uint64_t{0}, uint64_t{1} << 32}) {
+      CAPTURE(gap);
+      smtrace::test::Builder b(2);
+      for (uint32_t r = 0; r < 2; ++r) b.win_create(r, 1, win, 256);
+      b.win_sync(Call::Win_lock_all, 0, 1);
+      b.rma(Call::Put, 0, 1, 1, buf, 1, 4);
+      tf::Event& recv = b.add(Call::Irecv, 1);
+      recv.comm = 0;
+      recv.peer = 0;
+      recv.tag = 0;
+      recv.buf = win + 4;
+      recv.count = 1;
+      recv.datatype = smtrace::test::k_int;
+      recv.request = 5;
+      const std::size_t from = b.trace().ranks[1].events.size();
+      wait(b, 1, 5);
+      b.access(Call::Store, 1, win + 4, 4);
+      b.win_sync(Call::Win_unlock_all, 0, 1);
+      tf::Event& send = b.add(Call::Send, 0);
+      send.comm = 0;
+      send.peer = 1;
+      send.tag = 0;
+      send.buf = buf;
+      send.count = 1;
+      send.datatype = smtrace::test::k_int;
+      for (uint32_t r = 0; r < 2; ++r) b.win_sync(Call::Win_free, r, 1);
+      for (uint32_t r = 0; r < 2; ++r) b.add(Call::Finalize, r);
+      auto& events = b.trace().ranks[1].events;
+      for (std::size_t i = from; i < events.size(); ++i) events[i].seq += gap;
+      // The Put against the receive's buffer (whose note names the Wait);
+      // the store comes after the Wait, which the Send after the unlock
+      // orders, but not across the gap (the baseline, 5f35abb, says so too).
+      CHECK(same_both_ways(b.trace(), "saved-rma-far") == (gap == 0 ? 1 : 2));
+    }
+  }
   SUBCASE("threads as lanes: a lock covers its own thread's stores") {
     // Rank 0's thread 1 stores into rank 0's window under an exclusive lock
     // it took on it (covered), or thread 0 took it (not covered); rank 1
