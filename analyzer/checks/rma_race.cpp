@@ -103,6 +103,7 @@ struct RmaBuffer {
   uint32_t datatype = 0;
   uint8_t flags = 0;              // k_target, k_write, k_remote
   static constexpr uint8_t k_target = 1, k_write = 2, k_remote = 4;
+  bool operator==(const RmaBuffer&) const = default;
 };
 
 // One RMA communication call as its origin recorded it, with when it
@@ -210,9 +211,9 @@ class Pass final : public RankPass {
       op.peer = e.peer.value_or(0);
       op.has_peer = e.peer.has_value();
       op.call = e.call;
-      op.first = static_cast<uint32_t>(rma_buffers.size());
       m_call_buffers.clear();
       format::call_buffers(e, {}, m_call_buffers);
+      m_op_buffers.clear();
       for (const format::Buffer& b : m_call_buffers) {
         RmaBuffer rb;
         const bool target = b.arg == format::BufferArg::target;
@@ -222,9 +223,10 @@ class Pass final : public RankPass {
         rb.flags = static_cast<uint8_t>((target ? RmaBuffer::k_target : 0) |
                                         (b.access == format::BufferAccess::read ? 0 : RmaBuffer::k_write) |
                                         (b.lifetime == format::Lifetime::rma_remote ? RmaBuffer::k_remote : 0));
-        rma_buffers.push_back(rb);
+        m_op_buffers.push_back(rb);
       }
-      op.buffers = static_cast<uint8_t>(m_call_buffers.size());
+      op.first = buffers_of_op();
+      op.buffers = static_cast<uint8_t>(m_op_buffers.size());
       auto lock = m_locks.find({e.window, e.peer.value_or(-1)});
       if (lock != m_locks.end()) {
         op.lock_epoch = lock->second.first;
@@ -289,7 +291,7 @@ class Pass final : public RankPass {
   }
 
   std::vector<RmaOp> ops;
-  std::vector<RmaBuffer> rma_buffers;  // the ops' buffers, in order
+  std::vector<RmaBuffer> rma_buffers;  // the ops' buffers (RmaOp::first): calls with the same buffers may share them
   std::vector<LocalAccess> locals;
   std::vector<WindowMemory> windows;
   std::vector<OwnLock> own_locks;
@@ -405,6 +407,26 @@ class Pass final : public RankPass {
     }
   }
 
+  // Return where the buffers of an RMA call (m_op_buffers) start in
+  // rma_buffers: those of a call seen lately with the same buffers (a
+  // small table by hash, as shape_of), else appended there.
+  uint32_t buffers_of_op() {
+    uint64_t h = m_op_buffers.size();
+    for (const RmaBuffer& b : m_op_buffers) {
+      h = (h ^ b.at) * 0x9e3779b97f4a7c15ull;
+      h = (h ^ static_cast<uint64_t>(b.count)) * 0xc2b2ae3d27d4eb4full;
+      h = (h ^ (uint64_t{b.datatype} << 8 | b.flags)) * 0x165667b19e3779f9ull;
+    }
+    uint32_t& slot = m_recent_ops[(h ^ h >> 29) % m_recent_ops.size()];
+    if (slot != 0 && slot - 1 + m_op_buffers.size() <= rma_buffers.size() &&
+        std::equal(m_op_buffers.begin(), m_op_buffers.end(), rma_buffers.begin() + (slot - 1)))
+      return slot - 1;
+    const auto first = static_cast<uint32_t>(rma_buffers.size());
+    rma_buffers.insert(rma_buffers.end(), m_op_buffers.begin(), m_op_buffers.end());
+    slot = first + 1;
+    return first;
+  }
+
   // Return the index of shape `s` in `shapes`: one seen lately (a small
   // table by hash, of the last shape per slot), else a new one. A shape may
   // be kept twice; never more often than the buffers it stands for.
@@ -473,6 +495,8 @@ class Pass final : public RankPass {
   std::unordered_map<uint32_t, std::vector<std::size_t>> m_open;              // window -> ops not remotely complete
   std::unordered_map<uint64_t, std::vector<std::size_t>> m_buffer_requests;   // request -> its buffers
   std::array<uint32_t, 256> m_recent_shapes{};                                // by hash: 1 + a shape's index; 0: none
+  std::array<uint32_t, 256> m_recent_ops{};    // by hash: 1 + where a call's buffers start in rma_buffers; 0: none
+  std::vector<RmaBuffer> m_op_buffers;         // the RMA call's at hand
   const RankData& m_data;
 };
 

@@ -517,6 +517,9 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
     // (byte 16): one overlap, 4 bytes.
     b.rma(Call::Put, 1, 1, 0, buf, 1, 2, 100).site = 11;
     b.rma(Call::Put, 2, 1, 0, buf, 1, 4).site = 12;
+    // Rank 2 again, the same buffers (kept once, RmaOp::first shared):
+    // against its first Put and rank 1's.
+    b.rma(Call::Put, 2, 1, 0, buf, 1, 4).site = 22;
     // Compare-and-swap against Fetch_and_op (other ops: not atomic) and
     // Get_accumulate with MPI_NO_OP (atomic with both) at displacement 16.
     tf::Event& cas = b.rma(Call::Compare_and_swap, 1, 1, 0, buf + 32, 1, 16);
@@ -556,10 +559,10 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
     for (uint32_t r = 0; r < 3; ++r) b.barrier(r);
     for (uint32_t r = 0; r < 3; ++r) b.win_sync(Call::Win_free, r, 1);
     for (uint32_t r = 0; r < 3; ++r) b.add(Call::Finalize, r);
-    // The Puts at byte 16, the swap's result and the load, the swap and the
-    // Fetch_and_op, the store and the Get's target, the store and the
-    // untargeted Put's origin buffer.
-    CHECK(same_both_ways(b.trace(), "saved-rma-compact") == 5);
+    // The three Puts at byte 16 (three pairs), the swap's result and the
+    // load, the swap and the Fetch_and_op, the store and the Get's target,
+    // the store and the untargeted Put's origin buffer.
+    CHECK(same_both_ways(b.trace(), "saved-rma-compact") == 7);
   }
   SUBCASE("a buffer completed 2^32 events after its call") {
     // A buffer's completion is kept as a distance from its call, and apart
