@@ -309,7 +309,7 @@ class Pass final : public RankPass {
   const BufferShape& shape(uint32_t i) const { return shapes[buffers[i].shape]; }
 
   // Write or read (Check::save_pass, load_pass) what finish() reads of the
-  // pass after its rank's last event: the six lists above, whole. The rest
+  // pass after its rank's last event: the lists above, whole. The rest
   // (open epochs, requests, runs) is the pass's own, for the events to come.
   template <class Coder, class P>
   static void code(Coder& c, P& p) {
