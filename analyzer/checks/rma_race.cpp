@@ -539,6 +539,10 @@ struct Class {
   bool lock_exclusive = false;
 };
 
+// Whether a sweep's accesses count in the stats (rma_race_accesses): the
+// recorded order's do, predict()'s sweep again of the same accesses does not.
+enum class Counted : uint8_t { no, yes };
+
 // Races are grouped per owner and unordered pair of (origin, site, call, side).
 using SiteKey = std::tuple<uint32_t, uint32_t, uint16_t, uint8_t>;
 using GroupKey = std::tuple<uint32_t, SiteKey, SiteKey>;
@@ -590,7 +594,7 @@ class RmaRace final : public Check {
     m_exact = m_hb->exact_projections();
     m_kept.assign(ctx.world_size(), {});
     sort_incoming();
-    sweep_all(true);
+    sweep_all(Counted::yes);
     if (ScheduleOracle* oracle = ctx.schedule_oracle(); oracle && any_wildcard_match(ctx)) predict(*oracle, out);
     report(out);
   }
@@ -699,7 +703,7 @@ class RmaRace final : public Check {
   // then its loads and stores (the order the sweep's ties and the first race
   // of each group follow). One owner's at a time: the accesses of all
   // owners together were the check's largest state.
-  void build_items(uint32_t owner, bool count) {
+  void build_items(uint32_t owner, Counted counted) {
     const uint32_t n = m_ctx->world_size();
     m_items.clear();
     const CommTable& comms = m_ctx->comms();
@@ -819,7 +823,7 @@ class RmaRace final : public Check {
         m_items.push_back(item);
       }
     }
-    if (count) m_accesses += m_items.size();
+    if (counted == Counted::yes) m_accesses += m_items.size();
     for (Item& it : m_items) it.lane = m_ctx->replay().threads(it.origin).lane(it.start);
     project(owner);
   }
@@ -835,9 +839,9 @@ class RmaRace final : public Check {
 
   // Build, sweep and let go the accesses of each owner in turn, keeping the
   // two of each race group found (m_kept).
-  void sweep_all(bool count) {
+  void sweep_all(Counted counted) {
     for (uint32_t owner = 0; owner < m_ctx->world_size(); ++owner) {
-      build_items(owner, count);
+      build_items(owner, counted);
       sweep(owner);
       for (auto& [key, g] : m_groups) {
         if (g.owner != owner || g.kept) continue;
@@ -1010,7 +1014,7 @@ class RmaRace final : public Check {
     const uint64_t peak = m_peak_nodes, settled = m_settled_nodes;  // the figures of the recorded order
     m_hb = &weak;
     m_exact = weak.exact_projections();
-    sweep_all(false);
+    sweep_all(Counted::no);
     auto candidates = std::move(m_groups);
     m_groups = std::move(confirmed);
     // The kept items hold the projections of `weak`: nothing reads those after the sweeps.
