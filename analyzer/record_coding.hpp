@@ -2,7 +2,7 @@
 // definitions, headers and ends of a rank file) between the processes of one
 // smtrace-mpi job: distributed/record_codec's messages of a rank file's
 // records, and the events inside the state of rank passes that travel
-// (WireWriter / WireReader, analyzer/wire.hpp: rma-race keeps whole events).
+// (WireWriter / WireReader, analyzer/wire.hpp: a pass that keeps whole events).
 // One coding, here, for both.
 //
 // The coding is plain: fixed-width little-endian fields in declaration

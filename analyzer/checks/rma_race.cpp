@@ -58,6 +58,7 @@
 // both call sites. Races are grouped by the pair of call sites; each group
 // is one finding with its count.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -65,6 +66,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -93,13 +95,35 @@ constexpr std::size_t k_max_findings = 200;
 // Call-site pairs ordered only through wildcard matches put to the SMT backend per run.
 constexpr std::size_t k_max_predictions = 64;
 
-// One RMA communication call as its origin recorded it, with when it completed.
+// A buffer of an RMA call (format::call_buffers' answer, what finish()
+// reads of it): at the origin an address, at the target a displacement.
+struct RmaBuffer {
+  uint64_t at = 0;                // origin: the buffer's address; target: its displacement (Buffer::offset)
+  int64_t count = 0;
+  uint32_t datatype = 0;
+  uint8_t flags = 0;              // k_target, k_write, k_remote
+  static constexpr uint8_t k_target = 1, k_write = 2, k_remote = 4;
+  bool operator==(const RmaBuffer&) const = default;
+};
+
+// One RMA communication call as its origin recorded it, with when it
+// completed: what finish() reads of the event (its buffers are the pass's
+// rma_buffers[first, first + buffers)), not the whole event.
 struct RmaOp {
-  Event event;                    // the call (buffers, target, datatypes)
+  uint64_t seq = 0;
   uint64_t local_done = k_never;  // seq of the call completing it at the origin
   uint64_t remote_done = k_never; // seq of the call completing it at the target
+  uint32_t site = 0;
+  uint32_t window = 0;            // rank-local id
+  uint32_t op = 0;                // the event's op (accumulates)
+  int32_t peer = 0;               // target rank in the window's communicator, when has_peer
   uint32_t lock_epoch = 0;        // origin's lock epoch on (window, target); 0: none
+  uint32_t first = 0;             // its first buffer in the pass's rma_buffers
+  Call call = Call::unspecified;
+  uint8_t buffers = 0;            // how many
+  bool has_peer = false;
   bool lock_exclusive = false;
+  std::optional<int32_t> target() const { return has_peer ? std::optional<int32_t>(peer) : std::nullopt; }
 };
 
 struct WindowMemory {
@@ -130,16 +154,26 @@ struct LocalAccess {
 };
 
 // A buffer of a point-to-point or collective call: read (send side) or
-// written (receive side) from the call to its completion.
-struct BufferCall {
-  uint64_t seq = 0;
-  uint64_t done = k_never;
-  uint32_t site = 0;
-  Call call = Call::unspecified;
+// written (receive side) from the call to its completion. What it is
+// (BufferShape) apart from when (BufferCall): the calls of a loop repeat
+// their shapes (a halo exchange's four), and a shape is kept once for the
+// calls that follow it closely (Pass::shape_of).
+struct BufferShape {
   uint64_t buf = 0;
   int64_t count = 0;
+  uint32_t site = 0;
   uint32_t type = 0;
+  Call call = Call::unspecified;
   bool write = false;
+  bool operator==(const BufferShape&) const = default;
+};
+
+struct BufferCall {
+  uint64_t seq = 0;
+  uint32_t shape = 0;             // index into the pass's shapes
+  uint32_t until = 0;             // the completion's seq after `seq`; k_open, k_far: see Pass::done_of
+  static constexpr uint32_t k_open = UINT32_MAX;     // not completed (done: k_never)
+  static constexpr uint32_t k_far = UINT32_MAX - 1;  // completed in far_done
 };
 
 class Pass final : public RankPass {
@@ -170,8 +204,29 @@ class Pass final : public RankPass {
     if (e.pending) return;
     if (t.role == format::Role::rma_comm) {
       RmaOp op;
-      op.event = e;
-      op.event.stack.clear();
+      op.seq = e.seq;
+      op.site = e.site;
+      op.window = e.window;
+      op.op = e.op;
+      op.peer = e.peer.value_or(0);
+      op.has_peer = e.peer.has_value();
+      op.call = e.call;
+      m_call_buffers.clear();
+      format::call_buffers(e, {}, m_call_buffers);
+      m_op_buffers.clear();
+      for (const format::Buffer& b : m_call_buffers) {
+        RmaBuffer rb;
+        const bool target = b.arg == format::BufferArg::target;
+        rb.at = target ? static_cast<uint64_t>(b.offset) : b.addr;
+        rb.count = b.count;
+        rb.datatype = b.datatype;
+        rb.flags = static_cast<uint8_t>((target ? RmaBuffer::k_target : 0) |
+                                        (b.access == format::BufferAccess::read ? 0 : RmaBuffer::k_write) |
+                                        (b.lifetime == format::Lifetime::rma_remote ? RmaBuffer::k_remote : 0));
+        m_op_buffers.push_back(rb);
+      }
+      op.first = buffers_of_op();
+      op.buffers = static_cast<uint8_t>(m_op_buffers.size());
       auto lock = m_locks.find({e.window, e.peer.value_or(-1)});
       if (lock != m_locks.end()) {
         op.lock_epoch = lock->second.first;
@@ -236,22 +291,48 @@ class Pass final : public RankPass {
   }
 
   std::vector<RmaOp> ops;
+  std::vector<RmaBuffer> rma_buffers;  // the ops' buffers (RmaOp::first): calls with the same buffers may share them
   std::vector<LocalAccess> locals;
   std::vector<WindowMemory> windows;
   std::vector<OwnLock> own_locks;
   std::vector<BufferCall> buffers;  // once the rank has a window: before, no RMA can reach them
+  std::vector<BufferShape> shapes;  // the buffers' shapes
+  std::unordered_map<uint32_t, uint64_t> far_done;  // buffer -> its completion's seq, where `until` cannot say it
+
+  // Return the seq of the call that completed buffer `i` (k_never: none).
+  uint64_t done_of(uint32_t i) const {
+    const BufferCall& b = buffers[i];
+    if (b.until == BufferCall::k_open) return k_never;
+    if (b.until == BufferCall::k_far) return far_done.at(i);
+    return b.seq + b.until;
+  }
+  const BufferShape& shape(uint32_t i) const { return shapes[buffers[i].shape]; }
 
   // Write or read (Check::save_pass, load_pass) what finish() reads of the
-  // pass after its rank's last event: the five lists above, whole. The rest
+  // pass after its rank's last event: the lists above, whole. The rest
   // (open epochs, requests, runs) is the pass's own, for the events to come.
   template <class Coder, class P>
   static void code(Coder& c, P& p) {
     c.list(p.ops, [](auto& co, auto& op) {
-      co(op.event);
+      co(op.seq);
       co(op.local_done);
       co(op.remote_done);
+      co(op.site);
+      co(op.window);
+      co(op.op);
+      co(op.peer);
       co(op.lock_epoch);
+      co(op.first);
+      co(op.call);
+      co(op.buffers);
+      co(op.has_peer);
       co(op.lock_exclusive);
+    });
+    c.list(p.rma_buffers, [](auto& cb, auto& b) {
+      cb(b.at);
+      cb(b.count);
+      cb(b.datatype);
+      cb(b.flags);
     });
     c.list(p.locals, [](auto& cl, auto& a) {
       cl(a.seq);
@@ -283,14 +364,25 @@ class Pass final : public RankPass {
     });
     c.list(p.buffers, [](auto& cb, auto& b) {
       cb(b.seq);
-      cb(b.done);
-      cb(b.site);
-      cb(b.call);
-      cb(b.buf);
-      cb(b.count);
-      cb(b.type);
-      cb(b.write);
+      cb(b.shape);
+      cb(b.until);
     });
+    c.list(p.shapes, [](auto& cs, auto& b) {
+      cs(b.buf);
+      cs(b.count);
+      cs(b.site);
+      cs(b.type);
+      cs(b.call);
+      cs(b.write);
+    });
+    // By buffer, as a list: the same pass codes to the same bytes.
+    std::vector<std::pair<uint32_t, uint64_t>> far(p.far_done.begin(), p.far_done.end());
+    std::sort(far.begin(), far.end());
+    c.list(far, [](auto& cf, auto& f) {
+      cf(f.first);
+      cf(f.second);
+    });
+    if constexpr (!std::is_const_v<P>) p.far_done = {far.begin(), far.end()};
   }
 
  private:
@@ -305,13 +397,59 @@ class Pass final : public RankPass {
     if ((!p2p && t.role != format::Role::collective) || t.request == format::RequestEffect::persistent) return;
     const std::size_t first = buffers.size();
     mpi_buffers(e, m_data, [&](const CallBuffer& b) {
-      if (b.count > 0) buffers.push_back({e.seq, e.seq, e.site, e.call, b.addr, b.count, b.datatype, writes(b.access)});
+      if (b.count > 0)
+        buffers.push_back({e.seq, shape_of({b.addr, b.count, e.site, b.datatype, e.call, writes(b.access)}), 0});
     });
     if (t.request != format::RequestEffect::create || (t.role == format::Role::collective && e.request == 0)) return;
     for (std::size_t i = first; i < buffers.size(); ++i) {
-      buffers[i].done = k_never;
+      buffers[i].until = BufferCall::k_open;
       m_buffer_requests[e.request].push_back(i);
     }
+  }
+
+  // Return where the buffers of an RMA call (m_op_buffers) start in
+  // rma_buffers: those of a call seen lately with the same buffers (a
+  // small table by hash, as shape_of), else appended there.
+  uint32_t buffers_of_op() {
+    uint64_t h = m_op_buffers.size();
+    for (const RmaBuffer& b : m_op_buffers) {
+      h = (h ^ b.at) * 0x9e3779b97f4a7c15ull;
+      h = (h ^ static_cast<uint64_t>(b.count)) * 0xc2b2ae3d27d4eb4full;
+      h = (h ^ (uint64_t{b.datatype} << 8 | b.flags)) * 0x165667b19e3779f9ull;
+    }
+    uint32_t& slot = m_recent_ops[(h ^ h >> 29) % m_recent_ops.size()];
+    if (slot != 0 && slot - 1 + m_op_buffers.size() <= rma_buffers.size() &&
+        std::equal(m_op_buffers.begin(), m_op_buffers.end(), rma_buffers.begin() + (slot - 1)))
+      return slot - 1;
+    const auto first = static_cast<uint32_t>(rma_buffers.size());
+    rma_buffers.insert(rma_buffers.end(), m_op_buffers.begin(), m_op_buffers.end());
+    slot = first + 1;
+    return first;
+  }
+
+  // Return the index of shape `s` in `shapes`: one seen lately (a small
+  // table by hash, of the last shape per slot), else a new one. A shape may
+  // be kept twice; never more often than the buffers it stands for.
+  uint32_t shape_of(const BufferShape& s) {
+    uint64_t h = s.buf * 0x9e3779b97f4a7c15ull;
+    h ^= static_cast<uint64_t>(s.count) + (uint64_t{s.site} << 32 | s.type) * 0xc2b2ae3d27d4eb4full;
+    h ^= (static_cast<uint64_t>(s.call) << 1 | s.write) * 0x165667b19e3779f9ull;
+    uint32_t& slot = m_recent_shapes[(h ^ h >> 29) % m_recent_shapes.size()];
+    if (slot != 0 && shapes[slot - 1] == s) return slot - 1;
+    shapes.push_back(s);
+    slot = static_cast<uint32_t>(shapes.size());
+    return slot - 1;
+  }
+
+  // Set the completion of buffer `i` to `done`.
+  void set_done(std::size_t i, uint64_t done) {
+    BufferCall& b = buffers[i];
+    if (done >= b.seq && done - b.seq < BufferCall::k_far) {
+      b.until = static_cast<uint32_t>(done - b.seq);
+      return;
+    }
+    b.until = BufferCall::k_far;
+    far_done[static_cast<uint32_t>(i)] = done;
   }
 
   // Complete the buffers of the requests completion call `e` completes.
@@ -319,7 +457,7 @@ class Pass final : public RankPass {
     for (const format::CompletedRequest& c : e.completed) {
       auto it = m_buffer_requests.find(c.request);
       if (it == m_buffer_requests.end()) continue;
-      for (std::size_t i : it->second) buffers[i].done = e.seq;
+      for (std::size_t i : it->second) set_done(i, e.seq);
       m_buffer_requests.erase(it);
     }
   }
@@ -333,7 +471,7 @@ class Pass final : public RankPass {
     std::size_t kept = 0;
     for (std::size_t index : open) {
       RmaOp& op = ops[index];
-      const bool hit = !target || op.event.peer == target;
+      const bool hit = !target || op.target() == target;
       if (hit) {
         if (op.local_done == k_never) op.local_done = e.seq;
         if (remote && op.remote_done == k_never) op.remote_done = e.seq;
@@ -349,12 +487,16 @@ class Pass final : public RankPass {
   }
 
   uint32_t m_epochs = 0;
+  std::vector<format::Buffer> m_call_buffers;                                 // an RMA call's, reused
   std::unordered_map<uint32_t, uint32_t> m_runs;                              // thread -> events that were not accesses
   std::map<std::pair<uint32_t, int32_t>, std::pair<uint32_t, bool>> m_locks;  // (window, target) -> epoch
   std::map<uint32_t, uint32_t> m_lock_all;                                    // window -> epoch
   std::unordered_map<uint64_t, std::size_t> m_by_request;
   std::unordered_map<uint32_t, std::vector<std::size_t>> m_open;              // window -> ops not remotely complete
   std::unordered_map<uint64_t, std::vector<std::size_t>> m_buffer_requests;   // request -> its buffers
+  std::array<uint32_t, 256> m_recent_shapes{};                                // by hash: 1 + a shape's index; 0: none
+  std::array<uint32_t, 256> m_recent_ops{};    // by hash: 1 + where a call's buffers start in rma_buffers; 0: none
+  std::vector<RmaBuffer> m_op_buffers;         // the RMA call's at hand
   const RankData& m_data;
 };
 
@@ -397,13 +539,18 @@ struct Class {
   bool lock_exclusive = false;
 };
 
+// Whether a sweep's accesses count in the stats (rma_race_accesses): the
+// recorded order's do, predict()'s sweep again of the same accesses does not.
+enum class Counted : uint8_t { no, yes };
+
 // Races are grouped per owner and unordered pair of (origin, site, call, side).
 using SiteKey = std::tuple<uint32_t, uint32_t, uint16_t, uint8_t>;
 using GroupKey = std::tuple<uint32_t, SiteKey, SiteKey>;
 
 struct RaceGroup {
-  uint32_t a = 0, b = 0;          // item indices of the first race seen (a stored, b new)
+  uint32_t a = 0, b = 0;          // item indices of the first race seen (a stored, b new); once kept, in m_kept
   uint32_t owner = 0;
+  bool kept = false;              // a and b index the owner's kept items
   uint64_t lo = 0, bytes = 0;
   uint64_t count = 0;
 };
@@ -420,7 +567,7 @@ class RmaRace final : public Check {
   }
 
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
-  // finish() reads each rank's RMA calls (whole events), loads and stores,
+  // finish() reads each rank's RMA calls (RmaOp: what it reads of each event), loads and stores,
   // windows, own lock epochs and MPI buffers, and builds its accesses with
   // the comm table, happens-before and the replay's lanes where it runs;
   // the pass itself needs only its rank.
@@ -445,8 +592,9 @@ class RmaRace final : public Check {
     if (!any_rma) return;
     m_hb = &ctx.happens_before();
     m_exact = m_hb->exact_projections();
-    build_items();
-    for (uint32_t owner = 0; owner < ctx.world_size(); ++owner) sweep(owner);
+    m_kept.assign(ctx.world_size(), {});
+    sort_incoming();
+    sweep_all(Counted::yes);
     if (ScheduleOracle* oracle = ctx.schedule_oracle(); oracle && any_wildcard_match(ctx)) predict(*oracle, out);
     report(out);
   }
@@ -475,10 +623,10 @@ class RmaRace final : public Check {
 
   // Return the world rank owning window memory at the target of `e`, with
   // the window's memory there.
-  std::optional<std::pair<uint32_t, const WindowMemory*>> target_of(uint32_t origin, const Event& e) const {
+  std::optional<std::pair<uint32_t, const WindowMemory*>> target_of(uint32_t origin, const RmaOp& e) const {
     const CommTable& comms = m_ctx->comms();
     const uint32_t g = comms.window(origin, e.window);
-    auto member = e.peer ? window_member(origin, e.window, *e.peer) : std::nullopt;
+    auto member = e.has_peer ? window_member(origin, e.window, e.peer) : std::nullopt;
     if (!member) return std::nullopt;
     const uint32_t target = *member;
     if (target >= m_passes.size() || !m_passes[target]) return std::nullopt;
@@ -490,7 +638,7 @@ class RmaRace final : public Check {
   // Return the atomic kind of RMA call `e` whose target is elements of
   // `target_type`: 0 when it is not atomic; else its basic type and op
   // (compare-and-swap: an op of its own).
-  static uint32_t atomic_kind(const RankData& data, const Event& e, uint32_t target_type) {
+  static uint32_t atomic_kind(const RankData& data, const RmaOp& e, uint32_t target_type) {
     const format::Combine combine = format::call_traits(e.call).op;
     if (!format::is_atomic(combine)) return 0;
     uint32_t basic = target_type;
@@ -523,92 +671,125 @@ class RmaRace final : public Check {
     return origin_a == origin_b && a != 0 && b != 0;
   }
 
-  void add_items(uint32_t owner, Item base, const std::vector<Strided>& pieces) {
+  void add_items(Item base, const std::vector<Strided>& pieces) {
     for (const Strided& s : pieces) {
       base.where = s;
-      m_items[owner].push_back(base);
+      m_items.push_back(base);
     }
   }
 
-  void build_items() {
+  // Sort every RMA call made on another rank by the rank that owns its
+  // target memory (m_incoming), in order of origin and call: build_items
+  // then walks only the calls that reach its owner.
+  void sort_incoming() {
     const uint32_t n = m_ctx->world_size();
-    m_items.assign(n, {});
+    m_incoming.assign(n, {});
+    for (uint32_t o = 0; o < n; ++o) {
+      const Pass* pass = m_passes[o];
+      if (!pass) continue;
+      for (uint32_t i = 0; i < pass->ops.size(); ++i) {
+        const RmaOp& op = pass->ops[i];
+        const RmaBuffer* const first = pass->rma_buffers.data() + op.first;
+        if (std::none_of(first, first + op.buffers, [](const RmaBuffer& b) { return b.flags & RmaBuffer::k_target; }))
+          continue;
+        auto target = target_of(o, op);
+        if (target && target->first != o) m_incoming[target->first].emplace_back(o, i);
+      }
+    }
+  }
+
+  // Build into m_items the accesses to `owner`'s memory, in the order of
+  // the origins, their calls and the calls' buffers, then its MPI buffers,
+  // then its loads and stores (the order the sweep's ties and the first race
+  // of each group follow). One owner's at a time: the accesses of all
+  // owners together were the check's largest state.
+  void build_items(uint32_t owner, Counted counted) {
+    const uint32_t n = m_ctx->world_size();
+    m_items.clear();
     const CommTable& comms = m_ctx->comms();
-    std::vector<Strided> pieces;
-    std::vector<format::Buffer> rma_buffers;
+    std::vector<Strided>& pieces = m_pieces;
+    const auto& incoming = m_incoming[owner];
+    std::size_t next = 0;
     for (uint32_t o = 0; o < n; ++o) {
       Pass* pass = m_passes[o];
       if (!pass) continue;
+      if (o != owner && (next == incoming.size() || incoming[next].first != o)) continue;
       const RankData& data = m_ctx->rank(o);
       const Footprint fp(data);
-      for (uint32_t i = 0; i < pass->ops.size(); ++i) {
+      auto add_op = [&](uint32_t i) {
         const RmaOp& op = pass->ops[i];
-        const Event& e = op.event;
-        rma_buffers.clear();
-        format::call_buffers(e, {}, rma_buffers);
+        const RmaBuffer* const first = pass->rma_buffers.data() + op.first;
+        const RmaBuffer* const end = first + op.buffers;
         Item item;
         item.origin = o;
-        item.start = e.seq;
+        item.start = op.seq;
         item.op = i;
-        for (const format::Buffer& b : rma_buffers)
-          if (b.arg == format::BufferArg::target) item.atomic = atomic_kind(data, e, b.datatype);
+        for (const RmaBuffer* b = first; b != end; ++b)
+          if (b->flags & RmaBuffer::k_target) item.atomic = atomic_kind(data, op, b->datatype);
         item.lock_epoch = op.lock_epoch;
         item.lock_exclusive = op.lock_exclusive;
-        auto target = target_of(o, e);
+        auto target = target_of(o, op);
         if (op.lock_epoch != 0 && target)
-          item.lock = (uint64_t{comms.window(o, e.window)} << 32 | target->first) + 1;
+          item.lock = (uint64_t{comms.window(o, op.window)} << 32 | target->first) + 1;
         // Origin buffers (format::call_buffers) until local completion, the
         // target's window memory until remote completion.
-        for (const format::Buffer& b : rma_buffers) {
+        for (const RmaBuffer* bp = first; bp != end; ++bp) {
+          const RmaBuffer& b = *bp;
           pieces.clear();
-          item.type = b.access == format::BufferAccess::read ? AccessType::rma_read : AccessType::rma_write;
-          if (b.arg != format::BufferArg::target) {
+          item.type = b.flags & RmaBuffer::k_write ? AccessType::rma_write : AccessType::rma_read;
+          if (!(b.flags & RmaBuffer::k_target)) {
+            if (o != owner) continue;
             item.side = Side::origin;
             item.done = op.local_done;
-            fp.add(pieces, b.addr, b.count, b.datatype);
-            add_items(o, item, pieces);
+            fp.add(pieces, b.at, b.count, b.datatype);
+            add_items(item, pieces);
             continue;
           }
-          if (!target) continue;
-          const auto [t, mem] = *target;
+          if (!target || target->first != owner) continue;
+          const WindowMemory* mem = target->second;
           item.side = Side::target;
           // A target only read is done when the data is at the origin
           // (format::call_buffers: its lifetime is the origin's).
-          item.done = b.lifetime == format::Lifetime::rma_remote ? op.remote_done : op.local_done;
+          item.done = b.flags & RmaBuffer::k_remote ? op.remote_done : op.local_done;
           const uint64_t unit = mem->disp_unit > 0 ? static_cast<uint64_t>(mem->disp_unit) : 1;
-          const uint64_t disp = static_cast<uint64_t>(b.offset);
+          const uint64_t disp = b.at;
           const uint64_t at = mem->dynamic ? disp : mem->base + disp * unit;
           fp.add(pieces, at, b.count, b.datatype);
-          add_items(t, item, pieces);
+          add_items(item, pieces);
         }
+      };
+      if (o == owner) {
+        for (uint32_t i = 0; i < pass->ops.size(); ++i) add_op(i);
+      } else {
+        for (; next < incoming.size() && incoming[next].first == o; ++next) add_op(incoming[next].second);
       }
     }
-    // Buffers of MPI calls, on their own rank.
-    for (uint32_t r = 0; r < n; ++r) {
-      Pass* pass = m_passes[r];
-      if (!pass || pass->buffers.empty()) continue;
+    Pass* pass = m_passes[owner];
+    const uint32_t r = owner;
+    if (pass) {
+      // Buffers of MPI calls, on their own rank.
       const Footprint fp(m_ctx->rank(r));
       for (uint32_t i = 0; i < pass->buffers.size(); ++i) {
-        const BufferCall& call = pass->buffers[i];
+        const BufferShape& call = pass->shape(i);
         Item item;
         item.origin = r;
-        item.start = call.seq;
-        item.done = call.done;
+        item.start = pass->buffers[i].seq;
+        item.done = pass->done_of(i);
         item.local = i;
         item.side = Side::buffer;
         item.type = call.write ? AccessType::local_write : AccessType::local_read;
         pieces.clear();
         fp.add(pieces, call.buf, call.count, call.type);
-        add_items(r, item, pieces);
+        add_items(item, pieces);
       }
     }
     // Loads and stores, with the lock their rank held on its own window.
-    for (uint32_t r = 0; r < n; ++r) {
-      Pass* pass = m_passes[r];
-      if (!pass) continue;
+    if (pass) {
       // Off the axis, a load or store ends with the last access of its run:
       // no node of its lane lies between them, so the projections and
-      // ordered() see them alike, and the run is one class (sweep).
+      // ordered() see them alike, and the run is one class (sweep). The
+      // axis is the recorded run's (predict() sweeps these items again).
+      const HappensBefore& hb = m_ctx->happens_before();
       std::unordered_map<uint64_t, uint64_t> run_end;  // (thread, run) -> last seq
       if (m_ctx->replay().threads(r).modelled) {
         for (const LocalAccess& a : pass->locals) {
@@ -621,7 +802,7 @@ class RmaRace final : public Check {
         Item item;
         item.origin = r;
         item.start = item.done = a.seq;
-        if (!run_end.empty() && !m_hb->on_axis({r, a.seq})) item.done = run_end[uint64_t{a.thread} << 32 | a.run];
+        if (!run_end.empty() && !hb.on_axis({r, a.seq})) item.done = run_end[uint64_t{a.thread} << 32 | a.run];
         item.local = i;
         item.side = Side::local;
         item.type = a.write ? AccessType::local_write : AccessType::local_read;
@@ -639,29 +820,45 @@ class RmaRace final : public Check {
             item.lock_exclusive = l.exclusive;
           }
         }
-        m_items[r].push_back(item);
+        m_items.push_back(item);
       }
     }
-    for (auto& items : m_items) {
-      m_accesses += items.size();
-      for (Item& it : items) it.lane = m_ctx->replay().threads(it.origin).lane(it.start);
-    }
-    project();
+    if (counted == Counted::yes) m_accesses += m_items.size();
+    for (Item& it : m_items) it.lane = m_ctx->replay().threads(it.origin).lane(it.start);
+    project(owner);
   }
 
   // Project every access's lifetime onto its owner's timeline under m_hb.
-  void project() {
-    for (uint32_t owner = 0; owner < m_items.size(); ++owner) {
-      for (Item& it : m_items[owner]) {
-        it.k = m_hb->last_key_before({it.origin, it.start}, owner);
-        it.f = it.done == k_never ? std::numeric_limits<int64_t>::max()
-                                  : m_hb->first_key_after({it.origin, it.done}, owner);
-      }
+  void project(uint32_t owner) {
+    for (Item& it : m_items) {
+      it.k = m_hb->last_key_before({it.origin, it.start}, owner);
+      it.f = it.done == k_never ? std::numeric_limits<int64_t>::max()
+                                : m_hb->first_key_after({it.origin, it.done}, owner);
     }
   }
 
+  // Build, sweep and let go the accesses of each owner in turn, keeping the
+  // two of each race group found (m_kept).
+  void sweep_all(Counted counted) {
+    for (uint32_t owner = 0; owner < m_ctx->world_size(); ++owner) {
+      build_items(owner, counted);
+      sweep(owner);
+      for (auto& [key, g] : m_groups) {
+        if (g.owner != owner || g.kept) continue;
+        auto& kept = m_kept[owner];
+        kept.push_back(m_items[g.a]);
+        kept.push_back(m_items[g.b]);
+        g.a = static_cast<uint32_t>(kept.size() - 2);
+        g.b = static_cast<uint32_t>(kept.size() - 1);
+        g.kept = true;
+      }
+    }
+    m_items.clear();
+    m_items.shrink_to_fit();
+  }
+
   void sweep(uint32_t owner) {
-    auto& items = m_items[owner];
+    auto& items = m_items;
     if (items.empty()) return;
     std::vector<uint32_t> order(items.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -817,11 +1014,10 @@ class RmaRace final : public Check {
     const uint64_t peak = m_peak_nodes, settled = m_settled_nodes;  // the figures of the recorded order
     m_hb = &weak;
     m_exact = weak.exact_projections();
-    project();
-    for (uint32_t owner = 0; owner < m_items.size(); ++owner) sweep(owner);
+    sweep_all(Counted::no);
     auto candidates = std::move(m_groups);
     m_groups = std::move(confirmed);
-    // The items keep the projections of `weak`: nothing reads them after the sweeps.
+    // The kept items hold the projections of `weak`: nothing reads those after the sweeps.
     m_hb = full;
     m_exact = full->exact_projections();
     m_peak_nodes = peak;
@@ -833,8 +1029,8 @@ class RmaRace final : public Check {
     for (const auto& entry : candidates) {
       const auto& [key, g] = entry;
       if (m_groups.count(key)) continue;
-      const Item& x = m_items[g.owner][g.a];
-      const Item& y = m_items[g.owner][g.b];
+      const Item& x = m_kept[g.owner][g.a];
+      const Item& y = m_kept[g.owner][g.b];
       // The recorded order: the access whose end happens before the other's start.
       const Item* first = nullptr;
       const Item* second = nullptr;
@@ -910,16 +1106,16 @@ class RmaRace final : public Check {
       return {a.site, a.call};
     }
     if (it.side == Side::buffer) {
-      const BufferCall& b = m_passes[owner]->buffers[it.local];
+      const BufferShape& b = m_passes[owner]->shape(it.local);
       return {b.site, b.call};
     }
-    const Event& e = m_passes[it.origin]->ops[it.op].event;
+    const RmaOp& e = m_passes[it.origin]->ops[it.op];
     return {e.site, e.call};
   }
 
   void record(uint32_t owner, uint32_t a, uint32_t b, uint64_t lo, uint64_t bytes) {
-    const Item& x = m_items[owner][a];
-    const Item& y = m_items[owner][b];
+    const Item& x = m_items[a];
+    const Item& y = m_items[b];
     auto sx = site_of(owner, x), sy = site_of(owner, y);
     auto kx = std::make_tuple(x.origin, sx.first, static_cast<uint16_t>(sx.second), static_cast<uint8_t>(x.side));
     auto ky = std::make_tuple(y.origin, sy.first, static_cast<uint16_t>(sy.second), static_cast<uint8_t>(y.side));
@@ -951,11 +1147,11 @@ class RmaRace final : public Check {
       return fmt::format("a {} on {}", a.write ? "store" : "load", rank_text(owner, it));
     }
     if (it.side == Side::buffer) {
-      const BufferCall& b = m_passes[owner]->buffers[it.local];
+      const BufferShape& b = m_passes[owner]->shape(it.local);
       return fmt::format("{} on {} ({} its {} buffer)", format::call_name(b.call), rank_text(owner, it),
                          b.write ? "writing" : "reading", b.write ? "receive" : "send");
     }
-    const Event& e = m_passes[it.origin]->ops[it.op].event;
+    const RmaOp& e = m_passes[it.origin]->ops[it.op];
     const std::string call(format::call_name(e.call));
     if (it.side == Side::origin)
       return fmt::format("{} on {} ({} its {} buffer)", call, rank_text(it.origin, it),
@@ -982,8 +1178,8 @@ class RmaRace final : public Check {
   // Return the finding of race group `g` (both call sites, the count); a
   // `predicted` race is one of another execution.
   Finding race_finding(const RaceGroup& g, bool predicted = false) const {
-    const Item& x = m_items[g.owner][g.a];
-    const Item& y = m_items[g.owner][g.b];
+    const Item& x = m_kept[g.owner][g.a];
+    const Item& y = m_kept[g.owner][g.b];
     Finding f;
     f.kind = std::string(name());
     f.severity = severity();
@@ -1031,7 +1227,10 @@ class RmaRace final : public Check {
   const HappensBefore* m_hb = nullptr;
   bool m_exact = true;
   std::vector<Pass*> m_passes;
-  std::vector<std::vector<Item>> m_items;   // per owner
+  std::vector<Item> m_items;                // the accesses of the owner being swept
+  std::vector<std::vector<Item>> m_kept;    // per owner: the two accesses of each race group (RaceGroup::a, b)
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> m_incoming;  // per owner: (origin, op) reaching it
+  std::vector<Strided> m_pieces;
   std::map<GroupKey, RaceGroup> m_groups;
   std::map<GroupKey, std::vector<std::string>> m_predicted;  // races of another execution: the witness notes
   uint64_t m_candidates = 0;  // call-site pairs ordered only through wildcard matches
