@@ -235,6 +235,9 @@ class Pass final : public RankPass {
     }
   }
 
+  // Every event: where threads are lanes, each one ends a run of accesses.
+  EventSet wants() const override { return EventSet::every(); }
+
   std::vector<RmaOp> ops;
   std::vector<LocalAccess> locals;
   std::vector<WindowMemory> windows;
