@@ -5,8 +5,8 @@
 // per rank; its event() is called from that rank's thread only, so a pass
 // needs no lock but must not touch other ranks' passes. A pass names the
 // events it reacts to (RankPass::wants, by the columns of the call table)
-// and gets only those. Definitions (sites,
-// comms, datatypes) reach RankData before the events that use them.
+// and gets only those. Definitions (sites, comms, datatypes) reach
+// RankData before the events that use them.
 // After every rank has been read, the core replays matching (replay.hpp),
 // and then each check's finish() runs, one at a time, with the whole
 // Context. The happens-before graph (happens_before.hpp) is built on the
@@ -101,8 +101,8 @@ class EventSet {
   }
   // Return the set of no event.
   static EventSet none() { return {}; }
-  // Return the set of the events whose call's row `row` satisfies
-  // `holds(row)` (a predicate on const format::CallTraits&).
+  // Return the set of the events whose call's row satisfies `holds` (a
+  // predicate on const format::CallTraits&).
   template <class Holds>
   static EventSet of(const Holds& holds) {
     EventSet s;
