@@ -133,9 +133,11 @@ class CheckFailures {
 struct PassOf {
   RankPass* pass = nullptr;
   std::optional<std::size_t> check;
+  EventSet wants = EventSet::every();  // pass->wants(), asked before the rank's first event
 };
 
-// Hands events to the passes in seq order. The reader hands an event out when
+// Hands events to the passes in seq order, each to the passes that want
+// its call (RankPass::wants). The reader hands an event out when
 // it completes, so with several threads (or a rank stopped inside a call)
 // events can come a little out of order; they wait here until the gap closes
 // or too many are waiting (a gap the tracer left, e.g. dropped events).
@@ -145,9 +147,7 @@ class Sequencer {
  public:
   Sequencer(std::vector<PassOf> passes, CheckFailures& failures,
             const std::vector<std::unique_ptr<Check>>& checks, uint32_t rank)
-      : m_passes(std::move(passes)), m_failures(failures), m_checks(checks), m_rank(rank) {
-    list_live();
-  }
+      : m_passes(std::move(passes)), m_failures(failures), m_checks(checks), m_rank(rank) {}
 
   void push(const Event& e) {
     if (m_waiting.empty() && (!m_started || e.seq == m_next)) {
@@ -194,12 +194,18 @@ class Sequencer {
                         : fmt::format("rank {}: at the end of the rank: {}", m_rank, error.what()));
     }
   }
-  // guarded(p, &e, p.pass->event(e)) for every pass, with the failure
-  // checks hoisted: passes of checks that failed on another rank are
-  // dropped once per event (one load while none has), and the handler is
-  // entered only when a pass throws. The passes not dropped are called
-  // from m_live, in m_passes' order.
+  // guarded(p, &e, p.pass->event(e)) for every pass that wants e's call,
+  // with the failure checks hoisted: passes of checks that failed on
+  // another rank are dropped once per event (one load while none has), and
+  // the handler is entered only when a pass throws. The passes not dropped
+  // that want the event are called from m_live, in m_passes' order.
   void deliver(const Event& e) {
+    if (!m_started) {
+      // The rank's header is in RankData now: ask each pass what it wants.
+      for (PassOf& p : m_passes)
+        if (p.pass) p.wants = p.pass->wants();
+      list_live();
+    }
     m_started = true;
     m_next = e.seq + 1;
     if (m_failures.any()) {
@@ -211,12 +217,14 @@ class Sequencer {
         }
       if (dropped) list_live();
     }
+    const std::size_t slot = EventSet::slot(e.call);
+    // (m_live changes only after the loop: its range is read once.)
+    const std::size_t first = m_first[slot], last = m_first[slot + 1];
+    if (first == last) return;
     const EventScope scope(e);  // the passes share event_buffers(e)
     bool dropped = false;
-    // (m_live changes only after the loop: its size and data are read once.)
     RankPass* const* const live = m_live.data();
-    const std::size_t count = m_live.size();
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = first; i < last; ++i) {
       try {
         live[i]->event(e);
       } catch (const std::bad_alloc&) {
@@ -232,15 +240,22 @@ class Sequencer {
     }
     if (dropped) list_live();
   }
-  // List the passes not dropped in m_live (and their places in m_passes).
+  // List, per call slot (EventSet::slot), the passes not dropped that
+  // want it in m_live[m_first[slot], m_first[slot + 1]) (and their places
+  // in m_passes).
   void list_live() {
     m_live.clear();
     m_live_of.clear();
-    for (std::size_t i = 0; i < m_passes.size(); ++i) {
-      if (!m_passes[i].pass) continue;
-      m_live.push_back(m_passes[i].pass);
-      m_live_of.push_back(static_cast<uint32_t>(i));
+    m_first.assign(EventSet::k_slots + 1, 0);
+    for (std::size_t slot = 0; slot < EventSet::k_slots; ++slot) {
+      m_first[slot] = static_cast<uint32_t>(m_live.size());
+      for (std::size_t i = 0; i < m_passes.size(); ++i) {
+        if (!m_passes[i].pass || !m_passes[i].wants.has_slot(slot)) continue;
+        m_live.push_back(m_passes[i].pass);
+        m_live_of.push_back(static_cast<uint32_t>(i));
+      }
     }
+    m_first[EventSet::k_slots] = static_cast<uint32_t>(m_live.size());
   }
   void drain(bool all) {
     while (!m_waiting.empty()) {
@@ -254,8 +269,9 @@ class Sequencer {
   }
 
   std::vector<PassOf> m_passes;
-  std::vector<RankPass*> m_live;    // m_passes' passes not dropped, in order
+  std::vector<RankPass*> m_live;    // per call slot, m_passes' passes not dropped that want it, in order
   std::vector<uint32_t> m_live_of;  // their indices in m_passes
+  std::vector<uint32_t> m_first;    // per call slot: where its passes start in m_live (and the end)
   CheckFailures& m_failures;
   const std::vector<std::unique_ptr<Check>>& m_checks;
   uint32_t m_rank;

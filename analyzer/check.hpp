@@ -3,14 +3,19 @@
 // Loading streams each rank's events, in seq order, from one thread per rank
 // (ranks in parallel). A check that needs per-event work returns a RankPass
 // per rank; its event() is called from that rank's thread only, so a pass
-// needs no lock but must not touch other ranks' passes. Definitions (sites,
-// comms, datatypes) reach RankData before the events that use them.
+// needs no lock but must not touch other ranks' passes. A pass names the
+// events it reacts to (RankPass::wants, by the columns of the call table)
+// and gets only those. Definitions (sites, comms, datatypes) reach
+// RankData before the events that use them.
 // After every rank has been read, the core replays matching (replay.hpp),
 // and then each check's finish() runs, one at a time, with the whole
 // Context. The happens-before graph (happens_before.hpp) is built on the
 // first call of Context::happens_before().
 #pragma once
 
+#include <algorithm>
+#include <bitset>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -82,13 +87,68 @@ class Context {
   Location location(EventRef event, format::Call call, uint32_t site, std::string note = {}) const;
 };
 
+// The events a rank pass reacts to, by call: a set of rows of the call
+// table (calls.def), chosen by their columns (format::CallTraits), never by
+// a list of calls. A call value the table does not hold (a newer build's)
+// has the row that says nothing, CallTraits{}.
+class EventSet {
+ public:
+  // Return the set of every event.
+  static EventSet every() {
+    EventSet s;
+    s.m_calls.set();
+    return s;
+  }
+  // Return the set of no event.
+  static EventSet none() { return {}; }
+  // Return the set of the events whose call's row satisfies `holds` (a
+  // predicate on const format::CallTraits&).
+  template <class Holds>
+  static EventSet of(const Holds& holds) {
+    EventSet s;
+    for (std::size_t i = 0; i < k_slots - 1; ++i)
+      s.m_calls[i] = holds(format::call_traits(static_cast<format::Call>(i)));
+    s.m_calls[k_slots - 1] = holds(format::CallTraits{});
+    return s;
+  }
+  EventSet operator|(const EventSet& other) const {
+    EventSet s;
+    s.m_calls = m_calls | other.m_calls;
+    return s;
+  }
+  bool operator==(const EventSet&) const = default;
+  // Return true when events of `call` are in the set.
+  bool has(format::Call call) const { return m_calls[slot(call)]; }
+  bool all() const { return m_calls.all(); }
+  // The slots the sets keep, one per call of the table and the last for
+  // every value past it; slot(call) is the one of `call`.
+  static constexpr std::size_t k_slots = format::detail::k_call_slots + 1;
+  static std::size_t slot(format::Call call) {
+    return std::min(static_cast<std::size_t>(call), k_slots - 1);
+  }
+  bool has_slot(std::size_t slot) const { return m_calls[slot]; }
+
+ private:
+  std::bitset<k_slots> m_calls;
+};
+
 // Per-rank, per-check state fed with that rank's events.
 class RankPass {
  public:
   virtual ~RankPass() = default;
-  // Take the next event of the rank (seq order). Pending events (the rank
-  // stopped inside the call) come last, with `event.pending` set.
+  // Take the next event of the rank (seq order) that wants() holds. Pending
+  // events (the rank stopped inside the call) come last, with
+  // `event.pending` set.
   virtual void event(const format::Event& event) = 0;
+  // Return the events event() reacts to; the others never reach it. Asked
+  // once per rank, just before its first event (RankData holds the rank's
+  // header by then), so a pass may name fewer events where the header
+  // says that the others change nothing. It must hold every event that
+  // changes the pass's state or findings, pending and failed ones
+  // included (tests/unit/test_analyzer_event_sets.cpp runs every check's
+  // pass on every call with and without it); a pass that counts events or
+  // keeps seq takes every().
+  virtual EventSet wants() const { return EventSet::every(); }
   // Called once after the rank's last event.
   virtual void end() {}
 };

@@ -63,6 +63,9 @@ class Pass final : public RankPass {
     if (e.pending) calls.pending.emplace(e);
     else calls.last.emplace(e);
   }
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) { return t.role != format::Role::local_access; });
+  }
   LastCalls calls;
 
   // Check::saves_passes: `calls` where the pass ran, and back into a pass elsewhere.

@@ -53,6 +53,9 @@ class CollectivePass final : public RankPass {
  public:
   CollectivePass(KeepArrays arrays, KeepStacks stacks) : m_keep_arrays(arrays), m_keep_stacks(stacks) {}
   void event(const format::Event& event) override;
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) { return t.role == format::Role::collective; });
+  }
   // Check::saves_passes: append records, arrays and stacks to `out`; read
   // them back from `in` (into a pass made with the same KeepArrays and KeepStacks).
   void save(WireWriter& out) const;

@@ -151,6 +151,15 @@ class Pass final : public RankPass {
     if (op.active) op.order = ++m_activations;
   }
 
+  // CUDA calls, calls on requests, and calls with buffers (the others have
+  // none to meet stream work with: event_buffers() is empty for them).
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) {
+      return t.family == format::Family::cuda || t.request != RequestEffect::none ||
+             (t.buffers != format::BufferLayout::none && t.role != format::Role::local_access);
+    });
+  }
+
   std::vector<Record> records;
   uint64_t suppressed = 0;
   uint64_t device_accesses = 0;

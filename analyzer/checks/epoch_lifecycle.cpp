@@ -111,6 +111,10 @@ class Pass final : public RankPass {
     sync(e, t, w);
   }
 
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) { return t.family == format::Family::rma; });
+  }
+
   void end() override {
     if (!m_data.finalized()) return;
     for (auto& [window, w] : m_windows) {

@@ -153,6 +153,12 @@ class Pass final : public RankPass {
     effects(e, t);
   }
 
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) {
+      return t.family != format::Family::none && t.family != format::Family::cuda;
+    });
+  }
+
   std::vector<RawProblem> problems;
 
  private:

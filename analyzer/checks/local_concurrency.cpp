@@ -415,6 +415,17 @@ class Pass final : public RankPass {
     }
   }
 
+  // Calls on requests, loads and stores, and calls with buffers (the others
+  // have none: event_buffers() is empty for them); every event where the
+  // rank's threads are lanes (`lanes` is set by the first event).
+  EventSet wants() const override {
+    if (m_data.header.thread_sync != 0) return EventSet::every();
+    return EventSet::of([](const format::CallTraits& t) {
+      return t.request != RequestEffect::none || t.role == format::Role::local_access ||
+             t.buffers != format::BufferLayout::none;
+    });
+  }
+
   // Move the conflicts of operations still pending into the records, in
   // the order the operations were posted (the cap and the deduplication
   // keep the earliest).

@@ -67,6 +67,13 @@ class Pass final : public RankPass {
     }
   }
 
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) {
+      return t.request != RequestEffect::none && t.request != RequestEffect::cancel &&
+             t.request != RequestEffect::query;
+    });
+  }
+
   // Requests still open at the end, in creation order (one event creates
   // one request; by request id among events that share a seq, which only a
   // damaged trace has).

@@ -93,6 +93,10 @@ class Pass final : public RankPass {
     }
   }
 
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) { return t.resource != format::Resource::none; });
+  }
+
   // Handles still alive at the end, in creation order.
   std::vector<Created> alive() const {
     if (m_loaded) return *m_loaded;

@@ -290,6 +290,9 @@ class Pass final : public RankPass {
     }
   }
 
+  // Every event: where threads are lanes, each one ends a run of accesses.
+  EventSet wants() const override { return EventSet::every(); }
+
   std::vector<RmaOp> ops;
   std::vector<RmaBuffer> rma_buffers;  // the ops' buffers (RmaOp::first): calls with the same buffers may share them
   std::vector<LocalAccess> locals;

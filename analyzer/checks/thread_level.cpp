@@ -130,6 +130,14 @@ class Pass final : public RankPass {
     }
   }
 
+  // MPI calls, where the level is one the check checks (none elsewhere).
+  EventSet wants() const override {
+    if (!checked(m_data.header)) return EventSet::none();
+    return EventSet::of([](const format::CallTraits& t) {
+      return is_mpi(t.family) && t.role != format::Role::local_access;
+    });
+  }
+
   void end() override {
     for (const auto& [key, at] : m_repeats) {
       if (at.second > 1) {
@@ -142,11 +150,15 @@ class Pass final : public RankPass {
   std::vector<RawProblem> problems;
 
  private:
+  // Return true when `header` gives a level that the check checks.
+  static bool checked(const format::RankHeader& header) {
+    return !header.recovered && (format::lacks(header) & content_bit(format::Content::thread_level)) == 0 &&
+           header.thread_level >= k_single && header.thread_level <= k_serialized;
+  }
   void start() {
     m_started = true;
     m_level = m_data.header.thread_level;
-    m_active = !m_data.header.recovered && (format::lacks(m_data.header) & content_bit(format::Content::thread_level)) == 0 &&
-               m_level >= k_single && m_level <= k_serialized;
+    m_active = checked(m_data.header);
   }
   static Event slim(const Event& e) {
     Event kept = e;

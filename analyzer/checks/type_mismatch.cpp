@@ -134,6 +134,10 @@ class Pass final : public RankPass {
     }
   }
 
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) { return t.role == format::Role::rma_comm; });
+  }
+
   std::vector<RawProblem> problems;
 
  private:
