@@ -66,6 +66,21 @@ void check_same(const an::Result& here, const an::Result& elsewhere) {
   }
 }
 
+// Write `trace` under a scratch directory named `name`, analyze it here and
+// with the passes elsewhere, check that both agree and that no check failed,
+// and return the number of findings of `kind`.
+std::size_t count_both_ways(const tf::Trace& trace, const char* name, const an::Options& options,
+                            const char* kind) {
+  const std::filesystem::path dir = smtrace::test::scratch_dir(name);
+  tf::write_trace(trace, dir);
+  const an::Result here = an::analyze(dir, options);
+  CHECK(here.failures.empty());
+  check_same(here, analyze_elsewhere(dir, options));
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return smtrace::test::count_kind(here, kind);
+}
+
 // Two ranks, each with a leaked request, a leaked communicator and a send to
 // a rank that does not exist (so that finish() groups over both ranks).
 tf::Trace leaky_trace() {
@@ -352,13 +367,7 @@ TEST_CASE("analyzer::run_saved_passes::local-concurrency's conflicts travel and 
   options.check_errors = an::CheckErrors::report;
   options.checks = {"local-concurrency"};
   auto same_both_ways = [&](const tf::Trace& trace, const char* name) {
-    const std::filesystem::path dir = smtrace::test::scratch_dir(name);
-    tf::write_trace(trace, dir);
-    const an::Result here = an::analyze(dir, options);
-    check_same(here, analyze_elsewhere(dir, options));
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    return smtrace::test::count_kind(here, "local-concurrency");
+    return count_both_ways(trace, name, options, "local-concurrency");
   };
   SUBCASE("a freed send: its buffer is free again after the reply (matching and happens-before)") {
     for (const bool reply_first : {true, false}) {
@@ -431,14 +440,7 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
     e.completed.back().request = request;
   };
   auto same_both_ways = [&](const tf::Trace& trace, const char* name) {
-    const std::filesystem::path dir = smtrace::test::scratch_dir(name);
-    tf::write_trace(trace, dir);
-    const an::Result here = an::analyze(dir, options);
-    CHECK(here.failures.empty());
-    check_same(here, analyze_elsewhere(dir, options));
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    return smtrace::test::count_kind(here, "rma-race");
+    return count_both_ways(trace, name, options, "rma-race");
   };
   SUBCASE("epochs, completions, own locks, MPI buffers") {
     for (const bool exclusive : {true, false}) {
