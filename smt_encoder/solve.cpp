@@ -264,7 +264,7 @@ class Coverage {
     const uint32_t k = index(recv, send);
     if (k == k_none || m_witness[recv][k]) return;
     m_witness[recv][k] = w;
-    m_steps[recv][k] = step + 1;
+    m_steps[recv][k] = static_cast<uint32_t>(step + 1);
     m_next[recv][k] = k + 1;
     ++m_covered;
   }
