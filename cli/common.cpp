@@ -324,6 +324,14 @@ void smt_tuning_from_environment(smt::Tuning& tuning) {
     }
     tuning.z3_memory_mb = n;
   }
+  if (const std::string_view steps = value("SMTRACE_SMT_WITNESS_STEPS"); !steps.empty()) {
+    uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(steps.data(), steps.data() + steps.size(), n);
+    if (ec != std::errc() || end != steps.data() + steps.size()) {
+      throw Error(fmt::format("SMTRACE_SMT_WITNESS_STEPS={}: not a number of steps", steps));
+    }
+    tuning.witness_steps = n == 0 ? UINT64_MAX : n;
+  }
 }
 
 }  // namespace smtrace::cli

@@ -66,7 +66,8 @@ std::string shell_join(const std::vector<std::string>& args);
 // Set the SMT backend's `tuning` from the environment (docs/cli.md):
 // SMTRACE_SMT_GUIDED=0 (no replay before Z3), SMTRACE_SMT_MEMORY_MB=N (Z3's
 // memory cap), SMTRACE_SMT_NO_HB_PRUNING=1 (match pairs without the
-// happens-before rules). Throw Error for a value that is not a number.
+// happens-before rules), SMTRACE_SMT_WITNESS_STEPS=N (race witness steps kept
+// whole; 0: all). Throw Error for a value that is not a number.
 void smt_tuning_from_environment(smt::Tuning& tuning);
 
 // Read `dir` as a trace; throw Error (exit 2) when it is unusable. `read`

@@ -40,7 +40,7 @@ Location location(const analyzer::Context& context, const Model& model, uint32_t
 
 // Return `raw` as a Witness, its schedule cut after `steps` steps (a prefix
 // of a schedule replays as far as it goes; the blocked ranks of a bad end
-// are kept only when every step is).
+// are kept only when every step is, never for a cut RawWitness).
 Witness to_witness(const Model& model, const RawWitness& raw, std::size_t steps = SIZE_MAX) {
   Witness w;
   w.outcome = raw.outcome;
@@ -60,7 +60,7 @@ Witness to_witness(const Model& model, const RawWitness& raw, std::size_t steps 
     }
     w.schedule.push_back(std::move(step));
   }
-  if (steps < raw.steps.size()) return w;
+  if (steps < raw.steps.size() || raw.omitted) return w;
   for (const RawBlocked& b : raw.cycle) {
     Blocked out;
     out.event = model.ref(b.rank, b.event);
@@ -76,8 +76,9 @@ Witness to_witness(const Model& model, const RawWitness& raw, std::size_t steps 
   return w;
 }
 
-// The steps of a witness a finding's note shows.
-constexpr std::size_t k_shown_steps = 40;
+// The steps of a witness a finding's note shows (all a race witness keeps
+// past Tuning::witness_steps).
+constexpr std::size_t k_shown_steps = k_witness_head;
 
 // Return the schedule of `w` as one line for a finding's notes; `size`: the
 // whole schedule's length when `w` holds only its first k_shown_steps.
@@ -110,9 +111,12 @@ std::size_t up_to_match(const RawWitness& w, uint32_t recv, uint32_t send) {
   return w.steps.size();
 }
 
-// The finding of race `race`; with `whole` false its witness holds only the
-// steps its note shows (check prints the note, prove the whole witness).
-ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race, bool whole) {
+// The finding of race `race`; its witness holds at most `max_steps` steps
+// (check prints only the note, which shows k_shown_steps of them; prove
+// keeps whole witnesses within Tuning::witness_steps), Witness::omitted the
+// rest.
+ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race,
+                          std::size_t max_steps) {
   const Op& r = model.ops[race.recv];
   const RawAlternative* bad = nullptr;       // a deadlock, or a bad end by itself: an error
   const RawAlternative* combined = nullptr;  // a message unreceived only with other alternative matches: a warning
@@ -184,9 +188,14 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
   const RawAlternative* shown = bad ? bad : combined ? combined : first;
   if (shown && shown->witness) {
     const RawWitness& raw = *shown->witness;
-    const std::size_t steps = up_to_match(raw, race.recv, shown->send);
-    const std::size_t size = steps + (steps == raw.steps.size() ? raw.cycle.size() : 0);
-    f.witness = to_witness(model, raw, whole ? steps : std::min(steps, k_shown_steps));
+    // A cut run (solve.hpp, k_witness_head) knows its steps to the match from the alternative.
+    const std::size_t full = raw.steps.size() + raw.omitted;
+    const std::size_t steps = raw.omitted == 0 ? up_to_match(raw, race.recv, shown->send)
+                              : raw.outcome == Outcome::match && shown->witness_steps ? shown->witness_steps
+                                                                                      : full;
+    const std::size_t size = steps + (steps == full ? raw.cycle.size() : 0);
+    f.witness = to_witness(model, raw, std::min(steps, max_steps));
+    f.witness->omitted = size - f.witness->schedule.size();
     f.finding.notes.push_back(schedule_note(*f.witness, size));
   }
   return f;
@@ -225,6 +234,41 @@ ProveFinding deadlock_finding(const analyzer::Context& context, const Model& mod
                    "collective only once every member called it (MPI allows any collective to synchronize)"
                  : "under zero buffering a standard send returns only once received (as MPI_Ssend)");
   return f;
+}
+
+bool finding_before(const ProveFinding& a, const ProveFinding& b) {
+  auto key = [](const ProveFinding& f) {
+    const analyzer::EventRef at = f.finding.locations.empty() ? analyzer::EventRef{} : f.finding.locations[0].event;
+    return std::tuple(static_cast<int>(f.finding.severity), f.finding.kind, at, f.finding.message);
+  };
+  return key(a) < key(b);
+}
+
+// Give the findings of prove()'s report whole witnesses, in report order,
+// while their steps together stay within `budget` (at least one witness
+// is always whole): `findings` were made with k_shown_steps, `races[i]` is the race
+// of findings[i] (nullptr: a deadlock, whose witness is always whole). The
+// witnesses of a part's races grow with the square of its length when each
+// is kept whole (one run from the part's start to each match), so past the
+// budget a finding keeps the steps its note shows.
+void keep_whole_witnesses(const analyzer::Context& context, const Model& model, std::vector<ProveFinding>& findings,
+                          const std::vector<const RawRace*>& races, uint64_t budget) {
+  std::vector<std::size_t> order(findings.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return finding_before(findings[a], findings[b]); });
+  uint64_t used = 0;
+  for (std::size_t i : order) {
+    if (!races[i] && findings[i].witness) used += findings[i].witness->schedule.size();
+  }
+  for (std::size_t i : order) {
+    const std::optional<Witness>& w = findings[i].witness;
+    if (!races[i] || !w || w->omitted == 0) continue;
+    const uint64_t size = w->schedule.size() + w->omitted;
+    if (used > 0 && used + size > budget) break;
+    findings[i] = race_finding(context, model, *races[i], SIZE_MAX);
+    used += findings[i].witness->schedule.size();  // less than `size` when solve() kept only a head
+  }
 }
 
 // Return the index of event `seq` of `rank` in the model.
@@ -444,15 +488,21 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     Solution sol = solve(model, *built->prepared, raw, so);
 
     std::vector<ProveFinding> findings;
-    for (const RawWitness& w : sol.deadlocks) findings.push_back(deadlock_finding(context, model, w));
+    std::vector<const RawRace*> of;  // the race of each finding (nullptr: a deadlock)
+    for (const RawWitness& w : sol.deadlocks) {
+      findings.push_back(deadlock_finding(context, model, w));
+      of.push_back(nullptr);
+    }
     for (const RawRace& race : sol.races) {
       const bool any = std::any_of(race.alternatives.begin(), race.alternatives.end(),
                                    [](const RawAlternative& a) { return a.verdict == Verdict::sat; });
       if (!any) continue;
-      ProveFinding f = race_finding(context, model, race, m_mode == Mode::prove);
+      ProveFinding f = race_finding(context, model, race, k_shown_steps);
       if (f.finding.severity == Severity::info && !m_options.harmless_races) continue;
       findings.push_back(std::move(f));
+      of.push_back(&race);
     }
+    if (m_mode == Mode::prove) keep_whole_witnesses(context, model, findings, of, m_options.tuning.witness_steps);
     if (m_mode != Mode::prove) {
       for (ProveFinding& f : findings) out.push_back(std::move(f.finding));
       if (sol.unknown) {
@@ -621,14 +671,6 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   std::shared_ptr<SharedModel> m_shared;
   std::shared_ptr<std::vector<Prediction>> m_predictions;  // prove(): the answers, for its report
 };
-
-bool finding_before(const ProveFinding& a, const ProveFinding& b) {
-  auto key = [](const ProveFinding& f) {
-    const analyzer::EventRef at = f.finding.locations.empty() ? analyzer::EventRef{} : f.finding.locations[0].event;
-    return std::tuple(static_cast<int>(f.finding.severity), f.finding.kind, at, f.finding.message);
-  };
-  return key(a) < key(b);
-}
 
 }  // namespace
 

@@ -54,7 +54,9 @@
 //                 "receive": "0:3", "send": "1:1"}],       // receive/send: "match" steps only ("" else)
 //              "matches": [{"receive": "0:3", "send": "1:1"}],
 //              "cycle": [{"rank": 0, "event": "0:4", "call": "MPI_Recv", "waits_for": [2]}],  // deadlock
-//              "replayed": true}                          // the independent replay accepted it
+//              "replayed": true,                          // the independent replay accepted it
+//              "omitted_steps": 0}                        // steps left out at the end: a finding's witness
+//                                                         // past the report's budget (docs/cli.md, prove)
 //
 // Thread safety: prove() and the renderers are reentrant; prove() runs the
 // independent parts of a trace on its own threads.
@@ -104,8 +106,8 @@ std::string_view question_name(QuestionKind kind);
 
 // How the backend decides, for benchmarks and tests; the defaults are what
 // users get. The library reads no environment variable: the CLI maps
-// SMTRACE_SMT_GUIDED, SMTRACE_SMT_MEMORY_MB and SMTRACE_SMT_NO_HB_PRUNING to
-// these fields (docs/cli.md).
+// SMTRACE_SMT_GUIDED, SMTRACE_SMT_MEMORY_MB, SMTRACE_SMT_NO_HB_PRUNING and
+// SMTRACE_SMT_WITNESS_STEPS to these fields (docs/cli.md).
 struct Tuning {
   // Decide by replay before any solver is built: directed replays for
   // can-match, can-precede and race alternatives (guided.hpp), fixed-order
@@ -116,6 +118,17 @@ struct Tuning {
   uint32_t z3_memory_mb = 1024;
   // The happens-before rules of the match pairs (match_pairs.hpp).
   bool hb_pruning = true;
+  // Steps of race witnesses kept whole, all together: a witness runs from
+  // its part's start to the match, so on a long part without cuts one per
+  // alternative grows with the square of the part's length (synth wildcard
+  // --ranks 5 --events 5k: 24 GB). solve() keeps the runs it makes whole
+  // while their steps stay within it (about 20 bytes a step), the head of
+  // each after (k_witness_head, solve.hpp); prove()'s report then gives its
+  // findings whole witnesses, in report order (errors first), while theirs
+  // do (about 90 bytes a step, 130 in JSON), and the first steps after,
+  // Witness::omitted saying how many are left out. Verdicts, outcomes and
+  // notes are the same.
+  uint64_t witness_steps = uint64_t{1} << 20;
 };
 
 struct ProveOptions {
@@ -169,6 +182,8 @@ struct Witness {
   std::vector<MatchRef> matches;
   std::vector<Blocked> cycle;    // deadlock: the blocked ranks, a wait-for cycle first
   bool replayed = false;         // the independent replay accepted the schedule
+  uint64_t omitted = 0;          // steps left out at the end (a finding's witness past
+                                 // Tuning::witness_steps; `--can-match` gives it whole)
 };
 
 struct Answer {

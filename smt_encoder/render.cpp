@@ -49,7 +49,7 @@ std::string witness_json(const std::optional<Witness>& w, const std::string& ind
     out += fmt::format("{}{{\"rank\": {}, \"event\": {}, \"call\": {}, \"waits_for\": [{}]}}", i ? ", " : "",
                        b.event.rank, q(b.event.str()), q(b.call), waits);
   }
-  return out + "]}";
+  return out + fmt::format("],\n{} \"omitted_steps\": {}}}", indent, w->omitted);
 }
 
 std::string location_json(const analyzer::Location& l) {

@@ -143,7 +143,24 @@ class PartSolver {
       w->cycle = end ? blocked_ranks(machine(buffering), *end) : blocked_ranks(m_part.model, buffering, steps);
       for (RawBlocked& b : w->cycle) b.event += m_part.first[b.rank];
     }
+    if (m_kept && w->steps.size() > k_witness_head) {
+      // Past the budget only the head is kept (the schedule replayed whole above).
+      const uint64_t size = w->steps.size();
+      if (m_kept->fetch_add(size) + size > m_keep_limit) {
+        m_kept->fetch_sub(size);
+        w->omitted = size - k_witness_head;
+        w->steps.resize(k_witness_head);
+        w->steps.shrink_to_fit();
+      }
+    }
     return w;
+  }
+  // From now on keep the steps of the witnesses made here whole only while
+  // `kept` (shared by the parts of one solve) stays within `limit`; after,
+  // a witness keeps its first k_witness_head steps (RawWitness::omitted).
+  void cut_witnesses(std::atomic<uint64_t>& kept, uint64_t limit) {
+    m_kept = &kept;
+    m_keep_limit = limit;
   }
   // Return the witness of a bad end, deadlock or unmatched, if `steps` replay to one.
   std::shared_ptr<RawWitness> bad_witness(const std::vector<RawStep>& steps, Buffering buffering) {
@@ -172,6 +189,8 @@ class PartSolver {
   std::unique_ptr<Machine> m_machines[2];
   std::unique_ptr<Encoder> m_encoder, m_tracked;
   std::string m_failure;
+  std::atomic<uint64_t>* m_kept = nullptr;  // cut_witnesses
+  uint64_t m_keep_limit = 0;
 };
 
 bool any_rank_stopped(const Model& model) {
@@ -192,15 +211,25 @@ bool is_wildcard(const Op& r) {
          (r.peer == k_any || r.tag == k_any);
 }
 
+// Return the steps of `steps` up to and with the one where `recv` takes
+// `send` (all of them when there is none).
+uint64_t match_steps(const std::vector<RawStep>& steps, uint32_t recv, uint32_t send) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].action == StepAction::match && steps[i].recv == recv && steps[i].send == send) return i + 1;
+  }
+  return steps.size();
+}
+
 // Which alternatives of a part's wildcard receives some replayed run
 // witnessed, and those left per receive: what the next runs try first.
 class Coverage {
  public:
   Coverage(const Model& model, const MatchPairs& pairs, const std::vector<uint32_t>& wildcards)
-      : m_pairs(pairs), m_next(model.ops.size()), m_witness(model.ops.size()) {
+      : m_pairs(pairs), m_next(model.ops.size()), m_witness(model.ops.size()), m_steps(model.ops.size()) {
     for (uint32_t r : wildcards) {
       const auto& cands = pairs.sends[r];
       m_witness[r].resize(cands.size());
+      m_steps[r].resize(cands.size());
       m_next[r].resize(cands.size() + 1);
       for (uint32_t k = 0; k <= cands.size(); ++k) m_next[r][k] = k;
       if (const uint32_t k = pairs.find(r, model.ops[r].recorded); k != k_none) m_next[r][k] = k + 1;
@@ -225,11 +254,17 @@ class Coverage {
     const uint32_t k = index(recv, send);
     return k == k_none ? nullptr : m_witness[recv][k];
   }
-  // Record that `w` matches `recv` with `send`.
-  void cover(uint32_t recv, uint32_t send, const std::shared_ptr<const RawWitness>& w) {
+  // Return the steps of the witness of (`recv`, `send`) up to and with the match.
+  uint64_t steps(uint32_t recv, uint32_t send) const {
+    const uint32_t k = index(recv, send);
+    return k == k_none ? 0 : m_steps[recv][k];
+  }
+  // Record that `w` matches `recv` with `send` at its step `step`.
+  void cover(uint32_t recv, uint32_t send, const std::shared_ptr<const RawWitness>& w, std::size_t step) {
     const uint32_t k = index(recv, send);
     if (k == k_none || m_witness[recv][k]) return;
     m_witness[recv][k] = w;
+    m_steps[recv][k] = static_cast<uint32_t>(step + 1);
     m_next[recv][k] = k + 1;
     ++m_covered;
   }
@@ -253,6 +288,7 @@ class Coverage {
   const MatchPairs& m_pairs;
   std::vector<std::vector<uint32_t>> m_next;  // per op and candidate index (union-find)
   std::vector<std::vector<std::shared_ptr<const RawWitness>>> m_witness;  // per op and candidate index
+  std::vector<std::vector<uint32_t>> m_steps;  // per op and candidate index: the witness's steps to the match
   uint64_t m_covered = 0;
 };
 
@@ -278,6 +314,7 @@ class SharedFixedRuns {
     Kind kind = Kind::unknown;
     Outcome outcome = Outcome::harmless;        // bad: deadlock or unmatched
     std::shared_ptr<const RawWitness> witness;  // may be null (class comment)
+    uint64_t steps = 0;                         // the witness's steps up to and with the match (completes)
   };
 
   // Decide the alternatives of `wildcards` (receives of `ps`'s part) under
@@ -319,6 +356,7 @@ class SharedFixedRuns {
       steps.assign(base.steps.begin(), base.steps.begin() + static_cast<std::ptrdiff_t>(prefix));
       steps.insert(steps.end(), run.steps.begin(), run.steps.end());
       result.witness = ps.checked_witness(steps, goal, buffering, &run.state);
+      if (!bad) result.steps = match_steps(steps, r, s);
       taken_kept = true;
       bad_kept = bad_kept || bad;
       return true;
@@ -407,9 +445,16 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
   // Feasibility witnesses, shared: every pair some replayed run matched.
   Coverage seen(m, pairs, wildcards);
   auto learn = [&](const std::vector<RawStep>& steps, const std::shared_ptr<const RawWitness>& w) {
-    for (const RawStep& s : steps) {
-      if (s.action == StepAction::match) seen.cover(s.recv, s.send, w);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].action == StepAction::match) seen.cover(steps[i].recv, steps[i].send, w, i);
     }
+  };
+  // Give `alt` (receive `r` taking `send` `s`) the witness `w` of the run of
+  // `steps`; a cut one with its steps to the match.
+  auto attach = [&](RawAlternative& alt, const std::shared_ptr<const RawWitness>& w, uint32_t r, uint32_t s,
+                    const std::vector<RawStep>& steps) {
+    alt.witness = w;
+    alt.witness_steps = w->omitted && w->outcome == Outcome::match ? match_steps(steps, r, s) : 0;
   };
   Spread spread;
   spread.offer = [&](uint32_t r, uint32_t from, const RunPolicy::Take& take) { return seen.offer(r, from, take); };
@@ -420,7 +465,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
     if (!w) return false;
     ++out.stats["replay_witnesses"];
     alt.verdict = Verdict::sat;
-    alt.witness = w;
+    attach(alt, w, match_goal.recv, match_goal.send, steps);
     learn(steps, w);
     return true;
   };
@@ -431,6 +476,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
     if (auto hit = seen.witness(r, s)) {
       alt.verdict = Verdict::sat;
       alt.witness = hit;
+      alt.witness_steps = hit->omitted ? seen.steps(r, s) : 0;
       return;
     }
     if (replay) {
@@ -463,7 +509,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
     alt.verdict = sol ? sol->verdict : Verdict::unknown;
     if (alt.verdict == Verdict::sat) {
       if (auto w = ps.witness(sol->steps, match_goal, buffering)) {
-        alt.witness = w;
+        attach(alt, w, r, s, sol->steps);
         learn(sol->steps, w);
       } else {
         alt.verdict = Verdict::unknown;  // Z3's schedule did not replay: no claim
@@ -551,6 +597,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
         if (known->kind != SharedFixedRuns::Kind::not_taken) {
           alt.verdict = Verdict::sat;
           alt.witness = known->witness;
+          alt.witness_steps = known->witness && known->witness->omitted ? known->steps : 0;
         }
         if (known->kind == SharedFixedRuns::Kind::bad) {
           alt.outcome = known->outcome;
@@ -574,7 +621,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
             if (run.state.partner[r] == s) {
               if (auto w = ps.witness(run.steps, match_goal, buffering)) {
                 alt.verdict = Verdict::sat;
-                alt.witness = w;
+                attach(alt, w, r, s, run.steps);
                 learn(run.steps, w);
               }
             }
@@ -1019,6 +1066,7 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
   if (options.races || options.deadlocks) {
     std::mutex mutex;
     std::atomic<std::size_t> next{0};
+    std::atomic<uint64_t> kept{0};  // the steps of the race witnesses kept whole (PartSolver::cut_witnesses)
     uint64_t skipped = 0;
     std::map<std::size_t, std::string> failed;  // by part
     auto work = [&] {
@@ -1044,7 +1092,10 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
           if (options.on_part) options.on_part(i);
           ps = std::make_unique<PartSolver>(extract_part(model, cuts, parts[i]), pairs, options.tuning);
           if (options.deadlocks) find_deadlock(*ps, options, budget, found);
-          if (options.races) find_races(*ps, options, budget, found);
+          if (options.races) {
+            ps->cut_witnesses(kept, options.tuning.witness_steps);
+            find_races(*ps, options, budget, found);
+          }
           if (options.smt2 && i == 0) ps->encoder(budget);
           encoder = ps->made();
           if (!ps->failure().empty()) {

@@ -55,7 +55,15 @@ struct RawWitness {
   std::vector<RawStep> steps;
   std::vector<RawBlocked> cycle;  // deadlock: the blocked ranks, a wait-for cycle first
   bool replayed = false;
+  uint64_t omitted = 0;           // steps of the replayed schedule not kept, after `steps` (a race
+                                  // witness past Tuning::witness_steps keeps k_witness_head steps)
 };
+
+// The steps a race witness keeps once the witnesses of a solve() hold
+// Tuning::witness_steps steps (the steps a finding's note shows): a witness
+// runs from its part's start, so with one per alternative their steps grow
+// with the square of a part's length.
+constexpr std::size_t k_witness_head = 40;
 
 // A question by model indices: can_match(recv op, send op) or
 // can_precede((a_rank, a_event) returns before (b_rank, b_event) is called).
@@ -78,6 +86,8 @@ struct RawAlternative {
   Outcome outcome = Outcome::harmless;    // sat: harmless, deadlock or unmatched
   bool outcome_known = false;
   bool alone = true;                      // bad outcome: every other receive keeps its recorded match
+  uint64_t witness_steps = 0;             // `witness` cut (omitted): its steps up to and with the
+                                          // match (0: not known, the whole run)
   std::shared_ptr<const RawWitness> witness;  // sat: the bad end when there is one, else a run with the
                                               // match (shared: one run may witness many alternatives);
                                               // null when replayed but not kept (solve.cpp's shared
