@@ -1066,7 +1066,15 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
   if (options.races || options.deadlocks) {
     std::mutex mutex;
     std::atomic<std::size_t> next{0};
-    std::atomic<uint64_t> kept{0};  // the steps of the race witnesses kept whole (PartSolver::cut_witnesses)
+    // Race witnesses kept whole (PartSolver::cut_witnesses): each part that
+    // asks gets an equal share of Tuning::witness_steps, fixed before the
+    // parts run, so which witnesses are cut does not depend on which part
+    // a thread finishes first.
+    const std::size_t asking = options.deadlocks ? parts.size() : static_cast<std::size_t>(std::count_if(
+        parts.begin(), parts.end(), [&](const auto& p) {
+          return std::any_of(p.ops.begin(), p.ops.end(), [&](uint32_t op) { return is_wildcard(model.ops[op]); });
+        }));
+    const uint64_t witness_share = options.tuning.witness_steps / std::max<std::size_t>(asking, 1);
     uint64_t skipped = 0;
     std::map<std::size_t, std::string> failed;  // by part
     auto work = [&] {
@@ -1083,6 +1091,7 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
           ++skipped;
           continue;
         }
+        std::atomic<uint64_t> kept{0};  // outlives `ps`, which counts into it
         PartFindings found;
         std::exception_ptr failure;
         std::string failed_on_question;
@@ -1093,7 +1102,7 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
           ps = std::make_unique<PartSolver>(extract_part(model, cuts, parts[i]), pairs, options.tuning);
           if (options.deadlocks) find_deadlock(*ps, options, budget, found);
           if (options.races) {
-            ps->cut_witnesses(kept, options.tuning.witness_steps);
+            ps->cut_witnesses(kept, witness_share);
             find_races(*ps, options, budget, found);
           }
           if (options.smt2 && i == 0) ps->encoder(budget);

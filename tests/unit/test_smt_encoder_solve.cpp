@@ -412,3 +412,39 @@ TEST_CASE("smt matched probes: the probe sees a message before its own receive t
     }
   }
 }
+
+// The race witnesses kept whole are chosen per part, by a share of
+// Tuning::witness_steps fixed before the parts run: with several threads
+// solving parts at once the same witnesses are cut as with one thread.
+TEST_CASE("smt race witnesses past the step budget: the same ones cut whatever the threads") {
+  ModelBuilder b(4);
+  for (uint32_t segment = 0; segment < 6; ++segment) {
+    std::vector<uint32_t> sends;
+    for (uint32_t round = 0; round < 3; ++round) {
+      for (uint32_t r = 1; r < 4; ++r) sends.push_back(b.send(r, 0));
+    }
+    for (uint32_t i = 0; i < sends.size(); ++i) b.record(b.recv(0, k_any), sends[(i * 4 + segment) % sends.size()]);
+    b.barrier();
+  }
+  const smt::Model m = b.build();
+  // Each part's kept steps, and which of its witnesses were cut, in race order.
+  auto cut_pattern = [&](unsigned threads, uint64_t witness_steps) {
+    smt::SolveOptions o = quick();
+    o.threads = threads;
+    o.tuning.witness_steps = witness_steps;
+    const smt::Solution sol = smt::solve(m, {}, o);
+    std::vector<std::pair<uint32_t, uint64_t>> pattern;
+    for (const smt::RawRace& race : sol.races) {
+      for (const smt::RawAlternative& a : race.alternatives) {
+        if (a.witness) pattern.emplace_back(race.recv, a.witness->omitted * 1000 + a.witness->steps.size());
+      }
+    }
+    return pattern;
+  };
+  const auto whole = cut_pattern(1, UINT64_MAX);
+  const auto one = cut_pattern(1, 400);
+  REQUIRE_FALSE(whole.empty());
+  REQUIRE(one.size() == whole.size());
+  CHECK(one != whole);  // the budget cuts some witnesses
+  for (int run = 0; run < 8; ++run) CHECK(cut_pattern(4, 400) == one);
+}
