@@ -433,6 +433,17 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
   an::Options options;
   options.check_errors = an::CheckErrors::report;
   options.checks = {"rma-race"};
+  // An Irecv of one int on MPI_COMM_WORLD, tag 0.
+  auto irecv = [](smtrace::test::Builder& b, uint32_t rank, int32_t peer, uint64_t into, uint64_t request) {
+    tf::Event& recv = b.add(Call::Irecv, rank);
+    recv.comm = 0;
+    recv.peer = peer;
+    recv.tag = 0;
+    recv.buf = into;
+    recv.count = 1;
+    recv.datatype = smtrace::test::k_int;
+    recv.request = request;
+  };
   auto wait = [](smtrace::test::Builder& b, uint32_t rank, uint64_t request) {
     tf::Event& e = b.add(Call::Wait, rank);
     e.requests = {request};
@@ -481,14 +492,7 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       // Rank 1 loads its window where the Rput lands, and receives into the
       // Accumulate's target bytes; rank 0 sends them.
       b.access(Call::Load, 1, win + 8, 4);
-      tf::Event& recv = b.add(Call::Irecv, 1);
-      recv.comm = 0;
-      recv.peer = 0;
-      recv.tag = 0;
-      recv.buf = win + 16;
-      recv.count = 1;
-      recv.datatype = smtrace::test::k_int;
-      recv.request = 5;
+      irecv(b, 1, 0, win + 16, 5);
       tf::Event& send = b.add(Call::Send, 0);
       send.comm = 0;
       send.peer = 1;
@@ -575,14 +579,7 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       for (uint32_t r = 0; r < 2; ++r) b.win_create(r, 1, win, 256);
       b.win_sync(Call::Win_lock_all, 0, 1);
       b.rma(Call::Put, 0, 1, 1, buf, 1, 4);
-      tf::Event& recv = b.add(Call::Irecv, 1);
-      recv.comm = 0;
-      recv.peer = 0;
-      recv.tag = 0;
-      recv.buf = win + 4;
-      recv.count = 1;
-      recv.datatype = smtrace::test::k_int;
-      recv.request = 5;
+      irecv(b, 1, 0, win + 4, 5);
       const std::size_t from = b.trace().ranks[1].events.size();
       wait(b, 1, 5);
       b.access(Call::Store, 1, win + 4, 4);
