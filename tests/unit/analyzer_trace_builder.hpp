@@ -88,15 +88,27 @@ class Builder {
     e.request = request;
     return e;
   }
+  // A point-to-point call of `rank` on one int at `addr`: MPI_COMM_WORLD, tag 0.
+  tf::Event& p2p(Call call, uint32_t rank, int32_t peer, uint64_t addr, uint64_t request = 0) {
+    tf::Event& e = add(call, rank);
+    e.comm = 0;
+    e.peer = peer;
+    e.tag = 0;
+    e.buf = addr;
+    e.count = 1;
+    e.datatype = k_int;
+    e.request = request;
+    return e;
+  }
   tf::Event& annotate(Call call, uint64_t addr, uint64_t size) {
     tf::Event& e = add(call);
     e.buf = addr;
     e.size = size;
     return e;
   }
-  // A completion call over `requests`, completing `done` of them.
-  tf::Event& complete(Call call, std::vector<uint64_t> requests, std::vector<uint64_t> done) {
-    tf::Event& e = add(call);
+  // A completion call of `rank` over `requests`, completing `done` of them.
+  tf::Event& complete(Call call, std::vector<uint64_t> requests, std::vector<uint64_t> done, uint32_t rank = 0) {
+    tf::Event& e = add(call, rank);
     e.requests = std::move(requests);
     for (uint64_t r : done) {
       tf::CompletedRequest c;
@@ -109,7 +121,7 @@ class Builder {
       e.flag = !done.empty();
     return e;
   }
-  tf::Event& wait(uint64_t request) { return complete(Call::Wait, {request}, {request}); }
+  tf::Event& wait(uint64_t request, uint32_t rank = 0) { return complete(Call::Wait, {request}, {request}, rank); }
   // Define `id` as a vector of `blocks` ints `stride` ints apart, resized to
   // `extent` bytes (0: the vector's own extent).
   void vector_type(uint32_t id, uint64_t blocks, int64_t stride, int64_t extent = 0, uint32_t rank = 0) {

@@ -373,23 +373,13 @@ TEST_CASE("analyzer::run_saved_passes::local-concurrency's conflicts travel and 
     for (const bool reply_first : {true, false}) {
       CAPTURE(reply_first);
       smtrace::test::Builder b(2);
-      auto p2p = [&](Call call, uint32_t rank, int32_t peer, uint64_t buf, uint64_t request = 0) {
-        tf::Event& e = b.add(call, rank);
-        e.comm = 0;
-        e.peer = peer;
-        e.tag = 0;
-        e.buf = buf;
-        e.count = 1;
-        e.datatype = smtrace::test::k_int;
-        e.request = request;
-      };
-      p2p(Call::Isend, 0, 1, 0x1000, 9);
+      b.p2p(Call::Isend, 0, 1, 0x1000, 9);
       b.add(Call::Request_free, 0).request = 9;
-      if (reply_first) p2p(Call::Recv, 0, 1, 0x2000);
+      if (reply_first) b.p2p(Call::Recv, 0, 1, 0x2000);
       b.access(Call::Store, 0, 0x1000, 4);
-      if (!reply_first) p2p(Call::Recv, 0, 1, 0x2000);
-      p2p(Call::Recv, 1, 0, 0x3000);
-      p2p(Call::Send, 1, 0, 0x3000);
+      if (!reply_first) b.p2p(Call::Recv, 0, 1, 0x2000);
+      b.p2p(Call::Recv, 1, 0, 0x3000);
+      b.p2p(Call::Send, 1, 0, 0x3000);
       for (uint32_t r = 0; r < 2; ++r) b.add(Call::Finalize, r);
       CHECK(same_both_ways(b.trace(), "saved-lc-freed") == (reply_first ? 0 : 1));
     }
@@ -433,23 +423,6 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
   an::Options options;
   options.check_errors = an::CheckErrors::report;
   options.checks = {"rma-race"};
-  // An Irecv of one int on MPI_COMM_WORLD, tag 0.
-  auto irecv = [](smtrace::test::Builder& b, uint32_t rank, int32_t peer, uint64_t into, uint64_t request) {
-    tf::Event& recv = b.add(Call::Irecv, rank);
-    recv.comm = 0;
-    recv.peer = peer;
-    recv.tag = 0;
-    recv.buf = into;
-    recv.count = 1;
-    recv.datatype = smtrace::test::k_int;
-    recv.request = request;
-  };
-  auto wait = [](smtrace::test::Builder& b, uint32_t rank, uint64_t request) {
-    tf::Event& e = b.add(Call::Wait, rank);
-    e.requests = {request};
-    e.completed.push_back(tf::CompletedRequest{});
-    e.completed.back().request = request;
-  };
   auto same_both_ways = [&](const tf::Trace& trace, const char* name) {
     return count_both_ways(trace, name, options, "rma-race");
   };
@@ -479,7 +452,7 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       b.win_sync(Call::Win_lock_all, 2, 1);
       tf::Event& rput = b.rma(Call::Rput, 2, 1, 1, buf, 2, 2);
       rput.request = 9;
-      wait(b, 2, 9);
+      b.wait(9, 2);
       b.access(Call::Store, 2, buf, 4);
       b.rma(Call::Accumulate, 2, 1, 1, buf + 64, 1, 4).op = 3;
       b.rma(Call::Get, 2, 1, 0, buf + 128, 8, 0);
@@ -492,7 +465,7 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       // Rank 1 loads its window where the Rput lands, and receives into the
       // Accumulate's target bytes; rank 0 sends them.
       b.access(Call::Load, 1, win + 8, 4);
-      irecv(b, 1, 0, win + 16, 5);
+      b.p2p(Call::Irecv, 1, 0, win + 16, 5);
       tf::Event& send = b.add(Call::Send, 0);
       send.comm = 0;
       send.peer = 1;
@@ -501,7 +474,7 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       send.count = 1;
       send.datatype = smtrace::test::k_int;
       for (uint32_t r = 0; r < 3; ++r) b.barrier(r);
-      wait(b, 1, 5);
+      b.wait(5, 1);
       for (uint32_t r = 0; r < 3; ++r) b.win_sync(Call::Win_free, r, 1);
       for (uint32_t r = 0; r < 3; ++r) b.add(Call::Finalize, r);
       CHECK(same_both_ways(b.trace(), "saved-rma") == (exclusive ? 6 : 9));
@@ -579,9 +552,9 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       for (uint32_t r = 0; r < 2; ++r) b.win_create(r, 1, win, 256);
       b.win_sync(Call::Win_lock_all, 0, 1);
       b.rma(Call::Put, 0, 1, 1, buf, 1, 4);
-      irecv(b, 1, 0, win + 4, 5);
+      b.p2p(Call::Irecv, 1, 0, win + 4, 5);
       const std::size_t from = b.trace().ranks[1].events.size();
-      wait(b, 1, 5);
+      b.wait(5, 1);
       b.access(Call::Store, 1, win + 4, 4);
       b.win_sync(Call::Win_unlock_all, 0, 1);
       tf::Event& send = b.add(Call::Send, 0);
