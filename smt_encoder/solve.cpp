@@ -1066,25 +1066,26 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
   if (options.races || options.deadlocks) {
     std::mutex mutex;
     std::atomic<std::size_t> next{0};
+    // The parts that ask: races only, a part without a wildcard receive or
+    // probe has nothing to ask.
+    std::vector<char> asks(parts.size(), 1);
+    if (!options.deadlocks) {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        const auto& ops = parts[i].ops;
+        asks[i] = std::any_of(ops.begin(), ops.end(), [&](uint32_t op) { return is_wildcard(model.ops[op]); });
+      }
+    }
     // Race witnesses kept whole (PartSolver::cut_witnesses): each part that
     // asks gets an equal share of Tuning::witness_steps, fixed before the
     // parts run, so which witnesses are cut does not depend on which part
     // a thread finishes first.
-    const std::size_t asking = options.deadlocks ? parts.size() : static_cast<std::size_t>(std::count_if(
-        parts.begin(), parts.end(), [&](const auto& p) {
-          return std::any_of(p.ops.begin(), p.ops.end(), [&](uint32_t op) { return is_wildcard(model.ops[op]); });
-        }));
+    const auto asking = static_cast<std::size_t>(std::count(asks.begin(), asks.end(), 1));
     const uint64_t witness_share = options.tuning.witness_steps / std::max<std::size_t>(asking, 1);
     uint64_t skipped = 0;
     std::map<std::size_t, std::string> failed;  // by part
     auto work = [&] {
       for (std::size_t i; (i = next.fetch_add(1)) < parts.size();) {
-        // Races only: a part without a wildcard receive or probe has nothing to ask.
-        const auto& ops = parts[i].ops;
-        if (!options.deadlocks &&
-            std::none_of(ops.begin(), ops.end(), [&](uint32_t op) { return is_wildcard(model.ops[op]); })) {
-          continue;
-        }
+        if (!asks[i]) continue;
         if (budget.spent()) {
           std::lock_guard lock(mutex);
           ++out.unknown;  // the part is left undecided
