@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyzer/analyze.hpp"
+#include "scratch_dir.hpp"
 #include "trace_format/json.hpp"
 
 namespace smtrace::test {
@@ -46,8 +47,7 @@ inline std::filesystem::path write_json_trace(const std::string& name, const std
     doc += "}";
   }
   doc += "]}";
-  const auto dir = std::filesystem::temp_directory_path() / ("smtrace-unit-" + name);
-  std::filesystem::remove_all(dir);
+  const auto dir = scratch_dir(name);  // unique per process: two test runs at once do not share it
   format::write_trace(format::from_json(doc), dir);
   return dir;
 }
