@@ -470,9 +470,6 @@ bool start(const StartInfo& info) {
     format::CommDef self;
     self.id = format::k_comm_self;
     self.world_ranks = {info.rank};
-    // This thread (MPI_Init's) records without an atomic exchange per lock
-    // until another thread records (tracer/biased_lock.hpp).
-    g->recorder->bias_lock();
     g->recorder->lock();
     g->recorder->comm(world);
     g->recorder->comm(self);

@@ -17,15 +17,13 @@
 // (bounded memory per rank).
 //
 // Thread safety: none inside; callers hold lock() around every write (the
-// tracer's one global lock, biased to the recording thread once bias_lock()
-// was called: tracer/biased_lock.hpp). try_lock() serves signal handlers.
+// tracer's one global lock). try_lock() serves signal handlers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "tracer/biased_lock.hpp"
 #include "tracer/tables.hpp"
 #include "trace_format/event.hpp"
 #include "trace_format/wire.hpp"
@@ -50,9 +48,6 @@ class Recorder {
   void lock() noexcept { m_lock.lock(); }
   bool try_lock() noexcept { return m_lock.try_lock(); }
   void unlock() noexcept { m_lock.unlock(); }
-  // Bias the lock to the calling thread (BiasedLock::bias): call before
-  // other threads may record. Return whether it is biased.
-  bool bias_lock() noexcept { return m_lock.bias(); }
 
   // Assign the next seq to `event` and write it; return the seq. The lock is held.
   uint64_t event(format::Event& event);
@@ -121,7 +116,7 @@ class Recorder {
   void put(const void* data, std::size_t size, bool first_byte_last);
   void fail(const std::string& what);
 
-  BiasedLock m_lock;
+  SpinLock m_lock;
   format::RecordEncoder m_encoder;
   std::string m_scratch;
   std::string m_path;
