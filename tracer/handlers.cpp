@@ -46,6 +46,7 @@ struct Global {
   std::atomic<bool> finished{false};
   std::atomic<bool> threads{false};  // thread synchronization recorded
   std::atomic<bool> hot{false};      // hot_path()
+  std::atomic<bool> timed{true};     // non-blocking calls' durations measured (timed_nonblocking)
   bool warned = false;
   format::RankHeader header;  // as written, for note_thread_sync
   Options options;
@@ -441,6 +442,11 @@ bool start(const StartInfo& info) {
   h.argv = argv;
   h.thread_level = info.thread_level;
   h.chunk_bytes = info.options.chunk_bytes;
+  // One clock reading per non-blocking call where nothing reads its
+  // duration (timed_nonblocking): said in the header, so that a reader
+  // knows their duration 0 means "not measured".
+  g->timed.store(timed_nonblocking(info.thread_level), std::memory_order_relaxed);
+  if (!g->timed.load(std::memory_order_relaxed)) h.options["durations"] = "blocking";
   // Thread synchronization (tracer/threads.cpp). RankHeader.thread_sync
   // stays 0 until the first event of a kind is recorded (record_event).
   const bool threads = info.options.records(format::Family::thread) &&
@@ -791,7 +797,10 @@ void CallScope::enter() noexcept {
 }
 
 void CallScope::leave(int rc) noexcept {
-  int64_t t_end = now();
+  // A non-blocking call's end is read only where its duration is (one
+  // counter read per call instead of two: timed_nonblocking).
+  const bool timed = m_blocking || g->timed.load(std::memory_order_relaxed);
+  int64_t t_end = timed ? now() : 0;
   if (!m_entered || !g->on.load(std::memory_order_relaxed)) return;
   try {
     if (m_blocking) {
@@ -816,7 +825,7 @@ void CallScope::leave(int rc) noexcept {
       }
       g->recorder->unlock();
     } else {
-      e.duration = elapsed(e.t_start, t_end);
+      e.duration = timed ? elapsed(e.t_start, t_end) : 0;
       e.rc = rc;
       void* frames[k_max_stack + 4];
       int n = call_stack(frames, t_site);
@@ -832,6 +841,8 @@ void CallScope::leave(int rc) noexcept {
 }
 
 bool hot_path() noexcept { return g->hot.load(std::memory_order_relaxed); }
+
+bool timed_nonblocking(int32_t thread_level) noexcept { return thread_level == k_thread_serialized; }
 
 HotScope::HotScope(Call call, uintptr_t site) noexcept : m_site(site), m_blocking(format::call_traits(call).blocks) {
   t_busy = true;
@@ -860,9 +871,10 @@ void HotScope::enter() noexcept {
 }
 
 void HotScope::leave(int rc) noexcept {
-  const int64_t t_end = now();
+  const bool timed = m_blocking || g->timed.load(std::memory_order_relaxed);
+  const int64_t t_end = timed ? now() : 0;
   if (!m_entered || !g->on.load(std::memory_order_relaxed)) return;
-  e.duration = elapsed(e.t_start, t_end);
+  e.duration = timed ? elapsed(e.t_start, t_end) : 0;
   e.rc = rc;
   under_lock([&] {
     if (!m_blocking) {

@@ -187,6 +187,17 @@ class CallScope {
 // load/store runtime, nothing forced (SMTRACE_FORCE). Otherwise CallScope.
 bool hot_path() noexcept;
 
+// MPI_THREAD_SERIALIZED as StartInfo::thread_level gives it.
+constexpr int32_t k_thread_serialized = 2;
+// Return whether a rank whose MPI provided `thread_level` (0 single ..
+// 3 multiple) measures the duration of its non-blocking calls (calls.def
+// blocks=0, entered without expect_no_return): only under
+// MPI_THREAD_SERIALIZED, where the thread-level check compares calls of
+// different threads by time. Elsewhere such a call reads the clock once
+// (its t_start) and records duration 0, and the header's options say
+// `durations=blocking` (docs/trace-format.md).
+bool timed_nonblocking(int32_t thread_level) noexcept;
+
 // CallScope for a call whose inputs and outputs all fit format::HotEvent
 // (the wrappers' point-to-point and one-sided calls, and the completion of
 // at most HotEvent::k_max_requests requests, while hot_path()): the

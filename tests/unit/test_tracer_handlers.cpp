@@ -16,6 +16,7 @@
 #include "trace_format/reader.hpp"
 #include "trace_format/wire.hpp"
 #include "tracer/access.hpp"
+#include "tracer/clock.hpp"
 #include "tracer/handlers.hpp"
 
 namespace fs = std::filesystem;
@@ -32,7 +33,7 @@ uintptr_t site(int k = 0) { return reinterpret_cast<uintptr_t>(&anchor) + 1 + st
 struct TempTrace {
   fs::path dir;
   explicit TempTrace(const std::string& name, uint32_t chunk_bytes = 64 * 1024,
-                     ThreadTracking threads = ThreadTracking::automatic) {
+                     ThreadTracking threads = ThreadTracking::automatic, int32_t thread_level = 0) {
     dir = fs::temp_directory_path() / ("smtrace-" + name + "-" + std::to_string(getpid()));
     fs::remove_all(dir);
     StartInfo info;
@@ -44,6 +45,7 @@ struct TempTrace {
     info.options.chunk_bytes = chunk_bytes;
     info.options.quiet = true;
     info.options.threads = threads;
+    info.thread_level = thread_level;
     info.install_handlers = false;
     started = h::start(info);
   }
@@ -162,6 +164,83 @@ TEST_CASE("tracer::handlers::round_trip") {
   REQUIRE(r.end);
   CHECK(r.end->events == 8);
   CHECK(r.end->last_seq == 7);
+}
+
+namespace {
+// Spin for at least `ns` of CLOCK_MONOTONIC, inside a call.
+void spin_for(int64_t ns) {
+  const int64_t until = monotonic_ns() + ns;
+  while (monotonic_ns() < until) asm volatile("");
+}
+
+// A Put through Scope that lasts at least 2 ms.
+template <class Scope>
+void slow_put() {
+  Scope s(Call::Put, site(5));
+  s.e.window = 1; s.e.peer = 1; s.e.buf = 0x5000; s.e.count = 2; s.e.datatype = 7;
+  s.enter();
+  spin_for(2'000'000);
+  s.leave(0);
+}
+}  // namespace
+
+TEST_CASE("tracer::handlers::durations_of_nonblocking_calls") {
+  CHECK_FALSE(h::timed_nonblocking(0));
+  CHECK_FALSE(h::timed_nonblocking(1));
+  CHECK(h::timed_nonblocking(h::k_thread_serialized));
+  CHECK_FALSE(h::timed_nonblocking(3));
+  for (int32_t level : {0, 1, 2, 3}) {
+    CAPTURE(level);
+    const bool timed = level == h::k_thread_serialized;
+    TempTrace t("durations-" + std::to_string(level), 64 * 1024, ThreadTracking::off, level);
+    REQUIRE(t.started);
+    // An Isend (CallScope), a Put (HotScope and CallScope), a Send (blocking)
+    // and an Isend written at entry (expect_no_return), each lasting 2 ms.
+    {
+      h::CallScope s(Call::Isend, site(3));
+      s.e.peer = 1;
+      s.enter();
+      spin_for(2'000'000);
+      s.out().request = 1;
+      s.leave(0);
+    }
+    slow_put<h::HotScope>();
+    slow_put<h::CallScope>();
+    {
+      h::HotScope s(Call::Send, site());
+      s.e.peer = 1; s.e.buf = 0x6000; s.e.count = 1; s.e.datatype = 7;
+      s.enter();
+      spin_for(2'000'000);
+      s.leave(0);
+    }
+    {
+      h::HotScope s(Call::Isend, site(3));
+      s.e.peer = 1;
+      s.expect_no_return();
+      s.enter();
+      spin_for(2'000'000);
+      s.out().request = 2;
+      s.leave(0);
+    }
+    auto r = t.finalize_and_read();
+    // The counter clock is fitted to CLOCK_MONOTONIC within about a microsecond.
+    constexpr uint64_t k_spun = 1'900'000;
+    CHECK(r.header.thread_level == level);
+    CHECK(r.header.options.count("durations") == (timed ? 0u : 1u));
+    if (!timed) CHECK(r.header.options.at("durations") == "blocking");
+    REQUIRE(r.events.size() == 5);
+    for (int i : {0, 1, 2}) {
+      CAPTURE(i);
+      if (timed) CHECK(r.events[i].duration >= k_spun);
+      else CHECK(r.events[i].duration == 0);
+      CHECK(r.events[i].t_start > 0);
+    }
+    // Untimed events still keep their order in time.
+    CHECK(r.events[1].t_start >= r.events[0].t_start + static_cast<int64_t>(k_spun));
+    CHECK(r.events[2].t_start >= r.events[1].t_start + static_cast<int64_t>(k_spun));
+    CHECK(r.events[3].duration >= k_spun);
+    CHECK(r.events[4].duration >= k_spun);
+  }
 }
 
 TEST_CASE("tracer::handlers::chunks_roll_over") {
