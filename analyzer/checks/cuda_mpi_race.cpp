@@ -58,19 +58,24 @@ struct CudaUse {
   uint32_t kernel = 0;
 };
 
-// An MPI operation's buffers while it is pending (or, persistent, defined):
-// the first block inline (most operations have one), the others in the
-// pass's spare lists (`more`).
+// An MPI operation's buffers while it is pending (or, persistent, defined).
 struct MpiOp {
-  CudaAccess first;
+  std::vector<CudaAccess> blocks;
   uint64_t seq = 0;
   uint64_t order = 0;  // when active: activations before it on the rank, + 1
-  uint32_t more = 0;   // 1 + the index of the blocks after the first in Pass::m_more; 0: none
   uint32_t site = 0;
   Call call = Call::unspecified;
   bool active = false;
   bool persistent = false;
 };
+
+// Set `op` to a new operation's defaults, keeping its blocks' storage (StableRequestMap).
+void reset(MpiOp& op) {
+  std::vector<CudaAccess> blocks = std::move(op.blocks);
+  blocks.clear();
+  op = MpiOp{};
+  op.blocks = std::move(blocks);
+}
 
 // A pending MPI operation whose `block` a CUDA access meets.
 struct Hit {
@@ -136,12 +141,9 @@ class Pass final : public RankPass {
     if (m_blocks.empty()) return;
     if (kind != Kind::define) against_stream_work(e, m_blocks);
     if (kind == Kind::blocking || e.request == 0) return;
-    MpiOp& op = m_ops[e.request];
-    if (op.more != 0) release(op);  // the request is posted again (freed before)
-    op.first = m_blocks.front();
-    if (m_blocks.size() > 1) keep_more(op);
+    MpiOp& op = m_ops.renew(e.request);
+    op.blocks.assign(m_blocks.begin(), m_blocks.end());
     op.seq = e.seq;
-    op.order = 0;
     op.site = e.site;
     op.call = e.call;
     op.active = kind == Kind::post;
@@ -203,14 +205,9 @@ class Pass final : public RankPass {
   void against_pending_mpi(const CudaUse& use) {
     if (m_ops.size() == 0) return;
     m_hits.clear();
-    m_ops.each([&](uint64_t, const MpiOp& op) {
+    m_ops.each([&](const MpiOp& op) {
       if (!op.active) return;
-      if (conflict(op.first, use.access)) {
-        m_hits.push_back(Hit{op.order, &op, op.first});
-        return;
-      }
-      if (op.more == 0) return;
-      for (const CudaAccess& b : m_more[op.more - 1]) {
+      for (const CudaAccess& b : op.blocks) {
         if (!conflict(b, use.access)) continue;
         m_hits.push_back(Hit{op.order, &op, b});
         break;
@@ -257,45 +254,18 @@ class Pass final : public RankPass {
   void start(const Event& e, uint64_t request) {
     MpiOp* op = m_ops.find(request);
     if (!op || !op->persistent || op->active) return;
-    m_blocks.assign(1, op->first);
-    if (op->more != 0) m_blocks.insert(m_blocks.end(), m_more[op->more - 1].begin(), m_more[op->more - 1].end());
-    against_stream_work(e, m_blocks);
+    against_stream_work(e, op->blocks);
     op->active = true;
     op->order = ++m_activations;
     op->seq = e.seq;
     op->site = e.site;
   }
 
-  // Forget a completed operation (one probe of the table); a persistent one
-  // stays, inactive (put back: the table's order does not matter, hits are
-  // sorted by posting order).
   void complete(uint64_t request) {
-    std::optional<MpiOp> op = m_ops.extract(request);
-    if (!op) return;
-    if (op->persistent) {
-      op->active = false;
-      m_ops[request] = *op;
-      return;
-    }
-    if (op->more != 0) release(*op);
-  }
-
-  // Keep m_blocks after the first as `op`'s (which has none).
-  void keep_more(MpiOp& op) {
-    if (m_more_free.empty()) {
-      m_more.emplace_back();
-      op.more = static_cast<uint32_t>(m_more.size());
-    } else {
-      op.more = m_more_free.back() + 1;
-      m_more_free.pop_back();
-    }
-    m_more[op.more - 1].assign(m_blocks.begin() + 1, m_blocks.end());
-  }
-  // Give `op`'s blocks after the first back to the spare lists.
-  void release(MpiOp& op) {
-    m_more[op.more - 1].clear();
-    m_more_free.push_back(op.more - 1);
-    op.more = 0;
+    m_ops.settle(request, [](MpiOp& op) {
+      if (op.persistent) op.active = false;
+      return op.persistent;
+    });
   }
 
   // Return how MPI call `e` uses its buffers.
@@ -334,9 +304,7 @@ class Pass final : public RankPass {
   CudaStreams m_model;
   std::vector<std::deque<CudaUse>> m_work;         // per model stream: unfinished work, in issue order
   uint64_t m_unfinished = 0;
-  FlatRequestMap<MpiOp> m_ops;                     // by request id
-  std::vector<std::vector<CudaAccess>> m_more;     // blocks after the first of operations with several
-  std::vector<uint32_t> m_more_free;               // indexes in m_more to reuse
+  StableRequestMap<MpiOp> m_ops;                   // by request id
   uint64_t m_activations = 0;
   std::vector<Hit> m_hits;                         // scratch: against_pending_mpi's
   std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers

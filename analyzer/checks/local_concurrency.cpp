@@ -89,18 +89,31 @@ struct PendingOp {
   uint32_t site = 0;
   Call post_call = Call::unspecified;  // Isend..., or Start/Startall
   uint64_t order = 0;                  // when active: activations before it on the rank, + 1
-  // The blocks, sorted, disjoint per mode: `first` alone when `one` (most
-  // operations), else list `blocks` - 1 of the pass's (0: none).
-  Block first;
-  uint32_t blocks = 0;
-  uint32_t conflicts = 0;              // 1 + the index of its conflicts' list in the pass; 0: none
+  std::vector<Block> blocks;           // sorted, disjoint per mode
+  std::vector<Conflict> conflicts;
   uint64_t free_seq = 0;               // Request_free while active
   uint32_t free_site = 0;
-  bool one = false;
   bool persistent = false;
   bool active = false;
   bool freed = false;
 };
+
+// Set `op` to a new operation's defaults, keeping its vectors' storage (StableRequestMap).
+// Field by field: moving the vectors out and back costs more.
+void reset(PendingOp& op) {
+  op.call = Call::unspecified;
+  op.seq = 0;
+  op.site = 0;
+  op.post_call = Call::unspecified;
+  op.order = 0;
+  op.blocks.clear();
+  op.conflicts.clear();
+  op.free_seq = 0;
+  op.free_site = 0;
+  op.persistent = false;
+  op.active = false;
+  op.freed = false;
+}
 
 // What a rank whose threads are lanes keeps: each access, and each
 // operation's lifetime from its posting to its completion.
@@ -135,7 +148,7 @@ struct Record {
 // Return the record of conflict `c` with operation `op_call` (posted by
 // `post_call` at `post_seq`, `post_site`) over `blocks`, not yet completed:
 // the buffer named is the hull of the side in conflict (send or receive).
-Record record_of(Call op_call, Call post_call, uint64_t post_seq, uint32_t post_site, std::span<const Block> blocks,
+Record record_of(Call op_call, Call post_call, uint64_t post_seq, uint32_t post_site, const std::vector<Block>& blocks,
                  const Conflict& c) {
   Record r;
   r.op_call = op_call;
@@ -437,12 +450,12 @@ class Pass final : public RankPass {
   // the order the operations were posted (the cap and the deduplication
   // keep the earliest).
   void end() override {
-    std::vector<std::pair<uint64_t, uint64_t>> active;  // (order, request)
-    m_ops.each([&](uint64_t request, const PendingOp& op) {
-      if (op.active) active.emplace_back(op.order, request);
+    std::vector<PendingOp*> active;
+    m_ops.each([&](PendingOp& op) {
+      if (op.active) active.push_back(&op);
     });
-    std::sort(active.begin(), active.end());
-    for (const auto& [order, request] : active) retire(*m_ops.find(request), nullptr);
+    std::sort(active.begin(), active.end(), [](const PendingOp* a, const PendingOp* b) { return a->order < b->order; });
+    for (PendingOp* op : active) retire(*op, nullptr);
   }
 
   std::vector<Record> records;
@@ -463,16 +476,13 @@ class Pass final : public RankPass {
       if (!hit) continue;
       bool owner_writes = false;
       PendingOp* owner = find_owner(hit->first, hit->second, b.mode, owner_writes);
-      if (!owner) continue;
-      if (owner->conflicts == 0) owner->conflicts = take_list(m_conflicts, m_free_conflicts);
-      std::vector<Conflict>& conflicts = m_conflicts[owner->conflicts - 1];
-      if (conflicts.size() >= k_max_conflicts_per_op) continue;
+      if (!owner || owner->conflicts.size() >= k_max_conflicts_per_op) continue;
       bool seen = false;
-      for (const Conflict& c : conflicts) seen = seen || (c.site == e.site && c.call == e.call);
+      for (const Conflict& c : owner->conflicts) seen = seen || (c.site == e.site && c.call == e.call);
       if (seen) continue;
-      conflicts.push_back(Conflict{e.seq, e.site, e.call, b.mode,
-                                   receive_post && b.mode == Mode::write && owner_writes, owner_writes,
-                                   hit->first, hit->second});
+      owner->conflicts.push_back(Conflict{e.seq, e.site, e.call, b.mode,
+                                          receive_post && b.mode == Mode::write && owner_writes, owner_writes,
+                                          hit->first, hit->second});
     }
   }
 
@@ -480,58 +490,18 @@ class Pass final : public RankPass {
   // `mode` to some of [lo, hi) (of a Startall's, the first in its array);
   // `writes`: it writes those bytes.
   PendingOp* find_owner(uint64_t lo, uint64_t hi, Mode mode, bool& writes) {
-    const PendingOp* best = nullptr;
-    uint64_t best_request = 0;
-    m_ops.each([&](uint64_t request, const PendingOp& op) {
+    PendingOp* best = nullptr;
+    m_ops.each([&](PendingOp& op) {
       if (!op.active || (best && best->order < op.order)) return;
-      for (const Block& b : blocks_of(op)) {
+      for (const Block& b : op.blocks) {
         if ((b.mode == Mode::write || mode == Mode::write) && overlaps(b, lo, hi)) {
           best = &op;
-          best_request = request;
           writes = b.mode == Mode::write;
           break;
         }
       }
     });
-    return best ? m_ops.find(best_request) : nullptr;
-  }
-
-  // Return the blocks of `op`.
-  std::span<const Block> blocks_of(const PendingOp& op) const {
-    if (op.one) return {&op.first, 1};
-    if (op.blocks == 0) return {};
-    return m_blocks[op.blocks - 1];
-  }
-
-  // Return 1 + the index of an empty list of `lists`, reusing one of `free`.
-  template <class T>
-  static uint32_t take_list(std::vector<std::vector<T>>& lists, std::vector<uint32_t>& free) {
-    if (free.empty()) {
-      lists.emplace_back();
-      return static_cast<uint32_t>(lists.size());
-    }
-    const uint32_t i = free.back();
-    free.pop_back();
-    return i + 1;
-  }
-  // Empty list `*index` - 1 of `lists` and give it back to `free`; *index = 0.
-  template <class T>
-  static void give_list(std::vector<std::vector<T>>& lists, std::vector<uint32_t>& free, uint32_t* index) {
-    lists[*index - 1].clear();
-    free.push_back(*index - 1);
-    *index = 0;
-  }
-  // Give `op`'s lists back.
-  void release(PendingOp& op) {
-    if (op.blocks != 0) give_list(m_blocks, m_free_blocks, &op.blocks);
-    if (op.conflicts != 0) give_list(m_conflicts, m_free_conflicts, &op.conflicts);
-  }
-  // Return the entry of `request` set to a new operation's defaults.
-  PendingOp& renew(uint64_t request) {
-    PendingOp& op = m_ops[request];
-    if (op.blocks != 0 || op.conflicts != 0) release(op);
-    op = PendingOp{};
-    return op;
+    return best;
   }
 
   // Post the operation of `e` with footprint m_scratch (checked first).
@@ -550,7 +520,7 @@ class Pass final : public RankPass {
       access(e, receive);
       if (e.request == 0) return;
     }
-    PendingOp& op = renew(e.request);
+    PendingOp& op = m_ops.renew(e.request);
     op.call = call;
     op.seq = e.seq;
     op.site = e.site;
@@ -574,8 +544,7 @@ class Pass final : public RankPass {
     l.post_call = op.post_call;
     l.post_seq = op.seq;
     l.post_site = op.site;
-    const std::span<const Block> blocks = blocks_of(op);
-    l.blocks.assign(blocks.begin(), blocks.end());
+    l.blocks = op.blocks;
     m_lifetime[request] = lifetimes.size();
     lifetimes.push_back(std::move(l));
   }
@@ -596,7 +565,7 @@ class Pass final : public RankPass {
 
   void define_persistent(const Event& e) {
     normalize(m_scratch);
-    PendingOp& op = renew(e.request);
+    PendingOp& op = m_ops.renew(e.request);
     op.call = e.call;
     op.seq = e.seq;
     op.site = e.site;
@@ -605,29 +574,23 @@ class Pass final : public RankPass {
     take_blocks(op);
   }
 
-  // `op`'s blocks = m_scratch, `op` just renewed (no blocks): one block
-  // (most posts) inline, several in a list.
+  // op.blocks = m_scratch, `op` just renewed (no blocks): one block (most
+  // posts) is copied inline; assign is out of line.
   void take_blocks(PendingOp& op) {
-    if (m_scratch.size() == 1) {
-      op.first = m_scratch.front();
-      op.one = true;
-    } else if (!m_scratch.empty()) {
-      op.blocks = take_list(m_blocks, m_free_blocks);
-      m_blocks[op.blocks - 1].assign(m_scratch.begin(), m_scratch.end());
-    }
+    if (m_scratch.size() == 1) op.blocks.push_back(m_scratch.front());
+    else op.blocks.assign(m_scratch.begin(), m_scratch.end());
   }
 
   void start(const Event& e, uint64_t request) {
     PendingOp* found = m_ops.find(request);
     if (!found || !found->persistent || found->active) return;
     PendingOp& op = *found;
-    const std::span<const Block> blocks = blocks_of(op);
-    m_scratch.assign(blocks.begin(), blocks.end());
+    m_scratch.assign(op.blocks.begin(), op.blocks.end());
     access(e, format::call_traits(op.call).role == format::Role::recv);
     op.seq = e.seq;
     op.site = e.site;
     op.post_call = e.call;
-    if (op.conflicts != 0) give_list(m_conflicts, m_free_conflicts, &op.conflicts);
+    op.conflicts.clear();
     activate(op);
     begin_lifetime(request, op);
   }
@@ -635,28 +598,23 @@ class Pass final : public RankPass {
   void activate(PendingOp& op) {
     op.active = true;
     op.order = ++m_activations;
-    for (const Block& b : blocks_of(op)) m_pending.add(b.lo, b.hi, b.mode);
+    for (const Block& b : op.blocks) m_pending.add(b.lo, b.hi, b.mode);
   }
 
   void deactivate(PendingOp& op) {
     op.active = false;
-    for (const Block& b : blocks_of(op)) m_pending.remove(b.lo, b.hi, b.mode);
+    for (const Block& b : op.blocks) m_pending.remove(b.lo, b.hi, b.mode);
   }
 
-  // Complete the operation of `request`: one probe of the table, which
-  // takes the entry out and puts a persistent one back (the table's order
-  // does not matter: find_owner and end() go by posting order).
   void complete(const Event& e, uint64_t request) {
-    std::optional<PendingOp> taken = m_ops.extract(request);
-    if (!taken) return;
-    PendingOp& op = *taken;
-    if (op.active) {
-      if (op.conflicts != 0) retire(op, &e);  // (most have none: nothing to retire)
-      deactivate(op);
-      if (m_lifetime.size() != 0) end_lifetime(request, &e);
-    }
-    if (op.persistent) m_ops[request] = op;
-    else if (op.blocks != 0) give_list(m_blocks, m_free_blocks, &op.blocks);  // (conflicts: retired)
+    m_ops.settle(request, [&](PendingOp& op) {
+      if (op.active) {
+        if (!op.conflicts.empty()) retire(op, &e);  // (most have none: nothing to retire)
+        deactivate(op);
+        if (m_lifetime.size() != 0) end_lifetime(request, &e);
+      }
+      return op.persistent;
+    });
   }
 
   void request_free(const Event& e) {
@@ -664,7 +622,6 @@ class Pass final : public RankPass {
     if (!found) return;
     PendingOp& op = *found;
     if (!op.active) {
-      release(op);
       m_ops.erase(e.request);
       return;
     }
@@ -679,15 +636,14 @@ class Pass final : public RankPass {
 
   // Turn `op`'s conflicts into records; `done` is the completing event.
   void retire(PendingOp& op, const Event* done) {
-    if (op.conflicts == 0) return;
-    for (const Conflict& c : m_conflicts[op.conflicts - 1]) {
+    for (const Conflict& c : op.conflicts) {
       auto key = std::make_tuple(op.site, static_cast<uint16_t>(op.call), c.site, static_cast<uint16_t>(c.call));
       if (!m_reported.insert(key).second) continue;
       if (records.size() >= k_max_reports) {
         ++suppressed;
         continue;
       }
-      Record r = record_of(op.call, op.post_call, op.seq, op.site, blocks_of(op), c);
+      Record r = record_of(op.call, op.post_call, op.seq, op.site, op.blocks, c);
       if (done) {
         r.done_call = done->call;
         r.done_seq = done->seq;
@@ -700,7 +656,7 @@ class Pass final : public RankPass {
       }
       records.push_back(r);
     }
-    give_list(m_conflicts, m_free_conflicts, &op.conflicts);
+    op.conflicts.clear();
   }
 
   // Add the bytes of annotated or captured access `e` to m_scratch: `count`
@@ -722,10 +678,7 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  FlatRequestMap<PendingOp> m_ops;     // by request id
-  std::vector<std::vector<Block>> m_blocks;        // blocks of operations with several
-  std::vector<std::vector<Conflict>> m_conflicts;  // conflicts of operations with some
-  std::vector<uint32_t> m_free_blocks, m_free_conflicts;  // lists to reuse
+  StableRequestMap<PendingOp> m_ops;  // by request id
   uint64_t m_activations = 0;
   SegmentMap m_pending;                // footprints of the active ops
   std::vector<Block> m_scratch;        // reused for each event
