@@ -228,6 +228,19 @@ class SegmentMap {
 
   void remove(uint64_t lo, uint64_t hi, Mode mode) {
     if (!m_few.empty()) {
+      // The usual case first: a piece that is [lo, hi) (an operation's own
+      // block); the pieces are disjoint, so it is the only one the loop
+      // below would touch.
+      for (Piece* p = m_few.data(), *end = p + m_few.size(); p != end; ++p) {
+        if (p->lo != lo) continue;
+        if (p->seg.end != hi) break;
+        bump(p->seg, mode, -1);
+        if (p->seg.readers == 0 && p->seg.writers == 0) {
+          *p = m_few.back();
+          m_few.pop_back();
+        }
+        return;
+      }
       for (std::size_t i = 0; i < m_few.size();) {
         Piece& p = m_few[i];
         if (p.lo >= lo && p.lo < hi) {
