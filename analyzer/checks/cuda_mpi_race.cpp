@@ -290,8 +290,11 @@ class Pass final : public RankPass {
       if (b.first == b.last) continue;
       uint64_t lo = UINT64_MAX, hi = 0;
       for (uint32_t i = b.first; i < b.last; ++i) {
-        lo = std::min(lo, buffers.pieces[i].lo);
-        hi = std::max(hi, hull_end(buffers.pieces[i]));
+        const Strided& p = buffers.pieces[i];
+        lo = std::min(lo, p.lo);
+        // One block that does not wrap (most): its end, as hull_end (out of line) gives it.
+        const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
+        hi = std::max(hi, plain ? p.lo + p.size : hull_end(p));
       }
       if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, writes(b.buffer.access)});
     }

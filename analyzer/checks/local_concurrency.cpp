@@ -99,14 +99,20 @@ struct PendingOp {
 };
 
 // Set `op` to a new operation's defaults, keeping its vectors' storage (StableRequestMap).
+// Field by field: moving the vectors out and back costs more.
 void reset(PendingOp& op) {
-  std::vector<Block> blocks = std::move(op.blocks);
-  std::vector<Conflict> conflicts = std::move(op.conflicts);
-  blocks.clear();
-  conflicts.clear();
-  op = PendingOp{};
-  op.blocks = std::move(blocks);
-  op.conflicts = std::move(conflicts);
+  op.call = Call::unspecified;
+  op.seq = 0;
+  op.site = 0;
+  op.post_call = Call::unspecified;
+  op.order = 0;
+  op.blocks.clear();
+  op.conflicts.clear();
+  op.free_seq = 0;
+  op.free_site = 0;
+  op.persistent = false;
+  op.active = false;
+  op.freed = false;
 }
 
 // What a rank whose threads are lanes keeps: each access, and each
@@ -206,8 +212,35 @@ class SegmentMap {
     }
   }
 
+  // Add [lo, hi) of `mode` when it is a segment of the small vector's
+  // kind (add would push it there: nonempty, meeting no segment, one more
+  // fits) and return true; else change nothing and return false. Such a
+  // range meets no segment, so conflict() would find nothing in it.
+  bool add_apart(uint64_t lo, uint64_t hi, Mode mode) {
+    if (!m_segs.empty() || lo >= hi || m_few.size() >= k_max_few) return false;
+    for (const Piece& p : m_few)
+      if (p.lo < hi && lo < p.seg.end) return false;
+    Piece p{lo, Seg{hi, 0, 0}};
+    bump(p.seg, mode, +1);
+    m_few.push_back(p);
+    return true;
+  }
+
   void remove(uint64_t lo, uint64_t hi, Mode mode) {
     if (!m_few.empty()) {
+      // The usual case first: a piece that is [lo, hi) (an operation's own
+      // block); the pieces are disjoint, so it is the only one the loop
+      // below would touch.
+      for (Piece* p = m_few.data(), *end = p + m_few.size(); p != end; ++p) {
+        if (p->lo != lo) continue;
+        if (p->seg.end != hi) break;
+        bump(p->seg, mode, -1);
+        if (p->seg.readers == 0 && p->seg.writers == 0) {
+          *p = m_few.back();
+          m_few.pop_back();
+        }
+        return;
+      }
       for (std::size_t i = 0; i < m_few.size();) {
         Piece& p = m_few[i];
         if (p.lo >= lo && p.lo < hi) {
@@ -485,10 +518,21 @@ class Pass final : public RankPass {
   }
 
   // Post the operation of `e` with footprint m_scratch (checked first).
+  // One block (most posts) that meets no pending segment while they are
+  // few: no conflict to look for, and the block goes in with the same test.
   void post(const Event& e, Call call, bool persistent) {
     const bool receive = std::any_of(m_scratch.begin(), m_scratch.end(), [](const Block& b) { return b.mode == Mode::write; });
-    access(e, receive);
-    if (e.request == 0) return;
+    bool placed = false;
+    if (e.request != 0 && m_scratch.size() == 1) {
+      const Block& b = m_scratch.front();
+      placed = m_pending.add_apart(b.lo, b.hi, b.mode);
+    }
+    if (placed) {
+      if (lanes) touches.push_back(Touch{e.seq, e.site, e.call, receive, m_scratch});
+    } else {
+      access(e, receive);
+      if (e.request == 0) return;
+    }
     PendingOp& op = m_ops.renew(e.request);
     op.call = call;
     op.seq = e.seq;
@@ -496,7 +540,12 @@ class Pass final : public RankPass {
     op.post_call = e.call;
     op.persistent = persistent;
     take_blocks(op);
-    activate(op);
+    if (placed) {
+      op.active = true;
+      op.order = ++m_activations;
+    } else {
+      activate(op);
+    }
     begin_lifetime(e.request, op);
   }
 
@@ -575,7 +624,7 @@ class Pass final : public RankPass {
       if (op.active) {
         if (!op.conflicts.empty()) retire(op, &e);  // (most have none: nothing to retire)
         deactivate(op);
-        end_lifetime(request, &e);
+        if (m_lifetime.size() != 0) end_lifetime(request, &e);
       }
       return op.persistent;
     });

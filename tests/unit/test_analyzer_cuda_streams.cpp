@@ -386,4 +386,48 @@ TEST_CASE("analyzer::cuda-mpi-race::collectives and persistent requests") {
   }
 }
 
+TEST_CASE("analyzer::cuda-mpi-race::operations with several buffers, and request ids used again") {
+  // An MPI_Iallreduce keeps two blocks (send and receive), the first inline
+  // and the second in a spare list; a later post with the same request id
+  // keeps only its own.
+  smtrace::test::Builder t;
+  fmt_ns::Event& m = t.add(Call::cudaMalloc);  // seq 1
+  m.buf = k_dev;
+  m.size = 8192;
+  auto iallreduce = [&](uint64_t send, uint64_t recv, uint64_t request) {
+    fmt_ns::Event& e = t.buf(Call::Iallreduce, send, 4, smtrace::test::k_int, request);
+    e.peer.reset();
+    e.recv_buf = recv;
+    e.recv_count = 4;
+    e.recv_datatype = smtrace::test::k_int;
+  };
+  auto kernel_writes = [&](uint64_t addr) {
+    t.add(Call::cudaLaunchKernel).args = {{0, addr, 8, fmt_ns::ArgAccess::unspecified}};
+    t.add(Call::cudaDeviceSynchronize);
+  };
+  iallreduce(k_dev, k_dev + 1024, 5);              // seq 2
+  kernel_writes(k_dev + 1024);                     // seq 3, 4: races with the receive side
+  t.wait(5);                                       // seq 5
+  t.buf(Call::Isend, k_dev + 2048, 4, smtrace::test::k_int, 5);  // seq 6: id 5 again, one block
+  kernel_writes(k_dev + 1024);                     // seq 7, 8: the Iallreduce is done: fine
+  kernel_writes(k_dev + 2048);                     // seq 9, 10: races with the Isend
+  t.wait(5);                                       // seq 11
+  iallreduce(k_dev + 4096, k_dev + 5120, 6);       // seq 12
+  t.add(Call::Request_free).request = 6;           // seq 13: goes on, pending to the end
+  t.buf(Call::Isend, k_dev + 6144, 4, smtrace::test::k_int, 6);  // seq 14: id 6 again
+  kernel_writes(k_dev + 5120);                     // seq 15, 16: the table forgot the freed one's blocks
+  kernel_writes(k_dev + 6144);                     // seq 17, 18: races with the second Isend
+  t.wait(6);                                       // seq 19
+  const auto result = t.run("cuda-mpi-race");
+  REQUIRE(races(result) == 3);
+  const auto& f = result.findings;
+  CHECK(f[0].locations[0].event == smtrace::analyzer::EventRef{0, 2});
+  CHECK(f[0].locations[1].event == smtrace::analyzer::EventRef{0, 3});
+  CHECK(f[0].message.find("MPI_Iallreduce receives into") != std::string::npos);
+  CHECK(f[1].locations[0].event == smtrace::analyzer::EventRef{0, 6});
+  CHECK(f[1].locations[1].event == smtrace::analyzer::EventRef{0, 9});
+  CHECK(f[2].locations[0].event == smtrace::analyzer::EventRef{0, 14});
+  CHECK(f[2].locations[1].event == smtrace::analyzer::EventRef{0, 17});
+}
+
 TEST_SUITE_END();

@@ -425,6 +425,109 @@ TEST_CASE("analyzer::LocalConcurrency::findings_do_not_depend_on_other_pending_o
   }
 }
 
+TEST_CASE("analyzer::LocalConcurrency::findings_do_not_depend_on_request_ids") {
+  // The pending operations live in a hash table by request id: random
+  // programs of one-block and several-block posts (a vector type, an
+  // MPI_Iallreduce), persistent requests, MPI_Request_free, waits and
+  // accesses, with ids used again, run with consecutive, reversed and
+  // scattered ids, find the same.
+  std::mt19937_64 random(11);
+  constexpr std::size_t k_slots = 10;
+  const auto orders = id_orders(k_slots);
+  for (int program = 0; program < 150; ++program) {
+    CAPTURE(program);
+    const uint64_t seed = random();
+    std::vector<an::Finding> found[3];
+    for (std::size_t o = 0; o < orders.size(); ++o) {
+      const std::vector<uint64_t>& ids = orders[o];
+      std::mt19937_64 pick(seed);
+      Builder t;
+      t.vector_type(64, 3, 1, 24);  // ints 0, 2, 4; next element 6 ints on
+      // Per slot: 0 none, 1 active, 2 persistent inactive, 3 persistent active, 4 freed while active.
+      std::vector<int> state(k_slots, 0);
+      for (int step = 0; step < 60; ++step) {
+        const std::size_t slot = pick() % k_slots;
+        const uint64_t addr = 0x1000 + 8 * (pick() % 16);
+        const int64_t count = 1 + static_cast<int64_t>(pick() % 4);
+        switch (pick() % 9) {
+          case 0: case 1:  // post (also over a freed one's id)
+            if (state[slot] == 0 || state[slot] == 4) {
+              const Call call = pick() % 2 ? Call::Irecv : Call::Isend;
+              t.buf(call, addr, count, pick() % 3 == 0 ? 64 : k_int, ids[slot]);
+              state[slot] = 1;
+            }
+            break;
+          case 2:
+            if (state[slot] == 0) {
+              tf::Event& e = t.buf(Call::Iallreduce, addr, count, k_int, ids[slot]);
+              e.peer.reset();
+              e.recv_buf = addr + 0x40;
+              e.recv_count = count;
+              e.recv_datatype = k_int;
+              state[slot] = 1;
+            }
+            break;
+          case 3:
+            if (state[slot] == 0) {
+              t.buf(pick() % 2 ? Call::Recv_init : Call::Send_init, addr, count, pick() % 2 ? 64 : k_int, ids[slot]);
+              state[slot] = 2;
+            }
+            break;
+          case 4:
+            if (state[slot] == 2) {
+              t.add(Call::Start).request = ids[slot];
+              state[slot] = 3;
+            }
+            break;
+          case 5:
+            if (state[slot] == 1 || state[slot] == 3) {
+              t.wait(ids[slot]);
+              state[slot] = state[slot] == 1 ? 0 : 2;
+            }
+            break;
+          case 6:
+            if (state[slot] == 1 || state[slot] == 2) {
+              t.add(Call::Request_free).request = ids[slot];
+              state[slot] = state[slot] == 1 ? 4 : 0;
+            }
+            break;
+          case 7: t.annotate(Call::Annotate_read, addr, 4 * static_cast<uint64_t>(count)); break;
+          default: t.annotate(Call::Annotate_write, addr, 4 * static_cast<uint64_t>(count)); break;
+        }
+      }
+      if (pick() % 2) t.unfinalize();
+      found[o] = of_kind(t.run(k_lc), k_lc);
+    }
+    CHECK(found[0] == found[1]);
+    CHECK(found[0] == found[2]);
+  }
+}
+
+TEST_CASE("analyzer::LocalConcurrency::an_operation_keeps_its_own_conflicts") {
+  // Conflicts and blocks of several live in lists the pass reuses: an
+  // operation posted after one with the most conflicts kept (4) and one
+  // with several blocks, under the same request id, reports its own.
+  Builder t;
+  t.vector_type(64, 4, 2, 32);                     // ints 0, 2, 4, 6
+  t.buf(Call::Irecv, 0x1000, 4, k_int, 1);         // seq 1
+  for (uint64_t i = 0; i < 5; ++i) t.annotate(Call::Annotate_read, 0x1000 + 4 * (i % 4), 4);  // seq 2..6
+  t.wait(1);                                       // seq 7
+  t.buf(Call::Irecv, 0x4000, 1, 64, 1);            // seq 8: four blocks
+  t.annotate(Call::Annotate_write, 0x4004, 4);     // seq 9: a hole: fine
+  t.annotate(Call::Annotate_write, 0x4008, 4);     // seq 10
+  t.wait(1);                                       // seq 11
+  t.buf(Call::Isend, 0x8000, 1, k_int, 1);         // seq 12
+  t.annotate(Call::Annotate_write, 0x4008, 4);     // seq 13: the receive is done: fine
+  t.wait(1);                                       // seq 14
+  const auto f = of_kind(t.run(k_lc), k_lc);
+  REQUIRE(f.size() == 5);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(f[i].locations[1].event == an::EventRef{0, i + 2});
+  CHECK(f[4].locations[0].event == an::EventRef{0, 8});
+  CHECK(f[4].locations[1].event == an::EventRef{0, 10});
+  CHECK(f[4].message == "MPI_Irecv's buffer [0x4000, +28) is written by smtrace_annotate_write (rank 0:10) "
+                        "before MPI_Wait completes it (rank 0:11)");
+}
+
 TEST_CASE("analyzer::RequestLeak::leaks") {
   const std::string k = "request-leak";
   SUBCASE("never waited") {
