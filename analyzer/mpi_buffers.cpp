@@ -34,17 +34,24 @@ format::CommPlace comm_place(const RankData& data, uint32_t comm) {
 
 namespace {
 
-// The event of this thread's open EventScope, and what was computed for it.
+// What was computed on this thread, and in which EventScope: an entry is
+// valid while the scope it was computed in (detail::t_scope.serial) is
+// open on its event; 0: in none.
 struct Memo {
-  const format::Event* scope = nullptr;  // the open scope's event
-  const format::Event* event = nullptr;  // the event `value` is of (nullptr: none)
+  uint64_t serial = 0;  // `value`'s scope
   const RankData* data = nullptr;
   EventBuffers value;
-  const format::Event* raw_event = nullptr;  // the event `raw` is of (nullptr: none)
+  uint64_t raw_serial = 0;  // `raw`'s scope
   const RankData* raw_data = nullptr;
   std::vector<format::Buffer> raw;  // call_buffers(..., NullBuffers::keep)
 };
 thread_local Memo t_memo;
+
+// Return the serial of the open scope when it is `e`'s, else 0.
+uint64_t scope_of(const format::Event& e) {
+  const detail::Scope& s = detail::t_scope;
+  return s.event == &e ? s.serial : 0;
+}
 
 const format::CommPlace k_no_place{};
 
@@ -58,13 +65,13 @@ const format::CommPlace k_no_place{};
   } else {
     format::call_buffers(e, k_no_place, memo.raw, format::NullBuffers::keep);
   }
-  memo.raw_event = memo.scope == &e ? &e : nullptr;
+  memo.raw_serial = scope_of(e);
   memo.raw_data = &data;
   return memo.raw;
 }
 
 const std::vector<format::Buffer>& raw_buffers(const format::Event& e, const RankData& data, Memo& memo) {
-  if (memo.scope == &e && memo.raw_event == &e && memo.raw_data == &data) return memo.raw;
+  if (memo.raw_serial != 0 && memo.raw_serial == scope_of(e) && memo.raw_data == &data) return memo.raw;
   return compute_raw(e, data, memo);
 }
 
@@ -99,27 +106,15 @@ const std::vector<format::Buffer>& raw_buffers(const format::Event& e, const Ran
 
 const EventBuffers& event_buffers(const format::Event& e, const RankData& data) {
   Memo& memo = t_memo;
-  if (memo.scope == &e && memo.event == &e && memo.data == &data) return memo.value;
+  if (memo.serial != 0 && memo.serial == scope_of(e) && memo.data == &data) return memo.value;
   compute(e, data, memo);
-  memo.event = memo.scope == &e ? &e : nullptr;
+  memo.serial = scope_of(e);
   memo.data = &data;
   return memo.value;
 }
 
 const std::vector<format::Buffer>& event_call_buffers(const format::Event& e, const RankData& data) {
   return raw_buffers(e, data, t_memo);
-}
-
-EventScope::EventScope(const format::Event& e) {
-  t_memo.scope = &e;
-  t_memo.event = nullptr;
-  t_memo.raw_event = nullptr;
-}
-
-EventScope::~EventScope() {
-  t_memo.scope = nullptr;
-  t_memo.event = nullptr;
-  t_memo.raw_event = nullptr;
 }
 
 void mpi_buffers(const format::Event& e, const RankData& data, const BufferSink& sink) {

@@ -71,13 +71,28 @@ const EventBuffers& event_buffers(const format::Event& e, const RankData& data);
 // either on this thread.
 const std::vector<format::Buffer>& event_call_buffers(const format::Event& e, const RankData& data);
 
+namespace detail {
+// This thread's open EventScope: its event (nullptr: none) and its serial,
+// one more than the scope before's (an event object is reused for the next
+// event: what was computed in another scope is not this one's).
+struct Scope {
+  const format::Event* event = nullptr;
+  uint64_t serial = 0;
+};
+inline thread_local Scope t_scope;
+}  // namespace detail
+
 // Marks `e` as the event being handed to the rank passes of this thread:
 // event_buffers() of `e` is computed at most once while it lives. `e` must
-// not change meanwhile. Not nested.
+// not change meanwhile. Not nested. (Inline: the Sequencer opens one per
+// event.)
 class EventScope {
  public:
-  explicit EventScope(const format::Event& e);
-  ~EventScope();
+  explicit EventScope(const format::Event& e) {
+    detail::t_scope.event = &e;
+    ++detail::t_scope.serial;
+  }
+  ~EventScope() { detail::t_scope.event = nullptr; }
   EventScope(const EventScope&) = delete;
   EventScope& operator=(const EventScope&) = delete;
 };
