@@ -41,25 +41,19 @@ class FlatMap {
   void erase(const Key& key) { extract(key); }
   // Erase the entry of `key` and return its value; nullopt when missing.
   std::optional<T> extract(const Key& key) {
-    if (m_size == 0) return std::nullopt;
-    std::size_t i = slot_of(key);
-    for (;; i = (i + 1) & m_mask) {
-      if (!m_slots[i].used) return std::nullopt;
-      if (m_slots[i].key == key) break;
-    }
+    const std::size_t i = slot_with(key);
+    if (i == k_missing) return std::nullopt;
     std::optional<T> value(std::move(m_slots[i].value));
-    // Close the gap: move back each later entry of the run whose home
-    // slot is not between the gap and it (backward-shift deletion).
-    for (std::size_t j = (i + 1) & m_mask; m_slots[j].used; j = (j + 1) & m_mask) {
-      const std::size_t home = slot_of(m_slots[j].key);
-      if (((j - home) & m_mask) >= ((j - i) & m_mask)) {
-        m_slots[i] = m_slots[j];
-        i = j;
-      }
-    }
-    m_slots[i].used = false;
-    --m_size;
+    erase_slot(i);
     return value;
+  }
+  // Call keep(value) for the value of `key`, if any, and erase the entry
+  // unless keep returned true: one search where extract and a put back, or
+  // find and erase, take two.
+  template <class F>
+  void settle(const Key& key, F&& keep) {
+    const std::size_t i = slot_with(key);
+    if (i != k_missing && !keep(m_slots[i].value)) erase_slot(i);
   }
   std::size_t size() const { return m_size; }
   // Call f(key, value) for each entry, in no particular order.
@@ -82,7 +76,31 @@ class FlatMap {
     bool used = false;
   };
 
+  static constexpr std::size_t k_missing = ~std::size_t{0};
+
   std::size_t slot_of(const Key& key) const { return Hash{}(key) & m_mask; }
+  // Return the slot of `key`, or k_missing.
+  std::size_t slot_with(const Key& key) const {
+    if (m_size == 0) return k_missing;
+    for (std::size_t i = slot_of(key);; i = (i + 1) & m_mask) {
+      if (!m_slots[i].used) return k_missing;
+      if (m_slots[i].key == key) return i;
+    }
+  }
+  // Empty used slot `i`, closing the gap: move back each later entry of
+  // the run whose home slot is not between the gap and it (backward-shift
+  // deletion).
+  void erase_slot(std::size_t i) {
+    for (std::size_t j = (i + 1) & m_mask; m_slots[j].used; j = (j + 1) & m_mask) {
+      const std::size_t home = slot_of(m_slots[j].key);
+      if (((j - home) & m_mask) >= ((j - i) & m_mask)) {
+        m_slots[i] = m_slots[j];
+        i = j;
+      }
+    }
+    m_slots[i].used = false;
+    --m_size;
+  }
   void grow() {
     std::vector<Slot> old = std::move(m_slots);
     m_slots.assign(old.empty() ? k_first_slots : old.size() * 2, Slot{});

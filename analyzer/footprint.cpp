@@ -1,33 +1,11 @@
 #include "analyzer/footprint.hpp"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 
 namespace smtrace::analyzer {
 
 namespace {
-
-// Sizes of BasicType values on LP64 targets; 0 = unknown or no data.
-constexpr std::array<uint8_t, 61> k_basic_size = {
-    0,                    // unspecified
-    1, 1, 1, 1,           // char, signed char, unsigned char, byte
-    2, 2, 4, 4,           // short, unsigned short, int, unsigned
-    8, 8, 8, 8,           // long, unsigned long, long long, unsigned long long
-    4, 8, 16, 4, 1,       // float, double, long double, wchar, bool
-    1, 2, 4, 8,           // int8..int64
-    1, 2, 4, 8,           // uint8..uint64
-    8, 16, 32,            // complex float, double, long double
-    8, 16, 16, 8, 8, 32,  // float_int, double_int, long_int, 2int, short_int, long_double_int (extents)
-    1, 8, 8, 8,           // packed, aint, offset, count
-    0, 0,                 // ub, lb
-    // Fortran (gfortran's default kinds, as Open MPI is built for them)
-    4, 4, 8, 8, 16, 4, 1,  // integer, real, double precision, complex, double complex, logical, character
-    8, 8, 16,              // 2integer, 2real, 2double_precision
-    1, 2, 4, 8,            // integer1..integer8
-    4, 8, 16,              // real4, real8, real16
-    8, 16, 32,             // complex8, complex16, complex32
-};
 
 // Return the piece of run `r` of one element at `element` (a negative stride
 // walks down: the piece starts at its lowest block).
@@ -47,8 +25,6 @@ Strided piece(uint64_t element, const format::Run& r) {
 
 }  // namespace
 
-uint64_t basic_type_size(uint32_t type) { return type < k_basic_size.size() ? k_basic_size[type] : 0; }
-
 int64_t Footprint::extent(uint32_t type) const {
   if (type < format::k_first_derived_id) return static_cast<int64_t>(basic_type_size(type));
   const format::DatatypeDef* def = m_data.datatype(type);
@@ -61,15 +37,9 @@ bool Footprint::known(uint32_t type) const {
   return def && !def->runs.empty();
 }
 
-void Footprint::add(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const {
+void Footprint::add_derived(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const {
   if (count <= 0) return;
   const auto n = static_cast<uint64_t>(count);
-  if (type < format::k_first_derived_id) {
-    const uint64_t size = basic_type_size(type);
-    if (size == 0 || base == 0) return;
-    out.push_back(Strided{base, n * size, 0, 1});
-    return;
-  }
   const format::DatatypeDef* def = m_data.datatype(type);
   if (!def || def->runs.empty()) return;
   const auto ext = static_cast<uint64_t>(def->extent);

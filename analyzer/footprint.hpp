@@ -7,6 +7,7 @@
 // aarch64 Linux).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -15,9 +16,34 @@
 
 namespace smtrace::analyzer {
 
+namespace detail {
+// Sizes of BasicType values on LP64 targets; 0 = unknown or no data.
+inline constexpr std::array<uint8_t, 61> k_basic_size = {
+    0,                    // unspecified
+    1, 1, 1, 1,           // char, signed char, unsigned char, byte
+    2, 2, 4, 4,           // short, unsigned short, int, unsigned
+    8, 8, 8, 8,           // long, unsigned long, long long, unsigned long long
+    4, 8, 16, 4, 1,       // float, double, long double, wchar, bool
+    1, 2, 4, 8,           // int8..int64
+    1, 2, 4, 8,           // uint8..uint64
+    8, 16, 32,            // complex float, double, long double
+    8, 16, 16, 8, 8, 32,  // float_int, double_int, long_int, 2int, short_int, long_double_int (extents)
+    1, 8, 8, 8,           // packed, aint, offset, count
+    0, 0,                 // ub, lb
+    // Fortran (gfortran's default kinds, as Open MPI is built for them)
+    4, 4, 8, 8, 16, 4, 1,  // integer, real, double precision, complex, double complex, logical, character
+    8, 8, 16,              // 2integer, 2real, 2double_precision
+    1, 2, 4, 8,            // integer1..integer8
+    4, 8, 16,              // real4, real8, real16
+    8, 16, 32,             // complex8, complex16, complex32
+};
+}  // namespace detail
+
 // Return the size in bytes of predefined type `type` (a BasicType value), 0
 // when unknown or when the type has no data (MPI_UB, MPI_LB).
-uint64_t basic_type_size(uint32_t type);
+inline uint64_t basic_type_size(uint32_t type) {
+  return type < detail::k_basic_size.size() ? detail::k_basic_size[type] : 0;
+}
 
 class Footprint {
  public:
@@ -36,9 +62,16 @@ class Footprint {
   // few strided pieces as the type allows (one for a contiguous buffer or a
   // vector type). `base` 0 (MPI_BOTTOM) makes the type's offsets absolute
   // addresses. Nothing is appended for an unknown type or count <= 0.
-  void add(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const;
+  void add(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const {
+    // A predefined type (most buffers): one block, here.
+    if (type >= format::k_first_derived_id) return add_derived(out, base, count, type);
+    const uint64_t size = basic_type_size(type);
+    if (count > 0 && size != 0 && base != 0) out.push_back(Strided{base, static_cast<uint64_t>(count) * size, 0, 1});
+  }
 
  private:
+  void add_derived(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const;
+
   const RankData& m_data;
 };
 

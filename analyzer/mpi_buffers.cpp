@@ -34,93 +34,82 @@ format::CommPlace comm_place(const RankData& data, uint32_t comm) {
 
 namespace {
 
-// The event of this thread's open EventScope, and what was computed for it.
+// The storage of this thread's memo (detail::t_scope says what it holds).
 struct Memo {
-  const format::Event* scope = nullptr;  // the open scope's event
-  const format::Event* event = nullptr;  // the event `value` is of (nullptr: none)
-  const RankData* data = nullptr;
   EventBuffers value;
-  const format::Event* raw_event = nullptr;  // the event `raw` is of (nullptr: none)
-  const RankData* raw_data = nullptr;
   std::vector<format::Buffer> raw;  // call_buffers(..., NullBuffers::keep)
 };
 thread_local Memo t_memo;
 
+// Return the serial of the open scope when it is `e`'s, else 0 (which
+// no scope has: the memo's entry is then valid for no later call).
+uint64_t scope_of(const format::Event& e) {
+  const detail::Scope& s = detail::t_scope;
+  return s.event == &e ? s.serial : 0;
+}
+
 const format::CommPlace k_no_place{};
 
-// (Out of line: the memo's hits, most calls, stay a few instructions.)
-[[gnu::noinline]] const std::vector<format::Buffer>& compute_raw(const format::Event& e, const RankData& data,
-                                                                  Memo& memo) {
-  memo.raw.clear();
-  // Only rooted and sized layouts need the communicator.
-  if (format::call_traits(e.call).role == format::Role::collective) {
-    format::call_buffers(e, comm_place(data, e.comm), memo.raw, format::NullBuffers::keep);
-  } else {
-    format::call_buffers(e, k_no_place, memo.raw, format::NullBuffers::keep);
-  }
-  memo.raw_event = memo.scope == &e ? &e : nullptr;
-  memo.raw_data = &data;
-  return memo.raw;
-}
-
-const std::vector<format::Buffer>& raw_buffers(const format::Event& e, const RankData& data, Memo& memo) {
-  if (memo.scope == &e && memo.raw_event == &e && memo.raw_data == &data) return memo.raw;
-  return compute_raw(e, data, memo);
-}
-
-[[gnu::noinline]] void compute(const format::Event& e, const RankData& data, Memo& memo) {
-  EventBuffers& out = memo.value;
-  out.buffers.clear();
-  out.pieces.clear();
-  const format::CallTraits& t = format::call_traits(e.call);
-  if (t.buffers == format::BufferLayout::none || t.role == format::Role::local_access) return;
-  const Footprint footprint(data);
-  for (const format::Buffer& b : raw_buffers(e, data, memo)) {
-    if (b.maybe || b.arg == format::BufferArg::target || b.arg == format::BufferArg::local) continue;
-    // What NullBuffers::skip leaves out: address 0 of a predefined type,
-    // NULL or MPI_IN_PLACE recorded as no buffer.
-    if (b.addr == 0 && b.datatype < format::k_first_derived_id) continue;
-    int64_t offset = 0;
-    switch (b.unit) {
-      case format::OffsetUnit::elements: offset = b.offset == 0 ? 0 : b.offset * footprint.extent(b.datatype); break;
-      case format::OffsetUnit::bytes: offset = b.offset; break;
-      case format::OffsetUnit::disp_units: continue;
-    }
-    BufferBytes bytes;
-    bytes.buffer = CallBuffer{b.addr + static_cast<uint64_t>(offset), b.count, b.datatype, b.access, b.lifetime, b.arg};
-    bytes.first = static_cast<uint32_t>(out.pieces.size());
-    footprint.add(out.pieces, bytes.buffer.addr, bytes.buffer.count, bytes.buffer.datatype);
-    bytes.last = static_cast<uint32_t>(out.pieces.size());
-    out.buffers.push_back(bytes);
-  }
+const std::vector<format::Buffer>& raw_buffers(const format::Event& e, const RankData& data) {
+  const detail::Scope& s = detail::t_scope;
+  if (s.event == &e && s.raw_serial == s.serial && s.raw_data == &data) return *s.raw;
+  return detail::compute_raw(e, data);
 }
 
 }  // namespace
 
-const EventBuffers& event_buffers(const format::Event& e, const RankData& data) {
-  Memo& memo = t_memo;
-  if (memo.scope == &e && memo.event == &e && memo.data == &data) return memo.value;
-  compute(e, data, memo);
-  memo.event = memo.scope == &e ? &e : nullptr;
-  memo.data = &data;
-  return memo.value;
+namespace detail {
+
+const std::vector<format::Buffer>& compute_raw(const format::Event& e, const RankData& data) {
+  std::vector<format::Buffer>& raw = t_memo.raw;
+  raw.clear();
+  // Only rooted and sized layouts need the communicator.
+  if (format::call_traits(e.call).role == format::Role::collective) {
+    format::call_buffers(e, comm_place(data, e.comm), raw, format::NullBuffers::keep);
+  } else {
+    format::call_buffers(e, k_no_place, raw, format::NullBuffers::keep);
+  }
+  Scope& s = t_scope;
+  s.raw_serial = scope_of(e);
+  s.raw_data = &data;
+  s.raw = &raw;
+  return raw;
 }
 
-const std::vector<format::Buffer>& event_call_buffers(const format::Event& e, const RankData& data) {
-  return raw_buffers(e, data, t_memo);
+const EventBuffers& compute_buffers(const format::Event& e, const RankData& data) {
+  EventBuffers& out = t_memo.value;
+  out.buffers.clear();
+  out.pieces.clear();
+  const format::CallTraits& t = format::call_traits(e.call);
+  if (t.buffers != format::BufferLayout::none && t.role != format::Role::local_access) {
+    const Footprint footprint(data);
+    for (const format::Buffer& b : raw_buffers(e, data)) {
+      if (b.maybe || b.arg == format::BufferArg::target || b.arg == format::BufferArg::local) continue;
+      // What NullBuffers::skip leaves out: address 0 of a predefined type,
+      // NULL or MPI_IN_PLACE recorded as no buffer.
+      if (b.addr == 0 && b.datatype < format::k_first_derived_id) continue;
+      int64_t offset = 0;
+      switch (b.unit) {
+        case format::OffsetUnit::elements: offset = b.offset == 0 ? 0 : b.offset * footprint.extent(b.datatype); break;
+        case format::OffsetUnit::bytes: offset = b.offset; break;
+        case format::OffsetUnit::disp_units: continue;
+      }
+      BufferBytes bytes;
+      bytes.buffer = CallBuffer{b.addr + static_cast<uint64_t>(offset), b.count, b.datatype, b.access, b.lifetime, b.arg};
+      bytes.first = static_cast<uint32_t>(out.pieces.size());
+      footprint.add(out.pieces, bytes.buffer.addr, bytes.buffer.count, bytes.buffer.datatype);
+      bytes.last = static_cast<uint32_t>(out.pieces.size());
+      out.buffers.push_back(bytes);
+    }
+  }
+  Scope& s = t_scope;
+  s.buffers_serial = scope_of(e);
+  s.buffers_data = &data;
+  s.buffers = &out;
+  return out;
 }
 
-EventScope::EventScope(const format::Event& e) {
-  t_memo.scope = &e;
-  t_memo.event = nullptr;
-  t_memo.raw_event = nullptr;
-}
-
-EventScope::~EventScope() {
-  t_memo.scope = nullptr;
-  t_memo.event = nullptr;
-  t_memo.raw_event = nullptr;
-}
+}  // namespace detail
 
 void mpi_buffers(const format::Event& e, const RankData& data, const BufferSink& sink) {
   for (const BufferBytes& b : event_buffers(e, data).buffers) sink(b.buffer);

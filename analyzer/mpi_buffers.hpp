@@ -50,6 +50,29 @@ struct EventBuffers {
   std::vector<Strided> pieces;
 };
 
+namespace detail {
+// This thread's open EventScope: its event (nullptr: none) and its serial,
+// one more than the scope before's (an event object is reused for the next
+// event: what was computed in another scope is not this one's); and the
+// memo: what event_buffers and event_call_buffers last computed on this
+// thread, valid while the scope it was computed in (its serial; 0: none)
+// is open, for the rank data it was computed for.
+struct Scope {
+  const format::Event* event = nullptr;
+  uint64_t serial = 0;
+  uint64_t buffers_serial = 0;
+  const RankData* buffers_data = nullptr;
+  const EventBuffers* buffers = nullptr;
+  uint64_t raw_serial = 0;
+  const RankData* raw_data = nullptr;
+  const std::vector<format::Buffer>* raw = nullptr;
+};
+inline thread_local Scope t_scope;
+// Compute into this thread's memo (mpi_buffers.cpp).
+const EventBuffers& compute_buffers(const format::Event& e, const RankData& data);
+const std::vector<format::Buffer>& compute_raw(const format::Event& e, const RankData& data);
+}  // namespace detail
+
 // Return the buffers MPI call `e` reads or writes at rank `data`
 // (format::call_buffers): those it is sure of (a buffer that matters only if
 // this rank is a root it cannot place is left out), at this rank (not an
@@ -61,7 +84,7 @@ struct EventBuffers {
 // thread (the checks' passes of one event share it), else on every call.
 // The result is valid until the next call of it or of event_call_buffers
 // on this thread.
-const EventBuffers& event_buffers(const format::Event& e, const RankData& data);
+inline const EventBuffers& event_buffers(const format::Event& e, const RankData& data);
 
 // Return format::call_buffers(e, place, out, NullBuffers::keep) into an
 // empty `out`, `place` being comm_place(data, e.comm) for a collective and
@@ -69,18 +92,35 @@ const EventBuffers& event_buffers(const format::Event& e, const RankData& data);
 // (invalid-argument's view). Computed once per event in an EventScope, as
 // event_buffers (which is derived from it); valid until the next call of
 // either on this thread.
-const std::vector<format::Buffer>& event_call_buffers(const format::Event& e, const RankData& data);
+inline const std::vector<format::Buffer>& event_call_buffers(const format::Event& e, const RankData& data);
 
 // Marks `e` as the event being handed to the rank passes of this thread:
 // event_buffers() of `e` is computed at most once while it lives. `e` must
-// not change meanwhile. Not nested.
+// not change meanwhile. Not nested. (Inline: the Sequencer opens one per
+// event.)
 class EventScope {
  public:
-  explicit EventScope(const format::Event& e);
-  ~EventScope();
+  explicit EventScope(const format::Event& e) {
+    detail::t_scope.event = &e;
+    ++detail::t_scope.serial;
+  }
+  ~EventScope() { detail::t_scope.event = nullptr; }
   EventScope(const EventScope&) = delete;
   EventScope& operator=(const EventScope&) = delete;
 };
+
+// (The memo's hits, most calls, inline.)
+inline const EventBuffers& event_buffers(const format::Event& e, const RankData& data) {
+  const detail::Scope& s = detail::t_scope;
+  if (s.event == &e && s.buffers_serial == s.serial && s.buffers_data == &data) return *s.buffers;
+  return detail::compute_buffers(e, data);
+}
+
+inline const std::vector<format::Buffer>& event_call_buffers(const format::Event& e, const RankData& data) {
+  const detail::Scope& s = detail::t_scope;
+  if (s.event == &e && s.raw_serial == s.serial && s.raw_data == &data) return *s.raw;
+  return detail::compute_raw(e, data);
+}
 
 // Call `sink` for each buffer of event_buffers(e, data) (without its bytes).
 void mpi_buffers(const format::Event& e, const RankData& data, const BufferSink& sink);

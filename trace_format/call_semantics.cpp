@@ -31,22 +31,41 @@ RootSide root_side(const Event& e, const CommPlace& place) {
 
 int64_t sum(const std::vector<int64_t>& v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
 
+// How long a call's buffers (other than written RMA target memory) are in
+// use, from its row: until its request completes, from each start of a
+// persistent one, until an RMA epoch completes an operation locally, or
+// during the call.
+constexpr Lifetime lifetime_of(const CallTraits& t) {
+  switch (t.request) {
+    case RequestEffect::create: return Lifetime::request;
+    case RequestEffect::persistent: return Lifetime::persistent;
+    case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
+    case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
+    case RequestEffect::cancel: case RequestEffect::query:
+      break;
+  }
+  return t.role == Role::rma_comm ? Lifetime::rma_local : Lifetime::call;
+}
+
+// lifetime_of of every row, by call number, and of a value past the table
+// (the last slot): call_buffers asks once per event.
+constexpr auto k_lifetimes = [] {
+  std::array<Lifetime, k_slots + 1> table{};
+  for (std::size_t i = 0; i < k_slots; ++i) table[i] = lifetime_of(detail::k_call_table[i]);
+  table[k_slots] = lifetime_of(CallTraits{});
+  return table;
+}();
+
+Lifetime lifetime_of(Call call) { return k_lifetimes[std::min(static_cast<std::size_t>(call), k_slots)]; }
+
 // Appends the buffers of one event; the layout functions below say what
 // MPI-3.1 chapter 5 (collectives), 3 (point-to-point) and 11 (RMA) make
 // each call read and write.
 class Emitter {
  public:
   Emitter(const Event& e, const CommPlace& place, std::vector<Buffer>& out, NullBuffers nulls)
-      : m_e(e), m_place(place), m_out(out), m_traits(call_traits(e.call)), m_nulls(nulls) {
-    switch (m_traits.request) {
-      case RequestEffect::create: m_life = Lifetime::request; break;
-      case RequestEffect::persistent: m_life = Lifetime::persistent; break;
-      case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
-      case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
-      case RequestEffect::cancel: case RequestEffect::query:
-        m_life = m_traits.role == Role::rma_comm ? Lifetime::rma_local : Lifetime::call;
-        break;
-    }
+      : m_e(e), m_place(place), m_out(out), m_traits(call_traits(e.call)), m_nulls(nulls),
+        m_life(lifetime_of(e.call)) {
     m_size_known = place.size > 0;
     m_n = std::max<int64_t>(static_cast<int64_t>(place.size), 1);
   }
@@ -127,7 +146,7 @@ class Emitter {
     // Address 0 is NULL, or MPI_IN_PLACE recorded as no buffer, unless a
     // derived datatype makes it MPI_BOTTOM with absolute addresses.
     if (addr == 0 && type < k_first_derived_id && arg != BufferArg::target && m_nulls == NullBuffers::skip) return;
-    Buffer b;
+    Buffer& b = m_out.emplace_back();  // (in place: no copy of a Buffer)
     b.arg = arg;
     b.access = access;
     // A target that is only read (Get, Rget, a fetch with MPI_NO_OP) is read
@@ -143,7 +162,6 @@ class Emitter {
     b.datatype = type;
     b.peer = peer;
     b.maybe = maybe;
-    m_out.push_back(b);
   }
 
   // v and w collectives: block i (for member i) at displs[i], in elements of
@@ -359,7 +377,7 @@ class Emitter {
   std::vector<Buffer>& m_out;
   const CallTraits& m_traits;
   NullBuffers m_nulls;
-  Lifetime m_life = Lifetime::call;
+  Lifetime m_life;
   bool m_size_known = false;
   int64_t m_n = 1;
 };

@@ -347,7 +347,8 @@ class Pass final : public RankPass {
   }
 
   // Counts, datatypes and NULL buffers of every buffer the call uses here.
-  void buffers(const Event& e) {
+  // (Inline in event(): sends and receives, most events, call it.)
+  [[gnu::always_inline]] void buffers(const Event& e) {
     bool negative = false;
     for (const format::Buffer& b : event_call_buffers(e, m_data)) {
       if (b.maybe || b.arg == format::BufferArg::local) continue;

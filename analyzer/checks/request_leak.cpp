@@ -54,11 +54,12 @@ class Pass final : public RankPass {
         m_open.erase(e.request);
         return;
       case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
+        // One search per request: a persistent one stays, inactive.
         for (const format::CompletedRequest& c : e.completed) {
-          Open* o = m_open.find(c.request);
-          if (!o) continue;
-          if (o->persistent) o->active = false;
-          else m_open.erase(c.request);
+          m_open.settle(c.request, [](Open& o) {
+            o.active = false;
+            return o.persistent;
+          });
         }
         return;
       case RequestEffect::none: case RequestEffect::cancel:

@@ -76,6 +76,34 @@ class Pass final : public RankPass {
   void event(const Event& e) override {
     if (!m_started) start();
     if (!m_active) return;
+    // Under MPI_THREAD_SINGLE and FUNNELED the main thread's calls (most
+    // events) change nothing but MPI_Init(_thread), which is kept.
+    if (e.thread == 0 && m_main_only && e.call != format::Call::Init && e.call != format::Call::Init_thread) return;
+    check(e);
+  }
+
+  // MPI calls, where the level is one the check checks (none elsewhere).
+  EventSet wants() const override {
+    if (!checked(m_data.header)) return EventSet::none();
+    return EventSet::of([](const format::CallTraits& t) {
+      return is_mpi(t.family) && t.role != format::Role::local_access;
+    });
+  }
+
+  void end() override {
+    for (const auto& [key, at] : m_repeats) {
+      if (at.second > 1) {
+        problems[at.first].notes.push_back(
+            fmt::format("thread {} makes this call {} times here", std::get<0>(key), at.second));
+      }
+    }
+  }
+
+  std::vector<RawProblem> problems;
+
+ private:
+  // (Out of line: event()'s early return stays a few instructions.)
+  [[gnu::noinline]] void check(const Event& e) {
     if (!is_mpi(format::call_traits(e.call).family) || format::call_traits(e.call).role == format::Role::local_access) {
       return;
     }
@@ -130,26 +158,6 @@ class Pass final : public RankPass {
     }
   }
 
-  // MPI calls, where the level is one the check checks (none elsewhere).
-  EventSet wants() const override {
-    if (!checked(m_data.header)) return EventSet::none();
-    return EventSet::of([](const format::CallTraits& t) {
-      return is_mpi(t.family) && t.role != format::Role::local_access;
-    });
-  }
-
-  void end() override {
-    for (const auto& [key, at] : m_repeats) {
-      if (at.second > 1) {
-        problems[at.first].notes.push_back(
-            fmt::format("thread {} makes this call {} times here", std::get<0>(key), at.second));
-      }
-    }
-  }
-
-  std::vector<RawProblem> problems;
-
- private:
   // Return true when `header` gives a level that the check checks.
   static bool checked(const format::RankHeader& header) {
     return !header.recovered && (format::lacks(header) & content_bit(format::Content::thread_level)) == 0 &&
@@ -159,6 +167,7 @@ class Pass final : public RankPass {
     m_started = true;
     m_level = m_data.header.thread_level;
     m_active = checked(m_data.header);
+    m_main_only = m_level == k_single || m_level == k_funneled;
   }
   static Event slim(const Event& e) {
     Event kept = e;
@@ -183,6 +192,7 @@ class Pass final : public RankPass {
 
   const RankData& m_data;
   bool m_started = false, m_active = false;
+  bool m_main_only = false;  // the level is MPI_THREAD_SINGLE or FUNNELED
   int32_t m_level = 0;
   std::optional<Event> m_init;
   std::unordered_map<uint32_t, Last> m_last;

@@ -982,7 +982,7 @@ TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
     std::unordered_map<uint64_t, uint64_t> plain;
     for (uint64_t step = 1; step <= 30000; ++step) {
       const uint64_t request = (random() % 500) * spread;
-      switch (random() % 5) {
+      switch (random() % 6) {
         case 0: case 1: {
           Value& v = map[request];
           if (plain.count(request)) CHECK(v.seq == plain[request]);
@@ -1000,6 +1000,20 @@ TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
           REQUIRE(v.has_value() == (plain.count(request) != 0));
           if (v) CHECK(v->seq == plain[request]);
           plain.erase(request);
+          break;
+        }
+        case 4: {
+          // settle: keep an entry whose seq is odd (marked), erase the others.
+          bool called = false;
+          map.settle(request, [&](Value& v) {
+            called = true;
+            CHECK(v.seq == plain[request]);
+            v.site = 1;
+            return v.seq % 2 == 1;
+          });
+          REQUIRE(called == (plain.count(request) != 0));
+          if (called && plain[request] % 2 == 0) plain.erase(request);
+          if (called && plain.count(request)) CHECK(map.find(request)->site == 1);
           break;
         }
         default: {

@@ -79,6 +79,15 @@ TEST_CASE("analyzer::event_buffers: computed once per event in a scope, afresh o
     CHECK(&again == &first);
     CHECK(again.buffers[0].buffer.addr == 0x1000);
   }
+  // The next scope on the same event object (the Sequencer reuses one for
+  // every event) computes its buffers afresh, both views.
+  for (const uint64_t buf : {uint64_t{0x6000}, uint64_t{0x7000}}) {
+    e.buf = buf;
+    const an::EventScope scope(e);
+    CHECK(an::event_call_buffers(e, data)[0].addr == buf);
+    CHECK(an::event_buffers(e, data).buffers[0].buffer.addr == buf);
+    CHECK(an::event_call_buffers(e, data)[0].addr == buf);
+  }
   // Outside a scope every call reads the event as it is now.
   e.buf = 0x3000;
   CHECK(an::event_buffers(e, data).buffers[0].buffer.addr == 0x3000);

@@ -438,6 +438,52 @@ TEST_CASE("trace_format::call_buffers::local accesses") {
   CHECK(buffers(e).at(0).access == BufferAccess::read);
 }
 
+// Each call's buffers are in use for as long as its row says: until its
+// request completes (request create), from each start (persistent), until
+// an epoch completes it locally (an RMA call's origin), else during the
+// call; written target memory until remote completion.
+TEST_CASE("trace_format::call_buffers::every call's buffers live as its row says") {
+  std::size_t seen = 0;
+  for (const Call call : k_all) {
+    CAPTURE(f::call_name(call));
+    Event e;
+    e.call = call;
+    e.comm = f::k_comm_world;
+    e.peer = 1;
+    e.buf = 0x1000;
+    e.recv_buf = 0x2000;
+    e.compare_buf = 0x3000;
+    e.result_buf = 0x4000;
+    e.count = e.recv_count = e.target_count = e.result_count = 1;
+    e.datatype = e.recv_datatype = e.target_datatype = e.result_datatype = k_int;
+    e.counts = e.recv_counts = {1, 1, 1, 1};
+    e.displs = e.recv_displs = {0, 1, 2, 3};
+    e.datatypes = e.recv_datatypes = {k_int, k_int, k_int, k_int};
+    e.size = 8;
+    const f::CallTraits& t = f::call_traits(call);
+    const Lifetime want = t.request == f::RequestEffect::create       ? Lifetime::request
+                          : t.request == f::RequestEffect::persistent ? Lifetime::persistent
+                          : t.role == f::Role::rma_comm               ? Lifetime::rma_local
+                                                                      : Lifetime::call;
+    for (const Buffer& b : buffers(e)) {
+      ++seen;
+      if (b.arg == BufferArg::target) {
+        CHECK(b.lifetime == (b.access == BufferAccess::read ? want : Lifetime::rma_remote));
+      } else {
+        CHECK(b.lifetime == want);
+      }
+    }
+  }
+  CHECK(seen > 100);
+  // A call past the table has no row, and no buffers.
+  Event past;
+  past.call = static_cast<Call>(f::detail::k_call_slots + 5);
+  past.buf = 0x1000;
+  past.count = 1;
+  past.datatype = k_int;
+  CHECK(buffers(past).empty());
+}
+
 TEST_CASE("trace_format::epoch_of::a successful MPI_Win_test ends the exposure epoch") {
   // MPI-3.1 section 11.5.2: MPI_Win_test returning flag = true has the same
   // effect as MPI_Win_wait returning; flag = false has no visible effect.
