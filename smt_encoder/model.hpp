@@ -72,6 +72,7 @@ class BudgetSpent : public std::runtime_error {
 inline void check_deadline(const Deadline& deadline, uint64_t& ticks) {
   if (deadline && (++ticks & 0xffff) == 0 && std::chrono::steady_clock::now() > *deadline) throw BudgetSpent();
 }
+
 inline constexpr int32_t k_any = -1;  // any source, any tag
 
 enum class OpKind : uint8_t { send, recv, probe, coll };
@@ -153,7 +154,9 @@ inline bool accepts(const Op& r, const Op& s) {
 CollKind coll_kind(format::Call call);
 
 // What the SMT checks collect while the trace streams past: probes (which
-// the replay does not keep) and the calls of completing events.
+// the replay does not keep) and the calls of completing events. Not timed
+// (the budget starts after reading, prove.cpp): a record per probe and per
+// completing call.
 class Collector {
  public:
   Collector();
@@ -162,11 +165,8 @@ class Collector {
   Collector& operator=(const Collector&) = delete;
   // Return the pass that collects rank `data.rank` (called before loading),
   // or nullptr when one was made for that rank already: the SMT checks of
-  // one analysis share one Collector. Past `deadline` the passes stop
-  // collecting (and free what they kept) and abandoned() is true: the budget
-  // ran out while the trace was read, and no model can be built from it.
-  std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data, const Deadline& deadline = {});
-  bool abandoned() const;
+  // one analysis share one Collector.
+  std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data);
   struct Impl;
 
  private:
