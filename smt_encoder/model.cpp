@@ -252,6 +252,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     ops += replay.p2p(r).size() + replay.collectives(r).size() + (r < all.size() ? all[r].probes.size() : 0);
   }
   model.ops.reserve(ops);
+  Pace pace(deadline, ops);  // by ops made, rank by rank
 
   for (uint32_t r = 0; r < model.world_size; ++r) {
     if (!context.rank(r).present) continue;
@@ -284,6 +285,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     p2p_op[r].assign(p2p.size(), k_none);
     for (uint32_t i = 0; i < p2p.size(); ++i) {
       check_deadline(deadline, ticks);
+      pace.at(model.ops.size());
       const analyzer::P2POp& p = p2p[i];
       Event& post = rank.events[builder.index(p.seq)];
       name_event(post, p.call, p.site);
@@ -390,6 +392,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     }
     rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
     if (stopped_inside) rank.limit = 2 * builder.index(blocked->seq) + 1;
+    pace.now(model.ops.size());
   }
 
   // Posts and completions per event (ops are in posting order per rank).

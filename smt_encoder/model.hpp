@@ -73,6 +73,44 @@ inline void check_deadline(const Deadline& deadline, uint64_t& ticks) {
   if (deadline && (++ticks & 0xffff) == 0 && std::chrono::steady_clock::now() > *deadline) throw BudgetSpent();
 }
 
+// One stage of building what the questions need (the model, the match
+// pairs' passes), `total` units of work (events, ops) long, that gives up
+// early: at() throws BudgetSpent past the deadline, and as soon as the pace
+// so far says the stage would end well past it (at least a sixteenth of it
+// done, and its projected end more than a quarter of the time it had
+// beyond the deadline), so that a model that cannot be finished within the
+// budget is not built whole and then dropped. A stage that gives up ends
+// as one the deadline stopped: every question it served is unknown.
+class Pace {
+ public:
+  Pace(const Deadline& deadline, uint64_t total)
+      : m_deadline(deadline), m_start(std::chrono::steady_clock::now()), m_total(total) {}
+  // Say that `done` units are done; look at the clock only once every 4,096 calls.
+  void at(uint64_t done) {
+    if (m_deadline && (++m_ticks & 0xfff) == 0) check(done);
+  }
+  // As at(), looking at the clock now (at the end of a large unit: a rank).
+  void now(uint64_t done) {
+    if (m_deadline) check(done);
+  }
+
+ private:
+  void check(uint64_t done) const {
+    using Seconds = std::chrono::duration<double>;
+    const auto t = std::chrono::steady_clock::now();
+    if (t > *m_deadline) throw BudgetSpent();
+    if (done == 0 || done * 16 < m_total) return;
+    const double spent = Seconds(t - m_start).count();
+    const double had = Seconds(*m_deadline - m_start).count();
+    if (spent * static_cast<double>(m_total) / static_cast<double>(done) > had * 1.25) throw BudgetSpent();
+  }
+
+  Deadline m_deadline;
+  std::chrono::steady_clock::time_point m_start;
+  uint64_t m_total;
+  uint64_t m_ticks = 0;
+};
+
 inline constexpr int32_t k_any = -1;  // any source, any tag
 
 enum class OpKind : uint8_t { send, recv, probe, coll };

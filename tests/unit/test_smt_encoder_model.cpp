@@ -628,3 +628,38 @@ TEST_CASE("smt checks: the budget counts from when they need their model, after 
   }
 }
 
+TEST_CASE("smt pace: a stage gives up once its pace says it ends well past the deadline") {
+  using namespace std::chrono_literals;
+  auto in = [](std::chrono::milliseconds ms) { return smt::Deadline(std::chrono::steady_clock::now() + ms); };
+  SUBCASE("no deadline: never") {
+    smt::Pace pace({}, 100);
+    std::this_thread::sleep_for(5ms);
+    CHECK_NOTHROW(pace.now(1));
+  }
+  SUBCASE("past the deadline: at once") {
+    smt::Pace pace(in(1ms), 100);
+    std::this_thread::sleep_for(5ms);
+    CHECK_THROWS_AS(pace.now(0), smt::BudgetSpent);
+  }
+  SUBCASE("a tenth done in at least 0.2 s of a second: it would take 2 s, and gives up") {
+    smt::Pace pace(in(1000ms), 100);
+    std::this_thread::sleep_for(200ms);
+    CHECK_THROWS_AS(pace.now(10), smt::BudgetSpent);
+  }
+  SUBCASE("less than a sixteenth done: no projection yet") {
+    smt::Pace pace(in(1000ms), 100);
+    std::this_thread::sleep_for(200ms);
+    CHECK_NOTHROW(pace.now(6));
+  }
+  SUBCASE("half done at once, of 10 s: on pace") {
+    smt::Pace pace(in(10000ms), 100);
+    CHECK_NOTHROW(pace.now(50));
+    CHECK_NOTHROW(pace.now(100));
+  }
+  SUBCASE("at() looks at the clock once every 4,096 calls") {
+    smt::Pace pace(in(1ms), 100);
+    std::this_thread::sleep_for(5ms);
+    for (int i = 0; i < 4095; ++i) pace.at(0);
+    CHECK_THROWS_AS(pace.at(0), smt::BudgetSpent);
+  }
+}
