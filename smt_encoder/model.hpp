@@ -76,11 +76,13 @@ inline void check_deadline(const Deadline& deadline, uint64_t& ticks) {
 // One stage of building what the questions need (the model, the match
 // pairs' passes), `total` units of work (events, ops) long, that gives up
 // early: at() throws BudgetSpent past the deadline, and as soon as the pace
-// so far says the stage would end well past it (at least a sixteenth of it
-// done, and its projected end more than a quarter of the time it had
-// beyond the deadline), so that a model that cannot be finished within the
-// budget is not built whole and then dropped. A stage that gives up ends
-// as one the deadline stopped: every question it served is unknown.
+// so far says the stage would end well past it (after a sixty-fourth of
+// it and a tenth of the time it had, its projected end more than half that
+// time beyond the deadline), so that a model that cannot be finished within
+// the budget is not built whole and then dropped. A stage that gives up ends as one the
+// deadline stopped: every question it served is unknown. The projection
+// is a wall-clock one: on a loaded machine it may give up on a stage that
+// a lull would have let finish, as the deadline itself may.
 class Pace {
  public:
   Pace(const Deadline& deadline, uint64_t total)
@@ -99,10 +101,11 @@ class Pace {
     using Seconds = std::chrono::duration<double>;
     const auto t = std::chrono::steady_clock::now();
     if (t > *m_deadline) throw BudgetSpent();
-    if (done == 0 || done * 16 < m_total) return;
+    if (done == 0 || done * 64 < m_total) return;
     const double spent = Seconds(t - m_start).count();
     const double had = Seconds(*m_deadline - m_start).count();
-    if (spent * static_cast<double>(m_total) / static_cast<double>(done) > had * 1.25) throw BudgetSpent();
+    if (spent < had / 10) return;  // too short a while to tell a pace on a loaded machine
+    if (spent * static_cast<double>(m_total) / static_cast<double>(done) > had * 1.5) throw BudgetSpent();
   }
 
   Deadline m_deadline;

@@ -641,15 +641,21 @@ TEST_CASE("smt pace: a stage gives up once its pace says it ends well past the d
     std::this_thread::sleep_for(5ms);
     CHECK_THROWS_AS(pace.now(0), smt::BudgetSpent);
   }
-  SUBCASE("a tenth done in at least 0.2 s of a second: it would take 2 s, and gives up") {
-    smt::Pace pace(in(1000ms), 100);
-    std::this_thread::sleep_for(200ms);
-    CHECK_THROWS_AS(pace.now(10), smt::BudgetSpent);
+  SUBCASE("an eighth done in at least 0.25 s of a second: it would take 2 s, and gives up") {
+    smt::Pace pace(in(1000ms), 800);
+    std::this_thread::sleep_for(250ms);
+    CHECK_THROWS_AS(pace.now(100), smt::BudgetSpent);
   }
-  SUBCASE("less than a sixteenth done: no projection yet") {
-    smt::Pace pace(in(1000ms), 100);
-    std::this_thread::sleep_for(200ms);
-    CHECK_NOTHROW(pace.now(6));
+  SUBCASE("less than a sixty-fourth done: no projection yet") {
+    smt::Pace pace(in(1000ms), 6400);
+    std::this_thread::sleep_for(250ms);
+    CHECK_NOTHROW(pace.now(99));
+  }
+  SUBCASE("less than a tenth of the time it had: no projection yet") {
+    // A sixty-fourth in 0.3 s would take 19 s of a budget of 10 s, but 0.3 s is too short to tell.
+    smt::Pace pace(in(10000ms), 64000);
+    std::this_thread::sleep_for(300ms);
+    CHECK_NOTHROW(pace.now(1000));
   }
   SUBCASE("half done at once, of 10 s: on pace") {
     smt::Pace pace(in(10000ms), 100);
