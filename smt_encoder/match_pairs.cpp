@@ -139,12 +139,12 @@ std::size_t prefix_length(const std::vector<uint32_t>& list, std::size_t end, Pr
                                   list.begin());
 }
 
-// Vector clocks of "must happen before" (header comment): per event, how
-// many events of each rank are called before it returns, in every execution.
 // Whether a pass over the whole model's clocks gives up early (Pace): the
 // match pairs' passes do; a part's (fixed.cpp) stops at the deadline only.
 enum class Paced : uint8_t { no, yes };
 
+// Vector clocks of "must happen before" (header comment): per event, how
+// many events of each rank are called before it returns, in every execution.
 class Clocks {
  public:
   Clocks(const Model& model, const Deadline& deadline, Paced paced = Paced::no)
