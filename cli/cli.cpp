@@ -204,7 +204,7 @@ int main(int argc, char** argv, const Engine& engine) {
       ->type_name("FILE");
   check_cmd->add_option("--smt-timeout", check.smt_timeout,
                         "Seconds the SMT checks (message-race, potential-deadlock, rma-race's races of "
-                        "other executions) may add, together, counted from the start of reading; 0 turns them off")
+                        "other executions) may take, together, counted after the trace is read; 0 turns them off")
       ->default_str("5");
   check_cmd->add_option("--buffering", check.buffering,
                         "message-race: standard-mode sends return at once (infinite) or once matched (zero);\n"

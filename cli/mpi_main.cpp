@@ -6,10 +6,12 @@
 // them, whose state they send too (distributed/transfer.hpp). The other processes'
 // stdout and stderr go to /dev/null: what they would print, process 0 prints.
 // Every process exits with process 0's exit status.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <string_view>
+#include <thread>
 
 #include <mpi.h>
 
@@ -93,7 +95,15 @@ int run(int argc, char** argv, int process, int processes) {
   std::fflush(stdout);
   std::fflush(stderr);
   if (stranded) MPI_Abort(MPI_COMM_WORLD, status);
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  // The readers wait here while process 0 analyzes (seconds, the SMT
+  // checks' budget among them): a blocking MPI_Bcast would spin on a core
+  // (Open MPI), the core process 0 needs on a small machine, so they sleep
+  // between tests.
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  for (int done = 0; MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return status;
 }
 

@@ -1,6 +1,9 @@
 #include "smt_encoder/match_pairs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <optional>
 
 #include <fmt/core.h>
@@ -136,15 +139,24 @@ std::size_t prefix_length(const std::vector<uint32_t>& list, std::size_t end, Pr
                                   list.begin());
 }
 
+// Whether a pass over the whole model's clocks gives up early (Pace): the
+// match pairs' passes do; a part's (fixed.cpp) stops at the deadline only.
+enum class Paced : uint8_t { no, yes };
+
 // Vector clocks of "must happen before" (header comment): per event, how
 // many events of each rank are called before it returns, in every execution.
 class Clocks {
  public:
-  Clocks(const Model& model, const Deadline& deadline)
-      : m_model(model), m_deadline(deadline), m_width(static_cast<uint32_t>(model.ranks.size())), m_base(model.ranks.size() + 1, 0) {
+  Clocks(const Model& model, const Deadline& deadline, Paced paced = Paced::no)
+      : m_model(model), m_deadline(deadline), m_paced(paced), m_width(static_cast<uint32_t>(model.ranks.size())), m_base(model.ranks.size() + 1, 0) {
     for (std::size_t r = 0; r < model.ranks.size(); ++r) m_base[r + 1] = m_base[r] + model.ranks[r].events.size();
-    m_v.assign(m_base.back() * m_width, 0);
-    m_nonzero.assign(m_base.back(), 0);
+    // Zeroed by calloc: the pages of rows never raised (and all of them
+    // when a pass gives up early, Pace) are never touched.
+    const std::size_t entries = m_base.back() * m_width;
+    m_v.reset(static_cast<uint32_t*>(std::calloc(std::max<std::size_t>(entries, 1), sizeof(uint32_t))));
+    if (!m_v) throw std::bad_alloc();
+    m_nonzero.reset(static_cast<uint32_t*>(std::calloc(std::max<std::size_t>(m_base.back(), 1), sizeof(uint32_t))));
+    if (!m_nonzero) throw std::bad_alloc();
   }
 
   // Return false when `model` has too many events x ranks for clocks.
@@ -179,8 +191,10 @@ class Clocks {
     }
     m_changed = false;
     uint64_t left = m_base.back();
+    Pace pace(m_paced == Paced::yes ? m_deadline : Deadline{}, left);
     uint32_t force = 0;
     while (left > 0) {
+      pace.at(m_base.back() - left);
       bool progress = false;
       for (uint32_t i = 0; i < w; ++i) {
         const uint32_t n = static_cast<uint32_t>(m_model.ranks[i].events.size());
@@ -344,11 +358,15 @@ class Clocks {
 
   const Model& m_model;
   Deadline m_deadline;
+  Paced m_paced;
   uint64_t m_ticks = 0;
   uint32_t m_width;
   std::vector<std::size_t> m_base;  // per rank: its first event's row
-  std::vector<uint32_t> m_v;        // row per event, m_width counts
-  std::vector<uint32_t> m_nonzero;  // per row: its nonzero counts
+  struct Free {
+    void operator()(uint32_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint32_t[], Free> m_v;        // row per event, m_width counts
+  std::unique_ptr<uint32_t[], Free> m_nonzero;  // per row: its nonzero counts
   // Pass state.
   std::vector<uint32_t> m_cursor;   // per rank: events with this pass's clock
   std::vector<std::vector<uint32_t>> m_hub;  // per instance: the join of its members' calls
@@ -374,14 +392,16 @@ class Analysis {
       m_pairs.hb_skipped = true;
       return std::move(m_pairs);
     }
-    m_clocks.emplace(m_model, m_deadline);
+    m_clocks.emplace(m_model, m_deadline, Paced::yes);
     // The first pass has no pair lists yet (on request/answer traces they
     // would be quadratic): a receive's MIN group is the first candidate of
     // each sender under the counting rules, which is the earliest one.
     m_sources.assign(m_model.ops.size(), {});
     IdList found;
     MatchPairs scratch;
+    Pace pace(m_deadline, m_model.ops.size());
     for (uint32_t ri = 0; ri < m_model.ops.size(); ++ri) {
+      pace.at(ri);
       const Op& r = m_model.ops[ri];
       if ((r.kind != OpKind::recv && r.kind != OpKind::probe) || r.done == k_none) continue;
       found.clear();
@@ -525,7 +545,9 @@ void Analysis::materialize() {
   for (uint32_t i = 0; i < n; ++i) {
     if (m_model.ops[i].kind == OpKind::probe) collect(i, Want::all, out.sends[i], out);
   }
+  Pace pace(m_deadline, n);  // by receives' ops (the probes' loop before is short)
   for (uint32_t i = 0; i < n; ++i) {
+    pace.at(i);
     const Op& r = m_model.ops[i];
     if (r.kind != OpKind::recv) continue;
     collect(i, Want::all, out.sends[i], out);

@@ -6,7 +6,6 @@
 #include "smt_encoder/model.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -54,10 +53,8 @@ struct RankCollected {
 
 class CollectPass final : public analyzer::RankPass {
  public:
-  CollectPass(RankCollected& out, const Deadline& deadline, std::atomic<bool>& abandoned)
-      : m(out), m_deadline(deadline), m_abandoned(abandoned) {}
+  explicit CollectPass(RankCollected& out) : m(out) {}
   void event(const format::Event& e) override {
-    if (m_deadline && out_of_time()) return;
     const format::Sync sync = format::sync_of(e);
     if (sync.match == format::Match::probe) {
       ProbeRecord p;
@@ -77,28 +74,7 @@ class CollectPass final : public analyzer::RankPass {
   }
 
  private:
-  // Return true once the budget ran out (any rank's pass may notice first):
-  // then nothing more is kept, and what was kept is freed.
-  bool out_of_time() {
-    if (m_abandoned.load(std::memory_order_relaxed)) {
-      release();
-      return true;
-    }
-    if ((++m_ticks & 0xfff) != 0 || std::chrono::steady_clock::now() <= *m_deadline) return false;
-    m_abandoned.store(true, std::memory_order_relaxed);
-    release();
-    return true;
-  }
-  void release() {
-    if (m.probes.capacity() == 0 && m.completions.capacity() == 0) return;
-    std::vector<ProbeRecord>().swap(m.probes);
-    std::vector<CallRecord>().swap(m.completions);
-  }
-
   RankCollected& m;
-  Deadline m_deadline;
-  std::atomic<bool>& m_abandoned;
-  uint64_t m_ticks = 0;
 };
 
 // Return true when a rank may stop for good inside `call` (header comment):
@@ -207,21 +183,18 @@ void name_event(Event& e, Call call, uint32_t site) {
 
 struct Collector::Impl {
   std::deque<RankCollected> ranks;  // grows while passes hold references: a deque keeps them valid
-  std::atomic<bool> abandoned{false};
 };
 
 Collector::Collector() : m_impl(std::make_unique<Impl>()) {}
 Collector::~Collector() = default;
 
-std::unique_ptr<analyzer::RankPass> Collector::rank_pass(const analyzer::RankData& data, const Deadline& deadline) {
+std::unique_ptr<analyzer::RankPass> Collector::rank_pass(const analyzer::RankData& data) {
   if (m_impl->ranks.size() <= data.rank) m_impl->ranks.resize(data.rank + 1);
   RankCollected& rank = m_impl->ranks[data.rank];
   if (rank.passed) return nullptr;
   rank.passed = true;
-  return std::make_unique<CollectPass>(rank, deadline, m_impl->abandoned);
+  return std::make_unique<CollectPass>(rank);
 }
-
-bool Collector::abandoned() const { return m_impl->abandoned.load(std::memory_order_relaxed); }
 
 CollKind coll_kind(Call call) {
   switch (format::call_traits(call).flow) {
@@ -271,16 +244,15 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
   std::vector<uint32_t> pscw_ops;                                      // in posting order per rank
   const std::deque<RankCollected>& all = collected.m_impl->ranks;
   static const RankCollected k_nothing;
-  {
-    // The ops, counted before they are made (RMA post/start/complete/wait
-    // may add a few more): no growing by doubling, whose slack would stay.
-    std::size_t ops = 0;
-    for (uint32_t r = 0; r < model.world_size; ++r) {
-      if (!context.rank(r).present) continue;
-      ops += replay.p2p(r).size() + replay.collectives(r).size() + (r < all.size() ? all[r].probes.size() : 0);
-    }
-    model.ops.reserve(ops);
+  // The ops, counted before they are made (RMA post/start/complete/wait
+  // may add a few more): no growing by doubling, whose slack would stay.
+  std::size_t ops = 0;
+  for (uint32_t r = 0; r < model.world_size; ++r) {
+    if (!context.rank(r).present) continue;
+    ops += replay.p2p(r).size() + replay.collectives(r).size() + (r < all.size() ? all[r].probes.size() : 0);
   }
+  model.ops.reserve(ops);
+  Pace pace(deadline, ops);  // by ops made, rank by rank
 
   for (uint32_t r = 0; r < model.world_size; ++r) {
     if (!context.rank(r).present) continue;
@@ -313,6 +285,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     p2p_op[r].assign(p2p.size(), k_none);
     for (uint32_t i = 0; i < p2p.size(); ++i) {
       check_deadline(deadline, ticks);
+      pace.at(model.ops.size());
       const analyzer::P2POp& p = p2p[i];
       Event& post = rank.events[builder.index(p.seq)];
       name_event(post, p.call, p.site);
@@ -419,6 +392,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     }
     rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
     if (stopped_inside) rank.limit = 2 * builder.index(blocked->seq) + 1;
+    pace.now(model.ops.size());
   }
 
   // Posts and completions per event (ops are in posting order per rank).

@@ -72,6 +72,48 @@ class BudgetSpent : public std::runtime_error {
 inline void check_deadline(const Deadline& deadline, uint64_t& ticks) {
   if (deadline && (++ticks & 0xffff) == 0 && std::chrono::steady_clock::now() > *deadline) throw BudgetSpent();
 }
+
+// One stage of building what the questions need (the model, the match
+// pairs' passes), `total` units of work (events, ops) long, that gives up
+// early: at() throws BudgetSpent past the deadline, and as soon as the pace
+// so far says the stage would end well past it (after a sixty-fourth of
+// it and a tenth of the time it had, its projected end more than half that
+// time beyond the deadline), so that a model that cannot be finished within
+// the budget is not built whole and then dropped. A stage that gives up ends as one the
+// deadline stopped: every question it served is unknown. The projection
+// is a wall-clock one: on a loaded machine it may give up on a stage that
+// a lull would have let finish, as the deadline itself may.
+class Pace {
+ public:
+  Pace(const Deadline& deadline, uint64_t total)
+      : m_deadline(deadline), m_start(std::chrono::steady_clock::now()), m_total(total) {}
+  // Say that `done` units are done; look at the clock only once every 4,096 calls.
+  void at(uint64_t done) {
+    if (m_deadline && (++m_ticks & 0xfff) == 0) check(done);
+  }
+  // As at(), looking at the clock now (at the end of a large unit: a rank).
+  void now(uint64_t done) {
+    if (m_deadline) check(done);
+  }
+
+ private:
+  void check(uint64_t done) const {
+    using Seconds = std::chrono::duration<double>;
+    const auto t = std::chrono::steady_clock::now();
+    if (t > *m_deadline) throw BudgetSpent();
+    if (done == 0 || done * 64 < m_total) return;
+    const double spent = Seconds(t - m_start).count();
+    const double had = Seconds(*m_deadline - m_start).count();
+    if (spent < had / 10) return;  // too short a while to tell a pace on a loaded machine
+    if (spent * static_cast<double>(m_total) / static_cast<double>(done) > had * 1.5) throw BudgetSpent();
+  }
+
+  Deadline m_deadline;
+  std::chrono::steady_clock::time_point m_start;
+  uint64_t m_total;
+  uint64_t m_ticks = 0;
+};
+
 inline constexpr int32_t k_any = -1;  // any source, any tag
 
 enum class OpKind : uint8_t { send, recv, probe, coll };
@@ -153,7 +195,9 @@ inline bool accepts(const Op& r, const Op& s) {
 CollKind coll_kind(format::Call call);
 
 // What the SMT checks collect while the trace streams past: probes (which
-// the replay does not keep) and the calls of completing events.
+// the replay does not keep) and the calls of completing events. Not timed
+// (the budget starts after reading, prove.cpp): a record per probe and per
+// completing call.
 class Collector {
  public:
   Collector();
@@ -162,11 +206,8 @@ class Collector {
   Collector& operator=(const Collector&) = delete;
   // Return the pass that collects rank `data.rank` (called before loading),
   // or nullptr when one was made for that rank already: the SMT checks of
-  // one analysis share one Collector. Past `deadline` the passes stop
-  // collecting (and free what they kept) and abandoned() is true: the budget
-  // ran out while the trace was read, and no model can be built from it.
-  std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data, const Deadline& deadline = {});
-  bool abandoned() const;
+  // one analysis share one Collector.
+  std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data);
   struct Impl;
 
  private:

@@ -358,9 +358,13 @@ Deadline deadline_in(double seconds) {
 }
 
 // One budget for the SMT checks of one analysis: it starts when the first
-// of them starts its work, which is collecting while the trace is read
-// (rank_pass), so that all they add to an analysis, reading included, is
-// within it.
+// of them needs their model (its finish(), or rma-race's schedule
+// questions), after the trace was read and replayed, and covers their own
+// work from there: building the model, match pairs, replays and Z3. What
+// they collect while the trace is read (probes and the calls of completing
+// events, Collector) is not timed: reading does not count against it, so
+// `smtrace check` and `smtrace-mpi check` (whose process 0 gets the trace
+// later, from the readers) leave the SMT checks the same time.
 class SharedBudget {
  public:
   explicit SharedBudget(double seconds) : m_seconds(seconds) {}
@@ -391,13 +395,12 @@ class SharedModel {
   // all of them (the first check to ask makes it).
   Collector& collector() { return m_collector; }
   // Return what the first call built from the collector; nullptr when the
-  // budget ran out while the trace was read, or before or while building
-  // (then it is not tried again).
+  // budget ran out before or while building (then it is not tried again).
   const Built* get(const analyzer::Context& context, const Tuning& tuning, const Deadline& deadline) {
     std::lock_guard lock(m_mutex);
     if (!m_tried) {
       m_tried = true;
-      if (m_collector.abandoned() || (deadline && std::chrono::steady_clock::now() > *deadline)) return nullptr;
+      if (deadline && std::chrono::steady_clock::now() > *deadline) return nullptr;
       try {
         auto built = std::make_unique<Built>();
         built->model = build_model(context, m_collector, deadline);
@@ -461,7 +464,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     return m_mode == Mode::races ? format::content_bit(format::Content::receive_envelope) : 0;
   }
   std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data) override {
-    return m_shared->collector().rank_pass(data, m_budget ? m_budget->end() : Deadline{});
+    return m_shared->collector().rank_pass(data);
   }
   void finish(const analyzer::Context& context, std::vector<std::unique_ptr<analyzer::RankPass>>& passes,
               std::vector<Finding>& out) override {
@@ -634,14 +637,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   void not_built(const analyzer::Context& context, std::vector<Finding>& out) {
     uint64_t events = 0;
     for (uint32_t r = 0; r < context.world_size(); ++r) events += context.rank(r).events;
-    const std::string why =
-        m_shared->collector().abandoned()
-            ? fmt::format("every question undecided: --smt-timeout {} s ran out while the trace ({} events) was "
-                          "read; a larger --smt-timeout gives the SMT checks time after reading",
-                          m_options.smt_timeout_s, events)
-            : fmt::format("the SMT model of the trace ({} events) was not built within --smt-timeout {} s: "
-                          "nothing was decided",
-                          events, m_options.smt_timeout_s);
+    const std::string why = fmt::format(
+        "the SMT model of the trace ({} events) was not built within --smt-timeout {} s: nothing was decided", events,
+        m_options.smt_timeout_s);
     if (m_mode != Mode::prove) {
       Finding f;
       f.kind = std::string(name());

@@ -253,8 +253,9 @@ std::string render_dot(const ProveResult& result);
 // matches, or alone leaves a message unmatched; warnings: it leaves one
 // unmatched only together with other alternative matches) and
 // potential-deadlock, within one budget of `smt_timeout_s` seconds for both
-// (it starts when the first of them starts its SMT work, building the model
-// included, and is a wall). They share one model of the trace.
+// (it starts when the first of them needs the model, after the trace was
+// read and replayed, and is a wall: building the model, match pairs,
+// replays and Z3 count, reading does not). They share one model of the trace.
 struct CheckSettings {
   double smt_timeout_s = 5;
   Buffering buffering = Buffering::infinite;  // message-race (potential-deadlock is always zero)

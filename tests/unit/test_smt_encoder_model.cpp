@@ -9,7 +9,10 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <chrono>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -538,13 +541,30 @@ TEST_CASE("smt checks: one collecting pass per rank for both checks") {
   CHECK(collector.rank_pass(data) == nullptr);  // the second check's: the first pass collects for both
   data.rank = 0;
   CHECK(collector.rank_pass(data) != nullptr);
-  CHECK_FALSE(collector.abandoned());
 }
 
-TEST_CASE("smt checks: the budget counts from the start of reading, and a trace read past it decides nothing") {
+// A rank source that takes `delay` before it delivers the events: reading
+// that takes longer than the SMT budget.
+class SlowSource final : public an::RankSource {
+ public:
+  SlowSource(std::unique_ptr<an::RankSource> inner, std::chrono::milliseconds delay)
+      : m_inner(std::move(inner)), m_delay(delay) {}
+  std::optional<tf::RankHeader> header(const tf::RankReader::Callbacks& callbacks) override {
+    return m_inner->header(callbacks);
+  }
+  void read_all(const tf::RankReader::Callbacks& callbacks) override {
+    std::this_thread::sleep_for(m_delay);
+    m_inner->read_all(callbacks);
+  }
+
+ private:
+  std::unique_ptr<an::RankSource> m_inner;
+  std::chrono::milliseconds m_delay;
+};
+
+TEST_CASE("smt checks: the budget counts from when they need their model, after reading") {
   // Both ranks send first, then receive: a deadlock without buffering. Each
-  // rank then makes many local calls, so that the collecting passes look at
-  // the clock while they read (every 4,096 events).
+  // rank then makes many local calls, which the collecting passes see.
   auto trace = [] {
     Builder b(2);
     for (uint32_t r = 0; r < 2; ++r) {
@@ -567,10 +587,15 @@ TEST_CASE("smt checks: the budget counts from the start of reading, and a trace 
     }
     return b;
   };
-  auto kinds = [&](double seconds) {
+  auto kinds = [&](double seconds, std::chrono::milliseconds reading = std::chrono::milliseconds(0)) {
     Builder b = trace();
     an::Options options;
     options.checks = {"message-race", "potential-deadlock"};
+    if (reading.count() > 0) {
+      options.rank_source = [reading](uint32_t, const fs::path& file) -> std::unique_ptr<an::RankSource> {
+        return std::make_unique<SlowSource>(an::read_rank_file_source(file), reading);
+      };
+    }
     smt::CheckSettings settings;
     settings.smt_timeout_s = seconds;
     options.extra_checks = smt::check_factories(settings);
@@ -582,15 +607,65 @@ TEST_CASE("smt checks: the budget counts from the start of reading, and a trace 
     CHECK(found[0].kind == "potential-deadlock");
     CHECK(found[0].severity == an::Severity::error);
   }
-  SUBCASE("past it while reading: both checks say so, and nothing else is claimed") {
+  SUBCASE("reading longer than the budget does not count against it") {
+    // Two ranks read one after the other (one thread), 0.6 s each: 1.2 s of
+    // reading, and the budget of 1 s still decides the deadlock after it.
+    const std::vector<an::Finding> found = kinds(1, std::chrono::milliseconds(600));
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].kind == "potential-deadlock");
+    CHECK(found[0].severity == an::Severity::error);
+  }
+  SUBCASE("a budget spent before the model is built: both checks say so, and nothing else is claimed") {
     const std::vector<an::Finding> found = kinds(1e-9);
     REQUIRE(found.size() == 2);
     for (const an::Finding& f : found) {
       CAPTURE(f.message);
       CHECK(f.severity == an::Severity::info);
-      CHECK(f.message.find("every question undecided: --smt-timeout 1e-09 s ran out while the trace (20008 events) was read") !=
-            std::string::npos);
+      CHECK(f.message.find("the SMT model of the trace (20008 events) was not built within --smt-timeout 1e-09 s: "
+                           "nothing was decided") != std::string::npos);
       CHECK(f.message.find("unknown, not a proof") != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("smt pace: a stage gives up once its pace says it ends well past the deadline") {
+  using namespace std::chrono_literals;
+  auto in = [](std::chrono::milliseconds ms) { return smt::Deadline(std::chrono::steady_clock::now() + ms); };
+  SUBCASE("no deadline: never") {
+    smt::Pace pace({}, 100);
+    std::this_thread::sleep_for(5ms);
+    CHECK_NOTHROW(pace.now(1));
+  }
+  SUBCASE("past the deadline: at once") {
+    smt::Pace pace(in(1ms), 100);
+    std::this_thread::sleep_for(5ms);
+    CHECK_THROWS_AS(pace.now(0), smt::BudgetSpent);
+  }
+  SUBCASE("an eighth done in at least 0.25 s of a second: it would take 2 s, and gives up") {
+    smt::Pace pace(in(1000ms), 800);
+    std::this_thread::sleep_for(250ms);
+    CHECK_THROWS_AS(pace.now(100), smt::BudgetSpent);
+  }
+  SUBCASE("less than a sixty-fourth done: no projection yet") {
+    smt::Pace pace(in(1000ms), 6400);
+    std::this_thread::sleep_for(250ms);
+    CHECK_NOTHROW(pace.now(99));
+  }
+  SUBCASE("less than a tenth of the time it had: no projection yet") {
+    // A sixty-fourth in 0.3 s would take 19 s of a budget of 10 s, but 0.3 s is too short to tell.
+    smt::Pace pace(in(10000ms), 64000);
+    std::this_thread::sleep_for(300ms);
+    CHECK_NOTHROW(pace.now(1000));
+  }
+  SUBCASE("half done at once, of 10 s: on pace") {
+    smt::Pace pace(in(10000ms), 100);
+    CHECK_NOTHROW(pace.now(50));
+    CHECK_NOTHROW(pace.now(100));
+  }
+  SUBCASE("at() looks at the clock once every 4,096 calls") {
+    smt::Pace pace(in(1ms), 100);
+    std::this_thread::sleep_for(5ms);
+    for (int i = 0; i < 4095; ++i) pace.at(0);
+    CHECK_THROWS_AS(pace.at(0), smt::BudgetSpent);
   }
 }
