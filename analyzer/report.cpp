@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <fmt/core.h>
@@ -80,7 +81,7 @@ size_t utf8_length(std::string_view text, size_t i) {
 // containers as {} and []. The caller nests begin/end calls correctly.
 class JsonOut {
  public:
-  explicit JsonOut(std::string& out) : m_out(out) {}
+  explicit JsonOut(ReportSink& out) : m_out(out) {}
 
   JsonOut& begin_object() { return open('{'); }
   JsonOut& end_object() { return close('}'); }
@@ -89,14 +90,15 @@ class JsonOut {
 
   JsonOut& key(std::string_view name) {
     separate();
-    m_out += json_quote(name);
+    json_quote_to(m_out.buffer(), name);
     m_out += ": ";
     m_after_key = true;
     return *this;
   }
   JsonOut& value(std::string_view text) {
     separate();
-    m_out += json_quote(text);
+    json_quote_to(m_out.buffer(), text);
+    m_out.spill();
     return *this;
   }
   JsonOut& value(const char* text) { return value(std::string_view(text)); }
@@ -130,8 +132,9 @@ class JsonOut {
 
  private:
   void newline() {
-    m_out += '\n';
-    m_out.append(2 * m_empty.size(), ' ');
+    m_out.buffer() += '\n';
+    m_out.buffer().append(2 * m_empty.size(), ' ');
+    m_out.spill();
   }
   void separate() {
     if (m_after_key) {
@@ -157,7 +160,7 @@ class JsonOut {
     return *this;
   }
 
-  std::string& m_out;
+  ReportSink& m_out;
   std::vector<bool> m_empty;  // per open container: nothing written into it yet
   bool m_after_key = false;
 };
@@ -300,34 +303,43 @@ std::string summary_line(const Result& result) {
   return line;
 }
 
-std::string render_text(const Result& result) {
-  std::string out;
+void write_diagnostics(std::ostream& stream, const Result& result) {
+  ReportSink out(stream);
   for (const Finding& finding : result.findings) {
     const std::string head = finding.locations.empty() ? std::string() : location_where(finding.locations.front());
-    out += fmt::format("{}: {}: {} [{}]\n", head.empty() ? "smtrace" : head, level_name(finding.severity),
-                       finding.message, finding.kind);
+    out.format("{}: {}: {} [{}]\n", head.empty() ? "smtrace" : head, level_name(finding.severity), finding.message,
+               finding.kind);
     // Every location gets its line, the primary one included: the headline
     // says where, this line says which rank, event and call.
     for (const Location& location : finding.locations) {
       const std::string at = location_where(location);
-      out += fmt::format("{}: note: {}\n", at.empty() ? "smtrace" : at, location_description(location));
+      out.format("{}: note: {}\n", at.empty() ? "smtrace" : at, location_description(location));
     }
-    for (const std::string& note : finding.notes) out += fmt::format("smtrace: note: {}\n", note);
+    for (const std::string& note : finding.notes) out.format("smtrace: note: {}\n", note);
   }
   for (const format::Problem& problem : result.problems) {
-    out += fmt::format("{}: warning: {}\n", problem.file.empty() ? "smtrace" : problem.file,
-                       problem_text(problem));
+    out.format("{}: warning: {}\n", problem.file.empty() ? "smtrace" : problem.file, problem_text(problem));
   }
-  for (const SkippedCheck& skipped : result.skipped) out += fmt::format("smtrace: note: {}\n", skipped_text(skipped));
-  for (const std::string& note : result.notes) out += fmt::format("smtrace: note: {}\n", note);
-  out += summary_line(result);
-  out += '\n';
-  return out;
+  for (const SkippedCheck& skipped : result.skipped) out.format("smtrace: note: {}\n", skipped_text(skipped));
+  for (const std::string& note : result.notes) out.format("smtrace: note: {}\n", note);
 }
 
-std::string render_json(const Result& result) {
+void write_text(std::ostream& stream, const Result& result) {
+  write_diagnostics(stream, result);
+  ReportSink out(stream);
+  out += summary_line(result);
+  out += '\n';
+}
+
+std::string render_text(const Result& result) {
+  std::ostringstream out;
+  write_text(out, result);
+  return std::move(out).str();
+}
+
+void write_json(std::ostream& stream, const Result& result) {
   const Counts counts = count_findings(result);
-  std::string out;
+  ReportSink out(stream);
   JsonOut json(out);
   json.begin_object();
   json.key("schema").value("smtrace-check");
@@ -401,10 +413,15 @@ std::string render_json(const Result& result) {
   write_stats_json(json, result);
   json.end_object();
   out += '\n';
-  return out;
 }
 
-std::string render_sarif(const Result& result, const ReportContext& context) {
+std::string render_json(const Result& result) {
+  std::ostringstream out;
+  write_json(out, result);
+  return std::move(out).str();
+}
+
+void write_sarif(std::ostream& stream, const Result& result, const ReportContext& context) {
   // Rules: the checks in report order, then any kind a finding names that
   // is not among them, so that every ruleIndex is valid.
   std::vector<RuleInfo> rules = context.rules;
@@ -416,7 +433,7 @@ std::string render_sarif(const Result& result, const ReportContext& context) {
     }
   }
 
-  std::string out;
+  ReportSink out(stream);
   JsonOut json(out);
   json.begin_object();
   json.key("$schema").value("https://json.schemastore.org/sarif-2.1.0.json");
@@ -498,21 +515,37 @@ std::string render_sarif(const Result& result, const ReportContext& context) {
   json.end_object().end_array();
   json.end_object();
   out += '\n';
-  return out;
+}
+
+std::string render_sarif(const Result& result, const ReportContext& context) {
+  std::ostringstream out;
+  write_sarif(out, result, context);
+  return std::move(out).str();
+}
+
+void write_report(std::ostream& out, const Result& result, ReportFormat format, const ReportContext& context) {
+  switch (format) {
+    case ReportFormat::text: write_text(out, result); return;
+    case ReportFormat::json: write_json(out, result); return;
+    case ReportFormat::sarif: write_sarif(out, result, context); return;
+  }
+  write_text(out, result);
 }
 
 std::string render(const Result& result, ReportFormat format, const ReportContext& context) {
-  switch (format) {
-    case ReportFormat::text: return render_text(result);
-    case ReportFormat::json: return render_json(result);
-    case ReportFormat::sarif: return render_sarif(result, context);
-  }
-  return render_text(result);
+  std::ostringstream out;
+  write_report(out, result, format, context);
+  return std::move(out).str();
 }
 
 std::string json_quote(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);
+  json_quote_to(out, text);
+  return out;
+}
+
+void json_quote_to(std::string& out, std::string_view text) {
   out += '"';
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
@@ -538,7 +571,7 @@ std::string json_quote(std::string_view text) {
       case '\f': out += "\\f"; break;
       default:
         if (byte < 0x20 || byte == 0x7F) {
-          out += fmt::format("\\u{:04x}", byte);
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", byte);
         } else {
           out += c;
         }
@@ -546,7 +579,6 @@ std::string json_quote(std::string_view text) {
     ++i;
   }
   out += '"';
-  return out;
 }
 
 }  // namespace smtrace::analyzer

@@ -7,10 +7,15 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include <fmt/core.h>
 
 #include "analyzer/analyze.hpp"
 #include "analyzer/finding.hpp"
@@ -44,6 +49,51 @@ struct ReportContext {
   std::vector<RuleInfo> rules;   // SARIF's rules; kinds not listed get a rule of their own
 };
 
+// A buffer in front of an ostream for the renderers: text is appended to a
+// string that goes to the stream whenever it holds k_chunk bytes, and at
+// flush() or destruction, so that a report is written as it is rendered and
+// never held whole in memory. Write errors are the stream's state.
+class ReportSink {
+ public:
+  static constexpr size_t k_chunk = size_t{64} << 10;
+
+  explicit ReportSink(std::ostream& out) : m_out(out) { m_buffer.reserve(k_chunk + 1024); }
+  ReportSink(const ReportSink&) = delete;
+  ReportSink& operator=(const ReportSink&) = delete;
+  ~ReportSink() { flush(); }
+
+  ReportSink& operator+=(std::string_view text) {
+    m_buffer.append(text);
+    return spill();
+  }
+  ReportSink& operator+=(char c) {
+    m_buffer += c;
+    return spill();
+  }
+  // Append fmt::format(format, args...).
+  template <typename... Args>
+  ReportSink& format(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(m_buffer), format, std::forward<Args>(args)...);
+    return spill();
+  }
+  // The buffer itself, for code that appends in place (json_quote_to);
+  // call spill() after.
+  std::string& buffer() { return m_buffer; }
+  ReportSink& spill() {
+    if (m_buffer.size() >= k_chunk) flush();
+    return *this;
+  }
+  void flush() {
+    if (m_buffer.empty()) return;
+    m_out.write(m_buffer.data(), static_cast<std::streamsize>(m_buffer.size()));
+    m_buffer.clear();
+  }
+
+ private:
+  std::ostream& m_out;
+  std::string m_buffer;
+};
+
 // Return the finding counts of `result` by severity.
 struct Counts {
   uint64_t errors = 0;
@@ -56,17 +106,27 @@ Counts count_findings(const Result& result);
 // "SUMMARY: 2 errors, 1 warning in 4 ranks, 1234 events (trace complete)".
 std::string summary_line(const Result& result);
 
-// Return `result` as compiler-style diagnostics, one headline per finding,
-// ending with the SUMMARY line (docs/check-output.md, "Text").
-std::string render_text(const Result& result);
+// The renderers write to `out` as they go (write_*); render_* return the
+// same bytes as a string, for tests and small reports.
 
-// Return `result` as a pretty-printed JSON object (docs/check-output.md, "JSON").
+// Write `result` as compiler-style diagnostics, one headline per finding,
+// ending with the SUMMARY line (docs/check-output.md, "Text").
+void write_text(std::ostream& out, const Result& result);
+std::string render_text(const Result& result);
+// Write what write_text writes before the SUMMARY line (prove's text
+// report puts its questions between the two).
+void write_diagnostics(std::ostream& out, const Result& result);
+
+// Write `result` as a pretty-printed JSON object (docs/check-output.md, "JSON").
+void write_json(std::ostream& out, const Result& result);
 std::string render_json(const Result& result);
 
-// Return `result` as a SARIF 2.1.0 log with one run (docs/check-output.md, "SARIF").
+// Write `result` as a SARIF 2.1.0 log with one run (docs/check-output.md, "SARIF").
+void write_sarif(std::ostream& out, const Result& result, const ReportContext& context);
 std::string render_sarif(const Result& result, const ReportContext& context);
 
-// Return `result` rendered in `format`.
+// Write `result` rendered in `format`.
+void write_report(std::ostream& out, const Result& result, ReportFormat format, const ReportContext& context);
 std::string render(const Result& result, ReportFormat format, const ReportContext& context);
 
 // Return where `location` is as compilers write it: "FILE:LINE:COL",
@@ -82,5 +142,7 @@ std::string skipped_text(const SkippedCheck& skipped);
 // Return `text` as a JSON string literal: quotes, backslashes and control
 // characters escaped, invalid UTF-8 bytes replaced by U+FFFD.
 std::string json_quote(std::string_view text);
+// Append json_quote(text) to `out`.
+void json_quote_to(std::string& out, std::string_view text);
 
 }  // namespace smtrace::analyzer

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -207,17 +208,17 @@ int run_check(const CheckOptions& options) {
   }
 
   const analyzer::ReportContext context{SMTRACE_VERSION, rules};
-  auto report = [&] {
-    if (!html) return analyzer::render(result, *format, context);
-    return exchange::render_html(result, options.dir, {rules, options.dir.string(), 3});
+  auto report = [&](std::ostream& out) {
+    if (!html) return analyzer::write_report(out, result, *format, context);
+    exchange::write_html(out, result, options.dir, {rules, options.dir.string(), 3});
   };
   if (options.expect.empty()) {
-    emit(options.output, report());
+    write_report_to(options.output, report);
     return failed(analyzer::count_findings(result).errors > 0 ? k_exit_findings : k_exit_ok);
   }
   // Regression mode: stdout says how the findings compare; the report
   // itself goes only to -o FILE.
-  if (!options.output.empty()) write_file(options.output, report());
+  if (!options.output.empty()) write_report_to(options.output, report);
   const analyzer::Comparison comparison = analyzer::compare(expectations, result.findings);
   emit({}, analyzer::render_comparison(comparison, options.expect));
   return failed(comparison.agree() ? k_exit_ok : k_exit_findings);

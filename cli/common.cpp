@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <iostream>
 #include <system_error>
 
 #include <fmt/core.h>
@@ -43,6 +45,19 @@ TraceOrigin trace_origin(const format::Trace& trace) {
     }
   }
   return origin;
+}
+
+void write_report_to(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (path.empty()) {
+    write(std::cout);  // synchronized with stdio: the bytes go through stdout's buffer
+    std::cout.flush();
+    std::fflush(stdout);
+    return;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) write(out);
+  out.close();
+  if (!out) throw Error(fmt::format("cannot write {}", path));
 }
 
 void warn(std::string_view message) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -88,6 +89,11 @@ void prepare_output_dir(const std::filesystem::path& dir, bool force,
 
 // Return `prefix` followed by the local time: "smtrace-20260101-120000".
 std::string timestamped_name(std::string_view prefix);
+
+// Write a report to `path`, or to stdout when `path` is empty: `write`
+// renders it into the stream as it goes, so that it is never whole in
+// memory. Throw Error when the file cannot be written.
+void write_report_to(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // Return the rules of every check: the analyzer's, then the SMT backend's.
 std::vector<analyzer::RuleInfo> all_check_rules();

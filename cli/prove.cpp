@@ -3,7 +3,6 @@
 // ordering questions, each answered by the SMT backend (smt_encoder/) with
 // a witness schedule or an unsat explanation (docs/cli.md, prove).
 #include <charconv>
-#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -81,13 +80,13 @@ int run_prove(const ProveOptions& options) {
   }
   if (!options.emit_smt2.empty()) write_to(options.emit_smt2, result.smt2);
   if (!options.dot.empty()) write_to(options.dot, smt::render_dot(result));
-  const std::string report = options.format == "json" ? smt::render_json(result) : smt::render_text(result);
-  if (options.output.empty()) {
-    std::fwrite(report.data(), 1, report.size(), stdout);
-    std::fflush(stdout);
-  } else {
-    write_to(options.output, report);
-  }
+  write_report_to(options.output, [&](std::ostream& out) {
+    if (options.format == "json") {
+      smt::write_json(out, result);
+    } else {
+      smt::write_text(out, result);
+    }
+  });
   for (const smt::ProveFinding& f : result.findings) {
     if (f.finding.severity == analyzer::Severity::error) return k_exit_findings;
   }

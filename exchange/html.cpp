@@ -388,7 +388,7 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
-std::string render_html(const analyzer::Result& result, const fs::path& dir, const HtmlContext& context) {
+void write_html(std::ostream& out, const analyzer::Result& result, const fs::path& dir, const HtmlContext& context) {
   const EventTimes times(dir, result.findings);
   Sources sources(dir);
   std::map<std::string, std::string> descriptions;
@@ -405,7 +405,6 @@ std::string render_html(const analyzer::Result& result, const fs::path& dir, con
   const analyzer::Counts counts = analyzer::count_findings(result);
   const std::string title = context.title.empty() ? dir.string() : context.title;
 
-  std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
@@ -500,7 +499,12 @@ std::string render_html(const analyzer::Result& result, const fs::path& dir, con
   }
   out << "<footer>smtrace " << SMTRACE_VERSION << " &middot; " << counts.errors << " errors, " << counts.warnings
       << " warnings, " << counts.infos << " infos</footer>\n</main>\n<script>" << k_script << "</script>\n</body>\n</html>\n";
-  return out.str();
+}
+
+std::string render_html(const analyzer::Result& result, const fs::path& dir, const HtmlContext& context) {
+  std::ostringstream out;
+  write_html(out, result, dir, context);
+  return std::move(out).str();
 }
 
 }  // namespace smtrace::exchange

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,12 @@ struct HtmlContext {
   int source_lines = 3;                   // lines of source shown before and after each location
 };
 
-// Return `result`, the analysis of the trace in `dir`, as an HTML page.
+// Write `result`, the analysis of the trace in `dir`, as an HTML page to
+// `out`, as it is rendered; render_html returns the same bytes.
 // Events are read back from `dir` for the timelines; a rank file that is
 // missing or damaged leaves its events out of the pictures, not the report.
+void write_html(std::ostream& out, const analyzer::Result& result, const std::filesystem::path& dir,
+                const HtmlContext& context);
 std::string render_html(const analyzer::Result& result, const std::filesystem::path& dir, const HtmlContext& context);
 
 // Return `text` with &, <, >, " and ' escaped for HTML text and attribute values.

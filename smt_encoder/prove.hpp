@@ -68,6 +68,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -236,11 +237,15 @@ struct ProveResult {
 // question naming an event that does not exist or cannot be asked about.
 ProveResult prove(const std::filesystem::path& dir, const ProveOptions& options);
 
-// Return `result` as text: findings as compiler-style diagnostics (as
+// Write `result` as text: findings as compiler-style diagnostics (as
 // check prints them), then each question with its verdict and witness
-// schedule, then a SUMMARY line.
+// schedule, then a SUMMARY line. Written as it is rendered (a report of a
+// wildcard trace runs to hundreds of MB); render_text returns the same bytes.
+void write_text(std::ostream& out, const ProveResult& result);
 std::string render_text(const ProveResult& result);
-// Return `result` as the JSON object described at the top of this file.
+// Write `result` as the JSON object described at the top of this file, as
+// it is rendered; render_json returns the same bytes.
+void write_json(std::ostream& out, const ProveResult& result);
 std::string render_json(const ProveResult& result);
 // Return the first witness of `result` (the first question's, else the
 // first finding's) as a Graphviz digraph: the events of the schedule in

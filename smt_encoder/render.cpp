@@ -23,37 +23,40 @@ std::string q(std::string_view text) { return json_quote(text); }
 
 std::string ref_or_empty(const analyzer::EventRef& ref, bool set) { return q(set ? ref.str() : std::string()); }
 
-std::string witness_json(const std::optional<Witness>& w, const std::string& indent) {
-  if (!w) return "null";
-  std::string out = "{\"outcome\": " + q(outcome_name(w->outcome)) + ", \"replayed\": " +
-                    (w->replayed ? "true" : "false") + ",\n" + indent + " \"schedule\": [";
+void write_witness_json(analyzer::ReportSink& out, const std::optional<Witness>& w, std::string_view indent) {
+  if (!w) {
+    out += "null";
+    return;
+  }
+  out.format("{{\"outcome\": {}, \"replayed\": {},\n{} \"schedule\": [", q(outcome_name(w->outcome)),
+             w->replayed ? "true" : "false", indent);
   for (std::size_t i = 0; i < w->schedule.size(); ++i) {
     const Step& s = w->schedule[i];
     const bool match = s.action == StepAction::match;
-    out += fmt::format(
+    out.format(
         "{}\n{}   {{\"step\": {}, \"action\": {}, \"event\": {}, \"rank\": {}, \"seq\": {}, \"call\": {}, "
         "\"receive\": {}, \"send\": {}}}",
         i ? "," : "", indent, i, q(step_action_name(s.action)), q(s.event.str()), s.event.rank, s.event.seq,
         q(s.call), ref_or_empty(s.receive, match), ref_or_empty(s.send, match));
   }
-  out += "],\n" + indent + " \"matches\": [";
+  out.format("],\n{} \"matches\": [", indent);
   for (std::size_t i = 0; i < w->matches.size(); ++i) {
-    out += fmt::format("{}{{\"receive\": {}, \"send\": {}}}", i ? ", " : "", q(w->matches[i].receive.str()),
-                       q(w->matches[i].send.str()));
+    out.format("{}{{\"receive\": {}, \"send\": {}}}", i ? ", " : "", q(w->matches[i].receive.str()),
+               q(w->matches[i].send.str()));
   }
-  out += "],\n" + indent + " \"cycle\": [";
+  out.format("],\n{} \"cycle\": [", indent);
   for (std::size_t i = 0; i < w->cycle.size(); ++i) {
     const Blocked& b = w->cycle[i];
     std::string waits;
     for (std::size_t j = 0; j < b.waits_for.size(); ++j) waits += (j ? ", " : "") + std::to_string(b.waits_for[j]);
-    out += fmt::format("{}{{\"rank\": {}, \"event\": {}, \"call\": {}, \"waits_for\": [{}]}}", i ? ", " : "",
-                       b.event.rank, q(b.event.str()), q(b.call), waits);
+    out.format("{}{{\"rank\": {}, \"event\": {}, \"call\": {}, \"waits_for\": [{}]}}", i ? ", " : "", b.event.rank,
+               q(b.event.str()), q(b.call), waits);
   }
-  return out + fmt::format("],\n{} \"omitted_steps\": {}}}", indent, w->omitted);
+  out.format("],\n{} \"omitted_steps\": {}}}", indent, w->omitted);
 }
 
-std::string location_json(const analyzer::Location& l) {
-  return fmt::format(
+void write_location_json(analyzer::ReportSink& out, const analyzer::Location& l) {
+  out.format(
       "{{\"rank\": {}, \"event\": {}, \"seq\": {}, \"call\": {}, \"function\": {}, \"file\": {}, \"line\": {}, "
       "\"column\": {}, \"note\": {}}}",
       l.event.rank, q(l.event.str()), l.event.seq, q(l.call), q(l.function), q(l.file), l.line, l.column,
@@ -82,86 +85,99 @@ std::string step_text(const Step& s) {
 
 }  // namespace
 
-std::string render_text(const ProveResult& result) {
+void write_text(std::ostream& stream, const ProveResult& result) {
   const analyzer::Result check = as_check_result(result);
-  std::string findings = analyzer::render_text(check);
-  const std::string summary = analyzer::summary_line(check);
-  findings.resize(findings.size() - summary.size() - 1);  // the SUMMARY line goes last
-  std::string out = findings;
+  analyzer::write_diagnostics(stream, check);  // the SUMMARY line goes last
+  analyzer::ReportSink out(stream);
   for (const Answer& a : result.answers) {
-    out += fmt::format("{} {} {}: {}\n", question_name(a.question.kind), a.question.a.str(), a.question.b.str(),
-                       verdict_name(a.verdict));
+    out.format("{} {} {}: {}\n", question_name(a.question.kind), a.question.a.str(), a.question.b.str(),
+               verdict_name(a.verdict));
     if (a.witness) {
-      out += fmt::format("  witness ({} steps, replayed):\n", a.witness->schedule.size());
+      out.format("  witness ({} steps, replayed):\n", a.witness->schedule.size());
       for (std::size_t i = 0; i < a.witness->schedule.size(); ++i) {
-        out += fmt::format("  {:>4}. {}\n", i, step_text(a.witness->schedule[i]));
+        out.format("  {:>4}. {}\n", i, step_text(a.witness->schedule[i]));
       }
     }
-    for (const std::string& line : a.explanation) out += "  because: " + line + "\n";
-    if (a.verdict == Verdict::unknown) out += "  unknown: " + a.reason + " (not a proof either way)\n";
+    for (const std::string& line : a.explanation) out.format("  because: {}\n", line);
+    if (a.verdict == Verdict::unknown) out.format("  unknown: {} (not a proof either way)\n", a.reason);
   }
   if (result.unknown) {
-    out += fmt::format("smtrace: note: {} question{} undecided within --smt-timeout {} s (unknown, not a proof)\n",
-                       result.unknown, result.unknown == 1 ? "" : "s", result.smt_timeout_s);
+    out.format("smtrace: note: {} question{} undecided within --smt-timeout {} s (unknown, not a proof)\n",
+               result.unknown, result.unknown == 1 ? "" : "s", result.smt_timeout_s);
   }
-  for (const std::string& why : result.undecided) out += "smtrace: note: undecided: " + why + "\n";
-  return out + summary + "\n";
+  for (const std::string& why : result.undecided) out.format("smtrace: note: undecided: {}\n", why);
+  out += analyzer::summary_line(check);
+  out += '\n';
 }
 
-std::string render_json(const ProveResult& result) {
+std::string render_text(const ProveResult& result) {
+  std::ostringstream out;
+  write_text(out, result);
+  return std::move(out).str();
+}
+
+void write_json(std::ostream& stream, const ProveResult& result) {
   const analyzer::Counts counts = analyzer::count_findings(as_check_result(result));
-  std::string out = "{\n";
-  out += fmt::format("  \"schema\": \"smtrace-prove\", \"format_version\": 1,\n");
-  out += fmt::format("  \"tool\": {{\"name\": \"smtrace\", \"version\": {}}},\n", q(SMTRACE_VERSION));
-  out += fmt::format("  \"trace\": {}, \"ranks\": {}, \"complete\": {},\n", q(result.trace), result.world_size,
-                     result.complete ? "true" : "false");
-  out += fmt::format("  \"buffering\": {}, \"smt_timeout_s\": {},\n", q(buffering_name(result.buffering)),
-                     result.smt_timeout_s);
-  out += fmt::format("  \"summary\": {{\"errors\": {}, \"warnings\": {}, \"infos\": {}, \"unknown\": {}}},\n",
-                     counts.errors, counts.warnings, counts.infos, result.unknown);
+  analyzer::ReportSink out(stream);
+  out += "{\n";
+  out.format("  \"schema\": \"smtrace-prove\", \"format_version\": 1,\n");
+  out.format("  \"tool\": {{\"name\": \"smtrace\", \"version\": {}}},\n", q(SMTRACE_VERSION));
+  out.format("  \"trace\": {}, \"ranks\": {}, \"complete\": {},\n", q(result.trace), result.world_size,
+             result.complete ? "true" : "false");
+  out.format("  \"buffering\": {}, \"smt_timeout_s\": {},\n", q(buffering_name(result.buffering)),
+             result.smt_timeout_s);
+  out.format("  \"summary\": {{\"errors\": {}, \"warnings\": {}, \"infos\": {}, \"unknown\": {}}},\n",
+             counts.errors, counts.warnings, counts.infos, result.unknown);
   out += "  \"findings\": [";
   for (std::size_t i = 0; i < result.findings.size(); ++i) {
     const ProveFinding& f = result.findings[i];
-    std::string locations;
+    out.format("{}\n    {{\"kind\": {}, \"severity\": {}, \"message\": {},\n     \"locations\": [", i ? "," : "",
+               q(f.finding.kind), q(analyzer::severity_name(f.finding.severity)), q(f.finding.message));
     for (std::size_t j = 0; j < f.finding.locations.size(); ++j) {
-      locations += (j ? ",\n       " : "") + location_json(f.finding.locations[j]);
+      if (j) out += ",\n       ";
+      write_location_json(out, f.finding.locations[j]);
     }
-    out += fmt::format(
-        "{}\n    {{\"kind\": {}, \"severity\": {}, \"message\": {},\n     \"locations\": [{}],\n     \"notes\": {},\n"
-        "     \"verdict\": {}, \"witness\": {}}}",
-        i ? "," : "", q(f.finding.kind), q(analyzer::severity_name(f.finding.severity)), q(f.finding.message),
-        locations, strings_json(f.finding.notes), q(verdict_name(f.verdict)), witness_json(f.witness, "     "));
+    out.format("],\n     \"notes\": {},\n     \"verdict\": {}, \"witness\": ", strings_json(f.finding.notes),
+               q(verdict_name(f.verdict)));
+    write_witness_json(out, f.witness, "     ");
+    out += '}';
   }
   out += result.findings.empty() ? "],\n" : "\n  ],\n";
   out += "  \"questions\": [";
   for (std::size_t i = 0; i < result.answers.size(); ++i) {
     const Answer& a = result.answers[i];
-    out += fmt::format(
-        "{}\n    {{\"question\": {}, \"events\": [{}, {}], \"verdict\": {},\n     \"witness\": {},\n"
-        "     \"explanation\": {}, \"reason\": {}}}",
-        i ? "," : "", q(question_name(a.question.kind)), q(a.question.a.str()), q(a.question.b.str()),
-        q(verdict_name(a.verdict)), witness_json(a.witness, "     "), strings_json(a.explanation), q(a.reason));
+    out.format("{}\n    {{\"question\": {}, \"events\": [{}, {}], \"verdict\": {},\n     \"witness\": ", i ? "," : "",
+               q(question_name(a.question.kind)), q(a.question.a.str()), q(a.question.b.str()),
+               q(verdict_name(a.verdict)));
+    write_witness_json(out, a.witness, "     ");
+    out.format(",\n     \"explanation\": {}, \"reason\": {}}}", strings_json(a.explanation), q(a.reason));
   }
   out += result.answers.empty() ? "],\n" : "\n  ],\n";
   out += "  \"races\": [";
   for (std::size_t i = 0; i < result.races.size(); ++i) {
     const Race& r = result.races[i];
-    std::string alts;
+    out.format("{}\n    {{\"receive\": {}, \"recorded\": {}, \"alternatives\": [", i ? "," : "", q(r.receive.str()),
+               q(r.recorded ? r.recorded->str() : std::string()));
     for (std::size_t j = 0; j < r.alternatives.size(); ++j) {
       const Race::Alternative& a = r.alternatives[j];
       const std::string_view outcome = a.verdict != Verdict::sat ? std::string_view() : a.outcome_known ? outcome_name(a.outcome) : std::string_view("unknown");
-      alts += fmt::format("{}{{\"send\": {}, \"verdict\": {}, \"outcome\": {}, \"alone\": {}}}", j ? ", " : "",
-                          q(a.send.str()), q(verdict_name(a.verdict)), q(outcome), a.alone ? "true" : "false");
+      out.format("{}{{\"send\": {}, \"verdict\": {}, \"outcome\": {}, \"alone\": {}}}", j ? ", " : "",
+                 q(a.send.str()), q(verdict_name(a.verdict)), q(outcome), a.alone ? "true" : "false");
     }
-    out += fmt::format("{}\n    {{\"receive\": {}, \"recorded\": {}, \"alternatives\": [{}]}}", i ? "," : "",
-                       q(r.receive.str()), q(r.recorded ? r.recorded->str() : std::string()), alts);
+    out += "]}";
   }
   out += result.races.empty() ? "],\n" : "\n  ],\n";
-  out += "  \"undecided\": " + strings_json(result.undecided) + ",\n";
+  out.format("  \"undecided\": {},\n", strings_json(result.undecided));
   out += "  \"stats\": {";
   std::size_t n = 0;
-  for (const auto& [key, value] : result.stats) out += fmt::format("{}{}: {}", n++ ? ", " : "", q(key), value);
-  return out + "}\n}\n";
+  for (const auto& [key, value] : result.stats) out.format("{}{}: {}", n++ ? ", " : "", q(key), value);
+  out += "}\n}\n";
+}
+
+std::string render_json(const ProveResult& result) {
+  std::ostringstream out;
+  write_json(out, result);
+  return std::move(out).str();
 }
 
 namespace {

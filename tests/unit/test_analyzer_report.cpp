@@ -2,9 +2,11 @@
 // hand-made Results: no trace, no checks.
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 #include "analyzer/report.hpp"
+#include "tests/unit/recording_stream.hpp"
 
 using namespace smtrace::analyzer;
 
@@ -56,6 +58,22 @@ Result sample() {
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// sample() with its findings repeated until every report runs to several
+// of ReportSink's chunks, with text that needs escaping.
+Result large_sample() {
+  Result result = sample();
+  const std::vector<Finding> findings = result.findings;
+  for (int i = 0; i < 2000; ++i) {
+    for (Finding finding : findings) {
+      finding.message += " \"#" + std::to_string(i) + "\"\t\x01 \xc3\xa9 \xff";
+      result.findings.push_back(std::move(finding));
+    }
+  }
+  result.notes.push_back("a note");
+  result.skipped.push_back({"rma-race", "the trace has no buffer addresses"});
+  return result;
+}
 
 }  // namespace
 
@@ -197,6 +215,64 @@ TEST_CASE("analyzer::report_format::names") {
   CHECK(report_format("sarif") == ReportFormat::sarif);
   CHECK_FALSE(report_format("xml").has_value());
   CHECK(render(sample(), ReportFormat::text, {}) == render_text(sample()));
+}
+
+TEST_CASE("analyzer::write_report::the bytes of render, in chunks") {
+  const Result result = large_sample();
+  const ReportContext context{"1.2.3", check_rules()};
+  for (const ReportFormat format : {ReportFormat::text, ReportFormat::json, ReportFormat::sarif}) {
+    CAPTURE(static_cast<int>(format));
+    const std::string whole = render(result, format, context);
+    smtrace::test::RecordingStream stream;
+    write_report(stream.out, result, format, context);
+    CHECK(stream.buf.text == whole);
+    CHECK(whole.size() > 4 * ReportSink::k_chunk);
+    // Written as it goes: no write holds much more than a chunk.
+    CHECK(stream.buf.largest_write() < static_cast<std::streamsize>(ReportSink::k_chunk + 4096));
+    CHECK(stream.buf.writes.size() >= 4);
+  }
+  smtrace::test::RecordingStream text, json, sarif;
+  write_text(text.out, result);
+  write_json(json.out, result);
+  write_sarif(sarif.out, result, context);
+  CHECK(text.buf.text == render_text(result));
+  CHECK(json.buf.text == render_json(result));
+  CHECK(sarif.buf.text == render_sarif(result, context));
+  // The string versions of the small sample, and its text against the
+  // diagnostics + SUMMARY split that prove's text report relies on.
+  std::ostringstream diagnostics;
+  write_diagnostics(diagnostics, sample());
+  CHECK(diagnostics.str() + summary_line(sample()) + "\n" == render_text(sample()));
+  std::ostringstream small;
+  write_json(small, sample());
+  CHECK(small.str() == render_json(sample()));
+}
+
+TEST_CASE("analyzer::ReportSink::chunks, flush, order") {
+  std::ostringstream out;
+  {
+    ReportSink sink(out);
+    sink += "ab";
+    sink += 'c';
+    sink.format("{}-{}", 1, "x");
+    CHECK(out.str().empty());  // still buffered
+    sink.flush();
+    CHECK(out.str() == "abc1-x");
+    sink += std::string(ReportSink::k_chunk, 'y');  // a full chunk goes at once
+    CHECK(out.str().size() == 6 + ReportSink::k_chunk);
+    sink += "tail";
+  }
+  CHECK(out.str().size() == 10 + ReportSink::k_chunk);
+  CHECK(out.str().ends_with("ytail"));
+}
+
+TEST_CASE("analyzer::json_quote_to::as json_quote") {
+  for (const std::string& text : {std::string(), std::string("plain"), std::string("q\"b\\n\n\x7f\x01"),
+                                 std::string("\xc3\xa9\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82")}) {
+    std::string out = "prefix";
+    json_quote_to(out, text);
+    CHECK(out == "prefix" + json_quote(text));
+  }
 }
 
 TEST_CASE("analyzer::check_rules::every_check") {

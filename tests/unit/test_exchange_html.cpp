@@ -3,6 +3,7 @@
 // checks that did not run; nothing fetched from elsewhere.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -55,6 +56,9 @@ TEST_CASE("exchange::render_html::a self-contained page of the findings") {
   result.skipped.push_back({"rma-race", "the trace has no buffer addresses"});
 
   const std::string html = ex::render_html(result, trace, {an::check_rules(), "my <trace>", 2});
+  std::ostringstream written;  // the stream version: the same bytes
+  ex::write_html(written, result, trace, {an::check_rules(), "my <trace>", 2});
+  CHECK(written.str() == html);
   CHECK(html.starts_with("<!DOCTYPE html>"));
   CHECK(html.find("<title>smtrace report: my &lt;trace&gt;</title>") != std::string::npos);
   CHECK(html.find("id=\"kind-deadlock\"") != std::string::npos);
