@@ -70,10 +70,10 @@ class ReportSink {
     m_buffer += c;
     return spill();
   }
-  // Append fmt::format(format, args...).
+  // Append fmt::format(pattern, args...).
   template <typename... Args>
-  ReportSink& format(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(m_buffer), format, std::forward<Args>(args)...);
+  ReportSink& format(fmt::format_string<Args...> pattern, Args&&... args) {
+    fmt::format_to(std::back_inserter(m_buffer), pattern, std::forward<Args>(args)...);
     return spill();
   }
   // The buffer itself, for code that appends in place (json_quote_to);
