@@ -55,9 +55,24 @@ void write_report_to(const std::string& path, const std::function<void(std::ostr
     return;
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) write(out);
+  // A report cut short (the renderer threw, or the disk filled) is removed
+  // rather than left looking like a whole one; a device or a pipe is left.
+  const auto drop_partial = [&] {
+    out.close();
+    std::error_code ec;
+    if (fs::is_regular_file(fs::symlink_status(path, ec))) fs::remove(path, ec);
+  };
+  try {
+    if (out) write(out);
+  } catch (...) {
+    drop_partial();
+    throw;
+  }
   out.close();
-  if (!out) throw Error(fmt::format("cannot write {}", path));
+  if (!out) {
+    drop_partial();
+    throw Error(fmt::format("cannot write {}", path));
+  }
 }
 
 void warn(std::string_view message) {

@@ -92,7 +92,8 @@ std::string timestamped_name(std::string_view prefix);
 
 // Write a report to `path`, or to stdout when `path` is empty: `write`
 // renders it into the stream as it goes, so that it is never whole in
-// memory. Throw Error when the file cannot be written.
+// memory. Throw Error when the file cannot be written; a regular file the
+// report was cut short in (that error, or one `write` throws) is removed.
 void write_report_to(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // Return the rules of every check: the analyzer's, then the SMT backend's.

@@ -57,6 +57,10 @@ case $case_name in
     printf 'deadlock 0:2\ndeadlock 0:two\n' >bad.txt
     expect 2 "$smtrace" check dl --expect bad.txt; contains err.txt "bad.txt:2: location '0:two'"
     expect 2 "$smtrace" check dl -o "$work/no/such/dir/report.txt"; contains err.txt "cannot write"
+    # A report cut short (a file-size limit standing in for a full disk) is
+    # removed, not left looking like a whole one.
+    expect 2 bash -c "trap '' XFSZ; ulimit -f 1; exec \"\$0\" check dl --format html -o cut.html" "$smtrace"
+    contains err.txt "cannot write"; [ ! -e cut.html ] || fail "the cut-short report cut.html was left"
     ;;
   check_list)
     expect 0 "$smtrace" check --list
