@@ -50,12 +50,6 @@ uint64_t scope_of(const format::Event& e) {
 
 const format::CommPlace k_no_place{};
 
-const std::vector<format::Buffer>& raw_buffers(const format::Event& e, const RankData& data) {
-  const detail::Scope& s = detail::t_scope;
-  if (s.event == &e && s.raw_serial == s.serial && s.raw_data == &data) return *s.raw;
-  return detail::compute_raw(e, data);
-}
-
 }  // namespace
 
 namespace detail {
@@ -83,7 +77,7 @@ const EventBuffers& compute_buffers(const format::Event& e, const RankData& data
   const format::CallTraits& t = format::call_traits(e.call);
   if (t.buffers != format::BufferLayout::none && t.role != format::Role::local_access) {
     const Footprint footprint(data);
-    for (const format::Buffer& b : raw_buffers(e, data)) {
+    for (const format::Buffer& b : event_call_buffers(e, data)) {
       if (b.maybe || b.arg == format::BufferArg::target || b.arg == format::BufferArg::local) continue;
       // What NullBuffers::skip leaves out: address 0 of a predefined type,
       // NULL or MPI_IN_PLACE recorded as no buffer.
