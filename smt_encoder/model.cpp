@@ -284,8 +284,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
 
     p2p_op[r].assign(p2p.size(), k_none);
     for (uint32_t i = 0; i < p2p.size(); ++i) {
-      check_deadline(deadline, ticks);
-      pace.at(model.ops.size());
+      pace.at(model.ops.size());  // (the deadline too)
       const analyzer::P2POp& p = p2p[i];
       Event& post = rank.events[builder.index(p.seq)];
       name_event(post, p.call, p.site);
