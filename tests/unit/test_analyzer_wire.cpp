@@ -466,13 +466,7 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       // Accumulate's target bytes; rank 0 sends them.
       b.access(Call::Load, 1, win + 8, 4);
       b.p2p(Call::Irecv, 1, 0, win + 16, 5);
-      tf::Event& send = b.add(Call::Send, 0);
-      send.comm = 0;
-      send.peer = 1;
-      send.tag = 0;
-      send.buf = buf;
-      send.count = 1;
-      send.datatype = smtrace::test::k_int;
+      b.p2p(Call::Send, 0, 1, buf);
       for (uint32_t r = 0; r < 3; ++r) b.barrier(r);
       b.wait(5, 1);
       for (uint32_t r = 0; r < 3; ++r) b.win_sync(Call::Win_free, r, 1);
@@ -557,13 +551,7 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       b.wait(5, 1);
       b.access(Call::Store, 1, win + 4, 4);
       b.win_sync(Call::Win_unlock_all, 0, 1);
-      tf::Event& send = b.add(Call::Send, 0);
-      send.comm = 0;
-      send.peer = 1;
-      send.tag = 0;
-      send.buf = buf;
-      send.count = 1;
-      send.datatype = smtrace::test::k_int;
+      b.p2p(Call::Send, 0, 1, buf);
       for (uint32_t r = 0; r < 2; ++r) b.win_sync(Call::Win_free, r, 1);
       for (uint32_t r = 0; r < 2; ++r) b.add(Call::Finalize, r);
       auto& events = b.trace().ranks[1].events;
