@@ -3,7 +3,6 @@
 // an expectation file (--expect, regression mode).
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -96,23 +95,6 @@ analyzer::Alignment parse_alignment(const std::string& name) {
   throw Error(fmt::format("unknown --alignment '{}' (strict, weak, off)", name));
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) throw Error(fmt::format("cannot write {}", path));
-}
-
-// Write `text` to `path`, or to stdout when `path` is empty.
-void emit(const std::string& path, const std::string& text) {
-  if (path.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  } else {
-    write_file(path, text);
-  }
-}
-
 std::string list_text(const std::vector<analyzer::RuleInfo>& rules, analyzer::ReportFormat format) {
   std::string out;
   if (format == analyzer::ReportFormat::text) {
@@ -142,7 +124,7 @@ int run_check(const CheckOptions& options) {
   if (!format) throw Error(fmt::format("unknown --format '{}' (text, json, sarif, html)", options.format));
   const std::vector<analyzer::RuleInfo> rules = all_check_rules();
   if (options.list) {
-    emit(options.output, list_text(rules, *format));
+    write_text_to(options.output, list_text(rules, *format));
     return k_exit_ok;
   }
   if (options.dir.empty()) throw Error("check needs a trace directory DIR (or --list)");
@@ -204,7 +186,7 @@ int run_check(const CheckOptions& options) {
       failed(0);
       throw Error(fmt::format("{} not written: the findings are incomplete", options.write_expect));
     }
-    write_file(options.write_expect, analyzer::write_expectations(result.findings, options.dir.string()));
+    write_text_to(options.write_expect, analyzer::write_expectations(result.findings, options.dir.string()));
   }
 
   const analyzer::ReportContext context{SMTRACE_VERSION, rules};
@@ -220,7 +202,7 @@ int run_check(const CheckOptions& options) {
   // itself goes only to -o FILE.
   if (!options.output.empty()) write_report_to(options.output, report);
   const analyzer::Comparison comparison = analyzer::compare(expectations, result.findings);
-  emit({}, analyzer::render_comparison(comparison, options.expect));
+  write_text_to({}, analyzer::render_comparison(comparison, options.expect));
   return failed(comparison.agree() ? k_exit_ok : k_exit_findings);
 }
 

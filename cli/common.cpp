@@ -75,6 +75,10 @@ void write_report_to(const std::string& path, const std::function<void(std::ostr
   }
 }
 
+void write_text_to(const std::string& path, std::string_view text) {
+  write_report_to(path, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+}
+
 void warn(std::string_view message) {
   fmt::print(stderr, "smtrace: warning: {}\n", message);
 }

@@ -95,6 +95,8 @@ std::string timestamped_name(std::string_view prefix);
 // memory. Throw Error when the file cannot be written; a regular file the
 // report was cut short in (that error, or one `write` throws) is removed.
 void write_report_to(const std::string& path, const std::function<void(std::ostream&)>& write);
+// Write `text` as write_report_to writes a report.
+void write_text_to(const std::string& path, std::string_view text);
 
 // Return the rules of every check: the analyzer's, then the SMT backend's.
 std::vector<analyzer::RuleInfo> all_check_rules();

@@ -39,14 +39,6 @@ void add_questions(std::vector<smt::Question>& out, const std::vector<std::strin
   }
 }
 
-// Write `text` to `path`; throw Error when it cannot.
-void write_to(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) throw Error(fmt::format("cannot write {}", path));
-}
-
 }  // namespace
 
 int run_prove(const ProveOptions& options) {
@@ -78,8 +70,8 @@ int run_prove(const ProveOptions& options) {
   } catch (const std::invalid_argument& e) {
     throw Error(e.what());
   }
-  if (!options.emit_smt2.empty()) write_to(options.emit_smt2, result.smt2);
-  if (!options.dot.empty()) write_to(options.dot, smt::render_dot(result));
+  if (!options.emit_smt2.empty()) write_text_to(options.emit_smt2, result.smt2);
+  if (!options.dot.empty()) write_text_to(options.dot, smt::render_dot(result));
   write_report_to(options.output, [&](std::ostream& out) {
     if (options.format == "json") {
       smt::write_json(out, result);
