@@ -182,6 +182,12 @@ class Pass final : public RankPass {
 
   void event(const Event& e) override {
     const format::CallTraits& t = format::call_traits(e.call);
+    // Before the rank's first window (and with no RMA request open, threads
+    // not lanes) only the calls below change the pass: most events of a
+    // rank that uses no RMA return here.
+    if (windows.empty() && m_by_request.empty() && m_data.header.thread_sync == 0 &&
+        !matters_without_window(t))
+      return;
     // Runs of accesses with no other event of their thread between them
     // (sweep: one class per run off the owner's axis).
     if (m_data.header.thread_sync != 0 && t.role != format::Role::local_access) ++m_runs[e.thread];
@@ -482,6 +488,17 @@ class Pass final : public RankPass {
       if (op.remote_done == k_never) open[kept++] = index;
     }
     open.resize(kept);
+  }
+
+  // Return true when a call of row `t` changes the pass on a rank with no
+  // window yet, no RMA request open and threads not lanes: local accesses
+  // (kept whatever comes), RMA calls, the calls that make a window, and
+  // those that open or close epochs or locks. (The others only add buffers,
+  // which are kept once the rank has a window, or complete RMA requests.)
+  static bool matters_without_window(const format::CallTraits& t) {
+    return t.role == format::Role::local_access || t.role == format::Role::rma_comm ||
+           t.resource == format::Resource::win_new || t.resource == format::Resource::win_dynamic ||
+           t.resource == format::Resource::win_attach || t.epoch != format::EpochEffect::none;
   }
 
   void close_own_lock(uint32_t window, int32_t target, uint64_t seq) {
