@@ -45,6 +45,7 @@
 // leave them out. An imported trace says what it lacks (trace_format/
 // content.hpp); the rules that read that are off there.
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -55,10 +56,10 @@
 
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/checks/grouped.hpp"
+#include "analyzer/checks/open_requests.hpp"
 #include "analyzer/datatypes.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/mpi_buffers.hpp"
-#include "analyzer/request_map.hpp"
 #include "analyzer/signature.hpp"
 #include "trace_format/content.hpp"
 
@@ -80,7 +81,11 @@ enum class RankUse : uint8_t { dest, source, root, target };
 
 class Pass final : public RankPass {
  public:
-  explicit Pass(const RankData& data) : m_data(data) {}
+  // `open`: the rank's open requests, which request-leak's pass may share
+  // (open_requests.hpp).
+  // (A loaded pass, which takes no events, has none.)
+  explicit Pass(const RankData& data, std::shared_ptr<OpenRequests> open = nullptr)
+      : m_data(data), m_open(std::move(open)) {}
 
   void event(const Event& e) override {
     const format::CallTraits& t = format::call_traits(e.call);
@@ -523,7 +528,7 @@ class Pass final : public RankPass {
             p->second.started, {"MPI_Start on an active request is erroneous (MPI-3.1 section 3.9)"});
       return;
     }
-    if (const Created* a = m_active.find(id))
+    if (const OpenRequest* a = m_open->find(id); a && !a->persistent)
       add("not persistent",
           fmt::format("the request of {} ({}:{}) is not persistent", format::call_name(a->call), m_data.rank,
                       a->seq),
@@ -628,6 +633,7 @@ class Pass final : public RankPass {
   }
 
   void request_effects(const Event& e, const format::CallTraits& t) {
+    m_open->apply(e);  // (once per event for this pass and request-leak's)
     switch (t.request) {
       // A request handle MPI hands out again after a free or a completion
       // names the new request: what was known of the old one goes.
@@ -636,13 +642,11 @@ class Pass final : public RankPass {
           // (erase on an empty std::unordered_map still hashes)
           if (!m_freed_requests.empty()) m_freed_requests.erase(e.request);
           if (!m_persistent.empty()) m_persistent.erase(e.request);
-          m_active[e.request] = Created{e.seq, e.site, e.call};
         }
         break;
       case format::RequestEffect::persistent:
         if (e.request != 0) {
           m_freed_requests.erase(e.request);
-          m_active.erase(e.request);
           m_persistent[e.request] = Persistent{};
         }
         break;
@@ -656,18 +660,14 @@ class Pass final : public RankPass {
         break;
       case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
       case format::RequestEffect::complete_some:
-        for (const format::CompletedRequest& c : e.completed) {
-          if (!m_persistent.empty()) {
-            if (auto p = m_persistent.find(c.request); p != m_persistent.end()) p->second.active = false;
-          }
-          m_active.erase(c.request);
-        }
+        if (m_persistent.empty()) break;  // (most ranks define no persistent request)
+        for (const format::CompletedRequest& c : e.completed)
+          if (auto p = m_persistent.find(c.request); p != m_persistent.end()) p->second.active = false;
         break;
       case format::RequestEffect::free:
         if (e.request != 0 && e.request != format::k_invalid_request) {
           m_freed_requests[e.request] = RawSite{m_data.rank, e.seq, e.call, e.site, "MPI_Request_free frees it here"};
           m_persistent.erase(e.request);
-          m_active.erase(e.request);
         }
         break;
       case format::RequestEffect::none: case format::RequestEffect::cancel: case format::RequestEffect::query: break;
@@ -698,14 +698,9 @@ class Pass final : public RankPass {
   std::unordered_set<uint32_t> m_committed;
   std::unordered_map<uint32_t, uint32_t> m_window_comm;
   std::unordered_map<uint64_t, Persistent> m_persistent;
-  // A non-persistent request while it is active: where it was created
-  // (a RawSite only when a finding names it).
-  struct Created {
-    uint64_t seq = 0;
-    uint32_t site = 0;
-    Call call = Call::unspecified;
-  };
-  FlatRequestMap<Created> m_active;  // looked up only, never iterated
+  // The rank's open requests: a non-persistent one there is active, and
+  // says where it was created (a RawSite only when a finding names it).
+  std::shared_ptr<OpenRequests> m_open;
   std::unordered_map<uint64_t, RawSite> m_freed_requests;
 };
 
@@ -717,7 +712,10 @@ class InvalidArgument final : public Check {
     return "an MPI call with an argument MPI forbids: rank, root, tag or count out of range, a null, freed or "
            "uncommitted handle, an op undefined for the datatype, a NULL buffer, a misused request";
   }
-  std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
+  explicit InvalidArgument(std::shared_ptr<OpenRequestBooks> books) : m_books(std::move(books)) {}
+  std::unique_ptr<RankPass> rank_pass(const RankData& data) override {
+    return std::make_unique<Pass>(data, m_books->of(data));
+  }
   // finish() only groups each rank's problems.
   bool saves_passes() const override { return true; }
   void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_problems<Pass>(pass, out); }
@@ -735,10 +733,15 @@ class InvalidArgument final : public Check {
     }
     grouped.emit(out);
   }
+
+ private:
+  std::shared_ptr<OpenRequestBooks> m_books;
 };
 
 }  // namespace
 
-std::unique_ptr<Check> make_invalid_argument() { return std::make_unique<InvalidArgument>(); }
+std::unique_ptr<Check> make_invalid_argument(std::shared_ptr<OpenRequestBooks> books) {
+  return std::make_unique<InvalidArgument>(books ? std::move(books) : std::make_shared<OpenRequestBooks>());
+}
 
 }  // namespace smtrace::analyzer::checks

@@ -8,16 +8,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
-#include "analyzer/request_map.hpp"
+#include "analyzer/checks/open_requests.hpp"
 #include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
@@ -27,46 +27,15 @@ using format::Call;
 using format::Event;
 using format::RequestEffect;
 
-struct Open {
-  uint64_t seq = 0;
-  uint32_t site = 0;
-  Call call = Call::unspecified;
-  bool persistent = false;
-  bool active = false;  // persistent: started and not completed since
-};
+using Open = OpenRequest;
 
 class Pass final : public RankPass {
  public:
-  void event(const Event& e) override {
-    if (e.rc != 0 || e.pending) return;
-    switch (format::call_traits(e.call).request) {
-      case RequestEffect::create:
-        if (e.request != 0) m_open[e.request] = Open{e.seq, e.site, e.call, false, true};
-        return;
-      case RequestEffect::persistent:
-        if (e.request != 0) m_open[e.request] = Open{e.seq, e.site, e.call, true, false};
-        return;
-      case RequestEffect::start:
-        if (e.requests.empty()) set_active(e.request);
-        for (uint64_t r : e.requests) set_active(r);
-        return;
-      case RequestEffect::free:
-        m_open.erase(e.request);
-        return;
-      case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
-        // One search per request: a persistent one stays, inactive.
-        for (const format::CompletedRequest& c : e.completed) {
-          m_open.settle(c.request, [](Open& o) {
-            o.active = false;
-            return o.persistent;
-          });
-        }
-        return;
-      case RequestEffect::none: case RequestEffect::cancel:
-      case RequestEffect::query:  // MPI_Request_get_status leaves the request allocated
-        return;
-    }
-  }
+  // `open`: the rank's table of open requests, which invalid-argument's
+  // pass may share (open_requests.hpp); a loaded pass has none.
+  explicit Pass(std::shared_ptr<OpenRequests> open = nullptr) : m_open(std::move(open)) {}
+
+  void event(const Event& e) override { m_open->apply(e); }
 
   EventSet wants() const override {
     return EventSet::of([](const format::CallTraits& t) {
@@ -81,8 +50,8 @@ class Pass final : public RankPass {
   std::vector<Open> open() const {
     if (m_loaded) return *m_loaded;
     std::vector<std::pair<uint64_t, Open>> all;
-    all.reserve(m_open.size());
-    m_open.each([&](uint64_t request, const Open& o) { all.emplace_back(request, o); });
+    all.reserve(m_open->size());
+    m_open->each([&](uint64_t request, const Open& o) { all.emplace_back(request, o); });
     std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
       return a.second.seq != b.second.seq ? a.second.seq < b.second.seq : a.first < b.first;
     });
@@ -93,11 +62,7 @@ class Pass final : public RankPass {
   }
 
  private:
-  void set_active(uint64_t request) {
-    if (Open* o = m_open.find(request)) o->active = true;
-  }
-
-  FlatRequestMap<Open> m_open;  // by request id; open() sorts what it holds
+  std::shared_ptr<OpenRequests> m_open;  // by request id; open() sorts what it holds
 
  public:
   // Check::saves_passes: open() where the pass ran, and the pass that holds it elsewhere.
@@ -122,7 +87,10 @@ class RequestLeak final : public Check {
   std::string_view description() const override {
     return "a request is neither completed nor freed before MPI_Finalize";
   }
-  std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
+  explicit RequestLeak(std::shared_ptr<OpenRequestBooks> books) : m_books(std::move(books)) {}
+  std::unique_ptr<RankPass> rank_pass(const RankData& data) override {
+    return std::make_unique<Pass>(m_books->of(data));
+  }
   // finish() reads each rank's open requests and whether that rank finalized.
   bool saves_passes() const override { return true; }
   void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_of<Pass>(pass, out); }
@@ -165,6 +133,7 @@ class RequestLeak final : public Check {
 
  private:
   static constexpr std::size_t k_max_locations = 8;
+  std::shared_ptr<OpenRequestBooks> m_books;
 
   struct Group {
     Open first;
@@ -204,6 +173,8 @@ class RequestLeak final : public Check {
 
 }  // namespace
 
-std::unique_ptr<Check> make_request_leak() { return std::make_unique<RequestLeak>(); }
+std::unique_ptr<Check> make_request_leak(std::shared_ptr<OpenRequestBooks> books) {
+  return std::make_unique<RequestLeak>(books ? std::move(books) : std::make_shared<OpenRequestBooks>());
+}
 
 }  // namespace smtrace::analyzer::checks
