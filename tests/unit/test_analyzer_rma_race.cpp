@@ -375,6 +375,39 @@ TEST_CASE("rma-race: MPI buffers on window memory against RMA calls") {
   }
 }
 
+TEST_CASE("rma-race: calls before a rank's first window change nothing") {
+  // (The pass returns first from them: they only add buffers, which are
+  // kept once the rank has a window.) Point-to-point traffic, completions
+  // and a barrier on every rank before the windows, then the race of
+  // "a receive into the window while another rank's Put may land there".
+  for (const bool fixed : {false, true}) {
+    CAPTURE(fixed);
+    Builder b(3);
+    for (uint32_t r = 0; r < 3; ++r) {
+      p2p(b, Call::Isend, r, (r + 1) % 3, k_win + 4, 2, 100 + r);  // the bytes the receive below writes
+      p2p(b, Call::Irecv, r, (r + 2) % 3, k_buf, 2, 200 + r);
+      b.complete(Call::Waitall, {100 + r, 200 + r}, {100 + r, 200 + r}, r);
+      b.barrier(r);
+    }
+    for (uint32_t r = 0; r < 3; ++r) b.win_create(r, 1, k_win, 256);
+    b.win_sync(Call::Win_lock, 1, 1, 0, tf::LockType::shared);
+    b.rma(Call::Put, 1, 1, 0, k_buf, 2, 0);
+    b.win_sync(Call::Win_unlock, 1, 1, 0);
+    if (fixed) {
+      for (uint32_t r = 0; r < 3; ++r) b.barrier(r);
+    }
+    p2p(b, Call::Send, 2, 0, k_buf, 2);
+    p2p(b, Call::Recv, 0, 2, k_win + 4, 2);
+    if (!fixed) {
+      for (uint32_t r = 0; r < 3; ++r) b.barrier(r);
+    }
+    free_all(b, 3);
+    auto result = b.run("rma-race");
+    REQUIRE(races(result) == (fixed ? 0 : 1));
+    if (!fixed) CHECK(first_race(result)->message.find("MPI_Recv on rank 0") != std::string::npos);
+  }
+}
+
 TEST_CASE("rma-race: stays quiet without RMA") {
   Builder b(2);
   b.access(Call::Store, 0, k_buf, 4);
