@@ -714,7 +714,7 @@ class InvalidArgument final : public Check {
   }
   explicit InvalidArgument(std::shared_ptr<OpenRequestBooks> books) : m_books(std::move(books)) {}
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override {
-    return std::make_unique<Pass>(data, m_books->of(data));
+    return std::make_unique<Pass>(data, m_books->of(data, this));
   }
   // finish() only groups each rank's problems.
   bool saves_passes() const override { return true; }

@@ -14,13 +14,14 @@
 // hand was applied yet: an MPI_Start changes only `active`, which
 // invalid-argument does not read here. Thread safety: none per table (one
 // rank's passes run on one thread); OpenRequestBooks::of is safe to call
-// from several threads.
+// from several threads (open_requests.cpp).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/rank_data.hpp"
@@ -100,19 +101,18 @@ class OpenRequests {
 // gives request-leak and invalid-argument the same books).
 class OpenRequestBooks {
  public:
-  // Return the table of rank `data`, made when no pass holds it yet.
-  std::shared_ptr<OpenRequests> of(const RankData& data) {
-    const std::lock_guard<std::mutex> lock(m_mutex);
-    std::weak_ptr<OpenRequests>& held = m_books[&data];
-    if (std::shared_ptr<OpenRequests> book = held.lock()) return book;
-    auto book = std::make_shared<OpenRequests>();
-    held = book;
-    return book;
-  }
+  // Return the table of rank `data` for a pass of check `who`: the one a
+  // pass of another check holds, else a new one (so two passes of one
+  // check for the same rank never share one).
+  std::shared_ptr<OpenRequests> of(const RankData& data, const void* who);
 
  private:
+  struct Held {
+    std::weak_ptr<OpenRequests> book;
+    std::vector<const void*> takers;  // the checks whose passes hold it
+  };
   std::mutex m_mutex;
-  std::map<const RankData*, std::weak_ptr<OpenRequests>> m_books;
+  std::map<const RankData*, Held> m_books;
 };
 
 }  // namespace smtrace::analyzer::checks

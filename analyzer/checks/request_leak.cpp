@@ -89,7 +89,7 @@ class RequestLeak final : public Check {
   }
   explicit RequestLeak(std::shared_ptr<OpenRequestBooks> books) : m_books(std::move(books)) {}
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override {
-    return std::make_unique<Pass>(m_books->of(data));
+    return std::make_unique<Pass>(m_books->of(data, this));
   }
   // finish() reads each rank's open requests and whether that rank finalized.
   bool saves_passes() const override { return true; }

@@ -93,6 +93,18 @@ TEST_CASE("analyzer::OpenRequests::apply is idempotent outside a scope") {
   }
 }
 
+TEST_CASE("analyzer::OpenRequestBooks::passes of two checks share a rank's table, two of one check do not") {
+  an::checks::OpenRequestBooks books;
+  an::RankData rank0, rank1;
+  const int ia = 0, rl = 0;
+  const auto a = books.of(rank0, &ia);
+  CHECK(books.of(rank0, &rl) == a);
+  CHECK(books.of(rank1, &rl) != a);
+  const auto again = books.of(rank0, &ia);  // a second pass of the same check
+  CHECK(again != a);
+  CHECK(books.of(rank0, &rl) == again);
+}
+
 TEST_CASE("analyzer::OpenRequests::shared by invalid-argument and request-leak, the same findings as alone") {
   // Random programs of posts, persistent inits, Starts, completions and
   // frees over a few request ids (so ids are used again), some calls
