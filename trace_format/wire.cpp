@@ -154,28 +154,20 @@ std::size_t event_bound(const Event& e) {
   return n;
 }
 
-// Write the fields of `e` after the identity and time fields, which the
-// caller writes in its coding (stream or completion). E: Event, or HotEvent
+// Write the input fields of `e` after the identity and time fields, which
+// the caller writes in its coding (stream or completion); the outputs
+// duration, rc and status follow (write_outputs). E: Event, or HotEvent
 // (RecordEncoder::hot_event_at), which has only some of the fields: the
 // others are at their defaults, which are not written, so the one order
 // here serves both and the records agree byte for byte.
-//
-// `places`, when given, is set to where rc (11) and status (34) start or,
-// absent, would go (EntryMarks).
-struct BodyPlaces {
-  unsigned char* rc = nullptr;
-  unsigned char* status = nullptr;
-};
 template <class E>
-void write_event_body(VarintWriter& w, const E& e, BodyPlaces* places = nullptr) {
+void write_event_body(VarintWriter& w, const E& e) {
   constexpr bool full = std::is_same_v<E, Event>;
   w.u(8, e.site);
   if constexpr (full) {
     w.packed(9, e.stack);
     w.u(10, e.repeat);
   }
-  if (places) places->rc = w.p;
-  w.s32(11, e.rc);
   w.u(12, e.comm);
   w.opt_s32(13, e.peer);
   w.opt_s32(14, e.tag);
@@ -206,8 +198,6 @@ void write_event_body(VarintWriter& w, const E& e, BodyPlaces* places = nullptr)
     write_status(w, 3, c.status);
     w.end_nested(mark);
   }
-  if (places) places->status = w.p;
-  write_status(w, 34, e.status);
   if (e.flag) {
     w.tag(35, WireType::varint);
     w.varint(*e.flag ? 1 : 0);
@@ -257,89 +247,22 @@ void write_event_body(VarintWriter& w, const E& e, BodyPlaces* places = nullptr)
   }
 }
 
-}  // namespace
-
-namespace {
-// Read the varint at `p` into `v`; return its end, nullptr when it runs past `end`.
-const unsigned char* get_varint(const unsigned char* p, const unsigned char* end, uint64_t& v) {
-  v = 0;
-  for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
-    const unsigned char b = *p++;
-    v |= static_cast<uint64_t>(b & 0x7F) << shift;
-    if (!(b & 0x80)) return p;
-  }
-  return nullptr;
+// The outputs every call has, after its inputs: duration (5), rc (11),
+// status (34). A blocking call's entry has none of them and ends with its
+// pending field (6, written after them), so its complete event is the
+// entry up to that field followed by these (write_entry_outputs).
+void write_outputs(VarintWriter& w, uint64_t duration, int32_t rc, const Status& status) {
+  w.u(5, duration);
+  w.s32(11, rc);
+  write_status(w, 34, status);
 }
 
-// Write the complete body: [begin, end) with the pending field at `pending`
-// dropped, duration where it was, rc at `rc_at` and status at `status_at`.
-unsigned char* splice_outputs(const unsigned char* begin, const unsigned char* pending, const unsigned char* rc_at,
-                              const unsigned char* status_at, const unsigned char* end, uint64_t duration, int32_t rc,
-                              const Status& status, unsigned char* out) {
-  constexpr uint32_t duration_field = 5, rc_field = 11, status_field = 34;
-  VarintWriter w{out};
-  auto copy = [&w](const unsigned char* from, const unsigned char* to) {
-    std::memcpy(w.p, from, static_cast<std::size_t>(to - from));
-    w.p += to - from;
-  };
-  copy(begin, pending);
-  w.u(duration_field, duration);
-  const unsigned char* from = pending + 2;
-  if (rc) {
-    copy(from, rc_at);
-    w.s32(rc_field, rc);
-    from = rc_at;
-  }
-  if (!is_default(status)) {
-    copy(from, status_at);
-    write_status(w, status_field, status);
-    from = status_at;
-  }
-  copy(from, end);
+}  // namespace
+
+unsigned char* write_entry_outputs(unsigned char* at, uint64_t duration, int32_t rc, const Status& status) {
+  VarintWriter w{at};
+  write_outputs(w, duration, rc, status);
   return w.p;
-}
-}  // namespace
-
-// event_into writes fields 1-6, 15 (buf), then 8 ... 66 ascending: the
-// complete event is the entry with pending (6) dropped, duration (5) where
-// pending was, and rc (11) and status (34) where their numbers go among the
-// fields after buf. One walk over the entry finds those places.
-unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, uint64_t duration,
-                                   int32_t rc, const Status& status, unsigned char* out) {
-  constexpr uint64_t duration_field = 5, pending_field = 6, rc_field = 11, buf_field = 15, status_field = 34;
-  const unsigned char* pending = nullptr;
-  const unsigned char* rc_at = end;
-  const unsigned char* status_at = end;
-  for (const unsigned char* p = begin; p < end;) {
-    const unsigned char* field = p;
-    uint64_t tag = 0, value = 0;
-    if (!(p = get_varint(p, end, tag)) || !(p = get_varint(p, end, value))) return nullptr;
-    const auto type = static_cast<WireType>(tag & 7);
-    if (type == WireType::len) {
-      if (value > static_cast<uint64_t>(end - p)) return nullptr;
-      p += value;
-    } else if (type != WireType::varint) {
-      return nullptr;
-    }
-    const uint64_t number = tag >> 3;
-    if (number == duration_field || number == rc_field || number == status_field) return nullptr;
-    if (number == pending_field) {
-      if (pending || value != 1) return nullptr;
-      pending = field;
-    } else if (pending && number != buf_field) {
-      if (rc_at == end && number > rc_field) rc_at = field;
-      if (status_at == end && number > status_field) status_at = field;
-    }
-  }
-  if (!pending) return nullptr;
-  return splice_outputs(begin, pending, rc_at, status_at, end, duration, rc, status, out);
-}
-
-unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, const EntryMarks& marks,
-                                   uint64_t duration, int32_t rc, const Status& status, unsigned char* out) {
-  if (!marks.valid || marks.status > end - begin) return nullptr;
-  return splice_outputs(begin, begin + marks.pending, begin + marks.rc, begin + marks.status, end, duration, rc,
-                        status, out);
 }
 
 uint32_t crc32c_portable(const void* data, std::size_t size, uint32_t crc) {
@@ -491,10 +414,10 @@ struct InPlaceSink {
 };
 }  // namespace
 
-// The fields of an event in stream coding that come before its body (1-6,
+// The fields of an event in stream coding that come before its body (1-4,
 // then 15, buf, against the stream state), for Event and HotEvent alike.
 template <class Writer, class E>
-void RecordEncoder::write_stream_head(Writer& w, const E& e, unsigned char** pending_at) {
+void RecordEncoder::write_stream_head(Writer& w, const E& e) {
   if (e.seq != m_next_seq) {
     w.tag(1, WireType::varint);
     w.varint(e.seq);
@@ -502,11 +425,26 @@ void RecordEncoder::write_stream_head(Writer& w, const E& e, unsigned char** pen
   w.u(2, static_cast<uint64_t>(e.call));
   w.u(3, e.thread);
   w.s(4, static_cast<int64_t>(static_cast<uint64_t>(e.t_start) - static_cast<uint64_t>(m_last_t)));
-  w.u(5, e.duration);
-  if (pending_at) *pending_at = w.p;
-  w.u(6, e.pending);
   w.s(15, static_cast<int64_t>(e.buf - m_last_buf));
 }
+
+namespace {
+// The fields of an event in stream coding after its body: its outputs,
+// then pending (6), last.
+template <class E>
+void write_stream_tail(VarintWriter& w, const E& e) {
+  write_outputs(w, e.duration, e.rc, e.status);
+  w.u(6, e.pending);
+}
+
+// Return whether `e`, written as a record of `size` bytes, is an entry that
+// Recorder::complete_last can finish with write_entry_outputs: pending, no
+// outputs, a one-byte length.
+template <class E>
+bool open_entry(const E& e, std::size_t size) {
+  return e.pending && e.duration == 0 && e.rc == 0 && is_default(e.status) && size >= 2 && size - 2 < 0x80;
+}
+}  // namespace
 
 // Move the stream state past event `e`.
 template <class E>
@@ -522,29 +460,19 @@ void RecordEncoder::event_into(Sink&& sink, const Event& e) {
   sink(event_bound(e), [&](VarintWriter& w) {
     write_stream_head(w, e);
     write_event_body(w, e);
+    write_stream_tail(w, e);
   });
   advance(e);
 }
 
-std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, EntryMarks* marks) {
-  // One call of each writer, with the places taken always (a second call
-  // without them kept GCC from inlining either, at 50 ns a record).
-  unsigned char* pending = nullptr;
-  BodyPlaces places;
+std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, bool* entry) {
   const std::size_t size = put_record_at(dst, [&](VarintWriter& w) {
-    write_stream_head(w, e, &pending);
-    write_event_body(w, e, &places);
+    write_stream_head(w, e);
+    write_event_body(w, e);
+    write_stream_tail(w, e);
   });
   advance(e);
-  if (!marks) return size;
-  // An entry as complete_entry_body takes it: pending, none of the outputs,
-  // a one-byte length (the body starts at dst + 2, where put_record_at wrote it).
-  *marks = EntryMarks{};
-  if (e.pending && e.duration == 0 && e.rc == 0 && is_default(e.status) && size >= 2 && size - 2 < 0x80) {
-    const unsigned char* body = dst + 2;
-    *marks = EntryMarks{true, static_cast<uint8_t>(pending - body), static_cast<uint8_t>(places.rc - body),
-                        static_cast<uint8_t>(places.status - body)};
-  }
+  if (entry) *entry = open_entry(e, size);
   return size;
 }
 
@@ -587,12 +515,12 @@ void RecordEncoder::completion_into(Sink&& sink, uint64_t completed_seq, const E
   sink(event_bound(end), [&](VarintWriter& w) {
     w.u(2, static_cast<uint64_t>(end.call));
     w.u(3, end.thread);
-    w.u(5, end.duration);
     w.tag(7, WireType::varint);
     w.varint(m_last_seq - completed_seq + 1);
     // In a completion record buf is absolute: it is not part of the stream.
     w.s(15, static_cast<int64_t>(end.buf));
     write_event_body(w, end);
+    write_outputs(w, end.duration, end.rc, end.status);
   });
 }
 
@@ -602,9 +530,10 @@ void RecordEncoder::completion(std::string& out, uint64_t completed_seq, const E
   completion_into(AppendSink{out}, completed_seq, end);
 }
 
-std::size_t RecordEncoder::event_at(unsigned char* dst, const Event& e) {
+std::size_t RecordEncoder::event_at(unsigned char* dst, const Event& e, bool* entry) {
   InPlaceSink sink{dst};
   event_into(sink, e);
+  if (entry) *entry = open_entry(e, sink.size);
   return sink.size;
 }
 
