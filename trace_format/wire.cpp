@@ -121,7 +121,13 @@ bool is_default(const Status& s) {
   return !s.source && !s.tag && !s.count && !s.cancelled && s.error == 0;
 }
 
-void write_status_fields(VarintWriter& w, uint32_t field, const Status& s) {
+// Write status `s` as field `field` at `p`; return the end. The writer
+// goes by value, in and out: a VarintWriter whose address reaches a
+// function that is not inlined lives in memory, and every byte stored
+// through it may alias its own pointer, which then goes back to memory and
+// is read again after each store of the caller's whole record.
+unsigned char* write_status_fields(unsigned char* p, uint32_t field, const Status& s) {
+  VarintWriter w{p};
   unsigned char* mark = w.begin_nested(field);
   w.opt_s32(1, s.source);
   w.opt_s32(2, s.tag);
@@ -129,10 +135,11 @@ void write_status_fields(VarintWriter& w, uint32_t field, const Status& s) {
   w.u(4, s.cancelled);
   w.i(5, s.error);
   w.end_nested(mark);
+  return w.p;
 }
 // Most records have no status: the test inline, the writing out of line.
 inline void write_status(VarintWriter& w, uint32_t field, const Status& s) {
-  if (!is_default(s)) write_status_fields(w, field, s);
+  if (!is_default(s)) w.p = write_status_fields(w.p, field, s);
 }
 
 // The bytes of one CompletedRequest (tag, length, index, request, status).
@@ -251,7 +258,7 @@ void write_event_body(VarintWriter& w, const E& e) {
 // status (34). A blocking call's entry has none of them and ends with its
 // pending field (6, written after them), so its complete event is the
 // entry up to that field followed by these (write_entry_outputs).
-void write_outputs(VarintWriter& w, uint64_t duration, int32_t rc, const Status& status) {
+inline void write_outputs(VarintWriter& w, uint64_t duration, int32_t rc, const Status& status) {
   w.u(5, duration);
   w.s32(11, rc);
   write_status(w, 34, status);
