@@ -50,6 +50,54 @@ constexpr std::array<std::array<uint32_t, 256>, 8> make_crc_tables() {
 
 constexpr auto k_crc_tables = make_crc_tables();
 
+// The CRC32 instruction's raw state (no inversions) after `n` more zero
+// bytes is a linear map of the state before: a 32 x 32 matrix over GF(2),
+// kept as the images of the 32 unit vectors. Three independent streams
+// over consecutive blocks are joined with it (crc32c_hw).
+using Gf2Matrix = std::array<uint32_t, 32>;
+constexpr uint32_t gf2_times(const Gf2Matrix& m, uint32_t v) {
+  uint32_t out = 0;
+  for (int i = 0; v; ++i, v >>= 1)
+    if (v & 1) out ^= m[static_cast<std::size_t>(i)];
+  return out;
+}
+constexpr Gf2Matrix gf2_product(const Gf2Matrix& a, const Gf2Matrix& b) {  // a after b
+  Gf2Matrix out{};
+  for (std::size_t i = 0; i < 32; ++i) out[i] = gf2_times(a, b[i]);
+  return out;
+}
+// The map of `bytes` zero bytes, by squaring the map of one zero bit.
+constexpr Gf2Matrix crc_zeros(uint64_t bytes) {
+  Gf2Matrix bit{};
+  for (std::size_t i = 0; i < 32; ++i) {
+    const uint32_t v = uint32_t{1} << i;
+    bit[i] = (v & 1) ? (v >> 1) ^ 0x82F63B78u : v >> 1;
+  }
+  Gf2Matrix out{};
+  for (std::size_t i = 0; i < 32; ++i) out[i] = uint32_t{1} << i;
+  for (uint64_t n = bytes * 8; n; n >>= 1) {
+    if (n & 1) out = gf2_product(bit, out);
+    bit = gf2_product(bit, bit);
+  }
+  return out;
+}
+// A matrix as four tables, one per byte of the state: four loads to apply.
+using CrcShift = std::array<std::array<uint32_t, 256>, 4>;
+constexpr CrcShift crc_shift_tables(uint64_t bytes) {
+  const Gf2Matrix m = crc_zeros(bytes);
+  CrcShift t{};
+  for (std::size_t k = 0; k < 4; ++k)
+    for (uint32_t b = 0; b < 256; ++b) t[k][b] = gf2_times(m, b << (8 * k));
+  return t;
+}
+[[maybe_unused]] uint32_t crc_shift(const CrcShift& t, uint32_t v) {
+  return t[0][v & 0xFF] ^ t[1][(v >> 8) & 0xFF] ^ t[2][(v >> 16) & 0xFF] ^ t[3][v >> 24];
+}
+// crc32c_hw's blocks: three streams of k_crc_block bytes each at a time.
+inline constexpr std::size_t k_crc_block = 1024;
+[[maybe_unused]] constexpr CrcShift k_crc_shift_1 = crc_shift_tables(k_crc_block);
+[[maybe_unused]] constexpr CrcShift k_crc_shift_2 = crc_shift_tables(2 * k_crc_block);
+
 void put_u32le(unsigned char* dst, uint32_t v) {
   dst[0] = static_cast<unsigned char>(v);
   dst[1] = static_cast<unsigned char>(v >> 8);
@@ -121,7 +169,13 @@ bool is_default(const Status& s) {
   return !s.source && !s.tag && !s.count && !s.cancelled && s.error == 0;
 }
 
-void write_status_fields(VarintWriter& w, uint32_t field, const Status& s) {
+// Write status `s` as field `field` at `p`; return the end. The writer
+// goes by value, in and out: a VarintWriter whose address reaches a
+// function that is not inlined lives in memory, and every byte stored
+// through it may alias its own pointer, which then goes back to memory and
+// is read again after each store of the caller's whole record.
+unsigned char* write_status_fields(unsigned char* p, uint32_t field, const Status& s) {
+  VarintWriter w{p};
   unsigned char* mark = w.begin_nested(field);
   w.opt_s32(1, s.source);
   w.opt_s32(2, s.tag);
@@ -129,10 +183,11 @@ void write_status_fields(VarintWriter& w, uint32_t field, const Status& s) {
   w.u(4, s.cancelled);
   w.i(5, s.error);
   w.end_nested(mark);
+  return w.p;
 }
 // Most records have no status: the test inline, the writing out of line.
 inline void write_status(VarintWriter& w, uint32_t field, const Status& s) {
-  if (!is_default(s)) write_status_fields(w, field, s);
+  if (!is_default(s)) w.p = write_status_fields(w.p, field, s);
 }
 
 // The bytes of one CompletedRequest (tag, length, index, request, status).
@@ -154,28 +209,20 @@ std::size_t event_bound(const Event& e) {
   return n;
 }
 
-// Write the fields of `e` after the identity and time fields, which the
-// caller writes in its coding (stream or completion). E: Event, or HotEvent
+// Write the input fields of `e` after the identity and time fields, which
+// the caller writes in its coding (stream or completion); the outputs
+// duration, rc and status follow (write_outputs). E: Event, or HotEvent
 // (RecordEncoder::hot_event_at), which has only some of the fields: the
 // others are at their defaults, which are not written, so the one order
 // here serves both and the records agree byte for byte.
-//
-// `places`, when given, is set to where rc (11) and status (34) start or,
-// absent, would go (EntryMarks).
-struct BodyPlaces {
-  unsigned char* rc = nullptr;
-  unsigned char* status = nullptr;
-};
 template <class E>
-void write_event_body(VarintWriter& w, const E& e, BodyPlaces* places = nullptr) {
+void write_event_body(VarintWriter& w, const E& e) {
   constexpr bool full = std::is_same_v<E, Event>;
   w.u(8, e.site);
   if constexpr (full) {
     w.packed(9, e.stack);
     w.u(10, e.repeat);
   }
-  if (places) places->rc = w.p;
-  w.s32(11, e.rc);
   w.u(12, e.comm);
   w.opt_s32(13, e.peer);
   w.opt_s32(14, e.tag);
@@ -206,8 +253,6 @@ void write_event_body(VarintWriter& w, const E& e, BodyPlaces* places = nullptr)
     write_status(w, 3, c.status);
     w.end_nested(mark);
   }
-  if (places) places->status = w.p;
-  write_status(w, 34, e.status);
   if (e.flag) {
     w.tag(35, WireType::varint);
     w.varint(*e.flag ? 1 : 0);
@@ -257,89 +302,22 @@ void write_event_body(VarintWriter& w, const E& e, BodyPlaces* places = nullptr)
   }
 }
 
-}  // namespace
-
-namespace {
-// Read the varint at `p` into `v`; return its end, nullptr when it runs past `end`.
-const unsigned char* get_varint(const unsigned char* p, const unsigned char* end, uint64_t& v) {
-  v = 0;
-  for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
-    const unsigned char b = *p++;
-    v |= static_cast<uint64_t>(b & 0x7F) << shift;
-    if (!(b & 0x80)) return p;
-  }
-  return nullptr;
+// The outputs every call has, after its inputs: duration (5), rc (11),
+// status (34). A blocking call's entry has none of them and ends with its
+// pending field (6, written after them), so its complete event is the
+// entry up to that field followed by these (write_entry_outputs).
+inline void write_outputs(VarintWriter& w, uint64_t duration, int32_t rc, const Status& status) {
+  w.u(5, duration);
+  w.s32(11, rc);
+  write_status(w, 34, status);
 }
 
-// Write the complete body: [begin, end) with the pending field at `pending`
-// dropped, duration where it was, rc at `rc_at` and status at `status_at`.
-unsigned char* splice_outputs(const unsigned char* begin, const unsigned char* pending, const unsigned char* rc_at,
-                              const unsigned char* status_at, const unsigned char* end, uint64_t duration, int32_t rc,
-                              const Status& status, unsigned char* out) {
-  constexpr uint32_t duration_field = 5, rc_field = 11, status_field = 34;
-  VarintWriter w{out};
-  auto copy = [&w](const unsigned char* from, const unsigned char* to) {
-    std::memcpy(w.p, from, static_cast<std::size_t>(to - from));
-    w.p += to - from;
-  };
-  copy(begin, pending);
-  w.u(duration_field, duration);
-  const unsigned char* from = pending + 2;
-  if (rc) {
-    copy(from, rc_at);
-    w.s32(rc_field, rc);
-    from = rc_at;
-  }
-  if (!is_default(status)) {
-    copy(from, status_at);
-    write_status(w, status_field, status);
-    from = status_at;
-  }
-  copy(from, end);
+}  // namespace
+
+unsigned char* write_entry_outputs(unsigned char* at, uint64_t duration, int32_t rc, const Status& status) {
+  VarintWriter w{at};
+  write_outputs(w, duration, rc, status);
   return w.p;
-}
-}  // namespace
-
-// event_into writes fields 1-6, 15 (buf), then 8 ... 66 ascending: the
-// complete event is the entry with pending (6) dropped, duration (5) where
-// pending was, and rc (11) and status (34) where their numbers go among the
-// fields after buf. One walk over the entry finds those places.
-unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, uint64_t duration,
-                                   int32_t rc, const Status& status, unsigned char* out) {
-  constexpr uint64_t duration_field = 5, pending_field = 6, rc_field = 11, buf_field = 15, status_field = 34;
-  const unsigned char* pending = nullptr;
-  const unsigned char* rc_at = end;
-  const unsigned char* status_at = end;
-  for (const unsigned char* p = begin; p < end;) {
-    const unsigned char* field = p;
-    uint64_t tag = 0, value = 0;
-    if (!(p = get_varint(p, end, tag)) || !(p = get_varint(p, end, value))) return nullptr;
-    const auto type = static_cast<WireType>(tag & 7);
-    if (type == WireType::len) {
-      if (value > static_cast<uint64_t>(end - p)) return nullptr;
-      p += value;
-    } else if (type != WireType::varint) {
-      return nullptr;
-    }
-    const uint64_t number = tag >> 3;
-    if (number == duration_field || number == rc_field || number == status_field) return nullptr;
-    if (number == pending_field) {
-      if (pending || value != 1) return nullptr;
-      pending = field;
-    } else if (pending && number != buf_field) {
-      if (rc_at == end && number > rc_field) rc_at = field;
-      if (status_at == end && number > status_field) status_at = field;
-    }
-  }
-  if (!pending) return nullptr;
-  return splice_outputs(begin, pending, rc_at, status_at, end, duration, rc, status, out);
-}
-
-unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, const EntryMarks& marks,
-                                   uint64_t duration, int32_t rc, const Status& status, unsigned char* out) {
-  if (!marks.valid || marks.status > end - begin) return nullptr;
-  return splice_outputs(begin, begin + marks.pending, begin + marks.rc, begin + marks.status, end, duration, rc,
-                        status, out);
 }
 
 uint32_t crc32c_portable(const void* data, std::size_t size, uint32_t crc) {
@@ -363,9 +341,26 @@ namespace {
 // The CRC32 instruction computes exactly CRC-32C's reflected update (no
 // initial or final inversion), 8 bytes at a time.
 #if defined(__x86_64__)
+// The instruction's latency is three times its throughput: in runs of three
+// blocks, three streams go side by side (the first from the state so far,
+// the others from 0), then the first two are carried over the blocks after
+// them (k_crc_shift_*) and the three added.
 __attribute__((target("sse4.2"))) uint32_t crc32c_hw(const void* data, std::size_t size, uint32_t crc) {
   const auto* p = static_cast<const unsigned char*>(data);
   uint64_t c = ~crc;
+  for (; size >= 3 * k_crc_block; p += 3 * k_crc_block, size -= 3 * k_crc_block) {
+    uint64_t b = 0, d = 0;
+    for (std::size_t i = 0; i < k_crc_block; i += 8) {
+      uint64_t u, v, w;
+      std::memcpy(&u, p + i, 8);
+      std::memcpy(&v, p + k_crc_block + i, 8);
+      std::memcpy(&w, p + 2 * k_crc_block + i, 8);
+      c = _mm_crc32_u64(c, u);
+      b = _mm_crc32_u64(b, v);
+      d = _mm_crc32_u64(d, w);
+    }
+    c = crc_shift(k_crc_shift_2, static_cast<uint32_t>(c)) ^ crc_shift(k_crc_shift_1, static_cast<uint32_t>(b)) ^ d;
+  }
   for (; size >= 8; p += 8, size -= 8) {
     uint64_t v;
     std::memcpy(&v, p, 8);
@@ -491,10 +486,10 @@ struct InPlaceSink {
 };
 }  // namespace
 
-// The fields of an event in stream coding that come before its body (1-6,
+// The fields of an event in stream coding that come before its body (1-4,
 // then 15, buf, against the stream state), for Event and HotEvent alike.
 template <class Writer, class E>
-void RecordEncoder::write_stream_head(Writer& w, const E& e, unsigned char** pending_at) {
+void RecordEncoder::write_stream_head(Writer& w, const E& e) {
   if (e.seq != m_next_seq) {
     w.tag(1, WireType::varint);
     w.varint(e.seq);
@@ -502,11 +497,26 @@ void RecordEncoder::write_stream_head(Writer& w, const E& e, unsigned char** pen
   w.u(2, static_cast<uint64_t>(e.call));
   w.u(3, e.thread);
   w.s(4, static_cast<int64_t>(static_cast<uint64_t>(e.t_start) - static_cast<uint64_t>(m_last_t)));
-  w.u(5, e.duration);
-  if (pending_at) *pending_at = w.p;
-  w.u(6, e.pending);
   w.s(15, static_cast<int64_t>(e.buf - m_last_buf));
 }
+
+namespace {
+// The fields of an event in stream coding after its body: its outputs,
+// then pending (6), last.
+template <class E>
+void write_stream_tail(VarintWriter& w, const E& e) {
+  write_outputs(w, e.duration, e.rc, e.status);
+  w.u(6, e.pending);
+}
+
+// Return whether `e`, written as a record of `size` bytes, is an entry that
+// Recorder::complete_last can finish with write_entry_outputs: pending, no
+// outputs, a one-byte length.
+template <class E>
+bool open_entry(const E& e, std::size_t size) {
+  return e.pending && e.duration == 0 && e.rc == 0 && is_default(e.status) && size >= 2 && size - 2 < 0x80;
+}
+}  // namespace
 
 // Move the stream state past event `e`.
 template <class E>
@@ -522,29 +532,19 @@ void RecordEncoder::event_into(Sink&& sink, const Event& e) {
   sink(event_bound(e), [&](VarintWriter& w) {
     write_stream_head(w, e);
     write_event_body(w, e);
+    write_stream_tail(w, e);
   });
   advance(e);
 }
 
-std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, EntryMarks* marks) {
-  // One call of each writer, with the places taken always (a second call
-  // without them kept GCC from inlining either, at 50 ns a record).
-  unsigned char* pending = nullptr;
-  BodyPlaces places;
+std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, bool* entry) {
   const std::size_t size = put_record_at(dst, [&](VarintWriter& w) {
-    write_stream_head(w, e, &pending);
-    write_event_body(w, e, &places);
+    write_stream_head(w, e);
+    write_event_body(w, e);
+    write_stream_tail(w, e);
   });
   advance(e);
-  if (!marks) return size;
-  // An entry as complete_entry_body takes it: pending, none of the outputs,
-  // a one-byte length (the body starts at dst + 2, where put_record_at wrote it).
-  *marks = EntryMarks{};
-  if (e.pending && e.duration == 0 && e.rc == 0 && is_default(e.status) && size >= 2 && size - 2 < 0x80) {
-    const unsigned char* body = dst + 2;
-    *marks = EntryMarks{true, static_cast<uint8_t>(pending - body), static_cast<uint8_t>(places.rc - body),
-                        static_cast<uint8_t>(places.status - body)};
-  }
+  if (entry) *entry = open_entry(e, size);
   return size;
 }
 
@@ -587,12 +587,12 @@ void RecordEncoder::completion_into(Sink&& sink, uint64_t completed_seq, const E
   sink(event_bound(end), [&](VarintWriter& w) {
     w.u(2, static_cast<uint64_t>(end.call));
     w.u(3, end.thread);
-    w.u(5, end.duration);
     w.tag(7, WireType::varint);
     w.varint(m_last_seq - completed_seq + 1);
     // In a completion record buf is absolute: it is not part of the stream.
     w.s(15, static_cast<int64_t>(end.buf));
     write_event_body(w, end);
+    write_outputs(w, end.duration, end.rc, end.status);
   });
 }
 
@@ -602,9 +602,10 @@ void RecordEncoder::completion(std::string& out, uint64_t completed_seq, const E
   completion_into(AppendSink{out}, completed_seq, end);
 }
 
-std::size_t RecordEncoder::event_at(unsigned char* dst, const Event& e) {
+std::size_t RecordEncoder::event_at(unsigned char* dst, const Event& e, bool* entry) {
   InPlaceSink sink{dst};
   event_into(sink, e);
+  if (entry) *entry = open_entry(e, sink.size);
   return sink.size;
 }
 

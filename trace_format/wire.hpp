@@ -54,28 +54,17 @@ void write_frame_header(unsigned char* dst, std::string_view payload);
 // Return the RankHeader message's bytes (the first frame's payload).
 std::string encode_rank_header(const RankHeader& header);
 
-// The complete event of a blocking call from its entry record, where the
-// call's only outputs are `duration`, `rc` and `status`: [begin, end) is the
-// body of the entry (an Event in stream coding with pending set, holding
-// none of the outputs), `out` has room for end - begin +
-// k_entry_outputs_bound bytes. Writes the body event_at would write for the
-// complete event (pending dropped, the outputs where the encoder puts them)
-// and returns its end; nullptr when the entry is not such a record.
-unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, uint64_t duration,
-                                   int32_t rc, const Status& status, unsigned char* out);
-// Where the entry record's body that RecordEncoder::hot_event_at wrote
-// (for a pending HotEvent without outputs) has its pending field (6) and
-// where rc (11) and status (34) go: byte offsets from the body's start, the
-// places complete_entry_body otherwise finds by walking the body.
-struct EntryMarks {
-  bool valid = false;  // false: not such an entry (walk it, or re-encode)
-  uint8_t pending = 0;
-  uint8_t rc = 0;
-  uint8_t status = 0;
-};
-// complete_entry_body of an entry whose places `marks` gives (no walk).
-unsigned char* complete_entry_body(const unsigned char* begin, const unsigned char* end, const EntryMarks& marks,
-                                   uint64_t duration, int32_t rc, const Status& status, unsigned char* out);
+// An event record in stream coding ends with the outputs every call has,
+// after all its inputs: duration (5), rc (11), status (34), then pending
+// (6). So a blocking call's entry record (pending set, none of those
+// outputs) ends with its pending field, two bytes, and the complete event
+// is byte for byte the entry up to that field followed by the outputs:
+// write them at `pending` (where the entry's pending field starts; room
+// for k_entry_outputs_bound bytes) and return their end. Nothing of the
+// entry is read or moved.
+unsigned char* write_entry_outputs(unsigned char* pending, uint64_t duration, int32_t rc, const Status& status);
+// An entry's pending field: tag (6, varint) and 1.
+inline constexpr unsigned char k_pending_field[2] = {6 << 3, 1};
 inline constexpr std::size_t k_entry_outputs_bound = 64;
 
 // A list of at most N values kept inline (HotEvent's repeated fields):
@@ -173,16 +162,18 @@ class RecordEncoder {
   // record_bound(event) bytes, except its first byte, the tag k_event_tag,
   // which the caller stores last; return the record's size. The bytes
   // written are exactly those of event() / completion(), nothing beyond.
-  std::size_t event_at(unsigned char* dst, const Event& event);
+  // With `entry`, also say whether the record is a blocking call's entry
+  // that write_entry_outputs completes (pending, no outputs, a body of less
+  // than 0x80 bytes: a one-byte length).
+  std::size_t event_at(unsigned char* dst, const Event& event, bool* entry = nullptr);
   std::size_t completion_at(unsigned char* dst, uint64_t completed_seq, const Event& end);
   static std::size_t record_bound(const Event& event);
   // The tracer's fast path: event_at of `event.to_event()`, byte for byte
   // (the same fields in the same order, the same stream state), written
   // without looking at the fields a HotEvent does not have. `dst` has room
   // for k_hot_record_bound bytes.
-  // With `marks`, also say where a pending event's record has room for the
-  // outputs of the call (EntryMarks; marks->valid false when it has none).
-  std::size_t hot_event_at(unsigned char* dst, const HotEvent& event, EntryMarks* marks = nullptr);
+  // `entry` as for event_at.
+  std::size_t hot_event_at(unsigned char* dst, const HotEvent& event, bool* entry = nullptr);
   static const std::size_t k_hot_record_bound;
   static constexpr unsigned char k_event_tag = (2 << 3) | 2;  // Chunk.event, length-delimited
 
@@ -205,9 +196,8 @@ class RecordEncoder {
  private:
   template <class Sink>
   void event_into(Sink&& sink, const Event& event);
-  // `pending_at`, when given, is set to where field 6 (pending) starts.
   template <class Writer, class E>
-  void write_stream_head(Writer& w, const E& event, unsigned char** pending_at = nullptr);
+  void write_stream_head(Writer& w, const E& event);
   template <class E>
   void advance(const E& event);
   template <class Sink>

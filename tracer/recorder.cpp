@@ -214,7 +214,7 @@ void Recorder::record(int64_t t, Encode&& encode) {
   }
   if (!m_active) return;
   m_last.is_event = false;
-  m_last.marks.valid = false;
+  m_last.entry = false;
   m_last.start = m_pos;
   m_last.size = m_scratch.size();
   m_chunk_payload += m_scratch.size();
@@ -230,7 +230,7 @@ bool Recorder::record_in_place(int64_t t, std::size_t bound, Encode&& encode) {
   if (!m_chunk_open) open_chunk(t);
   if (!ensure(m_pos + bound)) return false;
   m_last.encoder_before = m_encoder;
-  m_last.marks.valid = false;  // hot_event's encoding sets them
+  m_last.entry = false;  // the event encodings set it
   unsigned char* dst = m_map + (m_pos - m_map_off);
   std::size_t size = encode(dst);
   if (m_chunk_payload > m_info_bytes && m_chunk_payload + size > m_chunk_bytes) {
@@ -275,12 +275,12 @@ uint64_t Recorder::stream_event(E& e, std::size_t bound, Encode&& encode) {
 
 uint64_t Recorder::event(format::Event& e) {
   return stream_event(e, format::RecordEncoder::record_bound(e),
-                      [&](unsigned char* dst) { return m_encoder.event_at(dst, e); });
+                      [&](unsigned char* dst) { return m_encoder.event_at(dst, e, &m_last.entry); });
 }
 
 uint64_t Recorder::hot_event(format::HotEvent& e) {
   return stream_event(e, format::RecordEncoder::k_hot_record_bound,
-                      [&](unsigned char* dst) { return m_encoder.hot_event_at(dst, e, &m_last.marks); });
+                      [&](unsigned char* dst) { return m_encoder.hot_event_at(dst, e, &m_last.entry); });
 }
 
 bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
@@ -315,39 +315,38 @@ bool Recorder::take_back_last(uint64_t seq) {
 }
 
 // The complete event of a call whose only outputs are duration, rc and
-// status is its entry with those put in and pending dropped
-// (format::complete_entry_body): no Event to encode. Records with a longer
-// than one-byte length, entries that hold any of these fields already, or a
-// complete event that would not fit the chunk are left to rewrite_last.
+// status is its entry up to its pending field, the entry's last, followed
+// by those (format::write_entry_outputs): no Event to encode, nothing of the
+// entry read or moved. Entries the encoder did not mark as such (a longer
+// than one-byte length, an output already there), or a complete event that
+// would not fit the chunk or a one-byte length, are left to rewrite_last.
 bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status) {
-  if (!m_active || !m_chunk_open || !m_last.is_event || m_last.seq != seq || m_last.start + m_last.size != m_pos ||
-      m_last.start < m_map_off || m_last.size < 2)
+  if (!m_active || !m_chunk_open || !m_last.is_event || !m_last.entry || m_last.seq != seq ||
+      m_last.start + m_last.size != m_pos || m_last.start < m_map_off ||
+      m_pos + format::k_entry_outputs_bound > m_map_off + m_map_len)
     return false;
-  const unsigned char* rec = m_map + (m_last.start - m_map_off);
-  if (rec[1] >= 0x80 || m_last.size != 2u + rec[1]) return false;
-  unsigned char body[0x80 + format::k_entry_outputs_bound];  // the entry's body (< 0x80 bytes) and the outputs
-  const unsigned char* o =
-      m_last.marks.valid
-          ? format::complete_entry_body(rec + 2, rec + m_last.size, m_last.marks, duration, rc, status, body)
-          : format::complete_entry_body(rec + 2, rec + m_last.size, duration, rc, status, body);
-  if (!o) return false;
-  const auto length = static_cast<std::size_t>(o - body);
-  const std::size_t size = 2 + length;
-  if (length >= 0x80 || m_chunk_payload - m_last.size + size > m_chunk_bytes) return false;
-  if (!ensure(m_last.start + size)) return false;
+  unsigned char* dst = m_map + (m_last.start - m_map_off);
+  unsigned char* pending = dst + m_last.size - sizeof format::k_pending_field;
   // As in rewrite_last: the first byte goes to zero first (a reader of a
   // killed rank's file stops there), the tag comes back last.
-  unsigned char* dst = m_map + (m_last.start - m_map_off);
   __atomic_store_n(dst, static_cast<unsigned char>(0), __ATOMIC_RELEASE);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  dst[1] = static_cast<unsigned char>(length);
-  std::memcpy(dst + 2, body, length);
-  if (size < m_last.size) std::memset(dst + size, 0, m_last.size - size);
+  unsigned char* end = format::write_entry_outputs(pending, duration, rc, status);
+  const auto size = static_cast<std::size_t>(end - dst);
+  if (size - 2 >= 0x80 || m_chunk_payload - m_last.size + size > m_chunk_bytes) {
+    // Longer than the entry: put it back as it was (the space after it zero).
+    std::memset(pending, 0, static_cast<std::size_t>(end - pending));
+    std::memcpy(pending, format::k_pending_field, sizeof format::k_pending_field);
+    __atomic_store_n(dst, format::RecordEncoder::k_event_tag, __ATOMIC_RELEASE);
+    return false;
+  }
+  if (size < m_last.size) std::memset(end, 0, m_last.size - size);  // no duration: two bytes less
+  dst[1] = static_cast<unsigned char>(size - 2);
   __atomic_store_n(dst, format::RecordEncoder::k_event_tag, __ATOMIC_RELEASE);
   m_chunk_payload = m_chunk_payload - m_last.size + size;
   m_pos = m_last.start + size;
   m_last.size = size;
-  m_last.marks.valid = false;  // no longer an entry
+  m_last.entry = false;  // complete now
   return true;
 }
 

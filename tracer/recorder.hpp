@@ -64,13 +64,12 @@ class Recorder {
   // rewrite_last with hot_event's coding (byte for byte the same record).
   bool rewrite_last(uint64_t seq, format::HotEvent& event);
   // Turn pending event `seq`, when its record is still the last one of the
-  // open chunk, into the complete event: the entry's bytes without `pending`,
-  // with `duration`, `rc` and `status` (the call's only outputs) put where
-  // the encoder puts them, so the record is byte for byte what event() writes
-  // for the complete Event, without encoding it again. Return false, changing
-  // nothing, where that does not apply (then rewrite_last or completion).
-  // An entry written by hot_event() is not walked: its encoding said where
-  // the outputs go (format::EntryMarks).
+  // open chunk, into the complete event: the entry's bytes up to its pending
+  // field (its last), then `duration`, `rc` and `status` (the call's only
+  // outputs), which is byte for byte what event() writes for the complete
+  // Event (format::write_entry_outputs), without encoding it again. Return
+  // false, changing nothing, where that does not apply (then rewrite_last or
+  // completion).
   bool complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status);
   // Write `header` over the header written by open(), in place; return
   // false (changing nothing) when its encoding is not exactly as long.
@@ -148,7 +147,7 @@ class Recorder {
     uint64_t start = 0;  // file offset
     uint64_t size = 0;
     format::RecordEncoder encoder_before;
-    format::EntryMarks marks;  // where a hot entry's outputs go (valid: written by hot_event)
+    bool entry = false;  // an entry complete_last can finish (the encodings say so)
   };
   LastRecord m_last;
 };

@@ -164,6 +164,29 @@ TEST_CASE("trace_format::crc32c::hardware and portable agree") {
   }
 }
 
+TEST_CASE("trace_format::crc32c::long buffers, streams side by side, agree with portable") {
+  // crc32c_hw runs three streams over blocks of 1 KiB at a time: every
+  // length around the multiples of 3 KiB, a chunk's 64 KiB, odd alignments
+  // and continuation from any split.
+  std::vector<unsigned char> data(70000);
+  uint32_t x = 777;
+  for (auto& b : data) b = static_cast<unsigned char>((x = x * 1103515245u + 12345u) >> 16);
+  for (std::size_t base : {std::size_t{3072}, std::size_t{6144}, std::size_t{9216}, std::size_t{65536}}) {
+    for (std::size_t n = base - 9; n <= base + 9; ++n) {
+      for (std::size_t align : {0, 3}) {
+        const unsigned char* p = data.data() + align;
+        const uint32_t want = fmt_ns::crc32c_portable(p, n);
+        REQUIRE(fmt_ns::crc32c(p, n) == want);
+        const std::size_t split = n / 2 + 1;
+        CHECK(fmt_ns::crc32c(p + split, n - split, fmt_ns::crc32c(p, split)) == want);
+        CHECK(fmt_ns::crc32c(p, n, 0xDEADBEEFu) == fmt_ns::crc32c_portable(p, n, 0xDEADBEEFu));
+      }
+    }
+  }
+  std::vector<unsigned char> zeros(65536 + 5, 0);
+  CHECK(fmt_ns::crc32c(zeros.data(), zeros.size()) == fmt_ns::crc32c_portable(zeros.data(), zeros.size()));
+}
+
 TEST_CASE("trace_format::frame header::length and crc little endian") {
   std::string out;
   fmt_ns::append_frame_header(out, "123456789");
@@ -598,6 +621,88 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at writes event_at's bytes") {
       if (e.flag) CHECK(chunk.event(0).flag() == *e.flag);
     }
   }
+}
+
+TEST_CASE("trace_format::write_entry_outputs completes an entry as event_at writes the complete event") {
+  // Each hot event's inputs as an entry (pending, no outputs) through both
+  // encoders, finished with each set of outputs: the entry ends with its
+  // pending field, and the entry up to it followed by write_entry_outputs
+  // is event_at's record of the complete event (but for the length byte,
+  // which the caller sets), nothing written past the outputs. Records with
+  // an output, or complete ones, are not entries.
+  struct Outputs {
+    uint64_t duration;
+    int32_t rc;
+    fmt_ns::Status status;
+  };
+  const std::vector<Outputs> outputs = {
+      {250, 0, {}}, {0, 0, {}}, {1, -3, {}}, {uint64_t{1} << 40, 15, {}}, {900, 0, {1, 5, 1, false, 0}},
+      {0, 7, {std::nullopt, std::nullopt, -1, true, -2}}};
+  for (fmt_ns::HotEvent inputs : hot_events()) {
+    inputs.duration = 0;
+    inputs.rc = 0;
+    inputs.status = {};
+    inputs.request = 0;
+    inputs.requests.clear();
+    inputs.completed.clear();
+    inputs.flag.reset();
+    inputs.pending = false;
+    for (const Outputs& o : outputs) {
+      for (int hot = 0; hot < 2; ++hot) {
+        fmt_ns::RecordEncoder entry_coder, complete_coder;
+        std::string info;
+        entry_coder.begin_chunk(info, 5, 1000, 0);
+        complete_coder.begin_chunk(info, 5, 1000, 0);
+        fmt_ns::HotEvent entry = inputs;
+        entry.seq = 5;
+        entry.pending = true;
+        fmt_ns::HotEvent done = inputs;
+        done.seq = 5;
+        done.duration = o.duration;
+        done.rc = o.rc;
+        done.status = o.status;
+        unsigned char record[4096] = {}, want[4096] = {};
+        bool is_entry = false;
+        const std::size_t n = hot ? entry_coder.hot_event_at(record, entry, &is_entry)
+                                  : entry_coder.event_at(record, entry.to_event(), &is_entry);
+        REQUIRE(is_entry);
+        REQUIRE(n >= 2 + sizeof fmt_ns::k_pending_field);
+        CHECK(std::memcmp(record + n - 2, fmt_ns::k_pending_field, 2) == 0);
+        bool complete_is_entry = true;
+        const std::size_t m = hot ? complete_coder.hot_event_at(want, done, &complete_is_entry)
+                                  : complete_coder.event_at(want, done.to_event(), &complete_is_entry);
+        CHECK_FALSE(complete_is_entry);
+        unsigned char* end = fmt_ns::write_entry_outputs(record + n - 2, o.duration, o.rc, o.status);
+        INFO("call ", static_cast<int>(inputs.call), " hot ", hot, " duration ", o.duration, " rc ", o.rc);
+        REQUIRE(static_cast<std::size_t>(end - record) == m);
+        CHECK(end - (record + n - 2) <= static_cast<std::ptrdiff_t>(fmt_ns::k_entry_outputs_bound));
+        CHECK(std::memcmp(record + 2, want + 2, m - 2) == 0);
+        // Past the outputs: zeros, or, where the complete event is shorter
+        // (no outputs at all), the entry's pending field, which the caller
+        // clears.
+        for (std::size_t i = m; i < sizeof record; ++i)
+          REQUIRE(record[i] == (i < n ? fmt_ns::k_pending_field[i - (n - 2)] : 0));
+      }
+    }
+  }
+  // Not entries: pending with an output already (an rc), and pending with
+  // a body of 0x80 bytes or more.
+  fmt_ns::RecordEncoder coder;
+  std::string info;
+  coder.begin_chunk(info, 0, 0, 0);
+  unsigned char record[4096] = {};
+  fmt_ns::HotEvent e = hot_events()[0];
+  e.pending = true;
+  e.rc = 3;
+  bool is_entry = true;
+  coder.hot_event_at(record, e, &is_entry);
+  CHECK_FALSE(is_entry);
+  fmt_ns::Event big = hot_events()[0].to_event();
+  big.pending = true;
+  big.stack.assign(60, 100000);
+  is_entry = true;
+  coder.event_at(record, big, &is_entry);
+  CHECK_FALSE(is_entry);
 }
 
 TEST_CASE("trace_format::RecordEncoder::send-like event is small") {

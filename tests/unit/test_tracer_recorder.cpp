@@ -412,6 +412,15 @@ TEST_CASE("tracer::Recorder::complete_last writes the encoder's bytes") {
   }
 }
 
+TEST_CASE("tracer::Recorder::complete_last of an entry with no outputs at all") {
+  // Duration 0, rc 0, default status: the complete event is the entry
+  // without its pending field, two bytes shorter; they go back to zero.
+  for (const fmt_ns::Event& e : calls()) {
+    CHECK(write({e}, {Output{}}, true) == write({e}, {Output{}}, false));
+    CHECK(write({e, e}, {Output{}, Output{5, 0, {}}}, true) == write({e, e}, {Output{}, Output{5, 0, {}}}, false));
+  }
+}
+
 TEST_CASE("tracer::Recorder::complete_last reads back through libprotobuf and the reader") {
   const fs::path file = temp_file("read");
   const auto events = calls();
@@ -478,6 +487,18 @@ TEST_CASE("tracer::Recorder::complete_last declines what it cannot finish in pla
   large.stack.assign(40, 100000);
   seq = r.event(large);
   CHECK_FALSE(r.complete_last(seq, 10, 0, {}));
+  // An entry with a one-byte length whose complete event would need two.
+  fmt_ns::Event near = calls()[0];
+  near.pending = true;
+  near.stack.assign(36, 100000);  // 3 bytes each
+  const uint64_t before = r.bytes();
+  seq = r.event(near);
+  const uint64_t entry_size = r.bytes() - before;
+  REQUIRE(entry_size < 2 + 0x80);
+  REQUIRE(entry_size + 20 >= 2 + 0x80);  // the outputs below take about 30 bytes
+  CHECK_FALSE(r.complete_last(seq, uint64_t{1} << 40, 15, {1, 17, 8, true, -2}));
+  CHECK(r.bytes() == before + entry_size);
+  CHECK(r.complete_last(seq, 10, 0, {}));  // what fits still completes
   r.close();
   r.unlock();
   fs::remove(file);
