@@ -351,7 +351,7 @@ enum class Saved : uint8_t { ok, error, out_of_memory };
 // what loading threw there is thrown here.
 void load_saved_passes(std::string_view saved, const std::vector<std::unique_ptr<Check>>& checks,
                        std::vector<std::vector<std::unique_ptr<RankPass>>>& passes, const RankData& data,
-                       CheckFailures& failures) {
+                       CheckFailures& failures, Replay& replay) {
   WireReader in(saved);
   switch (in.get<Saved>()) {
     case Saved::ok: break;
@@ -369,6 +369,7 @@ void load_saved_passes(std::string_view saved, const std::vector<std::unique_ptr
     }
     if (in.get<uint8_t>() != 0) passes[c][data.rank] = checks[c]->load_pass(data, in);
   }
+  replay.load_rank(data.rank, in);
   if (!in.at_end()) throw std::logic_error(fmt::format("rank {}: saved passes longer than read", data.rank));
 }
 
@@ -383,7 +384,11 @@ std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, Ran
     data.rank = rank;
     data.file = files.rank_files.at(rank).string();
     std::vector<std::unique_ptr<RankPass>> passes(checks.size());
-    std::vector<PassOf> rank_passes;
+    // The replay's pass runs here too (its errors end the analysis, as on
+    // the analyzing process); its state travels after the checks'.
+    Replay replay;
+    const std::unique_ptr<RankPass> replay_pass = replay.rank_pass(data);
+    std::vector<PassOf> rank_passes{{replay_pass.get(), std::nullopt}};
     for (std::size_t c = 0; c < checks.size(); ++c) {
       if (!checks[c]->saves_passes()) continue;
       passes[c] = checks[c]->rank_pass(data);
@@ -407,6 +412,7 @@ std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, Ran
       out.put<uint8_t>(passes[c] != nullptr);
       if (passes[c]) checks[c]->save_pass(*passes[c], out);
     }
+    replay.save_rank(rank, out);
   } catch (const std::bad_alloc&) {
     out.bytes().clear();
     out.put(Saved::out_of_memory);
@@ -443,7 +449,8 @@ Result analyze(const fs::path& dir, const Options& options) {
   for (std::size_t c = 0; c < checks.size(); ++c) passes[c].resize(world_size);
   auto elsewhere = [&](uint32_t r) { return options.passes_elsewhere && options.passes_elsewhere(r); };
   for (uint32_t r : files.present) {
-    replay_passes[r] = ctx.replayed.rank_pass(ctx.ranks[r]);
+    // A rank read elsewhere brings its replay state with its saved passes.
+    if (!elsewhere(r)) replay_passes[r] = ctx.replayed.rank_pass(ctx.ranks[r]);
     for (std::size_t c = 0; c < checks.size(); ++c) {
       if (!(elsewhere(r) && checks[c]->saves_passes())) passes[c][r] = checks[c]->rank_pass(ctx.ranks[r]);
     }
@@ -459,7 +466,8 @@ Result analyze(const fs::path& dir, const Options& options) {
   auto load = [&](std::size_t i) {
     const uint32_t r = files.present[i];
     RankData& data = ctx.ranks[r];
-    std::vector<PassOf> rank_passes{{replay_passes[r].get(), std::nullopt}};
+    std::vector<PassOf> rank_passes;
+    if (replay_passes[r]) rank_passes.push_back({replay_passes[r].get(), std::nullopt});
     for (std::size_t c = 0; c < passes.size(); ++c) {
       if (passes[c][r]) rank_passes.push_back({passes[c][r].get(), c});
     }
@@ -467,7 +475,7 @@ Result analyze(const fs::path& dir, const Options& options) {
     const std::unique_ptr<RankSource> reader = options.rank_source ? options.rank_source(r, files.rank_files[r])
                                                                   : read_rank_file_source(files.rank_files[r]);
     load_rank(files, data, *reader, sequencer, &ctx.comm_table);
-    if (elsewhere(r)) load_saved_passes(reader->saved_passes(), checks, passes, data, failures);
+    if (elsewhere(r)) load_saved_passes(reader->saved_passes(), checks, passes, data, failures, ctx.replayed);
     total_events += data.events;
     const uint32_t n = ++done;
     std::lock_guard lock(say_mutex);

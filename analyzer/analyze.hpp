@@ -51,7 +51,8 @@ struct Options {
   // smtrace-mpi: the ranks whose passes of the checks that save them
   // (Check::saves_passes) ran where their file was read (run_saved_passes);
   // their source hands the saved state over (RankSource::saved_passes) and
-  // finish() gets passes loaded from it. Empty: every pass runs here.
+  // finish() gets passes loaded from it; so does the replay (Replay::load_rank),
+  // which then runs no pass of those ranks here. Empty: every pass runs here.
   std::function<bool(uint32_t rank)> passes_elsewhere;
 };
 
@@ -96,7 +97,7 @@ Result analyze(const std::filesystem::path& dir, const Options& options = {});
 
 // smtrace-mpi's reading processes: load rank `rank` of `files` from `source`
 // as analyze() with `options` does, running only the passes of the selected
-// checks that save them (Check::saves_passes), and return their state for
+// checks that save them (Check::saves_passes) and the replay's, and return their state for
 // the analyzing process (RankSource::saved_passes hands it to analyze(),
 // which loads the passes, or fails a check, or throws, as it would have
 // itself). Never throws: what loading threw travels in the result too.

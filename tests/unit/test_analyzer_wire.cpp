@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,10 +14,14 @@
 
 #include "analyzer/check.hpp"
 #include "analyzer/checks/grouped.hpp"
+#include "analyzer/rank_data.hpp"
+#include "analyzer/replay.hpp"
 #include "analyzer/wire.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 #include "tests/unit/analyzer_trace_builder.hpp"
 #include "tests/unit/scratch_dir.hpp"
+#include "trace_format/reader.hpp"
+#include "trace_format/synth.hpp"
 
 namespace {
 
@@ -597,3 +603,145 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
 }
 
 TEST_SUITE_END();
+
+namespace {
+
+// The traces of the replay's round trips: every synthetic generator (halo
+// also with its two bugs: a rank stopped in MPI_Waitall, a mismatched
+// collective) on a few ranks, written under `root`; and the archived traces.
+std::vector<std::filesystem::path> replay_traces(const std::filesystem::path& root) {
+  std::vector<std::filesystem::path> dirs;
+  for (const std::string& name : tf::synth_generators()) {
+    for (tf::SynthBug bug : {tf::SynthBug::none, tf::SynthBug::deadlock, tf::SynthBug::collective_mismatch}) {
+      if (bug != tf::SynthBug::none && name != "halo") continue;
+      tf::SynthOptions options;
+      options.ranks = name == "fig6" ? 3 : 5;
+      options.events = 600;
+      options.iterations = name == "senders" || name == "leader" ? 0 : 4;
+      options.bug = bug;
+      options.threads = 1;
+      const std::filesystem::path dir = root / (name + "-" + std::string(tf::synth_bug_name(bug)));
+      tf::write_synthetic_trace(name, dir, options);
+      dirs.push_back(dir);
+    }
+  }
+  const std::filesystem::path archived = std::filesystem::path(SMTRACE_SOURCE_DIR) / "traces";
+  for (const auto& entry : std::filesystem::directory_iterator(archived)) {
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / "rank-0.smt")) dirs.push_back(entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+}  // namespace
+
+TEST_CASE("analyzer::Replay::save_rank and load_rank give the rank's replay state back") {
+  const std::filesystem::path root = smtrace::test::scratch_dir("replay-saved-state");
+  std::size_t ranks = 0, ops = 0;
+  for (const std::filesystem::path& dir : replay_traces(root)) {
+    const tf::TraceFiles files = tf::find_trace_files(dir);
+    for (uint32_t r : files.present) {
+      CAPTURE(files.rank_files[r].string());
+      const tf::RankTrace trace = tf::read_rank_file(files.rank_files[r]);
+      an::RankData data;
+      data.rank = r;
+      data.file = files.rank_files[r].string();
+      data.header = trace.header;
+      an::Replay made;
+      made.keep_payloads_aside_from(1);  // payloads from the second on kept aside: that path travels too
+      {
+        const std::unique_ptr<an::RankPass> pass = made.rank_pass(data);
+        for (const tf::Event& e : trace.events) pass->event(e);
+        pass->end();
+      }
+      an::WireWriter out;
+      made.save_rank(r, out);
+      an::Replay loaded;
+      an::WireReader in(out.bytes());
+      loaded.load_rank(r, in);
+      CHECK(in.at_end());
+      an::WireWriter again;
+      loaded.save_rank(r, again);
+      CHECK(again.bytes() == out.bytes());
+      REQUIRE(loaded.p2p(r).size() == made.p2p(r).size());
+      for (uint32_t i = 0; i < made.p2p(r).size(); ++i) {
+        CHECK(loaded.payload({r, i}) == made.payload({r, i}));
+        CHECK(loaded.p2p(r)[i].seq == made.p2p(r)[i].seq);
+        CHECK(loaded.p2p(r)[i].done_seq() == made.p2p(r)[i].done_seq());
+      }
+      CHECK(loaded.collectives(r).size() == made.collectives(r).size());
+      CHECK(loaded.outstanding(r).size() == made.outstanding(r).size());
+      CHECK(loaded.rma(r).size() == made.rma(r).size());
+      CHECK(loaded.blocked(r).has_value() == made.blocked(r).has_value());
+      CHECK(loaded.threads(r).lanes.size() == made.threads(r).lanes.size());
+      CHECK(loaded.threads(r).events.size() == made.threads(r).events.size());
+      ++ranks;
+      ops += made.p2p(r).size();
+    }
+  }
+  CHECK(ranks > 50);
+  CHECK(ops > 300);
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+}
+
+TEST_CASE("analyzer::run_saved_passes::the replay's state travels: same matches, findings and happens-before") {
+  const std::filesystem::path root = smtrace::test::scratch_dir("replay-saved-analysis");
+  an::Options options;
+  options.threads = 2;
+  options.happens_before = true;
+  options.check_errors = an::CheckErrors::report;
+  std::size_t traces = 0;
+  uint64_t matches = 0;
+  for (const std::filesystem::path& dir : replay_traces(root)) {
+    CAPTURE(dir.string());
+    const an::Result here = an::analyze(dir, options);
+    const an::Result elsewhere = analyze_elsewhere(dir, options);
+    check_same(here, elsewhere);
+    CHECK(here.problems.size() == elsewhere.problems.size());
+    matches += here.stats.at("matches");
+    ++traces;
+  }
+  CHECK(traces > 20);
+  CHECK(matches > 100);
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+}
+
+TEST_CASE("analyzer::run_saved_passes::damaged rank files: the replay's state travels as far as they were read") {
+  // tests/fuzz's check regressions, each the one rank file of a trace: the
+  // same result, or the same error, either way.
+  namespace fs = std::filesystem;
+  const fs::path inputs = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/check";
+  const fs::path trace = smtrace::test::scratch_dir("replay-saved-fuzz");
+  an::Options options;
+  options.threads = 1;
+  options.happens_before = true;
+  options.check_errors = an::CheckErrors::report;
+  std::size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(inputs)) {
+    CAPTURE(entry.path().string());
+    fs::remove_all(trace);
+    fs::create_directories(trace);
+    fs::copy_file(entry.path(), trace / "rank-0.smt");
+    std::optional<an::Result> here, elsewhere;
+    std::string here_error, elsewhere_error;
+    try {
+      here = an::analyze(trace, options);
+    } catch (const std::exception& e) {
+      here_error = e.what();
+    }
+    try {
+      elsewhere = analyze_elsewhere(trace, options);
+    } catch (const std::exception& e) {
+      elsewhere_error = e.what();
+    }
+    CHECK(here_error == elsewhere_error);
+    REQUIRE(here.has_value() == elsewhere.has_value());
+    if (here) check_same(*here, *elsewhere);
+    ++n;
+  }
+  CHECK(n > 0);
+  std::error_code ec;
+  fs::remove_all(trace, ec);
+}
