@@ -150,6 +150,9 @@ class Sequencer {
       : m_passes(std::move(passes)), m_failures(failures), m_checks(checks), m_rank(rank) {}
 
   void push(const Event& e) {
+    // No pass here (smtrace-mpi: every pass of the rank ran where it was
+    // read): nothing to order, and the events that come are only some.
+    if (m_passes.empty()) return;
     if (m_waiting.empty() && (!m_started || e.seq == m_next)) {
       deliver(e);
       return;
@@ -323,6 +326,14 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
     if (comms) comms->observe(r, e);
     sequencer.push(e);
   };
+  // A source that left events out (smtrace-mpi's reader passed on only
+  // those read here) knows how many the file held, as far as it was read.
+  auto count_read = [&] {
+    if (const std::optional<EventsRead> read = source.events_read()) {
+      data.events = read->events;
+      data.last_seq = read->last_seq;
+    }
+  };
   try {
     if (auto header = source.header(cb)) {
       data.present = true;
@@ -332,15 +343,32 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
       if (!ok) data.problems.push_back(std::move(p));
       add_implicit_comms(data);
       source.read_all(cb);
+      count_read();
       sequencer.finish();
       if (!data.end) data.truncated = true;
     }
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {
+    count_read();
     throw std::runtime_error(
         fmt::format("{}: rank {}: loading stopped after {} events: {}", data.file, r, data.events, e.what()));
   }
+}
+
+// Return the events of rank `data.rank` that the analyzing process reads
+// when the rank's passes that travel ran where it was read (run_saved_passes:
+// the replay's and those of the checks that save them): every event when a
+// check whose passes do not travel has a pass of the rank (the SMT checks'
+// Collector), else those that CommTable::observe reads. The Sequencer,
+// RankData's counts (EventsRead) and every other pass then run on the
+// reading process. Asks rank_pass() of those checks as analyze() does, so
+// both sides decide alike from the same selection.
+EventSet events_read_there(const std::vector<std::unique_ptr<Check>>& checks, const RankData& data) {
+  for (const std::unique_ptr<Check>& check : checks) {
+    if (!check->saves_passes() && check->rank_pass(data)) return EventSet::every();
+  }
+  return EventSet::of(&CommTable::observes);
 }
 
 // How run_saved_passes's loading ended.
@@ -394,6 +422,7 @@ std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, Ran
       passes[c] = checks[c]->rank_pass(data);
       if (passes[c]) rank_passes.push_back({passes[c].get(), c});
     }
+    source.pass_on_only(events_read_there(checks, data));
     CheckFailures failures(checks.size(), options.check_errors);
     Sequencer sequencer(std::move(rank_passes), failures, checks, rank);
     load_rank(files, data, source, sequencer, nullptr);
@@ -471,10 +500,16 @@ Result analyze(const fs::path& dir, const Options& options) {
     for (std::size_t c = 0; c < passes.size(); ++c) {
       if (passes[c][r]) rank_passes.push_back({passes[c][r].get(), c});
     }
+    const bool passes_here = !rank_passes.empty();
     Sequencer sequencer(std::move(rank_passes), failures, checks, r);
     const std::unique_ptr<RankSource> reader = options.rank_source ? options.rank_source(r, files.rank_files[r])
                                                                   : read_rank_file_source(files.rank_files[r]);
     load_rank(files, data, *reader, sequencer, &ctx.comm_table);
+    if (const std::optional<EventsRead> read = reader->events_read();
+        read && passes_here && read->delivered != read->events) {
+      throw std::logic_error(fmt::format("rank {}: {} of {} events left where the rank was read, which passes here read",
+                                         r, read->events - read->delivered, read->events));
+    }
     if (elsewhere(r)) load_saved_passes(reader->saved_passes(), checks, passes, data, failures, ctx.replayed);
     total_events += data.events;
     const uint32_t n = ++done;

@@ -52,7 +52,9 @@ struct Options {
   // (Check::saves_passes) ran where their file was read (run_saved_passes);
   // their source hands the saved state over (RankSource::saved_passes) and
   // finish() gets passes loaded from it; so does the replay (Replay::load_rank),
-  // which then runs no pass of those ranks here. Empty: every pass runs here.
+  // which then runs no pass of those ranks here, and the source may deliver
+  // only some of the rank's events (run_saved_passes says which) with their
+  // count (RankSource::events_read). Empty: every pass runs here.
   std::function<bool(uint32_t rank)> passes_elsewhere;
 };
 
@@ -100,7 +102,12 @@ Result analyze(const std::filesystem::path& dir, const Options& options = {});
 // checks that save them (Check::saves_passes) and the replay's, and return their state for
 // the analyzing process (RankSource::saved_passes hands it to analyze(),
 // which loads the passes, or fails a check, or throws, as it would have
-// itself). Never throws: what loading threw travels in the result too.
+// itself). Before reading, tell `source` which events the analyzing process
+// still reads (RankSource::pass_on_only): every event when a selected check
+// whose passes do not travel has a pass of the rank there (the SMT checks),
+// else those of the calls its comm table observes (CommTable::observes); a
+// source that leaves the others out says how many it read there
+// (RankSource::events_read). Never throws: what loading threw travels in the result too.
 std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, RankSource& source,
                              const Options& options);
 
