@@ -602,6 +602,13 @@ struct Aside {
 void Replay::save_rank(uint32_t rank, WireWriter& out) const {
   const RankP2P& p2p = m_p2p.at(rank);
   const RankReplay& r = m_impl->ranks.at(rank);
+  // Room for the plain copies at once: grown by doubling, the bytes would
+  // hold up to twice the ops (and three copies while one is moved), which
+  // is what bounds a reading process's memory (one rank per thread).
+  std::string& bytes = out.bytes();
+  bytes.reserve(bytes.size() + p2p.ops.size() * sizeof(P2POp) + p2p.payloads.size() * sizeof(Payload) +
+                r.colls.size() * sizeof(CollOp) + r.rma.size() * sizeof(RmaEvent) +
+                r.outstanding.size() * sizeof(Outstanding) + (std::size_t{1} << 12));
   out.plain(p2p.ops);
   out.plain(p2p.payloads);
   std::vector<Aside> aside;
