@@ -26,7 +26,9 @@
 // threads taking the next rank), and each reader sends its ranks in ascending
 // order (a pool of threads too); a reader's thread blocks only on a rank that
 // process 0 has started or will start before any higher one, so the exchange
-// cannot deadlock. A reader keeps at most two messages per thread in memory.
+// cannot deadlock. A reader keeps at most two messages per thread in memory,
+// and the passes' state of the rank each thread reads (the replay's: about
+// 100 bytes per send and receive, its coded copy included) until it is sent.
 //
 // Thread safety: MPI must be initialized with MPI_THREAD_MULTIPLE.
 #pragma once
