@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "trace_format/reader.hpp"
 
@@ -37,9 +38,10 @@ class RankSource {
   // Deliver the rest of the records (format::RankReader::read_all). Throws
   // what the reader threw where it threw it.
   virtual void read_all(const format::RankReader::Callbacks& callbacks) = 0;
-  // Return what run_saved_passes returned where the file was read; called
-  // once after read_all when Options::passes_elsewhere names the rank.
-  virtual std::string saved_passes() { throw std::logic_error("this rank source has no saved passes"); }
+  // Return what run_saved_passes returned where the file was read, valid
+  // until the source is destroyed; called once after read_all when
+  // Options::passes_elsewhere names the rank.
+  virtual std::string_view saved_passes() { throw std::logic_error("this rank source has no saved passes"); }
   // Return how many events the file held and their last seq when this
   // source left some out (as far as it has delivered records: set by the time
   // read_all returns or throws what the reader threw); nullopt when it

@@ -188,7 +188,7 @@ class ReadElsewhere final : public an::RankSource {
   void read_all(const Callbacks& callbacks) override {
     while (m_next < m_records.size()) take(m_records[m_next++], callbacks);
   }
-  std::string saved_passes() override { return m_saved; }
+  std::string_view saved_passes() override { return m_saved; }
   std::optional<an::EventsRead> events_read() const override { return m_read; }
 
  private:
