@@ -150,6 +150,9 @@ class Sequencer {
       : m_passes(std::move(passes)), m_failures(failures), m_checks(checks), m_rank(rank) {}
 
   void push(const Event& e) {
+    // No pass here (smtrace-mpi: every pass of the rank ran where it was
+    // read): nothing to order, and the events that come are only some.
+    if (m_passes.empty()) return;
     if (m_waiting.empty() && (!m_started || e.seq == m_next)) {
       deliver(e);
       return;
@@ -323,6 +326,14 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
     if (comms) comms->observe(r, e);
     sequencer.push(e);
   };
+  // A source that left events out (smtrace-mpi's reader passed on only
+  // those read here) knows how many the file held, as far as it was read.
+  auto count_read = [&] {
+    if (const std::optional<EventsRead> read = source.events_read()) {
+      data.events = read->events;
+      data.last_seq = read->last_seq;
+    }
+  };
   try {
     if (auto header = source.header(cb)) {
       data.present = true;
@@ -332,15 +343,32 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
       if (!ok) data.problems.push_back(std::move(p));
       add_implicit_comms(data);
       source.read_all(cb);
+      count_read();
       sequencer.finish();
       if (!data.end) data.truncated = true;
     }
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {
+    count_read();
     throw std::runtime_error(
         fmt::format("{}: rank {}: loading stopped after {} events: {}", data.file, r, data.events, e.what()));
   }
+}
+
+// smtrace-mpi: return true when a selected check whose passes do not
+// travel has a pass of rank `data.rank` (the SMT checks' Collector), which
+// then runs on the analyzing process and reads every event there; the
+// replay's pass then runs there too, as it did before it could travel: its
+// state would only add to what that process receives. Otherwise the replay's
+// pass runs where the rank is read and the analyzing process reads only the
+// events that CommTable::observe takes (run_saved_passes); the Sequencer
+// and RankData's counts (EventsRead) then run where it was read too. Asks
+// rank_pass() of those checks as analyze() does, so that both sides decide
+// alike from the same selection.
+bool passes_stay(const std::vector<std::unique_ptr<Check>>& checks, const RankData& data) {
+  return std::any_of(checks.begin(), checks.end(),
+                     [&](const std::unique_ptr<Check>& c) { return !c->saves_passes() && c->rank_pass(data); });
 }
 
 // How run_saved_passes's loading ended.
@@ -351,7 +379,7 @@ enum class Saved : uint8_t { ok, error, out_of_memory };
 // what loading threw there is thrown here.
 void load_saved_passes(std::string_view saved, const std::vector<std::unique_ptr<Check>>& checks,
                        std::vector<std::vector<std::unique_ptr<RankPass>>>& passes, const RankData& data,
-                       CheckFailures& failures) {
+                       CheckFailures& failures, Replay& replay, bool replay_here) {
   WireReader in(saved);
   switch (in.get<Saved>()) {
     case Saved::ok: break;
@@ -369,6 +397,11 @@ void load_saved_passes(std::string_view saved, const std::vector<std::unique_ptr
     }
     if (in.get<uint8_t>() != 0) passes[c][data.rank] = checks[c]->load_pass(data, in);
   }
+  const bool replayed_there = in.get<uint8_t>() != 0;
+  if (replayed_there != !replay_here) {
+    throw std::logic_error(fmt::format("rank {}: the replay's pass ran on both processes or on none", data.rank));
+  }
+  if (replayed_there) replay.load_rank(data.rank, in);
   if (!in.at_end()) throw std::logic_error(fmt::format("rank {}: saved passes longer than read", data.rank));
 }
 
@@ -383,12 +416,20 @@ std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, Ran
     data.rank = rank;
     data.file = files.rank_files.at(rank).string();
     std::vector<std::unique_ptr<RankPass>> passes(checks.size());
+    // The replay's pass runs here too unless a pass stays on the analyzing
+    // process (passes_stay; its errors end the analysis, as there); its
+    // state travels after the checks'.
+    const bool stay = passes_stay(checks, data);
+    Replay replay;
+    const std::unique_ptr<RankPass> replay_pass = stay ? nullptr : replay.rank_pass(data);
     std::vector<PassOf> rank_passes;
+    if (replay_pass) rank_passes.push_back({replay_pass.get(), std::nullopt});
     for (std::size_t c = 0; c < checks.size(); ++c) {
       if (!checks[c]->saves_passes()) continue;
       passes[c] = checks[c]->rank_pass(data);
       if (passes[c]) rank_passes.push_back({passes[c].get(), c});
     }
+    source.pass_on_only(stay ? EventSet::every() : EventSet::of(&CommTable::observes));
     CheckFailures failures(checks.size(), options.check_errors);
     Sequencer sequencer(std::move(rank_passes), failures, checks, rank);
     load_rank(files, data, source, sequencer, nullptr);
@@ -407,6 +448,8 @@ std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, Ran
       out.put<uint8_t>(passes[c] != nullptr);
       if (passes[c]) checks[c]->save_pass(*passes[c], out);
     }
+    out.put<uint8_t>(replay_pass != nullptr);
+    if (replay_pass) replay.save_rank(rank, out);
   } catch (const std::bad_alloc&) {
     out.bytes().clear();
     out.put(Saved::out_of_memory);
@@ -442,11 +485,18 @@ Result analyze(const fs::path& dir, const Options& options) {
   std::vector<std::unique_ptr<RankPass>> replay_passes(world_size);
   for (std::size_t c = 0; c < checks.size(); ++c) passes[c].resize(world_size);
   auto elsewhere = [&](uint32_t r) { return options.passes_elsewhere && options.passes_elsewhere(r); };
+  std::vector<bool> replay_here(world_size, false);
   for (uint32_t r : files.present) {
-    replay_passes[r] = ctx.replayed.rank_pass(ctx.ranks[r]);
+    bool stay = false;
     for (std::size_t c = 0; c < checks.size(); ++c) {
-      if (!(elsewhere(r) && checks[c]->saves_passes())) passes[c][r] = checks[c]->rank_pass(ctx.ranks[r]);
+      if (elsewhere(r) && checks[c]->saves_passes()) continue;
+      passes[c][r] = checks[c]->rank_pass(ctx.ranks[r]);
+      stay = stay || passes[c][r];
     }
+    // A rank read elsewhere brings its replay state with its saved passes,
+    // unless a pass of it stays here (passes_stay: then every event comes).
+    replay_here[r] = !elsewhere(r) || stay;
+    if (replay_here[r]) replay_passes[r] = ctx.replayed.rank_pass(ctx.ranks[r]);
   }
 
   std::atomic<uint32_t> done{0};
@@ -459,15 +509,24 @@ Result analyze(const fs::path& dir, const Options& options) {
   auto load = [&](std::size_t i) {
     const uint32_t r = files.present[i];
     RankData& data = ctx.ranks[r];
-    std::vector<PassOf> rank_passes{{replay_passes[r].get(), std::nullopt}};
+    std::vector<PassOf> rank_passes;
+    if (replay_passes[r]) rank_passes.push_back({replay_passes[r].get(), std::nullopt});
     for (std::size_t c = 0; c < passes.size(); ++c) {
       if (passes[c][r]) rank_passes.push_back({passes[c][r].get(), c});
     }
+    const bool passes_here = !rank_passes.empty();
     Sequencer sequencer(std::move(rank_passes), failures, checks, r);
     const std::unique_ptr<RankSource> reader = options.rank_source ? options.rank_source(r, files.rank_files[r])
                                                                   : read_rank_file_source(files.rank_files[r]);
     load_rank(files, data, *reader, sequencer, &ctx.comm_table);
-    if (elsewhere(r)) load_saved_passes(reader->saved_passes(), checks, passes, data, failures);
+    if (const std::optional<EventsRead> read = reader->events_read();
+        read && passes_here && read->delivered != read->events) {
+      throw std::logic_error(fmt::format("rank {}: {} of {} events left where the rank was read, which passes here read",
+                                         r, read->events - read->delivered, read->events));
+    }
+    if (elsewhere(r)) {
+      load_saved_passes(reader->saved_passes(), checks, passes, data, failures, ctx.replayed, replay_here[r]);
+    }
     total_events += data.events;
     const uint32_t n = ++done;
     std::lock_guard lock(say_mutex);

@@ -51,7 +51,12 @@ struct Options {
   // smtrace-mpi: the ranks whose passes of the checks that save them
   // (Check::saves_passes) ran where their file was read (run_saved_passes);
   // their source hands the saved state over (RankSource::saved_passes) and
-  // finish() gets passes loaded from it. Empty: every pass runs here.
+  // finish() gets passes loaded from it; so does the replay (Replay::load_rank),
+  // which then runs no pass of those ranks here, and the source may deliver
+  // only some of the rank's events (run_saved_passes says which) with their
+  // count (RankSource::events_read). Where a check whose passes do not travel
+  // has a pass of such a rank (the SMT checks), every event comes and the
+  // replay's pass runs here, as for a rank read here. Empty: every pass runs here.
   std::function<bool(uint32_t rank)> passes_elsewhere;
 };
 
@@ -96,10 +101,16 @@ Result analyze(const std::filesystem::path& dir, const Options& options = {});
 
 // smtrace-mpi's reading processes: load rank `rank` of `files` from `source`
 // as analyze() with `options` does, running only the passes of the selected
-// checks that save them (Check::saves_passes), and return their state for
+// checks that save them (Check::saves_passes) and the replay's, and return their state for
 // the analyzing process (RankSource::saved_passes hands it to analyze(),
 // which loads the passes, or fails a check, or throws, as it would have
-// itself). Never throws: what loading threw travels in the result too.
+// itself). Before reading, tell `source` which events the analyzing process
+// still reads (RankSource::pass_on_only): those of the calls its comm table
+// observes (CommTable::observes); or, when a selected check whose passes do
+// not travel has a pass of the rank (the SMT checks: it runs there), every
+// event, and then the replay's pass runs there too, not here. A source that
+// leaves events out says there how many it read (RankSource::events_read).
+// Never throws: what loading threw travels in the result too.
 std::string run_saved_passes(const format::TraceFiles& files, uint32_t rank, RankSource& source,
                              const Options& options);
 

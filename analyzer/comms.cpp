@@ -15,11 +15,10 @@ using format::Call;
 
 namespace {
 
-bool creates_comm(Call c) { return format::call_traits(c).resource == format::Resource::comm_new; }
+bool creates_comm(const format::CallTraits& t) { return t.resource == format::Resource::comm_new; }
 
-bool creates_window(Call c) {
-  const format::Resource r = format::call_traits(c).resource;
-  return r == format::Resource::win_new || r == format::Resource::win_dynamic;
+bool creates_window(const format::CallTraits& t) {
+  return t.resource == format::Resource::win_new || t.resource == format::Resource::win_dynamic;
 }
 
 std::string members_text(const std::vector<uint32_t>& ranks) {
@@ -73,11 +72,14 @@ void CommTable::reserve_ranks(uint32_t world_size) {
   m_local_win.assign(world_size, {});
 }
 
+bool CommTable::observes(const format::CallTraits& traits) { return creates_comm(traits) || creates_window(traits); }
+
 void CommTable::observe(uint32_t rank, const format::Event& e) {
   if (rank >= m_creations.size()) return;
-  if (creates_comm(e.call)) {
+  const format::CallTraits& traits = format::call_traits(e.call);
+  if (creates_comm(traits)) {
     m_creations[rank].push_back({e.seq, e.call, e.comm, e.new_comm ? e.new_comm : UINT32_MAX, false});
-  } else if (creates_window(e.call)) {
+  } else if (creates_window(traits)) {
     m_creations[rank].push_back({e.seq, e.call, e.comm, e.window ? e.window : UINT32_MAX, true});
   }
 }

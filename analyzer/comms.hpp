@@ -24,6 +24,10 @@
 
 #include "trace_format/event.hpp"
 
+namespace smtrace::format {
+struct CallTraits;
+}  // namespace smtrace::format
+
 namespace smtrace::analyzer {
 
 struct RankData;
@@ -75,6 +79,9 @@ class CommTable {
   // Record, from rank `rank`'s thread while loading, that event `event`
   // created communicator or window ids. Thread safe across distinct ranks.
   void observe(uint32_t rank, const format::Event& event);
+  // Return true when observe() records events of a call with `traits` (it
+  // ignores the others): EventSet::of(observes) is what it reads.
+  static bool observes(const format::CallTraits& traits);
   // Assign global indices once all ranks are loaded.
   void resolve(const std::vector<RankData>& ranks);
 

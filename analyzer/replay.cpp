@@ -11,6 +11,7 @@
 #include "analyzer/channel_table.hpp"
 #include "analyzer/comms.hpp"
 #include "analyzer/request_map.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer {
 
@@ -549,6 +550,100 @@ void Replay::replay(const Context& context) {
       list[n].member_op[static_cast<std::size_t>(*me)] = i;
     }
   }
+}
+
+namespace {
+
+// The fields of a CollOp, in order: `io` is a WireWriter (`c` const) or a WireReader.
+template <class Io, class Coll>
+void code_coll(Io& io, Coll& c) {
+  io(c.seq);
+  io(c.done_seq);
+  io(c.request);
+  io(c.site);
+  io(c.comm);
+  io(c.root);
+  io(c.op);
+  io(c.datatype);
+  io(c.count);
+  io(c.signature_bytes);
+  io.plain(c.stack);
+  io(c.call);
+  io(c.pending);
+  io(c.in_place);
+}
+
+// The fields of a ThreadEvent, as code_coll.
+template <class Io, class Thread>
+void code_thread_event(Io& io, Thread& t) {
+  io(t.seq);
+  io(t.t_start);
+  io(t.t_end);
+  io(t.effect);
+  io(t.lane);
+  io(t.thread);
+  io(t.object);
+  io(t.other);
+  io(t.peer);
+  io(t.count);
+  io.plain(t.dep_addrs);
+  io.plain(t.dep_kinds);
+  io(t.pending);
+}
+
+// An entry of RankReplay::payload_aside.
+struct Aside {
+  uint32_t op = 0;
+  uint32_t payload = 0;
+};
+
+}  // namespace
+
+void Replay::save_rank(uint32_t rank, WireWriter& out) const {
+  const RankP2P& p2p = m_p2p.at(rank);
+  const RankReplay& r = m_impl->ranks.at(rank);
+  // Room for the plain copies at once: grown by doubling, the bytes would
+  // hold up to twice the ops (and three copies while one is moved), which
+  // is what bounds a reading process's memory (one rank per thread).
+  std::string& bytes = out.bytes();
+  bytes.reserve(bytes.size() + p2p.ops.size() * sizeof(P2POp) + p2p.payloads.size() * sizeof(Payload) +
+                r.colls.size() * sizeof(CollOp) + r.rma.size() * sizeof(RmaEvent) +
+                r.outstanding.size() * sizeof(Outstanding) + (std::size_t{1} << 12));
+  out.plain(p2p.ops);
+  out.plain(p2p.payloads);
+  std::vector<Aside> aside;
+  aside.reserve(r.payload_aside.size());
+  for (const auto& [op, payload] : r.payload_aside) aside.push_back({op, payload});
+  std::sort(aside.begin(), aside.end(), [](const Aside& a, const Aside& b) { return a.op < b.op; });  // same bytes each time
+  out.plain(aside);
+  out.list(r.colls, [](WireWriter& w, const CollOp& c) { code_coll(w, c); });
+  out.plain(r.rma);
+  out.plain(r.outstanding);
+  out.optional(r.blocked, [](WireWriter& w, const Event& e) { w(e); });
+  out.put(r.threads.modelled);
+  out.plain(r.threads.lanes);
+  out.list(r.threads.events, [](WireWriter& w, const ThreadEvent& t) { code_thread_event(w, t); });
+  out.plain(r.threads.lane_of);
+}
+
+void Replay::load_rank(uint32_t rank, WireReader& in) {
+  if (m_impl->ranks.size() <= rank) resize_ranks(rank + 1);
+  RankP2P& p2p = m_p2p[rank];
+  RankReplay& r = m_impl->ranks[rank];
+  in.plain(p2p.ops);
+  in.plain(p2p.payloads);
+  std::vector<Aside> aside;
+  in.plain(aside);
+  r.payload_aside.clear();
+  for (const Aside& a : aside) r.payload_aside[a.op] = a.payload;
+  in.list(r.colls, [](WireReader& w, CollOp& c) { code_coll(w, c); });
+  in.plain(r.rma);
+  in.plain(r.outstanding);
+  in.optional(r.blocked, [](WireReader& w, Event& e) { w(e); });
+  r.threads.modelled = in.get<bool>();
+  in.plain(r.threads.lanes);
+  in.list(r.threads.events, [](WireReader& w, ThreadEvent& t) { code_thread_event(w, t); });
+  in.plain(r.threads.lane_of);
 }
 
 uint32_t Replay::world_size() const { return static_cast<uint32_t>(m_impl->ranks.size()); }

@@ -32,6 +32,9 @@
 
 namespace smtrace::analyzer {
 
+class WireReader;
+class WireWriter;
+
 inline constexpr uint64_t k_never = std::numeric_limits<uint64_t>::max();
 inline constexpr int32_t k_unknown = std::numeric_limits<int32_t>::min();
 inline constexpr uint32_t k_none = std::numeric_limits<uint32_t>::max();
@@ -153,6 +156,12 @@ class Replay {
   void reserve_ranks(uint32_t world_size);
   // Return the pass that collects rank `data.rank`'s operations while loading.
   std::unique_ptr<RankPass> rank_pass(const RankData& data);
+  // smtrace-mpi: append rank `rank`'s state as its rank pass left it (after
+  // end(): ops, payloads, collectives, RMA calls, outstanding requests, the
+  // pending event, the lanes) to `out`, where the rank was read; load_rank
+  // reads it on the analyzing process, in place of running the pass there.
+  void save_rank(uint32_t rank, WireWriter& out) const;
+  void load_rank(uint32_t rank, WireReader& in);
   // Match, group and complete once every rank is loaded.
   void replay(const Context& context);
 

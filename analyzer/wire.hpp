@@ -58,6 +58,14 @@ class WireWriter {
     put(static_cast<uint64_t>(items.size()));
     for (const T& item : items) code(*this, item);
   }
+  // Append `items`' count, then their bytes as they lie in memory (for
+  // trivially copyable items read back by the same build: WireReader::plain).
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  void plain(const std::vector<T>& items) {
+    put(static_cast<uint64_t>(items.size()));
+    m_out.append(reinterpret_cast<const char*>(items.data()), items.size() * sizeof(T));
+  }
   // Append whether `value` holds one, then the value as `code` writes it.
   template <class T, class Code>
   void optional(const std::optional<T>& value, Code&& code) {
@@ -102,6 +110,15 @@ class WireReader {
   void list(std::vector<T>& items, Code&& code) {
     items.resize(get<uint64_t>());
     for (T& item : items) code(*this, item);
+  }
+  // Read what WireWriter::plain wrote into `items`.
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  void plain(std::vector<T>& items) {
+    const uint64_t n = get<uint64_t>();
+    if (n > m_in.size() / sizeof(T)) throw std::runtime_error("analyzer wire: the bytes end inside a value");
+    items.resize(n);
+    if (n != 0) std::memcpy(static_cast<void*>(items.data()), take(n * sizeof(T)).data(), n * sizeof(T));
   }
   // Read what WireWriter::optional wrote into `value`.
   template <class T, class Code>

@@ -1,9 +1,10 @@
 // smtrace-mpi: `smtrace check` and `smtrace info` as an MPI program
 // (docs/cli.md, smtrace-mpi). Every process parses the same command line
 // with smtrace's own parser (cli::main); process 0 runs the analysis and
-// prints the report, the others read their share of the rank files, send
-// the records to process 0 and run the passes of the rank-local checks on
-// them, whose state they send too (distributed/transfer.hpp). The other processes'
+// prints the report, the others read their share of the rank files, run the
+// replay's pass and the passes of the rank-local checks on them, and send
+// process 0 the records it still reads and those passes' state
+// (distributed/transfer.hpp). The other processes'
 // stdout and stderr go to /dev/null: what they would print, process 0 prints.
 // Every process exits with process 0's exit status.
 #include <chrono>

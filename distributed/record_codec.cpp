@@ -68,6 +68,12 @@ void RecordWriter::error(std::string_view message) { append(m_out, m_size, Recor
 
 void RecordWriter::out_of_memory() { kind_only(RecordKind::out_of_memory); }
 
+void RecordWriter::events_read(const analyzer::EventsRead& read) {
+  Encoder encode(m_out, m_size);
+  encode(RecordKind::events_read, read.events, read.last_seq, read.delivered);
+  m_size = encode.size();
+}
+
 void RecordWriter::kind_only(RecordKind kind) {
   Encoder encode(m_out, m_size);
   encode(kind);
@@ -101,6 +107,7 @@ Decoded decode_record(std::string_view& in, const RankReader::Callbacks& callbac
     case RecordKind::done: break;
     case RecordKind::error: decode(out.message); break;
     case RecordKind::out_of_memory: break;
+    case RecordKind::events_read: decode(out.read.events, out.read.last_seq, out.read.delivered); break;
     default: throw std::runtime_error("smtrace-mpi: unknown record kind in transfer");
   }
   return out;

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "analyzer/rank_source.hpp"
 #include "trace_format/event.hpp"
 #include "trace_format/reader.hpp"
 
@@ -36,6 +37,7 @@ enum class RecordKind : uint8_t {
   done,           // read_all returned: the rank's last record
   error,          // the reader threw: its message
   out_of_memory,  // the reader threw std::bad_alloc
+  events_read,    // how many events the reader read and passed on (before done and error)
 };
 
 // Appends records to a byte string.
@@ -47,6 +49,7 @@ class RecordWriter {
   void done();
   void error(std::string_view message);
   void out_of_memory();
+  void events_read(const analyzer::EventsRead& read);
   // Return the bytes written so far.
   std::string_view bytes() const { return std::string_view(m_out).substr(0, m_size); }
   std::size_t size() const { return m_size; }
@@ -68,6 +71,7 @@ struct Decoded {
   RecordKind kind = RecordKind::done;
   std::optional<format::RankHeader> header;  // kind == header
   std::string message;                       // kind == error
+  analyzer::EventsRead read;                 // kind == events_read
 };
 
 // Decode the record at the start of `in`, advance `in` past it, and hand

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -13,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "analyzer/analyze.hpp"
+#include "analyzer/check.hpp"
 #include "distributed/record_codec.hpp"
 #include "trace_format/parallel.hpp"
 
@@ -76,16 +79,21 @@ class Sender {
 
 // The reading process's view of a rank it reads: the rank file, whose
 // records go both to process 0 (`writer`, sent by `sender` a message at a
-// time) and to the analyzer's callbacks (run_saved_passes). What the reader
-// throws goes to process 0 as a record, to be thrown there after the same
-// records as `smtrace check` would have seen, and to the analyzer. What the
-// analyzer's callbacks throw (a pass failing under CheckErrors::rethrow)
-// stops only the analyzer: process 0 needs every record all the same, so it
-// is thrown at the end of read_all.
+// time) and to the analyzer's callbacks (run_saved_passes). Of the events,
+// process 0 gets those of the calls that run_saved_passes names
+// (pass_on_only: what a consumer there still reads), in the order read, and
+// before the end or an error, how many the file held (an events_read record).
+// What the reader throws goes to process 0 as a record, to be thrown there
+// after the same records as `smtrace check` would have seen, and to the
+// analyzer. What the analyzer's callbacks throw (a pass failing under
+// CheckErrors::rethrow) stops only the analyzer: process 0 needs every
+// record all the same, so it is thrown at the end of read_all.
 class TeeSource final : public analyzer::RankSource {
  public:
   TeeSource(const std::filesystem::path& file, RecordWriter& writer, Sender& sender)
       : m_file(file), m_writer(writer), m_sender(sender) {}
+
+  void pass_on_only(const analyzer::EventSet& calls) override { m_pass_on = calls; }
 
   std::optional<format::RankHeader> header(const format::RankReader::Callbacks& callbacks) override {
     std::optional<format::RankHeader> header;
@@ -99,6 +107,7 @@ class TeeSource final : public analyzer::RankSource {
   }
   void read_all(const format::RankReader::Callbacks& callbacks) override {
     guarded([&] { m_reader->read_all(tee(callbacks)); });
+    m_writer.events_read(m_read);
     m_writer.done();
     m_sender.send(m_writer);  // process 0 need not wait for the passes' end
     rethrow();
@@ -114,6 +123,7 @@ class TeeSource final : public analyzer::RankSource {
       m_writer.out_of_memory();
       throw;
     } catch (const std::exception& e) {
+      m_writer.events_read(m_read);
       m_writer.error(e.what());
       throw;
     }
@@ -141,10 +151,16 @@ class TeeSource final : public analyzer::RankSource {
     cb.end = both(std::move(cb.end), to.end);
     cb.note = both(std::move(cb.note), to.note);
     cb.problem = both(std::move(cb.problem), to.problem);
-    cb.event = both(std::move(cb.event), to.event);
-    cb.event = [this, event = std::move(cb.event)](const format::Event& e) {
-      event(e);
-      if (m_writer.size() >= k_message_bytes) m_sender.send(m_writer);
+    cb.event = [this, to_writer = std::move(cb.event),
+                to_analyzer = both(decltype(cb.event){}, to.event)](const format::Event& e) {
+      ++m_read.events;
+      m_read.last_seq = std::max(m_read.last_seq, e.seq);
+      if (m_pass_on.has(e.call)) {
+        ++m_read.delivered;
+        to_writer(e);
+        if (m_writer.size() >= k_message_bytes) m_sender.send(m_writer);
+      }
+      if (to_analyzer) to_analyzer(e);
     };
     return cb;
   }
@@ -157,6 +173,8 @@ class TeeSource final : public analyzer::RankSource {
   Sender& m_sender;
   std::optional<format::RankReader> m_reader;
   std::exception_ptr m_stopped;  // what the analyzer's callbacks threw
+  analyzer::EventSet m_pass_on = analyzer::EventSet::every();
+  analyzer::EventsRead m_read;   // the events read, and of them those passed on
 };
 
 // Send rank `rank`'s records to process 0, then the state of the passes that
@@ -191,6 +209,43 @@ void receive_message(int from, uint32_t rank, MPI_Comm comm, std::string& into, 
   MPI_Mrecv(into.data() + at, count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
 }
 
+// What send_pieces sent, received into storage that is not zeroed first
+// (a std::string is: about a tenth of process 0's instructions went into
+// zeroing the replay's state of every rank before MPI_Mrecv overwrote it).
+class Pieces {
+ public:
+  // Receive the pieces that process `from` sent with tag `rank`.
+  void receive(int from, uint32_t rank, MPI_Comm comm) {
+    for (;;) {
+      MPI_Message message;
+      MPI_Status status;
+      poll([&] {
+        int found = 0;
+        MPI_Improbe(from, static_cast<int>(rank), comm, &found, &message, &status);
+        return found != 0;
+      });
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      const auto n = static_cast<std::size_t>(count);
+      if (m_size + n > m_room) {
+        // More than one piece (over k_piece_bytes): rare, so copied.
+        auto more = std::make_unique_for_overwrite<char[]>(m_size + n);
+        if (m_size != 0) std::memcpy(more.get(), m_bytes.get(), m_size);
+        m_bytes = std::move(more);
+        m_room = m_size + n;
+      }
+      MPI_Mrecv(m_bytes.get() + m_size, count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+      m_size += n;
+      if (n < k_piece_bytes) return;
+    }
+  }
+  std::string_view bytes() const { return {m_bytes.get(), m_size}; }
+
+ private:
+  std::unique_ptr<char[]> m_bytes;
+  std::size_t m_size = 0, m_room = 0;
+};
+
 // Process 0's view of a rank another process reads.
 class Receiver final : public analyzer::RankSource {
  public:
@@ -210,20 +265,32 @@ class Receiver final : public analyzer::RankSource {
       if (d.kind == RecordKind::header) protocol_error("a second header");
     }
   }
-  std::string saved_passes() override {
+  std::string_view saved_passes() override {
     if (!m_rest.empty()) protocol_error("records after the end");
-    return receive_pieces(m_from, m_rank, m_comm);
+    m_saved.receive(m_from, m_rank, m_comm);
+    return m_saved.bytes();
   }
+  std::optional<analyzer::EventsRead> events_read() const override { return m_read; }
 
  private:
   // Decode the next record (receiving a message when none is left); throw
   // what the reader threw.
   Decoded next(const format::RankReader::Callbacks& callbacks) {
-    if (m_rest.empty()) receive();
-    Decoded d = decode_record(m_rest, callbacks);
-    if (d.kind == RecordKind::error) throw std::runtime_error(d.message);
-    if (d.kind == RecordKind::out_of_memory) throw std::bad_alloc();
-    return d;
+    for (;;) {
+      if (m_rest.empty()) receive();
+      Decoded d = decode_record(m_rest, callbacks);
+      switch (d.kind) {
+        case RecordKind::event: ++m_delivered; break;
+        case RecordKind::events_read:
+          if (d.read.delivered != m_delivered) protocol_error("another count of events than received");
+          m_read = d.read;
+          continue;
+        case RecordKind::error: throw std::runtime_error(d.message);
+        case RecordKind::out_of_memory: throw std::bad_alloc();
+        default: break;
+      }
+      return d;
+    }
   }
   void receive() {
     receive_message(m_from, m_rank, m_comm, m_buffer, 0);
@@ -239,6 +306,9 @@ class Receiver final : public analyzer::RankSource {
   MPI_Comm m_comm;
   std::string m_buffer;
   std::string_view m_rest;
+  Pieces m_saved;                              // the saved passes
+  uint64_t m_delivered = 0;                   // events decoded
+  std::optional<analyzer::EventsRead> m_read;  // the reader's count, once it came
 };
 
 // Rank r's messages carry tag r: every rank needs a tag.

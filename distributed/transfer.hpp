@@ -9,19 +9,26 @@
 // whole records (about k_message_bytes), tagged with the rank, so that process
 // 0's loading threads each receive the rank they load.
 //
-// The readers also run, on the ranks they read, the passes of the checks
-// whose passes can travel (analyzer::Check::saves_passes: request-leak,
-// resource-leak, invalid-argument, thread-level, cuda-mpi-race,
-// epoch-lifecycle, type-mismatch, the collective checks,
-// abnormal-termination, local-concurrency, rma-race) and send
-// their state after the rank's records; process 0 runs every other pass, the
-// replay and every check's finish().
+// The readers also run, on the ranks they read, the replay's pass and the
+// passes of the checks whose passes can travel (analyzer::Check::saves_passes:
+// request-leak, resource-leak, invalid-argument, thread-level,
+// cuda-mpi-race, epoch-lifecycle, type-mismatch, the collective checks,
+// abnormal-termination, local-concurrency, rma-race), and send their state
+// after the rank's records; process 0 runs every other pass (the SMT
+// checks' collection), the matching and every check's finish(). Of the
+// events, a reader sends only those that process 0 still reads
+// (analyzer::run_saved_passes decides, RankSource::pass_on_only): every
+// event when a pass of the rank runs there, else only the calls that create
+// communicators and windows (its comm table); and the count of events read
+// and their last seq (analyzer::EventsRead), before the rank's end.
 //
 // Order and progress: process 0 loads ranks in ascending order (a pool of
 // threads taking the next rank), and each reader sends its ranks in ascending
 // order (a pool of threads too); a reader's thread blocks only on a rank that
 // process 0 has started or will start before any higher one, so the exchange
-// cannot deadlock. A reader keeps at most two messages per thread in memory.
+// cannot deadlock. A reader keeps at most two messages per thread in memory,
+// and the passes' state of the rank each thread reads (the replay's: about
+// 100 bytes per send and receive, its coded copy included) until it is sent.
 //
 // Thread safety: MPI must be initialized with MPI_THREAD_MULTIPLE.
 #pragma once

@@ -3,19 +3,33 @@
 // an analysis whose rank-local passes ran "elsewhere" (here: on a second
 // reading of the file) must give the result of one that ran them itself.
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "analyzer/check.hpp"
 #include "analyzer/checks/grouped.hpp"
+#include "analyzer/rank_data.hpp"
+#include "analyzer/replay.hpp"
 #include "analyzer/wire.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 #include "tests/unit/analyzer_trace_builder.hpp"
 #include "tests/unit/scratch_dir.hpp"
+#include "trace_format/reader.hpp"
+#include "trace_format/synth.hpp"
 
 namespace {
 
@@ -23,37 +37,201 @@ namespace an = smtrace::analyzer;
 namespace tf = smtrace::format;
 using tf::Call;
 
-// A rank source that reads the file for the analysis and runs the passes
-// that travel on a second reading of it, as an smtrace-mpi reader would.
-class SavedHere final : public an::RankSource {
+using Callbacks = tf::RankReader::Callbacks;
+
+// One record of a rank as an smtrace-mpi reader passes it on to the
+// analyzing process (distributed/transfer.cpp's TeeSource, without MPI).
+struct PassedRecord {
+  std::function<void(const Callbacks&)> deliver;  // a definition, problem, end, or an event passed on
+  bool is_header = false;                         // header()'s result
+  std::optional<tf::RankHeader> header;
+  std::optional<an::EventsRead> read;             // the count, before the end or the reader's error
+  std::exception_ptr error;                       // what the reader threw
+
+  static PassedRecord delivering(std::function<void(const Callbacks&)> deliver) {
+    PassedRecord r;
+    r.deliver = std::move(deliver);
+    return r;
+  }
+  static PassedRecord header_read(const std::optional<tf::RankHeader>& header) {
+    PassedRecord r;
+    r.is_header = true;
+    r.header = header;
+    return r;
+  }
+  static PassedRecord count(const an::EventsRead& read) {
+    PassedRecord r;
+    r.read = read;
+    return r;
+  }
+  static PassedRecord thrown(std::exception_ptr error) {
+    PassedRecord r;
+    r.error = std::move(error);
+    return r;
+  }
+};
+
+// The reader's side of a rank: the file, whose records go to the passes that
+// travel (run_saved_passes's callbacks) and, of the events only those that
+// run_saved_passes names (pass_on_only), to `records`. What the callbacks
+// throw stops only them; what the reader throws is recorded and rethrown.
+class PassingOn final : public an::RankSource {
  public:
-  SavedHere(const tf::TraceFiles& files, uint32_t rank, const an::Options& options)
-      : m_files(files), m_rank(rank), m_options(options), m_file(an::read_rank_file_source(files.rank_files[rank])) {}
-  std::optional<tf::RankHeader> header(const tf::RankReader::Callbacks& callbacks) override {
-    return m_file->header(callbacks);
+  explicit PassingOn(std::unique_ptr<an::RankSource> file) : m_file(std::move(file)) {}
+  void pass_on_only(const an::EventSet& calls) override { m_calls = calls; }
+  std::optional<tf::RankHeader> header(const Callbacks& to) override {
+    std::optional<tf::RankHeader> header;
+    guarded([&] { header = m_file->header(tee(to)); });
+    records.push_back(PassedRecord::header_read(header));
+    rethrow();
+    return header;
   }
-  void read_all(const tf::RankReader::Callbacks& callbacks) override { m_file->read_all(callbacks); }
-  std::string saved_passes() override {
-    const auto again = an::read_rank_file_source(m_files.rank_files[m_rank]);
-    return an::run_saved_passes(m_files, m_rank, *again, m_options);
+  void read_all(const Callbacks& to) override {
+    guarded([&] { m_file->read_all(tee(to)); });
+    records.push_back(PassedRecord::count(m_read));
+    rethrow();
   }
+  std::vector<PassedRecord> records;
 
  private:
+  template <class Read>
+  void guarded(const Read& read) {
+    try {
+      read();
+    } catch (...) {
+      records.push_back(PassedRecord::count(m_read));
+      records.push_back(PassedRecord::thrown(std::current_exception()));
+      throw;
+    }
+  }
+  template <class Member>
+  auto both(Member member, const Callbacks& to) {
+    using Callback = std::remove_cvref_t<decltype(to.*member)>;
+    return Callback([this, member, second = to.*member](const auto& record) {
+      records.push_back(PassedRecord::delivering([member, record](const Callbacks& at) {
+        if (at.*member) (at.*member)(record);
+      }));
+      if (second) call(second, record);
+    });
+  }
+  template <class Callback, class Record>
+  void call(const Callback& callback, const Record& record) {
+    if (m_stopped) return;
+    try {
+      callback(record);
+    } catch (...) {
+      m_stopped = std::current_exception();
+    }
+  }
+  Callbacks tee(const Callbacks& to) {
+    Callbacks cb;
+    cb.site = both(&Callbacks::site, to);
+    cb.module = both(&Callbacks::module, to);
+    cb.comm = both(&Callbacks::comm, to);
+    cb.datatype = both(&Callbacks::datatype, to);
+    cb.end = both(&Callbacks::end, to);
+    cb.note = both(&Callbacks::note, to);
+    cb.problem = both(&Callbacks::problem, to);
+    cb.event = [this, second = to.event](const tf::Event& e) {
+      ++m_read.events;
+      m_read.last_seq = std::max(m_read.last_seq, e.seq);
+      if (m_calls.has(e.call)) {
+        ++m_read.delivered;
+        records.push_back(PassedRecord::delivering([e](const Callbacks& at) {
+          if (at.event) at.event(e);
+        }));
+      }
+      if (second) call(second, e);
+    };
+    return cb;
+  }
+  void rethrow() {
+    if (m_stopped) std::rethrow_exception(std::exchange(m_stopped, nullptr));
+  }
+
+  std::unique_ptr<an::RankSource> m_file;
+  an::EventSet m_calls = an::EventSet::every();
+  an::EventsRead m_read;
+  std::exception_ptr m_stopped;
+};
+
+// The events of a whole trace that readers read and passed on.
+struct Tally {
+  void add(const an::EventsRead& read) {
+    std::lock_guard lock(mutex);
+    events += read.events;
+    passed_on += read.delivered;
+  }
+  std::mutex mutex;
+  uint64_t events = 0, passed_on = 0;
+};
+
+// The analyzing process's side of a rank another process reads: on the
+// first call, the reader's side runs (run_saved_passes on a PassingOn), and
+// its records are then delivered as that process would receive them.
+class ReadElsewhere final : public an::RankSource {
+ public:
+  ReadElsewhere(const tf::TraceFiles& files, uint32_t rank, const an::Options& options, Tally* total)
+      : m_files(files), m_rank(rank), m_options(options), m_total(total) {}
+  std::optional<tf::RankHeader> header(const Callbacks& callbacks) override {
+    PassingOn there(m_options.rank_source ? m_options.rank_source(m_rank, m_files.rank_files[m_rank])
+                                          : an::read_rank_file_source(m_files.rank_files[m_rank]));
+    m_saved = an::run_saved_passes(m_files, m_rank, there, m_options);
+    m_records = std::move(there.records);
+    while (m_next < m_records.size()) {
+      const PassedRecord& record = m_records[m_next++];
+      if (record.is_header) return record.header;
+      take(record, callbacks);
+    }
+    throw std::logic_error("no header passed on");
+  }
+  void read_all(const Callbacks& callbacks) override {
+    while (m_next < m_records.size()) take(m_records[m_next++], callbacks);
+  }
+  std::string_view saved_passes() override { return m_saved; }
+  std::optional<an::EventsRead> events_read() const override { return m_read; }
+
+ private:
+  void take(const PassedRecord& record, const Callbacks& callbacks) {
+    if (record.deliver) record.deliver(callbacks);
+    if (record.read) {
+      m_read = record.read;
+      if (m_total) m_total->add(*m_read);
+    }
+    if (record.error) std::rethrow_exception(record.error);
+  }
+
   const tf::TraceFiles& m_files;
   uint32_t m_rank;
   const an::Options& m_options;
-  std::unique_ptr<an::RankSource> m_file;
+  Tally* m_total;
+  std::string m_saved;
+  std::vector<PassedRecord> m_records;
+  std::size_t m_next = 0;
+  std::optional<an::EventsRead> m_read;
 };
 
-// Return `options`'s analysis of `dir` with every rank's travelling passes run elsewhere.
-an::Result analyze_elsewhere(const std::filesystem::path& dir, an::Options options) {
+// Return `options`'s analysis of `dir` with every rank read elsewhere, as
+// smtrace-mpi's readers do: its travelling passes and the replay's run
+// there (on options.rank_source's records when set), and the analysis gets
+// only the events that a consumer of it reads.
+// Count in `total`, when given, the events read and those passed on.
+an::Result analyze_elsewhere(const std::filesystem::path& dir, an::Options options, Tally* total = nullptr) {
   const tf::TraceFiles files = tf::find_trace_files(dir);
   const an::Options there = options;
-  options.rank_source = [&](uint32_t rank, const std::filesystem::path&) {
-    return std::make_unique<SavedHere>(files, rank, there);
+  options.rank_source = [&](uint32_t rank, const std::filesystem::path&) -> std::unique_ptr<an::RankSource> {
+    return std::make_unique<ReadElsewhere>(files, rank, there, total);
   };
   options.passes_elsewhere = [](uint32_t) { return true; };
   return an::analyze(dir, options);
+}
+
+// Return `result`'s problems as the report writes them, with their severities.
+std::vector<std::string> problem_texts(const an::Result& result) {
+  std::vector<std::string> out;
+  for (const tf::Problem& p : result.problems)
+    out.push_back((p.severity == tf::Problem::Severity::error ? "error: " : "warning: ") + p.to_string());
+  return out;
 }
 
 void check_same(const an::Result& here, const an::Result& elsewhere) {
@@ -594,6 +772,377 @@ TEST_CASE("analyzer::run_saved_passes::rma-race's calls, accesses, windows and l
       CHECK(same_both_ways(b.trace(), "saved-rma-lanes") == (locker == 1 ? 0 : 2));  // two stores, two call sites
     }
   }
+}
+
+TEST_SUITE_END();
+
+namespace {
+
+// The traces of the replay's round trips: every synthetic generator (halo
+// also with its two bugs: a rank stopped in MPI_Waitall, a mismatched
+// collective) on a few ranks, written under `root`; and the archived traces.
+std::vector<std::filesystem::path> replay_traces(const std::filesystem::path& root) {
+  std::vector<std::filesystem::path> dirs;
+  for (const std::string& name : tf::synth_generators()) {
+    for (tf::SynthBug bug : {tf::SynthBug::none, tf::SynthBug::deadlock, tf::SynthBug::collective_mismatch}) {
+      if (bug != tf::SynthBug::none && name != "halo") continue;
+      tf::SynthOptions options;
+      options.ranks = name == "fig6" ? 3 : 5;
+      options.events = 600;
+      options.iterations = name == "senders" || name == "leader" ? 0 : 4;
+      options.bug = bug;
+      options.threads = 1;
+      const std::filesystem::path dir = root / (name + "-" + std::string(tf::synth_bug_name(bug)));
+      tf::write_synthetic_trace(name, dir, options);
+      dirs.push_back(dir);
+    }
+  }
+  const std::filesystem::path archived = std::filesystem::path(SMTRACE_SOURCE_DIR) / "traces";
+  for (const auto& entry : std::filesystem::directory_iterator(archived)) {
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / "rank-0.smt")) dirs.push_back(entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+}  // namespace
+
+TEST_CASE("analyzer::Replay::save_rank and load_rank give the rank's replay state back") {
+  const std::filesystem::path root = smtrace::test::scratch_dir("replay-saved-state");
+  std::size_t ranks = 0, ops = 0;
+  for (const std::filesystem::path& dir : replay_traces(root)) {
+    const tf::TraceFiles files = tf::find_trace_files(dir);
+    for (uint32_t r : files.present) {
+      CAPTURE(files.rank_files[r].string());
+      const tf::RankTrace trace = tf::read_rank_file(files.rank_files[r]);
+      an::RankData data;
+      data.rank = r;
+      data.file = files.rank_files[r].string();
+      data.header = trace.header;
+      an::Replay made;
+      made.keep_payloads_aside_from(1);  // payloads from the second on kept aside: that path travels too
+      {
+        const std::unique_ptr<an::RankPass> pass = made.rank_pass(data);
+        for (const tf::Event& e : trace.events) pass->event(e);
+        pass->end();
+      }
+      an::WireWriter out;
+      made.save_rank(r, out);
+      an::Replay loaded;
+      an::WireReader in(out.bytes());
+      loaded.load_rank(r, in);
+      CHECK(in.at_end());
+      an::WireWriter again;
+      loaded.save_rank(r, again);
+      CHECK(again.bytes() == out.bytes());
+      REQUIRE(loaded.p2p(r).size() == made.p2p(r).size());
+      for (uint32_t i = 0; i < made.p2p(r).size(); ++i) {
+        CHECK(loaded.payload({r, i}) == made.payload({r, i}));
+        CHECK(loaded.p2p(r)[i].seq == made.p2p(r)[i].seq);
+        CHECK(loaded.p2p(r)[i].done_seq() == made.p2p(r)[i].done_seq());
+      }
+      CHECK(loaded.collectives(r).size() == made.collectives(r).size());
+      CHECK(loaded.outstanding(r).size() == made.outstanding(r).size());
+      CHECK(loaded.rma(r).size() == made.rma(r).size());
+      CHECK(loaded.blocked(r).has_value() == made.blocked(r).has_value());
+      CHECK(loaded.threads(r).lanes.size() == made.threads(r).lanes.size());
+      CHECK(loaded.threads(r).events.size() == made.threads(r).events.size());
+      ++ranks;
+      ops += made.p2p(r).size();
+    }
+  }
+  CHECK(ranks > 50);
+  CHECK(ops > 300);
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+}
+
+TEST_CASE("analyzer::run_saved_passes::the replay's state travels: same matches, findings and happens-before") {
+  const std::filesystem::path root = smtrace::test::scratch_dir("replay-saved-analysis");
+  an::Options options;
+  options.threads = 2;
+  options.happens_before = true;
+  options.check_errors = an::CheckErrors::report;
+  std::size_t traces = 0;
+  uint64_t matches = 0;
+  Tally tally;
+  for (const std::filesystem::path& dir : replay_traces(root)) {
+    CAPTURE(dir.string());
+    const an::Result here = an::analyze(dir, options);
+    const an::Result elsewhere = analyze_elsewhere(dir, options, &tally);
+    check_same(here, elsewhere);
+    CHECK(problem_texts(here) == problem_texts(elsewhere));
+    matches += here.stats.at("matches");
+    ++traces;
+  }
+  CHECK(traces > 20);
+  CHECK(matches > 100);
+  // No pass runs here: only the calls that create communicators and windows come.
+  CHECK(tally.events > 1000);
+  CHECK(tally.passed_on * 20 < tally.events);
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+}
+
+TEST_CASE("analyzer::run_saved_passes::damaged rank files: the replay's state travels as far as they were read") {
+  // tests/fuzz's check regressions, each the one rank file of a trace: the
+  // same result, or the same error, either way.
+  namespace fs = std::filesystem;
+  const fs::path inputs = fs::path(SMTRACE_SOURCE_DIR) / "tests/fuzz/regressions/check";
+  const fs::path trace = smtrace::test::scratch_dir("replay-saved-fuzz");
+  an::Options options;
+  options.threads = 1;
+  options.happens_before = true;
+  options.check_errors = an::CheckErrors::report;
+  std::size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(inputs)) {
+    CAPTURE(entry.path().string());
+    fs::remove_all(trace);
+    fs::create_directories(trace);
+    fs::copy_file(entry.path(), trace / "rank-0.smt");
+    std::optional<an::Result> here, elsewhere;
+    std::string here_error, elsewhere_error;
+    try {
+      here = an::analyze(trace, options);
+    } catch (const std::exception& e) {
+      here_error = e.what();
+    }
+    try {
+      elsewhere = analyze_elsewhere(trace, options);
+    } catch (const std::exception& e) {
+      elsewhere_error = e.what();
+    }
+    CHECK(here_error == elsewhere_error);
+    REQUIRE(here.has_value() == elsewhere.has_value());
+    if (here) {
+      check_same(*here, *elsewhere);
+      CHECK(problem_texts(*here) == problem_texts(*elsewhere));
+    }
+    ++n;
+  }
+  CHECK(n > 0);
+  std::error_code ec;
+  fs::remove_all(trace, ec);
+}
+
+namespace {
+
+// A check whose passes do not travel (as the SMT checks' Collector): its pass
+// runs where finish() runs, on the events of Isend and Comm_dup only, and
+// finish() reports per rank what its pass saw and what RankData counted.
+class StaysHere final : public an::Check {
+ public:
+  std::string_view name() const override { return "stays-here"; }
+  an::Severity severity() const override { return an::Severity::warning; }
+  std::string_view description() const override { return "a pass that does not travel"; }
+  std::unique_ptr<an::RankPass> rank_pass(const an::RankData&) override { return std::make_unique<Pass>(); }
+  void finish(const an::Context& context, std::vector<std::unique_ptr<an::RankPass>>& passes,
+              std::vector<an::Finding>& out) override {
+    for (uint32_t r = 0; r < passes.size(); ++r) {
+      if (!passes[r]) continue;
+      const auto& pass = dynamic_cast<const Pass&>(*passes[r]);
+      an::Finding f;
+      f.kind = "stays-here";
+      f.severity = an::Severity::warning;
+      std::string seqs;
+      for (uint64_t seq : pass.seqs) seqs += fmt::format("{} ", seq);
+      f.message = fmt::format("rank {}: seqs {}of {} events up to seq {}", r, seqs, context.rank(r).events,
+                              context.rank(r).last_seq);
+      out.push_back(std::move(f));
+    }
+  }
+
+ private:
+  struct Pass final : an::RankPass {
+    void event(const tf::Event& e) override { seqs.push_back(e.seq); }
+    an::EventSet wants() const override {
+      return an::EventSet::of([](const tf::CallTraits& t) { return &t == &tf::call_traits(Call::Isend); }) |
+             an::EventSet::of([](const tf::CallTraits& t) { return &t == &tf::call_traits(Call::Comm_dup); });
+    }
+    std::vector<uint64_t> seqs;
+  };
+};
+
+// A rank file whose reader throws before its event number `after` (0: the
+// first) on rank `rank`, as a read error would.
+class FailingFile final : public an::RankSource {
+ public:
+  FailingFile(const std::filesystem::path& file, uint64_t after) : m_file(an::read_rank_file_source(file)), m_after(after) {}
+  std::optional<tf::RankHeader> header(const Callbacks& callbacks) override { return m_file->header(callbacks); }
+  void read_all(const Callbacks& callbacks) override {
+    Callbacks cb = callbacks;
+    cb.event = [this, to = callbacks.event](const tf::Event& e) {
+      if (m_read++ == m_after) throw std::runtime_error("the disk went away");
+      if (to) to(e);
+    };
+    m_file->read_all(cb);
+  }
+
+ private:
+  std::unique_ptr<an::RankSource> m_file;
+  uint64_t m_after;
+  uint64_t m_read = 0;
+};
+
+// Analyze `dir` here and with its ranks read elsewhere under `options`:
+// the same result or the same error. Return the events the second read and
+// passed on (EventsRead::delivered).
+an::EventsRead same_or_same_error(const std::filesystem::path& dir, const an::Options& options) {
+  std::optional<an::Result> here, elsewhere;
+  std::string here_error, elsewhere_error;
+  Tally tally;
+  try {
+    here = an::analyze(dir, options);
+  } catch (const std::exception& e) {
+    here_error = e.what();
+  }
+  try {
+    elsewhere = analyze_elsewhere(dir, options, &tally);
+  } catch (const std::exception& e) {
+    elsewhere_error = e.what();
+  }
+  CHECK(here_error == elsewhere_error);
+  REQUIRE(here.has_value() == elsewhere.has_value());
+  if (here) {
+    check_same(*here, *elsewhere);
+    CHECK(problem_texts(*here) == problem_texts(*elsewhere));
+    CHECK(here->complete == elsewhere->complete);
+  }
+  return {tally.events, 0, tally.passed_on};
+}
+
+}  // namespace
+
+TEST_SUITE_BEGIN("analyzer");
+
+TEST_CASE("analyzer::run_saved_passes::events left where the rank is read: the same result") {
+  const std::filesystem::path dir = smtrace::test::scratch_dir("left-on-readers");
+  tf::write_trace(leaky_trace(), dir);
+  an::Options options;
+  options.threads = 2;
+  options.check_errors = an::CheckErrors::report;
+  SUBCASE("no pass here: only the calls that create communicators come, and the counts") {
+    const an::EventsRead tally = same_or_same_error(dir, options);
+    CHECK(tally.events == 10);
+    CHECK(tally.delivered == 2);  // each rank's Comm_dup
+  }
+  SUBCASE("a check whose passes do not travel: every event comes, in order") {
+    options.extra_checks.push_back([] { return std::make_unique<StaysHere>(); });
+    const an::Result here = an::analyze(dir, options);
+    CHECK(smtrace::test::count_kind(here, "stays-here") == 2);
+    const an::EventsRead tally = same_or_same_error(dir, options);
+    CHECK(tally.events == 10);
+    CHECK(tally.delivered == 10);
+    SUBCASE("and when --checks leaves it out, it does not count") {
+      options.checks = {"request-leak", "deadlock"};
+      CHECK(same_or_same_error(dir, options).delivered == 2);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+TEST_CASE("analyzer::run_saved_passes::events left where the rank is read: damaged traces") {
+  // Repeated and backward seqs around the calls that create communicators
+  // (the comm table orders its creations by seq), a rank stopped inside a
+  // call, a missing rank file, rank files cut short at many places.
+  smtrace::test::Builder b(3);
+  for (uint32_t r = 0; r < 3; ++r) {
+    tf::Event& dup = b.add(Call::Comm_dup, r);
+    dup.comm = 0;
+    dup.new_comm = 5;
+    tf::Event& split = b.add(Call::Comm_split, r);
+    split.comm = 5;
+    split.new_comm = 6;
+    split.color = 0;
+    b.barrier(r);
+  }
+  for (uint32_t r = 0; r < 3; ++r) {
+    tf::Event& isend = b.add(Call::Isend, r);
+    isend.comm = 6;
+    isend.peer = static_cast<int32_t>((r + 1) % 3);
+    isend.tag = 1;
+    isend.count = 1;
+    isend.datatype = smtrace::test::k_int;
+    isend.request = 0x10;
+    tf::Event& recv = b.add(Call::Recv, r);
+    recv.comm = 6;
+    recv.peer = static_cast<int32_t>((r + 2) % 3);
+    recv.tag = 1;
+    recv.count = 1;
+    recv.datatype = smtrace::test::k_int;
+    recv.status.source = recv.peer;
+    recv.status.tag = 1;
+    tf::Event& wait = b.add(Call::Wait, r);
+    wait.requests = {0x10};
+    wait.completed = {{0, 0x10, {}}};
+  }
+  for (uint32_t r = 0; r < 3; ++r) b.add(Call::Finalize, r);
+  tf::Trace trace = b.trace();
+  for (tf::RankTrace& rank : trace.ranks)
+    for (auto& def : std::vector<uint32_t>{5, 6}) {
+      tf::CommDef c;
+      c.id = def;
+      c.world_ranks = {0, 1, 2};
+      rank.comms.emplace(def, c);
+    }
+  auto& r1 = trace.ranks[1].events;
+  r1[2].seq = r1[1].seq;      // Comm_split repeats Comm_dup's seq
+  r1[4].seq = r1[1].seq - 1;  // the Isend goes back before it
+  auto& r2 = trace.ranks[2].events;
+  std::swap(r2[1].seq, r2[2].seq);  // Comm_dup after Comm_split by seq
+  r2.back().pending = true;         // rank 2 stopped inside MPI_Finalize
+  trace.ranks[2].end.reset();
+
+  an::Options options;
+  options.threads = 1;
+  options.check_errors = an::CheckErrors::report;
+  options.happens_before = true;
+  const std::filesystem::path dir = smtrace::test::scratch_dir("left-on-readers-damaged");
+  tf::write_trace(trace, dir);
+  SUBCASE("repeated and backward seqs, a pending event") {
+    const an::EventsRead tally = same_or_same_error(dir, options);
+    CHECK(tally.delivered == 6);
+    SUBCASE("with a pass here") {
+      options.extra_checks.push_back([] { return std::make_unique<StaysHere>(); });
+      CHECK(same_or_same_error(dir, options).delivered == tally.events);
+    }
+  }
+  SUBCASE("a reader that throws: the same message, with the events read before") {
+    for (uint64_t after : {0, 1, 2, 5, 7}) {
+      CAPTURE(after);
+      options.rank_source = [after](uint32_t rank, const std::filesystem::path& file) -> std::unique_ptr<an::RankSource> {
+        if (rank == 1) return std::make_unique<FailingFile>(file, after);
+        return an::read_rank_file_source(file);
+      };
+      const std::string message =
+          fmt::format("rank 1: loading stopped after {} events: the disk went away", after);
+      CHECK_THROWS_WITH_AS(an::analyze(dir, options), doctest::Contains(message.c_str()), std::runtime_error);
+      same_or_same_error(dir, options);
+    }
+  }
+  SUBCASE("a missing rank") {
+    std::filesystem::remove(dir / "rank-1.smt");
+    same_or_same_error(dir, options);
+  }
+  SUBCASE("rank files cut short") {
+    const std::filesystem::path file = dir / "rank-1.smt";
+    const std::string whole = [&] {
+      std::ifstream in(file, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
+    REQUIRE(whole.size() > 64);
+    for (std::size_t cut = 0; cut < whole.size(); cut += 1 + whole.size() / 40) {
+      CAPTURE(cut);
+      std::ofstream(file, std::ios::binary | std::ios::trunc).write(whole.data(), static_cast<std::streamsize>(cut));
+      same_or_same_error(dir, options);
+      options.extra_checks.push_back([] { return std::make_unique<StaysHere>(); });
+      same_or_same_error(dir, options);
+      options.extra_checks.clear();
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 TEST_SUITE_END();

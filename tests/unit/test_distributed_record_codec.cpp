@@ -75,7 +75,7 @@ RecordKind decode_all(std::string_view bytes, Records& out, std::vector<Decoded>
     Decoded d = decode_record(bytes, cb);
     last = d.kind;
     if (d.kind == RecordKind::header || d.kind == RecordKind::error || d.kind == RecordKind::done ||
-        d.kind == RecordKind::out_of_memory) {
+        d.kind == RecordKind::out_of_memory || d.kind == RecordKind::events_read) {
       specials.push_back(std::move(d));
     }
   }
@@ -161,6 +161,7 @@ TEST_CASE("distributed::record_codec::every field of an event") {
   writer.callbacks().event(e);
   format::Event empty;
   writer.callbacks().event(empty);
+  writer.events_read({uint64_t{1} << 40, uint64_t{1} << 41, 2});
   writer.error("file: byte 3: gone");
   writer.out_of_memory();
   writer.done();
@@ -171,12 +172,16 @@ TEST_CASE("distributed::record_codec::every field of an event") {
   REQUIRE(decoded.events.size() == 2);
   CHECK(decoded.events[0] == e);
   CHECK(decoded.events[1] == empty);
-  REQUIRE(specials.size() == 4);
+  REQUIRE(specials.size() == 5);
   CHECK(specials[0].header == h);
-  CHECK(specials[1].kind == RecordKind::error);
-  CHECK(specials[1].message == "file: byte 3: gone");
-  CHECK(specials[2].kind == RecordKind::out_of_memory);
-  CHECK(specials[3].kind == RecordKind::done);
+  CHECK(specials[1].kind == RecordKind::events_read);
+  CHECK(specials[1].read.events == uint64_t{1} << 40);
+  CHECK(specials[1].read.last_seq == uint64_t{1} << 41);
+  CHECK(specials[1].read.delivered == 2);
+  CHECK(specials[2].kind == RecordKind::error);
+  CHECK(specials[2].message == "file: byte 3: gone");
+  CHECK(specials[3].kind == RecordKind::out_of_memory);
+  CHECK(specials[4].kind == RecordKind::done);
 }
 
 TEST_CASE("distributed::record_codec::events one after another, across messages") {
