@@ -194,9 +194,9 @@ void send_rank(const format::TraceFiles& files, uint32_t rank, const analyzer::O
 
 std::string receive_pieces(int from, uint32_t rank, MPI_Comm comm);
 
-// Return the next message from `from` with tag `rank`, received whole.
-void receive_message(int from, uint32_t rank, MPI_Comm comm, std::string& into, std::size_t at) {
-  MPI_Message message;
+// Wait for the next message from `from` with tag `rank`; return its size in
+// bytes, `message` set for MPI_Mrecv.
+int probe_message(int from, uint32_t rank, MPI_Comm comm, MPI_Message& message) {
   MPI_Status status;
   poll([&] {
     int found = 0;
@@ -205,6 +205,13 @@ void receive_message(int from, uint32_t rank, MPI_Comm comm, std::string& into, 
   });
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
+  return count;
+}
+
+// Return the next message from `from` with tag `rank`, received whole.
+void receive_message(int from, uint32_t rank, MPI_Comm comm, std::string& into, std::size_t at) {
+  MPI_Message message;
+  const int count = probe_message(from, rank, comm, message);
   into.resize(at + static_cast<std::size_t>(count));
   MPI_Mrecv(into.data() + at, count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
 }
@@ -218,14 +225,7 @@ class Pieces {
   void receive(int from, uint32_t rank, MPI_Comm comm) {
     for (;;) {
       MPI_Message message;
-      MPI_Status status;
-      poll([&] {
-        int found = 0;
-        MPI_Improbe(from, static_cast<int>(rank), comm, &found, &message, &status);
-        return found != 0;
-      });
-      int count = 0;
-      MPI_Get_count(&status, MPI_BYTE, &count);
+      const int count = probe_message(from, rank, comm, message);
       const auto n = static_cast<std::size_t>(count);
       if (m_size + n > m_room) {
         // More than one piece (over k_piece_bytes): rare, so copied.

@@ -884,6 +884,37 @@ TEST_CASE("analyzer::run_saved_passes::the replay's state travels: same matches,
   std::filesystem::remove_all(root, ec);
 }
 
+namespace {
+
+// Analyze `dir` here and with its ranks read elsewhere under `options`:
+// the same result or the same error. Return the events the second read and
+// passed on (EventsRead::delivered).
+an::EventsRead same_or_same_error(const std::filesystem::path& dir, const an::Options& options) {
+  std::optional<an::Result> here, elsewhere;
+  std::string here_error, elsewhere_error;
+  Tally tally;
+  try {
+    here = an::analyze(dir, options);
+  } catch (const std::exception& e) {
+    here_error = e.what();
+  }
+  try {
+    elsewhere = analyze_elsewhere(dir, options, &tally);
+  } catch (const std::exception& e) {
+    elsewhere_error = e.what();
+  }
+  CHECK(here_error == elsewhere_error);
+  REQUIRE(here.has_value() == elsewhere.has_value());
+  if (here) {
+    check_same(*here, *elsewhere);
+    CHECK(problem_texts(*here) == problem_texts(*elsewhere));
+    CHECK(here->complete == elsewhere->complete);
+  }
+  return {tally.events, 0, tally.passed_on};
+}
+
+}  // namespace
+
 TEST_CASE("analyzer::run_saved_passes::damaged rank files: the replay's state travels as far as they were read") {
   // tests/fuzz's check regressions, each the one rank file of a trace: the
   // same result, or the same error, either way.
@@ -900,24 +931,7 @@ TEST_CASE("analyzer::run_saved_passes::damaged rank files: the replay's state tr
     fs::remove_all(trace);
     fs::create_directories(trace);
     fs::copy_file(entry.path(), trace / "rank-0.smt");
-    std::optional<an::Result> here, elsewhere;
-    std::string here_error, elsewhere_error;
-    try {
-      here = an::analyze(trace, options);
-    } catch (const std::exception& e) {
-      here_error = e.what();
-    }
-    try {
-      elsewhere = analyze_elsewhere(trace, options);
-    } catch (const std::exception& e) {
-      elsewhere_error = e.what();
-    }
-    CHECK(here_error == elsewhere_error);
-    REQUIRE(here.has_value() == elsewhere.has_value());
-    if (here) {
-      check_same(*here, *elsewhere);
-      CHECK(problem_texts(*here) == problem_texts(*elsewhere));
-    }
+    same_or_same_error(trace, options);
     ++n;
   }
   CHECK(n > 0);
@@ -983,33 +997,6 @@ class FailingFile final : public an::RankSource {
   uint64_t m_after;
   uint64_t m_read = 0;
 };
-
-// Analyze `dir` here and with its ranks read elsewhere under `options`:
-// the same result or the same error. Return the events the second read and
-// passed on (EventsRead::delivered).
-an::EventsRead same_or_same_error(const std::filesystem::path& dir, const an::Options& options) {
-  std::optional<an::Result> here, elsewhere;
-  std::string here_error, elsewhere_error;
-  Tally tally;
-  try {
-    here = an::analyze(dir, options);
-  } catch (const std::exception& e) {
-    here_error = e.what();
-  }
-  try {
-    elsewhere = analyze_elsewhere(dir, options, &tally);
-  } catch (const std::exception& e) {
-    elsewhere_error = e.what();
-  }
-  CHECK(here_error == elsewhere_error);
-  REQUIRE(here.has_value() == elsewhere.has_value());
-  if (here) {
-    check_same(*here, *elsewhere);
-    CHECK(problem_texts(*here) == problem_texts(*elsewhere));
-    CHECK(here->complete == elsewhere->complete);
-  }
-  return {tally.events, 0, tally.passed_on};
-}
 
 }  // namespace
 
