@@ -357,7 +357,8 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
 }
 
 // smtrace-mpi: return true when a selected check whose passes do not
-// travel has a pass of rank `data.rank` (the SMT checks' Collector), which
+// travel has a pass of rank `data.rank` (none of smtrace's own checks since
+// the SMT checks' Collector travels, mpi26; a test's or an extra check), which
 // then runs on the analyzing process and reads every event there; the
 // replay's pass then runs there too, as it did before it could travel: its
 // state would only add to what that process receives. Otherwise the replay's

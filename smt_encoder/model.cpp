@@ -9,6 +9,8 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <mutex>
+#include <stdexcept>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -19,6 +21,7 @@
 #include "analyzer/comms.hpp"
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
+#include "analyzer/wire.hpp"
 #include "trace_format/call_semantics.hpp"
 
 namespace smtrace::smt {
@@ -54,6 +57,7 @@ struct RankCollected {
 class CollectPass final : public analyzer::RankPass {
  public:
   explicit CollectPass(RankCollected& out) : m(out) {}
+  RankCollected& collected() const { return m; }
   void event(const format::Event& e) override {
     const format::Sync sync = format::sync_of(e);
     if (sync.match == format::Match::probe) {
@@ -182,17 +186,40 @@ void name_event(Event& e, Call call, uint32_t site) {
 }  // namespace
 
 struct Collector::Impl {
+  std::mutex mutex;                 // guards the deque's growing, not its elements (one rank per thread)
   std::deque<RankCollected> ranks;  // grows while passes hold references: a deque keeps them valid
+  // Return rank `rank`'s collection, made when missing.
+  RankCollected& at(uint32_t rank) {
+    std::lock_guard lock(mutex);
+    if (ranks.size() <= rank) ranks.resize(rank + 1);
+    return ranks[rank];
+  }
 };
 
 Collector::Collector() : m_impl(std::make_unique<Impl>()) {}
 Collector::~Collector() = default;
 
 std::unique_ptr<analyzer::RankPass> Collector::rank_pass(const analyzer::RankData& data) {
-  if (m_impl->ranks.size() <= data.rank) m_impl->ranks.resize(data.rank + 1);
-  RankCollected& rank = m_impl->ranks[data.rank];
+  RankCollected& rank = m_impl->at(data.rank);
   if (rank.passed) return nullptr;
   rank.passed = true;
+  return std::make_unique<CollectPass>(rank);
+}
+
+void Collector::save(const analyzer::RankPass& pass, analyzer::WireWriter& out) {
+  RankCollected& rank = dynamic_cast<const CollectPass&>(pass).collected();
+  out.plain(rank.probes);
+  out.plain(rank.completions);
+  rank.probes = {};
+  rank.completions = {};
+}
+
+std::unique_ptr<analyzer::RankPass> Collector::load(const analyzer::RankData& data, analyzer::WireReader& in) {
+  RankCollected& rank = m_impl->at(data.rank);
+  if (rank.passed) throw std::logic_error(fmt::format("rank {}: collected for the SMT checks twice", data.rank));
+  rank.passed = true;
+  in.plain(rank.probes);
+  in.plain(rank.completions);
   return std::make_unique<CollectPass>(rank);
 }
 

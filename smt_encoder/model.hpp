@@ -207,7 +207,17 @@ class Collector {
   // Return the pass that collects rank `data.rank` (called before loading),
   // or nullptr when one was made for that rank already: the SMT checks of
   // one analysis share one Collector.
+  // Thread safety: rank_pass and load may be called from several loading
+  // threads at once (smtrace-mpi's readers, and its process 0).
   std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data);
+  // smtrace-mpi (Check::save_pass, load_pass): append what `pass` (one that
+  // rank_pass returned, after its end()) collected to `out`, and free it
+  // here (a reader keeps none of the ranks it sent); and make rank
+  // `data.rank`'s collection here from what save wrote, read from `in`,
+  // returning a pass that stands for it. Throw std::logic_error when that
+  // rank was collected here already, std::runtime_error when `in` ends early.
+  static void save(const analyzer::RankPass& pass, analyzer::WireWriter& out);
+  std::unique_ptr<analyzer::RankPass> load(const analyzer::RankData& data, analyzer::WireReader& in);
   struct Impl;
 
  private:

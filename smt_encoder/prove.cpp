@@ -466,6 +466,18 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   std::unique_ptr<analyzer::RankPass> rank_pass(const analyzer::RankData& data) override {
     return m_shared->collector().rank_pass(data);
   }
+  // smtrace-mpi: the shared collecting pass runs where the rank is read.
+  // Only the check that got it (the first to ask) saves and loads it; the
+  // other's pass of the rank is nullptr there and here, and the collection
+  // it reads is the same Collector's.
+  bool saves_passes() const override { return true; }
+  void save_pass(const analyzer::RankPass& pass, analyzer::WireWriter& out) const override {
+    Collector::save(pass, out);
+  }
+  std::unique_ptr<analyzer::RankPass> load_pass(const analyzer::RankData& data,
+                                                analyzer::WireReader& in) const override {
+    return m_shared->collector().load(data, in);
+  }
   void finish(const analyzer::Context& context, std::vector<std::unique_ptr<analyzer::RankPass>>& passes,
               std::vector<Finding>& out) override {
     (void)passes;

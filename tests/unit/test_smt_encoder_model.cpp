@@ -19,6 +19,7 @@
 
 #include <fmt/core.h>
 
+#include "analyzer/wire.hpp"
 #include "analyzer_trace_builder.hpp"
 #include "smt_encoder/match_pairs.hpp"
 #include "smt_encoder/model.hpp"
@@ -667,5 +668,152 @@ TEST_CASE("smt pace: a stage gives up once its pace says it ends well past the d
     std::this_thread::sleep_for(5ms);
     for (int i = 0; i < 4095; ++i) pace.at(0);
     CHECK_THROWS_AS(pace.at(0), smt::BudgetSpent);
+  }
+}
+
+namespace {
+
+// A pass that hands each event to two passes (the same Collector's events
+// collected twice).
+class TwoPasses final : public an::RankPass {
+ public:
+  TwoPasses(std::unique_ptr<an::RankPass> a, std::unique_ptr<an::RankPass> b) : m_a(std::move(a)), m_b(std::move(b)) {}
+  void event(const tf::Event& e) override {
+    m_a->event(e);
+    m_b->event(e);
+  }
+  void end() override {
+    m_a->end();
+    m_b->end();
+  }
+  an::RankPass& saved() { return *m_b; }
+
+ private:
+  std::unique_ptr<an::RankPass> m_a, m_b;
+};
+
+// Builds the model twice: from a Collector that collected here, and from
+// one that loaded what a second Collector's passes saved (smtrace-mpi's
+// readers save, its process 0 loads); checks damaged bytes on the way.
+class RoundTripCheck final : public an::Check {
+ public:
+  std::string_view name() const override { return "smt-model-round-trip"; }
+  an::Severity severity() const override { return an::Severity::info; }
+  std::string_view description() const override { return "builds the SMT model from saved passes (unit test)"; }
+  std::unique_ptr<an::RankPass> rank_pass(const an::RankData& data) override {
+    return std::make_unique<TwoPasses>(m_here.rank_pass(data), m_there.rank_pass(data));
+  }
+  void finish(const an::Context& context, std::vector<std::unique_ptr<an::RankPass>>& passes,
+              std::vector<an::Finding>&) override {
+    for (uint32_t r = 0; r < passes.size(); ++r) {
+      if (!passes[r]) continue;
+      an::WireWriter out;
+      smt::Collector::save(static_cast<TwoPasses&>(*passes[r]).saved(), out);
+      const std::string bytes = out.bytes();
+      saved_bytes += bytes.size();
+      if (bytes.size() > 8) {
+        smt::Collector damaged;
+        an::WireReader cut(std::string_view(bytes).substr(0, bytes.size() - 1));
+        CHECK_THROWS_AS(damaged.load(context.rank(r), cut), std::runtime_error);
+      }
+      an::WireReader in(bytes);
+      CHECK(m_loaded.load(context.rank(r), in) != nullptr);
+      CHECK(in.at_end());
+      an::WireReader again(bytes);
+      CHECK_THROWS_AS(m_loaded.load(context.rank(r), again), std::logic_error);  // collected twice
+      // Saving frees the collection where it was saved.
+      an::WireWriter emptied;
+      smt::Collector::save(static_cast<TwoPasses&>(*passes[r]).saved(), emptied);
+      CHECK(emptied.bytes().size() == 2 * sizeof(uint64_t));
+    }
+    here = smt::build_model(context, m_here);
+    loaded = smt::build_model(context, m_loaded);
+  }
+  smt::Model here, loaded;
+  std::size_t saved_bytes = 0;
+
+ private:
+  smt::Collector m_here, m_there, m_loaded;
+};
+
+void check_same_model(const smt::Model& a, const smt::Model& b) {
+  REQUIRE(a.ranks.size() == b.ranks.size());
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    CAPTURE(r);
+    REQUIRE(a.ranks[r].events.size() == b.ranks[r].events.size());
+    CHECK(a.ranks[r].limit == b.ranks[r].limit);
+    for (std::size_t i = 0; i < a.ranks[r].events.size(); ++i) {
+      const smt::Event& x = a.ranks[r].events[i];
+      const smt::Event& y = b.ranks[r].events[i];
+      CHECK(x.seq == y.seq);
+      CHECK(x.site == y.site);
+      CHECK(x.call == y.call);
+      CHECK(x.waits == y.waits);
+      CHECK(x.may_block == y.may_block);
+      CHECK(std::vector<uint32_t>(x.posts.begin(), x.posts.end()) == std::vector<uint32_t>(y.posts.begin(), y.posts.end()));
+      CHECK(std::vector<uint32_t>(x.completes.begin(), x.completes.end()) ==
+            std::vector<uint32_t>(y.completes.begin(), y.completes.end()));
+    }
+  }
+  REQUIRE(a.ops.size() == b.ops.size());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    const smt::Op& x = a.ops[i];
+    const smt::Op& y = b.ops[i];
+    CAPTURE(i);
+    CHECK((x.kind == y.kind && x.mode == y.mode && x.rank == y.rank && x.post == y.post && x.done == y.done &&
+           x.comm == y.comm && x.peer == y.peer && x.tag == y.tag && x.recorded == y.recorded && x.probe == y.probe &&
+           x.instance == y.instance && x.member == y.member));
+  }
+  REQUIRE(a.instances.size() == b.instances.size());
+  for (std::size_t i = 0; i < a.instances.size(); ++i) CHECK(a.instances[i].members == b.instances[i].members);
+  CHECK(a.comm_names == b.comm_names);
+}
+
+}  // namespace
+
+TEST_CASE("smt checks: the collecting pass saved and loaded builds the same model") {
+  for (const bool crossed : {false, true}) {
+    for (const int32_t source : {1, tf::k_any_source}) {
+      CAPTURE(crossed);
+      CAPTURE(source);
+      an::Options options;
+      options.checks = {"smt-model-round-trip"};
+      RoundTripCheck* check = nullptr;
+      options.extra_checks.push_back([&check] {
+        auto made = std::make_unique<RoundTripCheck>();
+        check = made.get();
+        return made;
+      });
+      // analyze_trace keeps the checks only while it runs: take the models in finish().
+      smt::Model here, loaded;
+      std::size_t saved = 0;
+      struct Keep final : an::Check {
+        smt::Model* here;
+        smt::Model* loaded;
+        std::size_t* saved;
+        RoundTripCheck** check;
+        std::string_view name() const override { return "keep"; }
+        an::Severity severity() const override { return an::Severity::info; }
+        std::string_view description() const override { return "keeps the round trip's models (unit test)"; }
+        void finish(const an::Context&, std::vector<std::unique_ptr<an::RankPass>>&, std::vector<an::Finding>&) override {
+          *here = (*check)->here;
+          *loaded = (*check)->loaded;
+          *saved = (*check)->saved_bytes;
+        }
+      };
+      options.checks.insert("keep");
+      options.extra_checks.push_back([&] {
+        auto k = std::make_unique<Keep>();
+        k->here = &here;
+        k->loaded = &loaded;
+        k->saved = &saved;
+        k->check = &check;
+        return k;
+      });
+      analyze_trace(matched_probe_trace(source, true, crossed), options);
+      CHECK(saved > 4 * sizeof(uint64_t));  // probes and completions travelled
+      CHECK(!here.ops.empty());
+      check_same_model(here, loaded);
+    }
   }
 }
