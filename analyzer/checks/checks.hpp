@@ -11,8 +11,8 @@ std::unique_ptr<Check> make_deadlock();
 std::unique_ptr<Check> make_abnormal_termination();
 class OpenRequestBooks;
 
-// invalid-argument, request-leak and cuda-mpi-race keep one table of open
-// requests per rank (open_requests.hpp) when given the same `books`; null: their own.
+// invalid-argument and request-leak read the same table of open requests
+// per rank (open_requests.hpp) when given the same `books`; null: their own.
 std::unique_ptr<Check> make_invalid_argument(std::shared_ptr<OpenRequestBooks> books = nullptr);
 std::unique_ptr<Check> make_type_mismatch();
 std::unique_ptr<Check> make_epoch_lifecycle();
@@ -23,7 +23,7 @@ std::unique_ptr<Check> make_request_leak(std::shared_ptr<OpenRequestBooks> books
 std::unique_ptr<Check> make_unmatched_message();
 std::unique_ptr<Check> make_resource_leak();
 std::unique_ptr<Check> make_rma_race();
-std::unique_ptr<Check> make_cuda_mpi_race(std::shared_ptr<OpenRequestBooks> books = nullptr);
+std::unique_ptr<Check> make_cuda_mpi_race();
 std::unique_ptr<Check> make_thread_level();
 
 }  // namespace smtrace::analyzer::checks

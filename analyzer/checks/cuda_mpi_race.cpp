@@ -33,10 +33,10 @@
 #include <fmt/format.h>
 
 #include "analyzer/checks/checks.hpp"
-#include "analyzer/checks/open_requests.hpp"
 #include "analyzer/cuda_streams.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/mpi_buffers.hpp"
+#include "analyzer/request_map.hpp"
 #include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
@@ -58,18 +58,29 @@ struct CudaUse {
   uint32_t kernel = 0;
 };
 
-// An MPI operation's buffers while it is pending (or, persistent,
-// defined) are kept in the slots of the rank's table of open requests
-// (open_requests.hpp, PendingBuffers), which request-leak and
-// invalid-argument share: a post writes the entry apply() just made, and
-// apply() ends them at a completion, with the rules of this check.
+// An MPI operation's buffers while it is pending (or, persistent, defined).
+struct MpiOp {
+  std::vector<CudaAccess> blocks;
+  uint64_t seq = 0;
+  uint64_t order = 0;  // when active: activations before it on the rank, + 1
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  bool active = false;
+  bool persistent = false;
+};
+
+// Set `op` to a new operation's defaults, keeping its blocks' storage (StableRequestMap).
+void reset(MpiOp& op) {
+  std::vector<CudaAccess> blocks = std::move(op.blocks);
+  blocks.clear();
+  op = MpiOp{};
+  op.blocks = std::move(blocks);
+}
 
 // A pending MPI operation whose `block` a CUDA access meets.
 struct Hit {
   uint64_t order = 0;  // the operation's
-  uint64_t seq = 0;
-  uint32_t site = 0;
-  Call call = Call::unspecified;
+  const MpiOp* op = nullptr;
   CudaAccess block;
 };
 
@@ -90,10 +101,7 @@ enum class Kind : uint8_t { none, blocking, post, define };
 
 class Pass final : public RankPass {
  public:
-  // `book`: the rank's table of open requests, shared with the passes of
-  // request-leak and invalid-argument (null: its own).
-  explicit Pass(const RankData& data, std::shared_ptr<OpenRequests> book = nullptr)
-      : m_data(data), m_book(book ? std::move(book) : std::make_shared<OpenRequests>()) {}
+  explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
     if (format::call_traits(e.call).family == format::Family::cuda) {
@@ -101,23 +109,23 @@ class Pass final : public RankPass {
       return;
     }
     if (e.rc != 0) return;
-    const RequestEffect effect = format::call_traits(e.call).request;
-    if (effect != RequestEffect::none) m_book->apply(e);  // (done already if another pass applied it)
-    switch (effect) {
+    switch (format::call_traits(e.call).request) {
       case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
-        return;  // apply() ended the buffers of the completed operations
+        if (!e.pending)
+          for (const format::CompletedRequest& c : e.completed) complete(c.request);
+        return;
       case RequestEffect::start:
         if (e.requests.empty()) start(e, e.request);
         for (uint64_t r : e.requests) start(e, r);
         return;
       case RequestEffect::free: {
         // The operation goes on with no completion in the trace: it stays
-        // pending to the end (apply() did so where the call returned).
-        if (e.pending)
-          if (PendingBuffers* op = m_book->buffers(e.request)) op->persistent = false;
+        // pending to the end.
+        if (MpiOp* op = m_ops.find(e.request)) op->persistent = false;
         return;
       }
-      case RequestEffect::query:  // MPI_Request_get_status: with flag true apply() completed it
+      case RequestEffect::query:  // MPI_Request_get_status: flag true, the operation is complete
+        if (e.flag.value_or(false) && !e.pending) complete(e.request);
         return;
       case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
       case RequestEffect::cancel:
@@ -133,15 +141,14 @@ class Pass final : public RankPass {
     if (m_blocks.empty()) return;
     if (kind != Kind::define) against_stream_work(e, m_blocks);
     if (kind == Kind::blocking || e.request == 0) return;
-    // The entry apply() just made (a pending post is not in the table yet).
-    RequestEntry* made = e.pending ? &m_book->entry(e.request) : m_book->made();
-    PendingBuffers& op = m_book->set_buffers(*made, m_blocks);
+    MpiOp& op = m_ops.renew(e.request);
+    op.blocks.assign(m_blocks.begin(), m_blocks.end());
     op.seq = e.seq;
     op.site = e.site;
     op.call = e.call;
     op.active = kind == Kind::post;
     op.persistent = kind == Kind::define;
-    op.order = op.active ? ++m_activations : 0;
+    if (op.active) op.order = ++m_activations;
   }
 
   // CUDA calls, calls on requests, and calls with buffers (the others have
@@ -196,33 +203,28 @@ class Pass final : public RankPass {
   // their records go in the order the operations were posted (the cap and
   // the deduplication keep the earliest).
   void against_pending_mpi(const CudaUse& use) {
-    if (m_book->buffered() == 0) return;
+    if (m_ops.size() == 0) return;
     m_hits.clear();
-    m_book->each_buffers([&](const PendingBuffers& op) {
+    m_ops.each([&](const MpiOp& op) {
       if (!op.active) return;
-      const auto [first, last] = m_book->blocks(op);
-      for (const CudaAccess* b = first; b != last; ++b) {
-        if (!conflict(*b, use.access)) continue;
-        m_hits.push_back(Hit{op.order, op.seq, op.site, op.call, *b});
+      for (const CudaAccess& b : op.blocks) {
+        if (!conflict(b, use.access)) continue;
+        m_hits.push_back(Hit{op.order, &op, b});
         break;
       }
     });
     std::sort(m_hits.begin(), m_hits.end(), [](const Hit& a, const Hit& b) { return a.order < b.order; });
     for (const Hit& h : m_hits)
-      add(Record{false, use, label(use), h.seq, h.site, h.call, h.block.write,
+      add(Record{false, use, label(use), h.op->seq, h.op->site, h.op->call, h.block.write,
                  std::max(h.block.lo, use.access.lo), std::min(h.block.hi, use.access.hi)});
   }
 
   // CUDA, then MPI: MPI call `e` starts using `blocks` while stream work on them may still run.
   void against_stream_work(const Event& e, const std::vector<CudaAccess>& blocks) {
-    against_stream_work(e, blocks.data(), blocks.data() + blocks.size());
-  }
-  void against_stream_work(const Event& e, const CudaAccess* first, const CudaAccess* last) {
     if (m_unfinished == 0) return;
     for (const std::deque<CudaUse>& work : m_work) {
       for (const CudaUse& use : work) {
-        for (const CudaAccess* p = first; p != last; ++p) {
-          const CudaAccess& b = *p;
+        for (const CudaAccess& b : blocks) {
           if (!conflict(b, use.access)) continue;
           add(Record{true, use, label(use), e.seq, e.site, e.call, b.write, std::max(b.lo, use.access.lo),
                      std::min(b.hi, use.access.hi)});
@@ -250,14 +252,20 @@ class Pass final : public RankPass {
   }
 
   void start(const Event& e, uint64_t request) {
-    PendingBuffers* op = m_book->buffers(request);
+    MpiOp* op = m_ops.find(request);
     if (!op || !op->persistent || op->active) return;
-    const auto [first, last] = m_book->blocks(*op);
-    against_stream_work(e, first, last);
+    against_stream_work(e, op->blocks);
     op->active = true;
     op->order = ++m_activations;
     op->seq = e.seq;
     op->site = e.site;
+  }
+
+  void complete(uint64_t request) {
+    m_ops.settle(request, [](MpiOp& op) {
+      if (op.persistent) op.active = false;
+      return op.persistent;
+    });
   }
 
   // Return how MPI call `e` uses its buffers.
@@ -296,7 +304,7 @@ class Pass final : public RankPass {
   CudaStreams m_model;
   std::vector<std::deque<CudaUse>> m_work;         // per model stream: unfinished work, in issue order
   uint64_t m_unfinished = 0;
-  std::shared_ptr<OpenRequests> m_book;            // by request id: the pending operations' buffers
+  StableRequestMap<MpiOp> m_ops;                   // by request id
   uint64_t m_activations = 0;
   std::vector<Hit> m_hits;                         // scratch: against_pending_mpi's
   std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers
@@ -315,10 +323,7 @@ class CudaMpiRace final : public Check {
     return "an MPI call and work on a CUDA stream (kernel, copy, memset) touch the same bytes with no "
            "synchronization between them";
   }
-  explicit CudaMpiRace(std::shared_ptr<OpenRequestBooks> books) : m_books(std::move(books)) {}
-  std::unique_ptr<RankPass> rank_pass(const RankData& data) override {
-    return std::make_unique<Pass>(data, m_books->of(data, this));
-  }
+  std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
   // finish() reads each rank's records and figures, one rank at a time.
   bool saves_passes() const override { return true; }
   void save_pass(const RankPass& pass, WireWriter& out) const override {
@@ -425,13 +430,10 @@ class CudaMpiRace final : public Check {
   uint64_t m_device_accesses = 0;
   uint64_t m_peak_unfinished = 0;
   uint64_t m_streams = 0;
-  std::shared_ptr<OpenRequestBooks> m_books;
 };
 
 }  // namespace
 
-std::unique_ptr<Check> make_cuda_mpi_race(std::shared_ptr<OpenRequestBooks> books) {
-  return std::make_unique<CudaMpiRace>(books ? std::move(books) : std::make_shared<OpenRequestBooks>());
-}
+std::unique_ptr<Check> make_cuda_mpi_race() { return std::make_unique<CudaMpiRace>(); }
 
 }  // namespace smtrace::analyzer::checks

@@ -5,7 +5,7 @@ namespace smtrace::analyzer {
 
 std::vector<std::unique_ptr<Check>> all_checks() {
   std::vector<std::unique_ptr<Check>> out;
-  // One table of open requests per rank for the three checks that keep one.
+  // One table of open requests per rank for both checks that keep one.
   const auto books = std::make_shared<checks::OpenRequestBooks>();
   out.push_back(checks::make_deadlock());
   out.push_back(checks::make_abnormal_termination());
@@ -17,7 +17,7 @@ std::vector<std::unique_ptr<Check>> all_checks() {
   out.push_back(checks::make_collective_misaligned());
   out.push_back(checks::make_local_concurrency());
   out.push_back(checks::make_rma_race());
-  out.push_back(checks::make_cuda_mpi_race(books));
+  out.push_back(checks::make_cuda_mpi_race());
   out.push_back(checks::make_request_leak(books));
   out.push_back(checks::make_unmatched_message());
   out.push_back(checks::make_resource_leak());
