@@ -25,6 +25,7 @@
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
 #include "analyzer/wire.hpp"
+#include "smt_encoder/prove.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 #include "tests/unit/analyzer_trace_builder.hpp"
 #include "tests/unit/scratch_dir.hpp"
@@ -878,6 +879,30 @@ TEST_CASE("analyzer::run_saved_passes::the replay's state travels: same matches,
   CHECK(traces > 20);
   CHECK(matches > 100);
   // No pass runs here: only the calls that create communicators and windows come.
+  CHECK(tally.events > 1000);
+  CHECK(tally.passed_on * 20 < tally.events);
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+}
+
+TEST_CASE("analyzer::run_saved_passes::the SMT checks' collection travels: same findings, events left on the readers") {
+  const std::filesystem::path root = smtrace::test::scratch_dir("smt-saved-analysis");
+  an::Options options;
+  options.threads = 2;
+  options.check_errors = an::CheckErrors::report;
+  smtrace::smt::CheckSettings settings;
+  settings.smt_timeout_s = 120;  // far from the wall: both sides decide every question
+  options.extra_checks = smtrace::smt::check_factories(settings);
+  Tally tally;
+  for (const std::filesystem::path& dir : replay_traces(root)) {
+    CAPTURE(dir.string());
+    const an::Result here = an::analyze(dir, options);
+    const an::Result elsewhere = analyze_elsewhere(dir, options, &tally);
+    check_same(here, elsewhere);
+    CHECK(problem_texts(here) == problem_texts(elsewhere));
+  }
+  // With the SMT checks on too, no pass stays here: only the calls that
+  // create communicators and windows come.
   CHECK(tally.events > 1000);
   CHECK(tally.passed_on * 20 < tally.events);
   std::error_code ec;
