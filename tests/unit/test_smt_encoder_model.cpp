@@ -692,11 +692,19 @@ class TwoPasses final : public an::RankPass {
   std::unique_ptr<an::RankPass> m_a, m_b;
 };
 
+// What RoundTripCheck built: the model from the Collector that collected
+// here and from the one that loaded the other's saved passes, and the bytes saved.
+struct RoundTrip {
+  smt::Model here, loaded;
+  std::size_t saved_bytes = 0;
+};
+
 // Builds the model twice: from a Collector that collected here, and from
 // one that loaded what a second Collector's passes saved (smtrace-mpi's
 // readers save, its process 0 loads); checks damaged bytes on the way.
 class RoundTripCheck final : public an::Check {
  public:
+  explicit RoundTripCheck(std::shared_ptr<RoundTrip> out) : m_out(std::move(out)) {}
   std::string_view name() const override { return "smt-model-round-trip"; }
   an::Severity severity() const override { return an::Severity::info; }
   std::string_view description() const override { return "builds the SMT model from saved passes (unit test)"; }
@@ -710,7 +718,7 @@ class RoundTripCheck final : public an::Check {
       an::WireWriter out;
       smt::Collector::save(static_cast<TwoPasses&>(*passes[r]).saved(), out);
       const std::string bytes = out.bytes();
-      saved_bytes += bytes.size();
+      m_out->saved_bytes += bytes.size();
       if (bytes.size() > 8) {
         smt::Collector damaged;
         an::WireReader cut(std::string_view(bytes).substr(0, bytes.size() - 1));
@@ -726,13 +734,12 @@ class RoundTripCheck final : public an::Check {
       smt::Collector::save(static_cast<TwoPasses&>(*passes[r]).saved(), emptied);
       CHECK(emptied.bytes().size() == 2 * sizeof(uint64_t));
     }
-    here = smt::build_model(context, m_here);
-    loaded = smt::build_model(context, m_loaded);
+    m_out->here = smt::build_model(context, m_here);
+    m_out->loaded = smt::build_model(context, m_loaded);
   }
-  smt::Model here, loaded;
-  std::size_t saved_bytes = 0;
 
  private:
+  std::shared_ptr<RoundTrip> m_out;
   smt::Collector m_here, m_there, m_loaded;
 };
 
@@ -776,44 +783,14 @@ TEST_CASE("smt checks: the collecting pass saved and loaded builds the same mode
     for (const int32_t source : {1, tf::k_any_source}) {
       CAPTURE(crossed);
       CAPTURE(source);
+      auto out = std::make_shared<RoundTrip>();
       an::Options options;
       options.checks = {"smt-model-round-trip"};
-      RoundTripCheck* check = nullptr;
-      options.extra_checks.push_back([&check] {
-        auto made = std::make_unique<RoundTripCheck>();
-        check = made.get();
-        return made;
-      });
-      // analyze_trace keeps the checks only while it runs: take the models in finish().
-      smt::Model here, loaded;
-      std::size_t saved = 0;
-      struct Keep final : an::Check {
-        smt::Model* here;
-        smt::Model* loaded;
-        std::size_t* saved;
-        RoundTripCheck** check;
-        std::string_view name() const override { return "keep"; }
-        an::Severity severity() const override { return an::Severity::info; }
-        std::string_view description() const override { return "keeps the round trip's models (unit test)"; }
-        void finish(const an::Context&, std::vector<std::unique_ptr<an::RankPass>>&, std::vector<an::Finding>&) override {
-          *here = (*check)->here;
-          *loaded = (*check)->loaded;
-          *saved = (*check)->saved_bytes;
-        }
-      };
-      options.checks.insert("keep");
-      options.extra_checks.push_back([&] {
-        auto k = std::make_unique<Keep>();
-        k->here = &here;
-        k->loaded = &loaded;
-        k->saved = &saved;
-        k->check = &check;
-        return k;
-      });
+      options.extra_checks.push_back([out] { return std::make_unique<RoundTripCheck>(out); });
       analyze_trace(matched_probe_trace(source, true, crossed), options);
-      CHECK(saved > 4 * sizeof(uint64_t));  // probes and completions travelled
-      CHECK(!here.ops.empty());
-      check_same_model(here, loaded);
+      CHECK(out->saved_bytes > 4 * sizeof(uint64_t));  // probes and completions travelled
+      CHECK(!out->here.ops.empty());
+      check_same_model(out->here, out->loaded);
     }
   }
 }
