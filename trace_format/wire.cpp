@@ -209,6 +209,27 @@ std::size_t event_bound(const Event& e) {
   return n;
 }
 
+// The completed requests (33) and flag (35) of an event: outputs of the
+// completion calls, which the encoder writes after the requests (32).
+// Always inlined, the writer by value (write_status_fields says why).
+[[gnu::always_inline]] inline unsigned char* write_completions(unsigned char* p, const CompletedRequest* begin,
+                                                              const CompletedRequest* end,
+                                                              const std::optional<bool>& flag) {
+  VarintWriter w{p};
+  for (const CompletedRequest* c = begin; c != end; ++c) {
+    unsigned char* mark = w.begin_nested(33);
+    w.u(1, c->index);
+    w.u(2, c->request);
+    write_status(w, 3, c->status);
+    w.end_nested(mark);
+  }
+  if (flag) {
+    w.tag(35, WireType::varint);
+    w.varint(*flag ? 1 : 0);
+  }
+  return w.p;
+}
+
 // Write the input fields of `e` after the identity and time fields, which
 // the caller writes in its coding (stream or completion); the outputs
 // duration, rc and status follow (write_outputs). E: Event, or HotEvent
@@ -246,17 +267,7 @@ void write_event_body(VarintWriter& w, const E& e) {
   }
   w.u(31, e.request);
   w.packed(32, e.requests);
-  for (const CompletedRequest& c : e.completed) {
-    unsigned char* mark = w.begin_nested(33);
-    w.u(1, c.index);
-    w.u(2, c.request);
-    write_status(w, 3, c.status);
-    w.end_nested(mark);
-  }
-  if (e.flag) {
-    w.tag(35, WireType::varint);
-    w.varint(*e.flag ? 1 : 0);
-  }
+  w.p = write_completions(w.p, e.completed.data(), e.completed.data() + e.completed.size(), e.flag);
   if constexpr (full) {
     w.u(36, e.new_comm);
     w.s32(37, e.color);
@@ -318,6 +329,19 @@ unsigned char* write_entry_outputs(unsigned char* at, uint64_t duration, int32_t
   VarintWriter w{at};
   write_outputs(w, duration, rc, status);
   return w.p;
+}
+
+unsigned char* write_entry_completion(unsigned char* at, const CompletedRequest* completed, std::size_t n_completed,
+                                      const std::optional<bool>& flag, uint64_t duration, int32_t rc,
+                                      const Status& status) {
+  VarintWriter w{at};
+  w.p = write_completions(w.p, completed, completed + n_completed, flag);
+  write_outputs(w, duration, rc, status);
+  return w.p;
+}
+
+std::size_t entry_completion_bound(std::size_t n_completed) {
+  return k_entry_outputs_bound + 3 + n_completed * k_completed_bound;
 }
 
 uint32_t crc32c_portable(const void* data, std::size_t size, uint32_t crc) {

@@ -63,6 +63,17 @@ std::string encode_rank_header(const RankHeader& header);
 // for k_entry_outputs_bound bytes) and return their end. Nothing of the
 // entry is read or moved.
 unsigned char* write_entry_outputs(unsigned char* pending, uint64_t duration, int32_t rc, const Status& status);
+// write_entry_outputs for a completion call's entry (Wait, Waitall,
+// Waitany, Waitsome: their last input is the requests list, 32): the
+// complete event's completed requests (33) and flag (35), where the
+// encoder writes them after the inputs, then the outputs. The complete
+// event only if the entry has no input numbered above 33 (window 41,
+// target 45-47; the caller checks). Room for
+// entry_completion_bound(n_completed) bytes at `pending`.
+unsigned char* write_entry_completion(unsigned char* pending, const CompletedRequest* completed, std::size_t n_completed,
+                                      const std::optional<bool>& flag, uint64_t duration, int32_t rc,
+                                      const Status& status);
+std::size_t entry_completion_bound(std::size_t n_completed);
 // An entry's pending field: tag (6, varint) and 1.
 inline constexpr unsigned char k_pending_field[2] = {6 << 3, 1};
 inline constexpr std::size_t k_entry_outputs_bound = 64;
@@ -87,6 +98,7 @@ class HotList {
   void push_back(const T& value) noexcept { new (&m_u.v[m_size++]) T(value); }
   T& operator[](std::size_t i) noexcept { return m_u.v[i]; }
   const T& operator[](std::size_t i) const noexcept { return m_u.v[i]; }
+  const T* data() const noexcept { return m_u.v; }
   const T* begin() const noexcept { return m_u.v; }
   const T* end() const noexcept { return m_u.v + m_size; }
 

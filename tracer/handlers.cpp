@@ -883,13 +883,25 @@ void HotScope::leave(int rc) noexcept {
       return;
     }
     // A call whose only outputs are duration, rc and status (Send, Recv,
-    // Win_flush ...): its entry with those spliced in where the entry's
-    // encoding said they go (Recorder::complete_last, no second encoding).
+    // Win_flush ...), or those and completed requests and a flag (Wait,
+    // Waitall ... : entries that end with their requests): its entry with
+    // those appended where the entry's encoding said they go
+    // (Recorder::complete_last, no second encoding).
     // Else the entry taken back and the complete event encoded in its place,
     // else a completion.
-    if (e.request == m_request_in && e.completed.empty() && !e.flag &&
-        g->recorder->complete_last(m_pending_seq, e.duration, rc, e.status))
-      return;
+    if (e.request == m_request_in) {
+      if (e.completed.empty() && !e.flag) {
+        if (g->recorder->complete_last(m_pending_seq, e.duration, rc, e.status)) return;
+      } else if (e.window == 0 && e.target_disp == 0 && e.target_count == 0 && e.target_datatype == 0 &&
+                 g->recorder->complete_last(m_pending_seq, e.completed.begin(), e.completed.size(), e.flag,
+                                            e.duration, rc, e.status)) {
+        // A Wait's completed requests and flag, appended as well: outputs,
+        // so not in the entry (set after enter), whose inputs end with its
+        // requests (32) when it has none of those the encoder writes after
+        // completed (33) and flag (35), the window (41) and target (45-47).
+        return;
+      }
+    }
     if (g->recorder->rewrite_last(m_pending_seq, e)) return;
     Event end;
     end.duration = e.duration;

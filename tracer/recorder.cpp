@@ -320,10 +320,10 @@ bool Recorder::take_back_last(uint64_t seq) {
 // entry read or moved. Entries the encoder did not mark as such (a longer
 // than one-byte length, an output already there), or a complete event that
 // would not fit the chunk or a one-byte length, are left to rewrite_last.
-bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status) {
+template <class Write>
+bool Recorder::finish_entry(uint64_t seq, std::size_t bound, Write&& write) {
   if (!m_active || !m_chunk_open || !m_last.is_event || !m_last.entry || m_last.seq != seq ||
-      m_last.start + m_last.size != m_pos || m_last.start < m_map_off ||
-      m_pos + format::k_entry_outputs_bound > m_map_off + m_map_len)
+      m_last.start + m_last.size != m_pos || m_last.start < m_map_off || m_pos + bound > m_map_off + m_map_len)
     return false;
   unsigned char* dst = m_map + (m_last.start - m_map_off);
   unsigned char* pending = dst + m_last.size - sizeof format::k_pending_field;
@@ -331,7 +331,7 @@ bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const 
   // killed rank's file stops there), the tag comes back last.
   __atomic_store_n(dst, static_cast<unsigned char>(0), __ATOMIC_RELEASE);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  unsigned char* end = format::write_entry_outputs(pending, duration, rc, status);
+  unsigned char* end = write(pending);
   const auto size = static_cast<std::size_t>(end - dst);
   if (size - 2 >= 0x80 || m_chunk_payload - m_last.size + size > m_chunk_bytes) {
     // Longer than the entry: put it back as it was (the space after it zero).
@@ -348,6 +348,20 @@ bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const 
   m_last.size = size;
   m_last.entry = false;  // complete now
   return true;
+}
+
+bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status) {
+  return finish_entry(seq, format::k_entry_outputs_bound, [&](unsigned char* pending) {
+    return format::write_entry_outputs(pending, duration, rc, status);
+  });
+}
+
+bool Recorder::complete_last(uint64_t seq, const format::CompletedRequest* completed, std::size_t n_completed,
+                             const std::optional<bool>& flag, uint64_t duration, int32_t rc,
+                             const format::Status& status) {
+  return finish_entry(seq, format::entry_completion_bound(n_completed), [&](unsigned char* pending) {
+    return format::write_entry_completion(pending, completed, n_completed, flag, duration, rc, status);
+  });
 }
 
 // One pwrite of frame and payload together: once it returns the page cache

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "tracer/tables.hpp"
@@ -71,6 +72,13 @@ class Recorder {
   // false, changing nothing, where that does not apply (then rewrite_last or
   // completion).
   bool complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status);
+  // complete_last for a completion call (Wait, Waitall, Waitany, Waitsome)
+  // whose entry's last input is its requests list: the completed requests
+  // and flag go in first, then the outputs (format::write_entry_completion),
+  // byte for byte event()'s record of the complete event where the entry
+  // has no input numbered above 33 (the caller checks: no window, no target).
+  bool complete_last(uint64_t seq, const format::CompletedRequest* completed, std::size_t n_completed,
+                     const std::optional<bool>& flag, uint64_t duration, int32_t rc, const format::Status& status);
   // Write `header` over the header written by open(), in place; return
   // false (changing nothing) when its encoding is not exactly as long.
   bool rewrite_header(const format::RankHeader& header);
@@ -100,6 +108,9 @@ class Recorder {
   uint64_t stream_event(E& event, std::size_t bound, Encode&& encode);
   template <class Encode>
   bool record_in_place(int64_t t, std::size_t bound, Encode&& encode);
+  // complete_last's work: `write(pending)` writes the end (at most `bound` bytes) and returns it.
+  template <class Write>
+  bool finish_entry(uint64_t seq, std::size_t bound, Write&& write);
   // Take back pending event `seq` (rewrite_last): false when it is not the last record.
   bool take_back_last(uint64_t seq);
   void open_chunk(int64_t t);

@@ -705,6 +705,100 @@ TEST_CASE("trace_format::write_entry_outputs completes an entry as event_at writ
   CHECK_FALSE(is_entry);
 }
 
+TEST_CASE("trace_format::write_entry_completion appends a completion's outputs as event_at writes them") {
+  // A completion call's entry (its requests the last input, no window or
+  // target), through both encoders, finished with completed requests, a
+  // flag and the outputs: byte for byte event_at's complete event, nothing
+  // written past it, within entry_completion_bound; libprotobuf reads it.
+  fmt_ns::Status recv_status{3, -7, int64_t{1} << 20, false, 0};
+  fmt_ns::Status cancelled{std::nullopt, std::nullopt, std::nullopt, true, 5};
+  struct End {
+    std::vector<fmt_ns::CompletedRequest> completed;
+    std::optional<bool> flag;
+    uint64_t duration;
+    int32_t rc;
+    fmt_ns::Status status;
+  };
+  std::vector<fmt_ns::CompletedRequest> all;
+  for (uint32_t i = 0; i < fmt_ns::HotEvent::k_max_requests; ++i)
+    all.push_back({i, 1000 + i, i % 2 ? recv_status : fmt_ns::Status{}});
+  const std::vector<End> ends = {
+      {{{0, uint64_t{1} << 40, {}}}, std::nullopt, 70, 0, {}},
+      {{{0, uint64_t{1} << 40, recv_status}}, std::nullopt, 0, 0, {}},
+      {{{1, 1001, cancelled}, {0, 1000, {}}}, std::nullopt, 1234567, 0, {}},
+      {{}, false, 20, 0, {}},
+      {{{0, 5, recv_status}}, true, 20, -3, {}},
+      {{{0, 5, {}}}, std::nullopt, 9, 0, recv_status},
+      {all, std::nullopt, 300, 0, {}},
+  };
+  struct Inputs {
+    fmt_ns::Call call;
+    std::vector<uint64_t> requests;
+  };
+  const std::vector<Inputs> inputs = {{fmt_ns::Call::Wait, {uint64_t{1} << 40}},
+                                      {fmt_ns::Call::Waitall, {1000, 1001}},
+                                      {fmt_ns::Call::Waitsome, {5, 0, 7}},
+                                      {fmt_ns::Call::Waitany, {}}};
+  for (const Inputs& in : inputs) {
+    for (const End& o : ends) {
+      for (int hot = 0; hot < 2; ++hot) {
+        fmt_ns::RecordEncoder entry_coder, complete_coder;
+        std::string info;
+        entry_coder.begin_chunk(info, 5, 1000, 0);
+        complete_coder.begin_chunk(info, 5, 1000, 0);
+        fmt_ns::HotEvent entry;
+        entry.call = in.call;
+        entry.seq = 5;
+        entry.t_start = 1700;
+        entry.site = 4;
+        entry.thread = 2;
+        for (uint64_t r : in.requests) entry.requests.push_back(r);
+        entry.pending = true;
+        fmt_ns::HotEvent done = entry;
+        done.pending = false;
+        for (const auto& c : o.completed) done.completed.push_back(c);
+        done.flag = o.flag;
+        done.duration = o.duration;
+        done.rc = o.rc;
+        done.status = o.status;
+        unsigned char record[8192] = {}, want[8192] = {};
+        bool is_entry = false;
+        const std::size_t n = hot ? entry_coder.hot_event_at(record, entry, &is_entry)
+                                  : entry_coder.event_at(record, entry.to_event(), &is_entry);
+        REQUIRE(is_entry);
+        const std::size_t m = hot ? complete_coder.hot_event_at(want, done) : complete_coder.event_at(want, done.to_event());
+        unsigned char* end = fmt_ns::write_entry_completion(record + n - 2, done.completed.data(), done.completed.size(),
+                                                            done.flag, o.duration, o.rc, o.status);
+        INFO("call ", static_cast<int>(in.call), " hot ", hot, " completed ", o.completed.size());
+        CHECK(end - (record + n - 2) <= static_cast<std::ptrdiff_t>(fmt_ns::entry_completion_bound(o.completed.size())));
+        // The body as event_at writes it; a body of 0x80 bytes or more (16
+        // completed with statuses) takes a two-byte length there, which the
+        // tracer does not append to (Recorder::complete_last declines it).
+        const auto body = static_cast<std::size_t>(end - record) - 2;
+        const std::size_t head = body < 0x80 ? 2 : 3;
+        REQUIRE(body + head == m);
+        CHECK(std::memcmp(record + 2, want + head, body) == 0);
+        for (std::size_t i = 2 + body; i < sizeof record; ++i)
+          REQUIRE(record[i] == (i < n ? fmt_ns::k_pending_field[i - (n - 2)] : 0));
+        if (head == 2) {  // a one-byte length: what the tracer keeps
+          record[0] = fmt_ns::RecordEncoder::k_event_tag;
+          record[1] = static_cast<unsigned char>(m - 2);
+          pb::Chunk chunk;
+          REQUIRE(chunk.ParseFromArray(record, static_cast<int>(m)));
+          REQUIRE(chunk.event_size() == 1);
+          CHECK_FALSE(chunk.event(0).pending());
+          CHECK(chunk.event(0).duration() == o.duration);
+          CHECK(static_cast<std::size_t>(chunk.event(0).requests_size()) == in.requests.size());
+          REQUIRE(static_cast<std::size_t>(chunk.event(0).completed_size()) == o.completed.size());
+          for (std::size_t i = 0; i < o.completed.size(); ++i)
+            CHECK(chunk.event(0).completed(static_cast<int>(i)).request() == o.completed[i].request);
+          CHECK(chunk.event(0).has_flag() == o.flag.has_value());
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("trace_format::RecordEncoder::send-like event is small") {
   fmt_ns::RecordEncoder enc;
   std::string out;
