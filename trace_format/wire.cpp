@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstring>
+#include <span>
 #include <type_traits>
 
 #if defined(__x86_64__)
@@ -211,23 +212,22 @@ std::size_t event_bound(const Event& e) {
 
 // The completed requests (33) and flag (35) of an event: outputs of the
 // completion calls, which the encoder writes after the requests (32).
-// Always inlined, the writer by value (write_status_fields says why).
-[[gnu::always_inline]] inline unsigned char* write_completions(unsigned char* p, const CompletedRequest* begin,
-                                                              const CompletedRequest* end,
-                                                              const std::optional<bool>& flag) {
-  VarintWriter w{p};
-  for (const CompletedRequest* c = begin; c != end; ++c) {
+// Always inlined: a writer whose address reaches a function that is not
+// lives in memory (write_status_fields).
+template <class List>
+[[gnu::always_inline]] inline void write_completions(VarintWriter& w, const List& completed,
+                                                     const std::optional<bool>& flag) {
+  for (const CompletedRequest& c : completed) {
     unsigned char* mark = w.begin_nested(33);
-    w.u(1, c->index);
-    w.u(2, c->request);
-    write_status(w, 3, c->status);
+    w.u(1, c.index);
+    w.u(2, c.request);
+    write_status(w, 3, c.status);
     w.end_nested(mark);
   }
   if (flag) {
     w.tag(35, WireType::varint);
     w.varint(*flag ? 1 : 0);
   }
-  return w.p;
 }
 
 // Write the input fields of `e` after the identity and time fields, which
@@ -267,7 +267,7 @@ void write_event_body(VarintWriter& w, const E& e) {
   }
   w.u(31, e.request);
   w.packed(32, e.requests);
-  w.p = write_completions(w.p, e.completed.data(), e.completed.data() + e.completed.size(), e.flag);
+  write_completions(w, e.completed, e.flag);
   if constexpr (full) {
     w.u(36, e.new_comm);
     w.s32(37, e.color);
@@ -335,7 +335,7 @@ unsigned char* write_entry_completion(unsigned char* at, const CompletedRequest*
                                       const std::optional<bool>& flag, uint64_t duration, int32_t rc,
                                       const Status& status) {
   VarintWriter w{at};
-  w.p = write_completions(w.p, completed, completed + n_completed, flag);
+  write_completions(w, std::span<const CompletedRequest>(completed, n_completed), flag);
   write_outputs(w, duration, rc, status);
   return w.p;
 }

@@ -320,7 +320,7 @@ bool Recorder::take_back_last(uint64_t seq) {
 // entry read or moved. Entries the encoder did not mark as such (a longer
 // than one-byte length, an output already there), or a complete event that
 // would not fit the chunk or a one-byte length, are left to rewrite_last.
-template <class Write>
+template <bool k_long, class Write>
 bool Recorder::finish_entry(uint64_t seq, std::size_t bound, Write&& write) {
   if (!m_active || !m_chunk_open || !m_last.is_event || !m_last.entry || m_last.seq != seq ||
       m_last.start + m_last.size != m_pos || m_last.start < m_map_off || m_pos + bound > m_map_off + m_map_len)
@@ -332,16 +332,26 @@ bool Recorder::finish_entry(uint64_t seq, std::size_t bound, Write&& write) {
   __atomic_store_n(dst, static_cast<unsigned char>(0), __ATOMIC_RELEASE);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   unsigned char* end = write(pending);
-  const auto size = static_cast<std::size_t>(end - dst);
-  if (size - 2 >= 0x80 || m_chunk_payload - m_last.size + size > m_chunk_bytes) {
-    // Longer than the entry: put it back as it was (the space after it zero).
+  const auto body = static_cast<std::size_t>(end - dst) - 2;
+  // A two-byte length from 0x80 on (k_long; else declined).
+  const std::size_t size = k_long && body >= 0x80 ? body + 3 : body + 2;
+  if (body >= (k_long ? 0x4000 : 0x80) || m_chunk_payload - m_last.size + size > m_chunk_bytes) {
+    // Does not fit the chunk: put the entry back as it was (the space after it zero).
     std::memset(pending, 0, static_cast<std::size_t>(end - pending));
     std::memcpy(pending, format::k_pending_field, sizeof format::k_pending_field);
     __atomic_store_n(dst, format::RecordEncoder::k_event_tag, __ATOMIC_RELEASE);
     return false;
   }
   if (size < m_last.size) std::memset(end, 0, m_last.size - size);  // no duration: two bytes less
-  dst[1] = static_cast<unsigned char>(size - 2);
+  if (!k_long || body < 0x80) {
+    dst[1] = static_cast<unsigned char>(size - 2);
+  } else {
+    // A body that outgrew the one-byte length (a Waitall's statuses): moved
+    // one byte on, as the encoder does (put_record_at), for a two-byte one.
+    std::memmove(dst + 3, dst + 2, body);
+    dst[1] = static_cast<unsigned char>(body | 0x80);
+    dst[2] = static_cast<unsigned char>(body >> 7);
+  }
   __atomic_store_n(dst, format::RecordEncoder::k_event_tag, __ATOMIC_RELEASE);
   m_chunk_payload = m_chunk_payload - m_last.size + size;
   m_pos = m_last.start + size;
@@ -351,7 +361,7 @@ bool Recorder::finish_entry(uint64_t seq, std::size_t bound, Write&& write) {
 }
 
 bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const format::Status& status) {
-  return finish_entry(seq, format::k_entry_outputs_bound, [&](unsigned char* pending) {
+  return finish_entry<false>(seq, format::k_entry_outputs_bound, [&](unsigned char* pending) {
     return format::write_entry_outputs(pending, duration, rc, status);
   });
 }
@@ -359,7 +369,7 @@ bool Recorder::complete_last(uint64_t seq, uint64_t duration, int32_t rc, const 
 bool Recorder::complete_last(uint64_t seq, const format::CompletedRequest* completed, std::size_t n_completed,
                              const std::optional<bool>& flag, uint64_t duration, int32_t rc,
                              const format::Status& status) {
-  return finish_entry(seq, format::entry_completion_bound(n_completed), [&](unsigned char* pending) {
+  return finish_entry<true>(seq, format::entry_completion_bound(n_completed) + 1, [&](unsigned char* pending) {
     return format::write_entry_completion(pending, completed, n_completed, flag, duration, rc, status);
   });
 }

@@ -108,8 +108,10 @@ class Recorder {
   uint64_t stream_event(E& event, std::size_t bound, Encode&& encode);
   template <class Encode>
   bool record_in_place(int64_t t, std::size_t bound, Encode&& encode);
-  // complete_last's work: `write(pending)` writes the end (at most `bound` bytes) and returns it.
-  template <class Write>
+  // complete_last's work: `write(pending)` writes the end (at most `bound` bytes) and returns it;
+  // with `k_long`, a body that outgrows the one-byte length is moved on for a two-byte one
+  // (else declined: a blocking call's outputs rarely do, and the test costs them).
+  template <bool k_long, class Write>
   bool finish_entry(uint64_t seq, std::size_t bound, Write&& write);
   // Take back pending event `seq` (rewrite_last): false when it is not the last record.
   bool take_back_last(uint64_t seq);

@@ -772,8 +772,8 @@ TEST_CASE("trace_format::write_entry_completion appends a completion's outputs a
         INFO("call ", static_cast<int>(in.call), " hot ", hot, " completed ", o.completed.size());
         CHECK(end - (record + n - 2) <= static_cast<std::ptrdiff_t>(fmt_ns::entry_completion_bound(o.completed.size())));
         // The body as event_at writes it; a body of 0x80 bytes or more (16
-        // completed with statuses) takes a two-byte length there, which the
-        // tracer does not append to (Recorder::complete_last declines it).
+        // completed with statuses) takes a two-byte length there
+        // (Recorder::complete_last moves the body one byte on for it).
         const auto body = static_cast<std::size_t>(end - record) - 2;
         const std::size_t head = body < 0x80 ? 2 : 3;
         REQUIRE(body + head == m);

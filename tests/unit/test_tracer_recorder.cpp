@@ -494,20 +494,71 @@ TEST_CASE("tracer::Recorder::complete_last declines what it cannot finish in pla
   large.stack.assign(40, 100000);
   seq = r.event(large);
   CHECK_FALSE(r.complete_last(seq, 10, 0, {}));
-  // An entry with a one-byte length whose complete event would need two.
+  r.close();
+  r.unlock();
+  fs::remove(file);
+}
+
+TEST_CASE("tracer::Recorder::complete_last gives a body that outgrows the one-byte length a two-byte one") {
+  // An entry with a one-byte length whose complete event needs two: with
+  // completed requests (here none), moved one byte on, as the encoder
+  // writes it (the same file as event() of the complete event); where the
+  // complete event does not fit the chunk, the entry is left as it was.
   fmt_ns::Event near = calls()[0];
   near.pending = true;
   near.stack.assign(36, 100000);  // 3 bytes each
-  const uint64_t before = r.bytes();
-  seq = r.event(near);
-  const uint64_t entry_size = r.bytes() - before;
-  REQUIRE(entry_size < 2 + 0x80);
-  REQUIRE(entry_size + 20 >= 2 + 0x80);  // the outputs below take about 30 bytes
-  CHECK_FALSE(r.complete_last(seq, uint64_t{1} << 40, 15, {1, 17, 8, true, -2}));
-  CHECK(r.bytes() == before + entry_size);
-  CHECK(r.complete_last(seq, 10, 0, {}));  // what fits still completes
+  const fmt_ns::Status status{1, 17, 8, true, -2};
+  fmt_ns::Event done = near;
+  done.pending = false;
+  done.duration = uint64_t{1} << 40;
+  done.rc = 15;
+  done.status = status;
+  std::string bytes[2];
+  for (int direct = 0; direct < 2; ++direct) {
+    const fs::path file = temp_file(direct ? "two-byte-direct" : "two-byte");
+    Recorder r;
+    REQUIRE(r.open(file.string(), header(), 64 * 1024));
+    r.lock();
+    fmt_ns::Event first = calls()[0];  // opens the chunk
+    r.event(first);
+    const uint64_t before = r.bytes();
+    if (direct) {
+      r.event(done);
+    } else {
+      const uint64_t seq = r.event(near);
+      const uint64_t entry_size = r.bytes() - before;
+      REQUIRE(entry_size < 2 + 0x80);
+      REQUIRE(entry_size + 20 >= 2 + 0x80);  // the outputs take about 30 bytes
+      // The blocking calls' complete_last declines it (they rarely need
+      // it; the entry is left as it was), the completions' one moves it.
+      CHECK_FALSE(r.complete_last(seq, done.duration, done.rc, status));
+      CHECK(r.bytes() == before + entry_size);
+      CHECK(r.complete_last(seq, nullptr, 0, std::nullopt, done.duration, done.rc, status));
+    }
+    r.close();
+    r.unlock();
+    bytes[direct] = slurp(file);
+    fs::remove(file);
+  }
+  CHECK(bytes[0] == bytes[1]);
+  // Chunks of 64 bytes: the entry is written (a chunk's first record always
+  // is), its complete event would outgrow the chunk.
+  const fs::path file = temp_file("two-byte-full");
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 64));
+  r.lock();
+  const uint64_t seq = r.event(near);
+  const uint64_t entry_end = r.bytes();
+  CHECK_FALSE(r.complete_last(seq, nullptr, 0, std::nullopt, done.duration, done.rc, status));
+  CHECK(r.bytes() == entry_end);
+  CHECK(r.rewrite_last(seq, done));  // the complete event in its place, as CallScope::leave goes on
   r.close();
   r.unlock();
+  auto trace = fmt_ns::read_rank_file(file);
+  CHECK(trace.problems.empty());
+  REQUIRE(trace.events.size() == 1);
+  CHECK_FALSE(trace.events[0].pending);
+  CHECK(trace.events[0].duration == done.duration);
   fs::remove(file);
 }
 
@@ -650,9 +701,9 @@ TEST_CASE("tracer::Recorder::hot_event writes event's bytes for request completi
     for (std::size_t i = 0; i < calls.size(); ++i) CHECK(read[i] == completed_event(calls[i], i));
   }
   // The Waits' ends were appended to their entries (Recorder::complete_last
-  // with completed requests), not encoded again: most of them, all but
-  // those an entry's chunk had no room for (the 200-byte chunks) and the
-  // Waitall of 16 with statuses (longer than a one-byte length).
+  // with completed requests), not encoded again: all but those an entry's
+  // chunk had no room for (the 200-byte chunks); the Waitall of 16 with
+  // statuses outgrows the one-byte length and takes a two-byte one.
   CHECK(appended > 20);
   // One chunk, read by libprotobuf.
   const fs::path file = temp_file("hot-completions-pb");
