@@ -147,6 +147,9 @@ class CallScope {
   // record (as for a blocking call), so a job MPI aborts inside it keeps it.
   // Call before enter().
   void expect_no_return() noexcept { m_blocking = true; }
+  // Return true when enter() will write an entry record (a blocking call,
+  // or expect_no_return): expect_no_return then changes nothing.
+  bool writes_entry() const noexcept { return m_blocking; }
   // Take the start time; for a blocking call write the pending entry record.
   // The inputs in `e` are final from here on: outputs go to out() and
   // set_status (leave() may finish the entry record as it is).
@@ -215,6 +218,7 @@ class HotScope {
   HotScope& operator=(const HotScope&) = delete;
 
   void expect_no_return() noexcept { m_blocking = true; }
+  bool writes_entry() const noexcept { return m_blocking; }
   void enter() noexcept;
   format::HotEvent& out() noexcept { return e; }
   void set_status(const format::Status& status) noexcept { e.status = status; }

@@ -109,6 +109,30 @@ void test_poll(uint64_t request, bool success) {
 
 TEST_SUITE_BEGIN("tracer");
 
+TEST_CASE("tracer::handlers::scopes_say_whether_enter_writes_an_entry") {
+  // The wrappers test a call's arguments (doubtful) only where enter()
+  // would not write an entry anyway: the blocking calls of calls.def, or
+  // after expect_no_return.
+  TempTrace t("writes-entry");
+  REQUIRE(t.started);
+  for (const Call c : {Call::Send, Call::Recv, Call::Win_flush, Call::Wait, Call::Waitall, Call::Barrier}) {
+    CHECK(h::CallScope(c, site()).writes_entry());
+    CHECK(h::HotScope(c, site()).writes_entry());
+  }
+  for (const Call c : {Call::Isend, Call::Irecv, Call::Put, Call::Test}) {
+    h::CallScope s(c, site());
+    CHECK_FALSE(s.writes_entry());
+    s.expect_no_return();
+    CHECK(s.writes_entry());
+  }
+  for (const Call c : {Call::Isend, Call::Irecv, Call::Put, Call::Test}) {
+    h::HotScope s(c, site());
+    CHECK_FALSE(s.writes_entry());
+    s.expect_no_return();
+    CHECK(s.writes_entry());
+  }
+}
+
 TEST_CASE("tracer::handlers::round_trip") {
   TempTrace t("handlers");
   REQUIRE(t.started);
