@@ -30,9 +30,107 @@ struct RequestIdHash {
 template <class T>
 using FlatRequestMap = FlatMap<uint64_t, T, RequestIdHash>;
 
+// A table by request id of small values, for the tables that take an
+// insertion and an erasure per request. The tracer numbers a rank's
+// requests in creation order and most live briefly, so the ids live at
+// once are mostly a few consecutive ones: each id has one slot of a
+// direct-mapped window (the id modulo its size), and an id whose slot
+// another live id holds goes to a FlatRequestMap beside it. An insertion,
+// search or erasure in the window is one slot: no hashing, probing or
+// shifting. Any ids work (ids that share slots, aligned addresses say, go
+// to the table beside). `T` is a small copyable value; a new entry is
+// `T{}`. each() visits the window in slot order, then the table beside:
+// no order a report may depend on.
+template <class T>
+class RequestMap {
+ public:
+  // Return the value of `request`, or nullptr.
+  T* find(uint64_t request) {
+    Slot& s = m_window[request & k_mask];
+    if (s.used && s.request == request) return &s.value;
+    return m_others.size() == 0 ? nullptr : m_others.find(request);
+  }
+  // Return the value of `request`, made (as T{}) when missing. A reference
+  // is valid until the next insertion.
+  T& operator[](uint64_t request) {
+    Slot& s = m_window[request & k_mask];
+    if (s.used && s.request == request) return s.value;
+    if (m_others.size() != 0)
+      if (T* other = m_others.find(request)) return *other;
+    if (s.used) return m_others[request];
+    s.request = request;
+    s.value = T{};
+    s.used = true;
+    ++m_in_window;
+    return s.value;
+  }
+  // Erase the entry of `request`, if any.
+  void erase(uint64_t request) {
+    Slot& s = m_window[request & k_mask];
+    if (s.used && s.request == request) {
+      s.used = false;
+      --m_in_window;
+    } else if (m_others.size() != 0) {
+      m_others.erase(request);
+    }
+  }
+  // Erase the entry of `request` and return its value; nullopt when missing.
+  std::optional<T> extract(uint64_t request) {
+    Slot& s = m_window[request & k_mask];
+    if (s.used && s.request == request) {
+      s.used = false;
+      --m_in_window;
+      return std::optional<T>(std::move(s.value));
+    }
+    if (m_others.size() == 0) return std::nullopt;
+    return m_others.extract(request);
+  }
+  // Call keep(value) for the value of `request`, if any, and erase the
+  // entry unless keep returned true.
+  template <class F>
+  void settle(uint64_t request, F&& keep) {
+    Slot& s = m_window[request & k_mask];
+    if (s.used && s.request == request) {
+      if (!keep(s.value)) {
+        s.used = false;
+        --m_in_window;
+      }
+      return;
+    }
+    if (m_others.size() != 0) m_others.settle(request, keep);
+  }
+  std::size_t size() const { return m_in_window + m_others.size(); }
+  // Call f(request, value) for each entry, in no particular order.
+  template <class F>
+  void each(F&& f) const {
+    if (m_in_window != 0)
+      for (const Slot& s : m_window)
+        if (s.used) f(s.request, s.value);
+    m_others.each(f);
+  }
+  // Erase every entry (the window stays).
+  void clear() {
+    m_window.assign(k_window, Slot{});
+    m_in_window = 0;
+    m_others.clear();
+  }
+
+ private:
+  struct Slot {
+    uint64_t request = 0;
+    T value{};
+    bool used = false;
+  };
+  static constexpr std::size_t k_window = 256;
+  static constexpr uint64_t k_mask = k_window - 1;
+  std::vector<Slot> m_window = std::vector<Slot>(k_window);
+  std::size_t m_in_window = 0;
+  FlatRequestMap<T> m_others;
+};
+
 // A table by request id whose values hold vectors: the values lie in one
 // array (a reference is valid until the next request is added), found
-// through a FlatRequestMap of their places, and an erased request's place,
+// through a RequestMap of their places, and an erased request's place,
 // with its vectors' storage, goes to the next new request. `T` must have a
 // `reset(T&)` (found by argument-dependent lookup) that sets a value to its
 // defaults, keeping its vectors' storage.
@@ -120,7 +218,7 @@ class StableRequestMap {
   }
 
  private:
-  FlatRequestMap<uint32_t> m_index;
+  RequestMap<uint32_t> m_index;     // request -> 1 + its place in m_values
   std::vector<T> m_values;
   std::vector<uint8_t> m_used;   // per place: 1 while a request holds it
   std::vector<uint32_t> m_free;  // places to reuse, last freed first
