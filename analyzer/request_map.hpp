@@ -45,14 +45,14 @@ template <class T>
 class RequestMap {
  public:
   // Return the value of `request`, or nullptr.
-  T* find(uint64_t request) {
+  [[gnu::always_inline]] T* find(uint64_t request) {
     Slot& s = m_window[request & k_mask];
     if (s.used && s.request == request) return &s.value;
     return m_others.size() == 0 ? nullptr : m_others.find(request);
   }
   // Return the value of `request`, made (as T{}) when missing. A reference
   // is valid until the next insertion.
-  T& operator[](uint64_t request) {
+  [[gnu::always_inline]] T& operator[](uint64_t request) {
     Slot& s = m_window[request & k_mask];
     if (s.used && s.request == request) return s.value;
     if (m_others.size() != 0)
@@ -75,7 +75,7 @@ class RequestMap {
     }
   }
   // Erase the entry of `request` and return its value; nullopt when missing.
-  std::optional<T> extract(uint64_t request) {
+  [[gnu::always_inline]] std::optional<T> extract(uint64_t request) {
     Slot& s = m_window[request & k_mask];
     if (s.used && s.request == request) {
       s.used = false;
