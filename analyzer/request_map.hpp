@@ -46,27 +46,31 @@ class RequestMap {
  public:
   // Return the value of `request`, or nullptr.
   [[gnu::always_inline]] T* find(uint64_t request) {
-    Slot& s = m_window[request & k_mask];
+    Slot& s = m_window[request & m_mask];
     if (s.used && s.request == request) return &s.value;
     return m_others.size() == 0 ? nullptr : m_others.find(request);
   }
   // Return the value of `request`, made (as T{}) when missing. A reference
   // is valid until the next insertion.
   [[gnu::always_inline]] T& operator[](uint64_t request) {
-    Slot& s = m_window[request & k_mask];
-    if (s.used && s.request == request) return s.value;
+    Slot* s = &m_window[request & m_mask];
+    if (s->used && s->request == request) return s->value;
     if (m_others.size() != 0)
       if (T* other = m_others.find(request)) return *other;
-    if (s.used) return m_others[request];
-    s.request = request;
-    s.value = T{};
-    s.used = true;
+    if (s->used) {
+      if (!grow()) return m_others[request];
+      s = &m_window[request & m_mask];
+      if (s->used) return m_others[request];
+    }
+    s->request = request;
+    s->value = T{};
+    s->used = true;
     ++m_in_window;
-    return s.value;
+    return s->value;
   }
   // Erase the entry of `request`, if any.
   void erase(uint64_t request) {
-    Slot& s = m_window[request & k_mask];
+    Slot& s = m_window[request & m_mask];
     if (s.used && s.request == request) {
       s.used = false;
       --m_in_window;
@@ -76,7 +80,7 @@ class RequestMap {
   }
   // Erase the entry of `request` and return its value; nullopt when missing.
   [[gnu::always_inline]] std::optional<T> extract(uint64_t request) {
-    Slot& s = m_window[request & k_mask];
+    Slot& s = m_window[request & m_mask];
     if (s.used && s.request == request) {
       s.used = false;
       --m_in_window;
@@ -89,7 +93,7 @@ class RequestMap {
   // entry unless keep returned true.
   template <class F>
   void settle(uint64_t request, F&& keep) {
-    Slot& s = m_window[request & k_mask];
+    Slot& s = m_window[request & m_mask];
     if (s.used && s.request == request) {
       if (!keep(s.value)) {
         s.used = false;
@@ -108,9 +112,10 @@ class RequestMap {
         if (s.used) f(s.request, s.value);
     m_others.each(f);
   }
-  // Erase every entry (the window stays).
+  // Erase every entry (and the storage).
   void clear() {
-    m_window.assign(k_window, Slot{});
+    m_window.assign(k_first_window, Slot{});
+    m_mask = k_first_window - 1;
     m_in_window = 0;
     m_others.clear();
   }
@@ -121,9 +126,33 @@ class RequestMap {
     T value{};
     bool used = false;
   };
-  static constexpr std::size_t k_window = 256;
-  static constexpr uint64_t k_mask = k_window - 1;
-  std::vector<Slot> m_window = std::vector<Slot>(k_window);
+  static constexpr std::size_t k_first_window = 16;
+  static constexpr std::size_t k_max_window = 1024;
+  // Double the window when an insertion found its slot held and the
+  // window is a quarter full or more (the live ids outgrew it), up to
+  // k_max_window; return false when it did not. Entries move to their
+  // slots in the new window (an entry whose slot another took goes
+  // beside); those beside stay there.
+  [[gnu::noinline]] bool grow() {
+    if (m_window.size() >= k_max_window || m_in_window * 4 < m_window.size()) return false;
+    std::vector<Slot> old(m_window.size() * 2);
+    old.swap(m_window);
+    m_mask = m_window.size() - 1;
+    m_in_window = 0;
+    for (const Slot& s : old) {
+      if (!s.used) continue;
+      Slot& to = m_window[s.request & m_mask];
+      if (to.used) {
+        m_others[s.request] = s.value;
+        continue;
+      }
+      to = s;
+      ++m_in_window;
+    }
+    return true;
+  }
+  std::vector<Slot> m_window = std::vector<Slot>(k_first_window);
+  uint64_t m_mask = k_first_window - 1;
   std::size_t m_in_window = 0;
   FlatRequestMap<T> m_others;
 };

@@ -1125,6 +1125,20 @@ TEST_CASE("analyzer::RequestMap::the same entries as std::unordered_map, in the 
     CHECK(map.find(0)->seq == 2);
     CHECK(map.size() == 2);
   }
+  SUBCASE("the window grows with the consecutive ids alive, the others stay beside") {
+    smtrace::analyzer::RequestMap<Value> map;
+    map[1u << 20].seq = 7;  // slot 0, then beside once id 0 comes
+    for (uint64_t id = 0; id < 3000; ++id) map[id].seq = id + 1;
+    REQUIRE(map.size() == 3001);
+    for (uint64_t id = 0; id < 3000; ++id) REQUIRE(map.find(id)->seq == id + 1);
+    CHECK(map.find(1u << 20)->seq == 7);
+    for (uint64_t id = 0; id < 3000; id += 2) map.erase(id);
+    CHECK(map.size() == 1501);
+    for (uint64_t id = 0; id < 3000; ++id) CHECK((map.find(id) != nullptr) == (id % 2 == 1));
+    std::size_t visited = 0;
+    map.each([&](uint64_t, const Value&) { ++visited; });
+    CHECK(visited == 1501);
+  }
 }
 
 TEST_CASE("analyzer::analyze::fuzz regressions") {
