@@ -37,8 +37,10 @@ using FlatRequestMap = FlatMap<uint64_t, T, RequestIdHash>;
 // direct-mapped window (the id modulo its size), and an id whose slot
 // another live id holds goes to a FlatRequestMap beside it. An insertion,
 // search or erasure in the window is one slot: no hashing, probing or
-// shifting. Any ids work (ids that share slots, aligned addresses say, go
-// to the table beside). `T` is a small copyable value; a new entry is
+// shifting. The window grows with the ids alive at once (grow()). Any ids
+// work (ids that share slots, aligned addresses say, go to the table
+// beside). A reference is valid until the next insertion (which may grow
+// the window). `T` is a small copyable value; a new entry is
 // `T{}`. each() visits the window in slot order, then the table beside:
 // no order a report may depend on.
 template <class T>
