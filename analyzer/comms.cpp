@@ -15,12 +15,6 @@ using format::Call;
 
 namespace {
 
-bool creates_comm(const format::CallTraits& t) { return t.resource == format::Resource::comm_new; }
-
-bool creates_window(const format::CallTraits& t) {
-  return t.resource == format::Resource::win_new || t.resource == format::Resource::win_dynamic;
-}
-
 std::string members_text(const std::vector<uint32_t>& ranks) {
   if (ranks.size() > 8) return fmt::format("{} ranks", ranks.size());
   std::string s = ranks.size() == 1 ? "rank " : "ranks ";
@@ -72,9 +66,8 @@ void CommTable::reserve_ranks(uint32_t world_size) {
   m_local_win.assign(world_size, {});
 }
 
-bool CommTable::observes(const format::CallTraits& traits) { return creates_comm(traits) || creates_window(traits); }
 
-void CommTable::observe(uint32_t rank, const format::Event& e) {
+void CommTable::record(uint32_t rank, const format::Event& e) {
   if (rank >= m_creations.size()) return;
   const format::CallTraits& traits = format::call_traits(e.call);
   if (creates_comm(traits)) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/event.hpp"
 
 namespace smtrace::format {
@@ -78,10 +79,17 @@ class CommTable {
  public:
   // Record, from rank `rank`'s thread while loading, that event `event`
   // created communicator or window ids. Thread safe across distinct ranks.
-  void observe(uint32_t rank, const format::Event& event);
+  // (Inline: most events create none, and return here.)
+  void observe(uint32_t rank, const format::Event& event) {
+    if (observes(format::call_traits(event.call))) record(rank, event);
+  }
   // Return true when observe() records events of a call with `traits` (it
   // ignores the others): EventSet::of(observes) is what it reads.
-  static bool observes(const format::CallTraits& traits);
+  static bool observes(const format::CallTraits& traits) { return creates_comm(traits) || creates_window(traits); }
+  static bool creates_comm(const format::CallTraits& t) { return t.resource == format::Resource::comm_new; }
+  static bool creates_window(const format::CallTraits& t) {
+    return t.resource == format::Resource::win_new || t.resource == format::Resource::win_dynamic;
+  }
   // Assign global indices once all ranks are loaded.
   void resolve(const std::vector<RankData>& ranks);
 
@@ -111,6 +119,9 @@ class CommTable {
   void reserve_ranks(uint32_t world_size);
 
  private:
+  // observe() of an event that creates a communicator or a window.
+  void record(uint32_t rank, const format::Event& event);
+
   using Key = std::tuple<uint32_t, uint32_t, std::vector<uint32_t>>;  // parent, ordinal, members
   using Inter = std::pair<std::vector<uint32_t>, std::vector<uint32_t>>;  // an intercommunicator's groups
   static constexpr uint32_t k_inter_parent = k_no_comm - 2;

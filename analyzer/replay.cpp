@@ -55,7 +55,7 @@ struct RankReplay {
   std::vector<RmaEvent> rma;
   std::vector<Outstanding> outstanding;
   std::optional<Event> blocked;
-  FlatRequestMap<Active> active;  // read in end() sorted by request
+  RequestMap<Active> active;  // read in end() sorted by request
   std::unordered_map<uint64_t, Persistent> persistent;
   std::unordered_map<uint64_t, uint32_t> messages;  // matched probe's message -> its receive in ops
   std::deque<uint32_t> unnamed;  // receives of matched probes recorded without their message, in order

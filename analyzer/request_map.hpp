@@ -30,9 +30,138 @@ struct RequestIdHash {
 template <class T>
 using FlatRequestMap = FlatMap<uint64_t, T, RequestIdHash>;
 
+// A table by request id of small values, for the tables that take an
+// insertion and an erasure per request. The tracer numbers a rank's
+// requests in creation order and most live briefly, so the ids live at
+// once are mostly a few consecutive ones: each id has one slot of a
+// direct-mapped window (the id modulo its size), and an id whose slot
+// another live id holds goes to a FlatRequestMap beside it. An insertion,
+// search or erasure in the window is one slot: no hashing, probing or
+// shifting. The window grows with the ids alive at once (grow()). Any ids
+// work (ids that share slots, aligned addresses say, go to the table
+// beside). A reference is valid until the next insertion (which may grow
+// the window). `T` is a small copyable value; a new entry is
+// `T{}`. each() visits the window in slot order, then the table beside:
+// no order a report may depend on.
+template <class T>
+class RequestMap {
+ public:
+  // Return the value of `request`, or nullptr.
+  [[gnu::always_inline]] T* find(uint64_t request) {
+    Slot& s = m_window[request & m_mask];
+    if (s.used && s.request == request) return &s.value;
+    return m_others.size() == 0 ? nullptr : m_others.find(request);
+  }
+  // Return the value of `request`, made (as T{}) when missing. A reference
+  // is valid until the next insertion.
+  [[gnu::always_inline]] T& operator[](uint64_t request) {
+    Slot* s = &m_window[request & m_mask];
+    if (s->used && s->request == request) return s->value;
+    if (m_others.size() != 0)
+      if (T* other = m_others.find(request)) return *other;
+    if (s->used) {
+      if (!grow()) return m_others[request];
+      s = &m_window[request & m_mask];
+      if (s->used) return m_others[request];
+    }
+    s->request = request;
+    s->value = T{};
+    s->used = true;
+    ++m_in_window;
+    return s->value;
+  }
+  // Erase the entry of `request`, if any.
+  void erase(uint64_t request) {
+    Slot& s = m_window[request & m_mask];
+    if (s.used && s.request == request) {
+      s.used = false;
+      --m_in_window;
+    } else if (m_others.size() != 0) {
+      m_others.erase(request);
+    }
+  }
+  // Erase the entry of `request` and return its value; nullopt when missing.
+  [[gnu::always_inline]] std::optional<T> extract(uint64_t request) {
+    Slot& s = m_window[request & m_mask];
+    if (s.used && s.request == request) {
+      s.used = false;
+      --m_in_window;
+      return std::optional<T>(std::move(s.value));
+    }
+    if (m_others.size() == 0) return std::nullopt;
+    return m_others.extract(request);
+  }
+  // Call keep(value) for the value of `request`, if any, and erase the
+  // entry unless keep returned true.
+  template <class F>
+  void settle(uint64_t request, F&& keep) {
+    Slot& s = m_window[request & m_mask];
+    if (s.used && s.request == request) {
+      if (!keep(s.value)) {
+        s.used = false;
+        --m_in_window;
+      }
+      return;
+    }
+    if (m_others.size() != 0) m_others.settle(request, keep);
+  }
+  std::size_t size() const { return m_in_window + m_others.size(); }
+  // Call f(request, value) for each entry, in no particular order.
+  template <class F>
+  void each(F&& f) const {
+    if (m_in_window != 0)
+      for (const Slot& s : m_window)
+        if (s.used) f(s.request, s.value);
+    m_others.each(f);
+  }
+  // Erase every entry (and the storage).
+  void clear() {
+    m_window.assign(k_first_window, Slot{});
+    m_mask = k_first_window - 1;
+    m_in_window = 0;
+    m_others.clear();
+  }
+
+ private:
+  struct Slot {
+    uint64_t request = 0;
+    T value{};
+    bool used = false;
+  };
+  static constexpr std::size_t k_first_window = 16;
+  static constexpr std::size_t k_max_window = 1024;
+  // Double the window when an insertion found its slot held and the
+  // window is a quarter full or more (the live ids outgrew it), up to
+  // k_max_window; return false when it did not. Entries move to their
+  // slots in the new window (an entry whose slot another took goes
+  // beside); those beside stay there.
+  [[gnu::noinline]] bool grow() {
+    if (m_window.size() >= k_max_window || m_in_window * 4 < m_window.size()) return false;
+    std::vector<Slot> old(m_window.size() * 2);
+    old.swap(m_window);
+    m_mask = m_window.size() - 1;
+    m_in_window = 0;
+    for (const Slot& s : old) {
+      if (!s.used) continue;
+      Slot& to = m_window[s.request & m_mask];
+      if (to.used) {
+        m_others[s.request] = s.value;
+        continue;
+      }
+      to = s;
+      ++m_in_window;
+    }
+    return true;
+  }
+  std::vector<Slot> m_window = std::vector<Slot>(k_first_window);
+  uint64_t m_mask = k_first_window - 1;
+  std::size_t m_in_window = 0;
+  FlatRequestMap<T> m_others;
+};
+
 // A table by request id whose values hold vectors: the values lie in one
 // array (a reference is valid until the next request is added), found
-// through a FlatRequestMap of their places, and an erased request's place,
+// through a RequestMap of their places, and an erased request's place,
 // with its vectors' storage, goes to the next new request. `T` must have a
 // `reset(T&)` (found by argument-dependent lookup) that sets a value to its
 // defaults, keeping its vectors' storage.
@@ -120,7 +249,7 @@ class StableRequestMap {
   }
 
  private:
-  FlatRequestMap<uint32_t> m_index;
+  RequestMap<uint32_t> m_index;     // request -> 1 + its place in m_values
   std::vector<T> m_values;
   std::vector<uint8_t> m_used;   // per place: 1 while a request holds it
   std::vector<uint32_t> m_free;  // places to reuse, last freed first

@@ -43,7 +43,7 @@ uint32_t ThreadCollector::thread_lane(uint32_t thread) {
   return it->second;
 }
 
-void ThreadCollector::event(const format::Event& e) {
+void ThreadCollector::collect(const format::Event& e) {
   if (!m_started) {
     m_started = true;
     m.modelled = m_header.thread_sync != 0;

@@ -102,9 +102,15 @@ class ThreadCollector {
  public:
   // `header` is read at the first event (it is filled after the collector is made).
   ThreadCollector(RankThreads& out, const format::RankHeader& header);
-  void event(const format::Event& e);
+  // (Inline: a rank whose thread synchronization was not recorded, most,
+  // returns here once started.)
+  void event(const format::Event& e) {
+    if (m_started && !m.modelled) return;
+    collect(e);
+  }
 
  private:
+  void collect(const format::Event& e);
   uint32_t thread_lane(uint32_t thread);
   uint32_t new_lane(LaneKind kind, uint32_t thread, uint64_t id);
 

@@ -177,15 +177,12 @@ class SegmentMap {
  public:
   void add(uint64_t lo, uint64_t hi, Mode mode) {
     if (m_segs.empty()) {
-      if (lo < hi && m_few.size() < k_max_few &&
-          std::none_of(m_few.begin(), m_few.end(), [&](const Piece& p) { return p.lo < hi && lo < p.seg.end; })) {
-        Piece p{lo, Seg{hi, 0, 0}};
-        bump(p.seg, mode, +1);
-        m_few.push_back(p);
+      if (lo < hi && m_few.size() < k_max_few && apart_from_few(lo, hi)) {
+        push_few(lo, hi, mode);
         return;
       }
       for (const Piece& p : m_few) make(m_segs.lower_bound(p.lo), p.lo, p.seg);
-      m_few.clear();
+      clear_few();
     }
     // Common case: [lo, hi) meets no segment; one search and one insertion
     // (what the general path below does then, without its searches).
@@ -217,12 +214,8 @@ class SegmentMap {
   // fits) and return true; else change nothing and return false. Such a
   // range meets no segment, so conflict() would find nothing in it.
   bool add_apart(uint64_t lo, uint64_t hi, Mode mode) {
-    if (!m_segs.empty() || lo >= hi || m_few.size() >= k_max_few) return false;
-    for (const Piece& p : m_few)
-      if (p.lo < hi && lo < p.seg.end) return false;
-    Piece p{lo, Seg{hi, 0, 0}};
-    bump(p.seg, mode, +1);
-    m_few.push_back(p);
+    if (!m_segs.empty() || lo >= hi || m_few.size() >= k_max_few || !apart_from_few(lo, hi)) return false;
+    push_few(lo, hi, mode);
     return true;
   }
 
@@ -237,7 +230,7 @@ class SegmentMap {
         bump(p->seg, mode, -1);
         if (p->seg.readers == 0 && p->seg.writers == 0) {
           *p = m_few.back();
-          m_few.pop_back();
+          pop_few();
         }
         return;
       }
@@ -250,7 +243,7 @@ class SegmentMap {
           bump(p.seg, mode, -1);
           if (p.seg.readers == 0 && p.seg.writers == 0) {
             p = m_few.back();
-            m_few.pop_back();
+            pop_few();
             if (whole) return;
             continue;
           }
@@ -271,6 +264,8 @@ class SegmentMap {
   // for writes.
   std::optional<std::pair<uint64_t, uint64_t>> conflict(uint64_t lo, uint64_t hi, Mode mode) const {
     if (!m_few.empty()) {
+      // Outside the pieces' hull: the loop below would visit none.
+      if (hi <= m_few_lo || lo >= m_few_hi) return std::nullopt;
       // The segments the map's loop visits: the one holding lo, those
       // beginning in (lo, hi); of those forbidding the access, the lowest.
       const Piece* first = nullptr;
@@ -304,6 +299,36 @@ class SegmentMap {
     uint64_t lo;
     Seg seg;
   };
+
+  // Return true when [lo, hi) (nonempty) meets no piece of m_few. A range
+  // outside their hull meets none (the common case: buffers posted one
+  // after another at rising or falling addresses) and is not compared
+  // with each.
+  bool apart_from_few(uint64_t lo, uint64_t hi) const {
+    if (hi <= m_few_lo || lo >= m_few_hi) return true;
+    for (const Piece& p : m_few)
+      if (p.lo < hi && lo < p.seg.end) return false;
+    return true;
+  }
+  // Append the piece [lo, hi) of `mode` to m_few, widening their hull.
+  [[gnu::always_inline]] void push_few(uint64_t lo, uint64_t hi, Mode mode) {
+    Piece p{lo, Seg{hi, 0, 0}};
+    bump(p.seg, mode, +1);
+    m_few.push_back(p);
+    m_few_lo = std::min(m_few_lo, lo);
+    m_few_hi = std::max(m_few_hi, hi);
+  }
+  // Drop m_few's last piece; the hull stays (it may be wider than the
+  // pieces left: a test against it only decides sooner) until none is left.
+  void pop_few() {
+    m_few.pop_back();
+    if (m_few.empty()) clear_few();
+  }
+  void clear_few() {
+    m_few.clear();
+    m_few_lo = UINT64_MAX;
+    m_few_hi = 0;
+  }
 
   static void bump(Seg& s, Mode mode, int delta) {
     uint32_t& n = mode == Mode::read ? s.readers : s.writers;
@@ -345,6 +370,7 @@ class SegmentMap {
   static constexpr std::size_t k_max_few = 16;
   Map m_segs;                  // empty while m_few serves
   std::vector<Piece> m_few;
+  uint64_t m_few_lo = UINT64_MAX, m_few_hi = 0;  // a hull of m_few's pieces (empty: lo > hi)
   std::vector<Map::node_type> m_spare;
 };
 
@@ -357,6 +383,11 @@ void add_blocks(std::vector<Block>& out, std::span<const Strided> pieces, Mode m
   auto push = [&](uint64_t lo, uint64_t hi) {
     if (hi > lo) out.push_back(Block{lo, hi, mode});
   };
+  // One block (a contiguous buffer: most calls): itself, as the loops below make it.
+  if (pieces.size() == 1 && pieces.front().count == 1) {
+    push(pieces.front().lo, pieces.front().lo + pieces.front().size);
+    return;
+  }
   uint64_t blocks = 0, lo = UINT64_MAX, hi = 0;
   for (const Strided& p : pieces) {
     blocks += p.count;

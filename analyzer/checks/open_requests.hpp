@@ -93,7 +93,7 @@ class OpenRequests {
     if (OpenRequest* o = m_open.find(request)) o->active = true;
   }
 
-  FlatRequestMap<OpenRequest> m_open;
+  RequestMap<OpenRequest> m_open;
   uint64_t m_applied = 0;  // the EventScope serial of the event applied last (0: none, or out of a scope)
 };
 

@@ -184,10 +184,15 @@ class Pass final : public RankPass {
     const format::CallTraits& t = format::call_traits(e.call);
     // Before the rank's first window (and with no RMA request open, threads
     // not lanes) only the calls below change the pass: most events of a
-    // rank that uses no RMA return here.
+    // rank that uses no RMA return here, before the frame of the rest.
     if (windows.empty() && m_by_request.empty() && m_data.header.thread_sync == 0 &&
         !matters_without_window(t))
       return;
+    take(e, t);
+  }
+
+ private:
+  [[gnu::noinline]] void take(const Event& e, const format::CallTraits& t) {
     // Runs of accesses with no other event of their thread between them
     // (sweep: one class per run off the owner's axis).
     if (m_data.header.thread_sync != 0 && t.role != format::Role::local_access) ++m_runs[e.thread];
@@ -296,6 +301,7 @@ class Pass final : public RankPass {
     }
   }
 
+ public:
   // Every event: where threads are lanes, each one ends a run of accesses.
   EventSet wants() const override { return EventSet::every(); }
 

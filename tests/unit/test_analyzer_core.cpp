@@ -1046,6 +1046,101 @@ TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
   }
 }
 
+TEST_CASE("analyzer::RequestMap::the same entries as std::unordered_map, in the window or beside it") {
+  struct Value {
+    uint64_t seq = 0;
+    uint32_t site = 0;
+  };
+  std::mt19937_64 random(12);
+  // Ids as the tracer numbers them (consecutive, a sliding range wider than
+  // the window, so some share a slot), ids that all share one slot
+  // (multiples of the window and more), and scattered ones.
+  enum class Ids { sliding, one_slot, scattered };
+  for (const Ids ids : {Ids::sliding, Ids::one_slot, Ids::scattered}) {
+    smtrace::analyzer::RequestMap<Value> map;
+    std::unordered_map<uint64_t, uint64_t> plain;
+    for (uint64_t step = 1; step <= 30000; ++step) {
+      uint64_t request = 0;
+      switch (ids) {
+        case Ids::sliding: request = step / 8 + random() % 300; break;
+        case Ids::one_slot: request = (random() % 200) * 4096; break;
+        case Ids::scattered: request = random() % 2 ? random() : random() % 500; break;
+      }
+      switch (random() % 6) {
+        case 0: case 1: {
+          Value& v = map[request];
+          if (plain.count(request)) CHECK(v.seq == plain[request]);
+          else CHECK(v.seq == 0);
+          v.seq = step;
+          plain[request] = step;
+          break;
+        }
+        case 2:
+          map.erase(request);
+          plain.erase(request);
+          break;
+        case 3: {
+          const std::optional<Value> v = map.extract(request);
+          REQUIRE(v.has_value() == (plain.count(request) != 0));
+          if (v) CHECK(v->seq == plain[request]);
+          plain.erase(request);
+          break;
+        }
+        case 4: {
+          bool called = false;
+          map.settle(request, [&](Value& v) {
+            called = true;
+            CHECK(v.seq == plain[request]);
+            v.site = 1;
+            return v.seq % 2 == 1;
+          });
+          REQUIRE(called == (plain.count(request) != 0));
+          if (called && plain[request] % 2 == 0) plain.erase(request);
+          if (called && plain.count(request)) CHECK(map.find(request)->site == 1);
+          break;
+        }
+        default: {
+          const Value* v = map.find(request);
+          REQUIRE((v != nullptr) == (plain.count(request) != 0));
+          if (v) CHECK(v->seq == plain[request]);
+        }
+      }
+      REQUIRE(map.size() == plain.size());
+      if (step % 1000 == 0) {
+        std::size_t visited = 0;
+        map.each([&](uint64_t k, const Value& v) {
+          ++visited;
+          CHECK(plain.count(k) == 1);
+          CHECK(v.seq == plain[k]);
+        });
+        CHECK(visited == plain.size());
+      }
+    }
+    map.clear();
+    CHECK(map.size() == 0);
+    CHECK(map.find(4096) == nullptr);
+    map[4096].seq = 1;
+    map[0].seq = 2;  // the same slot: beside the window
+    CHECK(map.find(4096)->seq == 1);
+    CHECK(map.find(0)->seq == 2);
+    CHECK(map.size() == 2);
+  }
+  SUBCASE("the window grows with the consecutive ids alive, the others stay beside") {
+    smtrace::analyzer::RequestMap<Value> map;
+    map[1u << 20].seq = 7;  // slot 0, then beside once id 0 comes
+    for (uint64_t id = 0; id < 3000; ++id) map[id].seq = id + 1;
+    REQUIRE(map.size() == 3001);
+    for (uint64_t id = 0; id < 3000; ++id) REQUIRE(map.find(id)->seq == id + 1);
+    CHECK(map.find(1u << 20)->seq == 7);
+    for (uint64_t id = 0; id < 3000; id += 2) map.erase(id);
+    CHECK(map.size() == 1501);
+    for (uint64_t id = 0; id < 3000; ++id) CHECK((map.find(id) != nullptr) == (id % 2 == 1));
+    std::size_t visited = 0;
+    map.each([&](uint64_t, const Value&) { ++visited; });
+    CHECK(visited == 1501);
+  }
+}
+
 TEST_CASE("analyzer::analyze::fuzz regressions") {
   // Every input tests/fuzz's check target found a crash with
   // (tests/fuzz/regressions/check/), as the one rank file of a trace: the

@@ -143,6 +143,54 @@ TEST_CASE("analyzer::LocalConcurrency::overlapping_receives") {
   }
 }
 
+// The few pending buffers keep a hull: a buffer outside it meets none, one
+// inside it (a gap that completions left, or a buffer still pending) is
+// compared with each.
+TEST_CASE("analyzer::LocalConcurrency::buffers posted at rising and falling addresses") {
+  SUBCASE("rising, a gap used again, then an overlap") {
+    Builder t;
+    t.buf(Call::Irecv, 0x1000, 10, k_int, 1);  // seq 1
+    t.buf(Call::Irecv, 0x2000, 10, k_int, 2);  // seq 2
+    t.buf(Call::Irecv, 0x3000, 10, k_int, 3);  // seq 3
+    t.wait(2);                                 // seq 4: a gap inside the hull
+    t.buf(Call::Irecv, 0x2000, 10, k_int, 4);  // seq 5: in the gap, no conflict
+    t.buf(Call::Irecv, 0x3010, 10, k_int, 5);  // seq 6: meets request 3's buffer
+    t.complete(Call::Waitall, {1, 3, 4, 5}, {1, 3, 4, 5});
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Irecv's buffer [0x3000, +40) is also the receive buffer of MPI_Irecv (rank 0:6) "
+                          "before MPI_Waitall completes it (rank 0:7)");
+  }
+  SUBCASE("falling, then a send reading a pending receive buffer") {
+    Builder t;
+    t.buf(Call::Irecv, 0x9000, 10, k_int, 1);  // seq 1
+    t.buf(Call::Irecv, 0x8000, 10, k_int, 2);  // seq 2
+    t.buf(Call::Irecv, 0x7000, 10, k_int, 3);  // seq 3
+    t.buf(Call::Send, 0x6ff0, 8);              // seq 4: [0x6ff0, 0x7010) reads request 3's buffer
+    t.buf(Call::Send, 0x6000, 8);              // seq 5: below the hull
+    t.buf(Call::Send, 0xa000, 8);              // seq 6: above it
+    t.complete(Call::Waitall, {1, 2, 3}, {1, 2, 3});
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Irecv's buffer [0x7000, +40) is read by MPI_Send (rank 0:4) "
+                          "before MPI_Waitall completes it (rank 0:7)");
+  }
+  SUBCASE("all completed: the hull starts again") {
+    Builder t;
+    t.buf(Call::Irecv, 0x1000, 10, k_int, 1);  // seq 1
+    t.buf(Call::Irecv, 0x5000, 10, k_int, 2);  // seq 2
+    t.complete(Call::Waitall, {1, 2}, {1, 2});  // seq 3
+    t.buf(Call::Irecv, 0x3000, 10, k_int, 3);  // seq 4
+    t.buf(Call::Recv, 0x1000, 10);             // seq 5: outside the new hull, nothing pending there
+    t.buf(Call::Recv, 0x3004, 1);              // seq 6: inside request 3's buffer
+    t.wait(3);                                 // seq 7
+    const auto f = of_kind(t.run(k_lc), k_lc);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Irecv's buffer [0x3000, +40) is written by MPI_Recv (rank 0:6) "
+                          "before MPI_Wait completes it (rank 0:7)");
+  }
+}
+
 TEST_CASE("analyzer::LocalConcurrency::derived_footprints") {
   SUBCASE("interleaved vectors do not overlap") {
     Builder t;
