@@ -73,6 +73,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -168,6 +169,25 @@ enum class HbRules : uint8_t { on, off };
 // `deadline`.
 MatchPairs match_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
                        HbRules hb = HbRules::on, const Deadline& deadline = {});
+
+// Return true when `model` is small enough for the happens-before clocks
+// (events x ranks at most k_hb_max_entries); match_pairs skips their rules
+// on a larger one.
+bool clocks_fit(const Model& model);
+
+// Return true when some receive or probe of `model` names MPI_ANY_SOURCE or
+// MPI_ANY_TAG (k_any).
+bool has_wildcard(const Model& model);
+
+// Return the match pairs of `model` by the counting rules and cuts alone
+// (match_pairs with HbRules::off) when they are its recorded matches: each
+// receive and probe has its recorded send as its one candidate, or none
+// when it has no recorded send; else nothing, given up at the first receive
+// or probe that differs (no pair lists are kept for it then). Throw
+// BudgetSpent past `deadline`. Which of these pairs the happens-before rules
+// would drop is for the caller to settle (solve.cpp, Prepared).
+std::optional<MatchPairs> recorded_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
+                                         const Deadline& deadline = {});
 
 // Whether a standard-mode send returns before its match (infinite
 // buffering) or only once matched (zero buffering).
