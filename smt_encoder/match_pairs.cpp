@@ -549,9 +549,11 @@ void Analysis::collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats)
 bool Analysis::materialize(Recorded recorded) {
   MatchPairs& out = m_pairs;
   const std::size_t n = m_model.ops.size();
+  // recorded_pairs keeps no lists per send (MatchPairs: restrict_pairs makes a part's from its sends).
+  const bool per_send = recorded == Recorded::any;
   out.sends.assign(n, {});
-  out.recvs.assign(n, {});
-  out.probes.assign(n, {});
+  out.recvs.assign(per_send ? n : 0, {});
+  out.probes.assign(per_send ? n : 0, {});
   out.pairs = out.dropped_by_cuts = out.dropped_by_happens_before = 0;
   auto as_recorded = [&](uint32_t i) {
     const IdList& found = out.sends[i];
@@ -577,7 +579,9 @@ bool Analysis::materialize(Recorded recorded) {
   }
   for (uint32_t i = 0; i < n; ++i) {
     const bool probe = m_model.ops[i].kind == OpKind::probe;
-    for (uint32_t s : out.sends[i]) (probe ? out.probes : out.recvs)[s].push_back(i);
+    if (per_send) {
+      for (uint32_t s : out.sends[i]) (probe ? out.probes : out.recvs)[s].push_back(i);
+    }
     out.pairs += out.sends[i].size();
   }
   return true;
