@@ -814,8 +814,26 @@ bool happens_before_drops_none(const Model& model, const std::vector<Cut>& cuts,
   auto asks = [&](uint32_t op) { return !counted.sends[op].empty() && model.ops[op].done != k_none; };
   deadlock_free.assign(parts.size(), 0);
   std::atomic<bool> holds{true}, spent{false};
+  // Paced by parts, as the stages of the whole model's building are.
+  Pace pace(deadline, parts.size());
+  std::mutex pace_mutex;
+  std::size_t finished = 0;
+  auto paced = [&] {
+    std::lock_guard lock(pace_mutex);
+    try {
+      pace.now(++finished);
+    } catch (const BudgetSpent&) {
+      spent = true;
+    }
+  };
   auto job = [&](std::size_t p) {
     if (!holds || spent) return;
+    struct Done {
+      const std::function<void()>& f;
+      ~Done() { f(); }
+    };
+    const std::function<void()> after = paced;
+    const Done done{after};
     const PartRange& range = parts[p];
     const Part part = extract_part(model, cuts, range);
     // Return true when the run under `buffering` posted every candidate that asks.
