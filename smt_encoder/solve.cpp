@@ -826,14 +826,7 @@ bool happens_before_drops_none(const Model& model, const std::vector<Cut>& cuts,
       spent = true;
     }
   };
-  auto job = [&](std::size_t p) {
-    if (!holds || spent) return;
-    struct Done {
-      const std::function<void()>& f;
-      ~Done() { f(); }
-    };
-    const std::function<void()> after = paced;
-    const Done done{after};
+  auto check_part = [&](std::size_t p) {
     const PartRange& range = parts[p];
     const Part part = extract_part(model, cuts, range);
     // Return true when the run under `buffering` posted every candidate that asks.
@@ -853,6 +846,11 @@ bool happens_before_drops_none(const Model& model, const std::vector<Cut>& cuts,
     };
     if (posts_all(Buffering::zero, &deadlock_free[p]) || spent) return;
     if (!posts_all(Buffering::infinite, nullptr)) holds = false;
+  };
+  auto job = [&](std::size_t p) {
+    if (!holds || spent) return;
+    check_part(p);
+    paced();
   };
   format::run_on_threads(format::thread_count(threads, parts.size()), parts.size(), job);
   if (spent) throw BudgetSpent();
@@ -1191,14 +1189,9 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
           ++skipped;
           continue;
         }
-        if (options.deadlocks && !options.races && options.tuning.replay && i < prepared.deadlock_free.size() &&
-            prepared.deadlock_free[i]) {
-          // find_deadlock's one run on this part was made already (Prepared::deadlock_free).
-          if (options.on_part) options.on_part(i);
-          std::lock_guard lock(mutex);
-          ++out.stats["replay_deadlock_parts"];
-          continue;
-        }
+        // find_deadlock's one run on this part was made already (Prepared::deadlock_free).
+        const bool deadlock_free = options.deadlocks && !options.races && !options.smt2 && options.tuning.replay &&
+                                   i < prepared.deadlock_free.size() && prepared.deadlock_free[i];
         std::atomic<uint64_t> kept{0};  // outlives `ps`, which counts into it
         PartFindings found;
         std::exception_ptr failure;
@@ -1207,17 +1200,21 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
         std::unique_ptr<PartSolver> ps;
         try {
           if (options.on_part) options.on_part(i);
-          ps = std::make_unique<PartSolver>(extract_part(model, cuts, parts[i]), pairs, options.tuning);
-          if (options.deadlocks) find_deadlock(*ps, options, budget, found);
-          if (options.races) {
-            ps->cut_witnesses(kept, witness_share);
-            find_races(*ps, options, budget, found);
-          }
-          if (options.smt2 && i == 0) ps->encoder(budget);
-          encoder = ps->made();
-          if (!ps->failure().empty()) {
-            failed_on_question = fmt::format("part {} of {}: the solver failed on a question ({}); what it had left "
-                                             "is unknown", i + 1, parts.size(), ps->failure());
+          if (deadlock_free) {
+            ++found.stats["replay_deadlock_parts"];
+          } else {
+            ps = std::make_unique<PartSolver>(extract_part(model, cuts, parts[i]), pairs, options.tuning);
+            if (options.deadlocks) find_deadlock(*ps, options, budget, found);
+            if (options.races) {
+              ps->cut_witnesses(kept, witness_share);
+              find_races(*ps, options, budget, found);
+            }
+            if (options.smt2 && i == 0) ps->encoder(budget);
+            encoder = ps->made();
+            if (!ps->failure().empty()) {
+              failed_on_question = fmt::format("part {} of {}: the solver failed on a question ({}); what it had "
+                                               "left is unknown", i + 1, parts.size(), ps->failure());
+            }
           }
         } catch (const BudgetSpent&) {
           ++found.unknown;
