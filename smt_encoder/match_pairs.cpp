@@ -160,11 +160,7 @@ class Clocks {
   }
 
   // Return false when `model` has too many events x ranks for clocks.
-  static bool fits(const Model& model) {
-    uint64_t events = 0;
-    for (const RankEvents& r : model.ranks) events += r.events.size();
-    return events * model.ranks.size() <= k_hb_max_entries;
-  }
+  static bool fits(const Model& model) { return clocks_fit(model); }
   // Return the clock of the return of event `k` of `rank`.
   const uint32_t* ret(uint32_t rank, uint32_t k) const { return &m_v[(m_base[rank] + k) * m_width]; }
   // Return how many events of rank `of` are called before event `k` of `rank` is called.
@@ -421,6 +417,15 @@ class Analysis {
     return std::move(m_pairs);
   }
 
+  // Return the pairs by the counting rules and cuts (run(true)'s) when they
+  // are the recorded matches (recorded_pairs), else nothing, given up at the
+  // first receive or probe whose candidates differ.
+  std::optional<MatchPairs> run_recorded() {
+    if (!materialize(Recorded::required)) return std::nullopt;
+    m_pairs.hb_skipped = true;
+    return std::move(m_pairs);
+  }
+
   // Return why `ri` never matches `si` (pair_excluded_because); run() first.
   std::string explain(uint32_t ri, uint32_t si) const;
 
@@ -448,8 +453,14 @@ class Analysis {
     return n;
   }
 
+  // Whether materialize() gives up once a receive's candidates are not its recorded send alone.
+  enum class Recorded : uint8_t { any, required };
+
   void collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats) const;
-  void materialize();
+  // Make m_pairs from the rules; with Recorded::required, return false (and
+  // leave m_pairs unfinished) at the first receive or probe whose candidates
+  // are not its recorded send alone (none when it has none).
+  bool materialize(Recorded recorded = Recorded::any);
   void sources_from_pairs();
   std::vector<Point> chain(const Op& r, const Op& s) const;
 
@@ -535,15 +546,24 @@ void Analysis::collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats)
   std::sort(found.begin(), found.end());
 }
 
-void Analysis::materialize() {
+bool Analysis::materialize(Recorded recorded) {
   MatchPairs& out = m_pairs;
   const std::size_t n = m_model.ops.size();
+  // recorded_pairs keeps no lists per send (MatchPairs: restrict_pairs makes a part's from its sends).
+  const bool per_send = recorded == Recorded::any;
   out.sends.assign(n, {});
-  out.recvs.assign(n, {});
-  out.probes.assign(n, {});
+  out.recvs.assign(per_send ? n : 0, {});
+  out.probes.assign(per_send ? n : 0, {});
   out.pairs = out.dropped_by_cuts = out.dropped_by_happens_before = 0;
+  auto as_recorded = [&](uint32_t i) {
+    const IdList& found = out.sends[i];
+    const uint32_t rec = m_model.ops[i].recorded;
+    return rec == k_none ? found.empty() : found.size() == 1 && found[0] == rec;
+  };
   for (uint32_t i = 0; i < n; ++i) {
-    if (m_model.ops[i].kind == OpKind::probe) collect(i, Want::all, out.sends[i], out);
+    if (m_model.ops[i].kind != OpKind::probe) continue;
+    collect(i, Want::all, out.sends[i], out);
+    if (recorded == Recorded::required && !as_recorded(i)) return false;
   }
   Pace pace(m_deadline, n);  // by receives' ops (the probes' loop before is short)
   for (uint32_t i = 0; i < n; ++i) {
@@ -555,12 +575,16 @@ void Analysis::materialize() {
       const auto& seen = out.sends[r.probe];
       erase_if(out.sends[i], [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
     }
+    if (recorded == Recorded::required && !as_recorded(i)) return false;
   }
   for (uint32_t i = 0; i < n; ++i) {
     const bool probe = m_model.ops[i].kind == OpKind::probe;
-    for (uint32_t s : out.sends[i]) (probe ? out.probes : out.recvs)[s].push_back(i);
+    if (per_send) {
+      for (uint32_t s : out.sends[i]) (probe ? out.probes : out.recvs)[s].push_back(i);
+    }
     out.pairs += out.sends[i].size();
   }
+  return true;
 }
 
 void Analysis::sources_from_pairs() { min_groups(m_model, m_pairs, StandardSends::return_at_once, m_sources); }
@@ -842,6 +866,23 @@ uint32_t MatchPairs::find(uint32_t recv, uint32_t send) const {
 MatchPairs match_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, HbRules hb,
                        const Deadline& deadline) {
   return Analysis(model, ch, cuts, deadline).run(hb == HbRules::off);
+}
+
+bool clocks_fit(const Model& model) {
+  uint64_t events = 0;
+  for (const RankEvents& r : model.ranks) events += r.events.size();
+  return events * model.ranks.size() <= k_hb_max_entries;
+}
+
+bool has_wildcard(const Model& model) {
+  return std::any_of(model.ops.begin(), model.ops.end(), [](const Op& o) {
+    return (o.kind == OpKind::recv || o.kind == OpKind::probe) && (o.peer == k_any || o.tag == k_any);
+  });
+}
+
+std::optional<MatchPairs> recorded_pairs(const Model& model, const Channels& ch, const std::vector<Cut>& cuts,
+                                         const Deadline& deadline) {
+  return Analysis(model, ch, cuts, deadline).run_recorded();
 }
 
 struct Precedence::Impl {

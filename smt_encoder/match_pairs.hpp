@@ -73,6 +73,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -145,8 +146,11 @@ class Channels {
 
 struct MatchPairs {
   std::vector<IdList> sends;   // per receive or probe: candidate sends (ascending)
-  std::vector<IdList> recvs;   // per send: receives that may take it (ascending)
-  std::vector<IdList> probes;  // per send: probes that may see it
+  // Per send: the receives that may take it, and the probes that may see it
+  // (ascending; `sends` inverted). Empty (no entry per op) from
+  // recorded_pairs: a part's are made from its sends (restrict_pairs).
+  std::vector<IdList> recvs;
+  std::vector<IdList> probes;
   uint64_t pairs = 0;                         // receive and probe pairs
   uint64_t dropped_by_cuts = 0;
   // Pairs that the happens-before rules remove, counted against the window
@@ -168,6 +172,25 @@ enum class HbRules : uint8_t { on, off };
 // `deadline`.
 MatchPairs match_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
                        HbRules hb = HbRules::on, const Deadline& deadline = {});
+
+// Return true when `model` is small enough for the happens-before clocks
+// (events x ranks at most k_hb_max_entries); match_pairs skips their rules
+// on a larger one.
+bool clocks_fit(const Model& model);
+
+// Return true when some receive or probe of `model` names MPI_ANY_SOURCE or
+// MPI_ANY_TAG (k_any).
+bool has_wildcard(const Model& model);
+
+// Return the match pairs of `model` by the counting rules and cuts alone
+// (match_pairs with HbRules::off) when they are its recorded matches: each
+// receive and probe has its recorded send as its one candidate, or none
+// when it has no recorded send; else nothing, given up at the first receive
+// or probe that differs. Its `recvs` and `probes` are left empty. Throw
+// BudgetSpent past `deadline`. Which of these pairs the happens-before rules
+// would drop is for the caller to settle (solve.cpp, Prepared).
+std::optional<MatchPairs> recorded_pairs(const Model& model, const Channels& channels, const std::vector<Cut>& cuts,
+                                         const Deadline& deadline = {});
 
 // Whether a standard-mode send returns before its match (infinite
 // buffering) or only once matched (zero buffering).

@@ -113,9 +113,13 @@ MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part) {
     const uint32_t op = part.op_of[i];
     // op_of is ascending, so the local lists stay ascending.
     for (uint32_t s : whole.sends[op]) out.sends[i].push_back(local(s));
-    for (uint32_t r : whole.recvs[op]) out.recvs[i].push_back(local(r));
-    for (uint32_t p : whole.probes[op]) out.probes[i].push_back(local(p));
     out.pairs += out.sends[i].size();
+  }
+  // Per send, `sends` inverted (as match_pairs makes them: every receive of
+  // a candidate is in its part), so whole.recvs and whole.probes are not read.
+  for (uint32_t i = 0; i < n; ++i) {
+    const bool probe = part.model.ops[i].kind == OpKind::probe;
+    for (uint32_t s : out.sends[i]) (probe ? out.probes : out.recvs)[s].push_back(i);
   }
   out.hb_passes = whole.hb_passes;
   out.hb_skipped = whole.hb_skipped;

@@ -60,7 +60,8 @@ Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, u
 
 // Return the match pairs of `part` by its own indices, from `whole`, the
 // pairs of the model it was taken from (no candidate crosses a part: split
-// ties them together). Throw std::logic_error when one does.
+// ties them together). Throw std::logic_error when one does. Reads
+// whole.sends only: the part's recvs and probes are its sends inverted.
 MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part);
 
 // Return the segment of event `event` of rank `rank` given `cuts`.

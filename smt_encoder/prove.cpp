@@ -396,7 +396,9 @@ class SharedModel {
   Collector& collector() { return m_collector; }
   // Return what the first call built from the collector; nullptr when the
   // budget ran out before or while building (then it is not tried again).
-  const Built* get(const analyzer::Context& context, const Tuning& tuning, const Deadline& deadline) {
+  // `figures` and `threads`: Prepared's.
+  const Built* get(const analyzer::Context& context, const Tuning& tuning, const Deadline& deadline,
+                   PairFigures figures, unsigned threads) {
     std::lock_guard lock(m_mutex);
     if (!m_tried) {
       m_tried = true;
@@ -404,7 +406,7 @@ class SharedModel {
       try {
         auto built = std::make_unique<Built>();
         built->model = build_model(context, m_collector, deadline);
-        built->prepared = std::make_unique<Prepared>(built->model, tuning, deadline);
+        built->prepared = std::make_unique<Prepared>(built->model, tuning, deadline, figures, threads);
         m_built = std::move(built);
       } catch (const BudgetSpent&) {
       }
@@ -642,8 +644,10 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
  private:
   // Return the model of `context` and its preparation (built once, within
   // the budget, which it starts), or nullptr when the budget ran out first.
+  // prove's report prints the match pairs' figures; check's reports none.
   const Built* built(const analyzer::Context& context) {
-    return m_shared->get(context, m_options.tuning, m_budget ? m_budget->end() : deadline_in(m_options.smt_timeout_s));
+    return m_shared->get(context, m_options.tuning, m_budget ? m_budget->end() : deadline_in(m_options.smt_timeout_s),
+                         m_mode == Mode::prove ? PairFigures::all : PairFigures::pairs_only, m_options.threads);
   }
   // Report that nothing was decided: the model was not built within the budget.
   void not_built(const analyzer::Context& context, std::vector<Finding>& out) {

@@ -774,6 +774,89 @@ std::pair<uint32_t, uint32_t> question_range(const std::vector<PartRange>& parts
   return {lo, hi};
 }
 
+// Return true when the happens-before rules of match_pairs would drop none
+// of `counted`, the pairs of `model` by the counting rules and cuts when they
+// are its recorded matches (recorded_pairs) and no receive or probe has a
+// wildcard, split into `parts` (split_ranges of those pairs): then they are
+// the model's match pairs, and the parts the same. Set `deadlock_free[p]`
+// when part p's run below under zero buffering ended without a deadlock
+// and no rank of it stopped inside an event: what find_deadlock's one run
+// would find on it (no deadlock). Throw BudgetSpent past `deadline`.
+//
+// Why. Without wildcards, for a receive r and the sends of its channel with
+// its tag, the counting rules' window starts at the send as many places in
+// that list as r has receives before it with its source and tag (those
+// take the earlier ones), and the happens-before form of rule 3 starts it
+// no later (every earlier receive that accepts such a send names r's source
+// and tag); so what the clocks may drop is the end of the window only: the
+// sends forced after r completes (match_pairs.hpp). Let s be r's one
+// candidate and r complete (done) in the model. The clocks are derived from
+// edges that hold in every execution (program order, collective members,
+// a receive's return after its candidate's post, an Ssend's after its
+// candidate receive's post: here every candidate set is the recorded match
+// alone or empty), and the edges from a part's events reach only its own
+// (every pair, op and instance that crosses a cut ties the segments into
+// one part). So in any execution Y of the part in which s is posted, were s
+// forced after r completes, r would have completed before s was posted,
+// hence matched another send first: but every match of Y is a recorded one,
+// and r's is s. Y here is the part's run with every receive and probe
+// taking its recorded send (fixed.hpp, case 1's run), under zero buffering
+// (find_deadlock's run), and when that one stops before posting every such
+// s, under infinite buffering (a standard send returns at once): when s is
+// posted at its end, s is not forced after r, and the rules keep the pair.
+// A part whose runs do not post every such s (a model that waits where the
+// recorded run did not) makes this return false: the caller then runs the
+// whole analysis.
+bool happens_before_drops_none(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& counted,
+                               const std::vector<PartRange>& parts, unsigned threads, const Deadline& deadline,
+                               std::vector<char>& deadlock_free) {
+  // A candidate whose receive never completes is never forced after it.
+  auto asks = [&](uint32_t op) { return !counted.sends[op].empty() && model.ops[op].done != k_none; };
+  deadlock_free.assign(parts.size(), 0);
+  std::atomic<bool> holds{true}, spent{false};
+  // Paced by parts, as the stages of the whole model's building are.
+  Pace pace(deadline, parts.size());
+  std::mutex pace_mutex;
+  std::size_t finished = 0;
+  auto paced = [&] {
+    std::lock_guard lock(pace_mutex);
+    try {
+      pace.now(++finished);
+    } catch (const BudgetSpent&) {
+      spent = true;
+    }
+  };
+  auto check_part = [&](std::size_t p) {
+    const PartRange& range = parts[p];
+    const Part part = extract_part(model, cuts, range);
+    // Return true when the run under `buffering` posted every candidate that asks.
+    auto posts_all = [&](Buffering buffering, char* free_of_deadlock) {
+      const Machine machine(part.model, buffering);
+      const RunResult run = fixed_run(machine, std::nullopt, deadline);
+      if (run.stopped) {  // by the deadline, or by the run's step limit (then nothing is shown)
+        if (deadline && Clock::now() > *deadline) spent = true;
+        return false;
+      }
+      if (free_of_deadlock) *free_of_deadlock = !any_rank_stopped(part.model) && !machine.deadlocked(run.state);
+      return std::all_of(range.ops.begin(), range.ops.end(), [&](uint32_t op) {
+        if (!asks(op)) return true;
+        const uint32_t s = part.local_op(counted.sends[op][0]);
+        return s != k_none && machine.posted(run.state, s);
+      });
+    };
+    if (posts_all(Buffering::zero, &deadlock_free[p]) || spent) return;
+    if (!posts_all(Buffering::infinite, nullptr)) holds = false;
+  };
+  auto job = [&](std::size_t p) {
+    if (!holds || spent) return;
+    check_part(p);
+    paced();
+  };
+  format::run_on_threads(format::thread_count(threads, parts.size()), parts.size(), job);
+  if (spent) throw BudgetSpent();
+  return holds;
+}
+
 // What the questions share: the whole model's rules, and one PartSolver per
 // range of segments, so that questions on one part share its encoding.
 class Questions {
@@ -991,9 +1074,23 @@ std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::Sta
   return blocked;
 }
 
-Prepared::Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline)
-    : cuts(find_cuts(model)), channels(model), pairs(match_pairs(model, channels, cuts, hb_rules(tuning), deadline)),
-      parts(split_ranges(model, cuts, pairs, deadline)) {}
+Prepared::Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline, PairFigures figures,
+                   unsigned threads)
+    : cuts(find_cuts(model)), channels(model) {
+  if (figures == PairFigures::pairs_only && tuning.hb_pruning && clocks_fit(model) && !has_wildcard(model)) {
+    if (std::optional<MatchPairs> counted = recorded_pairs(model, channels, cuts, deadline)) {
+      std::vector<PartRange> ranges = split_ranges(model, cuts, *counted, deadline);
+      if (happens_before_drops_none(model, cuts, *counted, ranges, threads, deadline, deadlock_free)) {
+        pairs = std::move(*counted);
+        parts = std::move(ranges);
+        return;
+      }
+      deadlock_free.clear();
+    }
+  }
+  pairs = match_pairs(model, channels, cuts, hb_rules(tuning), deadline);
+  parts = split_ranges(model, cuts, pairs, deadline);
+}
 
 Solution solve(const Model& model, const std::vector<RawQuestion>& questions, const SolveOptions& options) {
   const Budget budget(options.timeout_s);
@@ -1092,6 +1189,9 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
           ++skipped;
           continue;
         }
+        // find_deadlock's one run on this part was made already (Prepared::deadlock_free).
+        const bool deadlock_free = options.deadlocks && !options.races && !options.smt2 && options.tuning.replay &&
+                                   i < prepared.deadlock_free.size() && prepared.deadlock_free[i];
         std::atomic<uint64_t> kept{0};  // outlives `ps`, which counts into it
         PartFindings found;
         std::exception_ptr failure;
@@ -1100,17 +1200,21 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
         std::unique_ptr<PartSolver> ps;
         try {
           if (options.on_part) options.on_part(i);
-          ps = std::make_unique<PartSolver>(extract_part(model, cuts, parts[i]), pairs, options.tuning);
-          if (options.deadlocks) find_deadlock(*ps, options, budget, found);
-          if (options.races) {
-            ps->cut_witnesses(kept, witness_share);
-            find_races(*ps, options, budget, found);
-          }
-          if (options.smt2 && i == 0) ps->encoder(budget);
-          encoder = ps->made();
-          if (!ps->failure().empty()) {
-            failed_on_question = fmt::format("part {} of {}: the solver failed on a question ({}); what it had left "
-                                             "is unknown", i + 1, parts.size(), ps->failure());
+          if (deadlock_free) {
+            ++found.stats["replay_deadlock_parts"];
+          } else {
+            ps = std::make_unique<PartSolver>(extract_part(model, cuts, parts[i]), pairs, options.tuning);
+            if (options.deadlocks) find_deadlock(*ps, options, budget, found);
+            if (options.races) {
+              ps->cut_witnesses(kept, witness_share);
+              find_races(*ps, options, budget, found);
+            }
+            if (options.smt2 && i == 0) ps->encoder(budget);
+            encoder = ps->made();
+            if (!ps->failure().empty()) {
+              failed_on_question = fmt::format("part {} of {}: the solver failed on a question ({}); what it had "
+                                               "left is unknown", i + 1, parts.size(), ps->failure());
+            }
           }
         } catch (const BudgetSpent&) {
           ++found.unknown;

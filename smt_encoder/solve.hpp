@@ -124,18 +124,37 @@ struct Solution {
   std::string smt2;
 };
 
+// What a Prepared's match pairs must give besides the pairs themselves:
+// all: their figures as the whole analysis finds them (prove's report
+// prints them: the happens-before passes run, the pairs each rule dropped);
+// pairs_only: the pairs and parts alone (check's reports print none of
+// those figures). Then, on a model without wildcards whose pairs by the
+// counting rules and cuts are its recorded matches, the happens-before
+// clocks are not built when a run shows that they would drop none of those
+// pairs (solve.cpp, happens_before_drops_none): the same pairs and parts,
+// with MatchPairs::hb_passes 0 and hb_skipped set.
+enum class PairFigures : uint8_t { all, pairs_only };
+
 // What every question on a model needs: its cuts, channel index, match
 // pairs and parts, made once (the SMT checks of one analysis share them).
 // Not movable: it refers to the model.
 struct Prepared {
-  // Throw BudgetSpent past `deadline`.
-  Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline = {});
+  // Throw BudgetSpent past `deadline`. `threads` (0: one per core) run the
+  // parts' runs of PairFigures::pairs_only.
+  Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline = {},
+           PairFigures figures = PairFigures::all, unsigned threads = 0);
   Prepared(const Prepared&) = delete;
   Prepared& operator=(const Prepared&) = delete;
   std::vector<Cut> cuts;
   Channels channels;
   MatchPairs pairs;
   std::vector<PartRange> parts;  // each Part is made when it is solved, and freed after
+  // Per part, when the clocks were skipped (PairFigures::pairs_only): 1 when
+  // its run with the recorded matches under zero buffering (fixed.hpp, case
+  // 1), made to show that the clocks drop nothing, ended without a deadlock
+  // and no rank of the part stopped inside an event: potential-deadlock's
+  // answer for the part (find_deadlock's one run), known. Empty otherwise.
+  std::vector<char> deadlock_free;
 };
 
 // Answer `questions` and find races and deadlocks in `model`, prepared as `prepared`.

@@ -185,6 +185,7 @@ enum class RandomStyle : uint8_t {
   mixed,        // every kind of call below
   one_tag,      // one tag, no probe, no MPI_Ssend: often choice-free (fixed.hpp)
   tag_classes,  // two tags, no MPI_ANY_TAG, no probe, no MPI_Ssend: often choice-free by tag
+  named,        // as mixed, but every receive and probe names its source and tag (no wildcard)
 };
 
 // Return a random program of `ranks` ranks and `messages` messages whose
@@ -237,8 +238,10 @@ inline smt::Model random_model(std::mt19937& rng, uint32_t ranks, uint32_t messa
             b.send(r, a.peer, a.tag, style == 1 && !simple);
           }
         } else {
-          const int32_t source = pick(2) == 0 ? k_any : static_cast<int32_t>(a.peer);
-          const int32_t tag = pick(4) == 0 && random_style != RandomStyle::tag_classes ? k_any : a.tag;
+          const bool named = random_style == RandomStyle::named;
+          const int32_t source = pick(2) == 0 && !named ? k_any : static_cast<int32_t>(a.peer);
+          const int32_t tag =
+              pick(4) == 0 && random_style != RandomStyle::tag_classes && !named ? k_any : a.tag;
           if (style == 0) {
             pending.push_back(b.irecv(r, source, tag));
           } else {
