@@ -969,6 +969,65 @@ TEST_CASE("analyzer::StableRequestMap::renew and settle as operator[] with reset
   }
 }
 
+// One random step on `map` (a FlatRequestMap or a RequestMap of values with
+// `seq` and `site`) and on `plain` alike: insert, erase, extract, settle or
+// find `request`, checking that the two agree; every thousandth step also
+// visits every entry.
+template <class Map>
+void random_step(Map& map, std::unordered_map<uint64_t, uint64_t>& plain, uint64_t request, uint64_t step,
+                 std::mt19937_64& random) {
+  switch (random() % 6) {
+    case 0: case 1: {
+      auto& v = map[request];
+      if (plain.count(request)) CHECK(v.seq == plain[request]);
+      else CHECK(v.seq == 0);
+      v.seq = step;
+      plain[request] = step;
+      break;
+    }
+    case 2:
+      map.erase(request);
+      plain.erase(request);
+      break;
+    case 3: {
+      const auto v = map.extract(request);
+      REQUIRE(v.has_value() == (plain.count(request) != 0));
+      if (v) CHECK(v->seq == plain[request]);
+      plain.erase(request);
+      break;
+    }
+    case 4: {
+      // settle: keep an entry whose seq is odd (marked), erase the others.
+      bool called = false;
+      map.settle(request, [&](auto& v) {
+        called = true;
+        CHECK(v.seq == plain[request]);
+        v.site = 1;
+        return v.seq % 2 == 1;
+      });
+      REQUIRE(called == (plain.count(request) != 0));
+      if (called && plain[request] % 2 == 0) plain.erase(request);
+      if (called && plain.count(request)) CHECK(map.find(request)->site == 1);
+      break;
+    }
+    default: {
+      const auto* v = map.find(request);
+      REQUIRE((v != nullptr) == (plain.count(request) != 0));
+      if (v) CHECK(v->seq == plain[request]);
+    }
+  }
+  REQUIRE(map.size() == plain.size());
+  if (step % 1000 == 0) {
+    std::size_t visited = 0;
+    map.each([&](uint64_t k, const auto& v) {
+      ++visited;
+      CHECK(plain.count(k) == 1);
+      CHECK(v.seq == plain[k]);
+    });
+    CHECK(visited == plain.size());
+  }
+}
+
 TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
   struct Value {
     uint64_t seq = 0;
@@ -982,55 +1041,8 @@ TEST_CASE("analyzer::FlatRequestMap::the same entries as std::unordered_map") {
     std::unordered_map<uint64_t, uint64_t> plain;
     for (uint64_t step = 1; step <= 30000; ++step) {
       const uint64_t request = (random() % 500) * spread;
-      switch (random() % 6) {
-        case 0: case 1: {
-          Value& v = map[request];
-          if (plain.count(request)) CHECK(v.seq == plain[request]);
-          else CHECK(v.seq == 0);
-          v.seq = step;
-          plain[request] = step;
-          break;
-        }
-        case 2:
-          map.erase(request);
-          plain.erase(request);
-          break;
-        case 3: {
-          const std::optional<Value> v = map.extract(request);
-          REQUIRE(v.has_value() == (plain.count(request) != 0));
-          if (v) CHECK(v->seq == plain[request]);
-          plain.erase(request);
-          break;
-        }
-        case 4: {
-          // settle: keep an entry whose seq is odd (marked), erase the others.
-          bool called = false;
-          map.settle(request, [&](Value& v) {
-            called = true;
-            CHECK(v.seq == plain[request]);
-            v.site = 1;
-            return v.seq % 2 == 1;
-          });
-          REQUIRE(called == (plain.count(request) != 0));
-          if (called && plain[request] % 2 == 0) plain.erase(request);
-          if (called && plain.count(request)) CHECK(map.find(request)->site == 1);
-          break;
-        }
-        default: {
-          const Value* v = map.find(request);
-          REQUIRE((v != nullptr) == (plain.count(request) != 0));
-          if (v) CHECK(v->seq == plain[request]);
-        }
-      }
-      REQUIRE(map.size() == plain.size());
+      random_step(map, plain, request, step, random);
       if (step % 1000 == 0) {
-        std::size_t visited = 0;
-        map.each([&](uint64_t k, const Value& v) {
-          ++visited;
-          CHECK(plain.count(k) == 1);
-          CHECK(v.seq == plain[k]);
-        });
-        CHECK(visited == plain.size());
         for (const auto& [k, seq] : plain) {
           const Value* v = map.find(k);
           REQUIRE(v != nullptr);
@@ -1066,55 +1078,7 @@ TEST_CASE("analyzer::RequestMap::the same entries as std::unordered_map, in the 
         case Ids::one_slot: request = (random() % 200) * 4096; break;
         case Ids::scattered: request = random() % 2 ? random() : random() % 500; break;
       }
-      switch (random() % 6) {
-        case 0: case 1: {
-          Value& v = map[request];
-          if (plain.count(request)) CHECK(v.seq == plain[request]);
-          else CHECK(v.seq == 0);
-          v.seq = step;
-          plain[request] = step;
-          break;
-        }
-        case 2:
-          map.erase(request);
-          plain.erase(request);
-          break;
-        case 3: {
-          const std::optional<Value> v = map.extract(request);
-          REQUIRE(v.has_value() == (plain.count(request) != 0));
-          if (v) CHECK(v->seq == plain[request]);
-          plain.erase(request);
-          break;
-        }
-        case 4: {
-          bool called = false;
-          map.settle(request, [&](Value& v) {
-            called = true;
-            CHECK(v.seq == plain[request]);
-            v.site = 1;
-            return v.seq % 2 == 1;
-          });
-          REQUIRE(called == (plain.count(request) != 0));
-          if (called && plain[request] % 2 == 0) plain.erase(request);
-          if (called && plain.count(request)) CHECK(map.find(request)->site == 1);
-          break;
-        }
-        default: {
-          const Value* v = map.find(request);
-          REQUIRE((v != nullptr) == (plain.count(request) != 0));
-          if (v) CHECK(v->seq == plain[request]);
-        }
-      }
-      REQUIRE(map.size() == plain.size());
-      if (step % 1000 == 0) {
-        std::size_t visited = 0;
-        map.each([&](uint64_t k, const Value& v) {
-          ++visited;
-          CHECK(plain.count(k) == 1);
-          CHECK(v.seq == plain[k]);
-        });
-        CHECK(visited == plain.size());
-      }
+      random_step(map, plain, request, step, random);
     }
     map.clear();
     CHECK(map.size() == 0);
