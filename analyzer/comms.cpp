@@ -66,7 +66,6 @@ void CommTable::reserve_ranks(uint32_t world_size) {
   m_local_win.assign(world_size, {});
 }
 
-
 void CommTable::record(uint32_t rank, const format::Event& e) {
   if (rank >= m_creations.size()) return;
   const format::CallTraits& traits = format::call_traits(e.call);

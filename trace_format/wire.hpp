@@ -68,7 +68,7 @@ unsigned char* write_entry_outputs(unsigned char* pending, uint64_t duration, in
 // complete event's completed requests (33) and flag (35), where the
 // encoder writes them after the inputs, then the outputs. The complete
 // event only if the entry has no input numbered above 33 (window 41,
-// target 45-47; the caller checks). Room for
+// target 45-47; the caller checks: completion_ends_entry). Room for
 // entry_completion_bound(n_completed) bytes at `pending`.
 unsigned char* write_entry_completion(unsigned char* pending, const CompletedRequest* completed, std::size_t n_completed,
                                       const std::optional<bool>& flag, uint64_t duration, int32_t rc,
@@ -149,6 +149,14 @@ struct HotEvent {
   // Return the Event with these fields and every other one at its default.
   Event to_event() const;
 };
+
+// Return true when write_entry_completion's end makes `e`'s entry its
+// complete event byte for byte: the encoder writes none of `e`'s inputs
+// after the completed requests (33) and flag (35), i.e. `e` has no window
+// (41) and no target (45-47), which come after them (write_event_body).
+inline bool completion_ends_entry(const HotEvent& e) {
+  return e.window == 0 && e.target_disp == 0 && e.target_count == 0 && e.target_datatype == 0;
+}
 
 // Appends Chunk records (each one field of the Chunk message) to a buffer,
 // keeping the state that the stream coding deltas against.

@@ -892,13 +892,13 @@ void HotScope::leave(int rc) noexcept {
     if (e.request == m_request_in) {
       if (e.completed.empty() && !e.flag) {
         if (g->recorder->complete_last(m_pending_seq, e.duration, rc, e.status)) return;
-      } else if (e.window == 0 && e.target_disp == 0 && e.target_count == 0 && e.target_datatype == 0 &&
+      } else if (format::completion_ends_entry(e) &&
                  g->recorder->complete_last(m_pending_seq, e.completed.begin(), e.completed.size(), e.flag,
                                             e.duration, rc, e.status)) {
         // A Wait's completed requests and flag, appended as well: outputs,
         // so not in the entry (set after enter), whose inputs end with its
         // requests (32) when it has none of those the encoder writes after
-        // completed (33) and flag (35), the window (41) and target (45-47).
+        // them (completion_ends_entry).
         return;
       }
     }

@@ -76,7 +76,7 @@ class Recorder {
   // whose entry's last input is its requests list: the completed requests
   // and flag go in first, then the outputs (format::write_entry_completion),
   // byte for byte event()'s record of the complete event where the entry
-  // has no input numbered above 33 (the caller checks: no window, no target).
+  // has no input numbered above 33 (the caller checks: format::completion_ends_entry).
   bool complete_last(uint64_t seq, const format::CompletedRequest* completed, std::size_t n_completed,
                      const std::optional<bool>& flag, uint64_t duration, int32_t rc, const format::Status& status);
   // Write `header` over the header written by open(), in place; return

@@ -705,6 +705,22 @@ TEST_CASE("trace_format::write_entry_outputs completes an entry as event_at writ
   CHECK_FALSE(is_entry);
 }
 
+TEST_CASE("trace_format::completion_ends_entry: no input the encoder writes after the completed requests") {
+  fmt_ns::HotEvent e;
+  e.call = fmt_ns::Call::Waitall;
+  e.requests.push_back(7);
+  CHECK(fmt_ns::completion_ends_entry(e));
+  // A window (41) or a target (45-47) comes after completed (33) and flag (35).
+  for (int field = 0; field < 4; ++field) {
+    fmt_ns::HotEvent x = e;
+    if (field == 0) x.window = 2;
+    if (field == 1) x.target_disp = 8;
+    if (field == 2) x.target_count = 1;
+    if (field == 3) x.target_datatype = 3;
+    CHECK_FALSE(fmt_ns::completion_ends_entry(x));
+  }
+}
+
 TEST_CASE("trace_format::write_entry_completion appends a completion's outputs as event_at writes them") {
   // A completion call's entry (its requests the last input, no window or
   // target), through both encoders, finished with completed requests, a
@@ -754,6 +770,7 @@ TEST_CASE("trace_format::write_entry_completion appends a completion's outputs a
         entry.thread = 2;
         for (uint64_t r : in.requests) entry.requests.push_back(r);
         entry.pending = true;
+        REQUIRE(fmt_ns::completion_ends_entry(entry));
         fmt_ns::HotEvent done = entry;
         done.pending = false;
         for (const auto& c : o.completed) done.completed.push_back(c);
