@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -77,10 +78,24 @@ void reset(MpiOp& op) {
   op.blocks = std::move(blocks);
 }
 
+// An MPI operation of one block (most: a contiguous send or receive
+// buffer), as MpiOp without the vector: a small value of a RequestMap.
+struct OneBlockOp {
+  CudaAccess block;
+  uint64_t seq = 0;
+  uint64_t order = 0;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
+  bool active = false;
+  bool persistent = false;
+};
+
 // A pending MPI operation whose `block` a CUDA access meets.
 struct Hit {
   uint64_t order = 0;  // the operation's
-  const MpiOp* op = nullptr;
+  uint64_t seq = 0;
+  uint32_t site = 0;
+  Call call = Call::unspecified;
   CudaAccess block;
 };
 
@@ -121,7 +136,7 @@ class Pass final : public RankPass {
       case RequestEffect::free: {
         // The operation goes on with no completion in the trace: it stays
         // pending to the end.
-        if (MpiOp* op = m_ops.find(e.request)) op->persistent = false;
+        visit(e.request, [](auto& op, std::span<const CudaAccess>) { op.persistent = false; });
         return;
       }
       case RequestEffect::query:  // MPI_Request_get_status: flag true, the operation is complete
@@ -141,14 +156,19 @@ class Pass final : public RankPass {
     if (m_blocks.empty()) return;
     if (kind != Kind::define) against_stream_work(e, m_blocks);
     if (kind == Kind::blocking || e.request == 0) return;
+    // A request id is in one of the two tables.
+    if (m_blocks.size() == 1) {
+      if (m_ops.size() != 0) m_ops.erase(e.request);
+      OneBlockOp& op = m_one[e.request];
+      op = OneBlockOp{};
+      op.block = m_blocks.front();
+      define(op, e, kind);
+      return;
+    }
+    if (m_one.size() != 0) m_one.erase(e.request);
     MpiOp& op = m_ops.renew(e.request);
     op.blocks.assign(m_blocks.begin(), m_blocks.end());
-    op.seq = e.seq;
-    op.site = e.site;
-    op.call = e.call;
-    op.active = kind == Kind::post;
-    op.persistent = kind == Kind::define;
-    if (op.active) op.order = ++m_activations;
+    define(op, e, kind);
   }
 
   // CUDA calls, calls on requests, and calls with buffers (the others have
@@ -169,6 +189,24 @@ class Pass final : public RankPass {
   void end() override { streams = m_model.streams(); }
 
  private:
+  // Set the fields of the operation `e` leaves pending (a post) or defines (persistent).
+  template <class Op>
+  void define(Op& op, const Event& e, Kind kind) {
+    op.seq = e.seq;
+    op.site = e.site;
+    op.call = e.call;
+    op.active = kind == Kind::post;
+    op.persistent = kind == Kind::define;
+    if (op.active) op.order = ++m_activations;
+  }
+
+  // Call f(op, its blocks) for the operation of `request`, if any.
+  template <class F>
+  void visit(uint64_t request, F&& f) {
+    if (OneBlockOp* one = m_one.find(request)) return f(*one, std::span<const CudaAccess>(&one->block, 1));
+    if (MpiOp* op = m_ops.find(request)) f(*op, std::span<const CudaAccess>(op->blocks));
+  }
+
   void cuda(const Event& e) {
     const CudaStreams::Effect effect = m_model.apply(e);
     const CudaUse base{std::nullopt, {}, e.seq, e.site, e.call, e.kernel};
@@ -203,24 +241,27 @@ class Pass final : public RankPass {
   // their records go in the order the operations were posted (the cap and
   // the deduplication keep the earliest).
   void against_pending_mpi(const CudaUse& use) {
-    if (m_ops.size() == 0) return;
+    if (m_ops.size() == 0 && m_one.size() == 0) return;
     m_hits.clear();
-    m_ops.each([&](const MpiOp& op) {
+    auto meet = [&](const auto& op, std::span<const CudaAccess> blocks) {
       if (!op.active) return;
-      for (const CudaAccess& b : op.blocks) {
+      for (const CudaAccess& b : blocks) {
         if (!conflict(b, use.access)) continue;
-        m_hits.push_back(Hit{op.order, &op, b});
+        m_hits.push_back(Hit{op.order, op.seq, op.site, op.call, b});
         break;
       }
-    });
+    };
+    m_one.each([&](uint64_t, const OneBlockOp& op) { meet(op, std::span<const CudaAccess>(&op.block, 1)); });
+    m_ops.each([&](const MpiOp& op) { meet(op, op.blocks); });
+    // (Active operations have distinct orders: the tables' order does not matter.)
     std::sort(m_hits.begin(), m_hits.end(), [](const Hit& a, const Hit& b) { return a.order < b.order; });
     for (const Hit& h : m_hits)
-      add(Record{false, use, label(use), h.op->seq, h.op->site, h.op->call, h.block.write,
-                 std::max(h.block.lo, use.access.lo), std::min(h.block.hi, use.access.hi)});
+      add(Record{false, use, label(use), h.seq, h.site, h.call, h.block.write, std::max(h.block.lo, use.access.lo),
+                 std::min(h.block.hi, use.access.hi)});
   }
 
   // CUDA, then MPI: MPI call `e` starts using `blocks` while stream work on them may still run.
-  void against_stream_work(const Event& e, const std::vector<CudaAccess>& blocks) {
+  void against_stream_work(const Event& e, std::span<const CudaAccess> blocks) {
     if (m_unfinished == 0) return;
     for (const std::deque<CudaUse>& work : m_work) {
       for (const CudaUse& use : work) {
@@ -252,20 +293,23 @@ class Pass final : public RankPass {
   }
 
   void start(const Event& e, uint64_t request) {
-    MpiOp* op = m_ops.find(request);
-    if (!op || !op->persistent || op->active) return;
-    against_stream_work(e, op->blocks);
-    op->active = true;
-    op->order = ++m_activations;
-    op->seq = e.seq;
-    op->site = e.site;
+    visit(request, [&](auto& op, std::span<const CudaAccess> blocks) {
+      if (!op.persistent || op.active) return;
+      against_stream_work(e, blocks);
+      op.active = true;
+      op.order = ++m_activations;
+      op.seq = e.seq;
+      op.site = e.site;
+    });
   }
 
   void complete(uint64_t request) {
-    m_ops.settle(request, [](MpiOp& op) {
+    auto keep = [](auto& op) {
       if (op.persistent) op.active = false;
       return op.persistent;
-    });
+    };
+    m_one.settle(request, keep);
+    if (m_ops.size() != 0) m_ops.settle(request, keep);
   }
 
   // Return how MPI call `e` uses its buffers.
@@ -304,7 +348,8 @@ class Pass final : public RankPass {
   CudaStreams m_model;
   std::vector<std::deque<CudaUse>> m_work;         // per model stream: unfinished work, in issue order
   uint64_t m_unfinished = 0;
-  StableRequestMap<MpiOp> m_ops;                   // by request id
+  RequestMap<OneBlockOp> m_one;                    // by request id: operations of one block
+  StableRequestMap<MpiOp> m_ops;                   // by request id: the others
   uint64_t m_activations = 0;
   std::vector<Hit> m_hits;                         // scratch: against_pending_mpi's
   std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers

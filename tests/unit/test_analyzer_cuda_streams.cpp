@@ -430,4 +430,47 @@ TEST_CASE("analyzer::cuda-mpi-race::operations with several buffers, and request
   CHECK(f[2].locations[1].event == smtrace::analyzer::EventRef{0, 17});
 }
 
+// Operations of one block and of several are kept in two tables (the
+// former without a vector); a request id moves from one to the other when
+// a later post with it has the other shape, and a persistent operation of
+// one block is started and completed in place.
+TEST_CASE("analyzer::cuda-mpi-race::request ids used again across one-block and several-block operations") {
+  smtrace::test::Builder t;
+  fmt_ns::Event& m = t.add(Call::cudaMalloc);  // seq 1
+  m.buf = k_dev;
+  m.size = 8192;
+  auto kernel_writes = [&](uint64_t addr) {
+    t.add(Call::cudaLaunchKernel).args = {{0, addr, 8, fmt_ns::ArgAccess::unspecified}};
+    t.add(Call::cudaDeviceSynchronize);
+  };
+  t.buf(Call::Irecv, k_dev, 4, smtrace::test::k_int, 7);   // seq 2: one block
+  t.wait(7);                                               // seq 3
+  fmt_ns::Event& e = t.buf(Call::Iallreduce, k_dev + 1024, 4, smtrace::test::k_int, 7);  // seq 4: id 7, two blocks
+  e.peer.reset();
+  e.recv_buf = k_dev + 2048;
+  e.recv_count = 4;
+  e.recv_datatype = smtrace::test::k_int;
+  kernel_writes(k_dev);                                    // seq 5, 6: the Irecv is done: fine
+  kernel_writes(k_dev + 2048);                             // seq 7, 8: races with the Iallreduce
+  t.wait(7);                                               // seq 9
+  t.buf(Call::Recv_init, k_dev + 3072, 4, smtrace::test::k_int, 7);  // seq 10: one block again
+  kernel_writes(k_dev + 3072);                             // seq 11, 12: not started: fine
+  t.add(Call::Start).request = 7;                          // seq 13
+  kernel_writes(k_dev + 3072);                             // seq 14, 15: races with the started receive
+  t.wait(7);                                               // seq 16
+  kernel_writes(k_dev + 2048);                             // seq 17, 18: the Iallreduce's blocks are gone: fine
+  t.add(Call::Start).request = 7;                          // seq 19: started again
+  t.add(Call::Request_free).request = 7;                   // seq 20: goes on, pending to the end
+  kernel_writes(k_dev + 3072);                             // seq 21, 22: races with it
+  const auto result = t.run("cuda-mpi-race");
+  REQUIRE(races(result) == 3);
+  const auto& f = result.findings;
+  CHECK(f[0].locations[0].event == smtrace::analyzer::EventRef{0, 4});
+  CHECK(f[0].locations[1].event == smtrace::analyzer::EventRef{0, 7});
+  CHECK(f[1].locations[0].event == smtrace::analyzer::EventRef{0, 13});
+  CHECK(f[1].locations[1].event == smtrace::analyzer::EventRef{0, 14});
+  CHECK(f[2].locations[0].event == smtrace::analyzer::EventRef{0, 19});
+  CHECK(f[2].locations[1].event == smtrace::analyzer::EventRef{0, 21});
+}
+
 TEST_SUITE_END();
