@@ -2,6 +2,7 @@
 // event while an EventScope is open (the checks' passes share them).
 #include <doctest/doctest.h>
 
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -170,6 +171,79 @@ TEST_CASE("analyzer::event_buffers: the buffers of call_buffers without NULL one
       std::vector<uint64_t> got;
       for (const an::BufferBytes& b : an::event_buffers(e, data).buffers) got.push_back(b.buffer.addr);
       CHECK(got == want);
+    }
+  }
+}
+
+// The buffers of calls with one buffer argument (most MPI calls) against a
+// reference made here from call_buffers(..., keep) and Footprint: random sends, receives,
+// a broadcast and a Reduce_local (two buffers: the loop), with NULL and
+// nonzero addresses, negative, zero and positive counts, predefined types
+// with and without a size (MPI_UB, MPI_LB), a recorded vector type and an
+// unknown one.
+TEST_CASE("analyzer::event_buffers: one buffer of a predefined type, as the general rule makes it") {
+  an::RankData data = rank_data();
+  tf::DatatypeDef vec;
+  vec.id = tf::k_first_derived_id + 2;
+  vec.combiner = Call::Type_vector;
+  vec.size = 12;
+  vec.extent = 36;
+  vec.runs = {tf::Run{0, 4, 3, 16}};
+  vec.committed = true;
+  data.datatypes.emplace(vec.id, vec);
+  const Call calls[] = {Call::Isend, Call::Irecv, Call::Send, Call::Recv, Call::Send_init, Call::Bcast,
+                        Call::Reduce_local};
+  const uint32_t types[] = {smtrace::test::k_int, 0, 1, 10, 39, 40, vec.id, tf::k_first_derived_id + 9};
+  const int64_t counts[] = {-1, 0, 1, 7};
+  uint64_t state = 12345;
+  auto next = [&](uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  for (int i = 0; i < 2000; ++i) {
+    tf::Event e = send(static_cast<uint64_t>(i + 1), next(3) == 0 ? 0 : 0x1000 + 8 * next(64), counts[next(4)]);
+    e.call = calls[next(std::size(calls))];
+    e.datatype = types[next(std::size(types))];
+    e.peer = 0;
+    e.recv_buf = next(2) == 0 ? 0 : 0x9000;
+    e.recv_count = e.count;
+    e.recv_datatype = e.datatype;
+    CAPTURE(tf::call_name(e.call));
+    CAPTURE(e.buf);
+    CAPTURE(e.count);
+    CAPTURE(e.datatype);
+    const an::EventScope scope(e);
+    const tf::CommPlace place =
+        tf::call_traits(e.call).role == tf::Role::collective ? an::comm_place(data, e.comm) : tf::CommPlace{};
+    std::vector<tf::Buffer> keep;
+    tf::call_buffers(e, place, keep, tf::NullBuffers::keep);
+    std::vector<an::CallBuffer> want;
+    std::vector<smtrace::analyzer::Strided> want_pieces;
+    std::vector<std::size_t> want_sizes;
+    const an::Footprint footprint(data);
+    for (const tf::Buffer& b : keep) {
+      if (b.maybe || (b.addr == 0 && b.datatype < tf::k_first_derived_id)) continue;
+      REQUIRE(b.offset == 0);
+      want.push_back(an::CallBuffer{b.addr, b.count, b.datatype, b.access, b.lifetime, b.arg});
+      const std::size_t before = want_pieces.size();
+      footprint.add(want_pieces, b.addr, b.count, b.datatype);
+      want_sizes.push_back(want_pieces.size() - before);
+    }
+    const an::EventBuffers& got = an::event_buffers(e, data);
+    REQUIRE(got.buffers.size() == want.size());
+    CHECK(got.pieces == want_pieces);
+    uint32_t first = 0;
+    for (std::size_t j = 0; j < want.size(); ++j) {
+      const an::BufferBytes& b = got.buffers[j];
+      CHECK(b.buffer.addr == want[j].addr);
+      CHECK(b.buffer.count == want[j].count);
+      CHECK(b.buffer.datatype == want[j].datatype);
+      CHECK(b.buffer.access == want[j].access);
+      CHECK(b.buffer.lifetime == want[j].lifetime);
+      CHECK(b.buffer.arg == want[j].arg);
+      CHECK(b.first == first);
+      CHECK(b.last - b.first == want_sizes[j]);
+      first = b.last;
     }
   }
 }
