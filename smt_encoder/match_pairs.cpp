@@ -991,7 +991,7 @@ bool clocks_fit(const Model& model) {
   return events * model.ranks.size() <= k_hb_max_entries;
 }
 
-bool has_wildcard(const Model& model) {
+bool names_wildcard(const Model& model) {
   return std::any_of(model.ops.begin(), model.ops.end(), [](const Op& o) {
     return (o.kind == OpKind::recv || o.kind == OpKind::probe) && (o.peer == k_any || o.tag == k_any);
   });

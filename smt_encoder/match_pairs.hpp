@@ -223,8 +223,10 @@ MatchPairs match_pairs(const Model& model, const Channels& channels, const std::
 bool clocks_fit(const Model& model);
 
 // Return true when some receive or probe of `model` names MPI_ANY_SOURCE or
-// MPI_ANY_TAG (k_any).
-bool has_wildcard(const Model& model);
+// MPI_ANY_TAG (k_any), a receive bound to a probe included (one that takes
+// a wildcard probe's message carries the probe's envelope), unlike
+// solve.cpp's is_wildcard, which leaves bound receives out.
+bool names_wildcard(const Model& model);
 
 // Return the match pairs of `model` by the counting rules and cuts alone
 // (match_pairs with HbRules::off) when they are its recorded matches: each
