@@ -33,33 +33,37 @@ class Segments {
 
 // The cuts at which an endpoint (comm, rank) is closed: as many of its
 // receives complete before the cut as sends to it are posted before it.
+// Per endpoint of `channels` (its dense ids).
 class Closed {
  public:
-  Closed(const Model& model, const Segments& segments, std::size_t cuts) : m_cuts(cuts) {
+  Closed(const Model& model, const Channels& channels, const Segments& segments, std::size_t cuts)
+      : m_channels(channels), m_cuts(cuts) {
     if (cuts == 0) return;
+    m_counts.resize(channels.endpoints());
     for (const Op& op : model.ops) {
       if (op.kind == OpKind::send) {
-        count(op.comm, static_cast<uint32_t>(op.peer)).sends[segments.of(op.rank, op.post)]++;
+        if (Counts* c = count(op.comm, static_cast<uint32_t>(op.peer))) c->sends[segments.of(op.rank, op.post)]++;
       } else if (op.kind == OpKind::recv) {
-        auto& c = count(op.comm, op.rank);
         // A receive never completed is never counted as completed before a cut.
-        c.recvs[op.done == k_none ? cuts : segments.of(op.rank, op.done)]++;
+        if (Counts* c = count(op.comm, op.rank)) c->recvs[op.done == k_none ? cuts : segments.of(op.rank, op.done)]++;
       }
     }
-    for (auto& [key, c] : m_counts) {
+    for (Counts& c : m_counts) {
       int64_t balance = 0;
-      for (std::size_t k = 0; k < cuts; ++k) {
+      for (std::size_t k = 0; k < c.sends.size() && k < cuts; ++k) {
         balance += static_cast<int64_t>(c.recvs[k]) - static_cast<int64_t>(c.sends[k]);
         if (balance == 0) c.closed.push_back(static_cast<uint32_t>(k));
       }
+      std::vector<uint32_t>().swap(c.sends);
+      std::vector<uint32_t>().swap(c.recvs);
     }
   }
   // Return true when the endpoint is closed at some cut k with from <= k < to.
   bool closed_between(uint32_t comm, uint32_t rank, uint32_t from, uint32_t to) const {
-    if (from >= to) return false;
-    auto it = m_counts.find(key(comm, rank));
-    if (it == m_counts.end()) return false;
-    const auto& v = it->second.closed;
+    if (from >= to || m_counts.empty()) return false;
+    const uint32_t e = m_channels.endpoint(comm, rank);
+    if (e == k_none) return false;
+    const auto& v = m_counts[e].closed;
     auto at = std::lower_bound(v.begin(), v.end(), from);
     return at != v.end() && *at < to;
   }
@@ -68,17 +72,19 @@ class Closed {
   struct Counts {
     std::vector<uint32_t> sends, recvs, closed;
   };
-  static uint64_t key(uint32_t comm, uint32_t rank) { return (uint64_t{comm} << 32) | rank; }
-  Counts& count(uint32_t comm, uint32_t rank) {
-    Counts& c = m_counts[key(comm, rank)];
+  Counts* count(uint32_t comm, uint32_t rank) {
+    const uint32_t e = m_channels.endpoint(comm, rank);
+    if (e == k_none) return nullptr;  // an op that Channels does not index (no such peer)
+    Counts& c = m_counts[e];
     if (c.sends.empty()) {
       c.sends.assign(m_cuts + 1, 0);
       c.recvs.assign(m_cuts + 1, 0);
     }
-    return c;
+    return &c;
   }
+  const Channels& m_channels;
   std::size_t m_cuts;
-  std::unordered_map<uint64_t, Counts> m_counts;
+  std::vector<Counts> m_counts;
 };
 
 // The counting rules for one receive (or probe) and one sender.
@@ -379,7 +385,7 @@ void min_groups(const Model& model, const MatchPairs& pairs, StandardSends stand
 class Analysis {
  public:
   Analysis(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, const Deadline& deadline = {})
-      : m_model(model), m_deadline(deadline), m_ch(ch), m_segments(model, cuts), m_closed(model, m_segments, cuts.size()) {}
+      : m_model(model), m_deadline(deadline), m_ch(ch), m_segments(model, cuts), m_closed(model, ch, m_segments, cuts.size()) {}
 
   // Return the match pairs, with the happens-before rules unless `skip_hb`.
   MatchPairs run(bool skip_hb) {
@@ -772,41 +778,135 @@ std::vector<Cut> find_cuts(const Model& model) {
   return out;
 }
 
-std::size_t Channels::KeyHash::operator()(const Key& k) const {
-  uint64_t h = uint64_t{k.comm} * 0x9E3779B97F4A7C15ull;
-  h ^= (uint64_t{k.rank} + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
-  h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.source)) << 32 | static_cast<uint32_t>(k.tag)) *
-       0x165667B19E3779F9ull;
-  return static_cast<std::size_t>(h ^ (h >> 31));
+void Channels::PairIds::init(uint64_t rows, uint64_t columns, uint64_t table_limit) {
+  m_rows = rows;
+  m_columns = columns;
+  m_map_mode = rows * columns > table_limit;
+  if (!m_map_mode) m_table.assign(rows * columns, k_none);
+}
+
+uint32_t Channels::PairIds::insert(uint64_t a, uint64_t b, uint32_t next) {
+  if (!m_map_mode) {
+    uint32_t& id = m_table[a * m_columns + b];
+    if (id == k_none) id = next;
+    return id;
+  }
+  return m_map.try_emplace((a << 32) | b, next).first->second;
+}
+
+const std::vector<uint32_t>* Channels::ByTag::find(int32_t tag) const {
+  if (lists.empty()) return tags.size() == 1 && tags[0] == tag ? &all : nullptr;
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), std::pair{tag, uint32_t{0}});
+  return it != sorted.end() && it->first == tag ? &lists[it->second] : nullptr;
 }
 
 Channels::Channels(const Model& model)
     : m_model(model), m_channel_pos(model.ops.size(), 0), m_tag_pos(model.ops.size(), 0) {
+  // Dense ids: endpoints first (comm, rank), then the channels (endpoint,
+  // sender) and receive slots (endpoint, named source or any); a table where
+  // rows x columns is at most about an eighth of an entry per op.
+  const uint64_t table_limit = std::max<uint64_t>(uint64_t{1} << 16, model.ops.size() / 8);
+  uint32_t comms = 0;
+  auto indexed = [](const Op& op) { return (op.kind == OpKind::send && op.peer >= 0) || (op.kind == OpKind::recv && op.peer >= k_any); };
+  for (const Op& op : model.ops) {
+    if (!indexed(op)) continue;
+    comms = std::max(comms, op.comm + 1);
+    m_width = std::max(m_width, op.rank + 1);
+    if (op.peer >= 0) m_width = std::max(m_width, static_cast<uint32_t>(op.peer) + 1);
+    m_any_source = m_any_source || (op.kind == OpKind::recv && op.peer == k_any);
+    m_any_tag = m_any_tag || (op.kind == OpKind::recv && op.tag == k_any);
+  }
+  m_endpoint_ids.init(comms, m_width, table_limit);
+  auto endpoint_of = [&](const Op& op) {
+    const uint32_t rank = op.kind == OpKind::send ? static_cast<uint32_t>(op.peer) : op.rank;
+    const uint32_t id = m_endpoint_ids.insert(op.comm, rank, static_cast<uint32_t>(m_endpoints.size()));
+    if (id == m_endpoints.size()) m_endpoints.emplace_back();
+    return id;
+  };
+  // Each op's endpoint, kept in m_channel_pos until its position replaces it below.
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    if (indexed(model.ops[i])) m_channel_pos[i] = endpoint_of(model.ops[i]);
+  }
+  m_channel_ids.init(m_endpoints.size(), m_width, table_limit);
+  m_receive_ids.init(m_endpoints.size(), uint64_t{m_width} + 1, table_limit);
+  // Tags of one list: looked up by scanning while there are few, else in a
+  // map (list id, tag) -> index, kept for the build only.
+  constexpr std::size_t k_scan_tags = 8;
+  std::unordered_map<uint64_t, uint32_t> channel_tag_index, receive_tag_index;
+  auto add = [&](ByTag& list, uint64_t id, uint32_t op, int32_t tag, std::unordered_map<uint64_t, uint32_t>& index) {
+    const uint64_t key = (id << 32) | static_cast<uint32_t>(tag);
+    uint32_t t = k_none;
+    if (list.tags.size() <= k_scan_tags) {
+      for (uint32_t i = 0; i < list.tags.size() && t == k_none; ++i) t = list.tags[i] == tag ? i : k_none;
+    } else if (auto it = index.find(key); it != index.end()) {
+      t = it->second;
+    }
+    if (t == k_none) {
+      t = static_cast<uint32_t>(list.tags.size());
+      list.tags.push_back(tag);
+      // Lists per tag from the second tag on (the first one's is every op so far).
+      if (t == 1) list.lists.push_back(list.all);
+      if (t >= 1) list.lists.emplace_back();
+      if (list.tags.size() == k_scan_tags + 1) {
+        for (uint32_t i = 0; i < list.tags.size(); ++i) index.emplace((id << 32) | static_cast<uint32_t>(list.tags[i]), i);
+      } else if (list.tags.size() > k_scan_tags + 1) {
+        index.emplace(key, t);
+      }
+    }
+    list.all.push_back(op);
+    if (list.lists.empty()) return static_cast<uint32_t>(list.all.size() - 1);
+    list.lists[t].push_back(op);
+    return static_cast<uint32_t>(list.lists[t].size() - 1);
+  };
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& op = model.ops[i];
+    if (!indexed(op)) continue;
+    const uint32_t e = m_channel_pos[i];
     if (op.kind == OpKind::send) {
-      const auto dest = static_cast<uint32_t>(op.peer);
-      const auto src = static_cast<int32_t>(op.rank);
-      auto& all = m_sends[{op.comm, dest, src, k_any}];
-      auto& tagged = m_sends[{op.comm, dest, src, op.tag}];
-      if (all.empty()) m_senders[{op.comm, dest, 0, 0}].push_back(op.rank);
-      ++m_sends_to[(uint64_t{op.comm} << 32) | dest];
-      if (tagged.empty()) m_tags[{op.comm, dest, src, 0}].push_back(op.tag);
-      m_channel_pos[i] = static_cast<uint32_t>(all.size());
-      m_tag_pos[i] = static_cast<uint32_t>(tagged.size());
-      all.push_back(i);
-      tagged.push_back(i);
-    } else if (op.kind == OpKind::recv) {
-      m_receives[{op.comm, op.rank, op.peer, op.tag}].push_back(i);
-      m_receives[{op.comm, op.rank, op.peer, k_all}].push_back(i);
+      const uint32_t c = m_channel_ids.insert(e, op.rank, static_cast<uint32_t>(m_channels.size()));
+      if (c == m_channels.size()) {
+        m_channels.emplace_back();
+        m_endpoints[e].senders.push_back(op.rank);
+      }
+      ++m_endpoints[e].sends;
+      m_channel_pos[i] = static_cast<uint32_t>(m_channels[c].all.size());
+      m_tag_pos[i] = add(m_channels[c], c, i, op.tag, channel_tag_index);
+    } else {
+      const uint32_t slot = m_receive_ids.insert(e, static_cast<uint64_t>(op.peer + 1), static_cast<uint32_t>(m_receive_slots.size()));
+      if (slot == m_receive_slots.size()) m_receive_slots.emplace_back();
+      m_channel_pos[i] = static_cast<uint32_t>(m_receive_slots[slot].all.size());
+      m_tag_pos[i] = add(m_receive_slots[slot], slot, i, op.tag, receive_tag_index);
     }
   }
+  auto finish = [](ByTag& list) {
+    if (list.tags.size() <= 1) return;  // the list of every tag is the one tag's
+    list.sorted.reserve(list.tags.size());
+    for (uint32_t t = 0; t < list.tags.size(); ++t) list.sorted.emplace_back(list.tags[t], t);
+    std::sort(list.sorted.begin(), list.sorted.end());
+  };
+  for (ByTag& list : m_channels) finish(list);
+  for (ByTag& list : m_receive_slots) finish(list);
 }
 
 uint64_t Channels::order(uint32_t op) const { return (uint64_t{m_model.ops[op].post} << 32) | op; }
 
+const Channels::ByTag* Channels::channel(uint32_t source, uint32_t comm, uint32_t rank) const {
+  const uint32_t e = endpoint(comm, rank);
+  if (e == k_none) return nullptr;
+  const uint32_t c = m_channel_ids.find(e, source);
+  return c == k_none ? nullptr : &m_channels[c];
+}
+
 uint32_t Channels::previous_send(uint32_t send, int32_t tag) const {
   const Op& s = m_model.ops[send];
+  // The send's own positions answer for every tag and for its own.
+  if (tag == k_any || tag == s.tag) {
+    const ByTag* c = s.peer >= 0 ? channel(s.rank, s.comm, static_cast<uint32_t>(s.peer)) : nullptr;
+    if (!c) return k_none;
+    const uint32_t pos = tag == k_any ? m_channel_pos[send] : m_tag_pos[send];
+    if (pos == 0) return k_none;
+    return (tag == k_any ? c->all : *c->find(tag))[pos - 1];
+  }
   const auto& list = sends(s.rank, s.comm, static_cast<uint32_t>(s.peer), tag);
   // Sends of one channel are in posting order, which is op order.
   auto it = std::lower_bound(list.begin(), list.end(), send);
@@ -815,35 +915,52 @@ uint32_t Channels::previous_send(uint32_t send, int32_t tag) const {
 
 const std::vector<int32_t>& Channels::channel_tags(uint32_t send) const {
   const Op& s = m_model.ops[send];
-  auto it = m_tags.find({s.comm, static_cast<uint32_t>(s.peer), static_cast<int32_t>(s.rank), 0});
-  return it == m_tags.end() ? m_no_tags : it->second;
+  const ByTag* c = s.kind == OpKind::send ? channel(s.rank, s.comm, static_cast<uint32_t>(s.peer)) : nullptr;
+  return c ? c->tags : m_no_tags;
 }
 
 uint32_t Channels::sends_to(uint32_t comm, uint32_t rank) const {
-  auto it = m_sends_to.find((uint64_t{comm} << 32) | rank);
-  return it == m_sends_to.end() ? 0 : it->second;
+  const uint32_t e = endpoint(comm, rank);
+  return e == k_none ? 0 : m_endpoints[e].sends;
 }
 
 uint32_t Channels::sends_from_to(uint32_t source, uint32_t comm, uint32_t rank) const {
-  return static_cast<uint32_t>(sends(source, comm, rank, k_any).size());
+  const ByTag* c = channel(source, comm, rank);
+  return c ? static_cast<uint32_t>(c->all.size()) : 0;
 }
 
 const std::vector<uint32_t>& Channels::senders_to(uint32_t comm, uint32_t rank) const {
-  auto it = m_senders.find({comm, rank, 0, 0});
-  return it == m_senders.end() ? m_empty : it->second;
+  const uint32_t e = endpoint(comm, rank);
+  return e == k_none ? m_empty : m_endpoints[e].senders;
 }
 
 const std::vector<uint32_t>& Channels::sends(uint32_t source, uint32_t comm, uint32_t rank, int32_t tag) const {
-  auto it = m_sends.find({comm, rank, static_cast<int32_t>(source), tag});
-  return it == m_sends.end() ? m_empty : it->second;
+  const ByTag* c = channel(source, comm, rank);
+  if (!c) return m_empty;
+  if (tag == k_any) return c->all;
+  const std::vector<uint32_t>* list = c->find(tag);
+  return list ? *list : m_empty;
 }
 
 const std::vector<uint32_t>& Channels::receives(uint32_t comm, uint32_t rank, int32_t source, int32_t tag) const {
-  auto it = m_receives.find({comm, rank, source, tag});
-  return it == m_receives.end() ? m_empty : it->second;
+  if ((source == k_any && !m_any_source) || (tag == k_any && !m_any_tag) || source < k_any) return m_empty;
+  const uint32_t e = endpoint(comm, rank);
+  if (e == k_none) return m_empty;
+  const uint32_t slot = m_receive_ids.find(e, static_cast<uint64_t>(source + 1));
+  if (slot == k_none) return m_empty;
+  const ByTag& list = m_receive_slots[slot];
+  if (tag == k_all) return list.all;
+  const std::vector<uint32_t>* found = list.find(tag);
+  return found ? *found : m_empty;
 }
 
 uint32_t Channels::count_before(const std::vector<uint32_t>& list, uint32_t op) const {
+  // A receive in `list` (one of its own two lists) is preceded by its position there.
+  if (m_model.ops[op].kind == OpKind::recv) {
+    for (const uint32_t pos : {m_tag_pos[op], m_channel_pos[op]}) {
+      if (pos < list.size() && list[pos] == op) return pos;
+    }
+  }
   // A probe comes before every receive of its own event: the receive a
   // matched probe (MPI_Mprobe, MPI_Improbe) posts takes what the probe saw.
   const uint64_t limit = m_model.ops[op].kind == OpKind::probe ? uint64_t{m_model.ops[op].post} << 32 : order(op);
@@ -874,7 +991,7 @@ bool clocks_fit(const Model& model) {
   return events * model.ranks.size() <= k_hb_max_entries;
 }
 
-bool has_wildcard(const Model& model) {
+bool names_wildcard(const Model& model) {
   return std::any_of(model.ops.begin(), model.ops.end(), [](const Op& o) {
     return (o.kind == OpKind::recv || o.kind == OpKind::probe) && (o.peer == k_any || o.tag == k_any);
   });

@@ -105,6 +105,9 @@ class Channels {
   uint32_t channel_position(uint32_t send) const { return m_channel_pos[send]; }
   // Return the position of `send` among the sends of its channel with its tag.
   uint32_t tag_position(uint32_t send) const { return m_tag_pos[send]; }
+  // (For a receive the two positions are its places in receives() of its
+  // endpoint, source and k_all, and of its source and tag: count_before's
+  // answer for it there without a search.)
   // Return the number of sends to (comm, rank) and of those from `source`.
   uint32_t sends_to(uint32_t comm, uint32_t rank) const;
   uint32_t sends_from_to(uint32_t source, uint32_t comm, uint32_t rank) const;
@@ -122,24 +125,65 @@ class Channels {
 
   static constexpr int32_t k_all = -2;  // receives(): any posted tag
 
- private:
-  struct Key {
-    uint32_t comm, rank;
-    int32_t source, tag;
-    bool operator==(const Key&) const = default;
+ // The dense id of endpoint (comm, rank), or k_none when no send goes to it
+  // and no receive is posted on it.
+  uint32_t endpoint(uint32_t comm, uint32_t rank) const { return m_endpoint_ids.find(comm, rank); }
+  // Return the number of endpoints (ids 0 .. endpoints() - 1).
+  uint32_t endpoints() const { return static_cast<uint32_t>(m_endpoints.size()); }
+  // Return true when some receive names MPI_ANY_SOURCE (MPI_ANY_TAG):
+  // otherwise receives() with that source (tag) is empty without a look-up.
+  bool any_source() const { return m_any_source; }
+  bool any_tag() const { return m_any_tag; }
+
+  // A map from pairs (a, b) to dense ids: a table of rows x columns when
+  // that is small against the model, else a hash map.
+  class PairIds {
+   public:
+    void init(uint64_t rows, uint64_t columns, uint64_t table_limit);
+    // Return the id of (a, b), or k_none.
+    uint32_t find(uint64_t a, uint64_t b) const {
+      if (!m_map_mode) return a < m_rows && b < m_columns ? m_table[a * m_columns + b] : k_none;
+      auto it = m_map.find((a << 32) | b);
+      return it == m_map.end() ? k_none : it->second;
+    }
+    // Return the id of (a, b), giving it `next` when it has none yet.
+    uint32_t insert(uint64_t a, uint64_t b, uint32_t next);
+
+   private:
+    bool m_map_mode = false;
+    uint64_t m_rows = 0, m_columns = 0;
+    std::vector<uint32_t> m_table;
+    std::unordered_map<uint64_t, uint32_t> m_map;
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const;
+
+ private:
+  // Lists of ops by tag: the tags in first-posted order and, when there are
+  // more than one, a list per tag (with one, the list of every tag is it).
+  struct ByTag {
+    std::vector<uint32_t> all;
+    std::vector<int32_t> tags;
+    std::vector<std::pair<int32_t, uint32_t>> sorted;  // (tag, index into lists), more than one tag only
+    std::vector<std::vector<uint32_t>> lists;          // per tag, more than one tag only
+    // Return the list of tag `tag`, or nullptr.
+    const std::vector<uint32_t>* find(int32_t tag) const;
+  };
+  struct Endpoint {
+    uint32_t sends = 0;             // sends to it
+    std::vector<uint32_t> senders;  // ranks that send to it, in order of their first send
   };
   uint64_t order(uint32_t op) const;
+  const ByTag* channel(uint32_t source, uint32_t comm, uint32_t rank) const;
 
   const Model& m_model;
   std::vector<uint32_t> m_channel_pos, m_tag_pos;
-  std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_sends;     // (comm, dest, source, tag|k_any)
-  std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_receives;  // (comm, rank, source, tag|k_all)
-  std::unordered_map<Key, std::vector<uint32_t>, KeyHash> m_senders;   // (comm, dest, -, -) -> sources
-  std::unordered_map<uint64_t, uint32_t> m_sends_to;                    // (comm << 32 | dest) -> sends
-  std::unordered_map<Key, std::vector<int32_t>, KeyHash> m_tags;       // (comm, dest, source, -)
+  uint32_t m_width = 0;          // ranks (and peers) below it
+  PairIds m_endpoint_ids;        // (comm, rank) -> endpoint
+  PairIds m_channel_ids;         // (endpoint, source) -> channel
+  PairIds m_receive_ids;         // (endpoint, source + 1: 0 any) -> receive slot
+  std::vector<Endpoint> m_endpoints;
+  std::vector<ByTag> m_channels;  // sends of one sender to one endpoint
+  std::vector<ByTag> m_receive_slots;  // receives of one endpoint naming one source (or any), tag k_any included
+  bool m_any_source = false, m_any_tag = false;
   std::vector<uint32_t> m_empty;
   std::vector<int32_t> m_no_tags;
 };
@@ -179,8 +223,10 @@ MatchPairs match_pairs(const Model& model, const Channels& channels, const std::
 bool clocks_fit(const Model& model);
 
 // Return true when some receive or probe of `model` names MPI_ANY_SOURCE or
-// MPI_ANY_TAG (k_any).
-bool has_wildcard(const Model& model);
+// MPI_ANY_TAG (k_any), a receive bound to a probe included (one that takes
+// a wildcard probe's message carries the probe's envelope), unlike
+// solve.cpp's is_wildcard, which leaves bound receives out.
+bool names_wildcard(const Model& model);
 
 // Return the match pairs of `model` by the counting rules and cuts alone
 // (match_pairs with HbRules::off) when they are its recorded matches: each

@@ -167,13 +167,32 @@ class RankBuilder {
     out.events.resize(m_seqs.size());
     for (std::size_t i = 0; i < m_seqs.size(); ++i) out.events[i].seq = m_seqs[i];
   }
+  // The model asks in nearly increasing order (a rank's ops by posting, each
+  // completion soon after): the search gallops from the last answer.
   uint32_t index(uint64_t seq) const {
-    auto it = std::lower_bound(m_seqs.begin(), m_seqs.end(), seq);
-    return it != m_seqs.end() && *it == seq ? static_cast<uint32_t>(it - m_seqs.begin()) : k_none;
+    const std::size_t n = m_seqs.size();
+    const std::size_t at = std::min(m_last, n);
+    std::size_t lo = 0, hi = at;  // the first element >= seq lies in [lo, hi]
+    if (at < n && m_seqs[at] < seq) {
+      std::size_t bound = 1;
+      while (at + bound < n && m_seqs[at + bound] < seq) bound *= 2;
+      lo = at + bound / 2 + 1;
+      hi = std::min(at + bound, n);
+    } else {
+      std::size_t bound = 1;
+      while (bound <= at && m_seqs[at - bound] >= seq) bound *= 2;
+      lo = bound > at ? 0 : at - bound + 1;
+      hi = at - bound / 2;
+    }
+    const auto it = std::lower_bound(m_seqs.begin() + static_cast<std::ptrdiff_t>(lo),
+                                     m_seqs.begin() + static_cast<std::ptrdiff_t>(hi), seq);
+    m_last = static_cast<std::size_t>(it - m_seqs.begin());
+    return it != m_seqs.end() && *it == seq ? static_cast<uint32_t>(m_last) : k_none;
   }
 
  private:
   std::vector<uint64_t> m_seqs;
+  mutable std::size_t m_last = 0;  // the last answer's position
 };
 
 void name_event(Event& e, Call call, uint32_t site) {

@@ -1077,7 +1077,7 @@ std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::Sta
 Prepared::Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline, PairFigures figures,
                    unsigned threads)
     : cuts(find_cuts(model)), channels(model) {
-  if (figures == PairFigures::pairs_only && tuning.hb_pruning && clocks_fit(model) && !has_wildcard(model)) {
+  if (figures == PairFigures::pairs_only && tuning.hb_pruning && clocks_fit(model) && !names_wildcard(model)) {
     if (std::optional<MatchPairs> counted = recorded_pairs(model, channels, cuts, deadline)) {
       std::vector<PartRange> ranges = split_ranges(model, cuts, *counted, deadline);
       if (happens_before_drops_none(model, cuts, *counted, ranges, threads, deadline, deadlock_free)) {

@@ -170,7 +170,7 @@ TEST_CASE("smt recorded pairs: a wildcard, or pairs other than the recorded ones
     b.record(r, s1);
     b.record(r2, 1);
     const smt::Model model = b.build();
-    CHECK(smt::has_wildcard(model));
+    CHECK(smt::names_wildcard(model));
     const smt::Prepared only(model, smt::Tuning{}, {}, smt::PairFigures::pairs_only, 1);
     CHECK(!skipped_clocks(only));
     CHECK(same_prepared(model, smt::Prepared(model, smt::Tuning{}), only));
@@ -188,7 +188,7 @@ TEST_CASE("smt recorded pairs: a wildcard, or pairs other than the recorded ones
     b.record(ra0, a0);
     b.record(ra1, a1);
     const smt::Model model = b.build();
-    CHECK(!smt::has_wildcard(model));
+    CHECK(!smt::names_wildcard(model));
     CHECK(!smt::recorded_pairs(model, smt::Channels(model), smt::find_cuts(model)).has_value());
     const smt::Prepared all(model, smt::Tuning{});
     const smt::Prepared only(model, smt::Tuning{}, {}, smt::PairFigures::pairs_only, 1);
@@ -205,7 +205,7 @@ TEST_CASE("smt recorded pairs: random programs without wildcards, the same pairs
     const uint32_t ranks = 2 + i % 3;
     const uint32_t messages = 2 + i % 6;
     smt::Model model = random_model(rng, ranks, messages, RandomStyle::named);
-    REQUIRE(!smt::has_wildcard(model));
+    REQUIRE(!smt::names_wildcard(model));
     if (i % 5 == 4) {
       // A recorded match the model may not make: two receives' recorded sends swapped (when both exist).
       std::vector<uint32_t> received;
