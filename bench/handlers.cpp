@@ -1,5 +1,5 @@
 // Handler-only cost of the tracer: CPU ns per recorded call, no MPI.
-//   bench_handlers [monotonic] [hot]
+//   bench_handlers [monotonic] [hot] [noahead]
 // Records Send/Recv pairs (blocking: entry record, then the complete event),
 // Puts (non-blocking: one record) and halo exchanges (4 Isend, 4 Irecv and
 // the Waitall of their 8 requests) into a trace under $TMPDIR, through
@@ -13,6 +13,8 @@
 // the MPI layer (handle lookups, statuses). `monotonic`: the vDSO clock
 // instead of the cycle counter (SMTRACE_CLOCK=monotonic). `hot`: the
 // HotScope rounds only (for a profiler; the general figures print as 0).
+// `noahead`: no grow-ahead thread (SMTRACE_GROW_AHEAD=0: the zeros of each
+// next segment of the file written by this thread, as before it).
 #include <sys/resource.h>
 #include <time.h>
 #include <cstdio>
@@ -39,7 +41,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "monotonic") monotonic = true;
     else if (std::string(argv[i]) == "hot") hot_only = true;
-    else return std::fprintf(stderr, "usage: bench_handlers [monotonic] [hot]\n"), 2;
+    else if (std::string(argv[i]) == "noahead") info.options.grow_ahead = false;
+    else return std::fprintf(stderr, "usage: bench_handlers [monotonic] [hot] [noahead]\n"), 2;
   }
   info.options.counter_clock = !monotonic;
   info.install_handlers = false;

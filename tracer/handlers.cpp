@@ -130,13 +130,19 @@ void resolve_sites(Event& e, uintptr_t site, const void* const* frames, int nfra
     e.stack.push_back(g->sites->id(reinterpret_cast<uintptr_t>(frames[i]), *g->recorder));
 }
 
-// Write the summary of folded polls of thread `tid`, if any; the lock is held.
-void flush_folds(uint32_t tid) {
-  if (!g->folds || tid >= k_max_fold_threads) return;
-  PollFolder& f = (*g->folds)[tid];
-  if (!f.active()) return;
+// flush_folds' writing, out of line: its Event is built only for a run.
+[[gnu::noinline]] void write_fold_summary(PollFolder& f) {
   Event summary;
   if (f.take_summary(summary)) g->recorder->event(summary);
+}
+
+// Write the summary of folded polls of thread `tid`, if any; the lock is
+// held. Inline: every recorded call asks, and nearly always there is none.
+inline void flush_folds(uint32_t tid) {
+  if (!g->folds || tid >= k_max_fold_threads) return;
+  PollFolder& f = (*g->folds)[tid];
+  if (f.active()) [[unlikely]]
+    write_fold_summary(f);
 }
 
 void flush_all_folds() {
@@ -473,6 +479,9 @@ bool start(const StartInfo& info) {
     g->recorder->lock();
     g->recorder->comm(world);
     g->recorder->comm(self);
+    // Not the program's thread (threads.cpp's pthread_create: inside the tracer).
+    Untraced quiet;
+    if (info.options.grow_ahead) g->recorder->start_grow_ahead();
     g->recorder->unlock();
   }
   if (g->options.stack_depth > 1) {  // backtrace() loads libgcc on first use: not inside a signal or the lock

@@ -104,6 +104,7 @@ Options parse_options(const std::function<const char*(const char*)>& getenv) {
   o.disable = parse_bool(getenv("SMTRACE_DISABLE"), false);
   o.fold_polls = parse_bool(getenv("SMTRACE_FOLD_POLLS"), true);
   o.quiet = parse_bool(getenv("SMTRACE_QUIET"), false);
+  o.grow_ahead = parse_bool(getenv("SMTRACE_GROW_AHEAD"), true);
   if (const char* v = getenv("SMTRACE_THREADS"); v && *v) {
     std::string t = v;
     if (t == "auto") o.threads = ThreadTracking::automatic;
@@ -133,6 +134,7 @@ std::map<std::string, std::string> Options::to_map() const {
       {"SMTRACE_STACK_DEPTH", std::to_string(stack_depth)},
       {"SMTRACE_FOLD_POLLS", fold_polls ? "1" : "0"},
       {"SMTRACE_QUIET", quiet ? "1" : "0"},
+      {"SMTRACE_GROW_AHEAD", grow_ahead ? "1" : "0"},
       {"SMTRACE_CLOCK", counter_clock ? "counter" : "monotonic"},
       {"SMTRACE_THREADS", threads == ThreadTracking::on    ? "on"
                           : threads == ThreadTracking::off ? "off"

@@ -27,6 +27,7 @@ struct Options {
   bool disable = false;               // SMTRACE_DISABLE
   bool fold_polls = true;             // SMTRACE_FOLD_POLLS
   bool quiet = false;                 // SMTRACE_QUIET
+  bool grow_ahead = true;             // SMTRACE_GROW_AHEAD (Recorder::start_grow_ahead)
   bool counter_clock = true;          // SMTRACE_CLOCK: counter (true) or monotonic
   ThreadTracking threads = ThreadTracking::automatic;  // SMTRACE_THREADS
   std::string force;                  // SMTRACE_FORCE: RANK:N=SOURCE,... (trace_format/force.hpp)

@@ -1,12 +1,18 @@
 #include "tracer/recorder.hpp"
 
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -25,9 +31,133 @@ void store_u32(unsigned char* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
 }
 
+// 1 MiB a write, not 64 KiB: about 100 ns less a page here (the kernel's
+// per-write work), 0.5-1 ns per event. In .bss, never written: no bytes in
+// the library, and its pages read as the shared zero page.
+unsigned char g_zeros[1024 * 1024];
+
+// pwrite zeros over file range [from, to); stop at the first error (a hint).
+void write_zeros(int fd, uint64_t from, uint64_t to) {
+  while (from < to) {
+    const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(sizeof g_zeros, to - from));
+    const ssize_t done = ::pwrite(fd, g_zeros, n, static_cast<off_t>(from));
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) break;
+    from += static_cast<uint64_t>(done);
+  }
+}
+
+void futex_wait(std::atomic<uint32_t>& word, uint32_t seen) {
+  (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+}
+void futex_wake(std::atomic<uint32_t>& word) {
+  (void)syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
 }  // namespace
 
+// The grow-ahead thread and what it shares with the writer (the thread
+// holding the recorder's lock in grow). The file's zeros are written in
+// claims, in file order: `claimed` is the end of the zeros taken so far, by
+// either thread, and only moves up (compare-and-swap). The helper claims at
+// most 1 MiB at a time, up to `target` (the writer's request: the segment
+// after the mapping), announcing the claim's start in `busy` before it
+// takes it. grow() takes everything up to the end it is about to map,
+// then waits while `busy` is below that end (a write of at most 1 MiB in
+// flight), and writes what it took itself: so no zero is ever written
+// where a record may be, the mapping's range is the writer's alone once
+// mapped. All sequentially consistent: the helper's store of `busy` and its
+// claim against grow's claim and load of `busy` (either the helper's claim
+// fails, or grow sees it busy).
+struct Recorder::GrowAhead {
+  int fd = -1;
+  pid_t pid = 0;
+  pthread_t thread{};
+  std::atomic<uint64_t> claimed{0};
+  std::atomic<uint64_t> busy{UINT64_MAX};  // UINT64_MAX: no write in flight
+  std::atomic<uint64_t> target{0};
+  std::atomic<uint32_t> wake{0};  // futex word: bumped with each request
+  std::atomic<bool> stop{false};
+
+  static void* run(void* self) {
+    auto* a = static_cast<GrowAhead*>(self);
+    for (;;) {
+      const uint32_t seen = a->wake.load();
+      if (a->stop.load()) return nullptr;
+      uint64_t from = a->claimed.load();
+      // Never past RLIMIT_FSIZE (SIGXFSZ would kill the application).
+      const uint64_t to = std::min(a->target.load(), file_size_limit());
+      if (from >= to) {
+        futex_wait(a->wake, seen);
+        continue;
+      }
+      const uint64_t end = std::min(to, from + sizeof g_zeros);
+      a->busy.store(from);
+      if (a->claimed.compare_exchange_strong(from, end)) write_zeros(a->fd, from, end);
+      a->busy.store(UINT64_MAX);
+    }
+  }
+  // Take the zeros below `to` for the writer; wait for the helper's write
+  // in flight below it. Return where the writer's own part starts (`to`:
+  // nothing left to it).
+  uint64_t take(uint64_t to) {
+    uint64_t c = claimed.load();
+    while (c < to && !claimed.compare_exchange_weak(c, to)) {
+    }
+    while (busy.load() < to) sched_yield();
+    return std::min(c, to);
+  }
+  void request(uint64_t to) {
+    target.store(to);
+    wake.fetch_add(1);
+    futex_wake(wake);
+  }
+};
+
+Recorder::GrowAhead* Recorder::ahead_here() const {
+  return m_ahead && m_ahead->pid == getpid() ? m_ahead : nullptr;
+}
+
+bool Recorder::grow_ahead() const { return ahead_here() != nullptr; }
+
+bool Recorder::start_grow_ahead() {
+  if (m_ahead || !m_active) return false;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 2) return false;
+  auto* a = new GrowAhead;
+  a->fd = m_fd;
+  a->pid = getpid();
+  a->claimed.store(std::max(m_filled, m_map_off + m_map_len));
+  a->target.store(a->claimed.load() + m_segment);
+  // Every signal blocked in the thread from its start: the application's
+  // signals go to its own threads, as without the tracer.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const int rc = pthread_create(&a->thread, nullptr, &GrowAhead::run, a);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    delete a;
+    return false;
+  }
+  m_ahead = a;
+  return true;
+}
+
+void Recorder::stop_grow_ahead() {
+  GrowAhead* a = ahead_here();
+  if (!a) return;  // none, or a forked parent's: not ours to join
+  a->stop.store(true);
+  a->wake.fetch_add(1);
+  futex_wake(a->wake);
+  pthread_join(a->thread, nullptr);
+  delete a;
+  m_ahead = nullptr;
+}
+
 Recorder::~Recorder() {
+  stop_grow_ahead();
   if (m_map) munmap(m_map, m_map_len);
   if (m_fd >= 0) ::close(m_fd);
 }
@@ -35,6 +165,7 @@ Recorder::~Recorder() {
 void Recorder::fail(const std::string& what) {
   if (!m_active) return;
   m_active = false;
+  m_last.entry = false;
   m_error = m_path + ": " + what;
 }
 
@@ -111,7 +242,10 @@ bool Recorder::grow(uint64_t end) {
     fail(std::string("cannot grow the file: ") + std::strerror(rc));
     return false;
   }
-  fill_page_cache(std::max(off, m_filled), off + len);
+  GrowAhead* ahead = ahead_here();
+  // The zeros the grow-ahead thread has taken are its (and written once
+  // take returns); the rest are written here.
+  fill_page_cache(std::max({off, m_filled, ahead ? ahead->take(off + len) : 0}), off + len);
   void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, m_fd, static_cast<off_t>(off));
   if (p == MAP_FAILED) {
     fail(std::string("cannot map the file: ") + std::strerror(errno));
@@ -127,6 +261,7 @@ bool Recorder::grow(uint64_t end) {
   m_map = static_cast<unsigned char*>(p);
   m_map_off = off;
   m_map_len = len;
+  if (ahead) ahead->request(std::min(off + len + m_segment, limit));
   return true;
 }
 
@@ -141,17 +276,7 @@ bool Recorder::grow(uint64_t end) {
 // within it. m_filled only grows, to the end of every range mapped whatever
 // the pwrites did: records are written below it, never filled over.
 void Recorder::fill_page_cache(uint64_t from, uint64_t to) {
-  // 1 MiB a write, not 64 KiB: about 100 ns less a page here (the kernel's
-  // per-write work), 0.5-1 ns per event. In .bss, never written: no bytes
-  // in the library, and its pages read as the shared zero page.
-  static unsigned char zeros[1024 * 1024];
-  while (from < to) {
-    const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(sizeof zeros, to - from));
-    const ssize_t done = ::pwrite(m_fd, zeros, n, static_cast<off_t>(from));
-    if (done < 0 && errno == EINTR) continue;
-    if (done <= 0) break;
-    from += static_cast<uint64_t>(done);
-  }
+  write_zeros(m_fd, from, to);
   m_filled = std::max(m_filled, to);
 }
 
@@ -199,6 +324,7 @@ void Recorder::seal() {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   store_u32(head, static_cast<uint32_t>(m_chunk_payload));
   m_chunk_open = false;
+  m_last.entry = false;
 }
 
 template <class Encode>
@@ -312,6 +438,7 @@ bool Recorder::take_back_last(uint64_t seq) {
   m_pos = m_last.start;
   m_chunk_payload -= m_last.size;
   m_encoder = m_last.encoder_before;
+  m_last.entry = false;
   m_next_seq = seq;
   --m_events;
   return true;
@@ -325,9 +452,11 @@ bool Recorder::take_back_last(uint64_t seq) {
 // would not fit the chunk or a one-byte length, are left to rewrite_last.
 template <bool k_long, class Write>
 bool Recorder::finish_entry(uint64_t seq, std::size_t bound, Write&& write) {
-  if (!m_active || !m_chunk_open || !m_last.is_event || !m_last.entry || m_last.seq != seq ||
-      m_last.start + m_last.size != m_pos || m_last.start < m_map_off || m_pos + bound > m_map_off + m_map_len)
-    return false;
+  // m_last.entry holds only while the entry is the open chunk's last
+  // record, mapped, and the recorder active: every write of a record resets
+  // it (record, record_in_place), and seal, fail and take_back_last clear
+  // it, so it stands for those tests (recorder.hpp: LastRecord).
+  if (!m_last.entry || m_last.seq != seq || m_pos + bound > m_map_off + m_map_len) return false;
   unsigned char* dst = m_map + (m_last.start - m_map_off);
   unsigned char* pending = dst + m_last.size - sizeof format::k_pending_field;
   // As in rewrite_last: the first byte goes to zero first (a reader of a
@@ -419,6 +548,8 @@ void Recorder::termination(format::Termination end) {
 
 void Recorder::close() {
   seal();
+  m_last.entry = false;
+  stop_grow_ahead();  // its last write done before the file is cut
   if (m_map) {
     munmap(m_map, m_map_len);
     m_map = nullptr;

@@ -41,6 +41,22 @@ class Recorder {
   // Create `path`, write the magic and `header`; return false and set
   // error() on failure. `chunk_bytes` is the chunk size to seal at.
   bool open(const std::string& path, const format::RankHeader& header, uint32_t chunk_bytes);
+  // Start the grow-ahead thread: from then on the zeros of the file's next
+  // segment are written into the page cache (fill_page_cache's work, about
+  // 700 ns per 4 KiB page of trace) by that thread, one segment ahead of
+  // the mapping, not by the thread whose record reaches the segment's end.
+  // The calling thread's CPU goes down by that much, the process's does not
+  // (docs/tracer.md). Nothing is started, and false returned, where this
+  // process may run on fewer than 2 CPUs (its affinity mask) or the
+  // recorder is not active. The thread records nothing, blocks every
+  // signal, and only ever writes zeros beyond the mapping (a range it
+  // claims first; grow() waits for a claimed write in flight before it maps
+  // the range: GrowAhead in recorder.cpp). Call after open(), before other
+  // threads record. close() and the destructor stop it; in a forked child
+  // it is ignored (it lives in the parent).
+  bool start_grow_ahead();
+  // Return true while the grow-ahead thread of this process runs.
+  bool grow_ahead() const;
   // Return true while records can be written (open and no error met).
   bool active() const { return m_active; }
   // Return what went wrong, when active() turned false by an error.
@@ -124,11 +140,16 @@ class Recorder {
     return grow(end);
   }
   bool grow(uint64_t end);
+  struct GrowAhead;
+  // m_ahead when its thread is this process's (not a forked parent's).
+  GrowAhead* ahead_here() const;
+  void stop_grow_ahead();
   void fill_page_cache(uint64_t from, uint64_t to);
   void put(const void* data, std::size_t size, bool first_byte_last);
   void fail(const std::string& what);
 
   SpinLock m_lock;
+  GrowAhead* m_ahead = nullptr;  // freed only once its thread has been joined
   format::RecordEncoder m_encoder;
   std::string m_scratch;
   std::string m_path;
@@ -160,7 +181,10 @@ class Recorder {
     uint64_t start = 0;  // file offset
     uint64_t size = 0;
     format::RecordEncoder encoder_before;
-    bool entry = false;  // an entry complete_last can finish (the encodings say so)
+    // An entry complete_last can finish (the encodings say so). True only
+    // while the record is an event, the last of the open chunk, within the
+    // mapping, and the recorder active: finish_entry tests this alone.
+    bool entry = false;
   };
   LastRecord m_last;
 };

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -621,6 +622,84 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at writes event_at's bytes") {
       if (e.flag) CHECK(chunk.event(0).flag() == *e.flag);
     }
   }
+}
+
+TEST_CASE("trace_format::RecordEncoder::hot_event_at equals event_at on random events") {
+  // hot_event_at tests some fields in groups (requests and completion,
+  // window and target, outputs): random subsets of every HotEvent field,
+  // with values of every varint length and sign, must still give event_at's
+  // bytes, its entry flag and its stream state.
+  std::mt19937_64 rng(19);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  auto value = [&]() -> uint64_t {  // 0 half the time, else 1 to 64 bits
+    if (pick(2) == 0) return 0;
+    const int bits = 1 + pick(64);
+    return bits == 64 ? rng() : rng() & ((uint64_t{1} << bits) - 1);
+  };
+  auto status = [&]() {
+    fmt_ns::Status s;
+    if (pick(3) == 0) return s;
+    if (pick(2)) s.source = static_cast<int32_t>(value());
+    if (pick(2)) s.tag = static_cast<int32_t>(value());
+    if (pick(2)) s.count = static_cast<int64_t>(value());
+    s.cancelled = pick(4) == 0;
+    if (pick(4) == 0) s.error = static_cast<int32_t>(value());
+    return s;
+  };
+  fmt_ns::RecordEncoder general, hot;
+  std::string info;
+  general.begin_chunk(info, 1, 500, 0);
+  hot.begin_chunk(info, 1, 500, 0);
+  uint64_t seq = 1;
+  int64_t t = 500;
+  int entries = 0;
+  for (int i = 0; i < 20000; ++i) {
+    fmt_ns::HotEvent e;
+    e.seq = seq;
+    seq += pick(8) == 0 ? 2 + value() % 1000 : 1;
+    e.call = static_cast<fmt_ns::Call>(1 + pick(300));
+    if (pick(4) == 0) e.thread = static_cast<uint32_t>(value());
+    t += static_cast<int64_t>(value() % 100000) - 20000;
+    e.t_start = t;
+    e.pending = pick(2) == 0;
+    // An entry half the time (no outputs), else outputs at random.
+    if (!e.pending || pick(2)) {
+      e.duration = value();
+      e.rc = static_cast<int32_t>(pick(3) == 0 ? value() : 0);
+      e.status = status();
+    }
+    e.site = static_cast<uint32_t>(value());
+    e.comm = static_cast<uint32_t>(value());
+    if (pick(2)) e.peer = static_cast<int32_t>(value());
+    if (pick(2)) e.tag = static_cast<int32_t>(value());
+    e.buf = pick(2) ? value() : 0x7fff0000;
+    e.count = static_cast<int64_t>(value());
+    e.datatype = static_cast<uint32_t>(value());
+    if (pick(3) == 0) {  // a request or completion call's fields, each at random
+      if (pick(2)) e.request = value();
+      for (int k = pick(5); k > 0; --k) e.requests.push_back(value());
+      for (int k = pick(4); k > 0; --k)
+        e.completed.push_back(fmt_ns::CompletedRequest{static_cast<uint32_t>(value()), value(), status()});
+      if (pick(2)) e.flag = pick(2) == 0;
+    }
+    if (pick(3) == 0) {  // a one-sided call's fields, each at random
+      if (pick(2)) e.window = static_cast<uint32_t>(value());
+      if (pick(2)) e.target_disp = value();
+      if (pick(2)) e.target_count = static_cast<int64_t>(value());
+      if (pick(2)) e.target_datatype = static_cast<uint32_t>(value());
+    }
+    unsigned char a[4096] = {}, b[4096] = {};
+    bool a_entry = false, b_entry = true;
+    const std::size_t na = general.event_at(a, e.to_event(), &a_entry);
+    const std::size_t nb = hot.hot_event_at(b, e, &b_entry);
+    REQUIRE(nb <= fmt_ns::RecordEncoder::k_hot_record_bound);
+    REQUIRE(na == nb);
+    REQUIRE(std::memcmp(a, b, sizeof a) == 0);
+    REQUIRE(a_entry == b_entry);
+    REQUIRE(general.next_seq() == hot.next_seq());
+    entries += b_entry;
+  }
+  CHECK(entries > 1000);  // entries were among them
 }
 
 TEST_CASE("trace_format::write_entry_outputs completes an entry as event_at writes the complete event") {

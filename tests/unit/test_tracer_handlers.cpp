@@ -33,7 +33,8 @@ uintptr_t site(int k = 0) { return reinterpret_cast<uintptr_t>(&anchor) + 1 + st
 struct TempTrace {
   fs::path dir;
   explicit TempTrace(const std::string& name, uint32_t chunk_bytes = 64 * 1024,
-                     ThreadTracking threads = ThreadTracking::automatic, int32_t thread_level = 0) {
+                     ThreadTracking threads = ThreadTracking::automatic, int32_t thread_level = 0,
+                     bool grow_ahead = true) {
     dir = fs::temp_directory_path() / ("smtrace-" + name + "-" + std::to_string(getpid()));
     fs::remove_all(dir);
     StartInfo info;
@@ -45,6 +46,7 @@ struct TempTrace {
     info.options.chunk_bytes = chunk_bytes;
     info.options.quiet = true;
     info.options.threads = threads;
+    info.options.grow_ahead = grow_ahead;
     info.thread_level = thread_level;
     info.install_handlers = false;
     started = h::start(info);
@@ -846,15 +848,19 @@ TEST_CASE("tracer::handlers::unwritable_directory_stops_tracing") {
 
 TEST_CASE("tracer::handlers::disk_full_stops_tracing") {
   // The file cannot grow past 6 MiB (as on a full disk): tracing stops for
-  // the rank, the calls go on, everything written stays readable.
+  // the rank, the calls go on, everything written stays readable. With the
+  // grow-ahead thread too, which may have written the next segment's zeros
+  // (the file up to 8 MiB) before the limit came down: never a record
+  // beyond the limit.
   struct rlimit old {};
   getrlimit(RLIMIT_FSIZE, &old);
   struct rlimit small = old;
   small.rlim_cur = 6u << 20;
   auto old_handler = signal(SIGXFSZ, SIG_IGN);
   uint64_t written = 0;
-  {
-    TempTrace t("full", 4096);
+  for (const bool ahead : {false, true}) {
+    CAPTURE(ahead);
+    TempTrace t("full", 4096, ThreadTracking::automatic, 0, ahead);
     REQUIRE(t.started);
     REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
     for (int i = 0; i < 1000000 && h::tracing(); ++i) send(1, i, 0x100);
@@ -864,7 +870,7 @@ TEST_CASE("tracer::handlers::disk_full_stops_tracing") {
     auto r = smtrace::format::read_rank_file(t.file());
     written = r.events.size();
     CHECK(written > 1000);
-    CHECK(fs::file_size(t.file()) <= (6u << 20));
+    CHECK(fs::file_size(t.file()) <= (ahead ? 8u << 20 : 6u << 20));
     for (size_t i = 0; i < r.events.size(); ++i) CHECK(r.events[i].tag == static_cast<int>(i));
   }
   signal(SIGXFSZ, old_handler);

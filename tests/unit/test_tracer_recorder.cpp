@@ -4,6 +4,8 @@
 // against Recorder::event.
 #include <doctest/doctest.h>
 
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "trace_format/reader.hpp"
 #include "trace_format/smtrace.pb.h"
 #include "trace_format/wire.hpp"
+#include "tracer/handlers.hpp"
 #include "tracer/recorder.hpp"
 
 namespace fs = std::filesystem;
@@ -672,6 +675,119 @@ TEST_CASE("tracer::Recorder keeps every record across segments (the zero fill ne
   for (const auto& p : closed.problems) MESSAGE(p.to_string());
   CHECK(closed.problems.empty());
   check(closed);
+  fs::remove(file);
+}
+
+namespace {
+// Return whether this process may run on 2 CPUs or more (start_grow_ahead's condition).
+bool two_cpus() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2;
+}
+
+// Write `n` hot events (a third of them entries finished by complete_last,
+// a note every 1000) into `file`, with the grow-ahead thread or without;
+// check the file as a killed rank leaves it reads back, close; return the
+// closed file's bytes.
+std::string write_segments(const fs::path& file, uint64_t n, bool ahead) {
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 60 * 1000));
+  r.lock();
+  if (ahead) {
+    smtrace::tracer::handlers::Untraced quiet;  // not a thread of the program's (threads.cpp)
+    CHECK(r.start_grow_ahead() == two_cpus());
+    CHECK(r.grow_ahead() == two_cpus());
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    fmt_ns::HotEvent h = hot_calls()[0];
+    h.t_start = static_cast<int64_t>(10 * i);
+    h.tag = static_cast<int32_t>(i);
+    h.pending = i % 3 == 0;
+    const uint64_t seq = r.hot_event(h);
+    if (h.pending) REQUIRE(r.complete_last(seq, 7, 0, {}));
+    if (i % 1000 == 999) r.note(fmt_ns::TracerNote{h.t_start, "a note between events"});
+  }
+  const fmt_ns::RankTrace killed = fmt_ns::read_rank_file(file);  // as a kill leaves it
+  REQUIRE(killed.events.size() == n);
+  uint64_t wrong = 0;
+  for (uint64_t i = 0; i < n; ++i) wrong += killed.events[i].tag != static_cast<int32_t>(i) || killed.events[i].pending;
+  CHECK(wrong == 0);
+  r.close();
+  CHECK_FALSE(r.grow_ahead());  // joined before the file was cut
+  r.unlock();
+  return slurp(file);
+}
+}  // namespace
+
+TEST_CASE("tracer::Recorder with the grow-ahead thread writes the same file") {
+  // About 18 MiB of records over 5 segments: with the thread zero-filling
+  // each next segment ahead of the writer, every record reads back (as a
+  // kill leaves the file too) and the closed file is byte for byte the one
+  // written without it: its zeros never cover a record, and it is done
+  // before close cuts the file. Three runs, for the race between the
+  // writer reaching a segment and the thread's write of it.
+  const fs::path file = temp_file("ahead");
+  const uint64_t n = 1000000;
+  const std::string plain = write_segments(file, n, false);
+  CHECK(plain.size() > (16u << 20));
+  for (int run = 0; run < 3; ++run) CHECK(write_segments(file, n, true) == plain);
+  const auto trace = fmt_ns::read_rank_file(file);
+  for (const auto& p : trace.problems) MESSAGE(p.to_string());
+  CHECK(trace.problems.empty());
+  fs::remove(file);
+}
+
+TEST_CASE("tracer::Recorder's grow-ahead thread is not a forked child's") {
+  // A child forked while the thread runs has no such thread: it grows its
+  // file itself (never waiting for the parent's thread) and close() does
+  // not join it; the parent's goes on. (A child's records go to the same
+  // mapping as its parent's: here to a file of its own, opened after fork.)
+  if (!two_cpus()) {
+    Recorder r;
+    const fs::path file = temp_file("fork-one-cpu");
+    REQUIRE(r.open(file.string(), header(), 60 * 1000));
+    CHECK_FALSE(r.start_grow_ahead());  // one CPU: nothing started
+    r.close();
+    fs::remove(file);
+    return;
+  }
+  const fs::path file = temp_file("fork-parent");
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 60 * 1000));
+  r.lock();
+  {
+    smtrace::tracer::handlers::Untraced quiet;
+    REQUIRE(r.start_grow_ahead());
+  }
+  fmt_ns::HotEvent h = hot_calls()[0];
+  for (int i = 0; i < 200000; ++i) r.hot_event(h);  // into the second segment, the third being written
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // In the child: not its thread; growing and closing go on without it.
+    bool ok = !r.grow_ahead();
+    Recorder own;
+    const fs::path mine = temp_file("fork-child");
+    ok = ok && own.open(mine.string(), header(), 60 * 1000);
+    own.lock();
+    for (int i = 0; ok && i < 400000; ++i) own.hot_event(h);
+    own.close();
+    own.unlock();
+    ok = ok && fmt_ns::read_rank_file(mine).events.size() == 400000;
+    fs::remove(mine);
+    r.unlock();
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(r.grow_ahead());
+  for (int i = 0; i < 200000; ++i) r.hot_event(h);  // on through the next segment
+  r.close();
+  r.unlock();
+  CHECK(fmt_ns::read_rank_file(file).events.size() == 400000);
   fs::remove(file);
 }
 
