@@ -83,37 +83,47 @@ struct Conflict {
   uint64_t lo = 0, hi = 0;     // the first overlapping bytes
 };
 
-struct PendingOp {
-  Call call = Call::unspecified;       // the creating call (Isend, Recv_init...)
+// A pending (or persistent) operation, apart from its blocks and conflicts.
+struct OpHead {
   uint64_t seq = 0;                    // posting event (the Start for persistent ones)
-  uint32_t site = 0;
-  Call post_call = Call::unspecified;  // Isend..., or Start/Startall
   uint64_t order = 0;                  // when active: activations before it on the rank, + 1
-  std::vector<Block> blocks;           // sorted, disjoint per mode
-  std::vector<Conflict> conflicts;
   uint64_t free_seq = 0;               // Request_free while active
+  uint32_t site = 0;
   uint32_t free_site = 0;
+  Call call = Call::unspecified;       // the creating call (Isend, Recv_init...)
+  Call post_call = Call::unspecified;  // Isend..., or Start/Startall
   bool persistent = false;
   bool active = false;
   bool freed = false;
 };
 
+// An operation of several blocks (or none), or of one with conflicts: in
+// the StableRequestMap.
+struct PendingOp : OpHead {
+  std::vector<Block> blocks;           // sorted, disjoint per mode
+  std::vector<Conflict> conflicts;
+};
+
+// An operation of one block (a contiguous buffer: most posts) and no
+// conflict: a small value of a RequestMap, no vector. The first conflict
+// moves it into the StableRequestMap as a PendingOp (Pass::promote).
+struct OneBlockOp : OpHead {
+  Block block;
+};
+
+std::span<const Block> blocks_of(const PendingOp& op) { return op.blocks; }
+std::span<const Block> blocks_of(const OneBlockOp& op) { return {&op.block, 1}; }
+
 // Set `op` to a new operation's defaults, keeping its vectors' storage (StableRequestMap).
-// Field by field: moving the vectors out and back costs more.
 void reset(PendingOp& op) {
-  op.call = Call::unspecified;
-  op.seq = 0;
-  op.site = 0;
-  op.post_call = Call::unspecified;
-  op.order = 0;
+  static_cast<OpHead&>(op) = OpHead{};
   op.blocks.clear();
   op.conflicts.clear();
-  op.free_seq = 0;
-  op.free_site = 0;
-  op.persistent = false;
-  op.active = false;
-  op.freed = false;
 }
+
+// Tests only: false keeps every operation in the StableRequestMap (the
+// table before the one-block table), for comparing findings.
+bool g_one_block_table = true;
 
 // What a rank whose threads are lanes keeps: each access, and each
 // operation's lifetime from its posting to its completion.
@@ -533,19 +543,52 @@ class Pass final : public RankPass {
   // Return the earliest-posted active operation that forbids an access of
   // `mode` to some of [lo, hi) (of a Startall's, the first in its array);
   // `writes`: it writes those bytes.
+  // One of the one-block table is moved to the stable one (it is about
+  // to get a conflict).
   PendingOp* find_owner(uint64_t lo, uint64_t hi, Mode mode, bool& writes) {
     PendingOp* best = nullptr;
+    uint64_t best_order = 0;  // 0: none yet (active orders are 1 and up)
+    std::optional<uint64_t> one;  // the best one's request, when in m_one
+    auto forbids = [&](const Block& b) { return (b.mode == Mode::write || mode == Mode::write) && overlaps(b, lo, hi); };
     m_ops.each([&](PendingOp& op) {
-      if (!op.active || (best && best->order < op.order)) return;
+      if (!op.active || (best_order != 0 && best_order < op.order)) return;
       for (const Block& b : op.blocks) {
-        if ((b.mode == Mode::write || mode == Mode::write) && overlaps(b, lo, hi)) {
+        if (forbids(b)) {
           best = &op;
+          best_order = op.order;
           writes = b.mode == Mode::write;
           break;
         }
       }
     });
+    if (m_one.size() != 0)
+      m_one.each([&](uint64_t request, const OneBlockOp& op) {
+        if (!op.active || (best_order != 0 && best_order < op.order) || !forbids(op.block)) return;
+        one = request;
+        best_order = op.order;
+        writes = op.block.mode == Mode::write;
+      });
+    if (one) return &promote(*one);
     return best;
+  }
+
+  // Move the one-block operation of `request` into the stable table; return it there.
+  PendingOp& promote(uint64_t request) {
+    const OneBlockOp one = *m_one.find(request);
+    m_one.erase(request);
+    PendingOp& op = m_ops.renew(request);
+    static_cast<OpHead&>(op) = one;
+    op.blocks.push_back(one.block);
+    return op;
+  }
+
+  // Set the fields a post or a persistent definition gives.
+  static void define(OpHead& op, const Event& e, Call call, bool persistent) {
+    op.call = call;
+    op.seq = e.seq;
+    op.site = e.site;
+    op.post_call = e.call;
+    op.persistent = persistent;
   }
 
   // Post the operation of `e` with footprint m_scratch (checked first).
@@ -564,31 +607,52 @@ class Pass final : public RankPass {
       access(e, receive);
       if (e.request == 0) return;
     }
-    PendingOp& op = m_ops.renew(e.request);
-    op.call = call;
-    op.seq = e.seq;
-    op.site = e.site;
-    op.post_call = e.call;
-    op.persistent = persistent;
-    take_blocks(op);
-    if (placed) {
-      op.active = true;
-      op.order = ++m_activations;
-    } else {
-      activate(op);
+    auto go = [&](auto& op) {
+      define(op, e, call, persistent);
+      if (placed) {
+        op.active = true;
+        op.order = ++m_activations;
+      } else {
+        activate(op);
+      }
+      begin_lifetime(e.request, op);
+    };
+    if (m_scratch.size() == 1 && g_one_block_table) {
+      go(renew_one(e.request));
+      return;
     }
-    begin_lifetime(e.request, op);
+    go(renew_stable(e.request));
+  }
+
+  // The entry of `request` in the one-block table, new, with m_scratch's
+  // one block (the request leaves the stable table).
+  OneBlockOp& renew_one(uint64_t request) {
+    if (m_ops.size() != 0) m_ops.erase(request);
+    OneBlockOp& op = m_one[request];
+    op = OneBlockOp{};
+    op.block = m_scratch.front();
+    return op;
+  }
+  // The entry of `request` in the stable table, new, with m_scratch's
+  // blocks (the request leaves the one-block table).
+  PendingOp& renew_stable(uint64_t request) {
+    if (m_one.size() != 0) m_one.erase(request);
+    PendingOp& op = m_ops.renew(request);
+    take_blocks(op);
+    return op;
   }
 
   // Keep `op`'s lifetime (request `request`), where threads are lanes.
-  void begin_lifetime(uint64_t request, const PendingOp& op) {
+  template <class Op>
+  void begin_lifetime(uint64_t request, const Op& op) {
     if (!lanes) return;
     Lifetime l;
     l.op_call = op.call;
     l.post_call = op.post_call;
     l.post_seq = op.seq;
     l.post_site = op.site;
-    l.blocks = op.blocks;
+    const std::span<const Block> blocks = blocks_of(op);
+    l.blocks.assign(blocks.begin(), blocks.end());
     m_lifetime[request] = lifetimes.size();
     lifetimes.push_back(std::move(l));
   }
@@ -609,13 +673,8 @@ class Pass final : public RankPass {
 
   void define_persistent(const Event& e) {
     normalize(m_scratch);
-    PendingOp& op = m_ops.renew(e.request);
-    op.call = e.call;
-    op.seq = e.seq;
-    op.site = e.site;
-    op.post_call = e.call;
-    op.persistent = true;
-    take_blocks(op);
+    if (m_scratch.size() == 1 && g_one_block_table) define(renew_one(e.request), e, e.call, true);
+    else define(renew_stable(e.request), e, e.call, true);
   }
 
   // op.blocks = m_scratch, `op` just renewed (no blocks): one block (most
@@ -625,32 +684,58 @@ class Pass final : public RankPass {
     else op.blocks.assign(m_scratch.begin(), m_scratch.end());
   }
 
+  // Start the persistent operation of `request` (in either table). The
+  // access check may move other operations between the tables (never this
+  // one: it is not active), so it is looked up again after it.
   void start(const Event& e, uint64_t request) {
+    if (OneBlockOp* one = m_one.size() != 0 ? m_one.find(request) : nullptr) {
+      if (!one->persistent || one->active) return;
+      m_scratch.assign(1, one->block);
+      access(e, format::call_traits(one->call).role == format::Role::recv);
+      restart(*m_one.find(request), e, request);
+      return;
+    }
     PendingOp* found = m_ops.find(request);
     if (!found || !found->persistent || found->active) return;
-    PendingOp& op = *found;
-    m_scratch.assign(op.blocks.begin(), op.blocks.end());
-    access(e, format::call_traits(op.call).role == format::Role::recv);
+    m_scratch.assign(found->blocks.begin(), found->blocks.end());
+    access(e, format::call_traits(found->call).role == format::Role::recv);
+    PendingOp& op = *m_ops.find(request);
+    op.conflicts.clear();
+    restart(op, e, request);
+  }
+  template <class Op>
+  void restart(Op& op, const Event& e, uint64_t request) {
     op.seq = e.seq;
     op.site = e.site;
     op.post_call = e.call;
-    op.conflicts.clear();
     activate(op);
     begin_lifetime(request, op);
   }
 
-  void activate(PendingOp& op) {
+  template <class Op>
+  void activate(Op& op) {
     op.active = true;
     op.order = ++m_activations;
-    for (const Block& b : op.blocks) m_pending.add(b.lo, b.hi, b.mode);
+    for (const Block& b : blocks_of(op)) m_pending.add(b.lo, b.hi, b.mode);
   }
 
-  void deactivate(PendingOp& op) {
+  template <class Op>
+  void deactivate(Op& op) {
     op.active = false;
-    for (const Block& b : op.blocks) m_pending.remove(b.lo, b.hi, b.mode);
+    for (const Block& b : blocks_of(op)) m_pending.remove(b.lo, b.hi, b.mode);
   }
 
   void complete(const Event& e, uint64_t request) {
+    bool one = false;
+    m_one.settle(request, [&](OneBlockOp& op) {  // no conflicts to retire
+      one = true;
+      if (op.active) {
+        deactivate(op);
+        if (m_lifetime.size() != 0) end_lifetime(request, &e);
+      }
+      return op.persistent;
+    });
+    if (one) return;
     m_ops.settle(request, [&](PendingOp& op) {
       if (op.active) {
         if (!op.conflicts.empty()) retire(op, &e);  // (most have none: nothing to retire)
@@ -662,15 +747,19 @@ class Pass final : public RankPass {
   }
 
   void request_free(const Event& e) {
-    PendingOp* found = m_ops.find(e.request);
-    if (!found) return;
-    PendingOp& op = *found;
-    if (!op.active) {
-      m_ops.erase(e.request);
+    if (OneBlockOp* one = m_one.size() != 0 ? m_one.find(e.request) : nullptr) {
+      if (!one->active) m_one.erase(e.request);
+      else keep_freed(*one, e);
       return;
     }
-    // The operation goes on; nothing in the trace says when it ends, so its
-    // buffer stays in use until the end.
+    PendingOp* found = m_ops.find(e.request);
+    if (!found) return;
+    if (!found->active) m_ops.erase(e.request);
+    else keep_freed(*found, e);
+  }
+  // The active operation `op` is freed by `e`: it goes on; nothing in the
+  // trace says when it ends, so its buffer stays in use until the end.
+  void keep_freed(OpHead& op, const Event& e) {
     end_lifetime(e.request, nullptr);
     op.freed = true;
     op.free_seq = e.seq;
@@ -722,7 +811,8 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  StableRequestMap<PendingOp> m_ops;  // by request id
+  StableRequestMap<PendingOp> m_ops;  // by request id; a request is in m_ops or m_one
+  RequestMap<OneBlockOp> m_one;       // one block, no conflicts
   uint64_t m_activations = 0;
   SegmentMap m_pending;                // footprints of the active ops
   std::vector<Block> m_scratch;        // reused for each event
@@ -988,5 +1078,7 @@ class LocalConcurrency final : public Check {
 }  // namespace
 
 std::unique_ptr<Check> make_local_concurrency() { return std::make_unique<LocalConcurrency>(); }
+
+void set_local_concurrency_one_block_table(bool on) { g_one_block_table = on; }
 
 }  // namespace smtrace::analyzer::checks
