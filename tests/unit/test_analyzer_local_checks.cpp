@@ -474,77 +474,87 @@ TEST_CASE("analyzer::LocalConcurrency::findings_do_not_depend_on_other_pending_o
   }
 }
 
+namespace {
+
+// Append to `t` a random program of `steps` steps on the requests `ids`
+// (each used again): one-block and several-block posts (a vector type, an
+// MPI_Iallreduce), persistent requests, Start, MPI_Request_free, waits and
+// accesses, over `addresses` 8-byte places (overlapping buffers); maybe
+// without MPI_Finalize.
+void random_request_program(Builder& t, std::mt19937_64& pick, const std::vector<uint64_t>& ids, int steps,
+                            uint64_t addresses) {
+  t.vector_type(64, 3, 1, 24);  // ints 0, 2, 4; next element 6 ints on
+  // Per slot: 0 none, 1 active, 2 persistent inactive, 3 persistent active, 4 freed while active.
+  std::vector<int> state(ids.size(), 0);
+  for (int step = 0; step < steps; ++step) {
+    const std::size_t slot = pick() % ids.size();
+    const uint64_t addr = 0x1000 + 8 * (pick() % addresses);
+    const int64_t count = 1 + static_cast<int64_t>(pick() % 4);
+    const uint64_t type = pick() % 3 == 0 ? 64 : k_int;
+    switch (pick() % 10) {
+      case 0: case 1: case 2:  // post (also over a freed one's id)
+        if (state[slot] == 0 || state[slot] == 4) {
+          t.buf(pick() % 2 ? Call::Irecv : Call::Isend, addr, count, type, ids[slot]);
+          state[slot] = 1;
+        }
+        break;
+      case 3:
+        if (state[slot] == 0) {
+          tf::Event& e = t.buf(Call::Iallreduce, addr, count, k_int, ids[slot]);
+          e.peer.reset();
+          e.recv_buf = addr + 8 * (pick() % 8);
+          e.recv_count = count;
+          e.recv_datatype = k_int;
+          state[slot] = 1;
+        }
+        break;
+      case 4:
+        if (state[slot] == 0) {
+          t.buf(pick() % 2 ? Call::Recv_init : Call::Send_init, addr, count, type, ids[slot]);
+          state[slot] = 2;
+        }
+        break;
+      case 5:
+        if (state[slot] == 2) {
+          t.add(Call::Start).request = ids[slot];
+          state[slot] = 3;
+        }
+        break;
+      case 6:
+        if (state[slot] == 1 || state[slot] == 3) {
+          t.wait(ids[slot]);
+          state[slot] = state[slot] == 1 ? 0 : 2;
+        }
+        break;
+      case 7:
+        if (state[slot] == 1 || state[slot] == 2) {
+          t.add(Call::Request_free).request = ids[slot];
+          state[slot] = state[slot] == 1 ? 4 : 0;
+        }
+        break;
+      case 8: t.annotate(Call::Annotate_read, addr, 4 * static_cast<uint64_t>(count)); break;
+      default: t.annotate(Call::Annotate_write, addr, 4 * static_cast<uint64_t>(count)); break;
+    }
+  }
+  if (pick() % 2) t.unfinalize();
+}
+
+}  // namespace
+
 TEST_CASE("analyzer::LocalConcurrency::findings_do_not_depend_on_request_ids") {
-  // The pending operations live in a hash table by request id: random
-  // programs of one-block and several-block posts (a vector type, an
-  // MPI_Iallreduce), persistent requests, MPI_Request_free, waits and
-  // accesses, with ids used again, run with consecutive, reversed and
-  // scattered ids, find the same.
+  // The pending operations live in hash tables by request id: random
+  // programs (random_request_program) run with consecutive, reversed and
+  // scattered ids find the same.
   std::mt19937_64 random(11);
-  constexpr std::size_t k_slots = 10;
-  const auto orders = id_orders(k_slots);
+  const auto orders = id_orders(10);
   for (int program = 0; program < 150; ++program) {
     CAPTURE(program);
     const uint64_t seed = random();
     std::vector<an::Finding> found[3];
     for (std::size_t o = 0; o < orders.size(); ++o) {
-      const std::vector<uint64_t>& ids = orders[o];
       std::mt19937_64 pick(seed);
       Builder t;
-      t.vector_type(64, 3, 1, 24);  // ints 0, 2, 4; next element 6 ints on
-      // Per slot: 0 none, 1 active, 2 persistent inactive, 3 persistent active, 4 freed while active.
-      std::vector<int> state(k_slots, 0);
-      for (int step = 0; step < 60; ++step) {
-        const std::size_t slot = pick() % k_slots;
-        const uint64_t addr = 0x1000 + 8 * (pick() % 16);
-        const int64_t count = 1 + static_cast<int64_t>(pick() % 4);
-        switch (pick() % 9) {
-          case 0: case 1:  // post (also over a freed one's id)
-            if (state[slot] == 0 || state[slot] == 4) {
-              const Call call = pick() % 2 ? Call::Irecv : Call::Isend;
-              t.buf(call, addr, count, pick() % 3 == 0 ? 64 : k_int, ids[slot]);
-              state[slot] = 1;
-            }
-            break;
-          case 2:
-            if (state[slot] == 0) {
-              tf::Event& e = t.buf(Call::Iallreduce, addr, count, k_int, ids[slot]);
-              e.peer.reset();
-              e.recv_buf = addr + 0x40;
-              e.recv_count = count;
-              e.recv_datatype = k_int;
-              state[slot] = 1;
-            }
-            break;
-          case 3:
-            if (state[slot] == 0) {
-              t.buf(pick() % 2 ? Call::Recv_init : Call::Send_init, addr, count, pick() % 2 ? 64 : k_int, ids[slot]);
-              state[slot] = 2;
-            }
-            break;
-          case 4:
-            if (state[slot] == 2) {
-              t.add(Call::Start).request = ids[slot];
-              state[slot] = 3;
-            }
-            break;
-          case 5:
-            if (state[slot] == 1 || state[slot] == 3) {
-              t.wait(ids[slot]);
-              state[slot] = state[slot] == 1 ? 0 : 2;
-            }
-            break;
-          case 6:
-            if (state[slot] == 1 || state[slot] == 2) {
-              t.add(Call::Request_free).request = ids[slot];
-              state[slot] = state[slot] == 1 ? 4 : 0;
-            }
-            break;
-          case 7: t.annotate(Call::Annotate_read, addr, 4 * static_cast<uint64_t>(count)); break;
-          default: t.annotate(Call::Annotate_write, addr, 4 * static_cast<uint64_t>(count)); break;
-        }
-      }
-      if (pick() % 2) t.unfinalize();
+      random_request_program(t, pick, orders[o], 60, 16);
       found[o] = of_kind(t.run(k_lc), k_lc);
     }
     CHECK(found[0] == found[1]);
@@ -555,12 +565,11 @@ TEST_CASE("analyzer::LocalConcurrency::findings_do_not_depend_on_request_ids") {
 TEST_CASE("analyzer::LocalConcurrency::one_block_table_finds_what_the_stable_table_finds") {
   // One-block operations without conflicts live as small values in their
   // own table, moved to the table of vectors by a conflict: random programs
-  // of one-block and several-block posts (a vector type, MPI_Iallreduce)
-  // over few request ids used again, persistent requests, MPI_Request_free,
-  // waits, overlapping receives and accesses, find the same with that
-  // table as with every operation in the table of vectors.
+  // (random_request_program) over 6 request ids and overlapping buffers
+  // find the same with that table as with every operation in the table of
+  // vectors.
   std::mt19937_64 random(29);
-  constexpr std::size_t k_slots = 6;
+  const std::vector<uint64_t> ids{100, 101, 102, 103, 104, 105};
   std::size_t findings = 0;  // in all programs: the comparison is not of empty lists
   for (int program = 0; program < 300; ++program) {
     CAPTURE(program);
@@ -569,61 +578,7 @@ TEST_CASE("analyzer::LocalConcurrency::one_block_table_finds_what_the_stable_tab
     for (int one_block = 0; one_block < 2; ++one_block) {
       std::mt19937_64 pick(seed);
       Builder t;
-      t.vector_type(64, 3, 1, 24);  // ints 0, 2, 4; next element 6 ints on
-      // Per slot: 0 none, 1 active, 2 persistent inactive, 3 persistent active, 4 freed while active.
-      std::vector<int> state(k_slots, 0);
-      for (int step = 0; step < 80; ++step) {
-        const std::size_t slot = pick() % k_slots;
-        const uint64_t request = 100 + slot;
-        const uint64_t addr = 0x1000 + 8 * (pick() % 24);
-        const int64_t count = 1 + static_cast<int64_t>(pick() % 4);
-        const uint64_t type = pick() % 4 == 0 ? 64 : k_int;
-        switch (pick() % 10) {
-          case 0: case 1: case 2:  // post (also over a freed one's id)
-            if (state[slot] == 0 || state[slot] == 4) {
-              t.buf(pick() % 2 ? Call::Irecv : Call::Isend, addr, count, type, request);
-              state[slot] = 1;
-            }
-            break;
-          case 3:
-            if (state[slot] == 0) {
-              tf::Event& e = t.buf(Call::Iallreduce, addr, count, k_int, request);
-              e.peer.reset();
-              e.recv_buf = addr + 8 * (pick() % 8);
-              e.recv_count = count;
-              e.recv_datatype = k_int;
-              state[slot] = 1;
-            }
-            break;
-          case 4:
-            if (state[slot] == 0) {
-              t.buf(pick() % 2 ? Call::Recv_init : Call::Send_init, addr, count, type, request);
-              state[slot] = 2;
-            }
-            break;
-          case 5:
-            if (state[slot] == 2) {
-              t.add(Call::Start).request = request;
-              state[slot] = 3;
-            }
-            break;
-          case 6:
-            if (state[slot] == 1 || state[slot] == 3) {
-              t.wait(request);
-              state[slot] = state[slot] == 1 ? 0 : 2;
-            }
-            break;
-          case 7:
-            if (state[slot] == 1 || state[slot] == 2) {
-              t.add(Call::Request_free).request = request;
-              state[slot] = state[slot] == 1 ? 4 : 0;
-            }
-            break;
-          case 8: t.annotate(Call::Annotate_read, addr, 4 * static_cast<uint64_t>(count)); break;
-          default: t.annotate(Call::Annotate_write, addr, 4 * static_cast<uint64_t>(count)); break;
-        }
-      }
-      if (pick() % 2) t.unfinalize();
+      random_request_program(t, pick, ids, 80, 24);
       an::checks::set_local_concurrency_one_block_table(one_block != 0);
       found[one_block] = of_kind(t.run(k_lc), k_lc);
       an::checks::set_local_concurrency_one_block_table(true);
