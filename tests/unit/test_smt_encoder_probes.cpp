@@ -9,12 +9,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <tuple>
 #include <vector>
 
-#include "analyzer_trace_builder.hpp"
 #include "smt_encoder/model.hpp"
+#include "smt_model_check.hpp"
 
 namespace {
 
@@ -22,23 +21,6 @@ using namespace smtrace::test;
 namespace smt = smtrace::smt;
 using smt::k_none;
 using smt::OpKind;
-
-class ModelCheck final : public an::Check {
- public:
-  explicit ModelCheck(std::shared_ptr<smt::Model> out) : m_out(std::move(out)) {}
-  std::string_view name() const override { return "smt-model"; }
-  an::Severity severity() const override { return an::Severity::info; }
-  std::string_view description() const override { return "builds the SMT model (unit test)"; }
-  std::unique_ptr<an::RankPass> rank_pass(const an::RankData& data) override { return m_collector.rank_pass(data); }
-  void finish(const an::Context& context, std::vector<std::unique_ptr<an::RankPass>>&,
-              std::vector<an::Finding>&) override {
-    *m_out = smt::build_model(context, m_collector);
-  }
-
- private:
-  std::shared_ptr<smt::Model> m_out;
-  smt::Collector m_collector;
-};
 
 // Rank 0's calls, in order: receives (envelope, and the message taken) and
 // probes (envelope, and the status seen, if any).
@@ -161,12 +143,7 @@ TEST_CASE("smt model: probe links, many wildcard and named probes, against a sca
       e.status.tag = m.second;
     }
     for (uint32_t r = 0; r < 3; ++r) b.add(Call::Finalize, r);
-    auto out = std::make_shared<smt::Model>();
-    an::Options options;
-    options.extra_checks.push_back([out] { return std::make_unique<ModelCheck>(out); });
-    options.checks = {"smt-model"};
-    analyze_trace(b.trace(), options);
-    const smt::Model& model = *out;
+    const smt::Model model = model_of(b.trace());
 
     std::vector<uint32_t> model_recvs, model_probes;
     for (uint32_t i = 0; i < model.ops.size(); ++i) {
