@@ -2,7 +2,6 @@
 #include "smt_encoder/guided.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace smtrace::smt {
 
@@ -188,17 +187,24 @@ class Runner {
 
 RunLayout::RunLayout(const Model& model)
     : m_endpoint_of(model.ops.size(), k_none), m_members(model.instances.size(), 0) {
-  std::unordered_map<uint64_t, uint32_t> ids;
+  // Dense ids in first-seen order, through a table (Channels' PairIds).
+  uint32_t comms = 0, width = static_cast<uint32_t>(model.ranks.size());
+  for (const Op& o : model.ops) {
+    comms = std::max(comms, o.comm + 1);
+    if (o.kind == OpKind::send && o.peer >= 0) width = std::max(width, static_cast<uint32_t>(o.peer) + 1);
+  }
+  Channels::PairIds ids;
+  ids.init(comms, width, std::max<uint64_t>(uint64_t{1} << 16, model.ops.size() / 8));
   auto id = [&](uint32_t comm, uint32_t rank) {
-    const auto [it, fresh] = ids.emplace((uint64_t{comm} << 32) | rank, static_cast<uint32_t>(ids.size()));
-    return it->second;
+    const uint32_t got = ids.insert(comm, rank, m_endpoints);
+    if (got == m_endpoints) ++m_endpoints;
+    return got;
   };
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& o = model.ops[i];
     if (o.kind == OpKind::recv || o.kind == OpKind::probe) m_endpoint_of[i] = id(o.comm, o.rank);
     if (o.kind == OpKind::send && o.peer >= 0) m_endpoint_of[i] = id(o.comm, static_cast<uint32_t>(o.peer));
   }
-  m_endpoints = static_cast<uint32_t>(ids.size());
   for (uint32_t i = 0; i < model.instances.size(); ++i) {
     for (uint32_t member : model.instances[i].members) m_members[i] += member != k_none;
   }

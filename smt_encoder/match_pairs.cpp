@@ -1,6 +1,7 @@
 #include "smt_encoder/match_pairs.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -143,6 +144,19 @@ template <class Pred>
 std::size_t prefix_length(const std::vector<uint32_t>& list, std::size_t end, Pred pred) {
   return static_cast<std::size_t>(std::partition_point(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(end), pred) -
                                   list.begin());
+}
+
+// As prefix_length, looking first at the ends a receive's window has when
+// it is its recorded send alone: 0, `hint` or `hint + 1` (`hint`: the
+// recorded send's place in `list`, or SIZE_MAX), a search only when none is.
+template <class Pred>
+std::size_t prefix_length_near(const std::vector<uint32_t>& list, std::size_t end, Pred pred, std::size_t hint) {
+  if (end == 0 || !pred(list[0])) return 0;
+  if (hint != SIZE_MAX && hint > 0 && hint <= end && pred(list[hint - 1])) {
+    if (hint == end || !pred(list[hint])) return hint;
+    if (hint + 1 == end || !pred(list[hint + 1])) return hint + 1;
+  }
+  return prefix_length(list, end, pred);
 }
 
 // Whether a pass over the whole model's clocks gives up early (Pace): the
@@ -506,17 +520,28 @@ void Analysis::collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats)
     auto scan = [&](int32_t tag) {
       const std::vector<uint32_t>& list = m_ch.sends(sender, r.comm, r.rank, tag);
       const uint32_t need = accepting_before(m_ch, r, ri, sender, tag);
+      // Where r's recorded send is in the list, if it is: the window's ends are next to it when the rules keep it alone.
+      std::size_t hint = SIZE_MAX;
+      if (r.recorded != k_none) {
+        const uint32_t at = m_ch.tag_position(r.recorded);
+        if (at < list.size() && list[at] == r.recorded) hint = at;
+      }
       auto first_from = [&](uint32_t with) {
-        return prefix_length(list, list.size(), [&](uint32_t s) { return m_ch.channel_position(s) + with < need; });
+        return prefix_length_near(
+            list, list.size(), [&](uint32_t s) { return m_ch.channel_position(s) + with < need; }, hint);
       };
-      const std::size_t hi_plain = prefix_length(list, list.size(), [&](uint32_t s) {
-        return (r.tag == k_any ? m_ch.channel_position(s) : m_ch.tag_position(s)) <= b.max_earlier;
-      });
+      const std::size_t hi_plain = prefix_length_near(
+          list, list.size(),
+          [&](uint32_t s) { return (r.tag == k_any ? m_ch.channel_position(s) : m_ch.tag_position(s)) <= b.max_earlier; },
+          hint);
       // The earlier receives that name the sender take its earlier sends only.
       const NamedBefore named = named_before(m_ch, r, ri, sender, tag);
-      const std::size_t lo_named = prefix_length(list, list.size(), [&](uint32_t s) {
-        return m_ch.tag_position(s) < named.same_tag || m_ch.channel_position(s) < named.same_tag + named.any_tag;
-      });
+      const std::size_t lo_named = prefix_length_near(
+          list, list.size(),
+          [&](uint32_t s) {
+            return m_ch.tag_position(s) < named.same_tag || m_ch.channel_position(s) < named.same_tag + named.any_tag;
+          },
+          hint);
       const std::size_t lo_plain = std::max(first_from(b.others), lo_named);
       const std::size_t lo = m_clocks ? std::max(first_from(other), lo_named) : lo_plain;
       const std::size_t hi =

@@ -492,7 +492,28 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
   }
 
   // Probes: the receive after a wildcard probe that takes what it saw.
+  // Each probe looks at the rank's receives from the first one posted at or
+  // after it (a binary search when they are in posting order, as the
+  // analyzer lists them; else from the first), not from the rank's first.
+  std::vector<uint32_t> recvs;
   for (uint32_t r = 0; r < model.world_size; ++r) {
+    if (probe_ops[r].empty()) continue;
+    recvs.clear();
+    for (uint32_t q : p2p_op[r]) {
+      if (q != k_none && model.ops[q].kind == OpKind::recv) recvs.push_back(q);
+    }
+    const bool in_order = std::is_sorted(recvs.begin(), recvs.end(), [&](uint32_t a, uint32_t b) {
+      return model.ops[a].post < model.ops[b].post;
+    });
+    // The first receive (in the list's order) posted at or after `post` (`after`: after it) may be at no earlier place.
+    auto from = [&](uint32_t post, bool after) -> std::size_t {
+      if (!in_order) return 0;
+      const auto at = after ? std::upper_bound(recvs.begin(), recvs.end(), post,
+                                               [&](uint32_t v, uint32_t q) { return v < model.ops[q].post; })
+                            : std::lower_bound(recvs.begin(), recvs.end(), post,
+                                               [&](uint32_t q, uint32_t v) { return model.ops[q].post < v; });
+      return static_cast<std::size_t>(at - recvs.begin());
+    };
     for (uint32_t p : probe_ops[r]) {
       Op& probe = model.ops[p];
       const uint32_t source = probe.recorded;
@@ -503,18 +524,21 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
       if (format::call_traits(model.event(r, probe.post).call).resource == format::Resource::message_new) {
         // A matched probe: the receive of its message was posted with it
         // (replay.hpp) and takes exactly what it saw.
-        for (uint32_t q : p2p_op[r]) {
-          if (q == k_none || model.ops[q].kind != OpKind::recv || model.ops[q].post != probe.post) continue;
+        for (std::size_t k = from(probe.post, false); k < recvs.size(); ++k) {
+          const uint32_t q = recvs[k];
+          if (model.ops[q].post != probe.post) {
+            if (in_order && model.ops[q].post > probe.post) break;  // none later
+            continue;
+          }
           model.ops[q].probe = p;
           probe.recorded = model.ops[q].recorded;
           break;
         }
         continue;
       }
-      for (uint32_t q : p2p_op[r]) {
-        if (q == k_none) continue;
-        Op& recv = model.ops[q];
-        if (recv.kind != OpKind::recv || recv.comm != probe.comm || recv.post <= probe.post) continue;
+      for (std::size_t k = from(probe.post, true); k < recvs.size(); ++k) {
+        Op& recv = model.ops[recvs[k]];
+        if (recv.comm != probe.comm || recv.post <= probe.post) continue;
         if ((recv.peer != k_any && recv.peer != static_cast<int32_t>(source)) ||
             (recv.tag != k_any && recv.tag != tag)) {
           continue;

@@ -1,5 +1,6 @@
 #include "smt_encoder/semantics.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <unordered_map>
@@ -35,7 +36,13 @@ Machine::Machine(const Model& model, Buffering buffering)
       m_accepting(model.ops.size()), m_recorded_send(model.ops.size(), false), m_by_rank_recv(model.ranks.size()) {
   // The channel index (Channels) keeps a rank's sends and receives on one
   // communicator in index order; the rule needs posting order.
-  std::unordered_map<uint64_t, uint32_t> last;  // (rank, comm, kind) -> op
+  // The last op by (comm, rank and kind): dense ids, as Channels' (a hash
+  // map only past the table's limit).
+  uint32_t comms = 0;
+  for (const Op& op : model.ops) comms = std::max(comms, op.comm + 1);
+  Channels::PairIds line_ids;
+  line_ids.init(comms, 2 * uint64_t{model.ranks.size()}, std::max<uint64_t>(uint64_t{1} << 16, model.ops.size() / 8));
+  std::vector<uint32_t> last;  // per (comm, rank, kind) id: the op last seen
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& op = model.ops[i];
     if (op.kind == OpKind::recv && op.recorded != k_none) m_recorded_send[op.recorded] = true;
@@ -48,13 +55,17 @@ Machine::Machine(const Model& model, Buffering buffering)
                         &m_channels.receives(op.comm, dest, src, k_any), &m_channels.receives(op.comm, dest, src, op.tag)};
     }
     if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
-    const uint64_t key = (uint64_t{op.rank} << 33) | (uint64_t{op.comm} << 1) | (op.kind == OpKind::send ? 1 : 0);
-    auto [it, fresh] = last.emplace(key, i);
-    if (!fresh && !posted_before(model.ops[it->second], it->second, op, i)) {
+    const uint32_t id = line_ids.insert(op.comm, 2 * uint64_t{op.rank} + (op.kind == OpKind::send ? 1 : 0),
+                                        static_cast<uint32_t>(last.size()));
+    if (id == last.size()) {
+      last.push_back(i);
+      continue;
+    }
+    if (!posted_before(model.ops[last[id]], last[id], op, i)) {
       throw std::logic_error(fmt::format("model: the operations of rank {} on {} are not in posting order (op {})",
                                          op.rank, model.comm_name(op.comm), i));
     }
-    it->second = i;
+    last[id] = i;
   }
 }
 

@@ -21,6 +21,7 @@
 
 #include "analyzer/wire.hpp"
 #include "analyzer_trace_builder.hpp"
+#include "smt_model_check.hpp"
 #include "smt_encoder/match_pairs.hpp"
 #include "smt_encoder/model.hpp"
 #include "smt_encoder/parts.hpp"
@@ -37,24 +38,6 @@ using smt::OpKind;
 constexpr uint32_t k_win = 1;       // the window's rank-local id on every rank
 constexpr uint64_t k_base = 0x10000;
 constexpr uint32_t k_group = 40;    // first rank-local group id of group()
-
-// The check that builds the model at the end of the analysis.
-class ModelCheck final : public an::Check {
- public:
-  explicit ModelCheck(std::shared_ptr<smt::Model> out) : m_out(std::move(out)) {}
-  std::string_view name() const override { return "smt-model"; }
-  an::Severity severity() const override { return an::Severity::info; }
-  std::string_view description() const override { return "builds the SMT model (unit test)"; }
-  std::unique_ptr<an::RankPass> rank_pass(const an::RankData& data) override { return m_collector.rank_pass(data); }
-  void finish(const an::Context& context, std::vector<std::unique_ptr<an::RankPass>>&,
-              std::vector<an::Finding>&) override {
-    *m_out = smt::build_model(context, m_collector);
-  }
-
- private:
-  std::shared_ptr<smt::Model> m_out;
-  smt::Collector m_collector;
-};
 
 // A trace of `n` ranks that all created window k_win over MPI_COMM_WORLD.
 struct Rma {
@@ -103,12 +86,7 @@ struct Rma {
   // Return the model of the trace (finished first).
   smt::Model model() {
     finish();
-    auto out = std::make_shared<smt::Model>();
-    an::Options options;
-    options.extra_checks.push_back([out] { return std::make_unique<ModelCheck>(out); });
-    options.checks = {"smt-model"};
-    analyze_trace(b.trace(), options);
-    return std::move(*out);
+    return model_of(b.trace());
   }
 };
 
