@@ -567,6 +567,50 @@ namespace {
 inline bool hot_default(const Status& s) {
   return (s.source.has_value() | s.tag.has_value() | s.count.has_value() | s.cancelled | (s.error != 0)) == 0;
 }
+
+// VarintWriter for hot_event_at's scalar fields: the same bytes, with the
+// lengths of most hot values (1 to 3 bytes: handles, counts, sites, time
+// deltas and durations under 2 ms) stored straight, without the loop's
+// test and shift per byte; longer values go on in the loop. Exactly the
+// varint's bytes are stored, nothing past them (the bytes after a record
+// must stay zero until the next one is published).
+struct HotWriter : VarintWriter {
+  [[gnu::always_inline]] void varint(uint64_t v) {
+    if (v < 0x80) {
+      *p++ = static_cast<unsigned char>(v);
+      return;
+    }
+    p[0] = static_cast<unsigned char>(v | 0x80);
+    if (v < 0x4000) {
+      p[1] = static_cast<unsigned char>(v >> 7);
+      p += 2;
+      return;
+    }
+    p[1] = static_cast<unsigned char>((v >> 7) | 0x80);
+    if (v < 0x200000) {
+      p[2] = static_cast<unsigned char>(v >> 14);
+      p += 3;
+      return;
+    }
+    p += 2;
+    VarintWriter::varint(v >> 14);
+  }
+  [[gnu::always_inline]] void u(uint32_t field, uint64_t value) {
+    if (value != 0) {
+      tag(field, WireType::varint);
+      varint(value);
+    }
+  }
+  void i(uint32_t field, int64_t value) { u(field, static_cast<uint64_t>(value)); }
+  void s(uint32_t field, int64_t value) { u(field, detail::zigzag(value)); }
+  void s32(uint32_t field, int32_t value) { u(field, detail::zigzag32(value)); }
+  void opt_s32(uint32_t field, const std::optional<int32_t>& value) {
+    if (value) {
+      tag(field, WireType::varint);
+      varint(detail::zigzag32(*value));
+    }
+  }
+};
 }  // namespace
 
 // write_stream_head, write_event_body and write_stream_tail of a HotEvent:
@@ -580,7 +624,8 @@ inline bool hot_default(const Status& s) {
 std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, bool* entry) {
   const bool no_status = hot_default(e.status);
   const bool no_outputs = (e.duration | static_cast<uint32_t>(e.rc) | !no_status) == 0;
-  const std::size_t size = put_record_at(dst, [&](VarintWriter& w) {
+  const std::size_t size = put_record_at(dst, [&](VarintWriter& out) {
+    HotWriter w{{out.p}};
     write_stream_head(w, e);
     w.u(8, e.site);
     w.u(12, e.comm);
@@ -605,6 +650,7 @@ std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, b
       if (!no_status) w.p = write_status_fields(w.p, 34, e.status);
     }
     w.u(6, e.pending);
+    out.p = w.p;
   });
   advance(e);
   if (entry) *entry = e.pending && no_outputs && size - 2 < 0x80;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -622,6 +623,23 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at writes event_at's bytes") {
       if (e.flag) CHECK(chunk.event(0).flag() == *e.flag);
     }
   }
+}
+
+TEST_CASE("trace_format::HotEvent's constructor clears every field to its default") {
+  // The constructor clears the fields before the lists in wide stores, not
+  // field by field: over memory full of ones, every field must come out at
+  // its default (to_event() is a default Event) and the lists empty.
+  alignas(fmt_ns::HotEvent) unsigned char memory[sizeof(fmt_ns::HotEvent)];
+  std::memset(memory, 0xff, sizeof memory);
+  auto* e = new (memory) fmt_ns::HotEvent;
+  CHECK(e->to_event() == fmt_ns::Event{});
+  CHECK(e->requests.empty());
+  CHECK(e->completed.empty());
+  CHECK(!e->peer.has_value());
+  CHECK(!e->tag.has_value());
+  CHECK(!e->flag.has_value());
+  CHECK(e->status == fmt_ns::Status{});
+  e->~HotEvent();
 }
 
 TEST_CASE("trace_format::RecordEncoder::hot_event_at equals event_at on random events") {
