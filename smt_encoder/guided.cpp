@@ -194,7 +194,7 @@ RunLayout::RunLayout(const Model& model)
     if (o.kind == OpKind::send && o.peer >= 0) width = std::max(width, static_cast<uint32_t>(o.peer) + 1);
   }
   Channels::PairIds ids;
-  ids.init(comms, width, std::max<uint64_t>(uint64_t{1} << 16, model.ops.size() / 8));
+  ids.init(comms, width, model.ops.size());
   auto id = [&](uint32_t comm, uint32_t rank) {
     const uint32_t got = ids.insert(comm, rank, m_endpoints);
     if (got == m_endpoints) ++m_endpoints;

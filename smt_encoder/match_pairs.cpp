@@ -803,10 +803,10 @@ std::vector<Cut> find_cuts(const Model& model) {
   return out;
 }
 
-void Channels::PairIds::init(uint64_t rows, uint64_t columns, uint64_t table_limit) {
+void Channels::PairIds::init(uint64_t rows, uint64_t columns, std::size_t ops) {
   m_rows = rows;
   m_columns = columns;
-  m_map_mode = rows * columns > table_limit;
+  m_map_mode = rows * columns > std::max<uint64_t>(uint64_t{1} << 16, ops / 8);
   if (!m_map_mode) m_table.assign(rows * columns, k_none);
 }
 
@@ -830,7 +830,6 @@ Channels::Channels(const Model& model)
   // Dense ids: endpoints first (comm, rank), then the channels (endpoint,
   // sender) and receive slots (endpoint, named source or any); a table where
   // rows x columns is at most about an eighth of an entry per op.
-  const uint64_t table_limit = std::max<uint64_t>(uint64_t{1} << 16, model.ops.size() / 8);
   uint32_t comms = 0;
   auto indexed = [](const Op& op) { return (op.kind == OpKind::send && op.peer >= 0) || (op.kind == OpKind::recv && op.peer >= k_any); };
   for (const Op& op : model.ops) {
@@ -841,7 +840,7 @@ Channels::Channels(const Model& model)
     m_any_source = m_any_source || (op.kind == OpKind::recv && op.peer == k_any);
     m_any_tag = m_any_tag || (op.kind == OpKind::recv && op.tag == k_any);
   }
-  m_endpoint_ids.init(comms, m_width, table_limit);
+  m_endpoint_ids.init(comms, m_width, model.ops.size());
   auto endpoint_of = [&](const Op& op) {
     const uint32_t rank = op.kind == OpKind::send ? static_cast<uint32_t>(op.peer) : op.rank;
     const uint32_t id = m_endpoint_ids.insert(op.comm, rank, static_cast<uint32_t>(m_endpoints.size()));
@@ -852,8 +851,8 @@ Channels::Channels(const Model& model)
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     if (indexed(model.ops[i])) m_channel_pos[i] = endpoint_of(model.ops[i]);
   }
-  m_channel_ids.init(m_endpoints.size(), m_width, table_limit);
-  m_receive_ids.init(m_endpoints.size(), uint64_t{m_width} + 1, table_limit);
+  m_channel_ids.init(m_endpoints.size(), m_width, model.ops.size());
+  m_receive_ids.init(m_endpoints.size(), uint64_t{m_width} + 1, model.ops.size());
   // Tags of one list: looked up by scanning while there are few, else in a
   // map (list id, tag) -> index, kept for the build only.
   constexpr std::size_t k_scan_tags = 8;

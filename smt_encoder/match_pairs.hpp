@@ -125,7 +125,7 @@ class Channels {
 
   static constexpr int32_t k_all = -2;  // receives(): any posted tag
 
- // The dense id of endpoint (comm, rank), or k_none when no send goes to it
+  // The dense id of endpoint (comm, rank), or k_none when no send goes to it
   // and no receive is posted on it.
   uint32_t endpoint(uint32_t comm, uint32_t rank) const { return m_endpoint_ids.find(comm, rank); }
   // Return the number of endpoints (ids 0 .. endpoints() - 1).
@@ -136,10 +136,11 @@ class Channels {
   bool any_tag() const { return m_any_tag; }
 
   // A map from pairs (a, b) to dense ids: a table of rows x columns when
-  // that is small against the model, else a hash map.
+  // that is small against the model (at most 65,536 entries or one per 8
+  // of its `ops`), else a hash map.
   class PairIds {
    public:
-    void init(uint64_t rows, uint64_t columns, uint64_t table_limit);
+    void init(uint64_t rows, uint64_t columns, std::size_t ops);
     // Return the id of (a, b), or k_none.
     uint32_t find(uint64_t a, uint64_t b) const {
       if (!m_map_mode) return a < m_rows && b < m_columns ? m_table[a * m_columns + b] : k_none;

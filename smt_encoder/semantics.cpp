@@ -41,7 +41,7 @@ Machine::Machine(const Model& model, Buffering buffering)
   uint32_t comms = 0;
   for (const Op& op : model.ops) comms = std::max(comms, op.comm + 1);
   Channels::PairIds line_ids;
-  line_ids.init(comms, 2 * uint64_t{model.ranks.size()}, std::max<uint64_t>(uint64_t{1} << 16, model.ops.size() / 8));
+  line_ids.init(comms, 2 * uint64_t{model.ranks.size()}, model.ops.size());
   std::vector<uint32_t> last;  // per (comm, rank, kind) id: the op last seen
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& op = model.ops[i];
