@@ -191,6 +191,11 @@ inline bool accepts(const Op& r, const Op& s) {
          (r.peer == k_any || r.peer == static_cast<int32_t>(s.rank)) && (r.tag == k_any || r.tag == s.tag);
 }
 
+// Set `out` to the distinct values of `lists`, ascending (the lists may be
+// reordered). Each list is sorted only when it is not sorted already: the
+// model's per-rank seqs come as a few ascending lists, merged in linear time.
+void sorted_union(std::vector<std::vector<uint64_t>>& lists, std::vector<uint64_t>& out);
+
 // Return true when `call` is a collective the model treats (blocking or not).
 CollKind coll_kind(format::Call call);
 

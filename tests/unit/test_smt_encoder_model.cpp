@@ -11,6 +11,7 @@
 #include <memory>
 #include <chrono>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -770,5 +771,26 @@ TEST_CASE("smt checks: the collecting pass saved and loaded builds the same mode
       CHECK(!out->here.ops.empty());
       check_same_model(out->here, out->loaded);
     }
+  }
+}
+
+TEST_CASE("smt model: sorted_union against sort and unique, on sorted and unsorted lists") {
+  std::mt19937_64 rng(20261202);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::vector<uint64_t>> lists(rng() % 6);
+    std::vector<uint64_t> all;
+    for (std::vector<uint64_t>& list : lists) {
+      const std::size_t n = rng() % 200;
+      const uint64_t range = 1 + rng() % 500;
+      for (std::size_t i = 0; i < n; ++i) list.push_back(rng() % range);
+      // Most lists ascending already (as the model's are), some not.
+      if (rng() % 4 != 0) std::sort(list.begin(), list.end());
+      all.insert(all.end(), list.begin(), list.end());
+    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    std::vector<uint64_t> out = {7, 7};  // replaced
+    smt::sorted_union(lists, out);
+    CHECK(out == all);
   }
 }
