@@ -637,6 +637,14 @@ TEST_CASE("smt pace: a stage gives up once its pace says it ends well past the d
     std::this_thread::sleep_for(300ms);
     CHECK_NOTHROW(pace.now(1000));
   }
+  SUBCASE("a stage that the next ones need three times over: a quarter of it in 0.3 s of a second gives up") {
+    // Alone it would take 1.2 s (within 1.5 times the second); with the rest, 4.8 s.
+    smt::Pace alone(in(1000ms), 400);
+    smt::Pace with_rest(in(1000ms), 400, 3);
+    std::this_thread::sleep_for(300ms);
+    CHECK_NOTHROW(alone.now(100));
+    CHECK_THROWS_AS(with_rest.now(100), smt::BudgetSpent);
+  }
   SUBCASE("half done at once, of 10 s: on pace") {
     smt::Pace pace(in(10000ms), 100);
     CHECK_NOTHROW(pace.now(50));
