@@ -79,9 +79,11 @@ inline void check_deadline(const Deadline& deadline, uint64_t& ticks) {
 // so far says the stage would end well past it (after a sixty-fourth of
 // it and a tenth of the time it had, its projected end more than half that
 // time beyond the deadline), so that a model that cannot be finished within
-// the budget is not built whole and then dropped. A stage that the next
-// ones need, `rest` times its own length (build_model: what Prepared builds
-// on the model), projects their end with its own. A stage that gives up ends as one the
+// the budget is not built whole and then dropped. A stage that later ones
+// need, `rest` times its own length (build_model: what Prepared builds on
+// the model), gives up once their end, projected with its own pace, is past
+// the deadline (no half again: it would be dropped, and freeing it costs
+// time past the deadline too). A stage that gives up ends as one the
 // deadline stopped: every question it served is unknown. The projection
 // is a wall-clock one: on a loaded machine it may give up on a stage that
 // a lull would have let finish, as the deadline itself may.
@@ -107,7 +109,8 @@ class Pace {
     const double spent = Seconds(t - m_start).count();
     const double had = Seconds(*m_deadline - m_start).count();
     if (spent < had / 10) return;  // too short a while to tell a pace on a loaded machine
-    if (spent * (1 + m_rest) * static_cast<double>(m_total) / static_cast<double>(done) > had * 1.5) throw BudgetSpent();
+    const double limit = m_rest > 0 ? had : had * 1.5;
+    if (spent * (1 + m_rest) * static_cast<double>(m_total) / static_cast<double>(done) > limit) throw BudgetSpent();
   }
 
   Deadline m_deadline;
