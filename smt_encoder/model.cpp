@@ -321,11 +321,12 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     ops += replay.p2p(r).size() + replay.collectives(r).size() + (r < all.size() ? all[r].probes.size() : 0);
   }
   model.ops.reserve(ops);
-  // By ops made, rank by rank. What Prepared builds on the model (channels,
-  // match pairs, parts, one replay per part) takes about three times as
-  // long as the model (check 16 x 20k --smt-timeout 600: 790M instructions
-  // against 280M): a model whose pace leaves no time for them is given up.
-  Pace pace(deadline, ops, 3);
+  // By ops made, rank by rank, then by ops linked to their events (2 * ops
+  // in all). What Prepared builds on the model (channels, match pairs,
+  // parts, one replay per part) takes about three times as long as the
+  // model (check 16 x 20k --smt-timeout 600: 790M instructions against
+  // 280M): a model whose pace leaves no time for them is given up.
+  Pace pace(deadline, 2 * ops, 3);
 
   for (uint32_t r = 0; r < model.world_size; ++r) {
     if (!context.rank(r).present) continue;
@@ -469,7 +470,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
 
   // Posts and completions per event (ops are in posting order per rank).
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
-    check_deadline(deadline, ticks);
+    pace.at(ops + i);  // (the deadline too)
     const Op& op = model.ops[i];
     RankEvents& rank = model.ranks[op.rank];
     rank.events[op.post].posts.push_back(i);
