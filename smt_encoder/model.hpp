@@ -197,8 +197,8 @@ inline bool accepts(const Op& r, const Op& s) {
          (r.peer == k_any || r.peer == static_cast<int32_t>(s.rank)) && (r.tag == k_any || r.tag == s.tag);
 }
 
-// Set `out` to the distinct values of `lists`, ascending (the lists may be
-// reordered). Each list is sorted only when it is not sorted already: the
+// Set `out` to the distinct values of `lists`, ascending (each list is left
+// sorted and without repeats). Each is sorted only when it is not already: the
 // model's per-rank seqs come as a few ascending lists, merged in linear time.
 void sorted_union(std::vector<std::vector<uint64_t>>& lists, std::vector<uint64_t>& out);
 
