@@ -18,8 +18,11 @@ namespace {
 // segment it closes).
 class Segments {
  public:
-  Segments(const Model& model, const std::vector<Cut>& cuts) : m_by_rank(model.ranks.size()) {
+  Segments(const Model& model, const std::vector<Cut>& cuts, const Deadline& deadline)
+      : m_by_rank(model.ranks.size()) {
+    uint64_t ticks = 0;
     for (const Cut& cut : cuts) {
+      check_deadline(deadline, ticks);
       for (uint32_t r = 0; r < cut.event.size(); ++r) m_by_rank[r].push_back(cut.event[r]);
     }
   }
@@ -37,11 +40,15 @@ class Segments {
 // Per endpoint of `channels` (its dense ids).
 class Closed {
  public:
-  Closed(const Model& model, const Channels& channels, const Segments& segments, std::size_t cuts)
+  // Throw BudgetSpent past `deadline`.
+  Closed(const Model& model, const Channels& channels, const Segments& segments, std::size_t cuts,
+         const Deadline& deadline)
       : m_channels(channels), m_cuts(cuts) {
     if (cuts == 0) return;
     m_counts.resize(channels.endpoints());
+    uint64_t ticks = 0;
     for (const Op& op : model.ops) {
+      check_deadline(deadline, ticks);
       if (op.kind == OpKind::send) {
         if (Counts* c = count(op.comm, static_cast<uint32_t>(op.peer))) c->sends[segments.of(op.rank, op.post)]++;
       } else if (op.kind == OpKind::recv) {
@@ -50,6 +57,7 @@ class Closed {
       }
     }
     for (Counts& c : m_counts) {
+      check_deadline(deadline, ticks);
       int64_t balance = 0;
       for (std::size_t k = 0; k < c.sends.size() && k < cuts; ++k) {
         balance += static_cast<int64_t>(c.recvs[k]) - static_cast<int64_t>(c.sends[k]);
@@ -399,7 +407,8 @@ void min_groups(const Model& model, const MatchPairs& pairs, StandardSends stand
 class Analysis {
  public:
   Analysis(const Model& model, const Channels& ch, const std::vector<Cut>& cuts, const Deadline& deadline = {})
-      : m_model(model), m_deadline(deadline), m_ch(ch), m_segments(model, cuts), m_closed(model, ch, m_segments, cuts.size()) {}
+      : m_model(model), m_deadline(deadline), m_ch(ch), m_segments(model, cuts, deadline),
+        m_closed(model, ch, m_segments, cuts.size(), deadline) {}
 
   // Return the match pairs, with the happens-before rules unless `skip_hb`.
   MatchPairs run(bool skip_hb) {
@@ -768,11 +777,13 @@ std::string Analysis::explain(uint32_t ri, uint32_t si) const {
 
 }  // namespace
 
-std::vector<Cut> find_cuts(const Model& model) {
+std::vector<Cut> find_cuts(const Model& model, const Deadline& deadline) {
   std::vector<Cut> cuts;
   const uint32_t n = model.world_size;
   if (n == 0) return cuts;
+  uint64_t ticks = 0;
   for (uint32_t i = 0; i < model.instances.size(); ++i) {
+    check_deadline(deadline, ticks);
     const Instance& inst = model.instances[i];
     if (inst.kind != CollKind::full || inst.members.size() != n) continue;
     Cut cut;
@@ -825,14 +836,16 @@ const std::vector<uint32_t>* Channels::ByTag::find(int32_t tag) const {
   return it != sorted.end() && it->first == tag ? &lists[it->second] : nullptr;
 }
 
-Channels::Channels(const Model& model)
+Channels::Channels(const Model& model, const Deadline& deadline)
     : m_model(model), m_channel_pos(model.ops.size(), 0), m_tag_pos(model.ops.size(), 0) {
+  uint64_t ticks = 0;
   // Dense ids: endpoints first (comm, rank), then the channels (endpoint,
   // sender) and receive slots (endpoint, named source or any); a table where
   // rows x columns is at most about an eighth of an entry per op.
   uint32_t comms = 0;
   auto indexed = [](const Op& op) { return (op.kind == OpKind::send && op.peer >= 0) || (op.kind == OpKind::recv && op.peer >= k_any); };
   for (const Op& op : model.ops) {
+    check_deadline(deadline, ticks);
     if (!indexed(op)) continue;
     comms = std::max(comms, op.comm + 1);
     m_width = std::max(m_width, op.rank + 1);
@@ -849,6 +862,7 @@ Channels::Channels(const Model& model)
   };
   // Each op's endpoint, kept in m_channel_pos until its position replaces it below.
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    check_deadline(deadline, ticks);
     if (indexed(model.ops[i])) m_channel_pos[i] = endpoint_of(model.ops[i]);
   }
   m_channel_ids.init(m_endpoints.size(), m_width, model.ops.size());
@@ -883,6 +897,7 @@ Channels::Channels(const Model& model)
     return static_cast<uint32_t>(list.lists[t].size() - 1);
   };
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    check_deadline(deadline, ticks);
     const Op& op = model.ops[i];
     if (!indexed(op)) continue;
     const uint32_t e = m_channel_pos[i];
@@ -908,8 +923,14 @@ Channels::Channels(const Model& model)
     for (uint32_t t = 0; t < list.tags.size(); ++t) list.sorted.emplace_back(list.tags[t], t);
     std::sort(list.sorted.begin(), list.sorted.end());
   };
-  for (ByTag& list : m_channels) finish(list);
-  for (ByTag& list : m_receive_slots) finish(list);
+  for (ByTag& list : m_channels) {
+    check_deadline(deadline, ticks);
+    finish(list);
+  }
+  for (ByTag& list : m_receive_slots) {
+    check_deadline(deadline, ticks);
+    finish(list);
+  }
 }
 
 uint64_t Channels::order(uint32_t op) const { return (uint64_t{m_model.ops[op].post} << 32) | op; }

@@ -90,11 +90,13 @@ struct Cut {
 };
 
 // Return the cuts of `model`, in program order (the same on every rank).
-std::vector<Cut> find_cuts(const Model& model);
+// Throw BudgetSpent past `deadline`.
+std::vector<Cut> find_cuts(const Model& model, const Deadline& deadline = {});
 
 class Channels {
  public:
-  explicit Channels(const Model& model);
+  // Throw BudgetSpent past `deadline`.
+  explicit Channels(const Model& model, const Deadline& deadline = {});
 
   // Return the send before `send` on its channel (same sender, communicator
   // and destination) with tag `tag` (k_any: any tag), or k_none.

@@ -1076,7 +1076,7 @@ std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::Sta
 
 Prepared::Prepared(const Model& model, const Tuning& tuning, const Deadline& deadline, PairFigures figures,
                    unsigned threads)
-    : cuts(find_cuts(model)), channels(model) {
+    : cuts(find_cuts(model, deadline)), channels(model, deadline) {
   if (figures == PairFigures::pairs_only && tuning.hb_pruning && clocks_fit(model) && !names_wildcard(model)) {
     if (std::optional<MatchPairs> counted = recorded_pairs(model, channels, cuts, deadline)) {
       std::vector<PartRange> ranges = split_ranges(model, cuts, *counted, deadline);

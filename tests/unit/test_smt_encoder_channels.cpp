@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 #include <set>
 #include <vector>
@@ -230,4 +231,48 @@ TEST_CASE("smt channels: an empty model and one without receives") {
   CHECK(ch.previous_send(1, 0) == 0);
   CHECK(ch.receives(0, 1, 0, 0).empty());
   CHECK(!ch.any_source());
+}
+
+TEST_CASE("smt channels, cuts and match pairs: a deadline that has passed stops them") {
+  // Many ops (the clock is looked at once every 65,536 steps), a barrier of all ranks between each two.
+  smt::Model m;
+  m.world_size = 2;
+  m.ranks.resize(2);
+  const uint32_t rounds = 40000;
+  for (uint32_t k = 0; k < rounds; ++k) {
+    for (uint32_t r = 0; r < 2; ++r) {
+      smt::Op s;
+      s.rank = r;
+      s.post = 2 * k;
+      s.done = 2 * k;
+      s.peer = static_cast<int32_t>(1 - r);
+      m.ops.push_back(s);
+      smt::Op c;
+      c.kind = smt::OpKind::coll;
+      c.rank = r;
+      c.post = 2 * k + 1;
+      c.done = 2 * k + 1;
+      c.instance = k;
+      c.member = r;
+      m.ops.push_back(c);
+    }
+    smt::Instance inst;
+    inst.position = k;
+    inst.members = {static_cast<uint32_t>(m.ops.size() - 3), static_cast<uint32_t>(m.ops.size() - 1)};
+    m.instances.push_back(inst);
+  }
+  for (uint32_t r = 0; r < 2; ++r) {
+    m.ranks[r].events.resize(2 * rounds);
+    m.ranks[r].limit = 4 * rounds;
+  }
+  const smt::Deadline past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  CHECK_THROWS_AS(smt::Channels(m, past), smt::BudgetSpent);
+  const smt::Channels ch(m);
+  CHECK(ch.sends_to(0, 1) == rounds);
+  CHECK(smt::find_cuts(m).size() == rounds);
+  // find_cuts looks at the clock once per 65,536 instances: fewer here, it ends.
+  CHECK(smt::find_cuts(m, past).size() == rounds);
+  CHECK_THROWS_AS(smt::match_pairs(m, ch, smt::find_cuts(m), smt::HbRules::off, past), smt::BudgetSpent);
+  const smt::MatchPairs pairs = smt::match_pairs(m, ch, smt::find_cuts(m), smt::HbRules::off);
+  CHECK(pairs.pairs == 0);
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <chrono>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -636,6 +637,24 @@ TEST_CASE("smt pace: a stage gives up once its pace says it ends well past the d
     std::this_thread::sleep_for(300ms);
     CHECK_NOTHROW(pace.now(1000));
   }
+  SUBCASE("a stage that later ones need three times over: its end and theirs projected, within the budget") {
+    // A quarter in 0.3 s of a second: alone 1.2 s (within 1.5 times the
+    // second), with the rest 4.8 s. Half in 0.3 s of 10 s: 2.4 s in all.
+    smt::Pace alone(in(1000ms), 400);
+    smt::Pace with_rest(in(1000ms), 400, 3);
+    smt::Pace with_time(in(10000ms), 400, 3);
+    std::this_thread::sleep_for(300ms);
+    CHECK_NOTHROW(alone.now(100));
+    CHECK_THROWS_AS(with_rest.now(100), smt::BudgetSpent);
+    CHECK_NOTHROW(with_time.now(200));
+  }
+  SUBCASE("with later stages, no half again: 1.44 s projected of a second gives up") {
+    // A quarter in 0.3 s: 1.2 s alone (within 1.5 times the second, kept
+    // above), 1.44 s with a fifth more for the rest.
+    smt::Pace pace(in(1000ms), 400, 0.2);
+    std::this_thread::sleep_for(300ms);
+    CHECK_THROWS_AS(pace.now(100), smt::BudgetSpent);
+  }
   SUBCASE("half done at once, of 10 s: on pace") {
     smt::Pace pace(in(10000ms), 100);
     CHECK_NOTHROW(pace.now(50));
@@ -770,5 +789,26 @@ TEST_CASE("smt checks: the collecting pass saved and loaded builds the same mode
       CHECK(!out->here.ops.empty());
       check_same_model(out->here, out->loaded);
     }
+  }
+}
+
+TEST_CASE("smt model: sorted_union against sort and unique, on sorted and unsorted lists") {
+  std::mt19937_64 rng(20261202);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::vector<uint64_t>> lists(rng() % 6);
+    std::vector<uint64_t> all;
+    for (std::vector<uint64_t>& list : lists) {
+      const std::size_t n = rng() % 200;
+      const uint64_t range = 1 + rng() % 500;
+      for (std::size_t i = 0; i < n; ++i) list.push_back(rng() % range);
+      // Most lists ascending already (as the model's are), some not.
+      if (rng() % 4 != 0) std::sort(list.begin(), list.end());
+      all.insert(all.end(), list.begin(), list.end());
+    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    std::vector<uint64_t> out = {7, 7};  // replaced
+    smt::sorted_union(lists, out);
+    CHECK(out == all);
   }
 }
