@@ -38,6 +38,30 @@ an::RankData rank_data() {
   return data;
 }
 
+// A recorded vector type (3 blocks of 4 bytes, 16 apart) and its id.
+constexpr uint32_t k_vector = tf::k_first_derived_id + 2;
+an::RankData rank_data_with_vector() {
+  an::RankData data = rank_data();
+  tf::DatatypeDef vec;
+  vec.id = k_vector;
+  vec.combiner = Call::Type_vector;
+  vec.size = 12;
+  vec.extent = 36;
+  vec.runs = {tf::Run{0, 4, 3, 16}};
+  vec.committed = true;
+  data.datatypes.emplace(vec.id, vec);
+  return data;
+}
+
+// A linear congruential generator: next(n) is in [0, n).
+struct Lcg {
+  uint64_t state;
+  uint64_t operator()(uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  }
+};
+
 }  // namespace
 
 TEST_SUITE_BEGIN("analyzer");
@@ -182,24 +206,12 @@ TEST_CASE("analyzer::event_buffers: the buffers of call_buffers without NULL one
 // with and without a size (MPI_UB, MPI_LB), a recorded vector type and an
 // unknown one.
 TEST_CASE("analyzer::event_buffers: one buffer of a predefined type, as the general rule makes it") {
-  an::RankData data = rank_data();
-  tf::DatatypeDef vec;
-  vec.id = tf::k_first_derived_id + 2;
-  vec.combiner = Call::Type_vector;
-  vec.size = 12;
-  vec.extent = 36;
-  vec.runs = {tf::Run{0, 4, 3, 16}};
-  vec.committed = true;
-  data.datatypes.emplace(vec.id, vec);
+  const an::RankData data = rank_data_with_vector();
   const Call calls[] = {Call::Isend, Call::Irecv, Call::Send, Call::Recv, Call::Send_init, Call::Bcast,
                         Call::Reduce_local};
-  const uint32_t types[] = {smtrace::test::k_int, 0, 1, 10, 39, 40, vec.id, tf::k_first_derived_id + 9};
+  const uint32_t types[] = {smtrace::test::k_int, 0, 1, 10, 39, 40, k_vector, tf::k_first_derived_id + 9};
   const int64_t counts[] = {-1, 0, 1, 7};
-  uint64_t state = 12345;
-  auto next = [&](uint64_t n) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % n;
-  };
+  Lcg next{12345};
   for (int i = 0; i < 2000; ++i) {
     tf::Event e = send(static_cast<uint64_t>(i + 1), next(3) == 0 ? 0 : 0x1000 + 8 * next(64), counts[next(4)]);
     e.call = calls[next(std::size(calls))];
@@ -254,15 +266,7 @@ TEST_CASE("analyzer::event_buffers: one buffer of a predefined type, as the gene
 // asked in either order, in a scope and outside one, against
 // call_buffers(..., keep) and the general derivation (a Reduce_local's).
 TEST_CASE("analyzer::event_buffers: a send's or a receive's one buffer, both views in either order") {
-  an::RankData data = rank_data();
-  tf::DatatypeDef vec;
-  vec.id = tf::k_first_derived_id + 2;
-  vec.combiner = Call::Type_vector;
-  vec.size = 12;
-  vec.extent = 36;
-  vec.runs = {tf::Run{0, 4, 3, 16}};
-  vec.committed = true;
-  data.datatypes.emplace(vec.id, vec);
+  const an::RankData data = rank_data_with_vector();
   std::vector<Call> calls;
   for (uint32_t c = 0; c < 1024; ++c) {
     const auto call = static_cast<Call>(c);
@@ -270,13 +274,9 @@ TEST_CASE("analyzer::event_buffers: a send's or a receive's one buffer, both vie
     if (layout == tf::BufferLayout::send || layout == tf::BufferLayout::recv) calls.push_back(call);
   }
   REQUIRE(calls.size() >= 16);  // Send ... Irsend, Recv, Irecv, the inits, Mrecv, Imrecv
-  const uint32_t types[] = {smtrace::test::k_int, 0, 40, vec.id, tf::k_first_derived_id + 9};
+  const uint32_t types[] = {smtrace::test::k_int, 0, 40, k_vector, tf::k_first_derived_id + 9};
   const int64_t counts[] = {-1, 0, 3};
-  uint64_t state = 777;
-  auto next = [&](uint64_t n) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % n;
-  };
+  Lcg next{777};
   for (int i = 0; i < 3000; ++i) {
     tf::Event e = send(static_cast<uint64_t>(i + 1), next(3) == 0 ? 0 : 0x1000 + 8 * next(64), counts[next(3)]);
     e.call = calls[next(calls.size())];
