@@ -62,8 +62,8 @@ class Footprint {
   // few strided pieces as the type allows (one for a contiguous buffer or a
   // vector type). `base` 0 (MPI_BOTTOM) makes the type's offsets absolute
   // addresses. Nothing is appended for an unknown type or count <= 0.
-  void add(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const {
-    // A predefined type (most buffers): one block, here.
+  [[gnu::always_inline]] void add(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const {
+    // A predefined type (most buffers): one block, here (inline wherever used).
     if (type >= format::k_first_derived_id) return add_derived(out, base, count, type);
     const uint64_t size = basic_type_size(type);
     if (count > 0 && size != 0 && base != 0) out.push_back(Strided{base, static_cast<uint64_t>(count) * size, 0, 1});

@@ -38,6 +38,7 @@ namespace {
 struct Memo {
   EventBuffers value;
   std::vector<format::Buffer> raw;  // call_buffers(..., NullBuffers::keep)
+  bool raw_one = false;             // raw is compute_one's: one Buffer, Event.buf at offset 0
 };
 thread_local Memo t_memo;
 
@@ -50,15 +51,74 @@ uint64_t scope_of(const format::Event& e) {
 
 const format::CommPlace k_no_place{};
 
+// Return true when call_buffers gives calls of layout `layout` one buffer,
+// Event.buf, at no offset, whatever the event (a send's or a receive's).
+constexpr bool one_buffer(format::BufferLayout layout) {
+  return layout == format::BufferLayout::send || layout == format::BufferLayout::recv;
+}
+
+// Compute both memos of `e`, a call of one_buffer's layouts (`t`: its
+// traits), without the general rule: the Buffer call_buffers(..., keep)
+// makes, and what compute_buffers derives from it. (Most events: both views
+// are asked of every send and receive, so the second is a memo hit. Inline
+// in both callers, and the memo's vectors kept at their sizes: a send or
+// receive after another writes only what differs.)
+[[gnu::always_inline]] inline void compute_one(const format::Event& e, const RankData& data,
+                                               const format::CallTraits& t) {
+  Memo& m = t_memo;
+  const format::BufferAccess access =
+      t.buffers == format::BufferLayout::send ? format::BufferAccess::read : format::BufferAccess::write;
+  const format::Lifetime lifetime = format::buffer_lifetime(t);
+  if (!m.raw_one) {
+    m.raw.assign(1, format::Buffer{});
+    m.raw_one = true;
+  }
+  // (The other fields as a Buffer{} has them: Event.buf, at offset 0.)
+  format::Buffer& b = m.raw[0];
+  b.access = access;
+  b.lifetime = lifetime;
+  b.addr = e.buf;
+  b.count = e.count;
+  b.datatype = e.datatype;
+  EventBuffers& out = m.value;
+  out.pieces.clear();
+  // What compute_buffers leaves out: NULL (address 0 of a predefined type);
+  // a local access has no buffers there.
+  if (t.role != format::Role::local_access && (e.buf != 0 || e.datatype >= format::k_first_derived_id)) {
+    if (out.buffers.size() != 1) out.buffers.resize(1);
+    BufferBytes& bytes = out.buffers[0];
+    bytes.buffer = CallBuffer{e.buf, e.count, e.datatype, access, lifetime, format::BufferArg::buf};
+    bytes.first = 0;
+    Footprint(data).add(out.pieces, e.buf, e.count, e.datatype);
+    bytes.last = static_cast<uint32_t>(out.pieces.size());
+  } else {
+    out.buffers.clear();
+  }
+  detail::Scope& s = detail::t_scope;
+  const uint64_t serial = scope_of(e);
+  s.raw_serial = serial;
+  s.raw_data = &data;
+  s.raw = &m.raw;
+  s.buffers_serial = serial;
+  s.buffers_data = &data;
+  s.buffers = &out;
+}
+
 }  // namespace
 
 namespace detail {
 
 const std::vector<format::Buffer>& compute_raw(const format::Event& e, const RankData& data) {
+  const format::CallTraits& t = format::call_traits(e.call);
+  if (one_buffer(t.buffers)) {
+    compute_one(e, data, t);
+    return t_memo.raw;
+  }
   std::vector<format::Buffer>& raw = t_memo.raw;
   raw.clear();
+  t_memo.raw_one = false;
   // Only rooted and sized layouts need the communicator.
-  if (format::call_traits(e.call).role == format::Role::collective) {
+  if (t.role == format::Role::collective) {
     format::call_buffers(e, comm_place(data, e.comm), raw, format::NullBuffers::keep);
   } else {
     format::call_buffers(e, k_no_place, raw, format::NullBuffers::keep);
@@ -71,10 +131,14 @@ const std::vector<format::Buffer>& compute_raw(const format::Event& e, const Ran
 }
 
 const EventBuffers& compute_buffers(const format::Event& e, const RankData& data) {
+  const format::CallTraits& t = format::call_traits(e.call);
+  if (one_buffer(t.buffers)) {
+    compute_one(e, data, t);
+    return t_memo.value;
+  }
   EventBuffers& out = t_memo.value;
   out.buffers.clear();
   out.pieces.clear();
-  const format::CallTraits& t = format::call_traits(e.call);
   if (t.buffers != format::BufferLayout::none && t.role != format::Role::local_access) {
     const Footprint footprint(data);
     for (const format::Buffer& b : event_call_buffers(e, data)) {

@@ -470,11 +470,18 @@ void Replay::replay(const Context& context) {
     }
   } global_of{comms};
   m_match.assign(world_size, {});
+  // Each rank's match slots by world rank, and its ops, as plain arrays
+  // (the loops below index them once or twice per op).
+  std::vector<OpRef*> links_of(world_size);
   for (uint32_t r = 0; r < world_size; ++r) {
-    auto& links = m_match[r];
-    links.assign(m_p2p[r].ops.size(), OpRef{});
-    const auto& ops = m_p2p[r].ops;
-    for (uint32_t i = 0; i < ops.size(); ++i) {
+    m_match[r].assign(m_p2p[r].ops.size(), OpRef{});
+    links_of[r] = m_match[r].data();
+  }
+  for (uint32_t r = 0; r < world_size; ++r) {
+    OpRef* const links = links_of[r];
+    const P2POp* const ops = m_p2p[r].ops.data();
+    const auto n = static_cast<uint32_t>(m_p2p[r].ops.size());
+    for (uint32_t i = 0; i < n; ++i) {
       const P2POp& op = ops[i];
       if (!op.send || op.peer < 0) continue;
       // As comms.world_rank(r, op.comm, op.peer), the global index looked up once.
@@ -490,8 +497,10 @@ void Replay::replay(const Context& context) {
   }
   m.matches = 0;
   for (uint32_t r = 0; r < world_size; ++r) {
-    const auto& ops = m_p2p[r].ops;
-    for (uint32_t i = 0; i < ops.size(); ++i) {
+    OpRef* const links = links_of[r];
+    const P2POp* const ops = m_p2p[r].ops.data();
+    const auto n = static_cast<uint32_t>(m_p2p[r].ops.size());
+    for (uint32_t i = 0; i < n; ++i) {
       const P2POp& op = ops[i];
       if (op.send || op.cancelled) continue;
       int32_t source = op.status_source;
@@ -510,18 +519,18 @@ void Replay::replay(const Context& context) {
       ChannelTable::Queue* q = channels.find({g, *from, r, tag});
       if (!q || q->head == ChannelTable::k_empty) continue;
       const uint32_t s = q->head;
-      OpRef& sent = m_match[*from][s];
+      OpRef& sent = links_of[*from][s];
       q->head = sent.index;  // k_none (k_empty) after the last
       if (q->head == ChannelTable::k_empty) q->tail = ChannelTable::k_empty;
       sent = OpRef{r, i};
-      m_match[r][i] = OpRef{*from, s};
+      links[i] = OpRef{*from, s};
       ++m.matches;
     }
   }
   // Sends no receive took: unlink them (no match).
   channels.each([&](const ChannelKey& key, const ChannelTable::Queue& q) {
     for (uint32_t s = q.head; s != ChannelTable::k_empty;) {
-      OpRef& sent = m_match[key.from][s];
+      OpRef& sent = links_of[key.from][s];
       s = sent.index;
       sent = OpRef{};
     }

@@ -31,28 +31,12 @@ RootSide root_side(const Event& e, const CommPlace& place) {
 
 int64_t sum(const std::vector<int64_t>& v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
 
-// How long a call's buffers (other than written RMA target memory) are in
-// use, from its row: until its request completes, from each start of a
-// persistent one, until an RMA epoch completes an operation locally, or
-// during the call.
-constexpr Lifetime lifetime_of(const CallTraits& t) {
-  switch (t.request) {
-    case RequestEffect::create: return Lifetime::request;
-    case RequestEffect::persistent: return Lifetime::persistent;
-    case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
-    case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
-    case RequestEffect::cancel: case RequestEffect::query:
-      break;
-  }
-  return t.role == Role::rma_comm ? Lifetime::rma_local : Lifetime::call;
-}
-
-// lifetime_of of every row, by call number, and of a value past the table
+// buffer_lifetime of every row, by call number, and of a value past the table
 // (the last slot): call_buffers asks once per event.
 constexpr auto k_lifetimes = [] {
   std::array<Lifetime, k_slots + 1> table{};
-  for (std::size_t i = 0; i < k_slots; ++i) table[i] = lifetime_of(detail::k_call_table[i]);
-  table[k_slots] = lifetime_of(CallTraits{});
+  for (std::size_t i = 0; i < k_slots; ++i) table[i] = buffer_lifetime(detail::k_call_table[i]);
+  table[k_slots] = buffer_lifetime(CallTraits{});
   return table;
 }();
 

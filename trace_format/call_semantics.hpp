@@ -221,6 +221,22 @@ enum class Lifetime : uint8_t {
                // (target memory only read ends with the origin's: rma_local or request)
 };
 
+// How long a call's buffers (other than written RMA target memory) are in
+// use, from its row: until its request completes, from each start of a
+// persistent one, until an RMA epoch completes an operation locally, or
+// during the call (call_buffers' Buffer::lifetime).
+constexpr Lifetime buffer_lifetime(const CallTraits& t) {
+  switch (t.request) {
+    case RequestEffect::create: return Lifetime::request;
+    case RequestEffect::persistent: return Lifetime::persistent;
+    case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
+    case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
+    case RequestEffect::cancel: case RequestEffect::query:
+      break;
+  }
+  return t.role == Role::rma_comm ? Lifetime::rma_local : Lifetime::call;
+}
+
 // Which argument a buffer is.
 enum class BufferArg : uint8_t {
   buf,          // Event.buf (send buffer; the only buffer of Recv, Bcast, Put...)

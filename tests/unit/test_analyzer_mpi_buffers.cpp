@@ -38,6 +38,30 @@ an::RankData rank_data() {
   return data;
 }
 
+// A recorded vector type (3 blocks of 4 bytes, 16 apart) and its id.
+constexpr uint32_t k_vector = tf::k_first_derived_id + 2;
+an::RankData rank_data_with_vector() {
+  an::RankData data = rank_data();
+  tf::DatatypeDef vec;
+  vec.id = k_vector;
+  vec.combiner = Call::Type_vector;
+  vec.size = 12;
+  vec.extent = 36;
+  vec.runs = {tf::Run{0, 4, 3, 16}};
+  vec.committed = true;
+  data.datatypes.emplace(vec.id, vec);
+  return data;
+}
+
+// A linear congruential generator: next(n) is in [0, n).
+struct Lcg {
+  uint64_t state;
+  uint64_t operator()(uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  }
+};
+
 }  // namespace
 
 TEST_SUITE_BEGIN("analyzer");
@@ -182,24 +206,12 @@ TEST_CASE("analyzer::event_buffers: the buffers of call_buffers without NULL one
 // with and without a size (MPI_UB, MPI_LB), a recorded vector type and an
 // unknown one.
 TEST_CASE("analyzer::event_buffers: one buffer of a predefined type, as the general rule makes it") {
-  an::RankData data = rank_data();
-  tf::DatatypeDef vec;
-  vec.id = tf::k_first_derived_id + 2;
-  vec.combiner = Call::Type_vector;
-  vec.size = 12;
-  vec.extent = 36;
-  vec.runs = {tf::Run{0, 4, 3, 16}};
-  vec.committed = true;
-  data.datatypes.emplace(vec.id, vec);
+  const an::RankData data = rank_data_with_vector();
   const Call calls[] = {Call::Isend, Call::Irecv, Call::Send, Call::Recv, Call::Send_init, Call::Bcast,
                         Call::Reduce_local};
-  const uint32_t types[] = {smtrace::test::k_int, 0, 1, 10, 39, 40, vec.id, tf::k_first_derived_id + 9};
+  const uint32_t types[] = {smtrace::test::k_int, 0, 1, 10, 39, 40, k_vector, tf::k_first_derived_id + 9};
   const int64_t counts[] = {-1, 0, 1, 7};
-  uint64_t state = 12345;
-  auto next = [&](uint64_t n) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % n;
-  };
+  Lcg next{12345};
   for (int i = 0; i < 2000; ++i) {
     tf::Event e = send(static_cast<uint64_t>(i + 1), next(3) == 0 ? 0 : 0x1000 + 8 * next(64), counts[next(4)]);
     e.call = calls[next(std::size(calls))];
@@ -245,5 +257,70 @@ TEST_CASE("analyzer::event_buffers: one buffer of a predefined type, as the gene
       CHECK(b.last - b.first == want_sizes[j]);
       first = b.last;
     }
+  }
+}
+
+// Sends and receives (one buffer, Event.buf) take a path of their own that
+// fills both views at once: every call of the table whose layout is send
+// or recv, with NULL and nonzero addresses, several counts and types,
+// asked in either order, in a scope and outside one, against
+// call_buffers(..., keep) and the general derivation (a Reduce_local's).
+TEST_CASE("analyzer::event_buffers: a send's or a receive's one buffer, both views in either order") {
+  const an::RankData data = rank_data_with_vector();
+  std::vector<Call> calls;
+  for (uint32_t c = 0; c < 1024; ++c) {
+    const auto call = static_cast<Call>(c);
+    const tf::BufferLayout layout = tf::call_traits(call).buffers;
+    if (layout == tf::BufferLayout::send || layout == tf::BufferLayout::recv) calls.push_back(call);
+  }
+  REQUIRE(calls.size() >= 16);  // Send ... Irsend, Recv, Irecv, the inits, Mrecv, Imrecv
+  const uint32_t types[] = {smtrace::test::k_int, 0, 40, k_vector, tf::k_first_derived_id + 9};
+  const int64_t counts[] = {-1, 0, 3};
+  Lcg next{777};
+  for (int i = 0; i < 3000; ++i) {
+    tf::Event e = send(static_cast<uint64_t>(i + 1), next(3) == 0 ? 0 : 0x1000 + 8 * next(64), counts[next(3)]);
+    e.call = calls[next(calls.size())];
+    e.datatype = types[next(std::size(types))];
+    CAPTURE(tf::call_name(e.call));
+    CAPTURE(e.buf);
+    CAPTURE(e.count);
+    CAPTURE(e.datatype);
+    std::vector<tf::Buffer> keep;
+    tf::call_buffers(e, tf::CommPlace{}, keep, tf::NullBuffers::keep);
+    // The general derivation of the same buffer: a Reduce_local's first
+    // (read) buffer, Event.buf.
+    tf::Event general = e;
+    general.call = Call::Reduce_local;
+    general.recv_buf = 0;
+    std::optional<an::BufferBytes> want;
+    std::vector<an::Strided> want_pieces;
+    {
+      const an::EventBuffers& g = an::event_buffers(general, data);
+      if (!g.buffers.empty() && g.buffers[0].buffer.addr == e.buf) {
+        want = g.buffers[0];
+        want_pieces.assign(g.pieces.begin() + g.buffers[0].first, g.pieces.begin() + g.buffers[0].last);
+      }
+    }
+    const bool scoped = next(2) == 0, raw_first = next(2) == 0;
+    std::optional<an::EventScope> scope;
+    if (scoped) scope.emplace(e);
+    auto check_raw = [&] { CHECK(an::event_call_buffers(e, data) == keep); };
+    if (raw_first) check_raw();
+    const an::EventBuffers& got = an::event_buffers(e, data);
+    REQUIRE(got.buffers.size() == (want ? 1u : 0u));
+    if (want) {
+      const an::BufferBytes& b = got.buffers[0];
+      CHECK(b.buffer.addr == want->buffer.addr);
+      CHECK(b.buffer.count == want->buffer.count);
+      CHECK(b.buffer.datatype == want->buffer.datatype);
+      CHECK(b.buffer.access == keep[0].access);
+      CHECK(b.buffer.lifetime == keep[0].lifetime);
+      CHECK(b.buffer.arg == tf::BufferArg::buf);
+      CHECK(b.first == 0);
+      CHECK(std::vector<an::Strided>(got.pieces.begin() + b.first, got.pieces.begin() + b.last) == want_pieces);
+      CHECK(got.pieces.size() == b.last);
+    }
+    if (!raw_first) check_raw();
+    CHECK(keep.size() == 1);
   }
 }
