@@ -20,6 +20,7 @@
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
 #include "analyzer/request_map.hpp"
+#include "analyzer/segment_map.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 
 using smtrace::test::analyze_json;
@@ -1102,6 +1103,71 @@ TEST_CASE("analyzer::RequestMap::the same entries as std::unordered_map, in the 
     std::size_t visited = 0;
     map.each([&](uint64_t, const Value&) { ++visited; });
     CHECK(visited == 1501);
+  }
+}
+
+namespace {
+
+// Random adds, removes (of what was added, with the place add gave, a
+// wrong place, or none) and conflict queries on `map` and on the map
+// alone (BasicSegmentMap<0>, the reference), over `space` bytes: the
+// same conflicts (the same bytes named) and emptiness at every step.
+template <std::size_t MaxFew>
+void compare_with_map_alone(uint64_t seed, uint64_t space, int steps) {
+  using smtrace::analyzer::AccessMode;
+  smtrace::analyzer::BasicSegmentMap<MaxFew> map;
+  smtrace::analyzer::BasicSegmentMap<0> alone;
+  struct Added {
+    uint64_t lo, hi;
+    AccessMode mode;
+    uint32_t place;
+  };
+  std::vector<Added> added;
+  std::mt19937_64 random(seed);
+  for (int step = 0; step < steps; ++step) {
+    const uint64_t lo = random() % space;
+    const uint64_t hi = lo + random() % 24;  // maybe empty
+    const AccessMode mode = random() % 2 ? AccessMode::write : AccessMode::read;
+    switch (random() % 5) {
+      case 0: case 1: {  // post: add_apart first, as local-concurrency does
+        uint32_t place = map.add_apart(lo, hi, mode);
+        if (place == 0) place = map.add(lo, hi, mode);
+        CHECK(alone.add(lo, hi, mode) == 0);
+        added.push_back(Added{lo, hi, mode, place});
+        break;
+      }
+      case 2: case 3: {
+        if (added.empty()) break;
+        const std::size_t k = random() % added.size();
+        const Added a = added[k];
+        added.erase(added.begin() + static_cast<std::ptrdiff_t>(k));
+        const uint32_t place = random() % 8 == 0 ? static_cast<uint32_t>(random() % (MaxFew + 2)) : a.place;
+        map.remove(a.lo, a.hi, a.mode, place);
+        alone.remove(a.lo, a.hi, a.mode);
+        break;
+      }
+      default:
+        CHECK(map.conflict(lo, hi, mode) == alone.conflict(lo, hi, mode));
+        break;
+    }
+    REQUIRE(map.empty() == alone.empty());
+    REQUIRE(map.empty() == std::none_of(added.begin(), added.end(), [](const Added& a) { return a.lo < a.hi; }));
+    if (step % 50 == 0)
+      for (uint64_t at = 0; at < space; at += 3)
+        CHECK(map.conflict(at, at + 5, AccessMode::read) == alone.conflict(at, at + 5, AccessMode::read));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("analyzer::SegmentMap::the small vector with its places names what the map alone names") {
+  // local-concurrency's footprint of pending operations: buffers mostly
+  // apart (the small vector, its holes and places), sometimes overlapping
+  // (the map, then back to the vector once empty), against the map alone.
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    CAPTURE(seed);
+    compare_with_map_alone<16>(seed, seed % 2 ? 4096 : 96, 600);
+    compare_with_map_alone<4>(seed + 100, seed % 2 ? 4096 : 96, 600);
   }
 }
 
