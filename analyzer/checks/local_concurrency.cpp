@@ -38,6 +38,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -98,19 +99,18 @@ struct OpHead {
   uint32_t piece = 0;                  // one block, active: what SegmentMap::add gave for it
 };
 
-// An operation of several blocks (or none), or of one with conflicts: in
-// the StableRequestMap.
+// An operation of several blocks (or none), or of one with conflicts: the
+// table's Many (request_map.hpp).
 struct PendingOp : OpHead {
   std::vector<Block> blocks;           // sorted, disjoint per mode
   std::vector<Conflict> conflicts;
 };
 
-// An operation of one block (a contiguous buffer: most posts) and no
-// conflict: a small value of a RequestMap, no vector. The first conflict
-// moves it into the StableRequestMap as a PendingOp (Pass::promote).
-struct OneBlockOp : OpHead {
-  Block block;
-};
+// The pending operations by request id. One of one block (a contiguous
+// buffer: most posts) and no conflict is the table's small One, no
+// vector; its first conflict makes it a PendingOp (Pass::find_owner).
+using Ops = BlockRequestMap<OpHead, Block, PendingOp>;
+using OneBlockOp = Ops::One;
 
 std::span<const Block> blocks_of(const PendingOp& op) { return op.blocks; }
 std::span<const Block> blocks_of(const OneBlockOp& op) { return {&op.block, 1}; }
@@ -121,10 +121,6 @@ void reset(PendingOp& op) {
   op.blocks.clear();
   op.conflicts.clear();
 }
-
-// Tests only: false keeps every operation in the StableRequestMap (the
-// table before the one-block table), for comparing findings.
-bool g_one_block_table = true;
 
 // What a rank whose threads are lanes keeps: each access, and each
 // operation's lifetime from its posting to its completion.
@@ -296,7 +292,7 @@ class Pass final : public RankPass {
   // keep the earliest).
   void end() override {
     std::vector<PendingOp*> active;
-    m_ops.each([&](PendingOp& op) {
+    m_ops.each_many([&](PendingOp& op) {
       if (op.active) active.push_back(&op);
     });
     std::sort(active.begin(), active.end(), [](const PendingOp* a, const PendingOp* b) { return a->order < b->order; });
@@ -339,9 +335,9 @@ class Pass final : public RankPass {
   PendingOp* find_owner(uint64_t lo, uint64_t hi, Mode mode, bool& writes) {
     PendingOp* best = nullptr;
     uint64_t best_order = 0;  // 0: none yet (active orders are 1 and up)
-    std::optional<uint64_t> one;  // the best one's request, when in m_one
+    std::optional<uint64_t> one;  // the best one's request, when a One
     auto forbids = [&](const Block& b) { return (b.mode == Mode::write || mode == Mode::write) && overlaps(b, lo, hi); };
-    m_ops.each([&](PendingOp& op) {
+    m_ops.each_many([&](PendingOp& op) {
       if (!op.active || (best_order != 0 && best_order < op.order)) return;
       for (const Block& b : op.blocks) {
         if (forbids(b)) {
@@ -352,25 +348,14 @@ class Pass final : public RankPass {
         }
       }
     });
-    if (m_one.size() != 0)
-      m_one.each([&](uint64_t request, const OneBlockOp& op) {
-        if (!op.active || (best_order != 0 && best_order < op.order) || !forbids(op.block)) return;
-        one = request;
-        best_order = op.order;
-        writes = op.block.mode == Mode::write;
-      });
-    if (one) return &promote(*one);
+    m_ops.each_one([&](uint64_t request, const OneBlockOp& op) {
+      if (!op.active || (best_order != 0 && best_order < op.order) || !forbids(op.block)) return;
+      one = request;
+      best_order = op.order;
+      writes = op.block.mode == Mode::write;
+    });
+    if (one) return m_ops.to_many(*one);
     return best;
-  }
-
-  // Move the one-block operation of `request` into the stable table; return it there.
-  PendingOp& promote(uint64_t request) {
-    const OneBlockOp one = *m_one.find(request);
-    m_one.erase(request);
-    PendingOp& op = m_ops.renew(request);
-    static_cast<OpHead&>(op) = one;
-    op.blocks.push_back(one.block);
-    return op;
   }
 
   // Set the fields a post or a persistent definition gives.
@@ -410,29 +395,7 @@ class Pass final : public RankPass {
       }
       begin_lifetime(e.request, op);
     };
-    if (m_scratch.size() == 1 && g_one_block_table) {
-      go(renew_one(e.request));
-      return;
-    }
-    go(renew_stable(e.request));
-  }
-
-  // The entry of `request` in the one-block table, new, with m_scratch's
-  // one block (the request leaves the stable table).
-  OneBlockOp& renew_one(uint64_t request) {
-    if (m_ops.size() != 0) m_ops.erase(request);
-    OneBlockOp& op = m_one[request];
-    op = OneBlockOp{};
-    op.block = m_scratch.front();
-    return op;
-  }
-  // The entry of `request` in the stable table, new, with m_scratch's
-  // blocks (the request leaves the one-block table).
-  PendingOp& renew_stable(uint64_t request) {
-    if (m_one.size() != 0) m_one.erase(request);
-    PendingOp& op = m_ops.renew(request);
-    take_blocks(op);
-    return op;
+    m_ops.renew(e.request, m_scratch, go);
   }
 
   // Keep `op`'s lifetime (request `request`), where threads are lanes.
@@ -466,38 +429,28 @@ class Pass final : public RankPass {
 
   void define_persistent(const Event& e) {
     normalize(m_scratch);
-    if (m_scratch.size() == 1 && g_one_block_table) define(renew_one(e.request), e, e.call, true);
-    else define(renew_stable(e.request), e, e.call, true);
-  }
-
-  // op.blocks = m_scratch, `op` just renewed (no blocks): one block (most
-  // posts) is copied inline; assign is out of line.
-  void take_blocks(PendingOp& op) {
-    if (m_scratch.size() == 1) op.blocks.push_back(m_scratch.front());
-    else op.blocks.assign(m_scratch.begin(), m_scratch.end());
+    m_ops.renew(e.request, m_scratch, [&](OpHead& op) { define(op, e, e.call, true); });
   }
 
   // Start the persistent operation of `request` (in either table). The
   // access check may move other operations between the tables (never this
   // one: it is not active), so it is looked up again after it.
   void start(const Event& e, uint64_t request) {
-    if (OneBlockOp* one = m_one.size() != 0 ? m_one.find(request) : nullptr) {
-      if (!one->persistent || one->active) return;
-      m_scratch.assign(1, one->block);
-      access(e, format::call_traits(one->call).role == format::Role::recv);
-      restart(*m_one.find(request), e, request);
-      return;
-    }
-    PendingOp* found = m_ops.find(request);
-    if (!found || !found->persistent || found->active) return;
-    m_scratch.assign(found->blocks.begin(), found->blocks.end());
-    access(e, format::call_traits(found->call).role == format::Role::recv);
-    PendingOp& op = *m_ops.find(request);
-    op.conflicts.clear();
-    restart(op, e, request);
+    bool receive = false, go = false;
+    m_ops.visit(request, [&](const auto& op) {
+      if (!op.persistent || op.active) return;
+      go = true;
+      const std::span<const Block> blocks = blocks_of(op);
+      m_scratch.assign(blocks.begin(), blocks.end());
+      receive = format::call_traits(op.call).role == format::Role::recv;
+    });
+    if (!go) return;
+    access(e, receive);
+    m_ops.visit(request, [&](auto& op) { restart(op, e, request); });
   }
   template <class Op>
   void restart(Op& op, const Event& e, uint64_t request) {
+    if constexpr (std::is_same_v<Op, PendingOp>) op.conflicts.clear();
     op.seq = e.seq;
     op.site = e.site;
     op.post_call = e.call;
@@ -529,19 +482,11 @@ class Pass final : public RankPass {
   }
 
   void complete(const Event& e, uint64_t request) {
-    bool one = false;
-    m_one.settle(request, [&](OneBlockOp& op) {  // no conflicts to retire
-      one = true;
+    m_ops.settle(request, [&](auto& op) {
       if (op.active) {
-        deactivate(op);
-        if (m_lifetime.size() != 0) end_lifetime(request, &e);
-      }
-      return op.persistent;
-    });
-    if (one) return;
-    m_ops.settle(request, [&](PendingOp& op) {
-      if (op.active) {
-        if (!op.conflicts.empty()) retire(op, &e);  // (most have none: nothing to retire)
+        // (A One has no conflicts to retire, most PendingOps none either.)
+        if constexpr (std::is_same_v<std::remove_reference_t<decltype(op)>, PendingOp>)
+          if (!op.conflicts.empty()) retire(op, &e);
         deactivate(op);
         if (m_lifetime.size() != 0) end_lifetime(request, &e);
       }
@@ -550,15 +495,12 @@ class Pass final : public RankPass {
   }
 
   void request_free(const Event& e) {
-    if (OneBlockOp* one = m_one.size() != 0 ? m_one.find(e.request) : nullptr) {
-      if (!one->active) m_one.erase(e.request);
-      else keep_freed(*one, e);
-      return;
-    }
-    PendingOp* found = m_ops.find(e.request);
-    if (!found) return;
-    if (!found->active) m_ops.erase(e.request);
-    else keep_freed(*found, e);
+    bool inactive = false;
+    m_ops.visit(e.request, [&](OpHead& op) {
+      if (!op.active) inactive = true;
+      else keep_freed(op, e);
+    });
+    if (inactive) m_ops.erase(e.request);
   }
   // The active operation `op` is freed by `e`: it goes on; nothing in the
   // trace says when it ends, so its buffer stays in use until the end.
@@ -614,8 +556,7 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  StableRequestMap<PendingOp> m_ops;  // by request id; a request is in m_ops or m_one
-  RequestMap<OneBlockOp> m_one;       // one block, no conflicts
+  Ops m_ops;                          // by request id
   uint64_t m_activations = 0;
   SegmentMap m_pending;                // footprints of the active ops
   std::vector<Block> m_scratch;        // reused for each event
@@ -881,7 +822,5 @@ class LocalConcurrency final : public Check {
 }  // namespace
 
 std::unique_ptr<Check> make_local_concurrency() { return std::make_unique<LocalConcurrency>(); }
-
-void set_local_concurrency_one_block_table(bool on) { g_one_block_table = on; }
 
 }  // namespace smtrace::analyzer::checks

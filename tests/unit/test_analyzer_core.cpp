@@ -1107,6 +1107,111 @@ TEST_CASE("analyzer::RequestMap::the same entries as std::unordered_map, in the 
 }
 
 namespace {
+struct OpHeadForTest {
+  uint64_t seq = 0;
+  bool persistent = false;
+};
+struct ManyForTest : OpHeadForTest {
+  std::vector<int> blocks;
+  std::vector<int> extra;  // what a Many has beyond its blocks (local-concurrency's conflicts)
+};
+void reset(ManyForTest& m) {
+  static_cast<OpHeadForTest&>(m) = OpHeadForTest{};
+  m.blocks.clear();
+  m.extra.clear();
+}
+}  // namespace
+
+TEST_CASE("analyzer::BlockRequestMap::the same operations as a plain map of block lists") {
+  // local-concurrency's and cuda-mpi-race's pending operations: renew with
+  // one block (a One) or several or none (a Many), visit, settle (an odd
+  // seq stays, persistent), erase and to_many, against a std::map of
+  // (seq, blocks, extra); each_one and each_many together visit it all.
+  using Map = smtrace::analyzer::BlockRequestMap<OpHeadForTest, int, ManyForTest>;
+  struct Plain {
+    uint64_t seq;
+    std::vector<int> blocks, extra;
+    bool many;  // where it should be: several blocks or none, or moved by to_many
+  };
+  std::mt19937_64 random(31);
+  for (const uint64_t spread : {uint64_t{1}, uint64_t{4096}}) {
+    Map map;
+    std::map<uint64_t, Plain> plain;
+    for (uint64_t step = 1; step <= 20000; ++step) {
+      const uint64_t request = (random() % 40) * spread;
+      auto seen = [&](const auto& op) {
+        const Plain& p = plain.at(request);
+        CHECK(op.seq == p.seq);
+        const auto blocks = Map::blocks(op);
+        CHECK(std::vector<int>(blocks.begin(), blocks.end()) == p.blocks);
+      };
+      switch (random() % 6) {
+        case 0: case 1: {
+          std::vector<int> blocks(random() % 3 == 0 ? random() % 4 : 1);
+          for (int& b : blocks) b = static_cast<int>(random() % 100);
+          map.renew(request, blocks, [&](auto& op) {
+            CHECK(op.seq == 0);
+            op.seq = step;
+          });
+          plain[request] = Plain{step, blocks, {}, blocks.size() != 1};
+          break;
+        }
+        case 2: {
+          const bool found = map.visit(request, seen);
+          CHECK(found == (plain.count(request) != 0));
+          break;
+        }
+        case 3: {
+          bool called = false;
+          map.settle(request, [&](auto& op) {
+            called = true;
+            seen(op);
+            return op.seq % 2 == 1;
+          });
+          CHECK(called == (plain.count(request) != 0));
+          if (called && plain[request].seq % 2 == 0) plain.erase(request);
+          break;
+        }
+        case 4: {
+          ManyForTest* m = map.to_many(request);
+          REQUIRE((m != nullptr) == (plain.count(request) != 0));
+          if (m) {
+            seen(*m);
+            CHECK(m->extra == plain[request].extra);
+            m->extra.push_back(static_cast<int>(step));
+            plain[request].extra.push_back(static_cast<int>(step));
+            plain[request].many = true;
+          }
+          break;
+        }
+        default:
+          map.erase(request);
+          plain.erase(request);
+      }
+      REQUIRE(map.size() == plain.size());
+      if (step % 500 == 0) {
+        std::size_t ones = 0, manies = 0;
+        map.each_one([&](uint64_t r, const Map::One& op) {
+          ++ones;
+          REQUIRE(plain.count(r) == 1);
+          CHECK(!plain[r].many);
+          CHECK(op.seq == plain[r].seq);
+        });
+        map.each_many([&](ManyForTest& op) {
+          ++manies;
+          const auto it = std::find_if(plain.begin(), plain.end(), [&](const auto& kv) { return kv.second.seq == op.seq; });
+          REQUIRE(it != plain.end());
+          CHECK(it->second.many);
+          CHECK(op.blocks == it->second.blocks);
+          CHECK(op.extra == it->second.extra);
+        });
+        CHECK(ones + manies == plain.size());
+      }
+    }
+  }
+}
+
+namespace {
 
 // Random adds, removes (of what was added, with the place add gave, a
 // wrong place, or none) and conflict queries on `map` and on the map
