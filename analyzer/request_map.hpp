@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -54,22 +55,10 @@ class RequestMap {
   }
   // Return the value of `request`, made (as T{}) when missing. A reference
   // is valid until the next insertion.
-  [[gnu::always_inline]] T& operator[](uint64_t request) {
-    Slot* s = &m_window[request & m_mask];
-    if (s->used && s->request == request) return s->value;
-    if (m_others.size() != 0)
-      if (T* other = m_others.find(request)) return *other;
-    if (s->used) {
-      if (!grow()) return m_others[request];
-      s = &m_window[request & m_mask];
-      if (s->used) return m_others[request];
-    }
-    s->request = request;
-    s->value = T{};
-    s->used = true;
-    ++m_in_window;
-    return s->value;
-  }
+  [[gnu::always_inline]] T& operator[](uint64_t request) { return get<false>(request); }
+  // Return the value of `request` set to T{}, made when missing (one
+  // store of T{} either way).
+  [[gnu::always_inline]] T& renew(uint64_t request) { return get<true>(request); }
   // Erase the entry of `request`, if any.
   void erase(uint64_t request) {
     Slot& s = m_window[request & m_mask];
@@ -130,6 +119,31 @@ class RequestMap {
   };
   static constexpr std::size_t k_first_window = 16;
   static constexpr std::size_t k_max_window = 1024;
+  // operator[] (`reset` false) and renew (true).
+  template <bool reset>
+  [[gnu::always_inline]] T& get(uint64_t request) {
+    Slot* s = &m_window[request & m_mask];
+    if (s->used && s->request == request) {
+      if constexpr (reset) s->value = T{};
+      return s->value;
+    }
+    if (m_others.size() != 0) {
+      if (T* other = m_others.find(request)) {
+        if constexpr (reset) *other = T{};
+        return *other;
+      }
+    }
+    if (s->used) {
+      if (!grow()) return m_others[request];
+      s = &m_window[request & m_mask];
+      if (s->used) return m_others[request];
+    }
+    s->request = request;
+    s->value = T{};
+    s->used = true;
+    ++m_in_window;
+    return s->value;
+  }
   // Double the window when an insertion found its slot held and the
   // window is a quarter full or more (the live ids outgrew it), up to
   // k_max_window; return false when it did not. Entries move to their
@@ -253,6 +267,101 @@ class StableRequestMap {
   std::vector<T> m_values;
   std::vector<uint8_t> m_used;   // per place: 1 while a request holds it
   std::vector<uint32_t> m_free;  // places to reuse, last freed first
+};
+
+// A table by request id of pending operations whose value is one block or
+// many, for the passes that keep the buffers of each (local-concurrency,
+// cuda-mpi-race). An operation of one block (a contiguous buffer: most
+// posts) is a small `One` (its `Head` and the block) in a RequestMap, no
+// vector; the others (several blocks, or none) are `Many` values in a
+// StableRequestMap. `Many` derives from `Head`, holds `std::vector<Block>
+// blocks` and has the `reset(Many&)` StableRequestMap asks for. A request
+// id is in one of the two tables: making an entry of one shape erases the
+// id from the other. Callbacks take `One&` or `Many&` (generic lambdas);
+// blocks() gives either's blocks. References are valid until the next
+// entry is made. (renew, visit and settle are inline: they run per event.)
+template <class Head, class Block, class Many>
+class BlockRequestMap {
+ public:
+  struct One : Head {
+    Block block{};
+  };
+
+  static std::span<const Block> blocks(const One& op) { return {&op.block, 1}; }
+  static std::span<const Block> blocks(const Many& op) { return op.blocks; }
+
+  // Make the entry of `request` a new operation of `blocks` (one: a One;
+  // else a Many, reset, with them) and call f on it.
+  template <class F>
+  [[gnu::always_inline]] void renew(uint64_t request, std::span<const Block> blocks, F&& f) {
+    if (blocks.size() == 1) {
+      if (m_many.size() != 0) m_many.erase(request);
+      One& op = m_one.renew(request);
+      op.block = blocks.front();
+      f(op);
+      return;
+    }
+    if (m_one.size() != 0) m_one.erase(request);
+    Many& op = m_many.renew(request);
+    op.blocks.assign(blocks.begin(), blocks.end());
+    f(op);
+  }
+  // Call f on the entry of `request`, if any; return whether there was one.
+  template <class F>
+  [[gnu::always_inline]] bool visit(uint64_t request, F&& f) {
+    if (One* one = m_one.size() != 0 ? m_one.find(request) : nullptr) {
+      f(*one);
+      return true;
+    }
+    if (Many* many = m_many.size() != 0 ? m_many.find(request) : nullptr) {
+      f(*many);
+      return true;
+    }
+    return false;
+  }
+  // Call keep on the entry of `request`, if any, and erase it unless keep
+  // returned true (one search of each table at most).
+  template <class F>
+  [[gnu::always_inline]] void settle(uint64_t request, F&& keep) {
+    bool one = false;
+    m_one.settle(request, [&](One& op) {
+      one = true;
+      return keep(op);
+    });
+    if (!one && m_many.size() != 0) m_many.settle(request, keep);
+  }
+  // Erase the entry of `request`, if any.
+  void erase(uint64_t request) {
+    if (m_one.size() != 0) m_one.erase(request);
+    if (m_many.size() != 0) m_many.erase(request);
+  }
+  // Return the entry of `request` as a Many: a One moves to the table of
+  // Many (its head and its block; the Many's other vectors reset). nullptr
+  // when there is none.
+  Many* to_many(uint64_t request) {
+    if (const std::optional<One> one = m_one.size() != 0 ? m_one.extract(request) : std::nullopt) {
+      Many& op = m_many.renew(request);
+      static_cast<Head&>(op) = *one;
+      op.blocks.assign(1, one->block);
+      return &op;
+    }
+    return m_many.size() != 0 ? m_many.find(request) : nullptr;
+  }
+  std::size_t size() const { return m_one.size() + m_many.size(); }
+  // Call f(request, const One&) for each One, in no particular order.
+  template <class F>
+  void each_one(F&& f) const {
+    if (m_one.size() != 0) m_one.each(f);
+  }
+  // Call f(Many&) for each Many, in no particular order.
+  template <class F>
+  void each_many(F&& f) {
+    m_many.each(f);
+  }
+
+ private:
+  RequestMap<One> m_one;
+  StableRequestMap<Many> m_many;
 };
 
 }  // namespace smtrace::analyzer

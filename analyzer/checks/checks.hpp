@@ -19,9 +19,6 @@ std::unique_ptr<Check> make_epoch_lifecycle();
 std::unique_ptr<Check> make_collective_mismatch();
 std::unique_ptr<Check> make_collective_misaligned();
 std::unique_ptr<Check> make_local_concurrency();
-// Tests only: off, local-concurrency keeps every pending operation in its
-// table of vectors (none in its one-block table), to compare findings.
-void set_local_concurrency_one_block_table(bool on);
 std::unique_ptr<Check> make_request_leak(std::shared_ptr<OpenRequestBooks> books = nullptr);
 std::unique_ptr<Check> make_unmatched_message();
 std::unique_ptr<Check> make_resource_leak();

@@ -59,9 +59,8 @@ struct CudaUse {
   uint32_t kernel = 0;
 };
 
-// An MPI operation's buffers while it is pending (or, persistent, defined).
-struct MpiOp {
-  std::vector<CudaAccess> blocks;
+// An MPI operation while it is pending (or, persistent, defined), apart from its buffers.
+struct MpiHead {
   uint64_t seq = 0;
   uint64_t order = 0;  // when active: activations before it on the rank, + 1
   uint32_t site = 0;
@@ -70,25 +69,19 @@ struct MpiOp {
   bool persistent = false;
 };
 
+// An operation of several buffers (an Iallreduce, say): the table's Many
+// (request_map.hpp); one of one buffer (most) is its small One.
+struct MpiOp : MpiHead {
+  std::vector<CudaAccess> blocks;
+};
+
 // Set `op` to a new operation's defaults, keeping its blocks' storage (StableRequestMap).
 void reset(MpiOp& op) {
-  std::vector<CudaAccess> blocks = std::move(op.blocks);
-  blocks.clear();
-  op = MpiOp{};
-  op.blocks = std::move(blocks);
+  static_cast<MpiHead&>(op) = MpiHead{};
+  op.blocks.clear();
 }
 
-// An MPI operation of one block (most: a contiguous send or receive
-// buffer), as MpiOp without the vector: a small value of a RequestMap.
-struct OneBlockOp {
-  CudaAccess block;
-  uint64_t seq = 0;
-  uint64_t order = 0;
-  uint32_t site = 0;
-  Call call = Call::unspecified;
-  bool active = false;
-  bool persistent = false;
-};
+using MpiOps = BlockRequestMap<MpiHead, CudaAccess, MpiOp>;
 
 // A pending MPI operation whose `block` a CUDA access meets.
 struct Hit {
@@ -136,7 +129,7 @@ class Pass final : public RankPass {
       case RequestEffect::free: {
         // The operation goes on with no completion in the trace: it stays
         // pending to the end.
-        visit(e.request, [](auto& op, std::span<const CudaAccess>) { op.persistent = false; });
+        m_ops.visit(e.request, [](MpiHead& op) { op.persistent = false; });
         return;
       }
       case RequestEffect::query:  // MPI_Request_get_status: flag true, the operation is complete
@@ -156,19 +149,7 @@ class Pass final : public RankPass {
     if (m_blocks.empty()) return;
     if (kind != Kind::define) against_stream_work(e, m_blocks);
     if (kind == Kind::blocking || e.request == 0) return;
-    // A request id is in one of the two tables.
-    if (m_blocks.size() == 1) {
-      if (m_ops.size() != 0) m_ops.erase(e.request);
-      OneBlockOp& op = m_one[e.request];
-      op = OneBlockOp{};
-      op.block = m_blocks.front();
-      define(op, e, kind);
-      return;
-    }
-    if (m_one.size() != 0) m_one.erase(e.request);
-    MpiOp& op = m_ops.renew(e.request);
-    op.blocks.assign(m_blocks.begin(), m_blocks.end());
-    define(op, e, kind);
+    m_ops.renew(e.request, m_blocks, [&](MpiHead& op) { define(op, e, kind); });
   }
 
   // CUDA calls, calls on requests, and calls with buffers (the others have
@@ -190,21 +171,13 @@ class Pass final : public RankPass {
 
  private:
   // Set the fields of the operation `e` leaves pending (a post) or defines (persistent).
-  template <class Op>
-  void define(Op& op, const Event& e, Kind kind) {
+  void define(MpiHead& op, const Event& e, Kind kind) {
     op.seq = e.seq;
     op.site = e.site;
     op.call = e.call;
     op.active = kind == Kind::post;
     op.persistent = kind == Kind::define;
     if (op.active) op.order = ++m_activations;
-  }
-
-  // Call f(op, its blocks) for the operation of `request`, if any.
-  template <class F>
-  void visit(uint64_t request, F&& f) {
-    if (OneBlockOp* one = m_one.find(request)) return f(*one, std::span<const CudaAccess>(&one->block, 1));
-    if (MpiOp* op = m_ops.find(request)) f(*op, std::span<const CudaAccess>(op->blocks));
   }
 
   void cuda(const Event& e) {
@@ -241,18 +214,18 @@ class Pass final : public RankPass {
   // their records go in the order the operations were posted (the cap and
   // the deduplication keep the earliest).
   void against_pending_mpi(const CudaUse& use) {
-    if (m_ops.size() == 0 && m_one.size() == 0) return;
+    if (m_ops.size() == 0) return;
     m_hits.clear();
-    auto meet = [&](const auto& op, std::span<const CudaAccess> blocks) {
+    auto meet = [&](const auto& op) {
       if (!op.active) return;
-      for (const CudaAccess& b : blocks) {
+      for (const CudaAccess& b : MpiOps::blocks(op)) {
         if (!conflict(b, use.access)) continue;
         m_hits.push_back(Hit{op.order, op.seq, op.site, op.call, b});
         break;
       }
     };
-    m_one.each([&](uint64_t, const OneBlockOp& op) { meet(op, std::span<const CudaAccess>(&op.block, 1)); });
-    m_ops.each([&](const MpiOp& op) { meet(op, op.blocks); });
+    m_ops.each_one([&](uint64_t, const MpiOps::One& op) { meet(op); });
+    m_ops.each_many(meet);
     // (Active operations have distinct orders: the tables' order does not matter.)
     std::sort(m_hits.begin(), m_hits.end(), [](const Hit& a, const Hit& b) { return a.order < b.order; });
     for (const Hit& h : m_hits)
@@ -293,9 +266,9 @@ class Pass final : public RankPass {
   }
 
   void start(const Event& e, uint64_t request) {
-    visit(request, [&](auto& op, std::span<const CudaAccess> blocks) {
+    m_ops.visit(request, [&](auto& op) {
       if (!op.persistent || op.active) return;
-      against_stream_work(e, blocks);
+      against_stream_work(e, MpiOps::blocks(op));
       op.active = true;
       op.order = ++m_activations;
       op.seq = e.seq;
@@ -304,12 +277,10 @@ class Pass final : public RankPass {
   }
 
   void complete(uint64_t request) {
-    auto keep = [](auto& op) {
+    m_ops.settle(request, [](MpiHead& op) {
       if (op.persistent) op.active = false;
       return op.persistent;
-    };
-    m_one.settle(request, keep);
-    if (m_ops.size() != 0) m_ops.settle(request, keep);
+    });
   }
 
   // Return how MPI call `e` uses its buffers.
@@ -348,8 +319,7 @@ class Pass final : public RankPass {
   CudaStreams m_model;
   std::vector<std::deque<CudaUse>> m_work;         // per model stream: unfinished work, in issue order
   uint64_t m_unfinished = 0;
-  RequestMap<OneBlockOp> m_one;                    // by request id: operations of one block
-  StableRequestMap<MpiOp> m_ops;                   // by request id: the others
+  MpiOps m_ops;                                    // by request id
   uint64_t m_activations = 0;
   std::vector<Hit> m_hits;                         // scratch: against_pending_mpi's
   std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers

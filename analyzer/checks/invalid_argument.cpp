@@ -583,7 +583,7 @@ class Pass final : public RankPass {
 
   // --- what the call did to the rank's handles (calls that returned MPI_SUCCESS)
 
-  void effects(const Event& e, const format::CallTraits& t) {
+  [[gnu::always_inline]] void effects(const Event& e, const format::CallTraits& t) {
     if (e.pending || e.rc != 0) return;
     // Calls with no handle resource (most events) make, commit and free none.
     if (t.resource != format::Resource::none) handle_effects(e, format::handle_use(e));
@@ -632,8 +632,9 @@ class Pass final : public RankPass {
     }
   }
 
-  void request_effects(const Event& e, const format::CallTraits& t) {
-    m_open->apply(e);  // (once per event for this pass and request-leak's)
+  // (Inline in event(): a post or a completion, most events, calls it.)
+  [[gnu::always_inline]] void request_effects(const Event& e, const format::CallTraits& t) {
+    m_open->apply(e, t);  // (once per event for this pass and request-leak's)
     switch (t.request) {
       // A request handle MPI hands out again after a free or a completion
       // names the new request: what was known of the old one goes.

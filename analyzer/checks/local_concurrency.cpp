@@ -8,7 +8,7 @@
 // an error.
 //
 // Each rank keeps the byte footprints of its pending operations in one map
-// of disjoint segments, each segment counting how many pending operations
+// of disjoint segments (segment_map.hpp), each segment counting how many pending operations
 // read and how many write it. Posting, completing and checking an access
 // touch O(log n + segments in the range) entries. Which operation owns a
 // conflicting segment is looked up only when a conflict is found (rare).
@@ -33,12 +33,12 @@
 #include <array>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -50,6 +50,7 @@
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/replay.hpp"
 #include "analyzer/request_map.hpp"
+#include "analyzer/segment_map.hpp"
 #include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
@@ -66,7 +67,7 @@ constexpr std::size_t k_max_blocks = 4096;
 constexpr std::size_t k_max_conflicts_per_op = 4;
 constexpr std::size_t k_max_reports = 64;
 
-enum class Mode : uint8_t { read, write };
+using Mode = AccessMode;
 
 struct Block {
   uint64_t lo = 0, hi = 0;  // [lo, hi)
@@ -95,21 +96,21 @@ struct OpHead {
   bool persistent = false;
   bool active = false;
   bool freed = false;
+  uint32_t piece = 0;                  // one block, active: what SegmentMap::add gave for it
 };
 
-// An operation of several blocks (or none), or of one with conflicts: in
-// the StableRequestMap.
+// An operation of several blocks (or none), or of one with conflicts: the
+// table's Many (request_map.hpp).
 struct PendingOp : OpHead {
   std::vector<Block> blocks;           // sorted, disjoint per mode
   std::vector<Conflict> conflicts;
 };
 
-// An operation of one block (a contiguous buffer: most posts) and no
-// conflict: a small value of a RequestMap, no vector. The first conflict
-// moves it into the StableRequestMap as a PendingOp (Pass::promote).
-struct OneBlockOp : OpHead {
-  Block block;
-};
+// The pending operations by request id. One of one block (a contiguous
+// buffer: most posts) and no conflict is the table's small One, no
+// vector; its first conflict makes it a PendingOp (Pass::find_owner).
+using Ops = BlockRequestMap<OpHead, Block, PendingOp>;
+using OneBlockOp = Ops::One;
 
 std::span<const Block> blocks_of(const PendingOp& op) { return op.blocks; }
 std::span<const Block> blocks_of(const OneBlockOp& op) { return {&op.block, 1}; }
@@ -120,10 +121,6 @@ void reset(PendingOp& op) {
   op.blocks.clear();
   op.conflicts.clear();
 }
-
-// Tests only: false keeps every operation in the StableRequestMap (the
-// table before the one-block table), for comparing findings.
-bool g_one_block_table = true;
 
 // What a rank whose threads are lanes keeps: each access, and each
 // operation's lifetime from its posting to its completion.
@@ -173,216 +170,6 @@ Record record_of(Call op_call, Call post_call, uint64_t post_seq, uint32_t post_
   r.conflict = c;
   return r;
 }
-
-// Disjoint segments of memory with the number of pending readers and writers.
-//
-// While every segment was added whole, meeting no other (buffers of the
-// pending operations disjoint: the common case) and there are few, they
-// are kept in a small unsorted vector and searched linearly; the first
-// add that meets a segment, or one too many, moves them into the ordered
-// map, which serves until it is empty again. The vector holds exactly the
-// segments the map would, and each operation below does to them what the
-// map's does, so results (the bytes a conflict names) are the same.
-class SegmentMap {
- public:
-  void add(uint64_t lo, uint64_t hi, Mode mode) {
-    if (m_segs.empty()) {
-      if (lo < hi && m_few.size() < k_max_few && apart_from_few(lo, hi)) {
-        push_few(lo, hi, mode);
-        return;
-      }
-      for (const Piece& p : m_few) make(m_segs.lower_bound(p.lo), p.lo, p.seg);
-      clear_few();
-    }
-    // Common case: [lo, hi) meets no segment; one search and one insertion
-    // (what the general path below does then, without its searches).
-    const auto after = m_segs.lower_bound(lo);
-    if (lo < hi && (after == m_segs.end() || after->first >= hi) &&
-        (after == m_segs.begin() || std::prev(after)->second.end <= lo)) {
-      Seg seg{hi, 0, 0};
-      bump(seg, mode, +1);
-      make(after, lo, seg);
-      return;
-    }
-    split(lo);
-    split(hi);
-    uint64_t cur = lo;
-    auto it = m_segs.lower_bound(lo);
-    while (cur < hi) {
-      if (it == m_segs.end() || it->first > cur) {
-        const uint64_t next = (it != m_segs.end() && it->first < hi) ? it->first : hi;
-        it = make(it, cur, Seg{next, 0, 0});
-      }
-      bump(it->second, mode, +1);
-      cur = it->second.end;
-      ++it;
-    }
-  }
-
-  // Add [lo, hi) of `mode` when it is a segment of the small vector's
-  // kind (add would push it there: nonempty, meeting no segment, one more
-  // fits) and return true; else change nothing and return false. Such a
-  // range meets no segment, so conflict() would find nothing in it.
-  bool add_apart(uint64_t lo, uint64_t hi, Mode mode) {
-    if (!m_segs.empty() || lo >= hi || m_few.size() >= k_max_few || !apart_from_few(lo, hi)) return false;
-    push_few(lo, hi, mode);
-    return true;
-  }
-
-  void remove(uint64_t lo, uint64_t hi, Mode mode) {
-    if (!m_few.empty()) {
-      // The usual case first: a piece that is [lo, hi) (an operation's own
-      // block); the pieces are disjoint, so it is the only one the loop
-      // below would touch.
-      for (Piece* p = m_few.data(), *end = p + m_few.size(); p != end; ++p) {
-        if (p->lo != lo) continue;
-        if (p->seg.end != hi) break;
-        bump(p->seg, mode, -1);
-        if (p->seg.readers == 0 && p->seg.writers == 0) {
-          *p = m_few.back();
-          pop_few();
-        }
-        return;
-      }
-      for (std::size_t i = 0; i < m_few.size();) {
-        Piece& p = m_few[i];
-        if (p.lo >= lo && p.lo < hi) {
-          // The pieces are disjoint: when this one is [lo, hi), no other
-          // begins inside it (the usual case: an operation's own block).
-          const bool whole = p.lo == lo && p.seg.end == hi;
-          bump(p.seg, mode, -1);
-          if (p.seg.readers == 0 && p.seg.writers == 0) {
-            p = m_few.back();
-            pop_few();
-            if (whole) return;
-            continue;
-          }
-          if (whole) return;
-        }
-        ++i;
-      }
-      return;
-    }
-    for (auto it = m_segs.lower_bound(lo); it != m_segs.end() && it->first < hi;) {
-      bump(it->second, mode, -1);
-      it = (it->second.readers == 0 && it->second.writers == 0) ? drop(it) : std::next(it);
-    }
-  }
-
-  // Return the first bytes of [lo, hi) that an access of `mode` may not
-  // touch, if any: pending receive buffers always, pending send buffers
-  // for writes.
-  std::optional<std::pair<uint64_t, uint64_t>> conflict(uint64_t lo, uint64_t hi, Mode mode) const {
-    if (!m_few.empty()) {
-      // Outside the pieces' hull: the loop below would visit none.
-      if (hi <= m_few_lo || lo >= m_few_hi) return std::nullopt;
-      // The segments the map's loop visits: the one holding lo, those
-      // beginning in (lo, hi); of those forbidding the access, the lowest.
-      const Piece* first = nullptr;
-      for (const Piece& p : m_few) {
-        const bool visited = p.lo < hi && (p.lo > lo || p.seg.end > lo);
-        const bool forbids = p.seg.writers > 0 || (mode == Mode::write && p.seg.readers > 0);
-        if (visited && forbids && (!first || p.lo < first->lo)) first = &p;
-      }
-      if (!first) return std::nullopt;
-      return std::make_pair(std::max(lo, first->lo), std::min(hi, first->seg.end));
-    }
-    auto it = m_segs.upper_bound(lo);
-    if (it != m_segs.begin() && std::prev(it)->second.end > lo) --it;
-    for (; it != m_segs.end() && it->first < hi; ++it) {
-      const Seg& s = it->second;
-      if (s.writers > 0 || (mode == Mode::write && s.readers > 0))
-        return std::make_pair(std::max(lo, it->first), std::min(hi, s.end));
-    }
-    return std::nullopt;
-  }
-
-  bool empty() const { return m_segs.empty() && m_few.empty(); }
-
- private:
-  struct Seg {
-    uint64_t end;
-    uint32_t readers;
-    uint32_t writers;
-  };
-  struct Piece {
-    uint64_t lo;
-    Seg seg;
-  };
-
-  // Return true when [lo, hi) (nonempty) meets no piece of m_few. A range
-  // outside their hull meets none (the common case: buffers posted one
-  // after another at rising or falling addresses) and is not compared
-  // with each.
-  bool apart_from_few(uint64_t lo, uint64_t hi) const {
-    if (hi <= m_few_lo || lo >= m_few_hi) return true;
-    for (const Piece& p : m_few)
-      if (p.lo < hi && lo < p.seg.end) return false;
-    return true;
-  }
-  // Append the piece [lo, hi) of `mode` to m_few, widening their hull.
-  [[gnu::always_inline]] void push_few(uint64_t lo, uint64_t hi, Mode mode) {
-    Piece p{lo, Seg{hi, 0, 0}};
-    bump(p.seg, mode, +1);
-    m_few.push_back(p);
-    m_few_lo = std::min(m_few_lo, lo);
-    m_few_hi = std::max(m_few_hi, hi);
-  }
-  // Drop m_few's last piece; the hull stays (it may be wider than the
-  // pieces left: a test against it only decides sooner) until none is left.
-  void pop_few() {
-    m_few.pop_back();
-    if (m_few.empty()) clear_few();
-  }
-  void clear_few() {
-    m_few.clear();
-    m_few_lo = UINT64_MAX;
-    m_few_hi = 0;
-  }
-
-  static void bump(Seg& s, Mode mode, int delta) {
-    uint32_t& n = mode == Mode::read ? s.readers : s.writers;
-    n = static_cast<uint32_t>(static_cast<int64_t>(n) + delta);
-  }
-
-  // Make `x` a segment boundary.
-  void split(uint64_t x) {
-    auto it = m_segs.upper_bound(x);
-    if (it == m_segs.begin()) return;
-    --it;
-    if (it->first < x && it->second.end > x) {
-      Seg right = it->second;
-      it->second.end = x;
-      make(std::next(it), x, right);
-    }
-  }
-
-  using Map = std::map<uint64_t, Seg>;
-  // Insert (`lo`, `seg`) before `hint`, in a node of an erased segment
-  // when there is one: a pending operation's segments come and go with it.
-  Map::iterator make(Map::iterator hint, uint64_t lo, Seg seg) {
-    if (m_spare.empty()) return m_segs.emplace_hint(hint, lo, seg);
-    Map::node_type node = std::move(m_spare.back());
-    m_spare.pop_back();
-    node.key() = lo;
-    node.mapped() = seg;
-    return m_segs.insert(hint, std::move(node));
-  }
-  // Erase the segment at `it`, keeping its node; return the next one.
-  Map::iterator drop(Map::iterator it) {
-    if (m_spare.size() >= k_max_spare) return m_segs.erase(it);
-    const auto next = std::next(it);
-    m_spare.push_back(m_segs.extract(it));
-    return next;
-  }
-
-  static constexpr std::size_t k_max_spare = 256;
-  static constexpr std::size_t k_max_few = 16;
-  Map m_segs;                  // empty while m_few serves
-  std::vector<Piece> m_few;
-  uint64_t m_few_lo = UINT64_MAX, m_few_hi = 0;  // a hull of m_few's pieces (empty: lo > hi)
-  std::vector<Map::node_type> m_spare;
-};
 
 bool overlaps(const Block& b, uint64_t lo, uint64_t hi) { return b.lo < hi && lo < b.hi; }
 
@@ -505,7 +292,7 @@ class Pass final : public RankPass {
   // keep the earliest).
   void end() override {
     std::vector<PendingOp*> active;
-    m_ops.each([&](PendingOp& op) {
+    m_ops.each_many([&](PendingOp& op) {
       if (op.active) active.push_back(&op);
     });
     std::sort(active.begin(), active.end(), [](const PendingOp* a, const PendingOp* b) { return a->order < b->order; });
@@ -548,9 +335,9 @@ class Pass final : public RankPass {
   PendingOp* find_owner(uint64_t lo, uint64_t hi, Mode mode, bool& writes) {
     PendingOp* best = nullptr;
     uint64_t best_order = 0;  // 0: none yet (active orders are 1 and up)
-    std::optional<uint64_t> one;  // the best one's request, when in m_one
+    std::optional<uint64_t> one;  // the best one's request, when a One
     auto forbids = [&](const Block& b) { return (b.mode == Mode::write || mode == Mode::write) && overlaps(b, lo, hi); };
-    m_ops.each([&](PendingOp& op) {
+    m_ops.each_many([&](PendingOp& op) {
       if (!op.active || (best_order != 0 && best_order < op.order)) return;
       for (const Block& b : op.blocks) {
         if (forbids(b)) {
@@ -561,25 +348,14 @@ class Pass final : public RankPass {
         }
       }
     });
-    if (m_one.size() != 0)
-      m_one.each([&](uint64_t request, const OneBlockOp& op) {
-        if (!op.active || (best_order != 0 && best_order < op.order) || !forbids(op.block)) return;
-        one = request;
-        best_order = op.order;
-        writes = op.block.mode == Mode::write;
-      });
-    if (one) return &promote(*one);
+    m_ops.each_one([&](uint64_t request, const OneBlockOp& op) {
+      if (!op.active || (best_order != 0 && best_order < op.order) || !forbids(op.block)) return;
+      one = request;
+      best_order = op.order;
+      writes = op.block.mode == Mode::write;
+    });
+    if (one) return m_ops.to_many(*one);
     return best;
-  }
-
-  // Move the one-block operation of `request` into the stable table; return it there.
-  PendingOp& promote(uint64_t request) {
-    const OneBlockOp one = *m_one.find(request);
-    m_one.erase(request);
-    PendingOp& op = m_ops.renew(request);
-    static_cast<OpHead&>(op) = one;
-    op.blocks.push_back(one.block);
-    return op;
   }
 
   // Set the fields a post or a persistent definition gives.
@@ -596,11 +372,12 @@ class Pass final : public RankPass {
   // few: no conflict to look for, and the block goes in with the same test.
   void post(const Event& e, Call call, bool persistent) {
     const bool receive = std::any_of(m_scratch.begin(), m_scratch.end(), [](const Block& b) { return b.mode == Mode::write; });
-    bool placed = false;
+    uint32_t piece = 0;  // nonzero: placed
     if (e.request != 0 && m_scratch.size() == 1) {
       const Block& b = m_scratch.front();
-      placed = m_pending.add_apart(b.lo, b.hi, b.mode);
+      piece = m_pending.add_apart(b.lo, b.hi, b.mode);
     }
+    const bool placed = piece != 0;
     if (placed) {
       if (lanes) touches.push_back(Touch{e.seq, e.site, e.call, receive, m_scratch});
     } else {
@@ -612,34 +389,13 @@ class Pass final : public RankPass {
       if (placed) {
         op.active = true;
         op.order = ++m_activations;
+        op.piece = piece;
       } else {
         activate(op);
       }
       begin_lifetime(e.request, op);
     };
-    if (m_scratch.size() == 1 && g_one_block_table) {
-      go(renew_one(e.request));
-      return;
-    }
-    go(renew_stable(e.request));
-  }
-
-  // The entry of `request` in the one-block table, new, with m_scratch's
-  // one block (the request leaves the stable table).
-  OneBlockOp& renew_one(uint64_t request) {
-    if (m_ops.size() != 0) m_ops.erase(request);
-    OneBlockOp& op = m_one[request];
-    op = OneBlockOp{};
-    op.block = m_scratch.front();
-    return op;
-  }
-  // The entry of `request` in the stable table, new, with m_scratch's
-  // blocks (the request leaves the one-block table).
-  PendingOp& renew_stable(uint64_t request) {
-    if (m_one.size() != 0) m_one.erase(request);
-    PendingOp& op = m_ops.renew(request);
-    take_blocks(op);
-    return op;
+    m_ops.renew(e.request, m_scratch, go);
   }
 
   // Keep `op`'s lifetime (request `request`), where threads are lanes.
@@ -673,38 +429,28 @@ class Pass final : public RankPass {
 
   void define_persistent(const Event& e) {
     normalize(m_scratch);
-    if (m_scratch.size() == 1 && g_one_block_table) define(renew_one(e.request), e, e.call, true);
-    else define(renew_stable(e.request), e, e.call, true);
-  }
-
-  // op.blocks = m_scratch, `op` just renewed (no blocks): one block (most
-  // posts) is copied inline; assign is out of line.
-  void take_blocks(PendingOp& op) {
-    if (m_scratch.size() == 1) op.blocks.push_back(m_scratch.front());
-    else op.blocks.assign(m_scratch.begin(), m_scratch.end());
+    m_ops.renew(e.request, m_scratch, [&](OpHead& op) { define(op, e, e.call, true); });
   }
 
   // Start the persistent operation of `request` (in either table). The
   // access check may move other operations between the tables (never this
   // one: it is not active), so it is looked up again after it.
   void start(const Event& e, uint64_t request) {
-    if (OneBlockOp* one = m_one.size() != 0 ? m_one.find(request) : nullptr) {
-      if (!one->persistent || one->active) return;
-      m_scratch.assign(1, one->block);
-      access(e, format::call_traits(one->call).role == format::Role::recv);
-      restart(*m_one.find(request), e, request);
-      return;
-    }
-    PendingOp* found = m_ops.find(request);
-    if (!found || !found->persistent || found->active) return;
-    m_scratch.assign(found->blocks.begin(), found->blocks.end());
-    access(e, format::call_traits(found->call).role == format::Role::recv);
-    PendingOp& op = *m_ops.find(request);
-    op.conflicts.clear();
-    restart(op, e, request);
+    bool receive = false, go = false;
+    m_ops.visit(request, [&](const auto& op) {
+      if (!op.persistent || op.active) return;
+      go = true;
+      const std::span<const Block> blocks = blocks_of(op);
+      m_scratch.assign(blocks.begin(), blocks.end());
+      receive = format::call_traits(op.call).role == format::Role::recv;
+    });
+    if (!go) return;
+    access(e, receive);
+    m_ops.visit(request, [&](auto& op) { restart(op, e, request); });
   }
   template <class Op>
   void restart(Op& op, const Event& e, uint64_t request) {
+    if constexpr (std::is_same_v<Op, PendingOp>) op.conflicts.clear();
     op.seq = e.seq;
     op.site = e.site;
     op.post_call = e.call;
@@ -716,29 +462,31 @@ class Pass final : public RankPass {
   void activate(Op& op) {
     op.active = true;
     op.order = ++m_activations;
-    for (const Block& b : blocks_of(op)) m_pending.add(b.lo, b.hi, b.mode);
+    const std::span<const Block> blocks = blocks_of(op);
+    if (blocks.size() == 1) {
+      op.piece = m_pending.add(blocks.front().lo, blocks.front().hi, blocks.front().mode);
+      return;
+    }
+    for (const Block& b : blocks) m_pending.add(b.lo, b.hi, b.mode);
   }
 
   template <class Op>
   void deactivate(Op& op) {
     op.active = false;
-    for (const Block& b : blocks_of(op)) m_pending.remove(b.lo, b.hi, b.mode);
+    const std::span<const Block> blocks = blocks_of(op);
+    if (blocks.size() == 1) {
+      m_pending.remove(blocks.front().lo, blocks.front().hi, blocks.front().mode, op.piece);
+      return;
+    }
+    for (const Block& b : blocks) m_pending.remove(b.lo, b.hi, b.mode);
   }
 
   void complete(const Event& e, uint64_t request) {
-    bool one = false;
-    m_one.settle(request, [&](OneBlockOp& op) {  // no conflicts to retire
-      one = true;
+    m_ops.settle(request, [&](auto& op) {
       if (op.active) {
-        deactivate(op);
-        if (m_lifetime.size() != 0) end_lifetime(request, &e);
-      }
-      return op.persistent;
-    });
-    if (one) return;
-    m_ops.settle(request, [&](PendingOp& op) {
-      if (op.active) {
-        if (!op.conflicts.empty()) retire(op, &e);  // (most have none: nothing to retire)
+        // (A One has no conflicts to retire, most PendingOps none either.)
+        if constexpr (std::is_same_v<std::remove_reference_t<decltype(op)>, PendingOp>)
+          if (!op.conflicts.empty()) retire(op, &e);
         deactivate(op);
         if (m_lifetime.size() != 0) end_lifetime(request, &e);
       }
@@ -747,15 +495,12 @@ class Pass final : public RankPass {
   }
 
   void request_free(const Event& e) {
-    if (OneBlockOp* one = m_one.size() != 0 ? m_one.find(e.request) : nullptr) {
-      if (!one->active) m_one.erase(e.request);
-      else keep_freed(*one, e);
-      return;
-    }
-    PendingOp* found = m_ops.find(e.request);
-    if (!found) return;
-    if (!found->active) m_ops.erase(e.request);
-    else keep_freed(*found, e);
+    bool inactive = false;
+    m_ops.visit(e.request, [&](OpHead& op) {
+      if (!op.active) inactive = true;
+      else keep_freed(op, e);
+    });
+    if (inactive) m_ops.erase(e.request);
   }
   // The active operation `op` is freed by `e`: it goes on; nothing in the
   // trace says when it ends, so its buffer stays in use until the end.
@@ -811,8 +556,7 @@ class Pass final : public RankPass {
   }
 
   const RankData& m_data;
-  StableRequestMap<PendingOp> m_ops;  // by request id; a request is in m_ops or m_one
-  RequestMap<OneBlockOp> m_one;       // one block, no conflicts
+  Ops m_ops;                          // by request id
   uint64_t m_activations = 0;
   SegmentMap m_pending;                // footprints of the active ops
   std::vector<Block> m_scratch;        // reused for each event
@@ -1078,7 +822,5 @@ class LocalConcurrency final : public Check {
 }  // namespace
 
 std::unique_ptr<Check> make_local_concurrency() { return std::make_unique<LocalConcurrency>(); }
-
-void set_local_concurrency_one_block_table(bool on) { g_one_block_table = on; }
 
 }  // namespace smtrace::analyzer::checks

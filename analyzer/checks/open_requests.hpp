@@ -46,11 +46,32 @@ class OpenRequests {
   // (Inline in both passes: invalid-argument's, which comes first, does
   // the work for about every request event.)
   [[gnu::always_inline]] void apply(const format::Event& e) {
+    if (first(e)) change(e, format::call_traits(e.call));
+  }
+  // The same, `t` being e.call's traits (a pass that has them).
+  [[gnu::always_inline]] void apply(const format::Event& e, const format::CallTraits& t) {
+    if (first(e)) change(e, t);
+  }
+  // Return the open request `request`, or nullptr.
+  const OpenRequest* find(uint64_t request) { return m_open.find(request); }
+  std::size_t size() const { return m_open.size(); }
+  // Call f(request, entry) for each open request, in no particular order.
+  template <class F>
+  void each(F&& f) const {
+    m_open.each(f);
+  }
+
+ private:
+  // Return true for the first apply() of `e` (every one out of a scope).
+  [[gnu::always_inline]] bool first(const format::Event& e) {
     const uint64_t scope = detail::t_scope.event == &e ? detail::t_scope.serial : 0;
-    if (scope != 0 && scope == m_applied) return;
+    if (scope != 0 && scope == m_applied) return false;
     m_applied = scope;
+    return true;
+  }
+  [[gnu::always_inline]] void change(const format::Event& e, const format::CallTraits& t) {
     if (e.rc != 0 || e.pending) return;
-    switch (format::call_traits(e.call).request) {
+    switch (t.request) {
       case format::RequestEffect::create:
         if (e.request != 0) m_open[e.request] = OpenRequest{e.seq, e.site, e.call, false, true};
         return;
@@ -79,16 +100,6 @@ class OpenRequests {
         return;
     }
   }
-  // Return the open request `request`, or nullptr.
-  const OpenRequest* find(uint64_t request) { return m_open.find(request); }
-  std::size_t size() const { return m_open.size(); }
-  // Call f(request, entry) for each open request, in no particular order.
-  template <class F>
-  void each(F&& f) const {
-    m_open.each(f);
-  }
-
- private:
   void set_active(uint64_t request) {
     if (OpenRequest* o = m_open.find(request)) o->active = true;
   }

@@ -20,6 +20,7 @@
 #include "analyzer/rank_data.hpp"
 #include "analyzer/replay.hpp"
 #include "analyzer/request_map.hpp"
+#include "analyzer/segment_map.hpp"
 #include "tests/unit/analyzer_json_trace.hpp"
 
 using smtrace::test::analyze_json;
@@ -1102,6 +1103,176 @@ TEST_CASE("analyzer::RequestMap::the same entries as std::unordered_map, in the 
     std::size_t visited = 0;
     map.each([&](uint64_t, const Value&) { ++visited; });
     CHECK(visited == 1501);
+  }
+}
+
+namespace {
+struct OpHeadForTest {
+  uint64_t seq = 0;
+  bool persistent = false;
+};
+struct ManyForTest : OpHeadForTest {
+  std::vector<int> blocks;
+  std::vector<int> extra;  // what a Many has beyond its blocks (local-concurrency's conflicts)
+};
+void reset(ManyForTest& m) {
+  static_cast<OpHeadForTest&>(m) = OpHeadForTest{};
+  m.blocks.clear();
+  m.extra.clear();
+}
+}  // namespace
+
+TEST_CASE("analyzer::BlockRequestMap::the same operations as a plain map of block lists") {
+  // local-concurrency's and cuda-mpi-race's pending operations: renew with
+  // one block (a One) or several or none (a Many), visit, settle (an odd
+  // seq stays, persistent), erase and to_many, against a std::map of
+  // (seq, blocks, extra); each_one and each_many together visit it all.
+  using Map = smtrace::analyzer::BlockRequestMap<OpHeadForTest, int, ManyForTest>;
+  struct Plain {
+    uint64_t seq;
+    std::vector<int> blocks, extra;
+    bool many;  // where it should be: several blocks or none, or moved by to_many
+  };
+  std::mt19937_64 random(31);
+  for (const uint64_t spread : {uint64_t{1}, uint64_t{4096}}) {
+    Map map;
+    std::map<uint64_t, Plain> plain;
+    for (uint64_t step = 1; step <= 20000; ++step) {
+      const uint64_t request = (random() % 40) * spread;
+      auto seen = [&](const auto& op) {
+        const Plain& p = plain.at(request);
+        CHECK(op.seq == p.seq);
+        const auto blocks = Map::blocks(op);
+        CHECK(std::vector<int>(blocks.begin(), blocks.end()) == p.blocks);
+      };
+      switch (random() % 6) {
+        case 0: case 1: {
+          std::vector<int> blocks(random() % 3 == 0 ? random() % 4 : 1);
+          for (int& b : blocks) b = static_cast<int>(random() % 100);
+          map.renew(request, blocks, [&](auto& op) {
+            CHECK(op.seq == 0);
+            op.seq = step;
+          });
+          plain[request] = Plain{step, blocks, {}, blocks.size() != 1};
+          break;
+        }
+        case 2: {
+          const bool found = map.visit(request, seen);
+          CHECK(found == (plain.count(request) != 0));
+          break;
+        }
+        case 3: {
+          bool called = false;
+          map.settle(request, [&](auto& op) {
+            called = true;
+            seen(op);
+            return op.seq % 2 == 1;
+          });
+          CHECK(called == (plain.count(request) != 0));
+          if (called && plain[request].seq % 2 == 0) plain.erase(request);
+          break;
+        }
+        case 4: {
+          ManyForTest* m = map.to_many(request);
+          REQUIRE((m != nullptr) == (plain.count(request) != 0));
+          if (m) {
+            seen(*m);
+            CHECK(m->extra == plain[request].extra);
+            m->extra.push_back(static_cast<int>(step));
+            plain[request].extra.push_back(static_cast<int>(step));
+            plain[request].many = true;
+          }
+          break;
+        }
+        default:
+          map.erase(request);
+          plain.erase(request);
+      }
+      REQUIRE(map.size() == plain.size());
+      if (step % 500 == 0) {
+        std::size_t ones = 0, manies = 0;
+        map.each_one([&](uint64_t r, const Map::One& op) {
+          ++ones;
+          REQUIRE(plain.count(r) == 1);
+          CHECK(!plain[r].many);
+          CHECK(op.seq == plain[r].seq);
+        });
+        map.each_many([&](ManyForTest& op) {
+          ++manies;
+          const auto it = std::find_if(plain.begin(), plain.end(), [&](const auto& kv) { return kv.second.seq == op.seq; });
+          REQUIRE(it != plain.end());
+          CHECK(it->second.many);
+          CHECK(op.blocks == it->second.blocks);
+          CHECK(op.extra == it->second.extra);
+        });
+        CHECK(ones + manies == plain.size());
+      }
+    }
+  }
+}
+
+namespace {
+
+// Random adds, removes (of what was added, with the place add gave, a
+// wrong place, or none) and conflict queries on `map` and on the map
+// alone (BasicSegmentMap<0>, the reference), over `space` bytes: the
+// same conflicts (the same bytes named) and emptiness at every step.
+template <std::size_t MaxFew>
+void compare_with_map_alone(uint64_t seed, uint64_t space, int steps) {
+  using smtrace::analyzer::AccessMode;
+  smtrace::analyzer::BasicSegmentMap<MaxFew> map;
+  smtrace::analyzer::BasicSegmentMap<0> alone;
+  struct Added {
+    uint64_t lo, hi;
+    AccessMode mode;
+    uint32_t place;
+  };
+  std::vector<Added> added;
+  std::mt19937_64 random(seed);
+  for (int step = 0; step < steps; ++step) {
+    const uint64_t lo = random() % space;
+    const uint64_t hi = lo + random() % 24;  // maybe empty
+    const AccessMode mode = random() % 2 ? AccessMode::write : AccessMode::read;
+    switch (random() % 5) {
+      case 0: case 1: {  // post: add_apart first, as local-concurrency does
+        uint32_t place = map.add_apart(lo, hi, mode);
+        if (place == 0) place = map.add(lo, hi, mode);
+        CHECK(alone.add(lo, hi, mode) == 0);
+        added.push_back(Added{lo, hi, mode, place});
+        break;
+      }
+      case 2: case 3: {
+        if (added.empty()) break;
+        const std::size_t k = random() % added.size();
+        const Added a = added[k];
+        added.erase(added.begin() + static_cast<std::ptrdiff_t>(k));
+        const uint32_t place = random() % 8 == 0 ? static_cast<uint32_t>(random() % (MaxFew + 2)) : a.place;
+        map.remove(a.lo, a.hi, a.mode, place);
+        alone.remove(a.lo, a.hi, a.mode);
+        break;
+      }
+      default:
+        CHECK(map.conflict(lo, hi, mode) == alone.conflict(lo, hi, mode));
+        break;
+    }
+    REQUIRE(map.empty() == alone.empty());
+    REQUIRE(map.empty() == std::none_of(added.begin(), added.end(), [](const Added& a) { return a.lo < a.hi; }));
+    if (step % 50 == 0)
+      for (uint64_t at = 0; at < space; at += 3)
+        CHECK(map.conflict(at, at + 5, AccessMode::read) == alone.conflict(at, at + 5, AccessMode::read));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("analyzer::SegmentMap::the small vector with its places names what the map alone names") {
+  // local-concurrency's footprint of pending operations: buffers mostly
+  // apart (the small vector, its holes and places), sometimes overlapping
+  // (the map, then back to the vector once empty), against the map alone.
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    CAPTURE(seed);
+    compare_with_map_alone<16>(seed, seed % 2 ? 4096 : 96, 600);
+    compare_with_map_alone<4>(seed + 100, seed % 2 ? 4096 : 96, 600);
   }
 }
 

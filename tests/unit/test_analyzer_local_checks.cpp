@@ -562,33 +562,6 @@ TEST_CASE("analyzer::LocalConcurrency::findings_do_not_depend_on_request_ids") {
   }
 }
 
-TEST_CASE("analyzer::LocalConcurrency::one_block_table_finds_what_the_stable_table_finds") {
-  // One-block operations without conflicts live as small values in their
-  // own table, moved to the table of vectors by a conflict: random programs
-  // (random_request_program) over 6 request ids and overlapping buffers
-  // find the same with that table as with every operation in the table of
-  // vectors.
-  std::mt19937_64 random(29);
-  const std::vector<uint64_t> ids{100, 101, 102, 103, 104, 105};
-  std::size_t findings = 0;  // in all programs: the comparison is not of empty lists
-  for (int program = 0; program < 300; ++program) {
-    CAPTURE(program);
-    const uint64_t seed = random();
-    std::vector<an::Finding> found[2];
-    for (int one_block = 0; one_block < 2; ++one_block) {
-      std::mt19937_64 pick(seed);
-      Builder t;
-      random_request_program(t, pick, ids, 80, 24);
-      an::checks::set_local_concurrency_one_block_table(one_block != 0);
-      found[one_block] = of_kind(t.run(k_lc), k_lc);
-      an::checks::set_local_concurrency_one_block_table(true);
-    }
-    CHECK(found[0] == found[1]);
-    findings += found[1].size();
-  }
-  CHECK(findings > 300);
-}
-
 TEST_CASE("analyzer::LocalConcurrency::an_operation_keeps_its_own_conflicts") {
   // Conflicts and blocks of several live in lists the pass reuses: an
   // operation posted after one with the most conflicts kept (4) and one
