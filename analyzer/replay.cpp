@@ -127,8 +127,9 @@ class ReplayPass final : public RankPass {
         // Made in place: most events are sends and receives.
         const auto index = static_cast<uint32_t>(m_ops.size());
         P2POp& op = push_base(e, t, index, payload(e.datatype, e.count));
-        if (t.role == Role::send) op.send = true;
-        if (!op.send && e.status.source) {
+        const bool send = t.role == Role::send;
+        if (send) op.send = true;
+        if (!send && e.status.source) {
           op.status_source = *e.status.source;
           op.status_tag = value_or(e.status.tag, k_unknown);
         }
