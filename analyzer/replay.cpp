@@ -125,16 +125,18 @@ class ReplayPass final : public RankPass {
     switch (t.role) {
       case Role::send: case Role::recv: {
         // Made in place: most events are sends and receives.
-        P2POp& op = push_base(e, t, payload(e.datatype, e.count));
-        if (t.role == Role::send) op.send = true;
-        if (!op.send && e.status.source) {
+        const auto index = static_cast<uint32_t>(m_ops.size());
+        P2POp& op = push_base(e, t, index, payload(e.datatype, e.count));
+        const bool send = t.role == Role::send;
+        if (send) op.send = true;
+        if (!send && e.status.source) {
           op.status_source = *e.status.source;
           op.status_tag = value_or(e.status.tag, k_unknown);
         }
         const bool blocking = t.blocks;
         if (blocking && !e.pending) complete(op, e);
         if (!blocking && e.request) {
-          m.active[e.request] = {Outstanding::Kind::p2p, static_cast<uint32_t>(m_ops.size() - 1)};
+          m.active[e.request] = {Outstanding::Kind::p2p, index};
         }
         return;
       }
@@ -336,11 +338,12 @@ class ReplayPass final : public RankPass {
     set_payload(m_ops.back(), static_cast<uint32_t>(m_ops.size() - 1), payload_index);
   }
 
-  // Push base(e) and return it (`t`: the traits of e.call).
-  P2POp& push_base(const Event& e, const format::CallTraits& t, uint32_t payload_index) {
+  // Push base(e), ops[index] (`index`: m_ops.size() before), and return
+  // it (`t`: the traits of e.call).
+  P2POp& push_base(const Event& e, const format::CallTraits& t, uint32_t index, uint32_t payload_index) {
     P2POp& op = m_ops.emplace_back();
     fill_base(op, e, t);
-    set_payload(op, static_cast<uint32_t>(m_ops.size() - 1), payload_index);
+    set_payload(op, index, payload_index);
     return op;
   }
 
