@@ -203,10 +203,10 @@ struct HotWriter : VarintWriter {
       varint(value);
     }
   }
-  void i(uint32_t field, int64_t value) { u(field, static_cast<uint64_t>(value)); }
-  void s(uint32_t field, int64_t value) { u(field, detail::zigzag(value)); }
-  void s32(uint32_t field, int32_t value) { u(field, detail::zigzag32(value)); }
-  void opt_s32(uint32_t field, const std::optional<int32_t>& value) {
+  [[gnu::always_inline]] void i(uint32_t field, int64_t value) { u(field, static_cast<uint64_t>(value)); }
+  [[gnu::always_inline]] void s(uint32_t field, int64_t value) { u(field, detail::zigzag(value)); }
+  [[gnu::always_inline]] void s32(uint32_t field, int32_t value) { u(field, detail::zigzag32(value)); }
+  [[gnu::always_inline]] void opt_s32(uint32_t field, const std::optional<int32_t>& value) {
     if (value) {
       tag(field, WireType::varint);
       varint(detail::zigzag32(*value));
@@ -331,7 +331,7 @@ template <HotGroups G, class E>
 // here serves both and the records agree byte for byte. G: the HotEvent's
 // groups (has_requests, has_rma).
 template <HotGroups G = HotGroups{}, class Writer, class E>
-void write_event_body(Writer& w, const E& e) {
+[[gnu::always_inline]] inline void write_event_body(Writer& w, const E& e) {
   constexpr bool full = std::is_same_v<E, Event>;
   w.u(8, e.site);
   if constexpr (full) {
@@ -681,7 +681,9 @@ template <HotGroups G>
 std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, bool* entry) {
   return stream_event_at<G>(dst, e, entry);
 }
-template std::size_t RecordEncoder::hot_event_at<HotGroups{}>(unsigned char*, const HotEvent&, bool*);
+#define SMTRACE_HOT_EVENT_AT(G) template std::size_t RecordEncoder::hot_event_at<G>(unsigned char*, const HotEvent&, bool*);
+SMTRACE_HOT_GROUP_SETS(SMTRACE_HOT_EVENT_AT)
+#undef SMTRACE_HOT_EVENT_AT
 
 // Tag and length, 20 scalar fields (the head's 7 and 13 of the body), the
 // status, and the longest requests and completed lists.

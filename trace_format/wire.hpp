@@ -186,6 +186,29 @@ struct HotGroups {
   Has rma = maybe;
   Has outputs = maybe;
 };
+// The sets of the tracer's wrappers (tracer/wrappers.cpp): point-to-point
+// calls without a request (Send, Recv ...), with one or requests to
+// complete (Isend, Irecv, the persistent inits, Wait, Test, Waitall ...),
+// one-sided communication (Put, Get: a window and a target) and
+// synchronization (Win_flush, Win_unlock ...: a window, no target; one test
+// of the group's four fields costs less than a test of each).
+inline constexpr HotGroups k_hot_p2p{HotGroups::no, HotGroups::no};
+inline constexpr HotGroups k_hot_requests{HotGroups::yes, HotGroups::no};
+inline constexpr HotGroups k_hot_rma{HotGroups::no, HotGroups::yes};
+inline constexpr HotGroups k_hot_rma_sync{HotGroups::no, HotGroups::maybe};
+// `g` for a blocking call's entry, which has no outputs yet.
+constexpr HotGroups entry_groups(HotGroups g) {
+  g.outputs = HotGroups::no;
+  return g;
+}
+// X(G) for every set above and its entry_groups, and the default (any):
+// the instantiations of the templates on a set.
+#define SMTRACE_HOT_GROUP_SETS(X)                                                                  \
+  X(::smtrace::format::HotGroups{}) X(::smtrace::format::entry_groups(::smtrace::format::HotGroups{})) \
+  X(::smtrace::format::k_hot_p2p) X(::smtrace::format::entry_groups(::smtrace::format::k_hot_p2p))     \
+  X(::smtrace::format::k_hot_requests) X(::smtrace::format::entry_groups(::smtrace::format::k_hot_requests)) \
+  X(::smtrace::format::k_hot_rma) X(::smtrace::format::entry_groups(::smtrace::format::k_hot_rma))     \
+  X(::smtrace::format::k_hot_rma_sync) X(::smtrace::format::entry_groups(::smtrace::format::k_hot_rma_sync))
 
 // Return true when write_entry_completion's end makes `e`'s entry its
 // complete event byte for byte: the encoder writes none of `e`'s inputs
@@ -262,9 +285,9 @@ class RecordEncoder {
   template <HotGroups G, class E>
   [[gnu::always_inline]] std::size_t stream_event_at(unsigned char* dst, const E& event, bool* entry);
   template <class Writer, class E>
-  void write_stream_head(Writer& w, const E& event);
+  [[gnu::always_inline]] void write_stream_head(Writer& w, const E& event);
   template <class E>
-  void advance(const E& event);
+  [[gnu::always_inline]] void advance(const E& event);
   template <class Sink>
   void completion_into(Sink&& sink, uint64_t completed_seq, const Event& end);
 
