@@ -17,6 +17,7 @@
 // next segment of the file written by this thread, as before it).
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -39,7 +40,8 @@ static double sys_ns() { rusage u; getrusage(RUSAGE_THREAD, &u); return u.ru_sti
 int main(int argc, char** argv) {
   smtrace::tracer::StartInfo info;
   const char* tmp = std::getenv("TMPDIR");
-  info.options.dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/smtrace-bench-handlers";
+  // A directory of this process's own: runs side by side may share TMPDIR.
+  info.options.dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/smtrace-bench-handlers-" + std::to_string(getpid());
   info.options.quiet = true;
   bool monotonic = false, hot_only = false;
   for (int i = 1; i < argc; ++i) {
