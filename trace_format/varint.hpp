@@ -41,14 +41,15 @@ inline constexpr std::size_t k_max_scalar_field = 2 + 10;
 struct VarintWriter {
   unsigned char* p;
 
-  void varint(uint64_t value) {
+  // Always inlined: the tracer's encoders (wire.cpp) write one per field.
+  [[gnu::always_inline]] void varint(uint64_t value) {
     while (value >= 0x80) {
       *p++ = static_cast<unsigned char>(value | 0x80);
       value >>= 7;
     }
     *p++ = static_cast<unsigned char>(value);
   }
-  void tag(uint32_t field, WireType type) {
+  [[gnu::always_inline]] void tag(uint32_t field, WireType type) {
     varint((static_cast<uint64_t>(field) << 3) | static_cast<uint32_t>(type));
   }
   // uint32/uint64/enum/bool.

@@ -164,6 +164,56 @@ std::size_t put_record_at(unsigned char* dst, Fill&& fill) {
   return 1 + n + len;
 }
 
+// is_default without a branch per member: most records have no status,
+// asked once for the record and its entry flag (Outputs).
+inline bool hot_default(const Status& s) {
+  return (s.source.has_value() | s.tag.has_value() | s.count.has_value() | s.cancelled | (s.error != 0)) == 0;
+}
+
+// VarintWriter for the event encoders' scalar fields: the same bytes, with the
+// lengths of most hot values (1 to 3 bytes: handles, counts, sites, time
+// deltas and durations under 2 ms) stored straight, without the loop's
+// test and shift per byte; longer values go on in the loop. Exactly the
+// varint's bytes are stored, nothing past them (the bytes after a record
+// must stay zero until the next one is published).
+struct HotWriter : VarintWriter {
+  [[gnu::always_inline]] void varint(uint64_t v) {
+    if (v < 0x80) {
+      *p++ = static_cast<unsigned char>(v);
+      return;
+    }
+    p[0] = static_cast<unsigned char>(v | 0x80);
+    if (v < 0x4000) {
+      p[1] = static_cast<unsigned char>(v >> 7);
+      p += 2;
+      return;
+    }
+    p[1] = static_cast<unsigned char>((v >> 7) | 0x80);
+    if (v < 0x200000) {
+      p[2] = static_cast<unsigned char>(v >> 14);
+      p += 3;
+      return;
+    }
+    p += 2;
+    VarintWriter::varint(v >> 14);
+  }
+  [[gnu::always_inline]] void u(uint32_t field, uint64_t value) {
+    if (value != 0) {
+      tag(field, WireType::varint);
+      varint(value);
+    }
+  }
+  [[gnu::always_inline]] void i(uint32_t field, int64_t value) { u(field, static_cast<uint64_t>(value)); }
+  [[gnu::always_inline]] void s(uint32_t field, int64_t value) { u(field, detail::zigzag(value)); }
+  [[gnu::always_inline]] void s32(uint32_t field, int32_t value) { u(field, detail::zigzag32(value)); }
+  [[gnu::always_inline]] void opt_s32(uint32_t field, const std::optional<int32_t>& value) {
+    if (value) {
+      tag(field, WireType::varint);
+      varint(detail::zigzag32(*value));
+    }
+  }
+};
+
 constexpr std::size_t k_status_bound = 2 + 3 * detail::k_max_scalar_field + 2 * 12;
 
 bool is_default(const Status& s) {
@@ -187,7 +237,8 @@ unsigned char* write_status_fields(unsigned char* p, uint32_t field, const Statu
   return w.p;
 }
 // Most records have no status: the test inline, the writing out of line.
-inline void write_status(VarintWriter& w, uint32_t field, const Status& s) {
+template <class Writer>
+inline void write_status(Writer& w, uint32_t field, const Status& s) {
   if (!is_default(s)) w.p = write_status_fields(w.p, field, s);
 }
 
@@ -214,8 +265,8 @@ std::size_t event_bound(const Event& e) {
 // completion calls, which the encoder writes after the requests (32).
 // Always inlined: a writer whose address reaches a function that is not
 // lives in memory (write_status_fields).
-template <class List>
-[[gnu::always_inline]] inline void write_completions(VarintWriter& w, const List& completed,
+template <class Writer, class List>
+[[gnu::always_inline]] inline void write_completions(Writer& w, const List& completed,
                                                      const std::optional<bool>& flag) {
   for (const CompletedRequest& c : completed) {
     unsigned char* mark = w.begin_nested(33);
@@ -230,14 +281,57 @@ template <class List>
   }
 }
 
+// Which of a HotEvent's groups of fields a record may have: those most hot
+// calls lack are tested as groups of zeros, one branch a group (for a
+// HotEvent), or written without a test where the call is known to have
+// them, or skipped where it is known not to (HotGroups, wire.hpp). An Event's
+// fields are tested one by one, as with `yes`.
+template <class E>
+inline constexpr bool k_grouped = std::is_same_v<E, HotEvent>;
+
+// The requests and their completion (31-35): a Send, Recv or Put has none.
+template <HotGroups G, class E>
+[[gnu::always_inline]] inline bool has_requests(const E& e) {
+  if constexpr (!k_grouped<E> || G.requests == HotGroups::yes) return true;
+  else if constexpr (G.requests == HotGroups::no) return false;
+  else return (e.request | e.requests.size() | e.completed.size() | e.flag.has_value()) != 0;
+}
+// The window and target (41, 45-47): a point-to-point call has none.
+template <HotGroups G, class E>
+[[gnu::always_inline]] inline bool has_rma(const E& e) {
+  if constexpr (!k_grouped<E> || G.rma == HotGroups::yes) return true;
+  else if constexpr (G.rma == HotGroups::no) return false;
+  else return (e.window | e.target_disp | static_cast<uint64_t>(e.target_count) | e.target_datatype) != 0;
+}
+
+// Whether a record has a status, and any output (duration 5, rc 11, status
+// 34: an entry and an untimed non-blocking call have none), tested before
+// its fields are written (a byte stored through the writer may alias the
+// event, whose fields a test after it loads again), once for the record
+// and its entry flag (stream_event_at).
+struct Outputs {
+  bool status;
+  bool any;
+};
+template <HotGroups G, class E>
+[[gnu::always_inline]] inline Outputs outputs_of(const E& e) {
+  if constexpr (k_grouped<E> && G.outputs == HotGroups::no) {
+    return {false, false};
+  } else {
+    const bool status = !hot_default(e.status);
+    return {status, (e.duration | static_cast<uint32_t>(e.rc) | status) != 0};
+  }
+}
+
 // Write the input fields of `e` after the identity and time fields, which
 // the caller writes in its coding (stream or completion); the outputs
 // duration, rc and status follow (write_outputs). E: Event, or HotEvent
 // (RecordEncoder::hot_event_at), which has only some of the fields: the
 // others are at their defaults, which are not written, so the one order
-// here serves both and the records agree byte for byte.
-template <class E>
-void write_event_body(VarintWriter& w, const E& e) {
+// here serves both and the records agree byte for byte. G: the HotEvent's
+// groups (has_requests, has_rma).
+template <HotGroups G = HotGroups{}, class Writer, class E>
+[[gnu::always_inline]] inline void write_event_body(Writer& w, const E& e) {
   constexpr bool full = std::is_same_v<E, Event>;
   w.u(8, e.site);
   if constexpr (full) {
@@ -265,9 +359,11 @@ void write_event_body(VarintWriter& w, const E& e) {
     w.u(29, e.op);
     w.u(30, e.in_place);
   }
-  w.u(31, e.request);
-  w.packed(32, e.requests);
-  write_completions(w, e.completed, e.flag);
+  if (has_requests<G>(e)) {
+    w.u(31, e.request);
+    w.packed(32, e.requests);
+    write_completions(w, e.completed, e.flag);
+  }
   if constexpr (full) {
     w.u(36, e.new_comm);
     w.s32(37, e.color);
@@ -275,15 +371,18 @@ void write_event_body(VarintWriter& w, const E& e) {
     w.u(39, e.group);
     w.u(40, e.new_datatype);
   }
-  w.u(41, e.window);
+  const bool rma = has_rma<G>(e);
+  if (rma) w.u(41, e.window);
   if constexpr (full) {
     w.u(42, e.win_base);
     w.u(43, e.win_size);
     w.i(44, e.disp_unit);
   }
-  w.u(45, e.target_disp);
-  w.i(46, e.target_count);
-  w.u(47, e.target_datatype);
+  if (rma) {
+    w.u(45, e.target_disp);
+    w.i(46, e.target_count);
+    w.u(47, e.target_datatype);
+  }
   if constexpr (full) {
     w.s(48, static_cast<int64_t>(e.result_buf));
     w.i(49, e.result_count);
@@ -317,10 +416,14 @@ void write_event_body(VarintWriter& w, const E& e) {
 // status (34). A blocking call's entry has none of them and ends with its
 // pending field (6, written after them), so its complete event is the
 // entry up to that field followed by these (write_entry_outputs).
-inline void write_outputs(VarintWriter& w, uint64_t duration, int32_t rc, const Status& status) {
+// `status`: whether `s` is not at its default, when the caller asked
+// (Outputs); else tested here, after the other outputs' stores.
+template <class Writer>
+[[gnu::always_inline]] inline void write_outputs(Writer& w, uint64_t duration, int32_t rc, const Status& s,
+                                                 const bool* status = nullptr) {
   w.u(5, duration);
   w.s32(11, rc);
-  write_status(w, 34, status);
+  if (status ? *status : !is_default(s)) w.p = write_status_fields(w.p, 34, s);
 }
 
 }  // namespace
@@ -525,20 +628,12 @@ void RecordEncoder::write_stream_head(Writer& w, const E& e) {
 }
 
 namespace {
-// The fields of an event in stream coding after its body: its outputs,
-// then pending (6), last.
-template <class E>
-void write_stream_tail(VarintWriter& w, const E& e) {
-  write_outputs(w, e.duration, e.rc, e.status);
+// The fields of an event in stream coding after its body: its outputs
+// (`o`: outputs_of(e)), then pending (6), last.
+template <HotGroups G, class Writer, class E>
+[[gnu::always_inline]] inline void write_stream_tail(Writer& w, const E& e, Outputs o) {
+  if (o.any) write_outputs(w, e.duration, e.rc, e.status, &o.status);
   w.u(6, e.pending);
-}
-
-// Return whether `e`, written as a record of `size` bytes, is an entry that
-// Recorder::complete_last can finish with write_entry_outputs: pending, no
-// outputs, a one-byte length.
-template <class E>
-bool open_entry(const E& e, std::size_t size) {
-  return e.pending && e.duration == 0 && e.rc == 0 && is_default(e.status) && size >= 2 && size - 2 < 0x80;
 }
 }  // namespace
 
@@ -551,111 +646,44 @@ void RecordEncoder::advance(const E& e) {
   m_last_buf = e.buf;
 }
 
-template <class Sink>
-void RecordEncoder::event_into(Sink&& sink, const Event& e) {
-  sink(event_bound(e), [&](VarintWriter& w) {
-    write_stream_head(w, e);
-    write_event_body(w, e);
-    write_stream_tail(w, e);
-  });
-  advance(e);
+// Write `e` in stream coding at `out`: head, body, tail, the one order of
+// the fields, for Event and HotEvent alike. Return whether it has outputs
+// (outputs_of, asked before any byte is stored).
+template <HotGroups G, class E>
+[[gnu::always_inline]] inline bool RecordEncoder::write_stream_event(VarintWriter& out, const E& e) {
+  const Outputs o = outputs_of<G>(e);
+  HotWriter w{{out.p}};
+  write_stream_head(w, e);
+  write_event_body<G>(w, e);
+  write_stream_tail<G>(w, e, o);
+  out.p = w.p;
+  return o.any;
 }
 
-namespace {
-// is_default without a branch per member: most hot events have no status,
-// and hot_event_at asks once for the record and its entry flag.
-inline bool hot_default(const Status& s) {
-  return (s.source.has_value() | s.tag.has_value() | s.count.has_value() | s.cancelled | (s.error != 0)) == 0;
-}
-
-// VarintWriter for hot_event_at's scalar fields: the same bytes, with the
-// lengths of most hot values (1 to 3 bytes: handles, counts, sites, time
-// deltas and durations under 2 ms) stored straight, without the loop's
-// test and shift per byte; longer values go on in the loop. Exactly the
-// varint's bytes are stored, nothing past them (the bytes after a record
-// must stay zero until the next one is published).
-struct HotWriter : VarintWriter {
-  [[gnu::always_inline]] void varint(uint64_t v) {
-    if (v < 0x80) {
-      *p++ = static_cast<unsigned char>(v);
-      return;
-    }
-    p[0] = static_cast<unsigned char>(v | 0x80);
-    if (v < 0x4000) {
-      p[1] = static_cast<unsigned char>(v >> 7);
-      p += 2;
-      return;
-    }
-    p[1] = static_cast<unsigned char>((v >> 7) | 0x80);
-    if (v < 0x200000) {
-      p[2] = static_cast<unsigned char>(v >> 14);
-      p += 3;
-      return;
-    }
-    p += 2;
-    VarintWriter::varint(v >> 14);
-  }
-  [[gnu::always_inline]] void u(uint32_t field, uint64_t value) {
-    if (value != 0) {
-      tag(field, WireType::varint);
-      varint(value);
-    }
-  }
-  void i(uint32_t field, int64_t value) { u(field, static_cast<uint64_t>(value)); }
-  void s(uint32_t field, int64_t value) { u(field, detail::zigzag(value)); }
-  void s32(uint32_t field, int32_t value) { u(field, detail::zigzag32(value)); }
-  void opt_s32(uint32_t field, const std::optional<int32_t>& value) {
-    if (value) {
-      tag(field, WireType::varint);
-      varint(detail::zigzag32(*value));
-    }
-  }
-};
-}  // namespace
-
-// write_stream_head, write_event_body and write_stream_tail of a HotEvent:
-// the same fields in the same order (the unit tests compare the bytes with
-// event_at's), with the fields most hot calls lack tested as groups of
-// zeros, one branch a group: the requests and their completion (31-35: a
-// Send, Recv or Put has none), the window and target (41, 45-47: a
-// point-to-point call has none) and the outputs (5, 11, 34: an entry and
-// an untimed non-blocking call have none); the status tested once for the
-// record and its entry flag.
-std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, bool* entry) {
-  const bool no_status = hot_default(e.status);
-  const bool no_outputs = (e.duration | static_cast<uint32_t>(e.rc) | !no_status) == 0;
-  const std::size_t size = put_record_at(dst, [&](VarintWriter& out) {
-    HotWriter w{{out.p}};
-    write_stream_head(w, e);
-    w.u(8, e.site);
-    w.u(12, e.comm);
-    w.opt_s32(13, e.peer);
-    w.opt_s32(14, e.tag);
-    w.i(16, e.count);
-    w.u(17, e.datatype);
-    if ((e.request | e.requests.size() | e.completed.size() | e.flag.has_value()) != 0) {
-      w.u(31, e.request);
-      w.packed(32, e.requests);
-      write_completions(w, e.completed, e.flag);
-    }
-    if ((e.window | e.target_disp | static_cast<uint64_t>(e.target_count) | e.target_datatype) != 0) {
-      w.u(41, e.window);
-      w.u(45, e.target_disp);
-      w.i(46, e.target_count);
-      w.u(47, e.target_datatype);
-    }
-    if (!no_outputs) {
-      w.u(5, e.duration);
-      w.s32(11, e.rc);
-      if (!no_status) w.p = write_status_fields(w.p, 34, e.status);
-    }
-    w.u(6, e.pending);
-    out.p = w.p;
-  });
+// event_at and hot_event_at: write `e` at `dst` and move the stream state
+// past it.
+template <HotGroups G, class E>
+[[gnu::always_inline]] inline std::size_t RecordEncoder::stream_event_at(unsigned char* dst, const E& e,
+                                                                         bool* entry) {
+  bool outputs = false;
+  const std::size_t size = put_record_at(
+      dst, [&](VarintWriter& w) __attribute__((always_inline)) { outputs = write_stream_event<G>(w, e); });
   advance(e);
-  if (entry) *entry = e.pending && no_outputs && size - 2 < 0x80;
+  // An entry that Recorder::complete_last can finish with
+  // write_entry_outputs: pending, no outputs, a one-byte length (`size`,
+  // a tag, a length and the body, is at least 2).
+  if (entry) *entry = e.pending && !outputs && size - 2 < 0x80;
   return size;
 }
+
+// event_at of a HotEvent, with its groups G (wire.hpp).
+template <HotGroups G>
+std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, bool* entry) {
+  return stream_event_at<G>(dst, e, entry);
+}
+#define SMTRACE_HOT_EVENT_AT(G) template std::size_t RecordEncoder::hot_event_at<G>(unsigned char*, const HotEvent&, bool*);
+SMTRACE_HOT_GROUP_SETS(SMTRACE_HOT_EVENT_AT)
+#undef SMTRACE_HOT_EVENT_AT
 
 // Tag and length, 20 scalar fields (the head's 7 and 13 of the body), the
 // status, and the longest requests and completed lists.
@@ -693,7 +721,8 @@ Event HotEvent::to_event() const {
 
 template <class Sink>
 void RecordEncoder::completion_into(Sink&& sink, uint64_t completed_seq, const Event& end) {
-  sink(event_bound(end), [&](VarintWriter& w) {
+  sink(event_bound(end), [&](VarintWriter& out) {
+    HotWriter w{{out.p}};
     w.u(2, static_cast<uint64_t>(end.call));
     w.u(3, end.thread);
     w.tag(7, WireType::varint);
@@ -702,20 +731,21 @@ void RecordEncoder::completion_into(Sink&& sink, uint64_t completed_seq, const E
     w.s(15, static_cast<int64_t>(end.buf));
     write_event_body(w, end);
     write_outputs(w, end.duration, end.rc, end.status);
+    out.p = w.p;
   });
 }
 
-void RecordEncoder::event(std::string& out, const Event& e) { event_into(AppendSink{out}, e); }
+void RecordEncoder::event(std::string& out, const Event& e) {
+  append_record(out, k_event, event_bound(e), [&](VarintWriter& w) { write_stream_event<HotGroups{}>(w, e); });
+  advance(e);
+}
 
 void RecordEncoder::completion(std::string& out, uint64_t completed_seq, const Event& end) {
   completion_into(AppendSink{out}, completed_seq, end);
 }
 
 std::size_t RecordEncoder::event_at(unsigned char* dst, const Event& e, bool* entry) {
-  InPlaceSink sink{dst};
-  event_into(sink, e);
-  if (entry) *entry = open_entry(e, sink.size);
-  return sink.size;
+  return stream_event_at<HotGroups{}>(dst, e, entry);
 }
 
 std::size_t RecordEncoder::completion_at(unsigned char* dst, uint64_t completed_seq, const Event& end) {

@@ -170,12 +170,56 @@ struct HotEvent {
   Event to_event() const;
 };
 
+// Which of a HotEvent's groups of fields a record has, where its caller
+// knows it at compile time (the tracer's wrappers know the call):
+// the requests and their completion (31-35: request, requests, completed,
+// flag), the window and target (41, 45-47: window, target_disp,
+// target_count, target_datatype), the outputs (5, 11, 34: duration, rc,
+// status). `maybe`: the encoder tests the group's fields together, one
+// branch, and writes them if any is set; `yes`: it writes them without that
+// test (each field is still written only when set: the same bytes as
+// `maybe` whatever the values); `no`: it writes none of them, and they must
+// all be at their defaults (else the record is not the HotEvent's).
+struct HotGroups {
+  enum Has : unsigned char { no, yes, maybe };
+  Has requests = maybe;
+  Has rma = maybe;
+  Has outputs = maybe;
+};
+// The sets of the tracer's wrappers (tracer/wrappers.cpp): point-to-point
+// calls without a request (Send, Recv ...), with one or requests to
+// complete (Isend, Irecv, the persistent inits, Wait, Test, Waitall ...),
+// one-sided communication (Put, Get: a window and a target) and
+// synchronization (Win_flush, Win_unlock ...: a window, no target; one test
+// of the group's four fields costs less than a test of each).
+inline constexpr HotGroups k_hot_p2p{HotGroups::no, HotGroups::no};
+inline constexpr HotGroups k_hot_requests{HotGroups::yes, HotGroups::no};
+inline constexpr HotGroups k_hot_rma{HotGroups::no, HotGroups::yes};
+inline constexpr HotGroups k_hot_rma_sync{HotGroups::no, HotGroups::maybe};
+// `g` for a blocking call's entry, which has no outputs yet.
+constexpr HotGroups entry_groups(HotGroups g) {
+  g.outputs = HotGroups::no;
+  return g;
+}
+// X(G) for every set above and its entry_groups, and the default (any):
+// the instantiations of the templates on a set.
+#define SMTRACE_HOT_GROUP_SETS(X)                                                                  \
+  X(::smtrace::format::HotGroups{}) X(::smtrace::format::entry_groups(::smtrace::format::HotGroups{})) \
+  X(::smtrace::format::k_hot_p2p) X(::smtrace::format::entry_groups(::smtrace::format::k_hot_p2p))     \
+  X(::smtrace::format::k_hot_requests) X(::smtrace::format::entry_groups(::smtrace::format::k_hot_requests)) \
+  X(::smtrace::format::k_hot_rma) X(::smtrace::format::entry_groups(::smtrace::format::k_hot_rma))     \
+  X(::smtrace::format::k_hot_rma_sync) X(::smtrace::format::entry_groups(::smtrace::format::k_hot_rma_sync))
+
 // Return true when write_entry_completion's end makes `e`'s entry its
 // complete event byte for byte: the encoder writes none of `e`'s inputs
 // after the completed requests (33) and flag (35), i.e. `e` has no window
 // (41) and no target (45-47), which come after them (write_event_body).
 inline bool completion_ends_entry(const HotEvent& e) {
   return e.window == 0 && e.target_disp == 0 && e.target_count == 0 && e.target_datatype == 0;
+}
+
+namespace detail {
+struct VarintWriter;  // varint.hpp
 }
 
 // Appends Chunk records (each one field of the Chunk message) to a buffer,
@@ -212,7 +256,9 @@ class RecordEncoder {
   // (the same fields in the same order, the same stream state), written
   // without looking at the fields a HotEvent does not have. `dst` has room
   // for k_hot_record_bound bytes.
-  // `entry` as for event_at.
+  // `entry` as for event_at. G: the groups of fields `event` has (the
+  // default: any); wire.cpp instantiates the tracer's sets.
+  template <HotGroups G = HotGroups{}>
   std::size_t hot_event_at(unsigned char* dst, const HotEvent& event, bool* entry = nullptr);
   static const std::size_t k_hot_record_bound;
   static constexpr unsigned char k_event_tag = (2 << 3) | 2;  // Chunk.event, length-delimited
@@ -234,12 +280,14 @@ class RecordEncoder {
   uint64_t next_seq() const { return m_next_seq; }
 
  private:
-  template <class Sink>
-  void event_into(Sink&& sink, const Event& event);
+  template <HotGroups G, class E>
+  [[gnu::always_inline]] bool write_stream_event(detail::VarintWriter& out, const E& event);
+  template <HotGroups G, class E>
+  [[gnu::always_inline]] std::size_t stream_event_at(unsigned char* dst, const E& event, bool* entry);
   template <class Writer, class E>
-  void write_stream_head(Writer& w, const E& event);
+  [[gnu::always_inline]] void write_stream_head(Writer& w, const E& event);
   template <class E>
-  void advance(const E& event);
+  [[gnu::always_inline]] void advance(const E& event);
   template <class Sink>
   void completion_into(Sink&& sink, uint64_t completed_seq, const Event& end);
 

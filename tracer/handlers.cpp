@@ -18,6 +18,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <type_traits>
 
 #include "tracer/access.hpp"
 #include "tracer/clock.hpp"
@@ -764,13 +765,15 @@ void CallScope::set_status(const format::Status& status) noexcept {
 
 namespace {
 uint64_t write_event(Event& e) { return g->recorder->event(e); }
-uint64_t write_event(format::HotEvent& e) { return g->recorder->hot_event(e); }
+template <format::HotGroups G>
+uint64_t write_event(format::HotEvent& e) { return g->recorder->hot_event<G>(e); }
 
 // Write a non-blocking call's complete event `e` (the lock held), or, when
 // it is an unsuccessful poll and polls fold, count it in this thread's run
 // of equal polls: after the thread's load/store runs and earlier folds, as
-// every record. E: Event (CallScope) or HotEvent (HotScope).
-template <class E>
+// every record. E: Event (CallScope) or HotEvent (HotScope, with its
+// groups G).
+template <format::HotGroups G = format::HotGroups{}, class E>
 void write_or_fold(E& e, bool unsuccessful_poll) {
   PollFolder* f = unsuccessful_poll && g->options.fold_polls && e.thread < k_max_fold_threads && g->folds
                       ? &(*g->folds)[e.thread]
@@ -779,7 +782,8 @@ void write_or_fold(E& e, bool unsuccessful_poll) {
   if (f && f->fold(e, key)) return;
   flush_access_runs();
   flush_folds(e.thread);
-  write_event(e);
+  if constexpr (std::is_same_v<E, Event>) write_event(e);
+  else write_event<G>(e);
   if (f) f->start(e, key);
 }
 }  // namespace
@@ -853,17 +857,23 @@ bool hot_path() noexcept { return g->hot.load(std::memory_order_relaxed); }
 
 bool timed_nonblocking(int32_t thread_level) noexcept { return thread_level == k_thread_serialized; }
 
-HotScope::HotScope(Call call, uintptr_t site) noexcept : m_site(site), m_blocking(format::call_traits(call).blocks) {
+template <format::HotGroups G>
+HotScopeOf<G>::HotScopeOf(Call call, uintptr_t site) noexcept
+    : m_site(site), m_blocking(format::call_traits(call).blocks) {
   t_busy = true;
   e.call = call;
 }
 
-HotScope::~HotScope() { t_busy = false; }
+template <format::HotGroups G>
+HotScopeOf<G>::~HotScopeOf() {
+  t_busy = false;
+}
 
 // CallScope::enter and leave with a HotEvent: the same steps in the same
 // order (this thread's load/store runs and folded polls first, the site
 // resolved under the lock), so the records are the same.
-void HotScope::enter() noexcept {
+template <format::HotGroups G>
+void HotScopeOf<G>::enter() noexcept {
   m_entered = true;
   e.thread = thread_id();
   e.t_start = now();
@@ -874,12 +884,13 @@ void HotScope::enter() noexcept {
     flush_access_runs();
     flush_folds(e.thread);
     e.site = g->sites->id(m_site, *g->recorder);
-    m_pending_seq = g->recorder->hot_event(e);
+    m_pending_seq = g->recorder->hot_event<format::entry_groups(G)>(e);
   });
   e.pending = false;
 }
 
-void HotScope::leave(int rc) noexcept {
+template <format::HotGroups G>
+void HotScopeOf<G>::leave(int rc) noexcept {
   const bool timed = m_blocking || g->timed.load(std::memory_order_relaxed);
   const int64_t t_end = timed ? now() : 0;
   if (!m_entered || !g->on.load(std::memory_order_relaxed)) return;
@@ -888,7 +899,7 @@ void HotScope::leave(int rc) noexcept {
   under_lock([&] {
     if (!m_blocking) {
       e.site = g->sites->id(m_site, *g->recorder);
-      write_or_fold(e, m_unsuccessful_poll);
+      write_or_fold<G>(e, m_unsuccessful_poll);
       return;
     }
     // A call whose only outputs are duration, rc and status (Send, Recv,
@@ -911,7 +922,7 @@ void HotScope::leave(int rc) noexcept {
         return;
       }
     }
-    if (g->recorder->rewrite_last(m_pending_seq, e)) return;
+    if (g->recorder->rewrite_last<G>(m_pending_seq, e)) return;
     Event end;
     end.duration = e.duration;
     end.rc = rc;
@@ -922,5 +933,12 @@ void HotScope::leave(int rc) noexcept {
     g->recorder->completion(m_pending_seq, end);
   });
 }
+
+// The scopes of the sets themselves (an entry's set is only the encoder's).
+template class HotScopeOf<format::HotGroups{}>;
+template class HotScopeOf<format::k_hot_p2p>;
+template class HotScopeOf<format::k_hot_requests>;
+template class HotScopeOf<format::k_hot_rma>;
+template class HotScopeOf<format::k_hot_rma_sync>;
 
 }  // namespace smtrace::tracer::handlers

@@ -209,13 +209,16 @@ bool timed_nonblocking(int32_t thread_level) noexcept;
 // to reset, no 66-field encoding). Used like CallScope; `e.request`,
 // `e.completed`, `e.flag` and `e.status` are outputs (set after enter(),
 // with out() / set_status); an unsuccessful poll may be folded as with
-// CallScope.
-class HotScope {
+// CallScope. G: the groups of fields the call has (format::HotGroups; the
+// wrappers' shapes know them), so the encoder skips the tests of the
+// others; instantiated for SMTRACE_HOT_GROUP_SETS.
+template <format::HotGroups G>
+class HotScopeOf {
  public:
-  HotScope(format::Call call, uintptr_t site) noexcept;
-  ~HotScope();
-  HotScope(const HotScope&) = delete;
-  HotScope& operator=(const HotScope&) = delete;
+  HotScopeOf(format::Call call, uintptr_t site) noexcept;
+  ~HotScopeOf();
+  HotScopeOf(const HotScopeOf&) = delete;
+  HotScopeOf& operator=(const HotScopeOf&) = delete;
 
   void expect_no_return() noexcept { m_blocking = true; }
   bool writes_entry() const noexcept { return m_blocking; }
@@ -236,6 +239,8 @@ class HotScope {
   uint64_t m_pending_seq = 0;
   uint64_t m_request_in = 0;  // e.request as the entry was written
 };
+// A HotScope for any call that fits a HotEvent (every group tested).
+using HotScope = HotScopeOf<format::HotGroups{}>;
 
 }  // namespace handlers
 }  // namespace smtrace::tracer

@@ -407,9 +407,10 @@ uint64_t Recorder::event(format::Event& e) {
                       [&](unsigned char* dst) { return m_encoder.event_at(dst, e, &m_last.entry); });
 }
 
+template <format::HotGroups G>
 uint64_t Recorder::hot_event(format::HotEvent& e) {
   return stream_event(e, format::RecordEncoder::k_hot_record_bound,
-                      [&](unsigned char* dst) { return m_encoder.hot_event_at(dst, e, &m_last.entry); });
+                      [&](unsigned char* dst) { return m_encoder.hot_event_at<G>(dst, e, &m_last.entry); });
 }
 
 bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
@@ -418,11 +419,18 @@ bool Recorder::rewrite_last(uint64_t seq, format::Event& e) {
   return true;
 }
 
+template <format::HotGroups G>
 bool Recorder::rewrite_last(uint64_t seq, format::HotEvent& e) {
   if (!take_back_last(seq)) return false;
-  hot_event(e);
+  hot_event<G>(e);
   return true;
 }
+
+#define SMTRACE_HOT_EVENT(G)                                     \
+  template uint64_t Recorder::hot_event<G>(format::HotEvent&); \
+  template bool Recorder::rewrite_last<G>(uint64_t, format::HotEvent&);
+SMTRACE_HOT_GROUP_SETS(SMTRACE_HOT_EVENT)
+#undef SMTRACE_HOT_EVENT
 
 bool Recorder::take_back_last(uint64_t seq) {
   if (!m_active || !m_chunk_open || !m_last.is_event || m_last.seq != seq || m_last.start + m_last.size != m_pos ||

@@ -69,7 +69,9 @@ class Recorder {
   // Assign the next seq to `event` and write it; return the seq. The lock is held.
   uint64_t event(format::Event& event);
   // event() for an event whose fields all fit a HotEvent: the same record
-  // (RecordEncoder::hot_event_at), without an Event.
+  // (RecordEncoder::hot_event_at, with the groups G of fields it has), without
+  // an Event. Instantiated for SMTRACE_HOT_GROUP_SETS (wire.hpp).
+  template <format::HotGroups G = format::HotGroups{}>
   uint64_t hot_event(format::HotEvent& event);
   // Write a completion record for pending event `seq` carrying `end`'s outputs.
   void completion(uint64_t seq, const format::Event& end);
@@ -79,6 +81,7 @@ class Recorder {
   // most blocking calls return before anything else is recorded.
   bool rewrite_last(uint64_t seq, format::Event& event);
   // rewrite_last with hot_event's coding (byte for byte the same record).
+  template <format::HotGroups G = format::HotGroups{}>
   bool rewrite_last(uint64_t seq, format::HotEvent& event);
   // Turn pending event `seq`, when its record is still the last one of the
   // open chunk, into the complete event: the entry's bytes up to its pending

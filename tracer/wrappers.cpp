@@ -621,11 +621,13 @@ constexpr auto no_post = [](auto&, int) {};
 
 // traced() for the shapes whose fields all fit format::HotEvent (`pre` and
 // `post` take either scope): through HotScope while handlers::hot_path(),
-// which writes the same records without an Event.
-template <class F, class Pre, class Post>
+// which writes the same records without an Event. G: the groups of fields
+// the shape's calls have (format::HotGroups): a group said `no` must be
+// left at its defaults by `pre` and `post`.
+template <format::HotGroups G, class F, class Pre, class Post>
 int traced_hot(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   if (!handlers::hot_path()) return traced(c, site, pmpi, pre, post);
-  handlers::HotScope s(c, site);
+  handlers::HotScopeOf<G> s(c, site);
   return run_scope(s, pmpi, pre, post);
 }
 
@@ -634,7 +636,7 @@ int traced_hot(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
 template <class F, class Pre, class Post>
 int traced_completion(Call c, uintptr_t site, int n, F&& pmpi, Pre&& pre, Post&& post) {
   if (n > static_cast<int>(format::HotEvent::k_max_requests)) return traced(c, site, pmpi, pre, post);
-  return traced_hot(c, site, pmpi, pre, post);
+  return traced_hot<format::k_hot_requests>(c, site, pmpi, pre, post);
 }
 
 bool is_persistent(Call c) { return format::call_traits(c).request == format::RequestEffect::persistent; }
@@ -652,13 +654,14 @@ namespace shape {
 template <class F>
 int send(Call c, uintptr_t site, F&& pmpi, const void*& buf, int& count, MPI_Datatype& type, int& dest, int& tag,
          MPI_Comm& comm) {
-  return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, dest, tag, comm); }, no_post);
+  return traced_hot<format::k_hot_p2p>(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, dest, tag, comm); },
+                                       no_post);
 }
 
 template <class F>
 int isend(Call c, uintptr_t site, F&& pmpi, const void*& buf, int& count, MPI_Datatype& type, int& dest, int& tag,
           MPI_Comm& comm, MPI_Request*& request) {
-  return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, dest, tag, comm); },
+  return traced_hot<format::k_hot_requests>(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, dest, tag, comm); },
                 [&](auto& s, int rc) {
                   if (rc == MPI_SUCCESS) s.out().request = new_request(*request, false, is_persistent(c), 0);
                 });
@@ -669,7 +672,8 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
          MPI_Comm& comm, MPI_Status*& status) {
   MPI_Status local;
   if (status == MPI_STATUS_IGNORE) status = &local;
-  return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, source, tag, comm); forced(e, source); },
+  return traced_hot<format::k_hot_p2p>(
+      c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, source, tag, comm); forced(e, source); },
                 [&](auto& s, int rc) {
                   if (rc == MPI_SUCCESS) fill_status(s.status(), *status, type_size(type));
                 });
@@ -678,7 +682,8 @@ int recv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype&
 template <class F>
 int irecv(Call c, uintptr_t site, F&& pmpi, void*& buf, int& count, MPI_Datatype& type, int& source, int& tag,
           MPI_Comm& comm, MPI_Request*& request) {
-  return traced_hot(c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, source, tag, comm); forced(e, source); },
+  return traced_hot<format::k_hot_requests>(
+      c, site, pmpi, [&](auto& e) { p2p(e, buf, count, type, source, tag, comm); forced(e, source); },
                 [&](auto& s, int rc) {
                   if (rc == MPI_SUCCESS)
                     s.out().request = new_request(*request, true, is_persistent(c), type_size(type));
@@ -1363,7 +1368,7 @@ int win_lock(Call c, uintptr_t site, F&& pmpi, int& lock_type, int& rank, int& a
 }
 template <class F>
 int win_rank(Call c, uintptr_t site, F&& pmpi, int& rank, MPI_Win& win) {
-  return traced_hot(c, site, pmpi, [&](auto& e) {
+  return traced_hot<format::k_hot_rma_sync>(c, site, pmpi, [&](auto& e) {
     e.window = window_id(win);
     e.peer = rank_value(rank);
   }, no_post);
@@ -1406,7 +1411,7 @@ void rma_args(E& e, const void* obuf, int ocount, MPI_Datatype otype, int target
 template <class O, class F>
 int put(Call c, uintptr_t site, F&& pmpi, O*& obuf, int& ocount, MPI_Datatype& otype, int& target, MPI_Aint& tdisp,
         int& tcount, MPI_Datatype& ttype, MPI_Win& win) {
-  return traced_hot(c, site, pmpi,
+  return traced_hot<format::k_hot_rma>(c, site, pmpi,
                     [&](auto& e) { rma_args(e, obuf, ocount, otype, target, tdisp, tcount, ttype, win); }, no_post);
 }
 template <class O, class F>

@@ -671,6 +671,7 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at equals event_at on random e
   uint64_t seq = 1;
   int64_t t = 500;
   int entries = 0;
+  int checked[10] = {};
   for (int i = 0; i < 20000; ++i) {
     fmt_ns::HotEvent e;
     e.seq = seq;
@@ -708,6 +709,7 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at equals event_at on random e
     }
     unsigned char a[4096] = {}, b[4096] = {};
     bool a_entry = false, b_entry = true;
+    const fmt_ns::RecordEncoder before = general;
     const std::size_t na = general.event_at(a, e.to_event(), &a_entry);
     const std::size_t nb = hot.hot_event_at(b, e, &b_entry);
     REQUIRE(nb <= fmt_ns::RecordEncoder::k_hot_record_bound);
@@ -716,8 +718,31 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at equals event_at on random e
     REQUIRE(a_entry == b_entry);
     REQUIRE(general.next_seq() == hot.next_seq());
     entries += b_entry;
+    // Every set of groups the tracer uses (SMTRACE_HOT_GROUP_SETS) whose
+    // `no` groups `e` leaves at their defaults: event_at's bytes too.
+    const bool has_requests = e.request || !e.requests.empty() || !e.completed.empty() || e.flag;
+    const bool has_rma = e.window || e.target_disp || e.target_count || e.target_datatype;
+    const bool has_outputs = e.duration || e.rc || e.status != fmt_ns::Status{};
+    int set = 0;
+    auto same = [&]<fmt_ns::HotGroups G>() {
+      ++set;
+      constexpr auto no = fmt_ns::HotGroups::no;
+      if ((G.requests == no && has_requests) || (G.rma == no && has_rma) || (G.outputs == no && has_outputs)) return;
+      fmt_ns::RecordEncoder coder = before;
+      unsigned char c[4096] = {};
+      bool c_entry = !a_entry;
+      REQUIRE(coder.hot_event_at<G>(c, e, &c_entry) == na);
+      REQUIRE(std::memcmp(a, c, sizeof a) == 0);
+      REQUIRE(c_entry == a_entry);
+      REQUIRE(coder.next_seq() == general.next_seq());
+      ++checked[set - 1];
+    };
+#define SAME_BYTES(G) same.template operator()<G>();
+    SMTRACE_HOT_GROUP_SETS(SAME_BYTES)
+#undef SAME_BYTES
   }
   CHECK(entries > 1000);  // entries were among them
+  for (int k = 0; k < 10; ++k) CHECK(checked[k] > 500);  // every set met events it fits
 }
 
 TEST_CASE("trace_format::write_entry_outputs completes an entry as event_at writes the complete event") {
