@@ -369,9 +369,9 @@ struct Encoder::Impl {
     for (uint32_t r = 0; r < m.ranks.size(); ++r) {
       const auto& events = m.ranks[r].events;
       for (uint32_t k = 0; k < events.size(); ++k) {
-        if (events[k].completes.empty()) continue;
+        if (m.completes(r, k).empty()) continue;
         z3::expr_vector need(ctx);
-        for (uint32_t i : events[k].completes) need.push_back(complete_by(i, t_ret[r][k]));
+        for (uint32_t i : m.completes(r, k)) need.push_back(complete_by(i, t_ret[r][k]));
         add(z3::implies(returned(r, k), z3::mk_and(need)), {Group::completion, r, k});
       }
     }
@@ -462,7 +462,7 @@ struct Encoder::Impl {
       for (uint32_t k = 0; k < events.size(); ++k) {
         if (!events[k].may_block || 2 * k + 1 >= m.ranks[r].limit) continue;
         z3::expr_vector blocked(ctx);
-        for (uint32_t i : events[k].completes) blocked.push_back(stuck(i));
+        for (uint32_t i : m.completes(r, k)) blocked.push_back(stuck(i));
         stops.push_back(progress[r] == num(2 * int64_t{k} + 1) && z3::mk_or(blocked));
       }
       add(z3::implies(dead, z3::mk_or(stops)), {Group::terminal, 1, r});
@@ -628,9 +628,9 @@ struct Encoder::Impl {
       case Group::unique_send:
         return fmt::format("message {} is received once at most", op_text(m, key.a));
       case Group::completion: {
-        const Event& e = m.event(key.a, key.b);
+        const auto completes = m.completes(key.a, key.b);
         return fmt::format("{} returns only once {} {} complete", event_text(m, key.a, key.b),
-                           list_ops(m, e.completes), e.completes.size() == 1 ? "is" : "are");
+                           list_ops(m, completes), completes.size() == 1 ? "is" : "are");
       }
       case Group::fifo_send:
         return fmt::format(

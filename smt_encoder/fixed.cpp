@@ -335,7 +335,7 @@ bool no_bad_end(const Machine& machine, const Deadline& deadline) {
     for (uint32_t r = 0; r < ranks; ++r) {
       const auto& list = model.ranks[r].events;
       for (uint32_t e = 0; e < list.size() && first_wait[r] == k_none; ++e) {
-        const auto& waited = list[e].completes;
+        const auto waited = model.ranks[r].completes(e);
         if (std::any_of(waited.begin(), waited.end(), [&](uint32_t op) { return may_wait[op]; })) first_wait[r] = e;
       }
     }
@@ -346,9 +346,10 @@ bool no_bad_end(const Machine& machine, const Deadline& deadline) {
       for (uint32_t e = 0; e < list.size(); ++e) {
         check_deadline(deadline, ticks);
         const uint32_t at = first_event[r] + e;
-        if (!list[e].completes.empty()) g.edge(upto + at, stuck + at);
+        const auto completes = model.ranks[r].completes(e);
+        if (!completes.empty()) g.edge(upto + at, stuck + at);
         if (e > 0) g.edge(upto + at, upto + at - 1);
-        for (uint32_t op : list[e].completes) {
+        for (uint32_t op : completes) {
           if (model.ops[op].rank != r || model.ops[op].post > e) return false;  // waits for an op not posted yet
           g.edge(stuck + at, incomplete + op);
         }

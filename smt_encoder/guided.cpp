@@ -85,7 +85,6 @@ class Runner {
       const uint32_t pos = state().pos[rank];
       if (pos >= events.limit) return;
       const uint32_t k = pos / 2;
-      const Event& e = events.events[k];
       if (pos % 2 == 0) {
         if (m_policy.may_call && !m_policy.may_call(rank, k, state())) {
           if (std::find(m_held.begin(), m_held.end(), rank) == m_held.end()) m_held.push_back(rank);
@@ -93,14 +92,15 @@ class Runner {
         }
         take({StepAction::call, rank, k, k_none, k_none});
         m_cursor[rank] = 0;
-        for (uint32_t op : e.posts) posted(op);
+        for (uint32_t op : events.posts(k)) posted(op);
         continue;
       }
       if (pos + 1 > events.limit) return;  // stopped inside this call in the trace
       uint32_t& at = m_cursor[rank];
-      while (at < e.completes.size() && m_machine.complete(state(), e.completes[at])) ++at;
-      if (at < e.completes.size()) {
-        const Op& o = m_model.ops[e.completes[at]];
+      const std::span<const uint32_t> completes = events.completes(k);
+      while (at < completes.size() && m_machine.complete(state(), completes[at])) ++at;
+      if (at < completes.size()) {
+        const Op& o = m_model.ops[completes[at]];
         if (o.kind == OpKind::coll && o.instance != k_none) m_waiters[o.instance].push_back(rank);
         return;  // woken when the op it waits for changes
       }

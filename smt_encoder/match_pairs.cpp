@@ -281,7 +281,7 @@ class Clocks {
   }
 
   bool ready(uint32_t i, uint32_t k, const Sources& sources) const {
-    for (uint32_t op : m_model.ranks[i].events[k].completes) {
+    for (uint32_t op : m_model.ranks[i].completes(k)) {
       const Op& o = m_model.ops[op];
       bool ok = true;
       if (o.kind == OpKind::coll) {
@@ -326,7 +326,7 @@ class Clocks {
     acc.assign(m_width, 0);
     if (k > 0) std::copy(ret(i, k - 1), ret(i, k - 1) + m_width, acc.begin());
     acc[i] = k + 1;
-    for (uint32_t op : m_model.ranks[i].events[k].completes) {
+    for (uint32_t op : m_model.ranks[i].completes(k)) {
       const Op& o = m_model.ops[op];
       if (o.kind == OpKind::coll) {
         if (o.instance == k_none) continue;
@@ -684,7 +684,7 @@ std::vector<Point> Analysis::chain(const Op& r, const Op& s) const {
     auto consider = [&](Point p) {
       if (!from && p.rank != at.rank && m_clocks->at_call(p.rank, p.event, r.rank) >= need) from = p;
     };
-    for (uint32_t op : m_model.ranks[at.rank].events[lo].completes) {
+    for (uint32_t op : m_model.ranks[at.rank].completes(lo)) {
       const Op& o = m_model.ops[op];
       if (o.kind != OpKind::coll) {
         for (Point p : m_sources[op]) consider(p);

@@ -284,6 +284,49 @@ std::string Model::comm_name(uint32_t comm) const {
   return comm < comm_names.size() ? comm_names[comm] : fmt::format("communicator {}", comm);
 }
 
+void link_ops(Model& model, Pace* pace, uint64_t done) {
+  // Count each event's posts (in `posted`) and completions (in `first`),
+  // then turn the counts into offsets, then fill in op order, the posts in
+  // one pass and the completions in another; `fill` is where each event's
+  // next one goes.
+  for (RankEvents& rank : model.ranks) {
+    for (Event& e : rank.events) e.first = e.posted = 0;
+  }
+  for (const Op& op : model.ops) {
+    std::vector<Event>& events = model.ranks[op.rank].events;
+    ++events[op.post].posted;
+    if (op.done != k_none) ++events[op.done].first;
+  }
+  std::vector<std::vector<uint32_t>> fill(model.ranks.size());
+  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
+    RankEvents& rank = model.ranks[r];
+    fill[r].resize(rank.events.size());
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < rank.events.size(); ++k) {
+      Event& e = rank.events[k];
+      const uint32_t completions = e.first;
+      e.first = at;
+      e.waits = completions > 0;
+      fill[r][k] = at;
+      at += e.posted + completions;
+    }
+    rank.op_ids.assign(at, 0);
+  }
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    if (pace != nullptr) pace->at(done + i);  // (the deadline too)
+    const Op& op = model.ops[i];
+    model.ranks[op.rank].op_ids[fill[op.rank][op.post]++] = i;
+  }
+  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
+    const std::vector<Event>& events = model.ranks[r].events;
+    for (uint32_t k = 0; k < events.size(); ++k) fill[r][k] = events[k].first + events[k].posted;
+  }
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const Op& op = model.ops[i];
+    if (op.done != k_none) model.ranks[op.rank].op_ids[fill[op.rank][op.done]++] = i;
+  }
+}
+
 Model build_model(const analyzer::Context& context, const Collector& collected, const Deadline& deadline) {
   uint64_t ticks = 0;
   const analyzer::Replay& replay = context.replay();
@@ -468,20 +511,10 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     pace.now(model.ops.size());
   }
 
-  // Posts and completions per event (ops are in posting order per rank).
-  for (uint32_t i = 0; i < model.ops.size(); ++i) {
-    pace.at(ops + i);  // (the deadline too)
-    const Op& op = model.ops[i];
-    RankEvents& rank = model.ranks[op.rank];
-    rank.events[op.post].posts.push_back(i);
-    if (op.done != k_none) rank.events[op.done].completes.push_back(i);
-  }
+  // Posts and completions per event.
+  link_ops(model, &pace, ops);
   for (RankEvents& rank : model.ranks) {
-    for (Event& e : rank.events) {
-      std::sort(e.posts.begin(), e.posts.end());
-      e.waits = !e.completes.empty();
-      e.may_block = e.waits && really_blocks(e.call);
-    }
+    for (Event& e : rank.events) e.may_block = e.waits && really_blocks(e.call);
   }
 
   // Recorded matches.

@@ -43,6 +43,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -148,13 +149,16 @@ struct Op {
 struct Event {
   uint64_t seq = 0;
   uint32_t site = 0;
+  // Its ops in RankEvents::op_ids: from `first`, `posted` ops posted here
+  // (in posting order), then up to the next event's `first` (the list's end
+  // for the last) the ops that must be complete before it returns.
+  uint32_t first = 0;
+  uint32_t posted = 0;
   format::Call call = format::Call::unspecified;
   bool waits = false;      // it has a return point of its own (something to wait for)
   bool may_block = false;  // a rank may stop here for good (see the header comment)
-  IdList posts;      // ops posted here, in posting order
-  IdList completes;  // ops that must be complete before it returns
 };
-static_assert(sizeof(Event) == 48);  // one per communicating event of the trace
+static_assert(sizeof(Event) == 24);  // one per communicating event of the trace
 
 struct Instance {
   CollKind kind = CollKind::full;
@@ -167,9 +171,18 @@ struct Instance {
 
 struct RankEvents {
   std::vector<Event> events;
+  std::vector<uint32_t> op_ids;  // the events' ops, one after the other (Event::first)
   // Progress at the end of the recording: 2 * events.size(), or 2k+1 when
   // the rank stopped inside event k (it never returned).
   uint32_t limit = 0;
+
+  // Return the ops posted at event `k`, in posting order.
+  std::span<const uint32_t> posts(uint32_t k) const { return {op_ids.data() + events[k].first, events[k].posted}; }
+  // Return the ops that must be complete before event `k` returns (ascending).
+  std::span<const uint32_t> completes(uint32_t k) const {
+    const uint32_t end = k + 1 < events.size() ? events[k + 1].first : static_cast<uint32_t>(op_ids.size());
+    return {op_ids.data() + events[k].first + events[k].posted, end - events[k].first - events[k].posted};
+  }
 };
 
 struct Model {
@@ -184,11 +197,19 @@ struct Model {
     return {rank, ranks[rank].events[index].seq};
   }
   const Event& event(uint32_t rank, uint32_t index) const { return ranks[rank].events[index]; }
+  std::span<const uint32_t> posts(uint32_t rank, uint32_t index) const { return ranks[rank].posts(index); }
+  std::span<const uint32_t> completes(uint32_t rank, uint32_t index) const { return ranks[rank].completes(index); }
   // Return the posting event of op `op`.
   analyzer::EventRef post_ref(uint32_t op) const { return ref(ops[op].rank, ops[op].post); }
   // Return the name of global communicator `comm`.
   std::string comm_name(uint32_t comm) const;
 };
+
+// Set every rank's op_ids and its events' `first`, `posted` and `waits`
+// from the ops' `post` and `done` (each event's posts and completions in
+// op order), each list exactly as long as it needs to be. Tell `pace`, when
+// given, of each op linked (`done` + its index).
+void link_ops(Model& model, Pace* pace = nullptr, uint64_t done = 0);
 
 // Return true when receive or probe `r` accepts send `s` by its envelope:
 // same communicator, sent to r's rank, source and tag allowed by r.

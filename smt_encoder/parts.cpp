@@ -47,10 +47,6 @@ Part extract_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t firs
     std::tie(part.first[r], end[r]) = part_events(model, cuts, first, last, r);
     const uint32_t begin = part.first[r];
     out.ranks[r].events.assign(model.ranks[r].events.begin() + begin, model.ranks[r].events.begin() + end[r]);
-    for (Event& e : out.ranks[r].events) {
-      e.posts.clear();
-      e.completes.clear();
-    }
     out.ranks[r].limit = last < cuts.size() ? 2 * (end[r] - begin) : model.ranks[r].limit - 2 * begin;
   }
   part.op_of = std::move(ops);
@@ -61,16 +57,11 @@ Part extract_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t firs
     op.done = op.done != k_none && op.done < end[op.rank] ? op.done - begin : k_none;
     op.recorded = op.recorded != k_none ? part.local_op(op.recorded) : k_none;
     op.probe = op.probe != k_none ? part.local_op(op.probe) : k_none;
-    const uint32_t index = static_cast<uint32_t>(out.ops.size());
-    out.ranks[op.rank].events[op.post].posts.push_back(index);
-    if (op.done != k_none) out.ranks[op.rank].events[op.done].completes.push_back(index);
     out.ops.push_back(op);
   }
+  link_ops(out);
   for (RankEvents& rank : out.ranks) {
-    for (Event& e : rank.events) {
-      e.waits = !e.completes.empty();
-      e.may_block = e.may_block && e.waits;
-    }
+    for (Event& e : rank.events) e.may_block = e.may_block && e.waits;
   }
   std::unordered_map<uint32_t, uint32_t> instance;  // whole model's -> the part's
   for (Op& op : out.ops) {

@@ -306,10 +306,10 @@ RawQuestion raw_question(const Model& model, const Question& q) {
   }
   auto find = [&](const analyzer::EventRef& recv_ref, uint32_t recv_event, const analyzer::EventRef& send_ref,
                   uint32_t send_event) {
-    for (uint32_t r : model.event(recv_ref.rank, recv_event).posts) {
+    for (uint32_t r : model.posts(recv_ref.rank, recv_event)) {
       const Op& ro = model.ops[r];
       if (ro.kind != OpKind::recv && ro.kind != OpKind::probe) continue;
-      for (uint32_t s : model.event(send_ref.rank, send_event).posts) {
+      for (uint32_t s : model.posts(send_ref.rank, send_event)) {
         if (model.ops[s].kind != OpKind::send) continue;
         raw.recv = r;
         raw.send = s;

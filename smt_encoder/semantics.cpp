@@ -203,7 +203,7 @@ bool Machine::can_return(const State& state, uint32_t rank, uint32_t event) cons
   const RankEvents& events = m_model.ranks[rank];
   const uint32_t pos = state.pos[rank];
   if (pos != 2 * event + 1 || pos + 1 > events.limit) return false;
-  for (uint32_t op : events.events[event].completes) {
+  for (uint32_t op : events.completes(event)) {
     if (!complete(state, op)) return false;
   }
   return true;
@@ -234,7 +234,7 @@ std::string Machine::refuse(const State& state, const RawStep& step) const {
   if (step.action == StepAction::ret) {
     if (pos != 2 * step.event + 1) return "the rank is not inside this call";
     if (pos + 1 > rank.limit) return "the call never returns in the trace";
-    for (uint32_t op : rank.events[step.event].completes) {
+    for (uint32_t op : rank.completes(step.event)) {
       if (!complete(state, op)) return fmt::format("{} is not complete", m_model.post_ref(op).str());
     }
     return {};

@@ -1015,7 +1015,7 @@ std::vector<RawBlocked> blocked_ranks(const Machine& machine, const Machine::Sta
     b.rank = r;
     b.event = std::min<uint32_t>(state.pos[r] / 2, static_cast<uint32_t>(model.ranks[r].events.size()) - 1);
     std::set<uint32_t> waits;
-    for (uint32_t i : model.ranks[r].events[b.event].completes) {
+    for (uint32_t i : model.ranks[r].completes(b.event)) {
       if (machine.complete(state, i)) continue;
       const Op& o = model.ops[i];
       if (o.kind == OpKind::send) {

@@ -116,23 +116,10 @@ class ModelBuilder {
   // Rebuild the posts, completions, limits and blocking flags of `model`'s
   // events from its ops (every rank runs to its end; an event that waits may block).
   static void rebuild_events(smt::Model& model) {
+    for (auto& rank : model.ranks) rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
+    smt::link_ops(model);
     for (auto& rank : model.ranks) {
-      for (auto& e : rank.events) {
-        e.posts.clear();
-        e.completes.clear();
-      }
-      rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
-    }
-    for (uint32_t i = 0; i < model.ops.size(); ++i) {
-      const smt::Op& op = model.ops[i];
-      model.ranks[op.rank].events[op.post].posts.push_back(i);
-      if (op.done != k_none) model.ranks[op.rank].events[op.done].completes.push_back(i);
-    }
-    for (auto& rank : model.ranks) {
-      for (auto& e : rank.events) {
-        e.waits = !e.completes.empty();
-        e.may_block = e.waits;
-      }
+      for (auto& e : rank.events) e.may_block = e.waits;
     }
   }
 

@@ -105,15 +105,15 @@ std::vector<smt::Op> posted(const smt::Model& m, uint32_t rank, uint64_t seq) {
   std::vector<smt::Op> out;
   const uint32_t k = index_of(m, rank, seq);
   REQUIRE(k != k_none);
-  for (uint32_t op : m.event(rank, k).posts) out.push_back(m.ops[op]);
+  for (uint32_t op : m.posts(rank, k)) out.push_back(m.ops[op]);
   return out;
 }
 
 uint32_t op_at(const smt::Model& m, uint32_t rank, uint64_t seq, std::size_t nth = 0) {
   const uint32_t k = index_of(m, rank, seq);
   REQUIRE(k != k_none);
-  REQUIRE(nth < m.event(rank, k).posts.size());
-  return m.event(rank, k).posts[nth];
+  REQUIRE(nth < m.posts(rank, k).size());
+  return m.posts(rank, k)[nth];
 }
 
 smt::SolveOptions quick() {
@@ -754,9 +754,10 @@ void check_same_model(const smt::Model& a, const smt::Model& b) {
       CHECK(x.call == y.call);
       CHECK(x.waits == y.waits);
       CHECK(x.may_block == y.may_block);
-      CHECK(std::vector<uint32_t>(x.posts.begin(), x.posts.end()) == std::vector<uint32_t>(y.posts.begin(), y.posts.end()));
-      CHECK(std::vector<uint32_t>(x.completes.begin(), x.completes.end()) ==
-            std::vector<uint32_t>(y.completes.begin(), y.completes.end()));
+      CHECK(x.first == y.first);
+      CHECK(x.posted == y.posted);
+      const auto xc = a.ranks[r].completes(static_cast<uint32_t>(i)), yc = b.ranks[r].completes(static_cast<uint32_t>(i));
+      CHECK(std::vector<uint32_t>(xc.begin(), xc.end()) == std::vector<uint32_t>(yc.begin(), yc.end()));
     }
   }
   REQUIRE(a.ops.size() == b.ops.size());
@@ -810,5 +811,61 @@ TEST_CASE("smt model: sorted_union against sort and unique, on sorted and unsort
     std::vector<uint64_t> out = {7, 7};  // replaced
     smt::sorted_union(lists, out);
     CHECK(out == all);
+  }
+}
+
+TEST_CASE("smt model: link_ops against a list of posts and one of completions per event") {
+  std::mt19937_64 rng(20261203);
+  for (int round = 0; round < 300; ++round) {
+    smt::Model m;
+    m.world_size = 1 + static_cast<uint32_t>(rng() % 4);
+    m.ranks.resize(m.world_size);
+    for (smt::RankEvents& rank : m.ranks) {
+      rank.events.resize(rng() % 30);
+      // Stale offsets (a part's events are copied from the whole model's): link_ops resets them.
+      for (smt::Event& e : rank.events) {
+        e.first = static_cast<uint32_t>(rng() % 9);
+        e.posted = static_cast<uint32_t>(rng() % 9);
+        e.waits = rng() % 2 == 0;
+      }
+    }
+    const std::size_t ops = rng() % 120;
+    for (std::size_t i = 0; i < ops; ++i) {
+      const auto r = static_cast<uint32_t>(rng() % m.world_size);
+      const auto n = static_cast<uint32_t>(m.ranks[r].events.size());
+      if (n == 0) continue;
+      smt::Op op;
+      op.rank = r;
+      op.post = static_cast<uint32_t>(rng() % n);
+      op.done = rng() % 3 == 0 ? k_none : op.post + static_cast<uint32_t>(rng() % (n - op.post));
+      m.ops.push_back(op);
+    }
+    // The old way: a list of each per event, pushed in op order.
+    std::vector<std::vector<std::vector<uint32_t>>> posts(m.world_size), completes(m.world_size);
+    for (uint32_t r = 0; r < m.world_size; ++r) {
+      posts[r].resize(m.ranks[r].events.size());
+      completes[r].resize(m.ranks[r].events.size());
+    }
+    uint64_t linked = 0;
+    for (uint32_t i = 0; i < m.ops.size(); ++i) {
+      posts[m.ops[i].rank][m.ops[i].post].push_back(i);
+      if (m.ops[i].done != k_none) completes[m.ops[i].rank][m.ops[i].done].push_back(i);
+      linked += m.ops[i].done != k_none ? 2 : 1;
+    }
+    smt::link_ops(m);
+    uint64_t ids = 0;
+    for (uint32_t r = 0; r < m.world_size; ++r) {
+      ids += m.ranks[r].op_ids.size();
+      for (uint32_t k = 0; k < m.ranks[r].events.size(); ++k) {
+        CAPTURE(round);
+        CAPTURE(r);
+        CAPTURE(k);
+        const auto p = m.posts(r, k), c = m.completes(r, k);
+        CHECK(std::vector<uint32_t>(p.begin(), p.end()) == posts[r][k]);
+        CHECK(std::vector<uint32_t>(c.begin(), c.end()) == completes[r][k]);
+        CHECK(m.ranks[r].events[k].waits == !completes[r][k].empty());
+      }
+    }
+    CHECK(ids == linked);  // exact size
   }
 }
