@@ -616,7 +616,7 @@ struct InPlaceSink {
 // The fields of an event in stream coding that come before its body (1-4,
 // then 15, buf, against the stream state), for Event and HotEvent alike.
 template <class Writer, class E>
-void RecordEncoder::write_stream_head(Writer& w, const E& e) {
+inline void RecordEncoder::write_stream_head(Writer& w, const E& e) {
   if (e.seq != m_next_seq) {
     w.tag(1, WireType::varint);
     w.varint(e.seq);
@@ -639,7 +639,7 @@ template <HotGroups G, class Writer, class E>
 
 // Move the stream state past event `e`.
 template <class E>
-void RecordEncoder::advance(const E& e) {
+inline void RecordEncoder::advance(const E& e) {
   m_last_seq = e.seq;
   m_next_seq = e.seq + 1;
   m_last_t = e.t_start;
