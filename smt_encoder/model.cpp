@@ -365,11 +365,12 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
   }
   model.ops.reserve(ops);
   // By ops made, rank by rank, then by ops linked to their events (2 * ops
-  // in all). What Prepared builds on the model (channels, match pairs,
-  // parts, one replay per part) takes about three times as long as the
-  // model (check 16 x 20k --smt-timeout 600: 790M instructions against
-  // 280M): a model whose pace leaves no time for them is given up.
-  Pace pace(deadline, 2 * ops, 3);
+  // in all). Not projected with what Prepared builds on the model (Pace's
+  // `rest`): on an idle machine 16 x 500k's model and its stages fit the
+  // default 5 s budget, and a factor of three for them gave that model up
+  // half a second in (docs/bench.md, the sixteenth round together); the
+  // deadline checks in Channels, find_cuts and Analysis bound the rest.
+  Pace pace(deadline, 2 * ops);
 
   for (uint32_t r = 0; r < model.world_size; ++r) {
     if (!context.rank(r).present) continue;
