@@ -112,12 +112,13 @@ class Pass final : public RankPass {
   explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
-    if (format::call_traits(e.call).family == format::Family::cuda) {
+    const format::CallTraits& t = format::call_traits(e.call);
+    if (t.family == format::Family::cuda) {
       cuda(e);
       return;
     }
     if (e.rc != 0) return;
-    switch (format::call_traits(e.call).request) {
+    switch (t.request) {
       case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
         if (!e.pending)
           for (const format::CompletedRequest& c : e.completed) complete(c.request);
@@ -139,17 +140,16 @@ class Pass final : public RankPass {
       case RequestEffect::cancel:
         break;
     }
-    const Kind kind = kind_of(e);
+    const Kind kind = kind_of(t.request);
     // With no stream work unfinished, the buffers of a call matter only to
     // the operation it leaves pending, if any (against_stream_work would
     // find nothing).
     if (kind == Kind::none || (m_unfinished == 0 && (kind == Kind::blocking || e.request == 0))) return;
-    m_blocks.clear();
-    buffers(e);
-    if (m_blocks.empty()) return;
-    if (kind != Kind::define) against_stream_work(e, m_blocks);
+    const std::span<const CudaAccess> blocks = buffers(e);
+    if (blocks.empty()) return;
+    if (kind != Kind::define && m_unfinished != 0) against_stream_work(e, blocks);
     if (kind == Kind::blocking || e.request == 0) return;
-    m_ops.renew(e.request, m_blocks, [&](MpiHead& op) { define(op, e, kind); });
+    m_ops.renew(e.request, blocks, [&](MpiHead& op) { define(op, e, kind); });
   }
 
   // CUDA calls, calls on requests, and calls with buffers (the others have
@@ -283,9 +283,9 @@ class Pass final : public RankPass {
     });
   }
 
-  // Return how MPI call `e` uses its buffers.
-  static Kind kind_of(const Event& e) {
-    switch (format::call_traits(e.call).request) {
+  // Return how an MPI call of request effect `effect` uses its buffers.
+  static Kind kind_of(RequestEffect effect) {
+    switch (effect) {
       case RequestEffect::create: return Kind::post;
       case RequestEffect::persistent: return Kind::define;
       case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
@@ -298,21 +298,42 @@ class Pass final : public RankPass {
     return Kind::none;
   }
 
-  // Put the buffers of MPI call `e` into m_blocks (hulls of their footprints).
-  void buffers(const Event& e) {
+  // Return the buffers of MPI call `e` (hulls of their footprints, the
+  // empty ones left out): in m_one for a call of one buffer (most), else
+  // in m_blocks. Valid until the next call.
+  std::span<const CudaAccess> buffers(const Event& e) {
     const EventBuffers& buffers = event_buffers(e, m_data);
-    for (const BufferBytes& b : buffers.buffers) {
-      if (b.first == b.last) continue;
-      uint64_t lo = UINT64_MAX, hi = 0;
-      for (uint32_t i = b.first; i < b.last; ++i) {
-        const Strided& p = buffers.pieces[i];
-        lo = std::min(lo, p.lo);
-        // One block that does not wrap (most): its end, as hull_end (out of line) gives it.
-        const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
-        hi = std::max(hi, plain ? p.lo + p.size : hull_end(p));
-      }
-      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, writes(b.buffer.access)});
+    if (buffers.buffers.size() == 1) {
+      if (!hull(buffers, buffers.buffers.front(), m_one)) return {};
+      return {&m_one, 1};
     }
+    m_blocks.clear();
+    for (const BufferBytes& b : buffers.buffers)
+      if (hull(buffers, b, m_one)) m_blocks.push_back(m_one);
+    return m_blocks;
+  }
+  // Set `out` to the hull of buffer `b`'s bytes; return false when it is empty.
+  static bool hull(const EventBuffers& buffers, const BufferBytes& b, CudaAccess& out) {
+    if (b.first == b.last) return false;
+    if (b.last - b.first == 1) {  // one piece (most): its hull, as the loop below makes it
+      const Strided& p = buffers.pieces[b.first];
+      const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
+      const uint64_t hi = plain ? p.lo + p.size : hull_end(p);
+      if (hi <= p.lo) return false;
+      out = CudaAccess{p.lo, hi, writes(b.buffer.access)};
+      return true;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = b.first; i < b.last; ++i) {
+      const Strided& p = buffers.pieces[i];
+      lo = std::min(lo, p.lo);
+      // One block that does not wrap (most): its end, as hull_end (out of line) gives it.
+      const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
+      hi = std::max(hi, plain ? p.lo + p.size : hull_end(p));
+    }
+    if (hi <= lo) return false;
+    out = CudaAccess{lo, hi, writes(b.buffer.access)};
+    return true;
   }
 
   const RankData& m_data;
@@ -322,7 +343,8 @@ class Pass final : public RankPass {
   MpiOps m_ops;                                    // by request id
   uint64_t m_activations = 0;
   std::vector<Hit> m_hits;                         // scratch: against_pending_mpi's
-  std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers
+  std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers (two or more)
+  CudaAccess m_one;                                // scratch: its one buffer, or the last hull
   std::set<std::tuple<uint32_t, uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
 };
 
