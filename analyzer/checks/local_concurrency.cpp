@@ -239,12 +239,12 @@ class Pass final : public RankPass {
         request_free(e);
         return;
       case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
-        if (!e.pending) for (const format::CompletedRequest& c : e.completed) complete(e, c.request);
+        if (!e.pending) complete_each(e);
         return;
       case RequestEffect::cancel:
         return;
       case RequestEffect::query:  // MPI_Request_get_status returning true: the operation is complete
-        if (!e.pending && e.flag.value_or(false)) complete(e, e.request);
+        if (!e.pending && e.flag.value_or(false)) complete_one(e, e.request);
         return;
       case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
         break;
@@ -514,7 +514,13 @@ class Pass final : public RankPass {
     for (const Block& b : blocks) m_pending.remove(b.lo, b.hi, b.mode);
   }
 
-  void complete(const Event& e, uint64_t request) {
+  // Complete each request that `e` completes: one call per completing
+  // event (a Waitall of many), complete() in line.
+  [[gnu::noinline]] void complete_each(const Event& e) {
+    for (const format::CompletedRequest& c : e.completed) complete(e, c.request);
+  }
+  [[gnu::noinline]] void complete_one(const Event& e, uint64_t request) { complete(e, request); }
+  [[gnu::always_inline]] void complete(const Event& e, uint64_t request) {
     m_ops.settle(request, [&](auto& op) {
       if (op.active) {
         // (A One has no conflicts to retire, most PendingOps none either.)
