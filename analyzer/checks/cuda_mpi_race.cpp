@@ -118,6 +118,10 @@ class Pass final : public RankPass {
       return;
     }
     if (e.rc != 0) return;
+    // How the call uses its buffers: at the call (blocking calls, and RMA
+    // calls without a request: a simplification, their completion is the
+    // epoch's), or while the operation it posts or defines is pending.
+    Kind kind = Kind::none;
     switch (t.request) {
       case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
         if (!e.pending)
@@ -136,11 +140,16 @@ class Pass final : public RankPass {
       case RequestEffect::query:  // MPI_Request_get_status: flag true, the operation is complete
         if (e.flag.value_or(false) && !e.pending) complete(e.request);
         return;
-      case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
-      case RequestEffect::cancel:
+      case RequestEffect::create:
+        kind = Kind::post;
+        break;
+      case RequestEffect::persistent:
+        kind = Kind::define;
+        break;
+      case RequestEffect::none: case RequestEffect::cancel:
+        kind = Kind::blocking;
         break;
     }
-    const Kind kind = kind_of(t.request);
     // With no stream work unfinished, the buffers of a call matter only to
     // the operation it leaves pending, if any (against_stream_work would
     // find nothing).
@@ -281,21 +290,6 @@ class Pass final : public RankPass {
       if (op.persistent) op.active = false;
       return op.persistent;
     });
-  }
-
-  // Return how an MPI call of request effect `effect` uses its buffers.
-  static Kind kind_of(RequestEffect effect) {
-    switch (effect) {
-      case RequestEffect::create: return Kind::post;
-      case RequestEffect::persistent: return Kind::define;
-      case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
-      case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
-      case RequestEffect::cancel: case RequestEffect::query:
-        // RMA calls without a request: at the call (a simplification; their
-        // completion is the epoch's).
-        return Kind::blocking;
-    }
-    return Kind::none;
   }
 
   // Return the buffers of MPI call `e` (hulls of their footprints, the
