@@ -78,7 +78,7 @@ class BasicSegmentMap {
   // kind (add would put it there: nonempty, meeting no segment, one more
   // fits) and return 1 + its place; else change nothing and return 0. Such
   // a range meets no segment, so conflict() would find nothing in it.
-  uint32_t add_apart(uint64_t lo, uint64_t hi, Mode mode) {
+  [[gnu::always_inline]] uint32_t add_apart(uint64_t lo, uint64_t hi, Mode mode) {
     if (!m_segs.empty() || lo >= hi || m_live >= MaxFew || !apart_from_few(lo, hi)) return 0;
     return push_few(lo, hi, mode);
   }

@@ -112,12 +112,17 @@ class Pass final : public RankPass {
   explicit Pass(const RankData& data) : m_data(data) {}
 
   void event(const Event& e) override {
-    if (format::call_traits(e.call).family == format::Family::cuda) {
+    const format::CallTraits& t = format::call_traits(e.call);
+    if (t.family == format::Family::cuda) {
       cuda(e);
       return;
     }
     if (e.rc != 0) return;
-    switch (format::call_traits(e.call).request) {
+    // How the call uses its buffers: at the call (blocking calls, and RMA
+    // calls without a request: a simplification, their completion is the
+    // epoch's), or while the operation it posts or defines is pending.
+    Kind kind = Kind::none;
+    switch (t.request) {
       case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
         if (!e.pending)
           for (const format::CompletedRequest& c : e.completed) complete(c.request);
@@ -135,21 +140,25 @@ class Pass final : public RankPass {
       case RequestEffect::query:  // MPI_Request_get_status: flag true, the operation is complete
         if (e.flag.value_or(false) && !e.pending) complete(e.request);
         return;
-      case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
-      case RequestEffect::cancel:
+      case RequestEffect::create:
+        kind = Kind::post;
+        break;
+      case RequestEffect::persistent:
+        kind = Kind::define;
+        break;
+      case RequestEffect::none: case RequestEffect::cancel:
+        kind = Kind::blocking;
         break;
     }
-    const Kind kind = kind_of(e);
     // With no stream work unfinished, the buffers of a call matter only to
     // the operation it leaves pending, if any (against_stream_work would
     // find nothing).
     if (kind == Kind::none || (m_unfinished == 0 && (kind == Kind::blocking || e.request == 0))) return;
-    m_blocks.clear();
-    buffers(e);
-    if (m_blocks.empty()) return;
-    if (kind != Kind::define) against_stream_work(e, m_blocks);
+    const std::span<const CudaAccess> blocks = buffers(e);
+    if (blocks.empty()) return;
+    if (kind != Kind::define && m_unfinished != 0) against_stream_work(e, blocks);
     if (kind == Kind::blocking || e.request == 0) return;
-    m_ops.renew(e.request, m_blocks, [&](MpiHead& op) { define(op, e, kind); });
+    m_ops.renew(e.request, blocks, [&](MpiHead& op) { define(op, e, kind); });
   }
 
   // CUDA calls, calls on requests, and calls with buffers (the others have
@@ -283,36 +292,42 @@ class Pass final : public RankPass {
     });
   }
 
-  // Return how MPI call `e` uses its buffers.
-  static Kind kind_of(const Event& e) {
-    switch (format::call_traits(e.call).request) {
-      case RequestEffect::create: return Kind::post;
-      case RequestEffect::persistent: return Kind::define;
-      case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
-      case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
-      case RequestEffect::cancel: case RequestEffect::query:
-        // RMA calls without a request: at the call (a simplification; their
-        // completion is the epoch's).
-        return Kind::blocking;
-    }
-    return Kind::none;
-  }
-
-  // Put the buffers of MPI call `e` into m_blocks (hulls of their footprints).
-  void buffers(const Event& e) {
+  // Return the buffers of MPI call `e` (hulls of their footprints, the
+  // empty ones left out): in m_one for a call of one buffer (most), else
+  // in m_blocks. Valid until the next call.
+  std::span<const CudaAccess> buffers(const Event& e) {
     const EventBuffers& buffers = event_buffers(e, m_data);
-    for (const BufferBytes& b : buffers.buffers) {
-      if (b.first == b.last) continue;
-      uint64_t lo = UINT64_MAX, hi = 0;
-      for (uint32_t i = b.first; i < b.last; ++i) {
-        const Strided& p = buffers.pieces[i];
-        lo = std::min(lo, p.lo);
-        // One block that does not wrap (most): its end, as hull_end (out of line) gives it.
-        const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
-        hi = std::max(hi, plain ? p.lo + p.size : hull_end(p));
-      }
-      if (hi > lo) m_blocks.push_back(CudaAccess{lo, hi, writes(b.buffer.access)});
+    if (buffers.buffers.size() == 1) {
+      if (!hull(buffers, buffers.buffers.front(), m_one)) return {};
+      return {&m_one, 1};
     }
+    m_blocks.clear();
+    for (const BufferBytes& b : buffers.buffers)
+      if (hull(buffers, b, m_one)) m_blocks.push_back(m_one);
+    return m_blocks;
+  }
+  // Set `out` to the hull of buffer `b`'s bytes; return false when it is empty.
+  static bool hull(const EventBuffers& buffers, const BufferBytes& b, CudaAccess& out) {
+    if (b.first == b.last) return false;
+    if (b.last - b.first == 1) {  // one piece (most): its hull, as the loop below makes it
+      const Strided& p = buffers.pieces[b.first];
+      const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
+      const uint64_t hi = plain ? p.lo + p.size : hull_end(p);
+      if (hi <= p.lo) return false;
+      out = CudaAccess{p.lo, hi, writes(b.buffer.access)};
+      return true;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = b.first; i < b.last; ++i) {
+      const Strided& p = buffers.pieces[i];
+      lo = std::min(lo, p.lo);
+      // One block that does not wrap (most): its end, as hull_end (out of line) gives it.
+      const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
+      hi = std::max(hi, plain ? p.lo + p.size : hull_end(p));
+    }
+    if (hi <= lo) return false;
+    out = CudaAccess{lo, hi, writes(b.buffer.access)};
+    return true;
   }
 
   const RankData& m_data;
@@ -322,7 +337,8 @@ class Pass final : public RankPass {
   MpiOps m_ops;                                    // by request id
   uint64_t m_activations = 0;
   std::vector<Hit> m_hits;                         // scratch: against_pending_mpi's
-  std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers
+  std::vector<CudaAccess> m_blocks;                // scratch: the current MPI call's buffers (two or more)
+  CudaAccess m_one;                                // scratch: its one buffer, or the last hull
   std::set<std::tuple<uint32_t, uint32_t, uint16_t, uint32_t, uint16_t>> m_reported;
 };
 

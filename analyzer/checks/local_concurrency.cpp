@@ -239,12 +239,12 @@ class Pass final : public RankPass {
         request_free(e);
         return;
       case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
-        if (!e.pending) for (const format::CompletedRequest& c : e.completed) complete(e, c.request);
+        if (!e.pending) complete_each(e);
         return;
       case RequestEffect::cancel:
         return;
       case RequestEffect::query:  // MPI_Request_get_status returning true: the operation is complete
-        if (!e.pending && e.flag.value_or(false)) complete(e, e.request);
+        if (!e.pending && e.flag.value_or(false)) complete_one(e, e.request);
         return;
       case RequestEffect::none: case RequestEffect::create: case RequestEffect::persistent:
         break;
@@ -255,12 +255,22 @@ class Pass final : public RankPass {
       return;
     }
     const EventBuffers& buffers = event_buffers(e, m_data);
+    if (t.request == RequestEffect::create && buffers.buffers.size() == 1) {
+      // A post of one contiguous buffer (most): its one block, as add_blocks
+      // makes it, without m_scratch (std::vector::push_back is out of line).
+      const BufferBytes& b = buffers.buffers.front();
+      const Strided* p = b.last - b.first == 1 ? &buffers.pieces[b.first] : nullptr;
+      if (p && p->count == 1 && p->lo + p->size > p->lo) {
+        post_one(e, Block{p->lo, p->lo + p->size, writes(b.buffer.access) ? Mode::write : Mode::read});
+        return;
+      }
+    }
     for (const BufferBytes& b : buffers.buffers)
       add_blocks(m_scratch, std::span<const Strided>(buffers.pieces).subspan(b.first, b.last - b.first),
                  writes(b.buffer.access) ? Mode::write : Mode::read);
     switch (t.request) {
       case RequestEffect::create:
-        post(e, e.call, false);
+        post(e, e.call, false, m_scratch);
         return;
       case RequestEffect::persistent:
         if (e.request != 0) define_persistent(e);
@@ -367,22 +377,25 @@ class Pass final : public RankPass {
     op.persistent = persistent;
   }
 
-  // Post the operation of `e` with footprint m_scratch (checked first).
+  // Post the operation of `e` with footprint `blocks` (checked first):
+  // m_scratch, or one block elsewhere (then m_scratch is empty).
   // One block (most posts) that meets no pending segment while they are
   // few: no conflict to look for, and the block goes in with the same test.
-  void post(const Event& e, Call call, bool persistent) {
-    const bool receive = std::any_of(m_scratch.begin(), m_scratch.end(), [](const Block& b) { return b.mode == Mode::write; });
+  void post(const Event& e, Call call, bool persistent, std::span<const Block> blocks) {
+    const bool receive = std::any_of(blocks.begin(), blocks.end(), [](const Block& b) { return b.mode == Mode::write; });
     uint32_t piece = 0;  // nonzero: placed
-    if (e.request != 0 && m_scratch.size() == 1) {
-      const Block& b = m_scratch.front();
+    if (e.request != 0 && blocks.size() == 1) {
+      const Block& b = blocks.front();
       piece = m_pending.add_apart(b.lo, b.hi, b.mode);
     }
     const bool placed = piece != 0;
     if (placed) {
-      if (lanes) touches.push_back(Touch{e.seq, e.site, e.call, receive, m_scratch});
+      if (lanes) touches.push_back(Touch{e.seq, e.site, e.call, receive, {blocks.begin(), blocks.end()}});
     } else {
-      access(e, receive);
+      if (blocks.data() != m_scratch.data()) m_scratch.assign(blocks.begin(), blocks.end());
+      access(e, receive);  // (normalizes m_scratch)
       if (e.request == 0) return;
+      blocks = m_scratch;
     }
     auto go = [&](auto& op) {
       define(op, e, call, persistent);
@@ -395,7 +408,27 @@ class Pass final : public RankPass {
       }
       begin_lifetime(e.request, op);
     };
-    m_ops.renew(e.request, m_scratch, go);
+    m_ops.renew(e.request, blocks, go);
+  }
+
+  // Post the operation of `e` of one block `b`: as post() does, where the
+  // block meets no pending segment while they are few (about every post)
+  // in line, else by post().
+  [[gnu::always_inline]] void post_one(const Event& e, const Block& b) {
+    const uint32_t piece = e.request != 0 ? m_pending.add_apart(b.lo, b.hi, b.mode) : 0;
+    const std::span<const Block> blocks(&b, 1);
+    if (piece == 0) {  // (add_apart changed nothing)
+      post(e, e.call, false, blocks);
+      return;
+    }
+    if (lanes) touches.push_back(Touch{e.seq, e.site, e.call, b.mode == Mode::write, {b}});
+    m_ops.renew(e.request, blocks, [&](auto& op) {
+      define(op, e, e.call, false);
+      op.active = true;
+      op.order = ++m_activations;
+      op.piece = piece;
+      if (lanes) begin_lifetime(e.request, op);
+    });
   }
 
   // Keep `op`'s lifetime (request `request`), where threads are lanes.
@@ -481,7 +514,13 @@ class Pass final : public RankPass {
     for (const Block& b : blocks) m_pending.remove(b.lo, b.hi, b.mode);
   }
 
-  void complete(const Event& e, uint64_t request) {
+  // Complete each request that `e` completes: one call per completing
+  // event (a Waitall of many), complete() in line.
+  [[gnu::noinline]] void complete_each(const Event& e) {
+    for (const format::CompletedRequest& c : e.completed) complete(e, c.request);
+  }
+  [[gnu::noinline]] void complete_one(const Event& e, uint64_t request) { complete(e, request); }
+  [[gnu::always_inline]] void complete(const Event& e, uint64_t request) {
     m_ops.settle(request, [&](auto& op) {
       if (op.active) {
         // (A One has no conflicts to retire, most PendingOps none either.)

@@ -3,6 +3,8 @@
 // seed paper cuda-aware-mpi-races.txt (Figure 3 and section III-B/III-C).
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
@@ -471,6 +473,38 @@ TEST_CASE("analyzer::cuda-mpi-race::request ids used again across one-block and 
   CHECK(f[1].locations[1].event == smtrace::analyzer::EventRef{0, 14});
   CHECK(f[2].locations[0].event == smtrace::analyzer::EventRef{0, 19});
   CHECK(f[2].locations[1].event == smtrace::analyzer::EventRef{0, 21});
+}
+
+// CUDA, then MPI: an MPI call's buffers meet stream work still running,
+// whether the call has one buffer (kept beside the table) or several, and
+// a buffer of no bytes meets nothing.
+TEST_CASE("analyzer::cuda-mpi-race::calls of one buffer, of several and of none against unfinished work") {
+  smtrace::test::Builder t;
+  fmt_ns::Event& m = t.add(Call::cudaMalloc);  // seq 1
+  m.buf = k_dev;
+  m.size = 8192;
+  t.add(Call::cudaLaunchKernel).args = {{0, k_dev + 1024, 8, fmt_ns::ArgAccess::unspecified}};  // seq 2: unfinished
+  t.buf(Call::Isend, k_dev + 1024, 0, smtrace::test::k_int, 5);  // seq 3: no bytes
+  t.buf(Call::Send, k_dev + 1020, 4);                            // seq 4: [+1020, +1036) reads what it writes
+  fmt_ns::Event& e = t.buf(Call::Iallreduce, k_dev + 4096, 2, smtrace::test::k_int, 6);  // seq 5
+  e.peer.reset();
+  e.recv_buf = k_dev + 1028;
+  e.recv_count = 4;
+  e.recv_datatype = smtrace::test::k_int;
+  t.wait(6);                                                     // seq 6
+  t.wait(5);                                                     // seq 7
+  t.add(Call::cudaDeviceSynchronize);                            // seq 8
+  t.buf(Call::Send, k_dev + 1024, 4);                            // seq 9: the work is done: fine
+  const auto result = t.run("cuda-mpi-race");
+  REQUIRE(races(result) == 2);
+  const auto& f = result.findings;
+  CHECK(f[0].locations[0].event == smtrace::analyzer::EventRef{0, 2});
+  CHECK(f[0].locations[1].event == smtrace::analyzer::EventRef{0, 4});
+  CHECK(f[0].message.find(fmt::format("writes [{:#x}, +8)", k_dev + 1024)) != std::string::npos);
+  CHECK(f[0].message.find("MPI_Send sends from it") != std::string::npos);
+  CHECK(f[1].locations[1].event == smtrace::analyzer::EventRef{0, 5});
+  CHECK(f[1].message.find(fmt::format("writes [{:#x}, +4)", k_dev + 1028)) != std::string::npos);
+  CHECK(f[1].message.find("MPI_Iallreduce receives into it") != std::string::npos);
 }
 
 TEST_SUITE_END();

@@ -192,6 +192,30 @@ TEST_CASE("analyzer::LocalConcurrency::buffers posted at rising and falling addr
   }
 }
 
+// A post of one block goes in without the scratch list where it meets no
+// pending buffer, and through the general path where it meets one; a post
+// of no bytes keeps none.
+TEST_CASE("analyzer::LocalConcurrency::posts of one block, of none, and one meeting a pending buffer") {
+  Builder t;
+  t.buf(Call::Irecv, 0x1000, 4, k_int, 1);   // seq 1: [0x1000, 0x1010)
+  t.buf(Call::Irecv, 0x1004, 0, k_int, 2);   // seq 2: no bytes
+  t.buf(Call::Isend, 0x1008, 2, k_int, 3);   // seq 3: reads request 1's buffer
+  t.buf(Call::Irecv, 0x2000, 4, k_int, 4);   // seq 4: apart
+  t.buf(Call::Send, 0x2000, 1);              // seq 5: reads request 4's buffer
+  t.complete(Call::Waitall, {1, 2, 3, 4}, {1, 2, 3, 4});  // seq 6
+  t.buf(Call::Irecv, 0x1000, 4, k_int, 5);   // seq 7: nothing pending there now
+  t.buf(Call::Send, 0x1000, 1);              // seq 8: reads request 5's buffer
+  t.wait(5);                                 // seq 9
+  const auto f = of_kind(t.run(k_lc), k_lc);
+  REQUIRE(f.size() == 3);
+  CHECK(f[0].message == "MPI_Irecv's buffer [0x1000, +16) is read by MPI_Isend (rank 0:3) "
+                        "before MPI_Waitall completes it (rank 0:6)");
+  CHECK(f[1].message == "MPI_Irecv's buffer [0x2000, +16) is read by MPI_Send (rank 0:5) "
+                        "before MPI_Waitall completes it (rank 0:6)");
+  CHECK(f[2].message == "MPI_Irecv's buffer [0x1000, +16) is read by MPI_Send (rank 0:8) "
+                        "before MPI_Wait completes it (rank 0:9)");
+}
+
 TEST_CASE("analyzer::LocalConcurrency::derived_footprints") {
   SUBCASE("interleaved vectors do not overlap") {
     Builder t;
