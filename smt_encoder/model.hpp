@@ -80,18 +80,14 @@ inline void check_deadline(const Deadline& deadline, uint64_t& ticks) {
 // so far says the stage would end well past it (after a sixty-fourth of
 // it and a tenth of the time it had, its projected end more than half that
 // time beyond the deadline), so that a model that cannot be finished within
-// the budget is not built whole and then dropped. A stage that later ones
-// need, `rest` times its own length (build_model: what Prepared builds on
-// the model), gives up once their end, projected with its own pace, is past
-// the deadline (no half again: it would be dropped, and freeing it costs
-// time past the deadline too). A stage that gives up ends as one the
-// deadline stopped: every question it served is unknown. The projection
-// is a wall-clock one: on a loaded machine it may give up on a stage that
-// a lull would have let finish, as the deadline itself may.
+// the budget is not built whole and then dropped. A stage that gives up
+// ends as one the deadline stopped: every question it served is unknown.
+// The projection is a wall-clock one: on a loaded machine it may give up on
+// a stage that a lull would have let finish, as the deadline itself may.
 class Pace {
  public:
-  Pace(const Deadline& deadline, uint64_t total, double rest = 0)
-      : m_deadline(deadline), m_start(std::chrono::steady_clock::now()), m_total(total), m_rest(rest) {}
+  Pace(const Deadline& deadline, uint64_t total)
+      : m_deadline(deadline), m_start(std::chrono::steady_clock::now()), m_total(total) {}
   // Say that `done` units are done; look at the clock only once every 4,096 calls.
   void at(uint64_t done) {
     if (m_deadline && (++m_ticks & 0xfff) == 0) check(done);
@@ -110,14 +106,12 @@ class Pace {
     const double spent = Seconds(t - m_start).count();
     const double had = Seconds(*m_deadline - m_start).count();
     if (spent < had / 10) return;  // too short a while to tell a pace on a loaded machine
-    const double limit = m_rest > 0 ? had : had * 1.5;
-    if (spent * (1 + m_rest) * static_cast<double>(m_total) / static_cast<double>(done) > limit) throw BudgetSpent();
+    if (spent * static_cast<double>(m_total) / static_cast<double>(done) > had * 1.5) throw BudgetSpent();
   }
 
   Deadline m_deadline;
   std::chrono::steady_clock::time_point m_start;
   uint64_t m_total;
-  double m_rest;
   uint64_t m_ticks = 0;
 };
 
