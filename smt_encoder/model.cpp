@@ -247,6 +247,14 @@ std::unique_ptr<analyzer::RankPass> Collector::load(const analyzer::RankData& da
   return std::make_unique<CollectPass>(rank);
 }
 
+void Collector::release() {
+  std::lock_guard lock(m_impl->mutex);
+  for (RankCollected& rank : m_impl->ranks) {
+    rank.probes = {};
+    rank.completions = {};
+  }
+}
+
 void sorted_union(std::vector<std::vector<uint64_t>>& lists, std::vector<uint64_t>& out) {
   out.clear();
   std::vector<uint64_t> merged;
@@ -333,6 +341,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
   const analyzer::CommTable& comms = context.comms();
   Model model;
   model.world_size = context.world_size();
+  if (model.world_size >= k_max_world) throw BudgetSpent();  // too large a world for Op's ranks
   model.ranks.resize(model.world_size);
   for (uint32_t g = 0; g < comms.size(); ++g) model.comm_names.push_back(comms.comm(g).name);
 
@@ -462,10 +471,10 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
         op.peer = static_cast<int32_t>(*world);
       }
       op.tag = p.tag == format::k_any_tag ? k_any : p.tag;
-      // The status, kept in `recorded` until the links are made below.
+      // The status, kept in `recorded` and `instance` until the links are made below.
       auto source = p.status_source >= 0 ? comms.world_rank(r, p.comm, p.status_source) : std::nullopt;
       op.recorded = source ? *source : k_none;
-      op.member = static_cast<uint32_t>(p.status_tag);
+      op.instance = static_cast<uint32_t>(p.status_tag);
       probe_ops[r].push_back(static_cast<uint32_t>(model.ops.size()));
       model.ops.push_back(op);
     }
@@ -579,9 +588,9 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     for (uint32_t p : probe_ops[r]) {
       Op& probe = model.ops[p];
       const uint32_t source = probe.recorded;
-      const int32_t tag = static_cast<int32_t>(probe.member);
+      const int32_t tag = static_cast<int32_t>(probe.instance);
       probe.recorded = k_none;
-      probe.member = 0;
+      probe.instance = k_none;
       if (source == k_none) continue;
       if (format::call_traits(model.event(r, probe.post).call).resource == format::Resource::message_new) {
         // A matched probe: the receive of its message was posted with it

@@ -125,10 +125,16 @@ enum class SendMode : uint8_t { standard, sync, buffered };
 // (reduce, gather); scan: members 0..i; exscan: members 0..i-1.
 enum class CollKind : uint8_t { full, from_root, to_root, scan, exscan };
 
+// World ranks and members below it: Op keeps them in 24 bits (build_model
+// builds no model of a larger world).
+inline constexpr uint32_t k_max_world = uint32_t{1} << 24;
+
+// One per send, receive, probe and collective call of the trace (0.9 per
+// communicating event of a halo exchange): its kind and mode share 32-bit
+// words with its rank and member, 40 bytes in place of 44.
 struct Op {
-  OpKind kind = OpKind::send;
-  SendMode mode = SendMode::standard;
-  uint32_t rank = 0;          // world rank that posts it
+  OpKind kind : 8 = OpKind::send;
+  uint32_t rank : 24 = 0;     // world rank that posts it
   uint32_t post = 0;          // index of the posting event in the rank's events
   uint32_t done = k_none;     // index of the event that waits for it (k_none: none)
   uint32_t comm = 0;          // global communicator index
@@ -137,8 +143,10 @@ struct Op {
   uint32_t recorded = k_none; // recv/probe: the send it took (saw) in the recorded run
   uint32_t probe = k_none;    // recv: the wildcard probe whose message it takes
   uint32_t instance = k_none; // coll: index into Model::instances
-  uint32_t member = 0;        // coll: its rank in the instance's communicator
+  SendMode mode : 8 = SendMode::standard;
+  uint32_t member : 24 = 0;   // coll: its rank in the instance's communicator
 };
+static_assert(sizeof(Op) == 40);
 
 struct Event {
   uint64_t seq = 0;
@@ -244,6 +252,9 @@ class Collector {
   // rank was collected here already, std::runtime_error when `in` ends early.
   static void save(const analyzer::RankPass& pass, analyzer::WireWriter& out);
   std::unique_ptr<analyzer::RankPass> load(const analyzer::RankData& data, analyzer::WireReader& in);
+  // Free what was collected, once build_model has read it (the passes are
+  // done: none may be running).
+  void release();
   struct Impl;
 
  private:
