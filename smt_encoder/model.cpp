@@ -55,6 +55,13 @@ struct RankCollected {
   bool passed = false;                  // a pass was made for this rank
 };
 
+// Free what `rank` collected (`v = {}` would keep the vectors' blocks: it
+// assigns an empty initializer list).
+void free_collected(RankCollected& rank) {
+  std::vector<ProbeRecord>().swap(rank.probes);
+  std::vector<CallRecord>().swap(rank.completions);
+}
+
 class CollectPass final : public analyzer::RankPass {
  public:
   explicit CollectPass(RankCollected& out) : m(out) {}
@@ -234,8 +241,7 @@ void Collector::save(const analyzer::RankPass& pass, analyzer::WireWriter& out) 
   RankCollected& rank = dynamic_cast<const CollectPass&>(pass).collected();
   out.plain(rank.probes);
   out.plain(rank.completions);
-  rank.probes = {};
-  rank.completions = {};
+  free_collected(rank);
 }
 
 std::unique_ptr<analyzer::RankPass> Collector::load(const analyzer::RankData& data, analyzer::WireReader& in) {
@@ -249,10 +255,7 @@ std::unique_ptr<analyzer::RankPass> Collector::load(const analyzer::RankData& da
 
 void Collector::release() {
   std::lock_guard lock(m_impl->mutex);
-  for (RankCollected& rank : m_impl->ranks) {
-    rank.probes = {};
-    rank.completions = {};
-  }
+  for (RankCollected& rank : m_impl->ranks) free_collected(rank);
 }
 
 void sorted_union(std::vector<std::vector<uint64_t>>& lists, std::vector<uint64_t>& out) {

@@ -856,3 +856,26 @@ TEST_CASE("smt model: link_ops against a list of posts and one of completions pe
     CHECK(ids == linked);  // exact size
   }
 }
+
+TEST_CASE("smt model: Op keeps ranks and members of 24 bits beside its kind and mode") {
+  // (Copies of the bit-fields: CHECK takes its operands by reference.)
+  smt::Op op;
+  CHECK(smt::OpKind{op.kind} == smt::OpKind::send);
+  CHECK(smt::SendMode{op.mode} == smt::SendMode::standard);
+  CHECK(uint32_t{op.rank} == 0);
+  CHECK(uint32_t{op.member} == 0);
+  const uint32_t top = smt::k_max_world - 1;
+  op.rank = top;
+  op.member = top - 1;
+  op.kind = smt::OpKind::coll;
+  op.mode = smt::SendMode::buffered;
+  CHECK(uint32_t{op.rank} == top);
+  CHECK(uint32_t{op.member} == top - 1);
+  CHECK(smt::OpKind{op.kind} == smt::OpKind::coll);
+  CHECK(smt::SendMode{op.mode} == smt::SendMode::buffered);
+  op.rank = 3;
+  CHECK(smt::OpKind{op.kind} == smt::OpKind::coll);
+  op.kind = smt::OpKind::probe;
+  CHECK(uint32_t{op.rank} == 3);
+  CHECK(uint32_t{op.member} == top - 1);
+}
