@@ -848,7 +848,7 @@ Channels::Channels(const Model& model, const Deadline& deadline)
     check_deadline(deadline, ticks);
     if (!indexed(op)) continue;
     comms = std::max(comms, op.comm + 1);
-    m_width = std::max(m_width, op.rank + 1);
+    m_width = std::max(m_width, uint32_t{op.rank} + 1);
     if (op.peer >= 0) m_width = std::max(m_width, static_cast<uint32_t>(op.peer) + 1);
     m_any_source = m_any_source || (op.kind == OpKind::recv && op.peer == k_any);
     m_any_tag = m_any_tag || (op.kind == OpKind::recv && op.tag == k_any);
@@ -987,8 +987,8 @@ const std::vector<uint32_t>& Channels::sends(uint32_t source, uint32_t comm, uin
   return list ? *list : m_empty;
 }
 
-const std::vector<uint32_t>& Channels::receives(uint32_t comm, uint32_t rank, int32_t source, int32_t tag) const {
-  if ((source == k_any && !m_any_source) || (tag == k_any && !m_any_tag) || source < k_any) return m_empty;
+const std::vector<uint32_t>& Channels::posted_receives(uint32_t comm, uint32_t rank, int32_t source,
+                                                       int32_t tag) const {
   const uint32_t e = endpoint(comm, rank);
   if (e == k_none) return m_empty;
   const uint32_t slot = m_receive_ids.find(e, static_cast<uint64_t>(source + 1));

@@ -55,6 +55,13 @@ struct RankCollected {
   bool passed = false;                  // a pass was made for this rank
 };
 
+// Free what `rank` collected (`v = {}` would keep the vectors' blocks: it
+// assigns an empty initializer list).
+void free_collected(RankCollected& rank) {
+  std::vector<ProbeRecord>().swap(rank.probes);
+  std::vector<CallRecord>().swap(rank.completions);
+}
+
 class CollectPass final : public analyzer::RankPass {
  public:
   explicit CollectPass(RankCollected& out) : m(out) {}
@@ -234,8 +241,7 @@ void Collector::save(const analyzer::RankPass& pass, analyzer::WireWriter& out) 
   RankCollected& rank = dynamic_cast<const CollectPass&>(pass).collected();
   out.plain(rank.probes);
   out.plain(rank.completions);
-  rank.probes = {};
-  rank.completions = {};
+  free_collected(rank);
 }
 
 std::unique_ptr<analyzer::RankPass> Collector::load(const analyzer::RankData& data, analyzer::WireReader& in) {
@@ -245,6 +251,11 @@ std::unique_ptr<analyzer::RankPass> Collector::load(const analyzer::RankData& da
   in.plain(rank.probes);
   in.plain(rank.completions);
   return std::make_unique<CollectPass>(rank);
+}
+
+void Collector::release() {
+  std::lock_guard lock(m_impl->mutex);
+  for (RankCollected& rank : m_impl->ranks) free_collected(rank);
 }
 
 void sorted_union(std::vector<std::vector<uint64_t>>& lists, std::vector<uint64_t>& out) {
@@ -333,6 +344,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
   const analyzer::CommTable& comms = context.comms();
   Model model;
   model.world_size = context.world_size();
+  if (model.world_size >= k_max_world) throw BudgetSpent();  // too large a world for Op's ranks
   model.ranks.resize(model.world_size);
   for (uint32_t g = 0; g < comms.size(); ++g) model.comm_names.push_back(comms.comm(g).name);
 
@@ -462,10 +474,10 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
         op.peer = static_cast<int32_t>(*world);
       }
       op.tag = p.tag == format::k_any_tag ? k_any : p.tag;
-      // The status, kept in `recorded` until the links are made below.
+      // The status, kept in `recorded` and `instance` until the links are made below.
       auto source = p.status_source >= 0 ? comms.world_rank(r, p.comm, p.status_source) : std::nullopt;
       op.recorded = source ? *source : k_none;
-      op.member = static_cast<uint32_t>(p.status_tag);
+      op.instance = static_cast<uint32_t>(p.status_tag);
       probe_ops[r].push_back(static_cast<uint32_t>(model.ops.size()));
       model.ops.push_back(op);
     }
@@ -579,9 +591,9 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     for (uint32_t p : probe_ops[r]) {
       Op& probe = model.ops[p];
       const uint32_t source = probe.recorded;
-      const int32_t tag = static_cast<int32_t>(probe.member);
+      const int32_t tag = static_cast<int32_t>(probe.instance);
       probe.recorded = k_none;
-      probe.member = 0;
+      probe.instance = k_none;
       if (source == k_none) continue;
       if (format::call_traits(model.event(r, probe.post).call).resource == format::Resource::message_new) {
         // A matched probe: the receive of its message was posted with it

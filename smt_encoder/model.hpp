@@ -80,18 +80,14 @@ inline void check_deadline(const Deadline& deadline, uint64_t& ticks) {
 // so far says the stage would end well past it (after a sixty-fourth of
 // it and a tenth of the time it had, its projected end more than half that
 // time beyond the deadline), so that a model that cannot be finished within
-// the budget is not built whole and then dropped. A stage that later ones
-// need, `rest` times its own length (build_model: what Prepared builds on
-// the model), gives up once their end, projected with its own pace, is past
-// the deadline (no half again: it would be dropped, and freeing it costs
-// time past the deadline too). A stage that gives up ends as one the
-// deadline stopped: every question it served is unknown. The projection
-// is a wall-clock one: on a loaded machine it may give up on a stage that
-// a lull would have let finish, as the deadline itself may.
+// the budget is not built whole and then dropped. A stage that gives up
+// ends as one the deadline stopped: every question it served is unknown.
+// The projection is a wall-clock one: on a loaded machine it may give up on
+// a stage that a lull would have let finish, as the deadline itself may.
 class Pace {
  public:
-  Pace(const Deadline& deadline, uint64_t total, double rest = 0)
-      : m_deadline(deadline), m_start(std::chrono::steady_clock::now()), m_total(total), m_rest(rest) {}
+  Pace(const Deadline& deadline, uint64_t total)
+      : m_deadline(deadline), m_start(std::chrono::steady_clock::now()), m_total(total) {}
   // Say that `done` units are done; look at the clock only once every 4,096 calls.
   void at(uint64_t done) {
     if (m_deadline && (++m_ticks & 0xfff) == 0) check(done);
@@ -110,14 +106,12 @@ class Pace {
     const double spent = Seconds(t - m_start).count();
     const double had = Seconds(*m_deadline - m_start).count();
     if (spent < had / 10) return;  // too short a while to tell a pace on a loaded machine
-    const double limit = m_rest > 0 ? had : had * 1.5;
-    if (spent * (1 + m_rest) * static_cast<double>(m_total) / static_cast<double>(done) > limit) throw BudgetSpent();
+    if (spent * static_cast<double>(m_total) / static_cast<double>(done) > had * 1.5) throw BudgetSpent();
   }
 
   Deadline m_deadline;
   std::chrono::steady_clock::time_point m_start;
   uint64_t m_total;
-  double m_rest;
   uint64_t m_ticks = 0;
 };
 
@@ -131,10 +125,16 @@ enum class SendMode : uint8_t { standard, sync, buffered };
 // (reduce, gather); scan: members 0..i; exscan: members 0..i-1.
 enum class CollKind : uint8_t { full, from_root, to_root, scan, exscan };
 
+// World ranks and members below it: Op keeps them in 24 bits (build_model
+// builds no model of a larger world).
+inline constexpr uint32_t k_max_world = uint32_t{1} << 24;
+
+// One per send, receive, probe and collective call of the trace (0.9 per
+// communicating event of a halo exchange): its kind and mode share 32-bit
+// words with its rank and member, 40 bytes in place of 44.
 struct Op {
-  OpKind kind = OpKind::send;
-  SendMode mode = SendMode::standard;
-  uint32_t rank = 0;          // world rank that posts it
+  OpKind kind : 8 = OpKind::send;
+  uint32_t rank : 24 = 0;     // world rank that posts it
   uint32_t post = 0;          // index of the posting event in the rank's events
   uint32_t done = k_none;     // index of the event that waits for it (k_none: none)
   uint32_t comm = 0;          // global communicator index
@@ -143,8 +143,10 @@ struct Op {
   uint32_t recorded = k_none; // recv/probe: the send it took (saw) in the recorded run
   uint32_t probe = k_none;    // recv: the wildcard probe whose message it takes
   uint32_t instance = k_none; // coll: index into Model::instances
-  uint32_t member = 0;        // coll: its rank in the instance's communicator
+  SendMode mode : 8 = SendMode::standard;
+  uint32_t member : 24 = 0;   // coll: its rank in the instance's communicator
 };
+static_assert(sizeof(Op) == 40);
 
 struct Event {
   uint64_t seq = 0;
@@ -250,6 +252,9 @@ class Collector {
   // rank was collected here already, std::runtime_error when `in` ends early.
   static void save(const analyzer::RankPass& pass, analyzer::WireWriter& out);
   std::unique_ptr<analyzer::RankPass> load(const analyzer::RankData& data, analyzer::WireReader& in);
+  // Free what was collected, once build_model has read it (the passes are
+  // done: none may be running).
+  void release();
   struct Impl;
 
  private:

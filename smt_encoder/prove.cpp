@@ -406,6 +406,7 @@ class SharedModel {
       try {
         auto built = std::make_unique<Built>();
         built->model = build_model(context, m_collector, deadline);
+        m_collector.release();  // built once: nothing reads it again
         built->prepared = std::make_unique<Prepared>(built->model, tuning, deadline, figures, threads);
         m_built = std::move(built);
       } catch (const BudgetSpent&) {
