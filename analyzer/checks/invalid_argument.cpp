@@ -104,20 +104,20 @@ class Pass final : public RankPass {
         comm(e.comm);
         rank(e.peer, RankUse::dest, e.comm);
         tag(e.tag, false);
-        buffers(e);
+        buffers(e, t);
         break;
       case Role::recv:
         // MPI_Mrecv, MPI_Imrecv name a message, not a communicator.
         if (t.resource != format::Resource::message_free) comm(e.comm);
         envelope(e.peer, e.tag, e.comm);
-        buffers(e);
+        buffers(e, t);
         break;
       case Role::sendrecv:
         comm(e.comm);
         rank(e.peer, RankUse::dest, e.comm);
         tag(e.tag, false);
         envelope(e.recv_peer, e.recv_tag, e.comm);
-        buffers(e);
+        buffers(e, t);
         break;
       case Role::probe:
         comm(e.comm);
@@ -127,13 +127,13 @@ class Pass final : public RankPass {
         comm(e.comm);
         if (t.rooted) rank(e.peer, RankUse::root, e.comm);
         if (!lacks(format::Content::buffers)) in_place(e, t);
-        buffers(e);
+        buffers(e, t);
         if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
       case Role::rma_comm:
         window(e.window);
         rank(e.peer, RankUse::target, window_comm(e.window));
-        buffers(e);
+        buffers(e, t);
         if (!lacks(format::Content::type_signatures)) rma_types(e, t);
         break;
       case Role::rma_sync: {
@@ -149,7 +149,7 @@ class Pass final : public RankPass {
         if (e.call == Call::Abort) comm(e.comm);
         break;
       case Role::local:  // Pack, Unpack, Reduce_local
-        buffers(e);
+        buffers(e, t);
         if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
       case Role::none: case Role::local_access: case Role::cuda: case Role::query: case Role::thread: break;
@@ -352,24 +352,35 @@ class Pass final : public RankPass {
   }
 
   // Counts, datatypes and NULL buffers of every buffer the call uses here.
-  // (Inline in event(): sends and receives, most events, call it.)
-  [[gnu::always_inline]] void buffers(const Event& e) {
+  // A send's or a receive's one buffer is read from the event (one_buffer:
+  // what event_call_buffers would give), without the memo. (Inline in
+  // event(): sends and receives, most events, call it.)
+  [[gnu::always_inline]] void buffers(const Event& e, const format::CallTraits& t) {
+    if (one_buffer(t.buffers)) {
+      buffer(e.buf, e.count, e.datatype, format::BufferArg::buf);
+      return;
+    }
     bool negative = false;
     for (const format::Buffer& b : event_call_buffers(e, m_data)) {
       if (b.maybe || b.arg == format::BufferArg::local) continue;
       if (b.count < 0) {
-        if (!negative) add("count", fmt::format("count {} is negative", b.count));
+        if (negative) continue;  // (one finding per call)
         negative = true;
-        continue;
       }
-      datatype(b.datatype, b.count, true);
-      // Address 0 is NULL only where the tracer recorded the address.
-      if (b.arg == format::BufferArg::target || b.addr != 0 || b.count == 0 || !m_recorded ||
-          lacks(format::Content::buffers))
-        continue;
-      if (b.datatype < format::k_first_derived_id && basic_type_size(b.datatype) > 0)
-        add("null buffer", fmt::format("the buffer is NULL with count {} of {}", b.count, basic_type_name(b.datatype)));
+      buffer(b.addr, b.count, b.datatype, b.arg);
     }
+  }
+
+  // One buffer argument of the call: `count` (negative ones are reported
+  // once per call) elements of `type` at `addr`.
+  [[gnu::always_inline]] void buffer(uint64_t addr, int64_t count, uint32_t type, format::BufferArg arg) {
+    if (count < 0) return add("count", fmt::format("count {} is negative", count));
+    datatype(type, count, true);
+    // Address 0 is NULL only where the tracer recorded the address.
+    if (arg == format::BufferArg::target || addr != 0 || count == 0 || !m_recorded || lacks(format::Content::buffers))
+      return;
+    if (type < format::k_first_derived_id && basic_type_size(type) > 0)
+      add("null buffer", fmt::format("the buffer is NULL with count {} of {}", count, basic_type_name(type)));
   }
 
   // MPI_IN_PLACE: allowed at every member of Allreduce, Allgather(v),
