@@ -96,6 +96,7 @@ class Pass final : public RankPass {
       m_recorded = !m_data.header.tracer_version.empty();
       m_lacks = format::lacks(m_data.header);
       m_tag_ub = tag_ub();
+      m_world_size = m_data.header.world_size;
     }
     m_event = &e;
     m_found = false;
@@ -154,7 +155,8 @@ class Pass final : public RankPass {
         break;
       case Role::none: case Role::local_access: case Role::cuda: case Role::query: case Role::thread: break;
     }
-    if (!m_found && !e.pending && e.rc != 0) error_code(e);
+    // (rc first: most calls return MPI_SUCCESS.)
+    if (e.rc != 0 && !e.pending && !m_found) error_code(e);
     effects(e, t);
   }
 
@@ -277,7 +279,7 @@ class Pass final : public RankPass {
     const int32_t v = *value;
     // Most ranks: one of MPI_COMM_WORLD's (the wildcards and MPI_PROC_NULL,
     // MPI_ROOT are negative), which every rule of rank_rules lets pass.
-    if (v >= 0 && comm_id == format::k_comm_world && static_cast<uint64_t>(v) < m_data.header.world_size) return;
+    if (v >= 0 && comm_id == format::k_comm_world && static_cast<uint64_t>(v) < m_world_size) return;
     rank_rules(v, use, comm_id);
   }
 
@@ -499,6 +501,14 @@ class Pass final : public RankPass {
         return;
       case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
       case format::RequestEffect::complete_some:
+        // On a rank that freed no request (most), only an invalid one is
+        // reported: one test per request.
+        if (m_freed_requests.empty()) {
+          each_request(e, [&](uint64_t id) {
+            if (id == format::k_invalid_request) used_rules(id);
+          });
+          return;
+        }
         each_request(e, [&](uint64_t id) { used(id); });
         return;
       case format::RequestEffect::free: case format::RequestEffect::cancel:
@@ -703,6 +713,7 @@ class Pass final : public RankPass {
   // receive envelope).
   format::ContentSet m_lacks = 0;
   std::optional<uint64_t> m_tag_ub;  // the header's mpi.tag_ub, read with the header
+  uint64_t m_world_size = 0;         // the header's world_size, read with it
   bool m_header_read = false;
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;

@@ -339,6 +339,34 @@ TEST_CASE("analyzer::invalid-argument::a send's or a receive's one buffer") {
   }
 }
 
+// The requests of a completion call on a rank that freed none (tested for
+// MPI_REQUEST_NULL's invalid twin only) and on one that freed one (each
+// looked up): one finding per bad request, wherever it is in the array.
+TEST_CASE("analyzer::invalid-argument::a completion's requests, with and without a freed one") {
+  for (const bool freed : {false, true}) {
+    CAPTURE(freed);
+    Builder t(2);
+    p2p(t, Call::Isend, 0, 1, 0).request = 7;
+    p2p(t, Call::Isend, 0, 1, 0).request = 8;
+    if (freed) {
+      p2p(t, Call::Isend, 0, 1, 0).request = 9;
+      t.add(Call::Request_free).request = 9;
+    } else {
+      t.add(Call::Barrier).comm = 0;
+      t.add(Call::Barrier).comm = 0;
+    }
+    t.complete(Call::Waitall, {7, tf::k_invalid_request, 0, 8}, {7, 8});  // seq 5
+    t.complete(Call::Waitany, {tf::k_invalid_request}, {});               // seq 6
+    if (freed) t.complete(Call::Testall, {9}, {});                        // seq 7
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == (freed ? 3u : 2u));
+    CHECK(f[0].message == "MPI_Waitall: the request is invalid (freed, completed, or never created)");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 5});
+    CHECK(f[1].message == "MPI_Waitany: the request is invalid (freed, completed, or never created)");
+    if (freed) CHECK(f[2].message == "MPI_Testall: the request was freed by MPI_Request_free (0:4)");
+  }
+}
+
 TEST_CASE("analyzer::invalid-argument::ops and datatypes (MPI-3.1 section 5.9.2)") {
   SUBCASE("predefined ops on their classes") {
     CHECK(an::op_fits(k_sum, k_int, an::OpUse::reduction) == an::OpFit::fits);
