@@ -260,8 +260,8 @@ TEST_CASE("analyzer::event_buffers: one buffer of a predefined type, as the gene
   }
 }
 
-// Sends and receives (one buffer, Event.buf) take a path of their own that
-// fills both views at once: every call of the table whose layout is send
+// Sends and receives (one buffer, Event.buf) take a path of their own for
+// each view (compute_raw_one, compute_value_one): every call of the table whose layout is send
 // or recv, with NULL and nonzero addresses, several counts and types,
 // asked in either order, in a scope and outside one, against
 // call_buffers(..., keep) and the general derivation (a Reduce_local's).
