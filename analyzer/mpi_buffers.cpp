@@ -38,7 +38,7 @@ namespace {
 struct Memo {
   EventBuffers value;
   std::vector<format::Buffer> raw;  // call_buffers(..., NullBuffers::keep)
-  bool raw_one = false;             // raw is compute_one's: one Buffer, Event.buf at offset 0
+  bool raw_one = false;             // raw is compute_raw_one's: one Buffer, Event.buf at offset 0
 };
 thread_local Memo t_memo;
 
@@ -51,43 +51,50 @@ uint64_t scope_of(const format::Event& e) {
 
 const format::CommPlace k_no_place{};
 
-// Return true when call_buffers gives calls of layout `layout` one buffer,
-// Event.buf, at no offset, whatever the event (a send's or a receive's).
-constexpr bool one_buffer(format::BufferLayout layout) {
-  return layout == format::BufferLayout::send || layout == format::BufferLayout::recv;
+// The two views of `e`, a call of one_buffer's layouts (`t`: its traits),
+// without the general rule: the Buffer call_buffers(..., keep) makes
+// (compute_raw_one), and what compute_buffers derives from it
+// (compute_value_one). Each fills its own memo only: invalid-argument reads
+// such a call's buffer from the event, and the checks that ask for the
+// bytes (local-concurrency, cuda-mpi-race) never ask for the raw view, so
+// a run of only one kind computes only its own. (Inline in their callers,
+// and the memo's vectors kept at their sizes: a send or receive after
+// another writes only what differs.)
+[[gnu::always_inline]] inline format::BufferAccess one_access(const format::CallTraits& t) {
+  return t.buffers == format::BufferLayout::send ? format::BufferAccess::read : format::BufferAccess::write;
 }
 
-// Compute both memos of `e`, a call of one_buffer's layouts (`t`: its
-// traits), without the general rule: the Buffer call_buffers(..., keep)
-// makes, and what compute_buffers derives from it. (Most events: both views
-// are asked of every send and receive, so the second is a memo hit. Inline
-// in both callers, and the memo's vectors kept at their sizes: a send or
-// receive after another writes only what differs.)
-[[gnu::always_inline]] inline void compute_one(const format::Event& e, const RankData& data,
-                                               const format::CallTraits& t) {
+[[gnu::always_inline]] inline void compute_raw_one(const format::Event& e, const RankData& data,
+                                                   const format::CallTraits& t) {
   Memo& m = t_memo;
-  const format::BufferAccess access =
-      t.buffers == format::BufferLayout::send ? format::BufferAccess::read : format::BufferAccess::write;
-  const format::Lifetime lifetime = format::buffer_lifetime(t);
   if (!m.raw_one) {
     m.raw.assign(1, format::Buffer{});
     m.raw_one = true;
   }
   // (The other fields as a Buffer{} has them: Event.buf, at offset 0.)
   format::Buffer& b = m.raw[0];
-  b.access = access;
-  b.lifetime = lifetime;
+  b.access = one_access(t);
+  b.lifetime = format::buffer_lifetime(t);
   b.addr = e.buf;
   b.count = e.count;
   b.datatype = e.datatype;
-  EventBuffers& out = m.value;
+  detail::Scope& s = detail::t_scope;
+  s.raw_serial = scope_of(e);
+  s.raw_data = &data;
+  s.raw = &m.raw;
+}
+
+[[gnu::always_inline]] inline void compute_value_one(const format::Event& e, const RankData& data,
+                                                     const format::CallTraits& t) {
+  EventBuffers& out = t_memo.value;
   out.pieces.clear();
   // What compute_buffers leaves out: NULL (address 0 of a predefined type);
   // a local access has no buffers there.
   if (t.role != format::Role::local_access && (e.buf != 0 || e.datatype >= format::k_first_derived_id)) {
     if (out.buffers.size() != 1) out.buffers.resize(1);
     BufferBytes& bytes = out.buffers[0];
-    bytes.buffer = CallBuffer{e.buf, e.count, e.datatype, access, lifetime, format::BufferArg::buf};
+    bytes.buffer =
+        CallBuffer{e.buf, e.count, e.datatype, one_access(t), format::buffer_lifetime(t), format::BufferArg::buf};
     bytes.first = 0;
     Footprint(data).add(out.pieces, e.buf, e.count, e.datatype);
     bytes.last = static_cast<uint32_t>(out.pieces.size());
@@ -95,11 +102,7 @@ constexpr bool one_buffer(format::BufferLayout layout) {
     out.buffers.clear();
   }
   detail::Scope& s = detail::t_scope;
-  const uint64_t serial = scope_of(e);
-  s.raw_serial = serial;
-  s.raw_data = &data;
-  s.raw = &m.raw;
-  s.buffers_serial = serial;
+  s.buffers_serial = scope_of(e);
   s.buffers_data = &data;
   s.buffers = &out;
 }
@@ -111,7 +114,7 @@ namespace detail {
 const std::vector<format::Buffer>& compute_raw(const format::Event& e, const RankData& data) {
   const format::CallTraits& t = format::call_traits(e.call);
   if (one_buffer(t.buffers)) {
-    compute_one(e, data, t);
+    compute_raw_one(e, data, t);
     return t_memo.raw;
   }
   std::vector<format::Buffer>& raw = t_memo.raw;
@@ -133,7 +136,7 @@ const std::vector<format::Buffer>& compute_raw(const format::Event& e, const Ran
 const EventBuffers& compute_buffers(const format::Event& e, const RankData& data) {
   const format::CallTraits& t = format::call_traits(e.call);
   if (one_buffer(t.buffers)) {
-    compute_one(e, data, t);
+    compute_value_one(e, data, t);
     return t_memo.value;
   }
   EventBuffers& out = t_memo.value;

@@ -23,6 +23,17 @@ namespace smtrace::analyzer {
 // (pointers into `data`'s CommDef: valid while `data` is).
 format::CommPlace comm_place(const RankData& data, uint32_t comm);
 
+// Return true when format::call_buffers gives every call of layout
+// `layout` one buffer, whatever the event: Event.buf at offset 0, Event.count
+// elements of Event.datatype, BufferArg::buf, never `maybe` (the sends and
+// receives, their persistent inits, Mrecv, Imrecv: most events). A reader
+// of event_call_buffers that needs only these fields of such a call may
+// read the event instead (invalid-argument does: the memo is then not
+// computed for it).
+constexpr bool one_buffer(format::BufferLayout layout) {
+  return layout == format::BufferLayout::send || layout == format::BufferLayout::recv;
+}
+
 // One buffer (or block of one) of an MPI call at the calling rank.
 struct CallBuffer {
   uint64_t addr = 0;  // where it starts

@@ -96,6 +96,7 @@ class Pass final : public RankPass {
       m_recorded = !m_data.header.tracer_version.empty();
       m_lacks = format::lacks(m_data.header);
       m_tag_ub = tag_ub();
+      m_world_size = m_data.header.world_size;
     }
     m_event = &e;
     m_found = false;
@@ -104,20 +105,20 @@ class Pass final : public RankPass {
         comm(e.comm);
         rank(e.peer, RankUse::dest, e.comm);
         tag(e.tag, false);
-        buffers(e);
+        buffers(e, t);
         break;
       case Role::recv:
         // MPI_Mrecv, MPI_Imrecv name a message, not a communicator.
         if (t.resource != format::Resource::message_free) comm(e.comm);
         envelope(e.peer, e.tag, e.comm);
-        buffers(e);
+        buffers(e, t);
         break;
       case Role::sendrecv:
         comm(e.comm);
         rank(e.peer, RankUse::dest, e.comm);
         tag(e.tag, false);
         envelope(e.recv_peer, e.recv_tag, e.comm);
-        buffers(e);
+        buffers(e, t);
         break;
       case Role::probe:
         comm(e.comm);
@@ -127,13 +128,13 @@ class Pass final : public RankPass {
         comm(e.comm);
         if (t.rooted) rank(e.peer, RankUse::root, e.comm);
         if (!lacks(format::Content::buffers)) in_place(e, t);
-        buffers(e);
+        buffers(e, t);
         if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
       case Role::rma_comm:
         window(e.window);
         rank(e.peer, RankUse::target, window_comm(e.window));
-        buffers(e);
+        buffers(e, t);
         if (!lacks(format::Content::type_signatures)) rma_types(e, t);
         break;
       case Role::rma_sync: {
@@ -149,12 +150,13 @@ class Pass final : public RankPass {
         if (e.call == Call::Abort) comm(e.comm);
         break;
       case Role::local:  // Pack, Unpack, Reduce_local
-        buffers(e);
+        buffers(e, t);
         if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
       case Role::none: case Role::local_access: case Role::cuda: case Role::query: case Role::thread: break;
     }
-    if (!m_found && !e.pending && e.rc != 0) error_code(e);
+    // (rc first: most calls return MPI_SUCCESS.)
+    if (e.rc != 0 && !e.pending && !m_found) error_code(e);
     effects(e, t);
   }
 
@@ -277,7 +279,7 @@ class Pass final : public RankPass {
     const int32_t v = *value;
     // Most ranks: one of MPI_COMM_WORLD's (the wildcards and MPI_PROC_NULL,
     // MPI_ROOT are negative), which every rule of rank_rules lets pass.
-    if (v >= 0 && comm_id == format::k_comm_world && static_cast<uint64_t>(v) < m_data.header.world_size) return;
+    if (v >= 0 && comm_id == format::k_comm_world && static_cast<uint64_t>(v) < m_world_size) return;
     rank_rules(v, use, comm_id);
   }
 
@@ -352,24 +354,35 @@ class Pass final : public RankPass {
   }
 
   // Counts, datatypes and NULL buffers of every buffer the call uses here.
-  // (Inline in event(): sends and receives, most events, call it.)
-  [[gnu::always_inline]] void buffers(const Event& e) {
+  // A send's or a receive's one buffer is read from the event (one_buffer:
+  // what event_call_buffers would give), without the memo. (Inline in
+  // event(): sends and receives, most events, call it.)
+  [[gnu::always_inline]] void buffers(const Event& e, const format::CallTraits& t) {
+    if (one_buffer(t.buffers)) {
+      buffer(e.buf, e.count, e.datatype, format::BufferArg::buf);
+      return;
+    }
     bool negative = false;
     for (const format::Buffer& b : event_call_buffers(e, m_data)) {
       if (b.maybe || b.arg == format::BufferArg::local) continue;
       if (b.count < 0) {
-        if (!negative) add("count", fmt::format("count {} is negative", b.count));
+        if (negative) continue;  // (one finding per call)
         negative = true;
-        continue;
       }
-      datatype(b.datatype, b.count, true);
-      // Address 0 is NULL only where the tracer recorded the address.
-      if (b.arg == format::BufferArg::target || b.addr != 0 || b.count == 0 || !m_recorded ||
-          lacks(format::Content::buffers))
-        continue;
-      if (b.datatype < format::k_first_derived_id && basic_type_size(b.datatype) > 0)
-        add("null buffer", fmt::format("the buffer is NULL with count {} of {}", b.count, basic_type_name(b.datatype)));
+      buffer(b.addr, b.count, b.datatype, b.arg);
     }
+  }
+
+  // One buffer argument of the call: `count` (negative ones are reported
+  // once per call) elements of `type` at `addr`.
+  [[gnu::always_inline]] void buffer(uint64_t addr, int64_t count, uint32_t type, format::BufferArg arg) {
+    if (count < 0) return add("count", fmt::format("count {} is negative", count));
+    datatype(type, count, true);
+    // Address 0 is NULL only where the tracer recorded the address.
+    if (arg == format::BufferArg::target || addr != 0 || count == 0 || !m_recorded || lacks(format::Content::buffers))
+      return;
+    if (type < format::k_first_derived_id && basic_type_size(type) > 0)
+      add("null buffer", fmt::format("the buffer is NULL with count {} of {}", count, basic_type_name(type)));
   }
 
   // MPI_IN_PLACE: allowed at every member of Allreduce, Allgather(v),
@@ -488,6 +501,14 @@ class Pass final : public RankPass {
         return;
       case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
       case format::RequestEffect::complete_some:
+        // On a rank that freed no request (most), only an invalid one is
+        // reported: one test per request.
+        if (m_freed_requests.empty()) {
+          each_request(e, [&](uint64_t id) {
+            if (id == format::k_invalid_request) used_rules(id);
+          });
+          return;
+        }
         each_request(e, [&](uint64_t id) { used(id); });
         return;
       case format::RequestEffect::free: case format::RequestEffect::cancel:
@@ -692,6 +713,7 @@ class Pass final : public RankPass {
   // receive envelope).
   format::ContentSet m_lacks = 0;
   std::optional<uint64_t> m_tag_ub;  // the header's mpi.tag_ub, read with the header
+  uint64_t m_world_size = 0;         // the header's world_size, read with it
   bool m_header_read = false;
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;

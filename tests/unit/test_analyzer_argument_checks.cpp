@@ -3,7 +3,9 @@
 // that must stay clean.
 #include <doctest/doctest.h>
 
+#include <iterator>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analyzer/datatypes.hpp"
@@ -283,6 +285,86 @@ TEST_CASE("analyzer::invalid-argument::each rule's common case, at its edges") {
   CHECK(f[3].message == "MPI_Send: the datatype is invalid (freed or never created)");
   CHECK(f[4].message == "MPI_Wait: the request is invalid (freed, completed, or never created)");
   CHECK(f[4].locations[0].event == an::EventRef{0, 9});
+}
+
+// Sends and receives (one buffer, read from the event rather than from the
+// shared buffers) against the same rules on a collective's buffer (the
+// general path): a negative count, a NULL buffer with data, an uncommitted
+// derived type; and NULL with count 0 or of a type without data is fine.
+TEST_CASE("analyzer::invalid-argument::a send's or a receive's one buffer") {
+  const Call calls[] = {Call::Send, Call::Isend, Call::Ssend, Call::Recv, Call::Irecv, Call::Send_init,
+                        Call::Recv_init};
+  const std::string name[] = {"MPI_Send", "MPI_Isend", "MPI_Ssend", "MPI_Recv", "MPI_Irecv", "MPI_Send_init",
+                              "MPI_Recv_init"};
+  for (std::size_t i = 0; i < std::size(calls); ++i) {
+    CAPTURE(name[i]);
+    Builder t(2);
+    t.trace().ranks[0].header.tracer_version = "0.1.0";
+    t.vector_type(65, 2, 1, 0, 0);
+    tf::Event& c = t.add(Call::Type_contiguous);  // seq 1
+    c.count = 2;
+    c.datatype = k_int;
+    c.new_datatype = 65;
+    uint64_t request = 0x100;
+    auto call = [&](int64_t count, uint32_t type, uint64_t buf) {
+      tf::Event& e = p2p(t, calls[i], 0, 1, 0, count, type, buf);
+      if (calls[i] != Call::Send && calls[i] != Call::Ssend && calls[i] != Call::Recv) e.request = ++request;
+    };
+    call(-2, k_int, 0x1000);  // seq 2
+    call(3, k_int, 0);        // seq 3: NULL with data
+    call(0, k_int, 0);        // NULL, no data: fine
+    call(1, 65, 0x1000);      // seq 5: uncommitted
+    call(1, k_int, 0x1000);   // fine
+    // The same on a broadcast's buffer.
+    for (const auto& [count, type, buf] : {std::tuple{int64_t{-2}, k_int, uint64_t{0x1000}}, std::tuple{int64_t{3}, k_int, uint64_t{0}},
+                                           std::tuple{int64_t{1}, uint32_t{65}, uint64_t{0x1000}}}) {
+      tf::Event& b = t.add(Call::Bcast);
+      b.comm = 0;
+      b.peer = 0;
+      b.buf = buf;
+      b.count = count;
+      b.datatype = type;
+    }
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 6);
+    CHECK(f[0].message == name[i] + ": count -2 is negative");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 2});
+    CHECK(f[1].message == name[i] + ": the buffer is NULL with count 3 of MPI_INT");
+    CHECK(f[1].locations[0].event == an::EventRef{0, 3});
+    CHECK(f[2].message == name[i] + ": datatype 65 (MPI_Type_contiguous) is used without MPI_Type_commit");
+    CHECK(f[2].locations[0].event == an::EventRef{0, 5});
+    CHECK(f[3].message == "MPI_Bcast: count -2 is negative");
+    CHECK(f[4].message == "MPI_Bcast: the buffer is NULL with count 3 of MPI_INT");
+    CHECK(f[5].message == "MPI_Bcast: datatype 65 (MPI_Type_contiguous) is used without MPI_Type_commit");
+  }
+}
+
+// The requests of a completion call on a rank that freed none (tested for
+// MPI_REQUEST_NULL's invalid twin only) and on one that freed one (each
+// looked up): one finding per bad request, wherever it is in the array.
+TEST_CASE("analyzer::invalid-argument::a completion's requests, with and without a freed one") {
+  for (const bool freed : {false, true}) {
+    CAPTURE(freed);
+    Builder t(2);
+    p2p(t, Call::Isend, 0, 1, 0).request = 7;
+    p2p(t, Call::Isend, 0, 1, 0).request = 8;
+    if (freed) {
+      p2p(t, Call::Isend, 0, 1, 0).request = 9;
+      t.add(Call::Request_free).request = 9;
+    } else {
+      t.add(Call::Barrier).comm = 0;
+      t.add(Call::Barrier).comm = 0;
+    }
+    t.complete(Call::Waitall, {7, tf::k_invalid_request, 0, 8}, {7, 8});  // seq 5
+    t.complete(Call::Waitany, {tf::k_invalid_request}, {});               // seq 6
+    if (freed) t.complete(Call::Testall, {9}, {});                        // seq 7
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == (freed ? 3u : 2u));
+    CHECK(f[0].message == "MPI_Waitall: the request is invalid (freed, completed, or never created)");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 5});
+    CHECK(f[1].message == "MPI_Waitany: the request is invalid (freed, completed, or never created)");
+    if (freed) CHECK(f[2].message == "MPI_Testall: the request was freed by MPI_Request_free (0:4)");
+  }
 }
 
 TEST_CASE("analyzer::invalid-argument::ops and datatypes (MPI-3.1 section 5.9.2)") {

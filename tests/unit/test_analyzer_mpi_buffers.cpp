@@ -260,8 +260,8 @@ TEST_CASE("analyzer::event_buffers: one buffer of a predefined type, as the gene
   }
 }
 
-// Sends and receives (one buffer, Event.buf) take a path of their own that
-// fills both views at once: every call of the table whose layout is send
+// Sends and receives (one buffer, Event.buf) take a path of their own for
+// each view (compute_raw_one, compute_value_one): every call of the table whose layout is send
 // or recv, with NULL and nonzero addresses, several counts and types,
 // asked in either order, in a scope and outside one, against
 // call_buffers(..., keep) and the general derivation (a Reduce_local's).
@@ -323,4 +323,42 @@ TEST_CASE("analyzer::event_buffers: a send's or a receive's one buffer, both vie
     if (!raw_first) check_raw();
     CHECK(keep.size() == 1);
   }
+}
+
+// one_buffer's promise, which invalid-argument relies on to read a send's
+// or a receive's buffer from the event: every call of the table with such
+// a layout gets from call_buffers(..., keep) exactly one Buffer, Event.buf
+// at offset 0 with the event's count and datatype, BufferArg::buf, not
+// `maybe`, whatever the addresses and counts; and the calls it leaves out
+// include the ones with other layouts.
+TEST_CASE("analyzer::one_buffer: the calls whose one buffer is the event's") {
+  int one = 0;
+  for (uint32_t c = 0; c < 1024; ++c) {
+    const auto call = static_cast<Call>(c);
+    const tf::BufferLayout layout = tf::call_traits(call).buffers;
+    if (!an::one_buffer(layout)) continue;
+    ++one;
+    CAPTURE(tf::call_name(call));
+    for (const uint64_t addr : {uint64_t{0}, uint64_t{0x1000}}) {
+      for (const int64_t count : {int64_t{-2}, int64_t{0}, int64_t{5}}) {
+        tf::Event e = send(1, addr, count);
+        e.call = call;
+        e.recv_buf = 0x9000;  // (a second address a general rule could take)
+        e.recv_count = 7;
+        std::vector<tf::Buffer> keep;
+        tf::call_buffers(e, tf::CommPlace{}, keep, tf::NullBuffers::keep);
+        REQUIRE(keep.size() == 1);
+        CHECK(keep[0].arg == tf::BufferArg::buf);
+        CHECK_FALSE(keep[0].maybe);
+        CHECK(keep[0].offset == 0);
+        CHECK(keep[0].addr == addr);
+        CHECK(keep[0].count == count);
+        CHECK(keep[0].datatype == e.datatype);
+      }
+    }
+  }
+  CHECK(one >= 16);
+  CHECK_FALSE(an::one_buffer(tf::BufferLayout::sendrecv));
+  CHECK_FALSE(an::one_buffer(tf::BufferLayout::bcast));
+  CHECK_FALSE(an::one_buffer(tf::BufferLayout::put));
 }
