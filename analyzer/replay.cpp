@@ -8,10 +8,12 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/analyze.hpp"
 #include "analyzer/channel_table.hpp"
 #include "analyzer/comms.hpp"
 #include "analyzer/request_map.hpp"
 #include "analyzer/wire.hpp"
+#include "trace_format/parallel.hpp"
 
 namespace smtrace::analyzer {
 
@@ -454,12 +456,18 @@ void Replay::replay(const Context& context) {
   // Sends by channel (comm, sender, receiver, tag), in the sender's order:
   // each channel's queue is its first and last send not yet received, and
   // a queued send's match slot links it to the next (OpRef::index, its rank
-  // left k_none: not matched) until a receive takes it.
-  ChannelTable channels;
+  // left k_none: not matched) until a receive takes it. One table per
+  // sender, so that the ranks run in parallel, in three steps with nothing
+  // shared but disjoint slots: each sender makes its own table and links;
+  // each receiver takes, in its posting order, from the channels to it (a
+  // channel has one receiver, so each queue and each send's slot is
+  // touched by one thread, the tables' layout by none); each sender
+  // unlinks what no receive took. The matches are the same whatever the
+  // thread count: each channel's sends are taken in its receiver's order.
   static_assert(ChannelTable::k_empty == k_none, "a queued send's link is an OpRef index");
   // Rank r's local communicator -> global index (k_no_comm when unknown),
   // remembered for the last communicator asked: most ops of a rank name
-  // the one they named before.
+  // the one they named before. One per job (rank).
   struct LastComm {
     const CommTable& comms;
     uint32_t rank = k_no_comm, local = 0, global = k_no_comm;
@@ -471,16 +479,20 @@ void Replay::replay(const Context& context) {
       }
       return global;
     }
-  } global_of{comms};
+  };
+  std::vector<ChannelTable> channels(world_size);
   m_match.assign(world_size, {});
   // Each rank's match slots by world rank, and its ops, as plain arrays
   // (the loops below index them once or twice per op).
   std::vector<OpRef*> links_of(world_size);
-  for (uint32_t r = 0; r < world_size; ++r) {
+  std::vector<uint64_t> matches(world_size, 0);
+  const unsigned threads = format::thread_count(context.options().threads, world_size);
+  format::run_on_threads(threads, world_size, [&](std::size_t job) {
+    const auto r = static_cast<uint32_t>(job);
     m_match[r].assign(m_p2p[r].ops.size(), OpRef{});
     links_of[r] = m_match[r].data();
-  }
-  for (uint32_t r = 0; r < world_size; ++r) {
+    LastComm global_of{comms};
+    ChannelTable& mine = channels[r];
     OpRef* const links = links_of[r];
     const P2POp* const ops = m_p2p[r].ops.data();
     const auto n = static_cast<uint32_t>(m_p2p[r].ops.size());
@@ -492,17 +504,19 @@ void Replay::replay(const Context& context) {
       if (g == k_no_comm) continue;
       auto dest = comms.comm(g).peer(r, op.peer);
       if (!dest) continue;
-      ChannelTable::Queue& q = channels[{g, r, *dest, op.tag}];
+      ChannelTable::Queue& q = mine[{g, r, *dest, op.tag}];
       if (q.tail == ChannelTable::k_empty) q.head = i;
       else links[q.tail].index = i;
       q.tail = i;
     }
-  }
-  m.matches = 0;
-  for (uint32_t r = 0; r < world_size; ++r) {
+  });
+  format::run_on_threads(threads, world_size, [&](std::size_t job) {
+    const auto r = static_cast<uint32_t>(job);
+    LastComm global_of{comms};
     OpRef* const links = links_of[r];
     const P2POp* const ops = m_p2p[r].ops.data();
     const auto n = static_cast<uint32_t>(m_p2p[r].ops.size());
+    uint64_t taken = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const P2POp& op = ops[i];
       if (op.send || op.cancelled) continue;
@@ -518,8 +532,8 @@ void Replay::replay(const Context& context) {
       const uint32_t g = global_of(r, op.comm);
       if (g == k_no_comm) continue;
       auto from = comms.comm(g).peer(r, source);
-      if (!from) continue;
-      ChannelTable::Queue* q = channels.find({g, *from, r, tag});
+      if (!from || *from >= world_size) continue;
+      ChannelTable::Queue* q = channels[*from].find({g, *from, r, tag});
       if (!q || q->head == ChannelTable::k_empty) continue;
       const uint32_t s = q->head;
       OpRef& sent = links_of[*from][s];
@@ -527,17 +541,24 @@ void Replay::replay(const Context& context) {
       if (q->head == ChannelTable::k_empty) q->tail = ChannelTable::k_empty;
       sent = OpRef{r, i};
       links[i] = OpRef{*from, s};
-      ++m.matches;
+      ++taken;
     }
-  }
-  // Sends no receive took: unlink them (no match).
-  channels.each([&](const ChannelKey& key, const ChannelTable::Queue& q) {
-    for (uint32_t s = q.head; s != ChannelTable::k_empty;) {
-      OpRef& sent = links_of[key.from][s];
-      s = sent.index;
-      sent = OpRef{};
-    }
+    matches[r] = taken;
   });
+  // Sends no receive took: unlink them (no match).
+  format::run_on_threads(threads, world_size, [&](std::size_t job) {
+    OpRef* const links = links_of[job];
+    channels[job].each([&](const ChannelKey&, const ChannelTable::Queue& q) {
+      for (uint32_t s = q.head; s != ChannelTable::k_empty;) {
+        OpRef& sent = links[s];
+        s = sent.index;
+        sent = OpRef{};
+      }
+    });
+    channels[job].clear();
+  });
+  m.matches = 0;
+  for (const uint64_t taken : matches) m.matches += taken;
 
   // Collectives: the n-th call of each member on a communicator.
   m.instances.assign(comms.size(), {});

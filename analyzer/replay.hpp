@@ -14,8 +14,9 @@
 // sends, collectives, Starts and RMA calls are left out; failed receives are
 // kept (a truncated receive still took its message).
 //
-// Thread safety: collect() is called from one thread per rank; the rest is
-// read-only after replay().
+// Thread safety: collect() is called from one thread per rank; replay()
+// matches on the options' threads (by rank, the same matches whatever their
+// number) and is called from one thread; the rest is read-only after it.
 #pragma once
 
 #include <cstdint>
