@@ -10,6 +10,8 @@
 #include "trace_format/wire.hpp"
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <type_traits>
@@ -676,9 +678,26 @@ template <HotGroups G, class E>
   return size;
 }
 
+#ifdef SMTRACE_CHECK_HOT_GROUPS
+namespace {
+// A caller of hot_event_at<g> set a field of a group `g` says `no`
+// (hot_groups_hold): that field would not be written. Say which and abort.
+[[noreturn, gnu::cold]] void hot_groups_broken(HotGroups g, const HotEvent& e) {
+  std::fprintf(stderr,
+               "smtrace: hot_event_at: call %d sets a field of a group its HotGroups says `no` "
+               "(requests %d, rma %d, outputs %d; 0 no, 1 yes, 2 maybe): it would be lost on the wire\n",
+               static_cast<int>(e.call), g.requests, g.rma, g.outputs);
+  std::abort();
+}
+}  // namespace
+#endif
+
 // event_at of a HotEvent, with its groups G (wire.hpp).
 template <HotGroups G>
 std::size_t RecordEncoder::hot_event_at(unsigned char* dst, const HotEvent& e, bool* entry) {
+#ifdef SMTRACE_CHECK_HOT_GROUPS
+  if (!hot_groups_hold(G, e)) hot_groups_broken(G, e);
+#endif
   return stream_event_at<G>(dst, e, entry);
 }
 #define SMTRACE_HOT_EVENT_AT(G) template std::size_t RecordEncoder::hot_event_at<G>(unsigned char*, const HotEvent&, bool*);

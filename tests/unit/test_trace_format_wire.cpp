@@ -719,15 +719,12 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at equals event_at on random e
     REQUIRE(general.next_seq() == hot.next_seq());
     entries += b_entry;
     // Every set of groups the tracer uses (SMTRACE_HOT_GROUP_SETS) whose
-    // `no` groups `e` leaves at their defaults: event_at's bytes too.
-    const bool has_requests = e.request || !e.requests.empty() || !e.completed.empty() || e.flag;
-    const bool has_rma = e.window || e.target_disp || e.target_count || e.target_datatype;
-    const bool has_outputs = e.duration || e.rc || e.status != fmt_ns::Status{};
+    // `no` groups `e` leaves at their defaults (hot_groups_hold): event_at's
+    // bytes too.
     int set = 0;
     auto same = [&]<fmt_ns::HotGroups G>() {
       ++set;
-      constexpr auto no = fmt_ns::HotGroups::no;
-      if ((G.requests == no && has_requests) || (G.rma == no && has_rma) || (G.outputs == no && has_outputs)) return;
+      if (!fmt_ns::hot_groups_hold(G, e)) return;
       fmt_ns::RecordEncoder coder = before;
       unsigned char c[4096] = {};
       bool c_entry = !a_entry;
@@ -743,6 +740,80 @@ TEST_CASE("trace_format::RecordEncoder::hot_event_at equals event_at on random e
   }
   CHECK(entries > 1000);  // entries were among them
   for (int k = 0; k < 10; ++k) CHECK(checked[k] > 500);  // every set met events it fits
+}
+
+TEST_CASE("trace_format::hot_groups_hold is exactly when hot_event_at<G> writes event_at's bytes") {
+  // For each set of groups the tracer uses (SMTRACE_HOT_GROUP_SETS) and
+  // each field of a HotEvent's groups set alone on a point-to-point call:
+  // a field of a group the set allows gives event_at's record byte for
+  // byte; a field of a group it says `no` is not written (the record
+  // differs), and hot_groups_hold says so (the check a build with
+  // SMTRACE_CHECK_HOT_GROUPS makes in hot_event_at). A wrapper that sets
+  // such a field loses it on the wire.
+  enum Group { requests, rma, outputs };
+  struct Field {
+    const char* name;
+    Group group;
+    void (*set)(fmt_ns::HotEvent&);
+  };
+  const Field fields[] = {
+      {"request", requests, [](fmt_ns::HotEvent& e) { e.request = 0x7f0001; }},
+      {"requests", requests, [](fmt_ns::HotEvent& e) { e.requests.push_back(9); }},
+      {"completed", requests,
+       [](fmt_ns::HotEvent& e) {
+         fmt_ns::CompletedRequest c{1, 9, {}};
+         e.completed.push_back(c);
+       }},
+      {"flag", requests, [](fmt_ns::HotEvent& e) { e.flag = false; }},
+      {"window", rma, [](fmt_ns::HotEvent& e) { e.window = 3; }},
+      {"target_disp", rma, [](fmt_ns::HotEvent& e) { e.target_disp = 64; }},
+      {"target_count", rma, [](fmt_ns::HotEvent& e) { e.target_count = 8; }},
+      {"target_datatype", rma, [](fmt_ns::HotEvent& e) { e.target_datatype = 2; }},
+      {"duration", outputs, [](fmt_ns::HotEvent& e) { e.duration = 1500; }},
+      {"rc", outputs, [](fmt_ns::HotEvent& e) { e.rc = 1; }},
+      {"status", outputs, [](fmt_ns::HotEvent& e) { e.status.error = 5; }},
+  };
+  fmt_ns::HotEvent base;
+  base.seq = 10;
+  base.call = fmt_ns::Call::Send;
+  base.t_start = 1200;
+  base.site = 4;
+  base.comm = 1;
+  base.peer = 1;
+  base.tag = 7;
+  base.buf = 0x7fff0000;
+  base.count = 100;
+  base.datatype = 3;
+  int allowed = 0, dropped = 0;
+  auto check = [&]<fmt_ns::HotGroups G>() {
+    for (bool pending : {false, true}) {
+      fmt_ns::HotEvent plain = base;
+      plain.pending = pending;
+      REQUIRE(fmt_ns::hot_groups_hold(G, plain));
+      for (const Field& f : fields) {
+        fmt_ns::HotEvent e = plain;
+        f.set(e);
+        const fmt_ns::HotGroups::Has has = f.group == requests ? G.requests : f.group == rma ? G.rma : G.outputs;
+        fmt_ns::RecordEncoder general, hot;
+        std::string info;
+        general.begin_chunk(info, 10, 1000, 0);
+        hot.begin_chunk(info, 10, 1000, 0);
+        unsigned char a[4096] = {}, b[4096] = {};
+        const std::size_t na = general.event_at(a, e.to_event());
+        const std::size_t nb = hot.hot_event_at<G>(b, e);
+        const bool same = na == nb && std::memcmp(a, b, sizeof a) == 0;
+        INFO("field ", std::string(f.name), ", groups ", int(G.requests), "/", int(G.rma), "/", int(G.outputs), ", pending ", pending);
+        CHECK(fmt_ns::hot_groups_hold(G, e) == (has != fmt_ns::HotGroups::no));
+        CHECK(same == (has != fmt_ns::HotGroups::no));
+        (has != fmt_ns::HotGroups::no ? allowed : dropped) += 1;
+      }
+    }
+  };
+#define CHECK_SET(G) check.template operator()<G>();
+  SMTRACE_HOT_GROUP_SETS(CHECK_SET)
+#undef CHECK_SET
+  CHECK(allowed == 110);  // 55 field and set pairs, entry and not
+  CHECK(dropped == 110);
 }
 
 TEST_CASE("trace_format::write_entry_outputs completes an entry as event_at writes the complete event") {
