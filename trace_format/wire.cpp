@@ -678,6 +678,12 @@ template <HotGroups G, class E>
   return size;
 }
 
+bool hot_groups_hold(HotGroups g, const HotEvent& e) {
+  constexpr HotGroups k_tested{};  // every group `maybe`: tested as the encoder tests it
+  return !(g.requests == HotGroups::no && has_requests<k_tested>(e)) &&
+         !(g.rma == HotGroups::no && has_rma<k_tested>(e)) && !(g.outputs == HotGroups::no && outputs_of<k_tested>(e).any);
+}
+
 #ifdef SMTRACE_CHECK_HOT_GROUPS
 namespace {
 // A caller of hot_event_at<g> set a field of a group `g` says `no`
