@@ -382,52 +382,54 @@ class Pass final : public RankPass {
   // One block (most posts) that meets no pending segment while they are
   // few: no conflict to look for, and the block goes in with the same test.
   void post(const Event& e, Call call, bool persistent, std::span<const Block> blocks) {
-    const bool receive = std::any_of(blocks.begin(), blocks.end(), [](const Block& b) { return b.mode == Mode::write; });
-    uint32_t piece = 0;  // nonzero: placed
     if (e.request != 0 && blocks.size() == 1) {
       const Block& b = blocks.front();
-      piece = m_pending.add_apart(b.lo, b.hi, b.mode);
-    }
-    const bool placed = piece != 0;
-    if (placed) {
-      if (lanes) touches.push_back(Touch{e.seq, e.site, e.call, receive, {blocks.begin(), blocks.end()}});
-    } else {
-      if (blocks.data() != m_scratch.data()) m_scratch.assign(blocks.begin(), blocks.end());
-      access(e, receive);  // (normalizes m_scratch)
-      if (e.request == 0) return;
-      blocks = m_scratch;
-    }
-    auto go = [&](auto& op) {
-      define(op, e, call, persistent);
-      if (placed) {
-        op.active = true;
-        op.order = ++m_activations;
-        op.piece = piece;
-      } else {
-        activate(op);
+      if (const uint32_t piece = m_pending.add_apart(b.lo, b.hi, b.mode)) {
+        post_placed(e, call, persistent, b, piece);
+        return;
       }
-      begin_lifetime(e.request, op);
-    };
-    m_ops.renew(e.request, blocks, go);
+    }
+    post_checked(e, call, persistent, blocks);
   }
 
-  // Post the operation of `e` of one block `b`: as post() does, where the
-  // block meets no pending segment while they are few (about every post)
-  // in line, else by post().
+  // Post the operation of `e` of one block `b` (a call of one contiguous
+  // buffer): post() in line where the block meets no pending segment while
+  // they are few (about every post).
   [[gnu::always_inline]] void post_one(const Event& e, const Block& b) {
     const uint32_t piece = e.request != 0 ? m_pending.add_apart(b.lo, b.hi, b.mode) : 0;
-    const std::span<const Block> blocks(&b, 1);
-    if (piece == 0) {  // (add_apart changed nothing)
-      post(e, e.call, false, blocks);
+    if (piece != 0) {
+      post_placed(e, e.call, false, b, piece);
       return;
     }
+    post_checked(e, e.call, false, std::span<const Block>(&b, 1));  // (add_apart changed nothing)
+  }
+
+  // Post the operation of `e` whose one block `b` add_apart placed at
+  // `piece`: no conflict to look for.
+  [[gnu::always_inline]] void post_placed(const Event& e, Call call, bool persistent, const Block& b,
+                                          uint32_t piece) {
     if (lanes) touches.push_back(Touch{e.seq, e.site, e.call, b.mode == Mode::write, {b}});
-    m_ops.renew(e.request, blocks, [&](auto& op) {
-      define(op, e, e.call, false);
+    m_ops.renew(e.request, std::span<const Block>(&b, 1), [&](auto& op) {
+      define(op, e, call, persistent);
       op.active = true;
       op.order = ++m_activations;
       op.piece = piece;
       if (lanes) begin_lifetime(e.request, op);
+    });
+  }
+
+  // Post the operation of `e` with footprint `blocks`, not placed apart:
+  // checked against the pending operations first (access, which normalizes
+  // m_scratch), then activated.
+  void post_checked(const Event& e, Call call, bool persistent, std::span<const Block> blocks) {
+    const bool receive = std::any_of(blocks.begin(), blocks.end(), [](const Block& b) { return b.mode == Mode::write; });
+    if (blocks.data() != m_scratch.data()) m_scratch.assign(blocks.begin(), blocks.end());
+    access(e, receive);
+    if (e.request == 0) return;
+    m_ops.renew(e.request, m_scratch, [&](auto& op) {
+      define(op, e, call, persistent);
+      activate(op);
+      begin_lifetime(e.request, op);
     });
   }
 
