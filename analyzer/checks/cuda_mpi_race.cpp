@@ -309,25 +309,22 @@ class Pass final : public RankPass {
   // Set `out` to the hull of buffer `b`'s bytes; return false when it is empty.
   static bool hull(const EventBuffers& buffers, const BufferBytes& b, CudaAccess& out) {
     if (b.first == b.last) return false;
-    if (b.last - b.first == 1) {  // one piece (most): its hull, as the loop below makes it
-      const Strided& p = buffers.pieces[b.first];
-      const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
-      const uint64_t hi = plain ? p.lo + p.size : hull_end(p);
-      if (hi <= p.lo) return false;
-      out = CudaAccess{p.lo, hi, writes(b.buffer.access)};
-      return true;
-    }
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint32_t i = b.first; i < b.last; ++i) {
+    const Strided& first = buffers.pieces[b.first];
+    uint64_t lo = first.lo, hi = end_of(first);
+    for (uint32_t i = b.first + 1; i < b.last; ++i) {  // (none for one piece, most)
       const Strided& p = buffers.pieces[i];
       lo = std::min(lo, p.lo);
-      // One block that does not wrap (most): its end, as hull_end (out of line) gives it.
-      const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
-      hi = std::max(hi, plain ? p.lo + p.size : hull_end(p));
+      hi = std::max(hi, end_of(p));
     }
     if (hi <= lo) return false;
     out = CudaAccess{lo, hi, writes(b.buffer.access)};
     return true;
+  }
+  // Return the end of piece `p`'s hull: of one block that does not wrap
+  // (most) in line, else as hull_end (out of line) gives it.
+  static uint64_t end_of(const Strided& p) {
+    const bool plain = p.count == 1 && p.size != 0 && p.lo + p.size > p.lo;
+    return plain ? p.lo + p.size : hull_end(p);
   }
 
   const RankData& m_data;
