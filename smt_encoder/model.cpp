@@ -52,6 +52,7 @@ struct CallRecord {
 struct RankCollected {
   std::vector<ProbeRecord> probes;
   std::vector<CallRecord> completions;  // Wait*/Test* that completed something
+  uint64_t spent_ns = 0;                // the pass's time in event(), estimated (Collector::spent)
   bool passed = false;                  // a pass was made for this rank
 };
 
@@ -66,7 +67,36 @@ class CollectPass final : public analyzer::RankPass {
  public:
   explicit CollectPass(RankCollected& out) : m(out) {}
   RankCollected& collected() const { return m; }
+  // Probes and the calls that complete requests: sync_of's match and
+  // request effect are the row's (a non-blocking probe that found nothing
+  // reaches event() and is left there).
+  analyzer::EventSet wants() const override {
+    return analyzer::EventSet::of([](const format::CallTraits& t) {
+      return t.role == format::Role::probe || format::completes_requests(t.request);
+    });
+  }
+  // The first call and every k_sample-th after it are timed, and end()
+  // counts the rest at their mean (two clock reads per call would cost more
+  // than the call).
   void event(const format::Event& e) override {
+    if (m_calls++ % k_sample != 0) {
+      collect(e);
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    collect(e);
+    m_sampled += std::chrono::steady_clock::now() - start;
+  }
+  void end() override {
+    const uint64_t sampled_calls = (m_calls + k_sample - 1) / k_sample;
+    if (sampled_calls == 0) return;
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(m_sampled).count();
+    m.spent_ns += static_cast<uint64_t>(ns) / sampled_calls * m_calls;
+  }
+
+ private:
+  static constexpr uint64_t k_sample = 64;
+  void collect(const format::Event& e) {
     const format::Sync sync = format::sync_of(e);
     if (sync.match == format::Match::probe) {
       ProbeRecord p;
@@ -85,8 +115,9 @@ class CollectPass final : public analyzer::RankPass {
     }
   }
 
- private:
   RankCollected& m;
+  uint64_t m_calls = 0;
+  std::chrono::steady_clock::duration m_sampled{0};
 };
 
 // Return true when a rank may stop for good inside `call` (header comment):
@@ -241,6 +272,7 @@ void Collector::save(const analyzer::RankPass& pass, analyzer::WireWriter& out) 
   RankCollected& rank = dynamic_cast<const CollectPass&>(pass).collected();
   out.plain(rank.probes);
   out.plain(rank.completions);
+  out.put<uint64_t>(rank.spent_ns);
   free_collected(rank);
 }
 
@@ -250,7 +282,15 @@ std::unique_ptr<analyzer::RankPass> Collector::load(const analyzer::RankData& da
   rank.passed = true;
   in.plain(rank.probes);
   in.plain(rank.completions);
+  rank.spent_ns = in.get<uint64_t>();
   return std::make_unique<CollectPass>(rank);
+}
+
+std::chrono::nanoseconds Collector::spent() const {
+  std::lock_guard lock(m_impl->mutex);
+  uint64_t ns = 0;
+  for (const RankCollected& rank : m_impl->ranks) ns += rank.spent_ns;
+  return std::chrono::nanoseconds(ns);
 }
 
 void Collector::release() {
@@ -338,13 +378,19 @@ void link_ops(Model& model, Pace* pace, uint64_t done) {
   }
 }
 
+void check_world_size(uint32_t world_size) {
+  if (world_size < k_max_world) return;
+  throw ModelLimit(fmt::format("a world of {} ranks is larger than the model holds ({} ranks at most)", world_size,
+                               k_max_world - 1));
+}
+
 Model build_model(const analyzer::Context& context, const Collector& collected, const Deadline& deadline) {
   uint64_t ticks = 0;
   const analyzer::Replay& replay = context.replay();
   const analyzer::CommTable& comms = context.comms();
   Model model;
   model.world_size = context.world_size();
-  if (model.world_size >= k_max_world) throw BudgetSpent();  // too large a world for Op's ranks
+  check_world_size(model.world_size);
   model.ranks.resize(model.world_size);
   for (uint32_t g = 0; g < comms.size(); ++g) model.comm_names.push_back(comms.comm(g).name);
 

@@ -229,9 +229,10 @@ void sorted_union(std::vector<std::vector<uint64_t>>& lists, std::vector<uint64_
 CollKind coll_kind(format::Call call);
 
 // What the SMT checks collect while the trace streams past: probes (which
-// the replay does not keep) and the calls of completing events. Not timed
-// (the budget starts after reading, prove.cpp): a record per probe and per
-// completing call.
+// the replay does not keep) and the calls of completing events, a record
+// per probe and per completing call (its pass takes only those calls). Its
+// time is counted against the SMT checks' budget (prove.cpp, SharedBudget):
+// each rank's pass times a sample of its calls (spent()).
 class Collector {
  public:
   Collector();
@@ -255,6 +256,11 @@ class Collector {
   // Free what was collected, once build_model has read it (the passes are
   // done: none may be running).
   void release();
+  // Return the time the passes spent collecting, over all ranks (each pass
+  // times its first call and every 64th, and counts the others at their
+  // mean; a loaded rank brings the time its pass spent where it was read),
+  // once the passes are done.
+  std::chrono::nanoseconds spent() const;
   struct Impl;
 
  private:
@@ -262,8 +268,20 @@ class Collector {
   std::unique_ptr<Impl> m_impl;
 };
 
+// Thrown by build_model for a trace the model cannot hold whatever the
+// budget: a world of k_max_world ranks or more. what() says why.
+class ModelLimit : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throw ModelLimit when a world of `world_size` ranks is too large for the
+// model (Op's 24-bit ranks).
+void check_world_size(uint32_t world_size);
+
 // Return the model of the analyzed trace in `context`, with what `collected`
-// saw. Throw BudgetSpent past `deadline`.
+// saw. Throw BudgetSpent past `deadline`, ModelLimit (check_world_size)
+// before anything is built.
 Model build_model(const analyzer::Context& context, const Collector& collected, const Deadline& deadline = {});
 
 // Return "1:4 MPI_Recv" for event `index` of `rank`.

@@ -357,32 +357,6 @@ Deadline deadline_in(double seconds) {
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-// One budget for the SMT checks of one analysis: it starts when the first
-// of them needs their model (its finish(), or rma-race's schedule
-// questions), after the trace was read and replayed, and covers their own
-// work from there: building the model, match pairs, replays and Z3. What
-// they collect while the trace is read (probes and the calls of completing
-// events, Collector) is not timed: reading does not count against it, so
-// `smtrace check` and `smtrace-mpi check` (whose process 0 gets the trace
-// later, from the readers) leave the SMT checks the same time.
-class SharedBudget {
- public:
-  explicit SharedBudget(double seconds) : m_seconds(seconds) {}
-  // Return when it runs out, starting the clock on the first call.
-  Deadline end() {
-    std::lock_guard lock(m_mutex);
-    if (!m_end) m_end = deadline_in(m_seconds);
-    return m_end;
-  }
-  // Return the seconds left, starting the clock on the first call.
-  double left() { return std::chrono::duration<double>(*end() - std::chrono::steady_clock::now()).count(); }
-
- private:
-  std::mutex m_mutex;
-  double m_seconds;
-  Deadline m_end;
-};
-
 // The model of the trace and what every question on it needs, built once
 // for the SMT checks of one analysis (or for one prove()).
 struct Built {
@@ -395,7 +369,8 @@ class SharedModel {
   // all of them (the first check to ask makes it).
   Collector& collector() { return m_collector; }
   // Return what the first call built from the collector; nullptr when the
-  // budget ran out before or while building (then it is not tried again).
+  // budget ran out before or while building, or the trace is one the model
+  // cannot hold (not_built() says which; it is not tried again).
   // `figures` and `threads`: Prepared's.
   const Built* get(const analyzer::Context& context, const Tuning& tuning, const Deadline& deadline,
                    PairFigures figures, unsigned threads) {
@@ -410,9 +385,17 @@ class SharedModel {
         built->prepared = std::make_unique<Prepared>(built->model, tuning, deadline, figures, threads);
         m_built = std::move(built);
       } catch (const BudgetSpent&) {
+      } catch (const ModelLimit& limit) {
+        m_limit = limit.what();
       }
     }
     return m_built.get();
+  }
+  // Return why get() built nothing when the budget was not the reason
+  // (ModelLimit's text), else nullopt.
+  std::optional<std::string> not_built() {
+    std::lock_guard lock(m_mutex);
+    return m_limit;
   }
 
  private:
@@ -420,6 +403,41 @@ class SharedModel {
   Collector m_collector;
   bool m_tried = false;
   std::unique_ptr<Built> m_built;
+  std::optional<std::string> m_limit;
+};
+
+// One budget for the SMT checks of one analysis, so that `smtrace check`
+// takes at most as long as with `--smt-timeout 0` plus S (docs/cli.md says
+// what that bound leaves out). It is a wall-clock one of S seconds less
+// what their collecting pass spent while the trace was read (Collector::
+// spent, summed over the ranks: an upper bound on what it adds to the
+// reading's wall time, whichever threads or processes read them), and it
+// starts when the first of them needs their model (its finish(), or
+// rma-race's schedule questions), after the trace was read and replayed;
+// from there it covers their own work: building the model, match pairs,
+// replays and Z3. smtrace-mpi's process 0 gets each rank's collecting
+// time with its collection from the process that read it, so both
+// commands leave the SMT checks the same time.
+class SharedBudget {
+ public:
+  SharedBudget(double seconds, std::shared_ptr<SharedModel> shared) : m_seconds(seconds), m_shared(std::move(shared)) {}
+  // Return when it runs out, starting the clock on the first call.
+  Deadline end() {
+    std::lock_guard lock(m_mutex);
+    if (!m_end) {
+      const double collected = std::chrono::duration<double>(m_shared->collector().spent()).count();
+      m_end = deadline_in(m_seconds - collected);
+    }
+    return m_end;
+  }
+  // Return the seconds left, starting the clock on the first call.
+  double left() { return std::chrono::duration<double>(*end() - std::chrono::steady_clock::now()).count(); }
+
+ private:
+  std::mutex m_mutex;
+  double m_seconds;
+  std::shared_ptr<SharedModel> m_shared;
+  Deadline m_end;
 };
 
 // A predicted race's answer, kept for prove()'s report (by the pair of accesses).
@@ -573,7 +591,11 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     }
     const Built* built = this->built(context);
     if (!built) {
-      for (auto& a : answers) a.reason = "the budget ran out before the SMT model of the trace was built";
+      const std::optional<std::string> limit = m_shared->not_built();
+      for (auto& a : answers) {
+        a.reason = limit ? "the SMT model of the trace was not built: " + *limit
+                         : std::string("the budget ran out before the SMT model of the trace was built");
+      }
       return answers;
     }
     const Model& model = built->model;
@@ -650,13 +672,18 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     return m_shared->get(context, m_options.tuning, m_budget ? m_budget->end() : deadline_in(m_options.smt_timeout_s),
                          m_mode == Mode::prove ? PairFigures::all : PairFigures::pairs_only, m_options.threads);
   }
-  // Report that nothing was decided: the model was not built within the budget.
+  // Report that nothing was decided: the model was not built, within the
+  // budget or, for a trace it cannot hold, at all.
   void not_built(const analyzer::Context& context, std::vector<Finding>& out) {
     uint64_t events = 0;
     for (uint32_t r = 0; r < context.world_size(); ++r) events += context.rank(r).events;
-    const std::string why = fmt::format(
-        "the SMT model of the trace ({} events) was not built within --smt-timeout {} s: nothing was decided", events,
-        m_options.smt_timeout_s);
+    const std::optional<std::string> limit = m_shared->not_built();
+    const std::string why =
+        limit ? fmt::format("the SMT model of the trace ({} events) was not built: {}: nothing was decided", events,
+                            *limit)
+              : fmt::format("the SMT model of the trace ({} events) was not built within --smt-timeout {} s: "
+                            "nothing was decided",
+                            events, m_options.smt_timeout_s);
     if (m_mode != Mode::prove) {
       Finding f;
       f.kind = std::string(name());
@@ -669,7 +696,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     for (const Question& q : m_options.questions) {
       Answer a;
       a.question = q;
-      a.reason = "budget spent";
+      a.reason = limit ? *limit : std::string("budget spent");
       result.answers.push_back(std::move(a));
     }
     result.unknown = 1 + m_options.questions.size();
@@ -774,8 +801,8 @@ std::vector<std::function<std::unique_ptr<analyzer::Check>()>> check_factories(c
   ProveOptions races = base, deadlocks = base;
   races.deadlocks = false;
   deadlocks.races = false;
-  auto budget = std::make_shared<SharedBudget>(settings.smt_timeout_s);
   auto shared = std::make_shared<SharedModel>();
+  auto budget = std::make_shared<SharedBudget>(settings.smt_timeout_s, shared);
   return {
       [races, budget, shared] { return std::make_unique<SmtCheck>(Mode::races, races, nullptr, budget, shared); },
       [deadlocks, budget, shared] {

@@ -20,6 +20,9 @@
 
 #include <fmt/core.h>
 
+#include "analyzer/comms.hpp"
+#include "analyzer/happens_before.hpp"
+#include "analyzer/replay.hpp"
 #include "analyzer/wire.hpp"
 #include "analyzer_trace_builder.hpp"
 #include "smt_model_check.hpp"
@@ -608,6 +611,89 @@ TEST_CASE("smt checks: the budget counts from when they need their model, after 
   }
 }
 
+TEST_CASE("smt model: a world too large for the model is a reason of its own, not the budget") {
+  CHECK_NOTHROW(smt::check_world_size(smt::k_max_world - 1));
+  CHECK_THROWS_AS(smt::check_world_size(smt::k_max_world), smt::ModelLimit);
+  CHECK_THROWS_WITH(smt::check_world_size(smt::k_max_world),
+                    "a world of 16777216 ranks is larger than the model holds (16777215 ranks at most)");
+  // A context of 2^24 ranks, each present, finalized and of one event:
+  // both SMT checks say why nothing was decided, with a budget to spare.
+  class HugeWorld final : public an::Context {
+   public:
+    HugeWorld() {
+      m_rank.present = true;
+      m_rank.events = 1;
+      m_rank.end = tf::Termination{};
+      m_rank.end->kind = tf::TerminationKind::finalized;
+    }
+    uint32_t world_size() const override { return smt::k_max_world; }
+    const an::RankData& rank(uint32_t) const override { return m_rank; }
+    const an::CommTable& comms() const override { return m_comms; }
+    const an::Replay& replay() const override { return m_replay; }
+    const an::HappensBefore& happens_before() const override { return m_hb; }
+    const an::Options& options() const override { return m_options; }
+
+   private:
+    an::RankData m_rank;
+    an::CommTable m_comms;
+    an::Replay m_replay;
+    an::HappensBefore m_hb;
+    an::Options m_options;
+  };
+  const HugeWorld context;
+  smt::CheckSettings settings;
+  settings.smt_timeout_s = 600;
+  std::vector<an::Finding> found;
+  for (const auto& make : smt::check_factories(settings)) {
+    std::vector<std::unique_ptr<an::RankPass>> passes;
+    make()->finish(context, passes, found);
+  }
+  REQUIRE(found.size() == 2);
+  for (const an::Finding& f : found) {
+    CAPTURE(f.message);
+    CHECK(f.severity == an::Severity::info);
+    CHECK(f.message ==
+          "the SMT model of the trace (16777216 events) was not built: a world of 16777216 ranks is larger than the "
+          "model holds (16777215 ranks at most): nothing was decided (unknown, not a proof)");
+  }
+}
+
+TEST_CASE("smt collector: its passes time what they collect, and the time travels with a saved rank") {
+  smt::Collector collector;
+  an::RankData data;
+  data.rank = 1;
+  std::unique_ptr<an::RankPass> pass = collector.rank_pass(data);
+  REQUIRE(pass);
+  // It takes the probes and the calls that complete requests, nothing else.
+  const an::EventSet wants = pass->wants();
+  CHECK(wants.has(Call::Probe));
+  CHECK(wants.has(Call::Iprobe));
+  CHECK(wants.has(Call::Wait));
+  CHECK(wants.has(Call::Testall));
+  CHECK_FALSE(wants.has(Call::Send));
+  CHECK_FALSE(wants.has(Call::Isend));
+  CHECK_FALSE(wants.has(Call::Barrier));
+  CHECK_FALSE(wants.has(Call::Comm_dup));
+  CHECK(collector.spent().count() == 0);
+  for (uint64_t seq = 0; seq < 10'000; ++seq) {
+    tf::Event e;
+    e.seq = seq;
+    e.call = Call::Wait;
+    e.completed.push_back({});
+    pass->event(e);
+  }
+  pass->end();
+  const std::chrono::nanoseconds spent = collector.spent();
+  CHECK(spent.count() > 0);
+  an::WireWriter out;
+  smt::Collector::save(*pass, out);
+  smt::Collector loaded;
+  an::WireReader in(out.bytes());
+  CHECK(loaded.load(data, in) != nullptr);
+  CHECK(in.at_end());
+  CHECK(loaded.spent() == spent);  // process 0 counts what the reader's pass spent
+}
+
 TEST_CASE("smt pace: a stage gives up once its pace says it ends well past the deadline") {
   using namespace std::chrono_literals;
   auto in = [](std::chrono::milliseconds ms) { return smt::Deadline(std::chrono::steady_clock::now() + ms); };
@@ -661,10 +747,12 @@ namespace {
 // collected twice).
 class TwoPasses final : public an::RankPass {
  public:
-  TwoPasses(std::unique_ptr<an::RankPass> a, std::unique_ptr<an::RankPass> b) : m_a(std::move(a)), m_b(std::move(b)) {}
+  TwoPasses(std::unique_ptr<an::RankPass> a, std::unique_ptr<an::RankPass> b)
+      : m_a(std::move(a)), m_b(std::move(b)), m_b_wants(m_b->wants()) {}
+  // `a` gets every event, `b` those its wants() holds, as the Sequencer hands them.
   void event(const tf::Event& e) override {
     m_a->event(e);
-    m_b->event(e);
+    if (m_b_wants.has(e.call)) m_b->event(e);
   }
   void end() override {
     m_a->end();
@@ -674,6 +762,7 @@ class TwoPasses final : public an::RankPass {
 
  private:
   std::unique_ptr<an::RankPass> m_a, m_b;
+  an::EventSet m_b_wants;
 };
 
 // What RoundTripCheck built: the model from the Collector that collected
@@ -683,9 +772,10 @@ struct RoundTrip {
   std::size_t saved_bytes = 0;
 };
 
-// Builds the model twice: from a Collector that collected here, and from
-// one that loaded what a second Collector's passes saved (smtrace-mpi's
-// readers save, its process 0 loads); checks damaged bytes on the way.
+// Builds the model twice: from a Collector that collected every event here,
+// and from one that loaded what a second Collector's passes saved from the
+// events they want (smtrace-mpi's readers save, its process 0 loads);
+// checks damaged bytes on the way.
 class RoundTripCheck final : public an::Check {
  public:
   explicit RoundTripCheck(std::shared_ptr<RoundTrip> out) : m_out(std::move(out)) {}
@@ -716,7 +806,7 @@ class RoundTripCheck final : public an::Check {
       // Saving frees the collection where it was saved.
       an::WireWriter emptied;
       smt::Collector::save(static_cast<TwoPasses&>(*passes[r]).saved(), emptied);
-      CHECK(emptied.bytes().size() == 2 * sizeof(uint64_t));
+      CHECK(emptied.bytes().size() == 3 * sizeof(uint64_t));  // two empty lists and the time spent
     }
     m_out->here = smt::build_model(context, m_here);
     m_out->loaded = smt::build_model(context, m_loaded);
