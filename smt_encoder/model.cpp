@@ -75,27 +75,40 @@ class CollectPass final : public analyzer::RankPass {
       return t.role == format::Role::probe || format::completes_requests(t.request);
     });
   }
-  // The first call and every k_sample-th after it are timed, and end()
-  // counts the rest at their mean (two clock reads per call would cost more
-  // than the call).
+  // A call that may grow its list (the list is full) is always timed (a few
+  // per rank: the copy and the fresh pages make most of the time), the others one in
+  // k_sample, and end() counts those left at their mean: two clock reads
+  // per call would cost as much as the call. (A period of 2^k would sample
+  // only the calls that grow the lists, at powers of two.)
   void event(const format::Event& e) override {
-    if (m_calls++ % k_sample != 0) {
+    const bool grows = format::call_traits(e.call).role == format::Role::probe
+                           ? m.probes.size() == m.probes.capacity()
+                           : m.completions.size() == m.completions.capacity();
+    if (!grows && m_calls++ % k_sample != 0) {
       collect(e);
       return;
     }
     const auto start = std::chrono::steady_clock::now();
     collect(e);
-    m_sampled += std::chrono::steady_clock::now() - start;
+    const auto took = std::chrono::steady_clock::now() - start;
+    if (grows) {
+      m_grown += took;
+    } else {
+      m_sampled += took;
+      ++m_sampled_calls;
+    }
   }
   void end() override {
-    const uint64_t sampled_calls = (m_calls + k_sample - 1) / k_sample;
-    if (sampled_calls == 0) return;
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(m_sampled).count();
-    m.spent_ns += static_cast<uint64_t>(ns) / sampled_calls * m_calls;
+    using std::chrono::nanoseconds;
+    uint64_t ns = static_cast<uint64_t>(std::chrono::duration_cast<nanoseconds>(m_grown).count());
+    if (m_sampled_calls > 0) {
+      ns += static_cast<uint64_t>(std::chrono::duration_cast<nanoseconds>(m_sampled).count()) / m_sampled_calls * m_calls;
+    }
+    m.spent_ns += ns;
   }
 
  private:
-  static constexpr uint64_t k_sample = 64;
+  static constexpr uint64_t k_sample = 61;
   void collect(const format::Event& e) {
     const format::Sync sync = format::sync_of(e);
     if (sync.match == format::Match::probe) {
@@ -116,8 +129,9 @@ class CollectPass final : public analyzer::RankPass {
   }
 
   RankCollected& m;
-  uint64_t m_calls = 0;
-  std::chrono::steady_clock::duration m_sampled{0};
+  uint64_t m_calls = 0;          // those that grow no list
+  uint64_t m_sampled_calls = 0;  // of those, the ones timed
+  std::chrono::steady_clock::duration m_sampled{0}, m_grown{0};
 };
 
 // Return true when a rank may stop for good inside `call` (header comment):
