@@ -407,17 +407,21 @@ class SharedModel {
 };
 
 // One budget for the SMT checks of one analysis, so that `smtrace check`
-// takes at most as long as with `--smt-timeout 0` plus S (docs/cli.md says
-// what that bound leaves out). It is a wall-clock one of S seconds less
-// what their collecting pass spent while the trace was read (Collector::
-// spent, summed over the ranks: an upper bound on what it adds to the
-// reading's wall time, whichever threads or processes read them), and it
-// starts when the first of them needs their model (its finish(), or
-// rma-race's schedule questions), after the trace was read and replayed;
-// from there it covers their own work: building the model, match pairs,
-// replays and Z3. smtrace-mpi's process 0 gets each rank's collecting
-// time with its collection from the process that read it, so both
-// commands leave the SMT checks the same time.
+// takes at most as long as with `--smt-timeout 0` plus S. It is a
+// wall-clock one of S seconds less what their collecting pass spent while
+// the trace was read (Collector::spent, summed over the ranks: at least
+// what it adds to the reading's wall time, whichever threads or processes
+// read them), and it starts when the first of them needs their model (its
+// finish(), or rma-race's schedule questions), after the trace was read
+// and replayed; from there it covers their own work: building the model,
+// match pairs, replays and Z3. smtrace-mpi's process 0 gets each rank's
+// collecting time with its collection from the process that read it, so
+// both commands leave the SMT checks the same time. What the bound leaves
+// out (docs/cli.md, --smt-timeout): the work past the deadline until the
+// stage running then looks at the clock (Pace, check_deadline, Z3's
+// timeout) and frees what it built, the findings' rendering, freeing the
+// model at the end; and the collecting time is an estimate from a sample
+// of its calls.
 class SharedBudget {
  public:
   SharedBudget(double seconds, std::shared_ptr<SharedModel> shared) : m_seconds(seconds), m_shared(std::move(shared)) {}
