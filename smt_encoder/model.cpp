@@ -75,11 +75,12 @@ class CollectPass final : public analyzer::RankPass {
       return t.role == format::Role::probe || format::completes_requests(t.request);
     });
   }
-  // A call that may grow its list (the list is full) is always timed (a few
-  // per rank: the copy and the fresh pages make most of the time), the others one in
-  // k_sample, and end() counts those left at their mean: two clock reads
-  // per call would cost as much as the call. (A period of 2^k would sample
-  // only the calls that grow the lists, at powers of two.)
+  // A call that may grow its list (the list is full) is always timed (a
+  // few per rank, whose copies and fresh pages are much of the time), the
+  // others one in k_sample, and end() counts the rest at their mean: two
+  // clock reads per call would cost as much as the call. (A period of 2^k
+  // would time only the calls that grow the lists, at powers of two, and
+  // count each 2^k times.)
   void event(const format::Event& e) override {
     const bool grows = format::call_traits(e.call).role == format::Role::probe
                            ? m.probes.size() == m.probes.capacity()

@@ -256,10 +256,10 @@ class Collector {
   // Free what was collected, once build_model has read it (the passes are
   // done: none may be running).
   void release();
-  // Return the time the passes spent collecting, over all ranks (each pass
-  // times its first call and every 64th, and counts the others at their
-  // mean; a loaded rank brings the time its pass spent where it was read),
-  // once the passes are done.
+  // Return the time the passes spent collecting, summed over the ranks
+  // (each pass times every call that grows its list and one in 61 of the
+  // others, counted at their mean; a loaded rank brings the time its pass
+  // spent where it was read), once the passes are done.
   std::chrono::nanoseconds spent() const;
   struct Impl;
 
