@@ -80,7 +80,9 @@ class CollectPass final : public analyzer::RankPass {
   // others one in k_sample, and end() counts the rest at their mean: two
   // clock reads per call would cost as much as the call. (A period of 2^k
   // would time only the calls that grow the lists, at powers of two, and
-  // count each 2^k times.)
+  // count each 2^k times.) A sampled call counts as k_longest at most: one
+  // that took longer was descheduled (on a loaded machine), and the time
+  // of another process would be counted k_sample times.
   void event(const format::Event& e) override {
     const bool grows = format::call_traits(e.call).role == format::Role::probe
                            ? m.probes.size() == m.probes.capacity()
@@ -95,7 +97,7 @@ class CollectPass final : public analyzer::RankPass {
     if (grows) {
       m_grown += took;
     } else {
-      m_sampled += took;
+      m_sampled += std::min<std::chrono::steady_clock::duration>(took, k_longest);
       ++m_sampled_calls;
     }
   }
@@ -110,6 +112,7 @@ class CollectPass final : public analyzer::RankPass {
 
  private:
   static constexpr uint64_t k_sample = 61;
+  static constexpr std::chrono::microseconds k_longest{50};
   void collect(const format::Event& e) {
     const format::Sync sync = format::sync_of(e);
     if (sync.match == format::Match::probe) {

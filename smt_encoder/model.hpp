@@ -258,8 +258,9 @@ class Collector {
   void release();
   // Return the time the passes spent collecting, summed over the ranks
   // (each pass times every call that grows its list and one in 61 of the
-  // others, counted at their mean; a loaded rank brings the time its pass
-  // spent where it was read), once the passes are done.
+  // others, each of those at most 50 us, counted at their mean; a loaded
+  // rank brings the time its pass spent where it was read), once the passes
+  // are done.
   std::chrono::nanoseconds spent() const;
   struct Impl;
 
