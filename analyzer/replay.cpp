@@ -70,6 +70,7 @@ struct Replay::Impl {
   std::vector<RankReplay> ranks;
   std::vector<std::vector<CollInstance>> instances;       // per global comm
   uint64_t matches = 0;
+  std::vector<uint64_t> unmatched;  // per rank: its ops that matched nothing
   std::vector<CollInstance> no_instances;
   uint32_t aside_from = k_payload_aside;  // payload indices kept aside from the ops
 };
@@ -485,10 +486,12 @@ void Replay::replay(const Context& context) {
   // Each rank's match slots by world rank, and its ops, as plain arrays
   // (the loops below index them once or twice per op).
   std::vector<OpRef*> links_of(world_size);
-  std::vector<uint64_t> matches(world_size, 0);
+  std::vector<uint64_t> matches(world_size, 0);  // per receiver: its receives that took a send
+  std::vector<uint64_t> queued(world_size, 0);   // per sender: its sends queued, and of them
+  std::vector<uint64_t> left(world_size, 0);     // those no receive took
   const unsigned threads = format::thread_count(context.options().threads, world_size);
-  format::run_on_threads(threads, world_size, [&](std::size_t job) {
-    const auto r = static_cast<uint32_t>(job);
+  // Step 0: each sender's table and links.
+  auto link_sends = [&](uint32_t r) {
     m_match[r].assign(m_p2p[r].ops.size(), OpRef{});
     links_of[r] = m_match[r].data();
     LastComm global_of{comms};
@@ -496,6 +499,7 @@ void Replay::replay(const Context& context) {
     OpRef* const links = links_of[r];
     const P2POp* const ops = m_p2p[r].ops.data();
     const auto n = static_cast<uint32_t>(m_p2p[r].ops.size());
+    uint64_t sends = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const P2POp& op = ops[i];
       if (!op.send || op.peer < 0) continue;
@@ -508,10 +512,12 @@ void Replay::replay(const Context& context) {
       if (q.tail == ChannelTable::k_empty) q.head = i;
       else links[q.tail].index = i;
       q.tail = i;
+      ++sends;
     }
-  });
-  format::run_on_threads(threads, world_size, [&](std::size_t job) {
-    const auto r = static_cast<uint32_t>(job);
+    queued[r] = sends;
+  };
+  // Step 1: each receiver takes from the channels to it.
+  auto take_sends = [&](uint32_t r) {
     LastComm global_of{comms};
     OpRef* const links = links_of[r];
     const P2POp* const ops = m_p2p[r].ops.data();
@@ -544,21 +550,34 @@ void Replay::replay(const Context& context) {
       ++taken;
     }
     matches[r] = taken;
-  });
-  // Sends no receive took: unlink them (no match).
-  format::run_on_threads(threads, world_size, [&](std::size_t job) {
+  };
+  // Step 2: sends no receive took: unlink them (no match).
+  auto unlink_rest = [&](uint32_t job) {
     OpRef* const links = links_of[job];
+    uint64_t unlinked = 0;
     channels[job].each([&](const ChannelKey&, const ChannelTable::Queue& q) {
-      for (uint32_t s = q.head; s != ChannelTable::k_empty;) {
+      for (uint32_t s = q.head; s != ChannelTable::k_empty; ++unlinked) {
         OpRef& sent = links[s];
         s = sent.index;
         sent = OpRef{};
       }
     });
+    left[job] = unlinked;
     channels[job].clear();
+  };
+  // The three steps on threads started once, each step after the one before.
+  format::run_steps_on_threads(threads, 3, world_size, [&](std::size_t step, std::size_t job) {
+    const auto r = static_cast<uint32_t>(job);
+    if (step == 0) link_sends(r);
+    else if (step == 1) take_sends(r);
+    else unlink_rest(r);
   });
   m.matches = 0;
   for (const uint64_t taken : matches) m.matches += taken;
+  // Every match links one receive and one send: a rank's ops less its
+  // receives that took a send and its sends that a receive took.
+  m.unmatched.assign(world_size, 0);
+  for (uint32_t r = 0; r < world_size; ++r) m.unmatched[r] = m_p2p[r].ops.size() - matches[r] - (queued[r] - left[r]);
 
   // Collectives: the n-th call of each member on a communicator.
   m.instances.assign(comms.size(), {});
@@ -711,6 +730,10 @@ std::optional<format::Event> Replay::blocked(uint32_t rank) const {
 }
 
 uint64_t Replay::matches() const { return m_impl->matches; }
+
+uint64_t Replay::unmatched(uint32_t rank) const {
+  return rank < m_impl->unmatched.size() ? m_impl->unmatched[rank] : 0;
+}
 
 const RankThreads& Replay::threads(uint32_t rank) const { return m_impl->ranks.at(rank).threads; }
 

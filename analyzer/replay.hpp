@@ -207,6 +207,9 @@ class Replay {
   void keep_payloads_aside_from(uint32_t index);
   // Return the number of matched send/receive pairs.
   uint64_t matches() const;
+  // Return how many of rank `rank`'s ops matched nothing (matched() is
+  // empty for them; 0 for a rank with no ops or before replay()).
+  uint64_t unmatched(uint32_t rank) const;
   // Return rank `rank`'s threads as happens-before orders them (threads.hpp).
   const RankThreads& threads(uint32_t rank) const;
 

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -89,6 +90,50 @@ inline void run_on_threads(unsigned threads, std::size_t jobs,
   std::atomic<std::size_t> next{0};
   detail::run_pool(threads, errors, [&] {
     for (std::size_t i; !errors.failed() && (i = next.fetch_add(1)) < jobs;) job(i);
+  });
+}
+
+// Run `job(step, i)` once for every i in [0, `jobs`) of every step in
+// [0, `steps`) on `threads` threads started once (the calling one among
+// them), and return when all have returned. The steps run in order: no job
+// of a step starts before every job of the step before has returned (as
+// one run_on_threads per step, without starting the threads again). The
+// first exception from any job stops the handing out of jobs, wakes the
+// threads waiting for a step, and is rethrown here once every thread is
+// joined.
+inline void run_steps_on_threads(unsigned threads, std::size_t steps, std::size_t jobs,
+                                 const std::function<void(std::size_t, std::size_t)>& job) {
+  if (jobs == 0 || steps == 0) return;
+  detail::FirstError errors;
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::condition_variable stepped;
+  std::vector<std::size_t> finished(steps, 0);  // jobs returned, per step (under `mutex`)
+  std::size_t done_steps = 0;                   // steps whose jobs have all returned (under `mutex`)
+  detail::run_pool(threads, errors, [&] {
+    // Tickets in order: every job of a step is handed out before any of the
+    // next, so a thread waits only for jobs that threads already run.
+    for (std::size_t t; !errors.failed() && (t = next.fetch_add(1)) < steps * jobs;) {
+      const std::size_t step = t / jobs;
+      if (step > 0) {
+        std::unique_lock lock(mutex);
+        stepped.wait(lock, [&] { return done_steps >= step || errors.failed(); });
+        if (done_steps < step) return;  // an error: the step before never completes
+      }
+      try {
+        job(step, t % jobs);
+      } catch (...) {
+        errors.keep(std::current_exception());
+        std::lock_guard lock(mutex);  // (so that no waiter misses the wake-up)
+        stepped.notify_all();
+        return;
+      }
+      std::lock_guard lock(mutex);
+      if (++finished[step] == jobs) {
+        ++done_steps;
+        stepped.notify_all();
+      }
+    }
   });
 }
 

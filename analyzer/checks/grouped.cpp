@@ -62,6 +62,25 @@ void Grouped::add(const Context& context, RawProblem p) {
   if (std::find(g.ranks.begin(), g.ranks.end(), first.rank) == g.ranks.end()) g.ranks.push_back(first.rank);
 }
 
+void Grouped::merge(Grouped&& other) {
+  for (const std::string& key : other.m_order) {
+    Group& theirs = other.m_groups[key];
+    auto [it, fresh] = m_groups.try_emplace(key);
+    Group& g = it->second;
+    if (fresh) {
+      m_order.push_back(key);
+      g = std::move(theirs);
+      continue;
+    }
+    g.count += theirs.count;
+    for (const uint32_t rank : theirs.ranks) {
+      if (std::find(g.ranks.begin(), g.ranks.end(), rank) == g.ranks.end()) g.ranks.push_back(rank);
+    }
+  }
+  other.m_groups.clear();
+  other.m_order.clear();
+}
+
 void Grouped::emit(std::vector<Finding>& out, std::size_t max) {
   std::size_t emitted = 0;
   uint64_t dropped = 0;

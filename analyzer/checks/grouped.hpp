@@ -65,6 +65,13 @@ class Grouped {
   // Add `p`; problems of the same kind at the same source line (or, without
   // symbols, the same rank and call site) are one finding.
   void add(const Context& context, RawProblem p);
+  // Add what `other` (of the same kind) collected, as if its problems were
+  // added here one by one in the order it took them: groups new here come
+  // after this one's, in `other`'s order (the ranks in parallel, each into
+  // its own Grouped, merged in rank order, group as one Grouped in rank order).
+  void merge(Grouped&& other);
+  const std::string& kind() const { return m_kind; }
+  Severity severity() const { return m_severity; }
   // Append the findings, in the order their groups were first seen; at most
   // `max` of them, then one that counts the rest.
   void emit(std::vector<Finding>& out, std::size_t max = 200);

@@ -21,6 +21,7 @@
 
 #include <fmt/core.h>
 
+#include "analyzer/analyze.hpp"
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/checks/grouped.hpp"
 #include "analyzer/comms.hpp"
@@ -28,6 +29,7 @@
 #include "analyzer/footprint.hpp"
 #include "analyzer/replay.hpp"
 #include "analyzer/signature.hpp"
+#include "trace_format/parallel.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -202,43 +204,53 @@ class TypeMismatch final : public Check {
   }
 
  private:
+  // The receives of every rank against their sends: the ranks in parallel,
+  // each into its own groups, merged in rank order (the findings, their
+  // order and counts as when one thread adds them all in rank order).
   static void point_to_point(const Context& ctx, Grouped& grouped) {
+    const uint32_t world_size = ctx.world_size();
+    std::vector<Grouped> of_rank(world_size, Grouped(grouped.kind(), grouped.severity()));
+    format::run_on_threads(format::thread_count(ctx.options().threads, world_size), world_size,
+                           [&](std::size_t r) { rank_point_to_point(ctx, static_cast<uint32_t>(r), of_rank[r]); });
+    for (Grouped& rank : of_rank) grouped.merge(std::move(rank));
+  }
+
+  // The receives of rank `r` against their sends, into `grouped`.
+  static void rank_point_to_point(const Context& ctx, uint32_t r, Grouped& grouped) {
     const Replay& replay = ctx.replay();
-    for (uint32_t r = 0; r < ctx.world_size(); ++r) {
-      if (!ctx.rank(r).present) continue;
-      const auto& ops = replay.p2p(r);
-      for (uint32_t i = 0; i < ops.size(); ++i) {
-        const P2POp& recv = ops[i];
-        if (recv.send || recv.cancelled) continue;
-        const auto matched = replay.matched({r, i});
-        if (!matched) continue;
-        const P2POp& send = replay.p2p(matched->rank)[matched->index];
-        const Payload sp = replay.payload(*matched);
-        const Payload rp = replay.payload({r, i});
-        if (fine_at_once(sp, rp)) continue;
-        const Side from{&ctx.rank(matched->rank), sp.datatype, sp.count};
-        const Side into{&ctx.rank(r), rp.datatype, rp.count};
-        const Outcome o = compare(from, into);
-        if (o.verdict == Verdict::fine) continue;
-        const std::string sent = describe_buffer(*from.data, sp.datatype, sp.count);
-        const std::string room = describe_buffer(*into.data, rp.datatype, rp.count);
-        RawProblem p;
-        if (o.verdict == Verdict::mismatch) {
-          p.problem = "p2p signature";
-          p.message = fmt::format("type signatures differ: rank {} sends {} and rank {} receives {}", matched->rank,
-                                  sent, r, room);
-          p.notes.push_back("the types of a send and its receive must match (MPI-3.1 section 3.3.1); only "
-                            "MPI_PACKED matches any type");
-        } else {
-          p.problem = "p2p truncation";
-          p.message = fmt::format("message truncated: rank {} sends {} and rank {} receives into {}", matched->rank,
-                                  sent, r, room);
-          p.notes.push_back("a receive buffer must hold the whole message (MPI-3.1 section 3.2.4: MPI_ERR_TRUNCATE)");
-        }
-        p.sites.push_back(RawSite{r, recv.seq, recv.call, recv.site, fmt::format("receives here ({})", o.detail)});
-        p.sites.push_back(RawSite{matched->rank, send.seq, send.call, send.site, "the message is sent here"});
-        grouped.add(ctx, std::move(p));
+    if (!ctx.rank(r).present) return;
+    const auto& ops = replay.p2p(r);
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      const P2POp& recv = ops[i];
+      if (recv.send || recv.cancelled) continue;
+      const auto matched = replay.matched({r, i});
+      if (!matched) continue;
+      const P2POp& send = replay.p2p(matched->rank)[matched->index];
+      const Payload sp = replay.payload(*matched);
+      const Payload rp = replay.payload({r, i});
+      if (fine_at_once(sp, rp)) continue;
+      const Side from{&ctx.rank(matched->rank), sp.datatype, sp.count};
+      const Side into{&ctx.rank(r), rp.datatype, rp.count};
+      const Outcome o = compare(from, into);
+      if (o.verdict == Verdict::fine) continue;
+      const std::string sent = describe_buffer(*from.data, sp.datatype, sp.count);
+      const std::string room = describe_buffer(*into.data, rp.datatype, rp.count);
+      RawProblem p;
+      if (o.verdict == Verdict::mismatch) {
+        p.problem = "p2p signature";
+        p.message = fmt::format("type signatures differ: rank {} sends {} and rank {} receives {}", matched->rank,
+                                sent, r, room);
+        p.notes.push_back("the types of a send and its receive must match (MPI-3.1 section 3.3.1); only "
+                          "MPI_PACKED matches any type");
+      } else {
+        p.problem = "p2p truncation";
+        p.message = fmt::format("message truncated: rank {} sends {} and rank {} receives into {}", matched->rank,
+                                sent, r, room);
+        p.notes.push_back("a receive buffer must hold the whole message (MPI-3.1 section 3.2.4: MPI_ERR_TRUNCATE)");
       }
+      p.sites.push_back(RawSite{r, recv.seq, recv.call, recv.site, fmt::format("receives here ({})", o.detail)});
+      p.sites.push_back(RawSite{matched->rank, send.seq, send.call, send.site, "the message is sent here"});
+      grouped.add(ctx, std::move(p));
     }
   }
 };

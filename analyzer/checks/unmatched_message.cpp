@@ -2,11 +2,16 @@
 // message sent and never received, or a receive that never matched a send.
 // Both are errors: MPI requires all communication to be complete at
 // MPI_Finalize. (In an incomplete trace the deadlock check speaks instead.)
+#include <iterator>
+#include <vector>
+
 #include <fmt/core.h>
 
+#include "analyzer/analyze.hpp"
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/comms.hpp"
 #include "analyzer/replay.hpp"
+#include "trace_format/parallel.hpp"
 
 namespace smtrace::analyzer::checks {
 
@@ -26,39 +31,51 @@ class UnmatchedMessage final : public Check {
     for (uint32_t r = 0; r < ctx.world_size(); ++r) {
       if (!ctx.rank(r).present || !ctx.rank(r).finalized()) return;
     }
+    // The ranks in parallel, each into its own list, appended in rank order.
+    const uint32_t world_size = ctx.world_size();
+    std::vector<std::vector<Finding>> of_rank(world_size);
+    format::run_on_threads(format::thread_count(ctx.options().threads, world_size), world_size,
+                           [&](std::size_t r) { rank_findings(ctx, static_cast<uint32_t>(r), of_rank[r]); });
+    for (std::vector<Finding>& found : of_rank) {
+      out.insert(out.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+    }
+  }
+
+ private:
+  // Append rank `r`'s sends and receives that matched nothing to `out`.
+  void rank_findings(const Context& ctx, uint32_t r, std::vector<Finding>& out) const {
     const Replay& replay = ctx.replay();
     const CommTable& comms = ctx.comms();
-    for (uint32_t r = 0; r < ctx.world_size(); ++r) {
-      const auto& ops = replay.p2p(r);
-      for (uint32_t i = 0; i < ops.size(); ++i) {
-        const P2POp& op = ops[i];
-        if (op.cancelled || op.peer == format::k_proc_null || replay.matched({r, i})) continue;
-        if (!op.send && op.status_source == format::k_proc_null) continue;
-        const uint32_t g = comms.global(r, op.comm);
-        const std::string comm_name = g == k_no_comm ? "an unknown communicator" : comms.comm(g).name;
-        auto peer = comms.world_rank(r, op.comm, op.peer);
-        const std::string tag = tag_text(op);
-        Finding f;
-        f.kind = std::string(name());
-        f.severity = severity();
-        if (op.send) {
-          f.message = fmt::format("message from rank {} to rank {} ({}, {}) is never received", r,
-                                  peer ? std::to_string(*peer) : "?", tag, comm_name);
-          f.locations.push_back(ctx.location({r, op.seq}, op.call, op.site, "sent here"));
-        } else {
-          const std::string from = op.peer == format::k_any_source
-                                       ? std::string("any rank")
-                                       : fmt::format("rank {}", peer ? std::to_string(*peer) : "?");
-          f.message = fmt::format("receive on rank {} from {} ({}, {}) never matches a message", r,
-                                  from, tag, comm_name);
-          f.locations.push_back(ctx.location({r, op.seq}, op.call, op.site, "posted here"));
-        }
-        if (op.done() && op.done_seq() != op.seq) {
-          f.locations.push_back(
-              ctx.location({r, op.done_seq()}, op.done_call, op.done_site, "completed here"));
-        }
-        out.push_back(std::move(f));
+    if (replay.unmatched(r) == 0) return;  // (a clean trace's ranks: nothing to look at)
+    const auto& ops = replay.p2p(r);
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      const P2POp& op = ops[i];
+      if (op.cancelled || op.peer == format::k_proc_null || replay.matched({r, i})) continue;
+      if (!op.send && op.status_source == format::k_proc_null) continue;
+      const uint32_t g = comms.global(r, op.comm);
+      const std::string comm_name = g == k_no_comm ? "an unknown communicator" : comms.comm(g).name;
+      auto peer = comms.world_rank(r, op.comm, op.peer);
+      const std::string tag = tag_text(op);
+      Finding f;
+      f.kind = std::string(name());
+      f.severity = severity();
+      if (op.send) {
+        f.message = fmt::format("message from rank {} to rank {} ({}, {}) is never received", r,
+                                peer ? std::to_string(*peer) : "?", tag, comm_name);
+        f.locations.push_back(ctx.location({r, op.seq}, op.call, op.site, "sent here"));
+      } else {
+        const std::string from = op.peer == format::k_any_source
+                                     ? std::string("any rank")
+                                     : fmt::format("rank {}", peer ? std::to_string(*peer) : "?");
+        f.message = fmt::format("receive on rank {} from {} ({}, {}) never matches a message", r,
+                                from, tag, comm_name);
+        f.locations.push_back(ctx.location({r, op.seq}, op.call, op.site, "posted here"));
       }
+      if (op.done() && op.done_seq() != op.seq) {
+        f.locations.push_back(
+            ctx.location({r, op.done_seq()}, op.done_call, op.done_site, "completed here"));
+      }
+      out.push_back(std::move(f));
     }
   }
 };

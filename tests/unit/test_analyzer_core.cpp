@@ -331,6 +331,7 @@ struct PayloadRead {
   smtrace::analyzer::Payload other;
 };
 std::vector<std::vector<PayloadRead>> g_payloads;
+std::vector<uint64_t> g_unmatched;  // Replay::unmatched of each rank
 class PayloadCopy final : public smtrace::analyzer::Check {
  public:
   std::string_view name() const override { return "payload-copy"; }
@@ -340,7 +341,9 @@ class PayloadCopy final : public smtrace::analyzer::Check {
               std::vector<smtrace::analyzer::Finding>&) override {
     const auto& replay = context.replay();
     g_payloads.assign(replay.world_size(), {});
+    g_unmatched.assign(replay.world_size(), 0);
     for (uint32_t r = 0; r < replay.world_size(); ++r) {
+      g_unmatched[r] = replay.unmatched(r);
       for (uint32_t i = 0; i < replay.p2p(r).size(); ++i) {
         PayloadRead read;
         read.matched = replay.matched({r, i});
@@ -413,6 +416,16 @@ TEST_CASE("analyzer::Replay::payloads of receives and their sends, read in op or
   }
   CHECK(recvs == 100);
   CHECK(sends == 12);
+  // Replay::unmatched: the ops whose matched() is empty, counted by the matching.
+  REQUIRE(g_unmatched.size() == 2);
+  for (uint32_t r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    const auto none = std::count_if(g_payloads[r].begin(), g_payloads[r].end(),
+                                    [](const PayloadRead& read) { return !read.matched; });
+    CHECK(g_unmatched[r] == static_cast<uint64_t>(none));
+  }
+  CHECK(g_unmatched[0] == 0);
+  CHECK(g_unmatched[1] == 3 + 2);  // 3 sends to rank 0 never received, 2 receives on tag 5
 }
 
 TEST_CASE("analyzer::HappensBefore::edges of sends and collectives") {

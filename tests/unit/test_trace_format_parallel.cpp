@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "trace_format/parallel.hpp"
 
@@ -74,6 +75,39 @@ TEST_CASE("trace_format::run_on_threads::the work-loop form rethrows a worker's 
     if (std::this_thread::get_id() != caller) throw std::bad_alloc();
   };
   CHECK_THROWS_AS(tf::run_on_threads(3, work), std::bad_alloc);
+}
+
+TEST_CASE("trace_format::run_steps_on_threads::every job of every step once, each step after the one before") {
+  for (unsigned threads : {1u, 2u, 4u}) {
+    CAPTURE(threads);
+    constexpr std::size_t k_steps = 3, k_jobs = 17;
+    std::vector<std::atomic<int>> runs(k_steps * k_jobs);
+    std::vector<std::atomic<std::size_t>> returned(k_steps);
+    std::atomic<bool> early{false};
+    tf::run_steps_on_threads(threads, k_steps, k_jobs, [&](std::size_t step, std::size_t i) {
+      if (step > 0 && returned[step - 1].load() != k_jobs) early = true;
+      if (i % 5 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a slow job holds its step
+      ++runs[step * k_jobs + i];
+      ++returned[step];
+    });
+    for (const auto& n : runs) CHECK(n.load() == 1);
+    CHECK_FALSE(early.load());
+  }
+  tf::run_steps_on_threads(3, 2, 0, [](std::size_t, std::size_t) { FAIL("no job to run"); });
+  tf::run_steps_on_threads(3, 0, 4, [](std::size_t, std::size_t) { FAIL("no job to run"); });
+}
+
+TEST_CASE("trace_format::run_steps_on_threads::an exception in a step: no later step starts, the caller gets it") {
+  for (unsigned threads : {1u, 2u, 4u}) {
+    CAPTURE(threads);
+    std::atomic<int> later{0};
+    auto job = [&](std::size_t step, std::size_t i) {
+      if (step == 0 && i == 3) throw std::logic_error("step 0 job 3 failed");
+      if (step > 0) ++later;
+    };
+    CHECK_THROWS_WITH_AS(tf::run_steps_on_threads(threads, 3, 8, job), "step 0 job 3 failed", std::logic_error);
+    CHECK(later.load() == 0);
+  }
 }
 
 TEST_SUITE_END();
