@@ -36,6 +36,11 @@ std::string content_names(ContentSet set) { return join(set, false); }
 
 std::string describe_lacks(ContentSet set) { return join(set, true); }
 
+bool cuda_untraced(const RankHeader& header) {
+  const auto it = header.options.find(std::string(k_cuda_option));
+  return it != header.options.end() && it->second == k_cuda_untraced;
+}
+
 ContentSet lacks(const RankHeader& header) {
   const auto it = header.options.find(std::string(k_lacks_option));
   if (it == header.options.end()) return 0;

@@ -32,6 +32,16 @@ inline constexpr ContentSet content_bit(Content content) { return static_cast<Co
 inline constexpr std::string_view k_lacks_option = "trace.lacks";
 inline constexpr std::string_view k_imported_option = "trace.imported_from";
 
+// The header option that says, with "off", that no CUDA call was traced on
+// the rank: the tracer's CUDA part (CUPTI) was not built or not running when
+// MPI_Init wrote the header, or a generator (smtrace synth) made the trace.
+// A positive statement: a header without it (older traces, imports) may
+// hold CUDA events, and its rank is checked for them.
+inline constexpr std::string_view k_cuda_option = "cuda.traced";
+inline constexpr std::string_view k_cuda_untraced = "off";
+// Return true when `header` says that no CUDA call was traced on its rank.
+bool cuda_untraced(const RankHeader& header);
+
 // Return the names of `set` ("buffers,receive_envelope"); empty for none.
 std::string content_names(ContentSet set);
 // Return what `header` says its trace lacks (names not known here are ignored).

@@ -19,6 +19,7 @@
 #include <ctime>
 #include <memory>
 
+#include "trace_format/content.hpp"
 #include "trace_format/json.hpp"
 #include "trace_format/parallel.hpp"
 #include "trace_format/reader.hpp"
@@ -889,6 +890,7 @@ std::pair<uint64_t, uint64_t> write_rank(const Generator& g, const fs::path& dir
   header.clock_origin_ns = 1'000'000'000 + static_cast<int64_t>(rank) * 1'000;
   header.tracer_version = SMTRACE_VERSION;
   header.options["SMTRACE_SYNTH"] = g.name;
+  header.options[std::string(k_cuda_option)] = std::string(k_cuda_untraced);  // no generator makes CUDA calls
   header.executable = std::string("/synthetic/") + g.name;
   header.argv = {g.name};
   header.chunk_bytes = k_chunk_bytes;

@@ -123,6 +123,8 @@ __attribute__((constructor)) void start_cupti() {
     switch_off("cuptiEnableDomain: " + cupti_error(lib, rc));
     return;
   }
+  // From here CUDA calls are traced while on(): MPI_Init's header says so (no cuda.traced=off).
+  handlers::set_cuda_tracing(&on);
   if (!g_param_info && !options.quiet && !other_rank())
     std::fprintf(stderr,
                  "smtrace: notice: cudaFuncGetParamInfo not found (CUDA runtime before 12.4, or linked "

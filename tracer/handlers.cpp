@@ -28,6 +28,7 @@
 #include "tracer/sites.hpp"
 #include "tracer/tracer.hpp"
 #include "trace_format/call_semantics.hpp"
+#include "trace_format/content.hpp"
 
 namespace smtrace::tracer::handlers {
 
@@ -388,6 +389,12 @@ bool thread_tracking(ThreadTracking mode, int32_t thread_level, bool loadstore) 
   return false;
 }
 
+namespace {
+std::atomic<bool (*)() noexcept> g_cuda_tracing{nullptr};  // set_cuda_tracing's; set before start()
+}  // namespace
+
+void set_cuda_tracing(bool (*active)() noexcept) noexcept { g_cuda_tracing.store(active); }
+
 void count_error() noexcept { g->errors.fetch_add(1, std::memory_order_relaxed); }
 uint64_t errors() noexcept { return g->errors.load(std::memory_order_relaxed); }
 
@@ -445,6 +452,11 @@ bool start(const StartInfo& info) {
     h.options["loadstore"] = "on";
     access::set_tag(1);  // this thread, id 0
   }
+  // No CUDA call traced on this rank (CUPTI not built, not subscribed, or
+  // switched off before MPI_Init): said in the header, so that the
+  // cuda-mpi-race check can skip the rank.
+  if (bool (*active)() noexcept = g_cuda_tracing.load(); !active || !active())
+    h.options[std::string(format::k_cuda_option)] = std::string(format::k_cuda_untraced);
   h.executable = read_exe();
   h.argv = argv;
   h.thread_level = info.thread_level;

@@ -190,6 +190,13 @@ class CallScope {
 // load/store runtime, nothing forced (SMTRACE_FORCE). Otherwise CallScope.
 bool hot_path() noexcept;
 
+// Register `active`, which says whether CUDA calls are being traced: the
+// CUPTI subscriber (tracer/cupti.cpp) does once it subscribed. At start(),
+// a rank with none registered, or whose `active` says no, writes the header
+// option cuda.traced=off (format::k_cuda_option): it records no CUDA event
+// (the subscription happens at load time only).
+void set_cuda_tracing(bool (*active)() noexcept) noexcept;
+
 // MPI_THREAD_SERIALIZED as StartInfo::thread_level gives it.
 constexpr int32_t k_thread_serialized = 2;
 // Return whether a rank whose MPI provided `thread_level` (0 single ..

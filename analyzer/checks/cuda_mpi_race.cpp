@@ -39,6 +39,7 @@
 #include "analyzer/mpi_buffers.hpp"
 #include "analyzer/request_map.hpp"
 #include "analyzer/wire.hpp"
+#include "trace_format/content.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -162,8 +163,12 @@ class Pass final : public RankPass {
   }
 
   // CUDA calls, calls on requests, and calls with buffers (the others have
-  // none to meet stream work with: event_buffers() is empty for them).
+  // none to meet stream work with: event_buffers() is empty for them). None
+  // on a rank whose header says that no CUDA call was traced
+  // (format::cuda_untraced): with no CUDA event there is nothing for MPI
+  // buffers to meet, and the pass ends as empty as it would have.
   EventSet wants() const override {
+    if (format::cuda_untraced(m_data.header)) return EventSet::none();
     return EventSet::of([](const format::CallTraits& t) {
       return t.family == format::Family::cuda || t.request != RequestEffect::none ||
              (t.buffers != format::BufferLayout::none && t.role != format::Role::local_access);

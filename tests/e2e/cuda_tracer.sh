@@ -24,5 +24,7 @@ else
   for call in cudaMalloc cudaStreamCreateWithFlags cudaMemsetAsync cudaMemcpyAsync cudaStreamSynchronize cudaFree; do
     grep -q "$call" "$work/dump" || fail "$call not recorded"
   done
+  # CUDA traced at MPI_Init: the headers must not say otherwise (cuda-mpi-race would skip the ranks).
+  ! grep -q "cuda.traced=off" "$work/dump" || fail "a header says cuda.traced=off though CUDA calls were recorded"
   echo "GPU: the CUDA calls recorded"
 fi

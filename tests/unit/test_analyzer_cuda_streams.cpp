@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/check.hpp"
+#include "analyzer/checks/checks.hpp"
 #include "analyzer/cuda_streams.hpp"
+#include "analyzer/rank_data.hpp"
+#include "trace_format/content.hpp"
 #include "analyzer_json_trace.hpp"
 #include "tests/unit/analyzer_trace_builder.hpp"
 
@@ -478,6 +482,44 @@ TEST_CASE("analyzer::cuda-mpi-race::request ids used again across one-block and 
 // CUDA, then MPI: an MPI call's buffers meet stream work still running,
 // whether the call has one buffer (kept beside the table) or several, and
 // a buffer of no bytes meets nothing.
+TEST_CASE("analyzer::cuda-mpi-race::a rank whose header says no CUDA call was traced") {
+  const auto check = smtrace::analyzer::checks::make_cuda_mpi_race();
+  smtrace::analyzer::RankData data;
+  SUBCASE("without the option: the pass wants CUDA calls and MPI calls with buffers") {
+    const auto pass = check->rank_pass(data);
+    const auto wants = pass->wants();
+    CHECK(wants.has(Call::cudaLaunchKernel));
+    CHECK(wants.has(Call::Isend));
+    CHECK(wants.has(Call::Wait));
+  }
+  SUBCASE("cuda.traced=off: it wants no event") {
+    data.header.options[std::string(fmt_ns::k_cuda_option)] = std::string(fmt_ns::k_cuda_untraced);
+    CHECK(check->rank_pass(data)->wants() == smtrace::analyzer::EventSet::none());
+  }
+  SUBCASE("another value says nothing: checked as before") {
+    data.header.options[std::string(fmt_ns::k_cuda_option)] = "on";
+    CHECK(check->rank_pass(data)->wants().has(Call::cudaLaunchKernel));
+  }
+  SUBCASE("the same findings and figures, with and without the option, on MPI calls alone") {
+    auto run = [](bool untraced) {
+      smtrace::test::Builder t;
+      t.buf(Call::Irecv, k_host, 4, smtrace::test::k_int, 5);
+      t.buf(Call::Send, k_host, 4);
+      t.wait(5);
+      if (untraced)
+        t.trace().ranks[0].header.options[std::string(fmt_ns::k_cuda_option)] = std::string(fmt_ns::k_cuda_untraced);
+      return t.run("cuda-mpi-race");
+    };
+    const auto with = run(true), without = run(false);
+    CHECK(races(with) == 0);
+    CHECK(races(without) == 0);
+    for (const char* figure : {"cuda_mpi_race_streams", "cuda_mpi_race_device_accesses", "cuda_mpi_race_peak_unfinished"}) {
+      CAPTURE(figure);
+      CHECK(with.stats.at(figure) == without.stats.at(figure));
+    }
+  }
+}
+
 TEST_CASE("analyzer::cuda-mpi-race::calls of one buffer, of several and of none against unfinished work") {
   smtrace::test::Builder t;
   fmt_ns::Event& m = t.add(Call::cudaMalloc);  // seq 1

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "trace_format/content.hpp"
 #include "trace_format/reader.hpp"
 #include "trace_format/synth.hpp"
 
@@ -206,6 +207,8 @@ TEST_CASE("trace_format::write_synthetic_trace::halo") {
     CHECK(t.count(Call::Allreduce) == ranks * allreduces);
     CHECK(t.count(Call::Barrier) == ranks * barriers);
     CHECK(t.count(Call::Bcast) == 0);
+    // No generator makes CUDA calls: every header says so (cuda-mpi-race skips the rank).
+    for (const auto& rank : trace.ranks) CHECK(fmt_ns::cuda_untraced(rank.header));
   }
 }
 

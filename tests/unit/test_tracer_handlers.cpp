@@ -210,6 +210,29 @@ void slow_put() {
 }
 }  // namespace
 
+TEST_CASE("tracer::handlers::header says when no CUDA call is traced") {
+  struct Active {
+    static bool yes() noexcept { return true; }
+    static bool no() noexcept { return false; }
+  };
+  // (None registered: this test binary has no CUPTI subscriber.)
+  for (int how : {0, 1, 2}) {
+    CAPTURE(how);
+    if (how == 1) h::set_cuda_tracing(&Active::yes);
+    if (how == 2) h::set_cuda_tracing(&Active::no);
+    TempTrace t("cuda-traced-" + std::to_string(how), 64 * 1024, ThreadTracking::off, 0);
+    REQUIRE(t.started);
+    auto r = t.finalize_and_read();
+    if (how == 1) {
+      CHECK(r.header.options.count("cuda.traced") == 0);
+    } else {
+      REQUIRE(r.header.options.count("cuda.traced") == 1);
+      CHECK(r.header.options.at("cuda.traced") == "off");
+    }
+  }
+  h::set_cuda_tracing(nullptr);
+}
+
 TEST_CASE("tracer::handlers::durations_of_nonblocking_calls") {
   CHECK_FALSE(h::timed_nonblocking(0));
   CHECK_FALSE(h::timed_nonblocking(1));
