@@ -518,7 +518,7 @@ Result analyze(const fs::path& dir, const Options& options) {
     const bool passes_here = !rank_passes.empty();
     Sequencer sequencer(std::move(rank_passes), failures, checks, r);
     const std::unique_ptr<RankSource> reader = options.rank_source ? options.rank_source(r, files.rank_files[r])
-                                                                  : read_rank_file_source(files.rank_files[r]);
+                                                                  : read_rank_file_source(files.rank_files[r], format::recovered_version(files));
     load_rank(files, data, *reader, sequencer, &ctx.comm_table);
     if (const std::optional<EventsRead> read = reader->events_read();
         read && passes_here && read->delivered != read->events) {

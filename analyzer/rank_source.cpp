@@ -6,7 +6,7 @@ namespace {
 
 class FileSource final : public RankSource {
  public:
-  explicit FileSource(const std::filesystem::path& file) : m_reader(file) {}
+  FileSource(const std::filesystem::path& file, uint32_t recovered_version) : m_reader(file, recovered_version) {}
   std::optional<format::RankHeader> header(const format::RankReader::Callbacks& callbacks) override {
     return m_reader.header(callbacks);
   }
@@ -18,8 +18,8 @@ class FileSource final : public RankSource {
 
 }  // namespace
 
-std::unique_ptr<RankSource> read_rank_file_source(const std::filesystem::path& file) {
-  return std::make_unique<FileSource>(file);
+std::unique_ptr<RankSource> read_rank_file_source(const std::filesystem::path& file, uint32_t recovered_version) {
+  return std::make_unique<FileSource>(file, recovered_version);
 }
 
 }  // namespace smtrace::analyzer

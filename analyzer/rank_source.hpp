@@ -58,6 +58,7 @@ class RankSource {
 using RankSourceFactory = std::function<std::unique_ptr<RankSource>(uint32_t rank, const std::filesystem::path& file)>;
 
 // Return a source that reads `file` with a format::RankReader.
-std::unique_ptr<RankSource> read_rank_file_source(const std::filesystem::path& file);
+std::unique_ptr<RankSource> read_rank_file_source(const std::filesystem::path& file,
+                                                  uint32_t recovered_version = format::k_format_version);
 
 }  // namespace smtrace::analyzer

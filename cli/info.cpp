@@ -110,6 +110,15 @@ std::string severity_name(format::Problem::Severity severity) {
   return severity == format::Problem::Severity::warning ? "warning" : "error";
 }
 
+// The format version the trace was written in: its first rank header's
+// (the manifest's when no rank file has one).
+uint32_t written_version(const format::Trace& trace) {
+  for (const format::RankTrace& rank : trace.ranks) {
+    if (rank.present && !rank.header.recovered) return rank.header.format_version;
+  }
+  return trace.manifest.format_version != 0 ? trace.manifest.format_version : format::k_format_version;
+}
+
 void print_text(const format::Trace& trace, const Summary& summary) {
   std::string out;
   auto line = [&](std::string_view key, const std::string& value) {
@@ -128,7 +137,7 @@ void print_text(const format::Trace& trace, const Summary& summary) {
       break;
     }
   }
-  std::string origin = fmt::format("format v{}", format::k_format_version);
+  std::string origin = fmt::format("format v{}", written_version(trace));
   if (first != nullptr) {
     if (!first->header.tracer_version.empty()) origin += ", tracer " + first->header.tracer_version;
     if (!first->header.mpi_library.empty()) {
@@ -202,7 +211,7 @@ void print_json(const format::Trace& trace, const Summary& summary) {
   JsonWriter json(out);
   json.begin_object();
   json.key("dir").value(trace.dir.string());
-  json.key("format_version").value(format::k_format_version);
+  json.key("format_version").value(written_version(trace));
   json.key("ranks").value(summary.present);
   json.key("expected_ranks").value(summary.expected);
   json.key("events").value(summary.events);

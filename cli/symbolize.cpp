@@ -260,7 +260,7 @@ SymbolizeResult symbolize_trace(const fs::path& dir, const std::function<void(co
     const uint32_t r = files.present[i];
     say(fmt::format("symbolize: reading rank {}/{}", i + 1, files.present.size()));
     RankSites& rank = ranks[r];
-    format::RankReader reader(files.rank_files[r]);
+    format::RankReader reader(files.rank_files[r], format::recovered_version(files));
     format::RankReader::Callbacks callbacks;
     callbacks.site = [&](const format::CallSite& site) { rank.sites[site.id] = site; };
     callbacks.module = [&](const format::Module& module) { rank.modules[module.id] = module; };

@@ -364,7 +364,7 @@ void send_rank_traces(const format::TraceFiles& files, int process, int processe
   format::run_on_threads(format::thread_count(threads, mine.size()), mine.size(), [&](std::size_t i) {
     std::string bytes;
     try {
-      bytes = encode_rank_trace(format::read_rank_file(files.rank_files[mine[i]]));
+      bytes = encode_rank_trace(format::read_rank_file(files.rank_files[mine[i]], format::recovered_version(files)));
     } catch (const std::exception& e) {
       bytes = encode_rank_error(e.what());
     }

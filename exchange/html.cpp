@@ -63,7 +63,7 @@ class EventTimes {
       if (rank >= files.rank_files.size()) continue;
       std::error_code ec;
       if (!fs::exists(files.rank_files[rank], ec)) continue;
-      format::RankReader reader(files.rank_files[rank]);
+      format::RankReader reader(files.rank_files[rank], format::recovered_version(files));
       auto& events = m_events[rank];
       int64_t last = 0;
       format::RankReader::Callbacks callbacks;

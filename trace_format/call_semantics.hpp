@@ -166,6 +166,18 @@ inline const CallTraits& call_traits(Call call) {
   return i < detail::k_call_table.size() ? detail::k_call_table[i] : detail::k_no_traits;
 }
 
+// Whether the stream coding of format version 2 (docs/trace-format.md
+// section 3) codes `call`'s buf as a delta against the running buf and
+// moves it: the calls with a buffer layout. The others (`buffers` none,
+// and calls this build does not know) write buf as it is, absent when 0
+// (most of them have none: Wait, Barrier, Win_flush), and leave the running
+// buf alone; the few that set it (Buffer_attach, a thread call's object,
+// a CUDA call's pointer) keep it. Which calls answer true is part of the
+// coding: adding a call with a buffer, or changing a call's `buffers`
+// between none and a layout, needs a new format version (old readers take
+// a call they do not know as buffer-less).
+inline bool buf_in_stream(Call call) { return call_traits(call).buffers != BufferLayout::none; }
+
 // `case Call::X:` for every call of calls.def outside the cuda family, for
 // a switch over the CUDA calls that must still list every value (no
 // default:, so -Wswitch names a new CUDA call it forgot):

@@ -16,7 +16,10 @@
 
 namespace smtrace::format {
 
-inline constexpr uint32_t k_format_version = 1;
+// The version the writers write (docs/trace-format.md); readers read 1 to
+// this. Version 2 changed the stream coding of buf (call_semantics.hpp,
+// buf_in_stream).
+inline constexpr uint32_t k_format_version = 2;
 
 enum class Call : uint16_t {
   unspecified = 0,

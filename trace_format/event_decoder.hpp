@@ -26,8 +26,9 @@ struct EventRecord {
 // Decode the Event record `data[0, size)` (`data[0, readable)` may be read:
 // the record's frame) into `out`, every field
 // overwritten (vectors keep their capacity), and `record`. seq, t_start and
-// buf are left as the record gives them (t_start and buf: deltas in a rank
-// file's stream). Return false for a record outside the coding described
+// buf are left as the record gives them (in a rank file's stream t_start
+// is a delta, buf a delta or the address by the file's version and the
+// call: reader.cpp's RankWalker::buf_of). Return false for a record outside the coding described
 // above; `out` is then unspecified.
 bool decode_event(const unsigned char* data, int size, int readable, Event& out, EventRecord& record);
 

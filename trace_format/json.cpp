@@ -303,7 +303,11 @@ Trace from_json(std::string_view json) {
 
 void write_rank_file(const RankTrace& rank, const fs::path& file) {
   std::string out(k_magic, k_magic_size);
-  const std::string header = encode_rank_header(rank.header);
+  // RecordEncoder writes this reader's version, whatever the events were
+  // read from.
+  RankHeader written = rank.header;
+  written.format_version = k_format_version;
+  const std::string header = encode_rank_header(written);
   append_frame_header(out, header);
   out += header;
 
@@ -369,6 +373,7 @@ void write_trace(const Trace& trace, const fs::path& dir) {
   manifest.world_size = std::max<uint32_t>(manifest.world_size,
                                            static_cast<uint32_t>(trace.ranks.size()));
   manifest.rank_file_pattern = "rank-{rank}.smt";
+  manifest.format_version = k_format_version;  // the rank files' (write_rank_file)
   v1::Manifest message;
   detail::to_proto(manifest, &message);
   write_file(dir / std::string(k_manifest_file), json_of(message));

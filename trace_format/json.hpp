@@ -26,8 +26,9 @@ void write_trace(const Trace& trace, const std::filesystem::path& dir);
 
 // Write `rank` as the rank file `file` (replaced): header, then sealed chunks
 // of about 64 KiB holding its definitions, events (each complete; pending
-// ones stay pending), notes and termination. Throw TraceError when it cannot
-// be written.
+// ones stay pending), notes and termination, in format version
+// k_format_version whatever `rank.header` says. Throw TraceError when it
+// cannot be written.
 void write_rank_file(const RankTrace& rank, const std::filesystem::path& file);
 
 }  // namespace smtrace::format

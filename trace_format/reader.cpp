@@ -20,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/event_decoder.hpp"
 #include "trace_format/parallel.hpp"
 #include "trace_format/proto_convert.hpp"
@@ -165,6 +166,11 @@ struct RankWalker {
   uint64_t last_seq = ~uint64_t{0};
   int64_t last_t = 0;
   uint64_t last_buf = 0;
+  // The format version of the file (its header's), which says how buf is
+  // coded (buf_of); for a header that is lost, `recovered_version` (the
+  // manifest's, read_trace, or this reader's).
+  uint32_t version = k_format_version;
+  uint32_t recovered_version = k_format_version;
   std::map<uint64_t, v1::Event> pending;  // resolved (absolute) messages
   uint64_t events = 0;
 
@@ -172,6 +178,18 @@ struct RankWalker {
   Event plain;  // decoded into for streaming callbacks, reused
 
   explicit RankWalker(fs::path p) : path(std::move(p)), file(path.string()), input(path) {}
+
+  // The buf of an event record of `call` whose field 15 holds `coded`, and
+  // move the stream state past it: in version 1 every record's buf is a
+  // delta against the previous record's; from version 2 only those of
+  // calls with a buffer (buf_in_stream), the others' is the address itself
+  // (0 when absent) and leaves the running buf alone. Applied after the
+  // whole record is read: fields may come in any order.
+  uint64_t buf_of(Call call, uint64_t coded) {
+    if (version >= 2 && !buf_in_stream(call)) return coded;
+    last_buf += coded;
+    return last_buf;
+  }
 
   void problem(const Callbacks& cb, uint64_t offset, std::string message,
                std::optional<uint64_t> seq = std::nullopt,
@@ -246,11 +264,12 @@ struct RankWalker {
     if (h.format_version == 0 || h.format_version > k_format_version) {
       problem(cb, at + k_frame_header_size,
               h.format_version == 0
-                  ? std::string("format version 0 is not valid (this reader reads 1)")
+                  ? "format version 0 is not valid (this reader reads 1 to " + std::to_string(k_format_version) + ")"
                   : "format version " + std::to_string(h.format_version) +
                         " is newer than this reader (" + std::to_string(k_format_version) + ")");
       return std::nullopt;
     }
+    version = h.format_version;
     pos = at + k_frame_header_size + len;
     header_value = h;
     return h;
@@ -278,6 +297,7 @@ struct RankWalker {
     truncated = true;
     RankHeader h;
     h.recovered = true;
+    h.format_version = version = recovered_version;
     pos = *next;
     header_value = h;
     return h;
@@ -307,14 +327,12 @@ struct RankWalker {
     if (detail::decode_event(data, static_cast<int>(len), readable, plain, record) && record.completes == 0 && !plain.pending) {
       const uint64_t seq = record.has_seq ? plain.seq : next_seq;
       const int64_t t = static_cast<int64_t>(static_cast<uint64_t>(last_t) + static_cast<uint64_t>(plain.t_start));
-      const uint64_t buf = last_buf + plain.buf;
+      plain.buf = buf_of(plain.call, plain.buf);
       plain.seq = seq;
       plain.t_start = t;
-      plain.buf = buf;
       last_seq = seq;
       next_seq = seq + 1;
       last_t = t;
-      last_buf = buf;
       ++events;
       if (sink) {
         sink(std::move(plain));
@@ -353,14 +371,12 @@ struct RankWalker {
     const uint64_t seq = scratch.has_seq() ? scratch.seq() : next_seq;
     const int64_t t = static_cast<int64_t>(static_cast<uint64_t>(last_t) +
                                            static_cast<uint64_t>(scratch.t_start()));
-    const uint64_t buf = last_buf + static_cast<uint64_t>(scratch.buf());
+    scratch.set_buf(static_cast<int64_t>(buf_of(static_cast<Call>(scratch.call()), static_cast<uint64_t>(scratch.buf()))));
     scratch.set_seq(seq);
     scratch.set_t_start(t);
-    scratch.set_buf(static_cast<int64_t>(buf));
     last_seq = seq;
     next_seq = seq + 1;
     last_t = t;
-    last_buf = buf;
     if (scratch.pending()) {
       if (pending.count(seq)) warning(cb, offset, "event seq appears twice", seq);
       pending[seq] = scratch;
@@ -636,7 +652,14 @@ struct RankReader::Impl : RankWalker {
   using RankWalker::RankWalker;
 };
 
-RankReader::RankReader(fs::path file) : m_impl(std::make_unique<Impl>(std::move(file))) {}
+RankReader::RankReader(fs::path file, uint32_t recovered_version) : m_impl(std::make_unique<Impl>(std::move(file))) {
+  m_impl->recovered_version = recovered_version;
+}
+
+uint32_t recovered_version(const TraceFiles& files) {
+  const uint32_t v = files.manifest.format_version;
+  return files.has_manifest && v >= 1 && v <= k_format_version ? v : k_format_version;
+}
 RankReader::~RankReader() = default;
 
 std::optional<RankHeader> RankReader::header(const Callbacks& callbacks) {
@@ -667,10 +690,11 @@ void add_implicit_comms(RankTrace& r, uint32_t world_size) {
 
 }  // namespace
 
-RankTrace read_rank_file(const fs::path& file) {
+RankTrace read_rank_file(const fs::path& file, uint32_t recovered_version) {
   RankTrace r;
   r.file = file.string();
   RankWalker impl(file);
+  impl.recovered_version = recovered_version;
   r.bytes = impl.input.size();
   // Events are large (about 600 bytes): move them, and reserve for a guess
   // of the count (records take 10 to 30 bytes) so that the vector rarely
@@ -903,10 +927,12 @@ Trace read_trace(const fs::path& dir, const ReadOptions& options) {
     trace.ranks[r].header.rank = r;
   }
   const std::vector<uint32_t>& todo = found.present;
+  const uint32_t lost_header_version = recovered_version(found);
 
   run_on_threads(thread_count(options.threads, todo.size()), todo.size(), [&](std::size_t i) {
     const uint32_t r = todo[i];
-    trace.ranks[r] = options.read_rank ? options.read_rank(r, found.rank_files[r]) : read_rank_file(found.rank_files[r]);
+    trace.ranks[r] = options.read_rank ? options.read_rank(r, found.rank_files[r])
+                                       : read_rank_file(found.rank_files[r], lost_header_version);
   });
 
   for (uint32_t r = 0; r < world_size; ++r) {

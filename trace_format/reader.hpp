@@ -107,6 +107,10 @@ struct TraceFiles {
 // is not a directory or holds neither a manifest nor any rank file.
 TraceFiles find_trace_files(const std::filesystem::path& dir);
 
+// The format version in which to read a rank file of `files` whose header
+// is lost: the manifest's, else this reader's.
+uint32_t recovered_version(const TraceFiles& files);
+
 // Return a warning when rank `rank`'s header disagrees with its file name or
 // the manifest (`ok` false), else set `ok` true. A header rebuilt after its
 // loss (`header.recovered`) takes its rank from the file name and its world
@@ -117,8 +121,10 @@ Problem check_rank_header(const TraceFiles& files, uint32_t rank, RankHeader& he
 // directory or holds neither a manifest nor any rank file.
 Trace read_trace(const std::filesystem::path& dir, const ReadOptions& options = {});
 
-// Read one rank file. Never throws for damaged content.
-RankTrace read_rank_file(const std::filesystem::path& file);
+// Read one rank file. Never throws for damaged content. A file whose
+// header is lost is read as format version `recovered_version` (read_trace
+// passes the manifest's).
+RankTrace read_rank_file(const std::filesystem::path& file, uint32_t recovered_version = k_format_version);
 
 // Streams one rank file record by record, for large traces: events are
 // handed out when complete (their completion record seen) or at the end
@@ -135,7 +141,8 @@ class RankReader {
     std::function<void(const TracerNote&)> note;
     std::function<void(const Problem&)> problem;
   };
-  explicit RankReader(std::filesystem::path file);
+  // A file whose header is lost is read as format version `recovered_version`.
+  explicit RankReader(std::filesystem::path file, uint32_t recovered_version = k_format_version);
   ~RankReader();
   RankReader(const RankReader&) = delete;
   RankReader& operator=(const RankReader&) = delete;

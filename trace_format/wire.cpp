@@ -9,6 +9,8 @@
 // `out` after growing it.
 #include "trace_format/wire.hpp"
 
+#include "trace_format/call_semantics.hpp"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -616,7 +618,8 @@ struct InPlaceSink {
 }  // namespace
 
 // The fields of an event in stream coding that come before its body (1-4,
-// then 15, buf, against the stream state), for Event and HotEvent alike.
+// then 15, buf: against the stream state for a call with a buffer, as it is
+// for the others, format version 2), for Event and HotEvent alike.
 template <class Writer, class E>
 inline void RecordEncoder::write_stream_head(Writer& w, const E& e) {
   if (e.seq != m_next_seq) {
@@ -626,7 +629,7 @@ inline void RecordEncoder::write_stream_head(Writer& w, const E& e) {
   w.u(2, static_cast<uint64_t>(e.call));
   w.u(3, e.thread);
   w.s(4, static_cast<int64_t>(static_cast<uint64_t>(e.t_start) - static_cast<uint64_t>(m_last_t)));
-  w.s(15, static_cast<int64_t>(e.buf - m_last_buf));
+  w.s(15, static_cast<int64_t>(e.buf - (buf_in_stream(e.call) ? m_last_buf : 0)));
 }
 
 namespace {
@@ -645,7 +648,7 @@ inline void RecordEncoder::advance(const E& e) {
   m_last_seq = e.seq;
   m_next_seq = e.seq + 1;
   m_last_t = e.t_start;
-  m_last_buf = e.buf;
+  if (buf_in_stream(e.call)) m_last_buf = e.buf;
 }
 
 // Write `e` in stream coding at `out`: head, body, tail, the one order of

@@ -1,4 +1,4 @@
-// Protobuf wire coding of trace format v1, written by hand so that the tracer
+// Protobuf wire coding of the trace format (k_format_version), written by hand so that the tracer
 // needs no libprotobuf (an application may link its own, of another version).
 // tests/unit/test_trace_format_wire.cpp parses these bytes with libprotobuf.
 //

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/smtrace.pb.h"
 #include "trace_format/wire.hpp"
 #include "trace_format_full_event.hpp"
@@ -325,6 +326,40 @@ TEST_CASE("trace_format::RecordEncoder::implicit seq and delta times") {
   CHECK(pd.buf() == 0x1000);
 }
 
+TEST_CASE("trace_format::RecordEncoder::buf of a call without a buffer is written as it is (version 2)") {
+  fmt_ns::RecordEncoder enc;
+  std::string out;
+  enc.begin_chunk(out, 0, 0, 0);
+  // Put, Win_flush, Put on one buffer; Buffer_attach (no buffer layout,
+  // but a buf); Wait; Send 8 bytes further on than the Puts.
+  const fmt_ns::Call calls[] = {fmt_ns::Call::Put, fmt_ns::Call::Win_flush, fmt_ns::Call::Put,
+                                fmt_ns::Call::Buffer_attach, fmt_ns::Call::Wait, fmt_ns::Call::Send};
+  const uint64_t bufs[] = {0x7f0000005000, 0, 0x7f0000005000, 0x9000, 0, 0x7f0000005008};
+  for (uint64_t i = 0; i < 6; ++i) {
+    fmt_ns::Event e;
+    e.seq = i;
+    e.call = calls[i];
+    e.t_start = static_cast<int64_t>(i);
+    e.buf = bufs[i];
+    enc.event(out, e);
+  }
+  auto records = split_records(out);
+  REQUIRE(records.size() == 7);
+  std::vector<pb::Event> p(6);
+  for (std::size_t i = 0; i < 6; ++i) REQUIRE(p[i].ParseFromString(records[i + 1].second));
+  // No field 15 at all: buf 0, and the record is its canonical coding.
+  auto no_buf = [&](std::size_t i) { return p[i].buf() == 0 && p[i].SerializeAsString() == records[i + 1].second; };
+  CHECK(p[0].buf() == 0x7f0000005000);
+  CHECK(no_buf(1));  // Win_flush: nothing, the running buf stays
+  CHECK(no_buf(2));  // Put: delta 0
+  CHECK(p[3].buf() == 0x9000);  // Buffer_attach: the address itself
+  CHECK(no_buf(4));
+  CHECK(p[5].buf() == 8);  // against the last Put
+  CHECK(fmt_ns::buf_in_stream(fmt_ns::Call::Put));
+  CHECK_FALSE(fmt_ns::buf_in_stream(fmt_ns::Call::Win_flush));
+  CHECK_FALSE(fmt_ns::buf_in_stream(static_cast<fmt_ns::Call>(9999)));  // unknown: buffer-less
+}
+
 TEST_CASE("trace_format::RecordEncoder::completion records") {
   fmt_ns::RecordEncoder enc;
   std::string out;
@@ -373,7 +408,7 @@ TEST_CASE("trace_format::RecordEncoder::completion records") {
   REQUIRE(n.ParseFromString(records[4].second));
   CHECK_FALSE(n.has_seq());
   CHECK(n.t_start() == 10);  // against the event at 20, not the completion
-  CHECK(n.buf() == 0x4010);  // previous event's buf was 0
+  CHECK(n.buf() == 0x10);  // against the Recv's 0x4000: Iprobe has no buffer (version 2)
 }
 
 TEST_CASE("trace_format::RecordEncoder::packed fields") {
@@ -1126,7 +1161,7 @@ TEST_CASE("trace_format::encode_rank_header::parses as RankHeader") {
   h.chunk_bytes = 65536;
   pb::RankHeader p;
   REQUIRE(p.ParseFromString(fmt_ns::encode_rank_header(h)));
-  CHECK(p.format_version() == 1);
+  CHECK(p.format_version() == fmt_ns::k_format_version);
   CHECK(p.rank() == 3);
   CHECK(p.world_size() == 4);
   CHECK(p.host() == "node7");
