@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(std::max<std::size_t>(1, files.present.size())));
     std::atomic<uint64_t> events{0}, problems{files.problems.size()};
     fmt_ns::run_on_threads(threads, files.present.size(), [&](std::size_t i) {
-      fmt_ns::RankReader reader(files.rank_files[files.present[i]]);
+      fmt_ns::RankReader reader(files.rank_files[files.present[i]], fmt_ns::recovered_version(files));
       uint64_t n = 0, p = 0;
       fmt_ns::RankReader::Callbacks cb;
       cb.event = [&](const fmt_ns::Event&) { ++n; };

@@ -47,7 +47,7 @@ int run(int argc, char** argv, int process, int processes) {
       const format::TraceFiles files = format::find_trace_files(dir);
       analyzer::Options distributed = options;
       const auto world_size = static_cast<uint32_t>(files.rank_files.size());
-      distributed.rank_source = distributed::receive_ranks(world_size, processes, MPI_COMM_WORLD);
+      distributed.rank_source = distributed::receive_ranks(files, processes, MPI_COMM_WORLD);
       distributed.passes_elsewhere = distributed::passes_elsewhere(world_size, processes);
       try {
         return analyzer::analyze(dir, distributed);
@@ -59,8 +59,7 @@ int run(int argc, char** argv, int process, int processes) {
     engine.read_trace = [&](const std::filesystem::path& dir, const format::ReadOptions& options) {
       const format::TraceFiles files = format::find_trace_files(dir);
       format::ReadOptions distributed = options;
-      distributed.read_rank = distributed::receive_rank_traces(static_cast<uint32_t>(files.rank_files.size()),
-                                                               processes, MPI_COMM_WORLD);
+      distributed.read_rank = distributed::receive_rank_traces(files, processes, MPI_COMM_WORLD);
       try {
         return format::read_trace(dir, distributed);
       } catch (...) {

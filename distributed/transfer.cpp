@@ -90,15 +90,15 @@ class Sender {
 // record all the same, so it is thrown at the end of read_all.
 class TeeSource final : public analyzer::RankSource {
  public:
-  TeeSource(const std::filesystem::path& file, RecordWriter& writer, Sender& sender)
-      : m_file(file), m_writer(writer), m_sender(sender) {}
+  TeeSource(const std::filesystem::path& file, uint32_t recovered_version, RecordWriter& writer, Sender& sender)
+      : m_file(file), m_recovered_version(recovered_version), m_writer(writer), m_sender(sender) {}
 
   void pass_on_only(const analyzer::EventSet& calls) override { m_pass_on = calls; }
 
   std::optional<format::RankHeader> header(const format::RankReader::Callbacks& callbacks) override {
     std::optional<format::RankHeader> header;
     guarded([&] {
-      m_reader.emplace(m_file);
+      m_reader.emplace(m_file, m_recovered_version);
       header = m_reader->header(tee(callbacks));
     });
     m_writer.header(header);
@@ -169,6 +169,7 @@ class TeeSource final : public analyzer::RankSource {
   }
 
   std::filesystem::path m_file;
+  uint32_t m_recovered_version;  // the version a lost header is read in (format::recovered_version)
   RecordWriter& m_writer;
   Sender& m_sender;
   std::optional<format::RankReader> m_reader;
@@ -185,7 +186,7 @@ void send_rank(const format::TraceFiles& files, uint32_t rank, const analyzer::O
   std::string saved;
   {
     Sender sender(rank, comm);
-    TeeSource source(files.rank_files[rank], writer, sender);
+    TeeSource source(files.rank_files[rank], format::recovered_version(files), writer, sender);
     saved = analyzer::run_saved_passes(files, rank, source, options);
     if (writer.size() != 0) sender.send(writer);
   }
@@ -372,13 +373,14 @@ void send_rank_traces(const format::TraceFiles& files, int process, int processe
   });
 }
 
-std::function<format::RankTrace(uint32_t, const std::filesystem::path&)> receive_rank_traces(uint32_t world_size,
-                                                                                             int processes,
-                                                                                             MPI_Comm comm) {
+std::function<format::RankTrace(uint32_t, const std::filesystem::path&)> receive_rank_traces(
+    const format::TraceFiles& files, int processes, MPI_Comm comm) {
+  const auto world_size = static_cast<uint32_t>(files.rank_files.size());
+  const uint32_t version = format::recovered_version(files);
   if (processes > 1) check_tags(world_size, comm);
-  return [world_size, processes, comm](uint32_t rank, const std::filesystem::path& file) {
+  return [world_size, version, processes, comm](uint32_t rank, const std::filesystem::path& file) {
     const int from = reader_of(rank, world_size, processes);
-    if (from == 0) return format::read_rank_file(file);
+    if (from == 0) return format::read_rank_file(file, version);
     return decode_rank_trace(receive_pieces(from, rank, comm));
   };
 }
@@ -390,12 +392,14 @@ void send_ranks(const format::TraceFiles& files, int process, int processes, con
                          [&](std::size_t i) { send_rank(files, mine[i], options, comm); });
 }
 
-analyzer::RankSourceFactory receive_ranks(uint32_t world_size, int processes, MPI_Comm comm) {
+analyzer::RankSourceFactory receive_ranks(const format::TraceFiles& files, int processes, MPI_Comm comm) {
+  const auto world_size = static_cast<uint32_t>(files.rank_files.size());
+  const uint32_t version = format::recovered_version(files);
   if (processes > 1) check_tags(world_size, comm);
-  return [world_size, processes, comm](uint32_t rank, const std::filesystem::path& file)
+  return [world_size, version, processes, comm](uint32_t rank, const std::filesystem::path& file)
              -> std::unique_ptr<analyzer::RankSource> {
     const int from = reader_of(rank, world_size, processes);
-    if (from == 0) return analyzer::read_rank_file_source(file);
+    if (from == 0) return analyzer::read_rank_file_source(file, version);
     return std::make_unique<Receiver>(from, rank, comm);
   };
 }

@@ -56,9 +56,10 @@ inline constexpr std::size_t k_message_bytes = std::size_t{1} << 20;
 void send_ranks(const format::TraceFiles& files, int process, int processes, const analyzer::Options& options,
                 MPI_Comm comm);
 
-// Return the RankSourceFactory for process 0 of `processes`: a reader of the
-// file for the ranks process 0 reads itself, a receiver for the others.
-analyzer::RankSourceFactory receive_ranks(uint32_t world_size, int processes, MPI_Comm comm);
+// Return the RankSourceFactory for process 0 of `processes` on the ranks of
+// `files`: a reader of the file for the ranks process 0 reads itself (a lost
+// header read in format::recovered_version(files)), a receiver for the others.
+analyzer::RankSourceFactory receive_ranks(const format::TraceFiles& files, int processes, MPI_Comm comm);
 // Return analyzer::Options::passes_elsewhere for process 0 of `processes`:
 // true for the ranks another process reads (and runs those passes of).
 std::function<bool(uint32_t)> passes_elsewhere(uint32_t world_size, int processes);
@@ -68,10 +69,10 @@ std::function<bool(uint32_t)> passes_elsewhere(uint32_t world_size, int processe
 void send_rank_traces(const format::TraceFiles& files, int process, int processes, unsigned threads,
                       MPI_Comm comm);
 // Return format::ReadOptions::read_rank for process 0 of `processes`:
-// read_rank_file for the ranks process 0 reads, a receiver for the others.
-std::function<format::RankTrace(uint32_t, const std::filesystem::path&)> receive_rank_traces(uint32_t world_size,
-                                                                                             int processes,
-                                                                                             MPI_Comm comm);
+// read_rank_file for the ranks of `files` process 0 reads (a lost header read
+// in format::recovered_version(files)), a receiver for the others.
+std::function<format::RankTrace(uint32_t, const std::filesystem::path&)> receive_rank_traces(
+    const format::TraceFiles& files, int processes, MPI_Comm comm);
 
 inline constexpr std::size_t k_piece_bytes = std::size_t{256} << 20;
 

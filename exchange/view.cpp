@@ -112,7 +112,7 @@ format::RankTrace RankSource::read(uint32_t rank) const {
   if (rank >= m_files.rank_files.size()) return {};
   std::error_code ec;
   if (!fs::exists(m_files.rank_files[rank], ec)) return {};
-  format::RankTrace trace = format::read_rank_file(m_files.rank_files[rank]);
+  format::RankTrace trace = format::read_rank_file(m_files.rank_files[rank], format::recovered_version(m_files));
   if (auto it = m_symbols.find(rank); it != m_symbols.end()) format::apply_symbols(trace, it->second);
   return trace;
 }
