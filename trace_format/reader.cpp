@@ -292,8 +292,18 @@ struct RankWalker {
       problem(cb, offset, why + "; no chunk found after it");
       return std::nullopt;
     }
+    // The coding of buf differs between versions (docs/trace-format.md
+    // section 3): one this reader does not know is not guessed at.
+    if (recovered_version == 0 || recovered_version > k_format_version) {
+      problem(cb, offset, why + "; header lost, and the manifest's format version " +
+                              std::to_string(recovered_version) + " is not one this reader reads (1 to " +
+                              std::to_string(k_format_version) + "): nothing read");
+      return std::nullopt;
+    }
     problem(cb, offset, why + "; header lost: reading the chunks from byte " + std::to_string(*next) +
-                            " on (rank and world size from the file name and the manifest)");
+                            " on, in format version " + std::to_string(recovered_version) +
+                            " (the manifest's, else this reader's; rank and world size from the file name and the "
+                            "manifest)");
     truncated = true;
     RankHeader h;
     h.recovered = true;
@@ -658,7 +668,7 @@ RankReader::RankReader(fs::path file, uint32_t recovered_version) : m_impl(std::
 
 uint32_t recovered_version(const TraceFiles& files) {
   const uint32_t v = files.manifest.format_version;
-  return files.has_manifest && v >= 1 && v <= k_format_version ? v : k_format_version;
+  return files.has_manifest && v >= 1 ? v : k_format_version;  // (a version it does not know: header_lost says so)
 }
 RankReader::~RankReader() = default;
 

@@ -108,7 +108,9 @@ struct TraceFiles {
 TraceFiles find_trace_files(const std::filesystem::path& dir);
 
 // The format version in which to read a rank file of `files` whose header
-// is lost: the manifest's, else this reader's.
+// is lost: the manifest's, else this reader's. A version this reader does
+// not know is returned as it is: such a file's chunks are not read (a
+// problem says why).
 uint32_t recovered_version(const TraceFiles& files);
 
 // Return a warning when rank `rank`'s header disagrees with its file name or

@@ -1047,3 +1047,22 @@ TEST_CASE("trace_format::read_rank_file::a lost header is read in the version it
   CHECK(r.events[3].buf == 0x9000);
   CHECK(r.events[4].buf == 0x5008);
 }
+
+TEST_CASE("trace_format::read_rank_file::a lost header in a version this reader does not know is not read") {
+  TempDir dir;
+  const fs::path file = dir.path / "rank-0.smt";
+  fmt_ns::RankHeader h = header_for(0, 1);
+  RankFileBuilder b(h);
+  buf_stream(b, {0x5000, -0x5000, 0}, false);
+  b.bytes[0] ^= 0x7F;  // bad magic: the header is lost
+  write_bytes(file, b.bytes);
+  const uint32_t newer = fmt_ns::k_format_version + 1;
+  fmt_ns::RankTrace r = fmt_ns::read_rank_file(file, newer);
+  CHECK(r.events.empty());
+  CHECK(mentions(r.problems, "header lost, and the manifest's format version " + std::to_string(newer) +
+                                 " is not one this reader reads"));
+  // In a version it knows, the same file is read, and the problem says which.
+  fmt_ns::RankTrace known = fmt_ns::read_rank_file(file, fmt_ns::k_format_version);
+  CHECK(known.events.size() == 5);
+  CHECK(mentions(known.problems, "in format version " + std::to_string(fmt_ns::k_format_version)));
+}
