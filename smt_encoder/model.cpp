@@ -105,7 +105,9 @@ class CollectPass final : public analyzer::RankPass {
     using std::chrono::nanoseconds;
     uint64_t ns = static_cast<uint64_t>(std::chrono::duration_cast<nanoseconds>(m_grown).count());
     if (m_sampled_calls > 0) {
-      ns += static_cast<uint64_t>(std::chrono::duration_cast<nanoseconds>(m_sampled).count()) / m_sampled_calls * m_calls;
+      const double mean = static_cast<double>(std::chrono::duration_cast<nanoseconds>(m_sampled).count()) /
+                          static_cast<double>(m_sampled_calls);
+      ns += static_cast<uint64_t>(mean * static_cast<double>(m_calls));
     }
     m.spent_ns += ns;
   }

@@ -18,6 +18,7 @@
 #include "smt_encoder/model.hpp"
 #include "smt_encoder/solve.hpp"
 #include "trace_format/call_semantics.hpp"
+#include "trace_format/parallel.hpp"
 
 namespace smtrace::smt {
 
@@ -377,8 +378,9 @@ class SharedModel {
     std::lock_guard lock(m_mutex);
     if (!m_tried) {
       m_tried = true;
-      if (deadline && std::chrono::steady_clock::now() > *deadline) return nullptr;
       try {
+        check_world_size(context.world_size());  // (its own reason, even when the budget is spent)
+        if (deadline && std::chrono::steady_clock::now() > *deadline) return nullptr;
         auto built = std::make_unique<Built>();
         built->model = build_model(context, m_collector, deadline);
         m_collector.release();  // built once: nothing reads it again
@@ -408,10 +410,12 @@ class SharedModel {
 
 // One budget for the SMT checks of one analysis, so that `smtrace check`
 // takes at most as long as with `--smt-timeout 0` plus S. It is a
-// wall-clock one of S seconds less what their collecting pass spent while
-// the trace was read (Collector::spent, summed over the ranks: at least
-// what it adds to the reading's wall time, whichever threads or processes
-// read them), and it starts when the first of them needs their model (its
+// wall-clock one of S seconds less what their collecting pass added to the
+// reading's wall time: Collector::spent, summed over the ranks, divided by
+// the threads that read them (analyzer::Options::threads, at most one per
+// rank; the same figure for smtrace-mpi, whose process 0 is given each
+// rank's time: the two commands leave the SMT checks the same budget; a
+// sum not divided would leave a trace of many ranks none), and it starts when the first of them needs their model (its
 // finish(), or rma-race's schedule questions), after the trace was read
 // and replayed; from there it covers their own work: building the model,
 // match pairs, replays and Z3. smtrace-mpi's process 0 gets each rank's
@@ -425,14 +429,21 @@ class SharedModel {
 class SharedBudget {
  public:
   SharedBudget(double seconds, std::shared_ptr<SharedModel> shared) : m_seconds(seconds), m_shared(std::move(shared)) {}
-  // Return when it runs out, starting the clock on the first call.
-  Deadline end() {
+  // Return when it runs out, starting the clock on the first call, which
+  // takes the collecting time as read by `readers` threads.
+  Deadline end(unsigned readers = 1) {
     std::lock_guard lock(m_mutex);
     if (!m_end) {
       const double collected = std::chrono::duration<double>(m_shared->collector().spent()).count();
-      m_end = deadline_in(m_seconds - collected);
+      m_end = deadline_in(m_seconds - collected / std::max(readers, 1U));
     }
     return m_end;
+  }
+  // The threads that read the ranks of `context` (its analysis's).
+  static unsigned readers(const analyzer::Context& context) {
+    uint32_t present = 0;
+    for (uint32_t r = 0; r < context.world_size(); ++r) present += context.rank(r).present ? 1 : 0;
+    return format::thread_count(context.options().threads, present);
   }
   // Return the seconds left, starting the clock on the first call.
   double left() { return std::chrono::duration<double>(*end() - std::chrono::steady_clock::now()).count(); }
@@ -673,7 +684,8 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   // the budget, which it starts), or nullptr when the budget ran out first.
   // prove's report prints the match pairs' figures; check's reports none.
   const Built* built(const analyzer::Context& context) {
-    return m_shared->get(context, m_options.tuning, m_budget ? m_budget->end() : deadline_in(m_options.smt_timeout_s),
+    return m_shared->get(context, m_options.tuning,
+                         m_budget ? m_budget->end(SharedBudget::readers(context)) : deadline_in(m_options.smt_timeout_s),
                          m_mode == Mode::prove ? PairFigures::all : PairFigures::pairs_only, m_options.threads);
   }
   // Report that nothing was decided: the model was not built, within the
