@@ -84,15 +84,15 @@ class CollectPass final : public analyzer::RankPass {
   // that took longer was descheduled (on a loaded machine), and the time
   // of another process would be counted k_sample times.
   void event(const format::Event& e) override {
-    const bool grows = format::call_traits(e.call).role == format::Role::probe
-                           ? m.probes.size() == m.probes.capacity()
-                           : m.completions.size() == m.completions.capacity();
+    const format::Sync sync = format::sync_of(e);
+    const bool grows = sync.match == format::Match::probe ? m.probes.size() == m.probes.capacity()
+                                                          : m.completions.size() == m.completions.capacity();
     if (!grows && m_calls++ % k_sample != 0) {
-      collect(e);
+      collect(e, sync);
       return;
     }
     const auto start = std::chrono::steady_clock::now();
-    collect(e);
+    collect(e, sync);
     const auto took = std::chrono::steady_clock::now() - start;
     if (grows) {
       m_grown += took;
@@ -115,8 +115,8 @@ class CollectPass final : public analyzer::RankPass {
  private:
   static constexpr uint64_t k_sample = 61;
   static constexpr std::chrono::microseconds k_longest{50};
-  void collect(const format::Event& e) {
-    const format::Sync sync = format::sync_of(e);
+  // Keep what `e` (whose synchronization is `sync`) adds to the lists.
+  void collect(const format::Event& e, const format::Sync& sync) {
     if (sync.match == format::Match::probe) {
       ProbeRecord p;
       p.seq = e.seq;
