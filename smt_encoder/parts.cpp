@@ -27,6 +27,21 @@ std::pair<uint32_t, uint32_t> part_events(const Model& model, const std::vector<
   return {first == 0 ? 0 : cuts[first - 1].event[rank] + 1, last < cuts.size() ? cuts[last].event[rank] + 1 : n};
 }
 
+std::vector<uint32_t> part_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last) {
+  std::vector<uint32_t> ops;
+  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
+    const auto [begin, end] = part_events(model, cuts, first, last, r);
+    for (uint32_t k = begin; k < end; ++k) {
+      const std::span<const uint32_t> posted = model.ranks[r].posts(k);
+      ops.insert(ops.end(), posted.begin(), posted.end());
+    }
+  }
+  // Each event's posts are ascending, a rank's events' not (build_model
+  // makes a rank's point-to-point ops before its collective calls').
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
 namespace {
 
 // Return the part of `model` made of segments [first, last], whose ops are
@@ -92,7 +107,7 @@ Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, u
 MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part) {
   MatchPairs out;
   const std::size_t n = part.op_of.size();
-  out.sends.resize(n);
+  out.sends.assign(n);
   out.recvs.resize(n);
   out.probes.resize(n);
   auto local = [&](uint32_t op) {
@@ -103,7 +118,7 @@ MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part) {
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t op = part.op_of[i];
     // op_of is ascending, so the local lists stay ascending.
-    for (uint32_t s : whole.sends[op]) out.sends[i].push_back(local(s));
+    for (uint32_t s : whole.sends[op]) out.sends.list(i).push_back(local(s));
     out.pairs += out.sends[i].size();
   }
   // Per send, `sends` inverted (as match_pairs makes them: every receive of
@@ -155,9 +170,8 @@ std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& 
     }
     if (lo != UINT32_MAX) tie(lo, hi);
   }
-  // The parts' segment ranges, then each op into its part's list (one pass, ascending).
+  // The parts' segment ranges.
   std::vector<std::pair<uint32_t, uint32_t>> ranges;
-  std::vector<uint32_t> part_of_segment(segments, k_none);
   uint32_t start = 0, until = 0;
   bool any = false;
   for (uint32_t k = 0; k < segments; ++k) {
@@ -165,7 +179,6 @@ std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& 
     any = any || used[k];
     if (k == until) {
       if (any) {
-        for (uint32_t j = start; j <= k; ++j) part_of_segment[j] = static_cast<uint32_t>(ranges.size());
         ranges.emplace_back(start, k);
       }
       start = k + 1;
@@ -179,12 +192,12 @@ std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& 
     parts[p].first_segment = ranges[p].first;
     parts[p].last_segment = ranges[p].second;
   }
-  for (uint32_t i = 0; i < model.ops.size(); ++i) parts[part_of_segment[op_segment[i]]].ops.push_back(i);
   return parts;
 }
 
 Part extract_part(const Model& model, const std::vector<Cut>& cuts, const PartRange& range) {
-  return extract_ops(model, cuts, range.first_segment, range.last_segment, range.ops);
+  return extract_ops(model, cuts, range.first_segment, range.last_segment,
+                     part_ops(model, cuts, range.first_segment, range.last_segment));
 }
 
 std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,

@@ -183,7 +183,8 @@ TEST_CASE("smt match pairs: a candidate forced later by a chain through other ra
   const uint32_t early = b.send(3, 0);
   const smt::Model m = b.build();
   const smt::MatchPairs pairs = pairs_of(m);
-  CHECK(pairs.sends[first] == std::vector<uint32_t>{early});
+  CHECK(pairs.sends[first].size() == 1);
+  CHECK(has(pairs.sends[first], early));
   CHECK(has(pairs.sends[second], late));
   CHECK(has(pairs.sends[second], early));
   CHECK(has(pairs_without_hb(m).sends[first], late));

@@ -23,7 +23,7 @@ bool same_prepared(const smt::Model& model, const smt::Prepared& a, const smt::P
   const smt::MatchPairs& x = a.pairs;
   const smt::MatchPairs& y = b.pairs;
   if (x.sends.size() != y.sends.size() || x.pairs != y.pairs || x.dropped_by_cuts != y.dropped_by_cuts) return false;
-  auto same_list = [](const smt::IdList& p, const smt::IdList& q) {
+  auto same_list = [](std::span<const uint32_t> p, std::span<const uint32_t> q) {
     return p.size() == q.size() && std::equal(p.begin(), p.end(), q.begin());
   };
   for (std::size_t i = 0; i < x.sends.size(); ++i) {
@@ -31,8 +31,7 @@ bool same_prepared(const smt::Model& model, const smt::Prepared& a, const smt::P
   }
   if (a.parts.size() != b.parts.size()) return false;
   for (std::size_t p = 0; p < a.parts.size(); ++p) {
-    if (a.parts[p].first_segment != b.parts[p].first_segment || a.parts[p].last_segment != b.parts[p].last_segment ||
-        a.parts[p].ops != b.parts[p].ops) {
+    if (a.parts[p].first_segment != b.parts[p].first_segment || a.parts[p].last_segment != b.parts[p].last_segment) {
       return false;
     }
     // What a part's questions read: its pairs by its own indices, every list.
