@@ -251,3 +251,48 @@ TEST_CASE("smt recorded pairs: a part that deadlocks without buffering is still 
   o.races = false;
   CHECK(smt::solve(model, only, {}, o).deadlocks.size() == 1);
 }
+
+TEST_CASE("smt recorded pairs: the lists are the ops' recorded sends, kept by no list per op") {
+  // A probe and the receive after it, a plain receive, a receive with no
+  // recorded send (it never completed) and a barrier: each list is its op's
+  // recorded send, or none.
+  ModelBuilder b(2);
+  const uint32_t s0 = b.send(0, 1, 3);
+  const uint32_t s1 = b.send(0, 1, 4);
+  const uint32_t p = b.probe(1, 0, 3);
+  const uint32_t r0 = b.recv(1, 0, 3);
+  const uint32_t r1 = b.recv(1, 0, 4);
+  b.barrier();
+  const uint32_t late = b.irecv(1, 0, 5);
+  b.record(p, s0);
+  b.record(r0, s0);
+  b.record(r1, s1);
+  const smt::Model model = b.build();
+  const auto cuts = smt::find_cuts(model);
+  const smt::Channels channels(model);
+  std::optional<smt::MatchPairs> pairs = smt::recorded_pairs(model, channels, cuts);
+  REQUIRE(pairs);
+  CHECK(pairs->sends.recorded());
+  REQUIRE(pairs->sends.size() == model.ops.size());
+  for (uint32_t i = 0; i < model.ops.size(); ++i) {
+    const std::span<const uint32_t> list = pairs->sends[i];
+    if (i == p || i == r0) {
+      CHECK(std::vector<uint32_t>(list.begin(), list.end()) == std::vector<uint32_t>{s0});
+    } else if (i == r1) {
+      CHECK(std::vector<uint32_t>(list.begin(), list.end()) == std::vector<uint32_t>{s1});
+    } else {
+      CHECK(list.empty());  // the sends, the barrier's calls and `late`, which has no recorded send
+    }
+  }
+  CHECK(pairs->pairs == 3);
+  CHECK(pairs->recvs.empty());
+  CHECK_THROWS_AS(pairs->sends.list(late), std::logic_error);
+  // A copy reads the same ops; assign() makes lists of its own again.
+  smt::SendLists copy = pairs->sends;
+  CHECK(copy[r1][0] == s1);
+  copy.assign(model.ops.size());
+  CHECK(!copy.recorded());
+  copy.list(late).push_back(s1);
+  CHECK(copy[late].size() == 1);
+  CHECK(pairs->sends[late].empty());
+}
