@@ -61,7 +61,7 @@ Part extract_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t firs
     if (model.ranks[r].events.empty()) continue;
     std::tie(part.first[r], end[r]) = part_events(model, cuts, first, last, r);
     const uint32_t begin = part.first[r];
-    out.ranks[r].events.assign(model.ranks[r].events.begin() + begin, model.ranks[r].events.begin() + end[r]);
+    out.ranks[r].assign(model.ranks[r], begin, end[r]);
     out.ranks[r].limit = last < cuts.size() ? 2 * (end[r] - begin) : model.ranks[r].limit - 2 * begin;
   }
   part.op_of = std::move(ops);

@@ -279,9 +279,7 @@ void keep_whole_witnesses(const analyzer::Context& context, const Model& model, 
 // Return the index of the first model event of `rank` with seq >= `seq`
 // (the rank's event count when there is none).
 uint32_t first_event_from(const Model& model, uint32_t rank, uint64_t seq) {
-  const auto& events = model.ranks[rank].events;
-  auto it = std::lower_bound(events.begin(), events.end(), seq, [](const Event& e, uint64_t s) { return e.seq < s; });
-  return static_cast<uint32_t>(it - events.begin());
+  return model.ranks[rank].first_from(seq);
 }
 
 uint32_t event_index(const Model& model, const analyzer::EventRef& ref) {
@@ -290,7 +288,7 @@ uint32_t event_index(const Model& model, const analyzer::EventRef& ref) {
                                             model.ranks.size()));
   }
   const uint32_t at = first_event_from(model, ref.rank, ref.seq);
-  if (at == model.ranks[ref.rank].events.size() || model.event(ref.rank, at).seq != ref.seq) {
+  if (at == model.ranks[ref.rank].events.size() || model.ranks[ref.rank].seq(at) != ref.seq) {
     throw std::invalid_argument(fmt::format(
         "event {} is not a communication call of the trace (see `smtrace dump DIR --rank {}`)", ref.str(), ref.rank));
   }

@@ -82,7 +82,7 @@ smt::Model joined(const smt::Model& a, smt::CollKind kind, uint32_t root, const 
     m.instances.push_back(i);
   }
   for (uint32_t r = 0; r < m.ranks.size(); ++r) {
-    for (uint32_t k = 0; k < m.ranks[r].events.size(); ++k) m.ranks[r].events[k].seq = k + 1;
+    for (uint32_t k = 0; k < m.ranks[r].events.size(); ++k) m.ranks[r].events[k].seq_low = k + 1;
   }
   ModelBuilder::rebuild_events(m);
   return m;

@@ -338,7 +338,7 @@ TEST_CASE("smt parts: a range made into its part when asked is the part of its s
       CHECK(begin == made.first[r]);
       REQUIRE(made.model.ranks[r].events.size() == end - begin);
       for (uint32_t k = 0; k < end - begin; ++k) {
-        CHECK(made.model.ranks[r].events[k].seq == m.ranks[r].events[begin + k].seq);
+        CHECK(made.model.ranks[r].seq(k) == m.ranks[r].seq(begin + k));
         const auto mp = made.model.ranks[r].posts(k), dp = direct.model.ranks[r].posts(k);
         const auto mc = made.model.ranks[r].completes(k), dc = direct.model.ranks[r].completes(k);
         CHECK(std::vector<uint32_t>(mp.begin(), mp.end()) == std::vector<uint32_t>(dp.begin(), dp.end()));
