@@ -931,10 +931,8 @@ Channels::Channels(const Model& model, const Deadline& deadline)
       m_tag_pos[i] = add(m_receive_slots[slot], slot, i, op.tag, receive_tag_index);
     }
   }
-  bool one_tag = true;  // every list has one tag: each op's tag position is its channel position
-  auto finish = [&](ByTag& list) {
+  auto finish = [](ByTag& list) {
     if (list.tags.size() <= 1) return;  // the list of every tag is the one tag's
-    one_tag = false;
     list.sorted.reserve(list.tags.size());
     for (uint32_t t = 0; t < list.tags.size(); ++t) list.sorted.emplace_back(list.tags[t], t);
     std::sort(list.sorted.begin(), list.sorted.end());
@@ -947,7 +945,6 @@ Channels::Channels(const Model& model, const Deadline& deadline)
     check_deadline(deadline, ticks);
     finish(list);
   }
-  if (one_tag) m_tag_pos = {};  // tag_position() reads m_channel_pos
 }
 
 uint64_t Channels::order(uint32_t op) const { return (uint64_t{m_model.ops[op].post} << 32) | op; }
@@ -965,7 +962,7 @@ uint32_t Channels::previous_send(uint32_t send, int32_t tag) const {
   if (tag == k_any || tag == s.tag) {
     const ByTag* c = s.peer >= 0 ? channel(s.rank, s.comm, static_cast<uint32_t>(s.peer)) : nullptr;
     if (!c) return k_none;
-    const uint32_t pos = tag == k_any ? m_channel_pos[send] : tag_position(send);
+    const uint32_t pos = tag == k_any ? m_channel_pos[send] : m_tag_pos[send];
     if (pos == 0) return k_none;
     return (tag == k_any ? c->all : *c->find(tag))[pos - 1];
   }
@@ -1019,7 +1016,7 @@ const std::vector<uint32_t>& Channels::posted_receives(uint32_t comm, uint32_t r
 uint32_t Channels::count_before(const std::vector<uint32_t>& list, uint32_t op) const {
   // A receive in `list` (one of its own two lists) is preceded by its position there.
   if (m_model.ops[op].kind == OpKind::recv) {
-    for (const uint32_t pos : {tag_position(op), m_channel_pos[op]}) {
+    for (const uint32_t pos : {m_tag_pos[op], m_channel_pos[op]}) {
       if (pos < list.size() && list[pos] == op) return pos;
     }
   }

@@ -399,11 +399,6 @@ uint32_t RankEvents::first_from(uint64_t seq) const {
   return lo;
 }
 
-void RankEvents::set_posted(uint32_t k, uint32_t count) {
-  events[k].few_posted = static_cast<uint16_t>(std::min(count, k_many_posted));
-  if (count >= k_many_posted) many_posted.emplace_back(k, count);
-}
-
 uint32_t RankEvents::many(uint32_t k) const {
   auto it = std::lower_bound(many_posted.begin(), many_posted.end(), std::pair{k, uint32_t{0}});
   return it->second;

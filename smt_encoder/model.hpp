@@ -215,7 +215,10 @@ struct RankEvents {
     return few < k_many_posted ? few : many(k);
   }
   // Set it (link_ops: in ascending `k`).
-  void set_posted(uint32_t k, uint32_t count);
+  void set_posted(uint32_t k, uint32_t count) {
+    events[k].few_posted = static_cast<uint16_t>(std::min(count, k_many_posted));
+    if (count >= k_many_posted) many_posted.emplace_back(k, count);
+  }
 
   // Return the ops posted at event `k`, in posting order.
   std::span<const uint32_t> posts(uint32_t k) const { return {op_ids.data() + events[k].first, posted(k)}; }

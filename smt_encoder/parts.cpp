@@ -37,8 +37,26 @@ std::vector<uint32_t> part_ops(const Model& model, const std::vector<Cut>& cuts,
     }
   }
   // Each event's posts are ascending, a rank's events' not (build_model
-  // makes a rank's point-to-point ops before its collective calls').
-  std::sort(ops.begin(), ops.end());
+  // makes a rank's point-to-point ops before its collective calls'): a few
+  // ascending runs (a part holds few collective calls), merged pairwise.
+  std::vector<std::size_t> runs{0};
+  for (std::size_t i = 1; i < ops.size(); ++i) {
+    if (ops[i] < ops[i - 1]) runs.push_back(i);
+  }
+  runs.push_back(ops.size());
+  while (runs.size() > 2) {
+    std::vector<std::size_t> merged{0};
+    for (std::size_t j = 0; j + 1 < runs.size(); j += 2) {
+      const std::size_t end = j + 2 < runs.size() ? runs[j + 2] : runs[j + 1];
+      if (j + 2 < runs.size()) {
+        std::inplace_merge(ops.begin() + static_cast<std::ptrdiff_t>(runs[j]),
+                           ops.begin() + static_cast<std::ptrdiff_t>(runs[j + 1]),
+                           ops.begin() + static_cast<std::ptrdiff_t>(end));
+      }
+      merged.push_back(end);
+    }
+    runs = std::move(merged);
+  }
   return ops;
 }
 
@@ -151,22 +169,23 @@ std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& 
     if (a > b) std::swap(a, b);
     reach[a] = std::max(reach[a], b);
   };
-  std::vector<uint32_t> op_segment(model.ops.size());
+  // An op's segment is its posting event's (searched again where needed:
+  // a list of them, 4 bytes per op, was the top of the SMT checks' peak).
+  auto op_segment = [&](uint32_t op) { return seg(model.ops[op].rank, model.ops[op].post); };
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& op = model.ops[i];
-    op_segment[i] = seg(op.rank, op.post);
-    used[op_segment[i]] = true;
-    if (op.done != k_none) tie(op_segment[i], seg(op.rank, op.done));
-  }
-  for (uint32_t r = 0; r < model.ops.size(); ++r) {
-    for (uint32_t s : pairs.sends[r]) tie(op_segment[r], op_segment[s]);
+    const uint32_t at = seg(op.rank, op.post);
+    used[at] = true;
+    if (op.done != k_none) tie(at, seg(op.rank, op.done));
+    for (uint32_t s : pairs.sends[i]) tie(at, op_segment(s));
   }
   for (const Instance& inst : model.instances) {
     uint32_t lo = UINT32_MAX, hi = 0;
     for (uint32_t m : inst.members) {
       if (m == k_none) continue;
-      lo = std::min(lo, op_segment[m]);
-      hi = std::max(hi, op_segment[m]);
+      const uint32_t at = op_segment(m);
+      lo = std::min(lo, at);
+      hi = std::max(hi, at);
     }
     if (lo != UINT32_MAX) tie(lo, hi);
   }
