@@ -134,7 +134,9 @@ inline constexpr uint32_t k_max_world = uint32_t{1} << 24;
 
 // One per send, receive, probe and collective call of the trace (0.9 per
 // communicating event of a halo exchange): its kind and mode share 32-bit
-// words with its rank and member, 40 bytes in place of 44.
+// words with its rank and member, and a receive's `probe` one with a
+// collective call's `instance` (no op has both; read each only for its
+// kind, k_none for the others), 36 bytes in place of 44.
 struct Op {
   OpKind kind : 8 = OpKind::send;
   uint32_t rank : 24 = 0;     // world rank that posts it
@@ -144,12 +146,14 @@ struct Op {
   int32_t peer = 0;           // send: destination world rank; recv/probe: source world rank or k_any
   int32_t tag = 0;            // recv/probe: k_any for MPI_ANY_TAG
   uint32_t recorded = k_none; // recv/probe: the send it took (saw) in the recorded run
-  uint32_t probe = k_none;    // recv: the wildcard probe whose message it takes
-  uint32_t instance = k_none; // coll: index into Model::instances
+  union {
+    uint32_t probe = k_none;  // recv: the wildcard probe whose message it takes
+    uint32_t instance;        // coll: index into Model::instances
+  };
   SendMode mode : 8 = SendMode::standard;
   uint32_t member : 24 = 0;   // coll: its rank in the instance's communicator
 };
-static_assert(sizeof(Op) == 40);
+static_assert(sizeof(Op) == 36);
 
 // One per communicating event of the trace, 16 bytes: its seq and the
 // number of ops it posts are read through RankEvents (seq(), posted()),

@@ -89,7 +89,7 @@ Part extract_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t firs
     op.post -= begin;
     op.done = op.done != k_none && op.done < end[op.rank] ? op.done - begin : k_none;
     op.recorded = op.recorded != k_none ? part.local_op(op.recorded) : k_none;
-    op.probe = op.probe != k_none ? part.local_op(op.probe) : k_none;
+    if (op.kind == OpKind::recv && op.probe != k_none) op.probe = part.local_op(op.probe);
     out.ops.push_back(op);
   }
   link_ops(out);

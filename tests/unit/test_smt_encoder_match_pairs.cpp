@@ -73,8 +73,8 @@ smt::Model joined(const smt::Model& a, smt::CollKind kind, uint32_t root, const 
     op.post += offset[op.rank];
     if (op.done != k_none) op.done += offset[op.rank];
     if (op.recorded != k_none) op.recorded += ops;
-    if (op.probe != k_none) op.probe += ops;
-    if (op.instance != k_none) op.instance += instances;
+    if (op.kind == smt::OpKind::recv && op.probe != k_none) op.probe += ops;
+    if (op.kind == smt::OpKind::coll && op.instance != k_none) op.instance += instances;
     m.ops.push_back(op);
   }
   for (smt::Instance i : b.instances) {
