@@ -877,7 +877,7 @@ std::optional<MatchPairs> CountingBounds::surviving_pairs(const Deadline& deadli
   for (uint32_t r = 0; r < model.ops.size(); ++r) {
     if (model.ops[r].kind != OpKind::recv || out.sends[r].size() < 2) continue;  // one candidate: little to drop
     if (deadline && std::chrono::steady_clock::now() > *deadline) return std::nullopt;
-    dropped += erase_if(out.sends[r], [&](uint32_t s) { return can_match(r, s, deadline) == Verdict::unsat; });
+    dropped += erase_if(out.sends.list(r), [&](uint32_t s) { return can_match(r, s, deadline) == Verdict::unsat; });
   }
   if (dropped == 0) return std::nullopt;
   for (auto& list : out.recvs) list.clear();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/core.h>
 
@@ -589,33 +590,46 @@ void Analysis::collect(uint32_t ri, Want want, IdList& found, MatchPairs& stats)
 bool Analysis::materialize(Recorded recorded) {
   MatchPairs& out = m_pairs;
   const std::size_t n = m_model.ops.size();
-  // recorded_pairs keeps no lists per send (MatchPairs: restrict_pairs makes a part's from its sends).
+  // recorded_pairs keeps no lists per send (MatchPairs: restrict_pairs makes a part's from its sends),
+  // and none per receive: each list it would keep is the op's recorded send (SendLists::use_recorded).
   const bool per_send = recorded == Recorded::any;
-  out.sends.assign(n, {});
+  if (per_send) {
+    out.sends.assign(n);
+  } else {
+    out.sends.use_recorded(m_model.ops);
+  }
   out.recvs.assign(per_send ? n : 0, {});
   out.probes.assign(per_send ? n : 0, {});
   out.pairs = out.dropped_by_cuts = out.dropped_by_happens_before = 0;
-  auto as_recorded = [&](uint32_t i) {
-    const IdList& found = out.sends[i];
+  IdList scratch;  // Recorded::required: the candidates of one op, compared with its recorded send
+  auto target = [&](uint32_t i) -> IdList& {
+    if (per_send) return out.sends.list(i);
+    scratch.clear();
+    return scratch;
+  };
+  auto as_recorded = [&](uint32_t i, const IdList& found) {
     const uint32_t rec = m_model.ops[i].recorded;
     return rec == k_none ? found.empty() : found.size() == 1 && found[0] == rec;
   };
   for (uint32_t i = 0; i < n; ++i) {
     if (m_model.ops[i].kind != OpKind::probe) continue;
-    collect(i, Want::all, out.sends[i], out);
-    if (recorded == Recorded::required && !as_recorded(i)) return false;
+    IdList& found = target(i);
+    collect(i, Want::all, found, out);
+    if (recorded == Recorded::required && !as_recorded(i, found)) return false;
   }
   Pace pace(m_deadline, n);  // by receives' ops (the probes' loop before is short)
   for (uint32_t i = 0; i < n; ++i) {
     pace.at(i);
     const Op& r = m_model.ops[i];
     if (r.kind != OpKind::recv) continue;
-    collect(i, Want::all, out.sends[i], out);
+    IdList& found = target(i);
+    collect(i, Want::all, found, out);
     if (r.probe != k_none) {
-      const auto& seen = out.sends[r.probe];
-      erase_if(out.sends[i], [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
+      // (Recorded::required: the probe's list is its recorded send, checked above.)
+      const auto seen = out.sends[r.probe];
+      erase_if(found, [&](uint32_t s) { return !std::binary_search(seen.begin(), seen.end(), s); });
     }
-    if (recorded == Recorded::required && !as_recorded(i)) return false;
+    if (recorded == Recorded::required && !as_recorded(i, found)) return false;
   }
   for (uint32_t i = 0; i < n; ++i) {
     const bool probe = m_model.ops[i].kind == OpKind::probe;
@@ -638,7 +652,7 @@ void min_groups(const Model& model, const MatchPairs& pairs, StandardSends stand
   // Clocks grow along a rank, so a MIN group needs the earliest candidate per rank only.
   std::vector<uint32_t> earliest(model.ranks.size(), k_none);
   std::vector<uint32_t> touched;
-  auto group = [&](const IdList& candidates, SmallList<Point, 1>& out) {
+  auto group = [&](std::span<const uint32_t> candidates, SmallList<Point, 1>& out) {
     out.clear();
     for (uint32_t c : candidates) {
       const Op& o = model.ops[c];
@@ -1017,6 +1031,11 @@ uint32_t Channels::count_before(const std::vector<uint32_t>& list, uint32_t op) 
 uint32_t Channels::last_before(const std::vector<uint32_t>& list, uint32_t op) const {
   const uint32_t n = count_before(list, op);
   return n == 0 ? k_none : list[n - 1];
+}
+
+IdList& SendLists::list(std::size_t op) {
+  if (m_ops != nullptr) throw std::logic_error("match pairs: the recorded matches' lists are read only");
+  return m_lists[op];
 }
 
 uint32_t MatchPairs::find(uint32_t recv, uint32_t send) const {

@@ -74,6 +74,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -198,8 +199,45 @@ class Channels {
   std::vector<int32_t> m_no_tags;
 };
 
+// Per op, the candidate sends of a receive or probe (ascending; none for a
+// send or a collective call): a list per op, or (recorded_pairs, where
+// every receive and probe has its recorded send as its one candidate, or
+// none without one) the model's ops themselves, each read as the list of
+// its `recorded` send, so that no list per op is kept (16 bytes per op).
+// Read as a span; written through list(), in lists mode only.
+class SendLists {
+ public:
+  std::size_t size() const { return m_size; }
+  std::span<const uint32_t> operator[](std::size_t op) const {
+    if (m_ops == nullptr) return {m_lists[op].data(), m_lists[op].size()};
+    const Op& o = m_ops[op];
+    return {&o.recorded, o.kind != OpKind::send && o.kind != OpKind::coll && o.recorded != k_none ? 1U : 0U};
+  }
+  // Make `n` empty lists (lists mode).
+  void assign(std::size_t n) {
+    m_ops = nullptr;
+    m_lists.assign(n, {});
+    m_size = n;
+  }
+  // Read the lists from `ops` (each receive's and probe's recorded send,
+  // none without one), which must outlive this and every copy of it.
+  void use_recorded(const std::vector<Op>& ops) {
+    m_lists = {};
+    m_ops = ops.data();
+    m_size = ops.size();
+  }
+  bool recorded() const { return m_ops != nullptr; }
+  // Return op `op`'s list to change; throw std::logic_error in recorded mode.
+  IdList& list(std::size_t op);
+
+ private:
+  std::vector<IdList> m_lists;
+  const Op* m_ops = nullptr;
+  std::size_t m_size = 0;
+};
+
 struct MatchPairs {
-  std::vector<IdList> sends;   // per receive or probe: candidate sends (ascending)
+  SendLists sends;   // per receive or probe: candidate sends (ascending)
   // Per send: the receives that may take it, and the probes that may see it
   // (ascending; `sends` inverted). Empty (no entry per op) from
   // recorded_pairs: a part's are made from its sends (restrict_pairs).

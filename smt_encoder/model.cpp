@@ -226,8 +226,7 @@ class RankBuilder {
   void freeze(RankEvents& out) {
     sorted_union(m_lists, m_seqs);
     for (std::vector<uint64_t>& list : m_lists) std::vector<uint64_t>().swap(list);
-    out.events.resize(m_seqs.size());
-    for (std::size_t i = 0; i < m_seqs.size(); ++i) out.events[i].seq = m_seqs[i];
+    out.set_seqs(m_seqs);
   }
   // The model asks in nearly increasing order (a rank's ops by posting, each
   // completion soon after): the search gallops from the last answer.
@@ -355,31 +354,83 @@ std::string Model::comm_name(uint32_t comm) const {
   return comm < comm_names.size() ? comm_names[comm] : fmt::format("communicator {}", comm);
 }
 
+void RankEvents::set_seqs(std::span<const uint64_t> seqs) {
+  events.assign(seqs.size(), {});
+  seq_high.clear();
+  uint32_t high = 0;
+  for (std::size_t k = 0; k < seqs.size(); ++k) {
+    events[k].seq_low = static_cast<uint32_t>(seqs[k]);
+    if (const auto h = static_cast<uint32_t>(seqs[k] >> 32); h != high) {
+      seq_high.emplace_back(static_cast<uint32_t>(k), h);
+      high = h;
+    }
+  }
+}
+
+Event& RankEvents::add(uint64_t seq) {
+  const auto h = static_cast<uint32_t>(seq >> 32);
+  if (h != (seq_high.empty() ? 0 : seq_high.back().second)) seq_high.emplace_back(static_cast<uint32_t>(events.size()), h);
+  Event& e = events.emplace_back();
+  e.seq_low = static_cast<uint32_t>(seq);
+  return e;
+}
+
+void RankEvents::assign(const RankEvents& from, uint32_t begin, uint32_t end) {
+  events.assign(from.events.begin() + begin, from.events.begin() + end);
+  seq_high.clear();
+  if (from.seq_high.empty() || begin == end) return;
+  const uint32_t high = static_cast<uint32_t>(from.seq(begin) >> 32);
+  if (high != 0) seq_high.emplace_back(0, high);
+  for (const auto& [k, h] : from.seq_high) {
+    if (k > begin && k < end) seq_high.emplace_back(k - begin, h);
+  }
+}
+
+uint32_t RankEvents::first_from(uint64_t seq) const {
+  uint32_t lo = 0, hi = static_cast<uint32_t>(events.size());
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (this->seq(mid) < seq) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+uint32_t RankEvents::many(uint32_t k) const {
+  auto it = std::lower_bound(many_posted.begin(), many_posted.end(), std::pair{k, uint32_t{0}});
+  return it->second;
+}
+
 void link_ops(Model& model, Pace* pace, uint64_t done) {
-  // Count each event's posts (in `posted`) and completions (in `first`),
+  // Count each event's posts (in `fill`) and completions (in `first`),
   // then turn the counts into offsets, then fill in op order, the posts in
   // one pass and the completions in another; `fill` is where each event's
   // next one goes.
-  for (RankEvents& rank : model.ranks) {
-    for (Event& e : rank.events) e.first = e.posted = 0;
-  }
-  for (const Op& op : model.ops) {
-    std::vector<Event>& events = model.ranks[op.rank].events;
-    ++events[op.post].posted;
-    if (op.done != k_none) ++events[op.done].first;
-  }
   std::vector<std::vector<uint32_t>> fill(model.ranks.size());
   for (uint32_t r = 0; r < model.ranks.size(); ++r) {
+    for (Event& e : model.ranks[r].events) e.first = 0;
+    fill[r].assign(model.ranks[r].events.size(), 0);
+  }
+  for (const Op& op : model.ops) {
+    ++fill[op.rank][op.post];
+    if (op.done != k_none) ++model.ranks[op.rank].events[op.done].first;
+  }
+  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
     RankEvents& rank = model.ranks[r];
-    fill[r].resize(rank.events.size());
+    rank.many_posted.clear();
     uint32_t at = 0;
     for (uint32_t k = 0; k < rank.events.size(); ++k) {
       Event& e = rank.events[k];
       const uint32_t completions = e.first;
+      const uint32_t posted = fill[r][k];
+      rank.set_posted(k, posted);
       e.first = at;
       e.waits = completions > 0;
       fill[r][k] = at;
-      at += e.posted + completions;
+      at += posted + completions;
     }
     rank.op_ids.assign(at, 0);
   }
@@ -390,7 +441,7 @@ void link_ops(Model& model, Pace* pace, uint64_t done) {
   }
   for (uint32_t r = 0; r < model.ranks.size(); ++r) {
     const std::vector<Event>& events = model.ranks[r].events;
-    for (uint32_t k = 0; k < events.size(); ++k) fill[r][k] = events[k].first + events[k].posted;
+    for (uint32_t k = 0; k < events.size(); ++k) fill[r][k] = events[k].first + model.ranks[r].posted(k);
   }
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& op = model.ops[i];
@@ -775,7 +826,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
 
 std::string event_text(const Model& model, uint32_t rank, uint32_t index) {
   const Event& e = model.event(rank, index);
-  return fmt::format("{}:{} {}", rank, e.seq, format::call_name(e.call));
+  return fmt::format("{}:{} {}", rank, model.ranks[rank].seq(index), format::call_name(e.call));
 }
 
 std::string op_text(const Model& model, uint32_t op) {

@@ -38,14 +38,17 @@
 // Thread safety: a Model is a plain value; build_model() reads the Context only.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/check.hpp"
@@ -131,7 +134,9 @@ inline constexpr uint32_t k_max_world = uint32_t{1} << 24;
 
 // One per send, receive, probe and collective call of the trace (0.9 per
 // communicating event of a halo exchange): its kind and mode share 32-bit
-// words with its rank and member, 40 bytes in place of 44.
+// words with its rank and member, and a receive's `probe` one with a
+// collective call's `instance` (no op has both; read each only for its
+// kind, k_none for the others), 36 bytes in place of 44.
 struct Op {
   OpKind kind : 8 = OpKind::send;
   uint32_t rank : 24 = 0;     // world rank that posts it
@@ -141,26 +146,33 @@ struct Op {
   int32_t peer = 0;           // send: destination world rank; recv/probe: source world rank or k_any
   int32_t tag = 0;            // recv/probe: k_any for MPI_ANY_TAG
   uint32_t recorded = k_none; // recv/probe: the send it took (saw) in the recorded run
-  uint32_t probe = k_none;    // recv: the wildcard probe whose message it takes
-  uint32_t instance = k_none; // coll: index into Model::instances
+  union {
+    uint32_t probe = k_none;  // recv: the wildcard probe whose message it takes
+    uint32_t instance;        // coll: index into Model::instances
+  };
   SendMode mode : 8 = SendMode::standard;
   uint32_t member : 24 = 0;   // coll: its rank in the instance's communicator
 };
-static_assert(sizeof(Op) == 40);
+static_assert(sizeof(Op) == 36);
 
+// One per communicating event of the trace, 16 bytes: its seq and the
+// number of ops it posts are read through RankEvents (seq(), posted()),
+// which keeps what does not fit here for the few events that need it.
 struct Event {
-  uint64_t seq = 0;
+  uint32_t seq_low = 0;  // the seq's low 32 bits (RankEvents::seq)
   uint32_t site = 0;
-  // Its ops in RankEvents::op_ids: from `first`, `posted` ops posted here
+  // Its ops in RankEvents::op_ids: from `first`, posted() ops posted here
   // (in posting order), then up to the next event's `first` (the list's end
   // for the last) the ops that must be complete before it returns.
   uint32_t first = 0;
-  uint32_t posted = 0;
   format::Call call = format::Call::unspecified;
-  bool waits = false;      // it has a return point of its own (something to wait for)
-  bool may_block = false;  // a rank may stop here for good (see the header comment)
+  uint16_t few_posted : 14 = 0;  // ops posted here, k_many_posted for that many or more (RankEvents::posted)
+  bool waits : 1 = false;        // it has a return point of its own (something to wait for)
+  bool may_block : 1 = false;    // a rank may stop here for good (see the header comment)
 };
-static_assert(sizeof(Event) == 24);  // one per communicating event of the trace
+static_assert(sizeof(Event) == 16);  // one per communicating event of the trace
+
+inline constexpr uint32_t k_many_posted = (uint32_t{1} << 14) - 1;
 
 struct Instance {
   CollKind kind = CollKind::full;
@@ -177,14 +189,52 @@ struct RankEvents {
   // Progress at the end of the recording: 2 * events.size(), or 2k+1 when
   // the rank stopped inside event k (it never returned).
   uint32_t limit = 0;
+  // Where the seqs' high 32 bits change (ascending seqs): (index of the
+  // first event with them, the high bits); empty while every seq is below 2^32.
+  std::vector<std::pair<uint32_t, uint32_t>> seq_high;
+  // The events that post k_many_posted ops or more: (index, count), ascending.
+  std::vector<std::pair<uint32_t, uint32_t>> many_posted;
+
+  // Return the seq of event `k`.
+  uint64_t seq(uint32_t k) const {
+    uint64_t high = 0;
+    if (!seq_high.empty() && seq_high.front().first <= k) {
+      auto it = std::upper_bound(seq_high.begin(), seq_high.end(), k,
+                                 [](uint32_t i, const std::pair<uint32_t, uint32_t>& h) { return i < h.first; });
+      high = std::prev(it)->second;
+    }
+    return (high << 32) | events[k].seq_low;
+  }
+  // Make the events, one per seq of `seqs` (ascending), their other fields zero.
+  void set_seqs(std::span<const uint64_t> seqs);
+  // Append an event of seq `seq` (not below the last one's); return it.
+  Event& add(uint64_t seq);
+  // Set the events to events [begin, end) of `from`, their seqs with them.
+  void assign(const RankEvents& from, uint32_t begin, uint32_t end);
+  // Return the index of the first event whose seq is `seq` or more (events.size(): none).
+  uint32_t first_from(uint64_t seq) const;
+  // Return the number of ops posted at event `k`.
+  uint32_t posted(uint32_t k) const {
+    const uint32_t few = events[k].few_posted;
+    return few < k_many_posted ? few : many(k);
+  }
+  // Set it (link_ops: in ascending `k`).
+  void set_posted(uint32_t k, uint32_t count) {
+    events[k].few_posted = static_cast<uint16_t>(std::min(count, k_many_posted));
+    if (count >= k_many_posted) many_posted.emplace_back(k, count);
+  }
 
   // Return the ops posted at event `k`, in posting order.
-  std::span<const uint32_t> posts(uint32_t k) const { return {op_ids.data() + events[k].first, events[k].posted}; }
+  std::span<const uint32_t> posts(uint32_t k) const { return {op_ids.data() + events[k].first, posted(k)}; }
   // Return the ops that must be complete before event `k` returns (ascending).
   std::span<const uint32_t> completes(uint32_t k) const {
     const uint32_t end = k + 1 < events.size() ? events[k + 1].first : static_cast<uint32_t>(op_ids.size());
-    return {op_ids.data() + events[k].first + events[k].posted, end - events[k].first - events[k].posted};
+    const uint32_t from = events[k].first + posted(k);
+    return {op_ids.data() + from, end - from};
   }
+
+ private:
+  uint32_t many(uint32_t k) const;
 };
 
 struct Model {
@@ -196,7 +246,7 @@ struct Model {
 
   // Return the trace's name of event `index` of rank `rank`.
   analyzer::EventRef ref(uint32_t rank, uint32_t index) const {
-    return {rank, ranks[rank].events[index].seq};
+    return {rank, ranks[rank].seq(index)};
   }
   const Event& event(uint32_t rank, uint32_t index) const { return ranks[rank].events[index]; }
   std::span<const uint32_t> posts(uint32_t rank, uint32_t index) const { return ranks[rank].posts(index); }

@@ -27,6 +27,39 @@ std::pair<uint32_t, uint32_t> part_events(const Model& model, const std::vector<
   return {first == 0 ? 0 : cuts[first - 1].event[rank] + 1, last < cuts.size() ? cuts[last].event[rank] + 1 : n};
 }
 
+std::vector<uint32_t> part_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last) {
+  std::vector<uint32_t> ops;
+  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
+    const auto [begin, end] = part_events(model, cuts, first, last, r);
+    for (uint32_t k = begin; k < end; ++k) {
+      const std::span<const uint32_t> posted = model.ranks[r].posts(k);
+      ops.insert(ops.end(), posted.begin(), posted.end());
+    }
+  }
+  // Each event's posts are ascending, a rank's events' not (build_model
+  // makes a rank's point-to-point ops before its collective calls'): a few
+  // ascending runs (a part holds few collective calls), merged pairwise.
+  std::vector<std::size_t> runs{0};
+  for (std::size_t i = 1; i < ops.size(); ++i) {
+    if (ops[i] < ops[i - 1]) runs.push_back(i);
+  }
+  runs.push_back(ops.size());
+  while (runs.size() > 2) {
+    std::vector<std::size_t> merged{0};
+    for (std::size_t j = 0; j + 1 < runs.size(); j += 2) {
+      const std::size_t end = j + 2 < runs.size() ? runs[j + 2] : runs[j + 1];
+      if (j + 2 < runs.size()) {
+        std::inplace_merge(ops.begin() + static_cast<std::ptrdiff_t>(runs[j]),
+                           ops.begin() + static_cast<std::ptrdiff_t>(runs[j + 1]),
+                           ops.begin() + static_cast<std::ptrdiff_t>(end));
+      }
+      merged.push_back(end);
+    }
+    runs = std::move(merged);
+  }
+  return ops;
+}
+
 namespace {
 
 // Return the part of `model` made of segments [first, last], whose ops are
@@ -46,7 +79,7 @@ Part extract_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t firs
     if (model.ranks[r].events.empty()) continue;
     std::tie(part.first[r], end[r]) = part_events(model, cuts, first, last, r);
     const uint32_t begin = part.first[r];
-    out.ranks[r].events.assign(model.ranks[r].events.begin() + begin, model.ranks[r].events.begin() + end[r]);
+    out.ranks[r].assign(model.ranks[r], begin, end[r]);
     out.ranks[r].limit = last < cuts.size() ? 2 * (end[r] - begin) : model.ranks[r].limit - 2 * begin;
   }
   part.op_of = std::move(ops);
@@ -56,7 +89,7 @@ Part extract_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t firs
     op.post -= begin;
     op.done = op.done != k_none && op.done < end[op.rank] ? op.done - begin : k_none;
     op.recorded = op.recorded != k_none ? part.local_op(op.recorded) : k_none;
-    op.probe = op.probe != k_none ? part.local_op(op.probe) : k_none;
+    if (op.kind == OpKind::recv && op.probe != k_none) op.probe = part.local_op(op.probe);
     out.ops.push_back(op);
   }
   link_ops(out);
@@ -92,7 +125,7 @@ Part extract(const Model& model, const std::vector<Cut>& cuts, uint32_t first, u
 MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part) {
   MatchPairs out;
   const std::size_t n = part.op_of.size();
-  out.sends.resize(n);
+  out.sends.assign(n);
   out.recvs.resize(n);
   out.probes.resize(n);
   auto local = [&](uint32_t op) {
@@ -103,7 +136,7 @@ MatchPairs restrict_pairs(const MatchPairs& whole, const Part& part) {
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t op = part.op_of[i];
     // op_of is ascending, so the local lists stay ascending.
-    for (uint32_t s : whole.sends[op]) out.sends[i].push_back(local(s));
+    for (uint32_t s : whole.sends[op]) out.sends.list(i).push_back(local(s));
     out.pairs += out.sends[i].size();
   }
   // Per send, `sends` inverted (as match_pairs makes them: every receive of
@@ -136,28 +169,28 @@ std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& 
     if (a > b) std::swap(a, b);
     reach[a] = std::max(reach[a], b);
   };
-  std::vector<uint32_t> op_segment(model.ops.size());
+  // An op's segment is its posting event's (searched again where needed:
+  // a list of them, 4 bytes per op, was the top of the SMT checks' peak).
+  auto op_segment = [&](uint32_t op) { return seg(model.ops[op].rank, model.ops[op].post); };
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     const Op& op = model.ops[i];
-    op_segment[i] = seg(op.rank, op.post);
-    used[op_segment[i]] = true;
-    if (op.done != k_none) tie(op_segment[i], seg(op.rank, op.done));
-  }
-  for (uint32_t r = 0; r < model.ops.size(); ++r) {
-    for (uint32_t s : pairs.sends[r]) tie(op_segment[r], op_segment[s]);
+    const uint32_t at = seg(op.rank, op.post);
+    used[at] = true;
+    if (op.done != k_none) tie(at, seg(op.rank, op.done));
+    for (uint32_t s : pairs.sends[i]) tie(at, op_segment(s));
   }
   for (const Instance& inst : model.instances) {
     uint32_t lo = UINT32_MAX, hi = 0;
     for (uint32_t m : inst.members) {
       if (m == k_none) continue;
-      lo = std::min(lo, op_segment[m]);
-      hi = std::max(hi, op_segment[m]);
+      const uint32_t at = op_segment(m);
+      lo = std::min(lo, at);
+      hi = std::max(hi, at);
     }
     if (lo != UINT32_MAX) tie(lo, hi);
   }
-  // The parts' segment ranges, then each op into its part's list (one pass, ascending).
+  // The parts' segment ranges.
   std::vector<std::pair<uint32_t, uint32_t>> ranges;
-  std::vector<uint32_t> part_of_segment(segments, k_none);
   uint32_t start = 0, until = 0;
   bool any = false;
   for (uint32_t k = 0; k < segments; ++k) {
@@ -165,7 +198,6 @@ std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& 
     any = any || used[k];
     if (k == until) {
       if (any) {
-        for (uint32_t j = start; j <= k; ++j) part_of_segment[j] = static_cast<uint32_t>(ranges.size());
         ranges.emplace_back(start, k);
       }
       start = k + 1;
@@ -179,12 +211,12 @@ std::vector<PartRange> split_ranges(const Model& model, const std::vector<Cut>& 
     parts[p].first_segment = ranges[p].first;
     parts[p].last_segment = ranges[p].second;
   }
-  for (uint32_t i = 0; i < model.ops.size(); ++i) parts[part_of_segment[op_segment[i]]].ops.push_back(i);
   return parts;
 }
 
 Part extract_part(const Model& model, const std::vector<Cut>& cuts, const PartRange& range) {
-  return extract_ops(model, cuts, range.first_segment, range.last_segment, range.ops);
+  return extract_ops(model, cuts, range.first_segment, range.last_segment,
+                     part_ops(model, cuts, range.first_segment, range.last_segment));
 }
 
 std::vector<Part> split(const Model& model, const std::vector<Cut>& cuts, const MatchPairs& pairs,

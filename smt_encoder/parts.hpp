@@ -31,12 +31,16 @@ struct Part {
 
 // A part as split_ranges() finds it, without its events and ops: what
 // extract_part() makes its Part from. Kept instead of the Part while no
-// question needs it (a Part copies its events and ops).
+// question needs it (a Part copies its events and ops). Its ops are not
+// kept either (4 bytes per op of the model): part_ops() lists them.
 struct PartRange {
   uint32_t first_segment = 0;    // segments [first_segment, last_segment] of the whole model
   uint32_t last_segment = 0;
-  std::vector<uint32_t> ops;     // whole-model ops posted in those segments, ascending (Part::op_of)
 };
+
+// Return the whole-model ops posted in segments [first, last] of `model`
+// (its events' posts there), ascending: a part's Part::op_of.
+std::vector<uint32_t> part_ops(const Model& model, const std::vector<Cut>& cuts, uint32_t first, uint32_t last);
 
 // Return the parts of `model` (cuts from find_cuts, pairs from match_pairs
 // on the whole model), in program order, as ranges. Parts with no

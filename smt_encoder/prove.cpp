@@ -11,6 +11,9 @@
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <fmt/core.h>
 
@@ -276,9 +279,7 @@ void keep_whole_witnesses(const analyzer::Context& context, const Model& model, 
 // Return the index of the first model event of `rank` with seq >= `seq`
 // (the rank's event count when there is none).
 uint32_t first_event_from(const Model& model, uint32_t rank, uint64_t seq) {
-  const auto& events = model.ranks[rank].events;
-  auto it = std::lower_bound(events.begin(), events.end(), seq, [](const Event& e, uint64_t s) { return e.seq < s; });
-  return static_cast<uint32_t>(it - events.begin());
+  return model.ranks[rank].first_from(seq);
 }
 
 uint32_t event_index(const Model& model, const analyzer::EventRef& ref) {
@@ -287,7 +288,7 @@ uint32_t event_index(const Model& model, const analyzer::EventRef& ref) {
                                             model.ranks.size()));
   }
   const uint32_t at = first_event_from(model, ref.rank, ref.seq);
-  if (at == model.ranks[ref.rank].events.size() || model.event(ref.rank, at).seq != ref.seq) {
+  if (at == model.ranks[ref.rank].events.size() || model.ranks[ref.rank].seq(at) != ref.seq) {
     throw std::invalid_argument(fmt::format(
         "event {} is not a communication call of the trace (see `smtrace dump DIR --rank {}`)", ref.str(), ref.rank));
   }
@@ -358,6 +359,19 @@ Deadline deadline_in(double seconds) {
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
 }
 
+// Return the heap's free pages to the system (glibc: malloc_trim), once
+// the model is built and before Prepared builds on it: the Collector's
+// lists, the model's building tables and the reading's buffers, freed in
+// the arenas of the threads that made them, where the model's and
+// Prepared's blocks (made on this thread) would not reuse them, stay
+// resident otherwise (16 x 500k: 29 MB of the peak, docs/bench.md, the
+// nineteenth round, mem36). Elsewhere nothing.
+void give_back_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 // The model of the trace and what every question on it needs, built once
 // for the SMT checks of one analysis (or for one prove()).
 struct Built {
@@ -384,6 +398,7 @@ class SharedModel {
         auto built = std::make_unique<Built>();
         built->model = build_model(context, m_collector, deadline);
         m_collector.release();  // built once: nothing reads it again
+        give_back_free_memory();
         built->prepared = std::make_unique<Prepared>(built->model, tuning, deadline, figures, threads);
         m_built = std::move(built);
       } catch (const BudgetSpent&) {

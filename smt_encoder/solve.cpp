@@ -838,7 +838,7 @@ bool happens_before_drops_none(const Model& model, const std::vector<Cut>& cuts,
         return false;
       }
       if (free_of_deadlock) *free_of_deadlock = !any_rank_stopped(part.model) && !machine.deadlocked(run.state);
-      return std::all_of(range.ops.begin(), range.ops.end(), [&](uint32_t op) {
+      return std::all_of(part.op_of.begin(), part.op_of.end(), [&](uint32_t op) {
         if (!asks(op)) return true;
         const uint32_t s = part.local_op(counted.sends[op][0]);
         return s != k_none && machine.posted(run.state, s);
@@ -1168,7 +1168,7 @@ Solution solve(const Model& model, const Prepared& prepared, const std::vector<R
     std::vector<char> asks(parts.size(), 1);
     if (!options.deadlocks) {
       for (std::size_t i = 0; i < parts.size(); ++i) {
-        const auto& ops = parts[i].ops;
+        const std::vector<uint32_t> ops = part_ops(model, cuts, parts[i].first_segment, parts[i].last_segment);
         asks[i] = std::any_of(ops.begin(), ops.end(), [&](uint32_t op) { return is_wildcard(model.ops[op]); });
       }
     }

@@ -125,10 +125,8 @@ class ModelBuilder {
 
  private:
   uint32_t event(uint32_t rank, format::Call call) {
-    smt::Event e;
-    e.seq = m.ranks[rank].events.size() + 1;
+    smt::Event& e = m.ranks[rank].add(m.ranks[rank].events.size() + 1);
     e.call = call;
-    m.ranks[rank].events.push_back(e);
     return static_cast<uint32_t>(m.ranks[rank].events.size() - 1);
   }
   uint32_t post(uint32_t rank, smt::OpKind kind, int32_t peer, int32_t tag, format::Call call) {

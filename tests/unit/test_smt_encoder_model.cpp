@@ -98,7 +98,7 @@ struct Rma {
 uint32_t index_of(const smt::Model& m, uint32_t rank, uint64_t seq) {
   const auto& events = m.ranks[rank].events;
   for (uint32_t k = 0; k < events.size(); ++k) {
-    if (events[k].seq == seq) return k;
+    if (m.ranks[rank].seq(k) == seq) return k;
   }
   return k_none;
 }
@@ -297,7 +297,9 @@ TEST_CASE("smt solve: a fence orders what follows it after the other ranks' fenc
 
   // The same trace without the fences' synchronization: it can.
   smt::Model loose = m;
-  for (smt::Op& op : loose.ops) op.instance = k_none;
+  for (smt::Op& op : loose.ops) {
+    if (op.kind == smt::OpKind::coll) op.instance = k_none;
+  }
   loose.instances.clear();
   CHECK(ask(loose, q) == smt::Verdict::sat);
 
@@ -826,13 +828,13 @@ void check_same_model(const smt::Model& a, const smt::Model& b) {
     for (std::size_t i = 0; i < a.ranks[r].events.size(); ++i) {
       const smt::Event& x = a.ranks[r].events[i];
       const smt::Event& y = b.ranks[r].events[i];
-      CHECK(x.seq == y.seq);
+      CHECK(a.ranks[r].seq(static_cast<uint32_t>(i)) == b.ranks[r].seq(static_cast<uint32_t>(i)));
       CHECK(x.site == y.site);
       CHECK(x.call == y.call);
       CHECK(x.waits == y.waits);
       CHECK(x.may_block == y.may_block);
       CHECK(x.first == y.first);
-      CHECK(x.posted == y.posted);
+      CHECK(a.ranks[r].posted(static_cast<uint32_t>(i)) == b.ranks[r].posted(static_cast<uint32_t>(i)));
       const auto xc = a.ranks[r].completes(static_cast<uint32_t>(i)), yc = b.ranks[r].completes(static_cast<uint32_t>(i));
       CHECK(std::vector<uint32_t>(xc.begin(), xc.end()) == std::vector<uint32_t>(yc.begin(), yc.end()));
     }
@@ -902,7 +904,7 @@ TEST_CASE("smt model: link_ops against a list of posts and one of completions pe
       // Stale offsets (a part's events are copied from the whole model's): link_ops resets them.
       for (smt::Event& e : rank.events) {
         e.first = static_cast<uint32_t>(rng() % 9);
-        e.posted = static_cast<uint32_t>(rng() % 9);
+        e.few_posted = static_cast<uint16_t>(rng() % 9);
         e.waits = rng() % 2 == 0;
       }
     }
@@ -940,7 +942,8 @@ TEST_CASE("smt model: link_ops against a list of posts and one of completions pe
         const auto p = m.posts(r, k), c = m.completes(r, k);
         CHECK(std::vector<uint32_t>(p.begin(), p.end()) == posts[r][k]);
         CHECK(std::vector<uint32_t>(c.begin(), c.end()) == completes[r][k]);
-        CHECK(m.ranks[r].events[k].waits == !completes[r][k].empty());
+        const bool waits = m.ranks[r].events[k].waits;
+        CHECK(waits == !completes[r][k].empty());
       }
     }
     CHECK(ids == linked);  // exact size
@@ -968,4 +971,60 @@ TEST_CASE("smt model: Op keeps ranks and members of 24 bits beside its kind and 
   op.kind = smt::OpKind::probe;
   CHECK(uint32_t{op.rank} == 3);
   CHECK(uint32_t{op.member} == top - 1);
+}
+
+TEST_CASE("smt model: Event keeps 16 bytes, the rank keeps seqs past 2^32 and many posts per event") {
+  static_assert(sizeof(smt::Event) == 16);
+  // Seqs below and past 2^32, two changes of their high bits, one event that
+  // posts more ops than Event counts itself.
+  const std::vector<uint64_t> seqs = {3, 4, (uint64_t{1} << 32) + 2, (uint64_t{1} << 32) + 9, (uint64_t{5} << 32) + 1,
+                                      (uint64_t{5} << 32) + 7};
+  smt::Model m;
+  m.world_size = 1;
+  m.ranks.resize(1);
+  m.ranks[0].set_seqs(seqs);
+  REQUIRE(m.ranks[0].events.size() == seqs.size());
+  for (uint32_t k = 0; k < seqs.size(); ++k) {
+    CHECK(m.ranks[0].seq(k) == seqs[k]);
+    CHECK(m.ref(0, k).seq == seqs[k]);
+    CHECK(m.ranks[0].first_from(seqs[k]) == k);
+    CHECK(m.ranks[0].first_from(seqs[k] + 1) == k + 1);
+  }
+  CHECK(m.ranks[0].first_from(0) == 0);
+  smt::RankEvents added;
+  for (uint64_t s : seqs) added.add(s);
+  CHECK(added.seq_high == m.ranks[0].seq_high);
+  // A part's copy from event 3 on: its own high bits from its first event.
+  smt::RankEvents part;
+  part.assign(m.ranks[0], 3, 6);
+  REQUIRE(part.events.size() == 3);
+  for (uint32_t k = 0; k < 3; ++k) CHECK(part.seq(k) == seqs[3 + k]);
+  part.assign(m.ranks[0], 0, 2);
+  CHECK(part.seq_high.empty());
+  CHECK(part.seq(1) == 4);
+  // Event 1 posts k_many_posted + 2 sends, events 0 and 2 one each, event 3 completes them all.
+  auto add_send = [&](uint32_t post, uint32_t done) {
+    smt::Op op;
+    op.kind = smt::OpKind::send;
+    op.post = post;
+    op.done = done;
+    m.ops.push_back(op);
+  };
+  add_send(0, 3);
+  for (uint32_t i = 0; i < smt::k_many_posted + 2; ++i) add_send(1, 3);
+  add_send(2, 3);
+  smt::link_ops(m);
+  CHECK(m.ranks[0].posted(0) == 1);
+  CHECK(m.ranks[0].posted(1) == smt::k_many_posted + 2);
+  CHECK(m.ranks[0].posted(2) == 1);
+  CHECK(m.ranks[0].posted(3) == 0);
+  CHECK(m.posts(0, 1).size() == smt::k_many_posted + 2);
+  CHECK(m.posts(0, 1).front() == 1);
+  CHECK(m.posts(0, 2).front() == m.ops.size() - 1);
+  CHECK(m.completes(0, 1).empty());
+  CHECK(m.completes(0, 3).size() == m.ops.size());
+  CHECK(m.ranks[0].many_posted.size() == 1);
+  smt::link_ops(m);  // again: the same, nothing kept twice
+  CHECK(m.ranks[0].many_posted.size() == 1);
+  CHECK(m.ranks[0].posted(1) == smt::k_many_posted + 2);
 }
