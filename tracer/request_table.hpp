@@ -10,6 +10,12 @@
 // same value) takes the k-th oldest of them, so distinct operations keep
 // distinct ids.
 //
+// A handle value that MPI_Request_free freed keeps its id (freed()) until a
+// call creates a request of that value again or the handle is forgotten: a
+// completion call on a copy of the freed handle (erroneous, MPI-3.1 section
+// 3.7.3: the handle is no longer valid) then names the freed request, not a
+// new one, so the analyzer sees the use after free.
+//
 // Thread safety: thread safe (one spinlock, taken once per operation).
 #pragma once
 
@@ -35,6 +41,7 @@ class RequestTable {
   // Add `info` as the newest outstanding request of handle value `handle`.
   void add(uintptr_t handle, const RequestInfo& info) {
     SpinGuard<> g(m_lock);
+    if (m_freed.size() != 0) m_freed.erase(handle);
     RequestInfo first;
     if (!m_first.find(handle, first)) {
       m_first.insert(handle, info);
@@ -80,10 +87,26 @@ class RequestTable {
     if (list.empty()) m_more.erase(more);
     return true;
   }
+  // MPI_Request_free freed request `id` of `handle`: remove it, and when no
+  // other request of that value is outstanding, remember the value as freed.
+  void free(uintptr_t handle, uint64_t id) {
+    const bool outstanding = remove(handle, id);
+    SpinGuard<> g(m_lock);
+    RequestInfo other;
+    if (outstanding && !m_first.find(handle, other)) m_freed.insert(handle, id);
+  }
+  // Return true and set `id` when `handle` has no outstanding request and
+  // was last freed by MPI_Request_free as request `id`.
+  bool freed(uintptr_t handle, uint64_t& id) const {
+    SpinGuard<> g(m_lock);
+    RequestInfo other;
+    return m_freed.size() != 0 && !m_first.find(handle, other) && m_freed.find(handle, id);
+  }
   // Remove every request of `handle` (the handle was freed or reused unseen).
   void forget(uintptr_t handle) {
     SpinGuard<> g(m_lock);
     m_first.erase(handle);
+    if (m_freed.size() != 0) m_freed.erase(handle);
     if (m_more_count == 0) return;
     if (auto it = m_more.find(handle); it != m_more.end()) {
       m_more_count -= it->second.size();
@@ -101,6 +124,7 @@ class RequestTable {
   HandleMap<RequestInfo, NoLock> m_first;  // the oldest per handle value
   std::unordered_map<uintptr_t, std::vector<RequestInfo>> m_more;  // the others, oldest first
   std::size_t m_more_count = 0;
+  HandleMap<uint64_t, NoLock> m_freed;  // freed handle values without an outstanding request
 };
 
 }  // namespace smtrace::tracer

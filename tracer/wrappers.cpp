@@ -400,6 +400,8 @@ RequestInfo request_info(MPI_Request request, std::size_t skip = 0) {
   RequestInfo info;
   if (request == MPI_REQUEST_NULL) return info;
   if (!g_tables->requests.find(key(request), info, skip)) {
+    // A copy of a handle MPI_Request_free freed: the freed request.
+    if (skip == 0 && g_tables->requests.freed(key(request), info.id)) return info;
     // A request the tracer did not see created (an untraced family): give it an id now.
     info.id = new_request(request, false, false, 0);
   }
@@ -881,7 +883,7 @@ int request_free(Call c, uintptr_t site, F&& pmpi, MPI_Request*& request) {
   return traced(c, site, pmpi, [&](Event& e) { e.request = e_request = request_info(handle).id; },
                 [&](CallScope&, int rc) {
                   if (rc == MPI_SUCCESS && format::call_traits(c).request == format::RequestEffect::free)
-                    g_tables->requests.remove(key(handle), e_request);
+                    g_tables->requests.free(key(handle), e_request);
                 });
 }
 

@@ -10,7 +10,8 @@
 // rank's buffer against the root's (Bcast), all contributions (reductions),
 // each sender against the root's receive (Gather, per peer for Gatherv;
 // Scatter and Scatterv the other way), each pair of ranks (Allgather(v),
-// Alltoall(v,w)). Where a side is unknown (MPI_PACKED, a type smtrace does
+// Alltoall(v,w)), each edge of the topology (Neighbor_allgather(v),
+// Neighbor_alltoall). Where a side is unknown (MPI_PACKED, a type smtrace does
 // not know, a truncated definition) nothing is claimed.
 #include <algorithm>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/checks/collective_common.hpp"
 #include "analyzer/comms.hpp"
+#include "analyzer/mpi_buffers.hpp"
 #include "analyzer/signature.hpp"
 
 namespace smtrace::analyzer::checks {
@@ -287,12 +289,50 @@ class Comparer {
       case Layout::sendrecv_replace: case Layout::put: case Layout::get: case Layout::accumulate:
       case Layout::get_accumulate: case Layout::fetch_and_op: case Layout::compare_and_swap:
       case Layout::local_read: case Layout::local_write: case Layout::copy: case Layout::reduce_local:
-      // Neighbourhood collectives pair blocks per neighbour, not per member:
-      // their signatures are not compared (only that every member called the
-      // same collective).
-      case Layout::neighbor_allgather: case Layout::neighbor_allgatherv: case Layout::neighbor_alltoall:
+      // Alltoallv and alltoallw pair blocks per edge, in an order a
+      // neighbour repeated in the topology leaves open: not compared (only
+      // that every member called the same collective).
       case Layout::neighbor_alltoallv: case Layout::neighbor_alltoallw:
         return std::nullopt;
+      case Layout::neighbor_allgather: case Layout::neighbor_allgatherv: case Layout::neighbor_alltoall:
+        return neighbor_signatures(kind, call);
+    }
+    return std::nullopt;
+  }
+
+  // Neighbourhood collectives (MPI-3.1 section 7.6): along each edge of the
+  // topology, from member m to its destination d, what m sends (the same
+  // sendcount x sendtype to every destination for these three) must match
+  // what d expects from each of its sources that is m (recvcount x recvtype;
+  // Neighbor_allgatherv: recvcounts[k] for the k-th source). Each member's
+  // neighbours come from its own communicator definition; an unknown
+  // topology or a missing neighbour claims nothing.
+  std::optional<Divergence> neighbor_signatures(Layout kind, Call call) const {
+    const std::size_t n = m_at.size();
+    for (std::size_t m = 0; m < n; ++m) {
+      if (!m_at[m] || m_at[m]->in_place) continue;
+      const CollRecord& r = *m_at[m];
+      const format::CommPlace from = comm_place(data(m), r.comm);
+      if (!from.destinations) continue;
+      for (const int32_t dest : *from.destinations) {
+        if (dest < 0 || static_cast<std::size_t>(dest) >= n) continue;
+        const auto d = static_cast<std::size_t>(dest);
+        if (!m_at[d]) continue;
+        const CollRecord& rd = *m_at[d];
+        const format::CommPlace to = comm_place(data(d), rd.comm);
+        if (!to.sources) continue;
+        const CollArrays* a = arrays(d);
+        if (kind == Layout::neighbor_allgatherv && !a) continue;
+        const std::string sends = fmt::format("sends rank {}", m_seq.members[d]);
+        for (std::size_t k = 0; k < to.sources->size(); ++k) {
+          if ((*to.sources)[k] != static_cast<int32_t>(m)) continue;
+          const int64_t expected = kind == Layout::neighbor_allgatherv ? at(a->recv_counts, k) : rd.recv_count;
+          if (auto div = check({m, r.datatype, r.count, sends},
+                               {d, rd.recv_datatype, expected, fmt::format("expects from rank {}", m_seq.members[m])},
+                               call))
+            return div;
+        }
+      }
     }
     return std::nullopt;
   }

@@ -31,3 +31,8 @@ smtrace_check_test(coll_misaligned_path_weak coll_misaligned 2 30 --clean --chec
                    ARGS path)
 set_tests_properties(check.coll_misaligned_path check.coll_misaligned_path_weak
                      PROPERTIES ENVIRONMENT SMTRACE_STACK_DEPTH=4)
+# Neighbourhood collectives: signatures pair along the topology's edges
+# (a neighbour twice, MPI_PROC_NULL neighbours, Neighbor_allgatherv counts
+# per source).
+smtrace_check_test(neighbor_sig neighbor_sig 4 40 --finds collective-mismatch ARGS float)
+smtrace_check_test(neighbor_sig_fixed neighbor_sig 4 40 --clean)

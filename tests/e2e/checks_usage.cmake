@@ -38,3 +38,9 @@ smtrace_check_test(fatal_arg_fixed fatal_arg 2 30 --clean ARGS fixed)
 # the job is stopped from outside; the report names the double lock.
 smtrace_check_test(rma_epoch_double rma_epoch 2 40 --expect-fail --kill-after 8 --finds epoch-lifecycle
   --report-has "MPI_Win_lock on rank 1, which this rank already holds locked" ARGS double)
+# A completion call on a copy of a handle MPI_Request_free freed names the
+# freed request (the tracer keeps a freed handle's id until MPI makes a
+# request of that value again): invalid-argument. The correct twin (no
+# argument) sends again with a new request, which may get the same value.
+smtrace_check_test(request_wait_freed request_wait_freed 2 30 --finds invalid-argument ARGS copy)
+smtrace_check_test(request_wait_freed_fixed request_wait_freed 2 30 --clean)

@@ -341,6 +341,92 @@ TEST_CASE("analyzer::CollectiveMismatch::stopped") {
   }
 }
 
+namespace {
+// Give every rank communicator 2 over all of `n` ranks with topology
+// neighbours `adjacent(r)` (sources and destinations alike, ranks in the
+// communicator, -2 for MPI_PROC_NULL).
+template <class F>
+void topology(TraceBuilder& t, uint32_t n, F adjacent) {
+  std::vector<uint32_t> all(n);
+  for (uint32_t r = 0; r < n; ++r) all[r] = r;
+  for (uint32_t r = 0; r < n; ++r) {
+    tf::CommDef def;
+    def.id = 2;
+    def.world_ranks = all;
+    def.topology = tf::Topology::graph;
+    def.sources = def.destinations = adjacent(r);
+    t.trace().ranks[r].comms.emplace(2, def);
+    tf::Event& e = t.add(r, Call::Graph_create, 5);
+    e.comm = 0;
+    e.new_comm = 2;
+  }
+}
+tf::Event& neighbor(TraceBuilder& t, uint32_t rank, Call call, int64_t count, uint32_t type, int64_t recv_count,
+                    uint32_t recv_type) {
+  tf::Event& e = t.add(rank, call, 10);
+  e.comm = 2;
+  e.count = count;
+  e.datatype = type;
+  e.recv_count = recv_count;
+  e.recv_datatype = recv_type;
+  return e;
+}
+}  // namespace
+
+TEST_CASE("analyzer::CollectiveMismatch::neighbor_signatures") {
+  const auto ring = [](uint32_t r) {
+    return std::vector<int32_t>{static_cast<int32_t>((r + 2) % 3), static_cast<int32_t>((r + 1) % 3)};
+  };
+  SUBCASE("matching edges are clean") {
+    TraceBuilder t(3);
+    topology(t, 3, ring);
+    for (uint32_t r = 0; r < 3; ++r) neighbor(t, r, Call::Neighbor_allgather, 1, k_int, 1, k_int);
+    for (uint32_t r = 0; r < 3; ++r) neighbor(t, r, Call::Neighbor_alltoall, 2, k_double, 2, k_double);
+    CHECK(t.run("collective-mismatch").findings.empty());
+  }
+  SUBCASE("a sender's count against its neighbour's") {
+    TraceBuilder t(3);
+    topology(t, 3, ring);
+    neighbor(t, 0, Call::Neighbor_allgather, 2, k_int, 1, k_int);
+    for (uint32_t r = 1; r < 3; ++r) neighbor(t, r, Call::Neighbor_allgather, 1, k_int, 1, k_int);
+    const auto result = t.run("collective-mismatch");
+    REQUIRE(result.findings.size() == 1);
+    CHECK(contains(result.findings[0].message,
+                   "type signatures of MPI_Neighbor_allgather differ: rank 0 sends rank 2 2 x MPI_INT, "
+                   "rank 2 expects from rank 0 1 x MPI_INT"));
+  }
+  SUBCASE("members without an edge between them need not agree") {
+    // Pairs {0, 1} and {2, 3}, each with its own count, and MPI_PROC_NULL
+    // neighbours.
+    TraceBuilder t(4);
+    topology(t, 4, [](uint32_t r) { return std::vector<int32_t>{static_cast<int32_t>(r ^ 1u), -2}; });
+    for (uint32_t r = 0; r < 4; ++r) {
+      const int64_t c = r < 2 ? 1 : 3;
+      neighbor(t, r, Call::Neighbor_alltoall, c, k_int, c, k_int);
+    }
+    CHECK(t.run("collective-mismatch").findings.empty());
+  }
+  SUBCASE("Neighbor_allgatherv: the count expected from each source") {
+    // Rank r sends r + 1 ints; on the ring each expects that from each source.
+    for (const bool wrong : {false, true}) {
+      TraceBuilder t(3);
+      topology(t, 3, ring);
+      for (uint32_t r = 0; r < 3; ++r) {
+        tf::Event& e = neighbor(t, r, Call::Neighbor_allgatherv, r + 1, k_int, 0, k_int);
+        for (const int32_t src : ring(r)) e.recv_counts.push_back(src + 1);
+        if (wrong && r == 1) e.recv_counts[1] = 5;  // expects 5 from rank 2, which sends 3
+      }
+      const auto result = t.run("collective-mismatch");
+      if (!wrong) {
+        CHECK(result.findings.empty());
+        continue;
+      }
+      REQUIRE(result.findings.size() == 1);
+      CHECK(contains(result.findings[0].message, "rank 2 sends rank 1 3 x MPI_INT, rank 1 expects from rank 2 5 x MPI_INT"));
+    }
+  }
+}
+
 TEST_CASE("analyzer::CollectiveMismatch::split_teams") {
   // Ranks {0,2} and {1,3} each get a half; the halves run different
   // collectives from different lines, which is correct.

@@ -72,4 +72,39 @@ TEST_CASE("tracer::RequestTable::one handle value, several requests") {
   }
 }
 
+TEST_CASE("request table: a freed handle keeps its id until the value is made again") {
+  RequestTable t;
+  const uintptr_t h = 0x1234;
+  uint64_t id = 0;
+  t.add(h, info(7));
+  CHECK_FALSE(t.freed(h, id));
+  t.free(h, 7);
+  RequestInfo r;
+  CHECK_FALSE(t.find(h, r));
+  REQUIRE(t.freed(h, id));  // a Wait on a copy of the freed handle names request 7
+  CHECK(id == 7);
+  SUBCASE("a new request of the value clears it") {
+    t.add(h, info(8));
+    CHECK_FALSE(t.freed(h, id));
+    CHECK(t.remove(h, 8));
+    CHECK_FALSE(t.freed(h, id));
+  }
+  SUBCASE("forget clears it") {
+    t.forget(h);
+    CHECK_FALSE(t.freed(h, id));
+  }
+  SUBCASE("freeing one of two requests of a value leaves the other outstanding") {
+    t.add(h, info(9));
+    t.add(h, info(10));
+    t.free(h, 9);
+    CHECK_FALSE(t.freed(h, id));
+    REQUIRE(t.find(h, r));
+    CHECK(r.id == 10);
+  }
+  SUBCASE("freeing a request that is not outstanding remembers nothing") {
+    t.free(0x99, 3);
+    CHECK_FALSE(t.freed(0x99, id));
+  }
+}
+
 TEST_SUITE_END();
