@@ -10,7 +10,21 @@
 //   once: two calls of different threads whose recorded intervals
 //   [t_start, t_start + duration] overlap are an error. A call the rank
 //   stopped inside lasts to the end of the run.
-// - MPI_THREAD_MULTIPLE: nothing to check.
+// - MPI_THREAD_MULTIPLE: collectives on one communicator from two threads
+//   must be ordered by the program (MPI-3.1 section 12.4.2: "it is up to
+//   the user to make sure the calls are correctly ordered, using
+//   interthread synchronization").
+// Where the tracer recorded the rank's thread synchronization
+// (RankHeader::thread_sync != 0, threads.hpp), the rules above are also
+// judged on happens-before, not only on the recorded timing: under
+// SERIALIZED, two MPI calls of different threads that no thread
+// synchronization (or MPI communication) orders are an error even when the
+// run happened to keep them apart; under MULTIPLE, so are two collectives on
+// one communicator. The pass keeps the candidates, each pair of calls of
+// two threads consecutive in the rank's seq order (of all MPI calls; of
+// one communicator's collectives), and finish() asks happens-before about
+// them: when every consecutive pair is ordered, all are (the recorded order
+// of a correctly synchronized program is its happens-before order).
 // Only MPI calls count (not loads, stores, annotations, CUDA or thread
 // synchronization events). A folded poll summary (Event::repeat > 1) spans
 // the gaps between the polls it counts, so it takes part in no overlap; the
@@ -30,6 +44,8 @@
 
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/checks/grouped.hpp"
+#include "analyzer/happens_before.hpp"
+#include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -69,6 +85,28 @@ struct Last {
   Event call;         // arguments and stack cleared
 };
 
+// Two calls of two threads, consecutive in seq order (of all MPI calls, or
+// of one communicator's collectives), that happens-before must order.
+struct Candidate {
+  uint64_t first_seq = 0, second_seq = 0;
+  uint32_t first_thread = 0, second_thread = 0;
+  uint32_t first_site = 0, second_site = 0;
+  format::Call first_call = format::Call::unspecified, second_call = format::Call::unspecified;
+  uint8_t collective = 0;  // 1: collectives on one communicator (MULTIPLE)
+};
+
+// The last call of one order (of the rank, or of a communicator's collectives).
+struct LastCall {
+  uint64_t seq = 0;
+  uint32_t thread = 0, site = 0;
+  format::Call call = format::Call::unspecified;
+  bool seen = false;
+};
+
+// At most this many candidates are kept per rank (a program whose threads
+// alternate very often: the first ones say enough).
+constexpr std::size_t k_max_candidates = 1u << 16;
+
 class Pass final : public RankPass {
  public:
   explicit Pass(const RankData& data) : m_data(data) {}
@@ -84,7 +122,7 @@ class Pass final : public RankPass {
 
   // MPI calls, where the level is one the check checks (none elsewhere).
   EventSet wants() const override {
-    if (!checked(m_data.header)) return EventSet::none();
+    if (!checked(m_data.header) && !ordered_collectives(m_data.header)) return EventSet::none();
     return EventSet::of([](const format::CallTraits& t) {
       return is_mpi(t.family) && t.role != format::Role::local_access;
     });
@@ -100,6 +138,14 @@ class Pass final : public RankPass {
   }
 
   std::vector<RawProblem> problems;
+  std::vector<Candidate> candidates;  // for finish(): pairs happens-before must order
+  LastCall init;                      // MPI_Init(_thread), for the candidates' findings
+  struct ThreadPair {
+    uint32_t low = 0, high = 0;
+  };
+  std::vector<ThreadPair> pairs;      // the pairs of threads found overlapping in time
+  int32_t level() const { return m_data.header.thread_level; }
+  uint32_t rank() const { return m_data.rank; }
 
  private:
   // (Out of line: event()'s early return stays a few instructions.)
@@ -109,6 +155,11 @@ class Pass final : public RankPass {
     }
     if (e.call == format::Call::Init || e.call == format::Call::Init_thread) {
       m_init = slim(e);
+      init = LastCall{e.seq, e.thread, e.site, e.call, true};
+      return;
+    }
+    if (m_collectives) {
+      if (format::call_traits(e.call).flow != format::Flow::none) follow(m_last_collective[e.comm], e, 1);
       return;
     }
     if (m_level == k_single || m_level == k_funneled) {
@@ -132,6 +183,7 @@ class Pass final : public RankPass {
     }
     // Serialized: compare with the last call of every other thread.
     if (e.repeat > 1) return;
+    if (m_modelled) follow(m_last_call, e, 0);
     const int64_t end = e.t_start + static_cast<int64_t>(e.duration);
     for (auto& [thread, last] : m_last) {
       if (thread == e.thread || reported_pair(thread, e.thread)) continue;
@@ -148,7 +200,7 @@ class Pass final : public RankPass {
                                  fmt::format("while thread {} is still inside this call", thread)));
       add_init(p);
       problems.push_back(std::move(p));
-      m_pairs.push_back({std::min(thread, e.thread), std::max(thread, e.thread)});
+      pairs.push_back({std::min(thread, e.thread), std::max(thread, e.thread)});
     }
     Last& mine = m_last[e.thread];  // one thread's calls never overlap: the later ends last
     if (e.pending || end >= mine.end) {
@@ -163,11 +215,28 @@ class Pass final : public RankPass {
     return !header.recovered && (format::lacks(header) & content_bit(format::Content::thread_level)) == 0 &&
            header.thread_level >= k_single && header.thread_level <= k_serialized;
   }
+  // Return true when `header` gives MPI_THREAD_MULTIPLE and the rank's
+  // thread synchronization was recorded: its collectives are checked.
+  static bool ordered_collectives(const format::RankHeader& header) {
+    return !header.recovered && (format::lacks(header) & content_bit(format::Content::thread_level)) == 0 &&
+           header.thread_level == k_serialized + 1 && header.thread_sync != 0;
+  }
   void start() {
     m_started = true;
     m_level = m_data.header.thread_level;
-    m_active = checked(m_data.header);
+    m_collectives = ordered_collectives(m_data.header);
+    m_active = checked(m_data.header) || m_collectives;
     m_main_only = m_level == k_single || m_level == k_funneled;
+    m_modelled = m_data.header.thread_sync != 0;
+  }
+  // Call `e` follows `last` in its order: keep the pair when another thread
+  // made the last call.
+  void follow(LastCall& last, const Event& e, uint8_t collective) {
+    if (last.seen && last.thread != e.thread && candidates.size() < k_max_candidates) {
+      candidates.push_back(Candidate{last.seq, e.seq, last.thread, e.thread, last.site, e.site, last.call, e.call,
+                                     collective});
+    }
+    last = LastCall{e.seq, e.thread, e.site, e.call, true};
   }
   static Event slim(const Event& e) {
     Event kept = e;
@@ -183,20 +252,30 @@ class Pass final : public RankPass {
   // One finding per pair of threads is enough to say that they overlap;
   // Grouped still groups the first of each pair by place.
   bool reported_pair(uint32_t a, uint32_t b) const {
-    const std::pair<uint32_t, uint32_t> key{std::min(a, b), std::max(a, b)};
-    for (const auto& p : m_pairs) {
-      if (p == key) return true;
+    return reported(pairs, a, b);
+  }
+
+ public:
+  // Return true when `list` holds the pair of threads `a` and `b`.
+  static bool reported(const std::vector<ThreadPair>& list, uint32_t a, uint32_t b) {
+    for (const ThreadPair& p : list) {
+      if (p.low == std::min(a, b) && p.high == std::max(a, b)) return true;
     }
     return false;
   }
 
+ private:
+
   const RankData& m_data;
   bool m_started = false, m_active = false;
   bool m_main_only = false;  // the level is MPI_THREAD_SINGLE or FUNNELED
+  bool m_modelled = false;   // the rank's threads are lanes of happens-before
+  bool m_collectives = false;  // MULTIPLE: only collectives on one communicator are checked
+  LastCall m_last_call;        // SERIALIZED
+  std::unordered_map<uint64_t, LastCall> m_last_collective;  // communicator -> its last collective
   int32_t m_level = 0;
   std::optional<Event> m_init;
   std::unordered_map<uint32_t, Last> m_last;
-  std::vector<std::pair<uint32_t, uint32_t>> m_pairs;
   // (thread, call, site) -> (index in problems, calls)
   std::map<std::tuple<uint32_t, format::Call, uint32_t>, std::pair<std::size_t, uint64_t>> m_repeats;
 };
@@ -207,15 +286,36 @@ class ThreadLevel final : public Check {
   Severity severity() const override { return Severity::error; }
   std::string_view description() const override {
     return "MPI calls from a thread other than the main one under MPI_THREAD_SINGLE or FUNNELED, "
-           "calls of two threads at once under MPI_THREAD_SERIALIZED";
+           "calls of two threads at once (or not ordered by thread synchronization) under "
+           "MPI_THREAD_SERIALIZED, collectives of two threads on one communicator not so ordered under "
+           "MPI_THREAD_MULTIPLE";
   }
   format::ContentSet needs() const override { return content_bit(format::Content::thread_level); }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
-  // finish() only groups each rank's problems.
+  // finish() groups each rank's problems and asks happens-before about its candidates.
   bool saves_passes() const override { return true; }
-  void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_problems<Pass>(pass, out); }
+  void save_pass(const RankPass& pass, WireWriter& out) const override {
+    const auto& p = dynamic_cast<const Pass&>(pass);
+    save_problems(p.problems, out);
+    out.plain(p.candidates);
+    out.plain(p.pairs);
+    out.put(p.init.seq);
+    out.put(p.init.thread);
+    out.put(p.init.site);
+    out.put(p.init.call);
+    out.put<uint8_t>(p.init.seen);
+  }
   std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
-    return load_pass_problems<Pass>(data, in);
+    auto p = std::make_unique<Pass>(data);
+    p->problems = load_problems(in);
+    in.plain(p->candidates);
+    in.plain(p->pairs);
+    p->init.seq = in.get<uint64_t>();
+    p->init.thread = in.get<uint32_t>();
+    p->init.site = in.get<uint32_t>();
+    p->init.call = in.get<format::Call>();
+    p->init.seen = in.get<uint8_t>() != 0;
+    return p;
   }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
@@ -225,8 +325,63 @@ class ThreadLevel final : public Check {
       auto* p = dynamic_cast<Pass*>(pass.get());
       if (!p) continue;
       for (RawProblem& problem : p->problems) grouped.add(ctx, std::move(problem));
+      unordered(ctx, *p, grouped);
     }
     grouped.emit(out);
+  }
+
+ private:
+  // Add the candidates of pass `p` that happens-before does not order: one
+  // finding per pair of threads (and per kind), none for a pair of threads
+  // already found overlapping in time.
+  static void unordered(const Context& ctx, const Pass& p, Grouped& grouped) {
+    if (p.candidates.empty()) return;
+    const HappensBefore& hb = ctx.happens_before();
+    const uint32_t rank = p.rank();
+    std::vector<Pass::ThreadPair> found = p.pairs, found_collective;
+    for (const Candidate& c : p.candidates) {
+      std::vector<Pass::ThreadPair>& list = c.collective ? found_collective : found;
+      if (Pass::reported(list, c.first_thread, c.second_thread)) continue;
+      if (hb.ordered({rank, c.first_seq}, {rank, c.second_seq})) continue;
+      list.push_back({std::min(c.first_thread, c.second_thread), std::max(c.first_thread, c.second_thread)});
+      RawProblem problem;
+      const std::string_view first = format::call_name(c.first_call), second = format::call_name(c.second_call);
+      if (c.collective) {
+        problem.problem = "unordered collectives";
+        problem.message = fmt::format(
+            "{} of thread {} and {} of thread {} of rank {} are collectives on the same communicator that "
+            "no thread synchronization orders: their order, and so their matching with the other ranks' "
+            "collectives, is left to chance",
+            second, c.second_thread, first, c.first_thread, rank);
+      } else {
+        problem.problem = "unordered calls";
+        problem.message = fmt::format(
+            "{} of thread {} and {} of thread {} of rank {} are not ordered by any thread synchronization, "
+            "but MPI provided MPI_THREAD_SERIALIZED: no two threads may be inside MPI at once",
+            second, c.second_thread, first, c.first_thread, rank);
+      }
+      problem.sites.push_back(RawSite{rank, c.second_seq, c.second_call, c.second_site,
+                                      fmt::format("thread {} calls this", c.second_thread)});
+      problem.sites.push_back(RawSite{rank, c.first_seq, c.first_call, c.first_site,
+                                      fmt::format("thread {} calls this, and nothing orders it before the other",
+                                                  c.first_thread)});
+      if (c.collective) {
+        problem.notes.push_back(
+            "collectives on one communicator match in the order each process issues them; threads that "
+            "issue them concurrently must order them with interthread synchronization (MPI-3.1 section "
+            "12.4.2)");
+      } else {
+        problem.notes.push_back(fmt::format(
+            "MPI provided MPI_THREAD_SERIALIZED to rank {} (MPI-3.1 section 12.4.3): the program must "
+            "serialize its MPI calls even where this run happened to keep them apart",
+            rank));
+      }
+      if (p.init.seen) {
+        problem.sites.push_back(RawSite{rank, p.init.seq, p.init.call, p.init.site,
+                                        fmt::format("MPI provided {} here", level_name(p.level()))});
+      }
+      grouped.add(ctx, std::move(problem));
+    }
   }
 };
 
