@@ -6,6 +6,14 @@ smtrace_check_test(thread_level_funneled thread_level 2 30 --finds thread-level 
 smtrace_check_test(thread_level_funneled_fixed thread_level 2 30 --clean ARGS funneled_fixed)
 smtrace_check_test(thread_level_serialized thread_level 2 30 --finds thread-level ARGS serialized)
 smtrace_check_test(thread_level_serialized_fixed thread_level 2 30 --clean ARGS serialized_fixed)
+# The same rules judged on happens-before of the rank's threads (calls apart
+# in time that no thread synchronization orders are found; mbi38b).
+smtrace_e2e_program(thread_order thread_order.c)
+target_link_libraries(e2e_thread_order PRIVATE Threads::Threads)
+smtrace_check_test(thread_order_serialized thread_order 2 30 --finds thread-level ARGS serialized)
+smtrace_check_test(thread_order_serialized_fixed thread_order 2 30 --clean ARGS serialized_fixed)
+smtrace_check_test(thread_order_collective thread_order 2 30 --finds thread-level ARGS collective)
+smtrace_check_test(thread_order_collective_fixed thread_order 2 30 --clean ARGS collective_fixed)
 
 # Thread synchronization recorded by the tracer (tracer/threads.cpp,
 # gomp.cpp, ompt.cpp) and the races between threads of a rank: programs

@@ -2,6 +2,7 @@
 // and the uses each level allows, which must stay clean.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 
 #include "tests/unit/analyzer_trace_builder.hpp"
@@ -30,6 +31,51 @@ tf::Event& call_on(Builder& b, uint32_t thread, int64_t start, uint64_t length, 
   e.t_start = start;
   e.duration = length;
   return e;
+}
+
+bool has_note(const an::Result& r, const std::string& text) {
+  for (const auto& f : r.findings) {
+    for (const auto& n : f.notes)
+      if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Thread 0 creates threads 1 and 2, each makes call `call` on
+// communicator 0; `between` runs after thread 1's call, before thread 2's
+// begin; both are joined.
+an::Result two_threads(int32_t level, Call call, const std::function<void(Builder&)>& between,
+                       uint32_t sync = tf::thread_sync::pthreads) {
+  Builder b;
+  b.trace().ranks[0].header.thread_level = level;
+  b.trace().ranks[0].header.thread_sync = sync;
+  tf::Event& init = b.add(Call::Init_thread);
+  init.t_start = 10;
+  init.duration = 10;
+  int64_t t = 1000;
+  const auto thread_event = [&](uint32_t thread, Call c, int32_t peer) {
+    tf::Event& e = b.add(c);
+    e.thread = thread;
+    e.peer = peer;
+    e.t_start = t;
+    e.duration = 1;
+    t += 100;
+  };
+  thread_event(0, Call::pthread_create, 1);
+  thread_event(0, Call::pthread_create, 2);
+  thread_event(1, Call::thread_begin, 0);
+  call_on(b, 1, t, 10, call);
+  t += 100;
+  if (between) between(b);
+  t += 100000;
+  thread_event(2, Call::thread_begin, 0);
+  call_on(b, 2, t, 10, call);  // long after thread 1's call: no overlap in time
+  t += 100;
+  thread_event(1, Call::thread_end, -1);
+  thread_event(2, Call::thread_end, -1);
+  thread_event(0, Call::pthread_join, 1);
+  thread_event(0, Call::pthread_join, 2);
+  return b.run(k_tl);
 }
 
 }  // namespace
@@ -92,6 +138,67 @@ TEST_CASE("analyzer::checks::thread_level") {
     tf::Event& polls = call_on(b, 1, 100150, 1000, Call::Iprobe);
     polls.repeat = 50;  // spans the gaps between its polls
     call_on(b, 2, 100500, 10, Call::Send);
+    CHECK(count_of(b.run(k_tl)) == 0);
+  }
+  SUBCASE("serialized, threads recorded: calls apart in time but not ordered by any synchronization") {
+    const an::Result r = two_threads(2, Call::Send, {});
+    REQUIRE(count_of(r) == 1);
+    CHECK(r.findings[0].message.find("not ordered by any thread synchronization") != std::string::npos);
+    CHECK(r.findings[0].locations.size() == 3);  // both calls and MPI_Init_thread
+  }
+  SUBCASE("serialized, threads recorded: a mutex, or a join, orders the calls") {
+    const auto mutex = [](Builder& b) {
+      tf::Event& unlock = b.add(Call::pthread_mutex_unlock);
+      unlock.thread = 1;
+      unlock.buf = 0x50;
+      unlock.t_start = 5000;
+      tf::Event& lock = b.add(Call::pthread_mutex_lock);
+      lock.thread = 2;
+      lock.buf = 0x50;
+      lock.t_start = 6000;
+    };
+    CHECK(count_of(two_threads(2, Call::Send, mutex)) == 0);
+    Builder b;
+    b.trace().ranks[0].header.thread_level = 2;
+    b.trace().ranks[0].header.thread_sync = tf::thread_sync::pthreads;
+    tf::Event& create = b.add(Call::pthread_create);
+    create.peer = 1;
+    b.add(Call::thread_begin).thread = 1;
+    call_on(b, 1, 1000, 10, Call::Send);
+    b.add(Call::thread_end).thread = 1;
+    b.add(Call::pthread_join).peer = 1;
+    call_on(b, 0, 5000, 10, Call::Recv);
+    CHECK(count_of(b.run(k_tl)) == 0);
+  }
+  SUBCASE("serialized, threads not recorded: only the timing counts") {
+    CHECK(count_of(two_threads(2, Call::Send, {}, 0)) == 0);
+  }
+  SUBCASE("multiple: collectives of two threads on one communicator that nothing orders") {
+    const an::Result r = two_threads(3, Call::Barrier, {});
+    REQUIRE(count_of(r) == 1);
+    CHECK(r.findings[0].message.find("collectives on the same communicator") != std::string::npos);
+    CHECK(has_note(r, "MPI-3.1 section 12.4.2"));
+  }
+  SUBCASE("multiple: point-to-point calls of two threads, and ordered collectives, are clean") {
+    CHECK(count_of(two_threads(3, Call::Send, {})) == 0);
+    const auto barrier = [](Builder& b) {
+      for (uint32_t thread : {1u, 2u}) {
+        tf::Event& e = b.add(Call::pthread_barrier_wait);
+        e.thread = thread;
+        e.buf = 0x70;
+        e.count = 1;
+        e.t_start = 5000;
+        e.duration = 10;
+      }
+    };
+    CHECK(count_of(two_threads(3, Call::Barrier, barrier)) == 0);
+  }
+  SUBCASE("multiple: collectives on two communicators are clean") {
+    Builder b;
+    b.trace().ranks[0].header.thread_level = 3;
+    b.trace().ranks[0].header.thread_sync = tf::thread_sync::pthreads;
+    call_on(b, 1, 1000, 10);
+    call_on(b, 2, 1000, 10).comm = 1;
     CHECK(count_of(b.run(k_tl)) == 0);
   }
   SUBCASE("multiple: overlapping calls are allowed") {
