@@ -95,6 +95,20 @@ struct Candidate {
   uint8_t collective = 0;  // 1: collectives on one communicator (MULTIPLE)
 };
 
+// Write or read candidate `c` field by field (its padding is no value).
+template <class Coder, class C>
+void code_candidate(Coder& coder, C& c) {
+  coder(c.first_seq);
+  coder(c.second_seq);
+  coder(c.first_thread);
+  coder(c.second_thread);
+  coder(c.first_site);
+  coder(c.second_site);
+  coder(c.first_call);
+  coder(c.second_call);
+  coder(c.collective);
+}
+
 // The last call of one order (of the rank, or of a communicator's collectives).
 struct LastCall {
   uint64_t seq = 0;
@@ -297,7 +311,7 @@ class ThreadLevel final : public Check {
   void save_pass(const RankPass& pass, WireWriter& out) const override {
     const auto& p = dynamic_cast<const Pass&>(pass);
     save_problems(p.problems, out);
-    out.plain(p.candidates);
+    out.list(p.candidates, code_candidate<WireWriter, const Candidate>);
     out.plain(p.pairs);
     out.put(p.init.seq);
     out.put(p.init.thread);
@@ -308,7 +322,7 @@ class ThreadLevel final : public Check {
   std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
     auto p = std::make_unique<Pass>(data);
     p->problems = load_problems(in);
-    in.plain(p->candidates);
+    in.list(p->candidates, code_candidate<WireReader, Candidate>);
     in.plain(p->pairs);
     p->init.seq = in.get<uint64_t>();
     p->init.thread = in.get<uint32_t>();
