@@ -13,14 +13,16 @@
 // - MPI_THREAD_MULTIPLE: collectives on one communicator from two threads
 //   must be ordered by the program (MPI-3.1 section 12.4.2: "it is up to
 //   the user to make sure the calls are correctly ordered, using
-//   interthread synchronization").
+//   interthread synchronization"), and two calls that wait on or test the
+//   same request from two threads must be too ("a program in which two
+//   threads block, waiting on the same request, is erroneous").
 // Where the tracer recorded the rank's thread synchronization
 // (RankHeader::thread_sync != 0, threads.hpp), the rules above are also
 // judged on happens-before, not only on the recorded timing: under
 // SERIALIZED, two MPI calls of different threads that no thread
 // synchronization (or MPI communication) orders are an error even when the
 // run happened to keep them apart; under MULTIPLE, so are two collectives on
-// one communicator. The pass keeps the candidates, each pair of calls of
+// one communicator and two completion calls of one request. The pass keeps the candidates, each pair of calls of
 // two threads consecutive in the rank's seq order (of all MPI calls; of
 // one communicator's collectives), and finish() asks happens-before about
 // them: when every consecutive pair is ordered, all are (the recorded order
@@ -92,7 +94,7 @@ struct Candidate {
   uint32_t first_thread = 0, second_thread = 0;
   uint32_t first_site = 0, second_site = 0;
   format::Call first_call = format::Call::unspecified, second_call = format::Call::unspecified;
-  uint8_t collective = 0;  // 1: collectives on one communicator (MULTIPLE)
+  uint8_t collective = 0;  // 1: collectives on one communicator, 2: completions of one request (MULTIPLE)
 };
 
 // Write or read candidate `c` field by field (its padding is no value).
@@ -173,7 +175,13 @@ class Pass final : public RankPass {
       return;
     }
     if (m_collectives) {
-      if (format::call_traits(e.call).flow != format::Flow::none) follow(m_last_collective[e.comm], e, 1);
+      const format::CallTraits& t = format::call_traits(e.call);
+      if (t.flow != format::Flow::none) follow(m_last_collective[e.comm], e, 1);
+      if (format::completes_requests(t.request)) {
+        for (uint64_t request : e.requests) {
+          if (request != 0) follow(m_last_completion[request], e, 2);
+        }
+      }
       return;
     }
     if (m_level == k_single || m_level == k_funneled) {
@@ -233,7 +241,7 @@ class Pass final : public RankPass {
   // thread synchronization was recorded: its collectives are checked.
   static bool ordered_collectives(const format::RankHeader& header) {
     return !header.recovered && (format::lacks(header) & content_bit(format::Content::thread_level)) == 0 &&
-           header.thread_level == k_serialized + 1 && header.thread_sync != 0;
+           header.thread_level == k_serialized + 1 && header.thread_sync != 0;  // (and its completions)
   }
   void start() {
     m_started = true;
@@ -287,6 +295,7 @@ class Pass final : public RankPass {
   bool m_collectives = false;  // MULTIPLE: only collectives on one communicator are checked
   LastCall m_last_call;        // SERIALIZED
   std::unordered_map<uint64_t, LastCall> m_last_collective;  // communicator -> its last collective
+  std::unordered_map<uint64_t, LastCall> m_last_completion;  // request -> the last call that waited on or tested it
   int32_t m_level = 0;
   std::optional<Event> m_init;
   std::unordered_map<uint32_t, Last> m_last;
@@ -301,8 +310,8 @@ class ThreadLevel final : public Check {
   std::string_view description() const override {
     return "MPI calls from a thread other than the main one under MPI_THREAD_SINGLE or FUNNELED, "
            "calls of two threads at once (or not ordered by thread synchronization) under "
-           "MPI_THREAD_SERIALIZED, collectives of two threads on one communicator not so ordered under "
-           "MPI_THREAD_MULTIPLE";
+           "MPI_THREAD_SERIALIZED, collectives of two threads on one communicator, or waits of two threads "
+           "on one request, not so ordered under MPI_THREAD_MULTIPLE";
   }
   format::ContentSet needs() const override { return content_bit(format::Content::thread_level); }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
@@ -352,15 +361,21 @@ class ThreadLevel final : public Check {
     if (p.candidates.empty()) return;
     const HappensBefore& hb = ctx.happens_before();
     const uint32_t rank = p.rank();
-    std::vector<Pass::ThreadPair> found = p.pairs, found_collective;
+    std::vector<Pass::ThreadPair> found[3] = {p.pairs, {}, {}};
     for (const Candidate& c : p.candidates) {
-      std::vector<Pass::ThreadPair>& list = c.collective ? found_collective : found;
+      std::vector<Pass::ThreadPair>& list = found[c.collective];
       if (Pass::reported(list, c.first_thread, c.second_thread)) continue;
       if (hb.ordered({rank, c.first_seq}, {rank, c.second_seq})) continue;
       list.push_back({std::min(c.first_thread, c.second_thread), std::max(c.first_thread, c.second_thread)});
       RawProblem problem;
       const std::string_view first = format::call_name(c.first_call), second = format::call_name(c.second_call);
-      if (c.collective) {
+      if (c.collective == 2) {
+        problem.problem = "one request in two threads";
+        problem.message = fmt::format(
+            "{} of thread {} and {} of thread {} of rank {} wait on or test the same request, and no thread "
+            "synchronization orders them",
+            second, c.second_thread, first, c.first_thread, rank);
+      } else if (c.collective) {
         problem.problem = "unordered collectives";
         problem.message = fmt::format(
             "{} of thread {} and {} of thread {} of rank {} are collectives on the same communicator that "
@@ -379,7 +394,11 @@ class ThreadLevel final : public Check {
       problem.sites.push_back(RawSite{rank, c.first_seq, c.first_call, c.first_site,
                                       fmt::format("thread {} calls this, and nothing orders it before the other",
                                                   c.first_thread)});
-      if (c.collective) {
+      if (c.collective == 2) {
+        problem.notes.push_back(
+            "a program in which two threads block waiting on the same request is erroneous, and a request "
+            "may not appear in two concurrent MPI_Wait/MPI_Test calls (MPI-3.1 section 12.4.2)");
+      } else if (c.collective) {
         problem.notes.push_back(
             "collectives on one communicator match in the order each process issues them; threads that "
             "issue them concurrently must order them with interthread synchronization (MPI-3.1 section "

@@ -193,6 +193,33 @@ TEST_CASE("analyzer::checks::thread_level") {
     };
     CHECK(count_of(two_threads(3, Call::Barrier, barrier)) == 0);
   }
+  SUBCASE("multiple: two threads waiting on the same request, unordered, and ordered by a join") {
+    const auto wait_on = [](Builder& b, uint32_t thread, int64_t start) {
+      tf::Event& w = call_on(b, thread, start, 10, Call::Wait);
+      w.requests = {7};
+    };
+    for (const bool joined : {false, true}) {
+      Builder b;
+      b.trace().ranks[0].header.thread_level = 3;
+      b.trace().ranks[0].header.thread_sync = tf::thread_sync::pthreads;
+      tf::Event& irecv = call_on(b, 0, 100, 10, Call::Irecv);
+      irecv.request = 7;
+      irecv.peer = 1;
+      irecv.tag = 0;
+      tf::Event& create = b.add(Call::pthread_create);
+      create.peer = 1;
+      b.add(Call::thread_begin).thread = 1;
+      wait_on(b, 1, 1000);
+      b.add(Call::thread_end).thread = 1;
+      if (joined) b.add(Call::pthread_join).peer = 1;
+      wait_on(b, 0, 5000);
+      if (!joined) b.add(Call::pthread_join).peer = 1;
+      const an::Result r = b.run(k_tl);
+      CAPTURE(joined);
+      CHECK(count_of(r) == (joined ? 0u : 1u));
+      if (!joined && count_of(r) == 1) CHECK(r.findings[0].message.find("the same request") != std::string::npos);
+    }
+  }
   SUBCASE("multiple: collectives on two communicators are clean") {
     Builder b;
     b.trace().ranks[0].header.thread_level = 3;
