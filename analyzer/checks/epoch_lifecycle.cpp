@@ -26,7 +26,9 @@
 // A fence opens an epoch only for the RMA calls that follow it before the
 // next fence; a program may therefore call a fence and then use locks. Such
 // mixes are not reported (the standard does not forbid them where no RMA
-// call of the fence epoch is pending).
+// call of the fence epoch is pending); a start, lock or lock_all while an
+// RMA call of the fence epoch is pending is (two access epochs of one
+// window overlap).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -210,6 +212,7 @@ class Pass final : public RankPass {
       }
       case EpochEffect::start:
         syncs.push_back({e.window, e.seq, e.site, e.call, group_of(e.group), e.assert_flags, EpochEffect::start});
+        inside_fence_epoch(w, call);
         if (w.start) {
           add("nested start", "MPI_Win_start while the access epoch of an earlier MPI_Win_start is open",
               {here("a second access epoch on this window"), reopen(*w.start, "the open one, never completed")});
@@ -244,6 +247,7 @@ class Pass final : public RankPass {
         return;
       case EpochEffect::lock: {
         const int32_t target = e.peer.value_or(-1);
+        inside_fence_epoch(w, call);
         if (auto held = w.locks.find(target); held != w.locks.end()) {
           add("nested lock", fmt::format("MPI_Win_lock on rank {}, which this rank already holds locked", target),
               {here("the second lock"), reopen(held->second, "the first lock, not unlocked since")});
@@ -255,6 +259,7 @@ class Pass final : public RankPass {
         return;
       }
       case EpochEffect::lock_all:
+        inside_fence_epoch(w, call);
         if (w.lock_all) {
           add("nested lock", "MPI_Win_lock_all inside a lock_all epoch",
               {here("the second lock_all"), reopen(*w.lock_all, "the first, not unlocked since")});
@@ -300,6 +305,21 @@ class Pass final : public RankPass {
       case EpochEffect::none: case EpochEffect::sync: case EpochEffect::free:
         return;
     }
+  }
+
+  // An access epoch (start, lock, lock_all) opened while RMA calls of the
+  // fence epoch are pending: that epoch ends only at the next fence, and two
+  // access epochs of one window at one process must not overlap (MPI-3.1
+  // section 11.5).
+  void inside_fence_epoch(const WindowState& w, const std::string& call) {
+    if (!w.fence_op) return;
+    add("epoch inside fence epoch",
+        fmt::format("{} opens an access epoch while RMA calls of a fence epoch are pending", call),
+        {here("the new access epoch"), reopen(*w.fence_op, "an RMA call of the fence epoch, which only the next "
+                                                           "MPI_Win_fence completes")},
+        {"close the fence epoch with MPI_Win_fence (MPI_MODE_NOSUCCEED where no RMA call follows) before "
+         "starting another access epoch on the window: access epochs of one window at one process must be "
+         "disjoint (MPI-3.1 section 11.5)"});
   }
 
   static RawSite reopen(RawSite s, std::string note) {

@@ -8,6 +8,9 @@ smtrace_check_test(type_mismatch type_mismatch 2 30 --finds type-mismatch)
 smtrace_check_test(type_mismatch_fixed type_mismatch 2 30 --clean ARGS fixed)
 smtrace_check_test(rma_epoch rma_epoch 2 30 --finds epoch-lifecycle)
 smtrace_check_test(rma_epoch_fixed rma_epoch 2 30 --clean ARGS fixed)
+# An access epoch opened while a fence epoch's RMA call is pending (mbi38b).
+smtrace_check_test(rma_fence_mix rma_fence_mix 2 30 --finds epoch-lifecycle)
+smtrace_check_test(rma_fence_mix_fixed rma_fence_mix 2 30 --clean ARGS fixed)
 # A run that ended abnormally is never clean.
 smtrace_check_test(abort abort 3 40 --expect-fail --kill-after 20 --finds abnormal-termination)
 smtrace_check_test(abort_fixed abort 3 30 --clean ARGS fixed)

@@ -685,6 +685,33 @@ TEST_CASE("analyzer::epoch-lifecycle::access epochs") {
     t.win_sync(Call::Win_free, 0, 1);
     CHECK(of_kind(t.run(k_el), k_el).empty());
   }
+  SUBCASE("a lock, lock_all or start while a fence epoch's put is pending; none after a fence without calls") {
+    for (const Call open : {Call::Win_lock, Call::Win_lock_all, Call::Win_start}) {
+      CAPTURE(open);
+      Builder t(2);
+      t.win_create(0, 1, 0x10000, 64);
+      t.win_sync(Call::Win_fence, 0, 1);
+      t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0);  // seq 3: completed only by a fence
+      t.win_sync(open, 0, 1, 1, tf::LockType::exclusive);
+      const auto f = of_kind(t.run(k_el), k_el);
+      REQUIRE(!f.empty());
+      CHECK(f[0].message.find("opens an access epoch while RMA calls of a fence epoch are pending") !=
+            std::string::npos);
+      REQUIRE(f[0].locations.size() == 2);
+      CHECK(f[0].locations[1].event == an::EventRef{0, 3});
+    }
+    Builder t(2);  // a fence, no RMA call, then a lock epoch: allowed
+    t.win_create(0, 1, 0x10000, 64);
+    t.win_sync(Call::Win_fence, 0, 1);
+    t.win_sync(Call::Win_lock, 0, 1, 1, tf::LockType::exclusive);
+    t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0);
+    t.win_sync(Call::Win_unlock, 0, 1, 1);
+    t.win_sync(Call::Win_lock, 0, 1, 1, tf::LockType::exclusive);  // the put above was the lock's
+    t.win_sync(Call::Win_unlock, 0, 1, 1);
+    t.win_sync(Call::Win_fence, 0, 1);
+    t.win_sync(Call::Win_free, 0, 1);
+    CHECK(of_kind(t.run(k_el), k_el).empty());
+  }
   SUBCASE("a put after a fence with MPI_MODE_NOSUCCEED names the fence") {
     Builder t(2);
     t.win_create(0, 1, 0x10000, 64);
