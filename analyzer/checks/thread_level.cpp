@@ -122,6 +122,9 @@ struct LastCall {
 // At most this many candidates are kept per rank (a program whose threads
 // alternate very often: the first ones say enough).
 constexpr std::size_t k_max_candidates = 1u << 16;
+// At most this many of them are put to happens-before per rank, and per
+// pair of threads and call sites (finish()).
+constexpr uint32_t k_max_questions = 1u << 14, k_max_questions_per_sites = 64;
 
 class Pass final : public RankPass {
  public:
@@ -362,9 +365,19 @@ class ThreadLevel final : public Check {
     const HappensBefore& hb = ctx.happens_before();
     const uint32_t rank = p.rank();
     std::vector<Pass::ThreadPair> found[3] = {p.pairs, {}, {}};
+    // Questions asked per pair of call sites (and per rank): a pattern that
+    // repeats (a loop under one lock) is judged on its first occurrences,
+    // so that a trace whose happens-before falls back to graph searches
+    // stays fast.
+    std::map<std::tuple<uint8_t, uint32_t, uint32_t, uint32_t, uint32_t>, uint32_t> asked;
+    uint32_t questions = 0;
     for (const Candidate& c : p.candidates) {
       std::vector<Pass::ThreadPair>& list = found[c.collective];
       if (Pass::reported(list, c.first_thread, c.second_thread)) continue;
+      uint32_t& n = asked[{c.collective, c.first_thread, c.second_thread, c.first_site, c.second_site}];
+      if (n >= k_max_questions_per_sites || questions >= k_max_questions) continue;
+      ++n;
+      ++questions;
       if (hb.ordered({rank, c.first_seq}, {rank, c.second_seq})) continue;
       list.push_back({std::min(c.first_thread, c.second_thread), std::max(c.first_thread, c.second_thread)});
       RawProblem problem;
