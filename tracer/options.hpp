@@ -29,6 +29,8 @@ struct Options {
   bool quiet = false;                 // SMTRACE_QUIET
   bool grow_ahead = true;             // SMTRACE_GROW_AHEAD (Recorder::start_grow_ahead)
   bool counter_clock = true;          // SMTRACE_CLOCK: counter (true) or monotonic
+  bool hash = true;                   // SMTRACE_HASH: the content check of pending send buffers
+  uint64_t hash_bytes = 1u << 20;     // SMTRACE_HASH_BYTES: bytes hashed per operation (beyond: a sample)
   ThreadTracking threads = ThreadTracking::automatic;  // SMTRACE_THREADS
   std::string force;                  // SMTRACE_FORCE: RANK:N=SOURCE,... (trace_format/force.hpp)
   std::string families_text = "all";

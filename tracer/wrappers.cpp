@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tracer/access.hpp"
+#include "tracer/content_hash.hpp"
 #include "tracer/flatten.hpp"
 #include "tracer/force.hpp"
 #include "tracer/fortran.hpp"
@@ -596,17 +597,162 @@ bool doubtful(const E& e) {
   return bad_peer(e.peer) || bad_peer(recv_peer);
 }
 
+// The content check of pending send buffers (tracer/content_hash.hpp):
+// the hashes of pending operations' input bytes, under their own lock.
+struct ContentCheck {
+  SpinLock lock;
+  content::Table table;
+  std::atomic<std::size_t> pending{0};  // table.pending(), read without the lock
+  bool on = false;                      // SMTRACE_HASH, and the annotate family recorded
+  // cuPointerGetAttribute when the CUDA driver is in the process (device
+  // memory must not be read from the host).
+  int (*cu_attribute)(void*, int, unsigned long long) = nullptr;
+};
+ContentCheck* g_content = new ContentCheck;  // never destroyed
+
+// The contiguous pieces of datatype `id` (content::PiecesOf).
+bool type_pieces(uint32_t id, std::vector<content::Piece>& pieces, int64_t& extent) {
+  if (id < format::k_first_derived_id) {
+    const int64_t size = g_tables->basic_size[id];
+    if (size <= 0) return false;
+    pieces.push_back({0, static_cast<uint64_t>(size)});
+    extent = size;
+    return true;
+  }
+  format::DatatypeDef* def = nullptr;
+  if (!g_tables->defs.find(id, def) || !def) return false;
+  extent = def->extent;
+  for (const format::Run& r : def->runs)
+    for (uint64_t k = 0; k < std::max<uint64_t>(r.count, 1); ++k) {
+      if (pieces.size() >= 4096) return false;
+      pieces.push_back({r.offset + static_cast<int64_t>(k) * r.stride, r.length});
+    }
+  return true;
+}
+
+// Return true when every range is host memory: without the CUDA driver in
+// the process, always; with it, when the driver does not call it device
+// (or managed) memory.
+bool host_memory(const std::vector<Range>& ranges) {
+  if (!g_content->cu_attribute) return true;
+  constexpr int k_memory_type = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+  constexpr int k_is_managed = 8;   // CU_POINTER_ATTRIBUTE_IS_MANAGED
+  for (const Range& r : ranges) {
+    unsigned int type = 0, managed = 0;
+    // An error: memory CUDA does not know (plain host memory), or no context.
+    if (g_content->cu_attribute(&type, k_memory_type, r.lo) == 0 && type != 1) return false;
+    if (g_content->cu_attribute(&managed, k_is_managed, r.lo) == 0 && managed) return false;
+  }
+  return true;
+}
+
+// A call that may complete requests is about to be written (`e`'s listed
+// requests, or for a non-blocking poll those it completed): write a
+// BUFFER_MODIFIED record for each whose hashed bytes changed.
+template <class E>
+void content_check(const E& e, uintptr_t site, bool completed_only) {
+  if (g_content->pending.load(std::memory_order_relaxed) == 0) [[likely]]
+    return;
+  std::vector<std::pair<uint64_t, Range>> changed;
+  {
+    SpinGuard<SpinLock> lock(g_content->lock);
+    Range where;
+    auto ask = [&](uint64_t r) {
+      if (r != 0 && g_content->table.changed(r, where)) changed.emplace_back(r, where);
+    };
+    if (completed_only) {
+      for (const format::CompletedRequest& c : e.completed) ask(c.request);
+      if (format::call_traits(e.call).request == format::RequestEffect::free) ask(e.request);
+    } else {
+      ask(e.request);
+      for (uint64_t r : e.requests) ask(r);
+    }
+    g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+  }
+  for (const auto& [request, where] : changed)
+    handlers::record_buffer_modified(request, where.lo, where.hi - where.lo, site);
+}
+
+// After the traced call `e` returned MPI_SUCCESS: hash what a posted
+// operation (or a started persistent one) reads, forget what completed.
+template <class E>
+void content_after(const E& e) {
+  using format::RequestEffect;
+  const format::CallTraits& t = format::call_traits(e.call);
+  switch (t.request) {
+    case RequestEffect::create: case RequestEffect::persistent: {
+      // Zero bytes: nothing hashed, nothing asked (the ping-pong's cost).
+      bool empty = e.count <= 0;
+      if constexpr (std::is_same_v<E, Event>) empty = empty && e.counts.empty();  // v collectives
+      if (empty || e.request == 0 || t.role == format::Role::rma_comm || t.role == format::Role::recv) return;
+      Event full;
+      const Event* ev = nullptr;
+      if constexpr (std::is_same_v<E, Event>) {
+        ev = &e;
+      } else {
+        full.call = e.call;
+        full.comm = e.comm;
+        full.peer = e.peer;
+        full.tag = e.tag;
+        full.buf = e.buf;
+        full.count = e.count;
+        full.datatype = e.datatype;
+        full.request = e.request;
+        ev = &full;
+      }
+      std::vector<Range> ranges;
+      content::input_ranges(*ev, comm_facts(ev->comm), type_pieces, ranges);
+      if (ranges.empty() || !host_memory(ranges)) return;
+      SpinGuard<SpinLock> lock(g_content->lock);
+      if (t.request == RequestEffect::create) g_content->table.posted(e.request, std::move(ranges));
+      else g_content->table.define(e.request, std::move(ranges));
+      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      return;
+    }
+    case RequestEffect::start: {
+      SpinGuard<SpinLock> lock(g_content->lock);
+      if (e.requests.empty()) g_content->table.started(e.request);
+      for (uint64_t r : e.requests) g_content->table.started(r);
+      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      return;
+    }
+    case RequestEffect::free: {
+      SpinGuard<SpinLock> lock(g_content->lock);
+      g_content->table.freed(e.request);
+      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      return;
+    }
+    case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
+    case RequestEffect::query:
+      if (e.completed.empty() || g_content->pending.load(std::memory_order_relaxed) == 0) return;
+      {
+        SpinGuard<SpinLock> lock(g_content->lock);
+        for (const format::CompletedRequest& c : e.completed) g_content->table.completed(c.request);
+        g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      }
+      return;
+    case RequestEffect::none: case RequestEffect::cancel:
+      return;
+  }
+}
+
 // Run one traced call in scope `s` (CallScope or HotScope): gather inputs,
-// enter, call PMPI once, gather outputs, leave.
+// enter, call PMPI once, gather outputs, leave. The content check asks a
+// blocking completion's requests before its entry is written, a poll's
+// completed requests before its event is.
 template <class Scope, class F, class Pre, class Post>
-int run_scope(Scope& s, F&& pmpi, Pre&& pre, Post&& post) {
+int run_scope(Scope& s, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   pre(s.e);
   // A blocking call's entry is written anyway: its arguments need no test.
   if (!s.writes_entry() && doubtful(s.e)) s.expect_no_return();
+  const bool check = g_content->on;
+  if (check && s.writes_entry()) content_check(s.e, site, false);
   s.enter();
   int rc = pmpi();
   post(s, rc);
+  if (check && !s.writes_entry()) content_check(s.out(), site, true);
   s.leave(rc);
+  if (check && rc == MPI_SUCCESS) content_after(s.e);
   return rc;
 }
 
@@ -615,7 +761,7 @@ int run_scope(Scope& s, F&& pmpi, Pre&& pre, Post&& post) {
 template <class F, class Pre, class Post>
 int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   CallScope s(c, site);
-  const int rc = run_scope(s, pmpi, pre, post);
+  const int rc = run_scope(s, site, pmpi, pre, post);
   if (rc == MPI_SUCCESS && access::attached()) access::after_call(s.e, comm_facts(s.e.comm), type_extent);
   return rc;
 }
@@ -630,7 +776,7 @@ template <format::HotGroups G, class F, class Pre, class Post>
 int traced_hot(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   if (!handlers::hot_path()) return traced(c, site, pmpi, pre, post);
   handlers::HotScopeOf<G> s(c, site);
-  return run_scope(s, pmpi, pre, post);
+  return run_scope(s, site, pmpi, pre, post);
 }
 
 // traced_hot for a call that completes `n` requests: a HotEvent holds at
@@ -2172,6 +2318,13 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
   g_tables->world_facts = {rank, size};
   register_predefined();
   if (!handlers::start(info)) return;
+  // The content check: off when the load/store runtime sees the stores
+  // themselves (one finding, not two) or the annotate family is off.
+  g_content->table = content::Table(options.hash_bytes);
+  g_content->pending.store(0);
+  g_content->cu_attribute =
+      reinterpret_cast<int (*)(void*, int, unsigned long long)>(dlsym(RTLD_DEFAULT, "cuPointerGetAttribute"));
+  g_content->on = options.hash && options.records(format::Family::annotate) && !access::attached();
   handlers::record_init(call, site, t_start);
 }
 

@@ -1,0 +1,165 @@
+#include "tracer/content_hash.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "trace_format/call_semantics.hpp"
+
+namespace smtrace::tracer::content {
+
+using format::Event;
+
+namespace {
+
+constexpr uint64_t k_first_valid = 4096;  // below: NULL or garbage (as watch.cpp)
+constexpr uint64_t k_mul = 0x9E3779B97F4A7C15ull;
+
+__extension__ typedef unsigned __int128 u128;
+
+inline uint64_t mix(uint64_t h, uint64_t v) noexcept {
+  const u128 m = static_cast<u128>(h ^ v) * k_mul;
+  return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+}
+
+// Continue hash `h` over `n` bytes at `p`.
+uint64_t hash_more(uint64_t h, const unsigned char* p, std::size_t n) noexcept {
+  // Four lanes: independent multiplies, about a byte a cycle or better.
+  uint64_t a = h, b = h ^ 0x243F6A8885A308D3ull, c = h ^ 0x13198A2E03707344ull, d = h ^ 0xA4093822299F31D0ull;
+  while (n >= 32) {
+    uint64_t w[4];
+    std::memcpy(w, p, 32);
+    a = mix(a, w[0]);
+    b = mix(b, w[1]);
+    c = mix(c, w[2]);
+    d = mix(d, w[3]);
+    p += 32;
+    n -= 32;
+  }
+  h = mix(mix(a, b), mix(c, d));
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = mix(h, w);
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = mix(h, w ^ (static_cast<uint64_t>(n) << 56));
+  }
+  return h;
+}
+
+}  // namespace
+
+uint64_t hash_bytes(const void* p, std::size_t n) noexcept {
+  return mix(hash_more(k_mul, static_cast<const unsigned char*>(p), n), n);
+}
+
+void input_ranges(const Event& e, const CommFacts& comm, const PiecesOf& pieces_of, std::vector<Range>& out,
+                  std::size_t max_ranges) {
+  out.clear();
+  format::CommPlace place;
+  if (comm.rank >= 0) place.rank = comm.rank;
+  place.size = comm.size > 0 ? static_cast<uint64_t>(comm.size) : 0;
+  place.inter = comm.inter;
+  place.sources = comm.sources;
+  place.destinations = comm.destinations;
+  std::vector<format::Buffer> buffers;
+  format::call_buffers(e, place, buffers);
+  std::vector<Piece> pieces;
+  std::vector<Range> all;
+  for (const format::Buffer& b : buffers) {
+    if (b.lifetime == format::Lifetime::call || b.access != format::BufferAccess::read || b.maybe ||
+        b.arg == format::BufferArg::target || b.arg == format::BufferArg::local || b.count <= 0)
+      continue;
+    int64_t extent = 0;
+    pieces.clear();
+    if (!pieces_of(b.datatype, pieces, extent)) continue;
+    int64_t offset = 0;
+    switch (b.unit) {
+      case format::OffsetUnit::elements: offset = b.offset * extent; break;
+      case format::OffsetUnit::bytes: offset = b.offset; break;
+      case format::OffsetUnit::disp_units: continue;  // target memory
+    }
+    if (pieces.empty()) continue;
+    if (static_cast<uint64_t>(b.count) * pieces.size() > max_ranges) {
+      out.clear();
+      return;
+    }
+    const uint64_t base = b.addr + static_cast<uint64_t>(offset);
+    for (int64_t k = 0; k < b.count; ++k)
+      for (const Piece& p : pieces) {
+        if (p.length == 0) continue;
+        // Absolute addresses (MPI_BOTTOM) wrap like the machine's.
+        const uint64_t lo = base + static_cast<uint64_t>(k * extent + p.offset);
+        if (lo < k_first_valid || lo + p.length < lo) continue;
+        all.push_back({lo, lo + p.length});
+      }
+  }
+  out = merge_ranges(std::move(all));
+}
+
+uint64_t hash_ranges(const std::vector<Range>& ranges, uint64_t limit) noexcept {
+  uint64_t total = 0;
+  for (const Range& r : ranges) total += r.hi - r.lo;
+  uint64_t h = k_mul;
+  if (total <= limit) {
+    for (const Range& r : ranges)
+      h = hash_more(h, reinterpret_cast<const unsigned char*>(static_cast<uintptr_t>(r.lo)), r.hi - r.lo);
+    return mix(h, total);
+  }
+  // A sample: the footprint's first limit/2 and last limit/2 bytes.
+  const uint64_t head = limit / 2, tail = limit - head;
+  uint64_t at = 0;  // bytes of the footprint before r
+  for (const Range& r : ranges) {
+    const uint64_t n = r.hi - r.lo;
+    // The part of [at, at + n) in [0, head) or [total - tail, total).
+    const uint64_t a0 = at, a1 = std::min(at + n, head);
+    if (a1 > a0)
+      h = hash_more(h, reinterpret_cast<const unsigned char*>(static_cast<uintptr_t>(r.lo + (a0 - at))), a1 - a0);
+    const uint64_t b0 = std::max(at, total - tail), b1 = at + n;
+    if (b1 > b0 && b0 >= a1)
+      h = hash_more(h, reinterpret_cast<const unsigned char*>(static_cast<uintptr_t>(r.lo + (b0 - at))), b1 - b0);
+    at += n;
+  }
+  return mix(h, total);
+}
+
+void Table::posted(uint64_t request, std::vector<Range> ranges) {
+  if (request == 0 || ranges.empty()) return;
+  Pending& p = m_pending[request];
+  p.hash = hash_ranges(ranges, m_limit);
+  p.ranges = std::move(ranges);
+}
+
+void Table::define(uint64_t request, std::vector<Range> ranges) {
+  if (request == 0) return;
+  if (ranges.empty()) m_defined.erase(request);
+  else m_defined[request] = std::move(ranges);
+}
+
+void Table::started(uint64_t request) {
+  auto it = m_defined.find(request);
+  if (it == m_defined.end()) return;
+  posted(request, it->second);
+}
+
+bool Table::changed(uint64_t request, Range& where) {
+  auto it = m_pending.find(request);
+  if (it == m_pending.end()) return false;
+  if (hash_ranges(it->second.ranges, m_limit) == it->second.hash) return false;
+  where = {it->second.ranges.front().lo, it->second.ranges.back().hi};
+  m_pending.erase(it);
+  return true;
+}
+
+void Table::completed(uint64_t request) { m_pending.erase(request); }
+
+void Table::freed(uint64_t request) {
+  m_pending.erase(request);
+  m_defined.erase(request);
+}
+
+}  // namespace smtrace::tracer::content

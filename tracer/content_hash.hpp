@@ -1,0 +1,89 @@
+// The content check of pending send buffers: the bytes a non-blocking
+// operation reads (an MPI_Isend's buffer, a started persistent send's, a
+// non-blocking collective's input) must not change until its request
+// completes (MPI-4.0 3.7.2, 3.7.3). Without the load/store runtime the
+// tracer cannot see the program's stores, but it can see their effect: it
+// hashes the operation's footprint when the operation is posted (or
+// started) and again when a call that may complete the request is entered
+// (Wait*, Test*, Request_free); a different hash is written as a
+// BUFFER_MODIFIED record before that call's event (docs/tracer.md,
+// "Content check of pending send buffers").
+//
+// Everything here is plain values (no MPI): the MPI layer passes the event
+// and the datatype lookups; unit tests call it directly.
+//
+// Thread safety: none; the caller serializes (a spin lock in wrappers.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "tracer/watch.hpp"
+#include "trace_format/event.hpp"
+
+namespace smtrace::tracer::content {
+
+// Return a 64-bit hash of `n` bytes at `p` (8 bytes a step, not cryptographic).
+uint64_t hash_bytes(const void* p, std::size_t n) noexcept;
+
+// The contiguous pieces of a datatype: (offset from an element's start, length).
+struct Piece {
+  int64_t offset = 0;
+  uint64_t length = 0;
+};
+// Return the pieces of `def` (its flattened runs), or of a basic type of `size` bytes.
+using PiecesOf = std::function<bool(uint32_t type, std::vector<Piece>& pieces, int64_t& extent)>;
+
+// Append to `out` the byte ranges that `e` hands to MPI to read beyond the
+// call: the buffers of call_buffers() read (not written or updated: an
+// MPI_IN_PLACE buffer is in/out) whose lifetime is the request's, only those
+// this rank surely touches (no `maybe`), each element's contiguous pieces
+// (holes are not the operation's), merged. Nothing for a zero-byte
+// operation, for addresses in the first page, for more than `max_ranges`
+// pieces (then `out` is left empty: too fragmented to hash cheaply).
+void input_ranges(const format::Event& e, const CommFacts& comm, const PiecesOf& pieces_of, std::vector<Range>& out,
+                  std::size_t max_ranges = 4096);
+
+// Return the hash of the bytes of `ranges` (sorted, disjoint): all of them
+// when they hold at most `limit` bytes, else a sample: the first limit/2
+// and the last limit/2 bytes of the footprint in address order.
+uint64_t hash_ranges(const std::vector<Range>& ranges, uint64_t limit) noexcept;
+
+// What the check keeps per pending operation.
+struct Pending {
+  uint64_t hash = 0;
+  std::vector<Range> ranges;
+};
+
+// Pending operations' hashes by request, and persistent requests' ranges.
+class Table {
+ public:
+  explicit Table(uint64_t limit = 1u << 20) : m_limit(limit) {}
+  // `request` was posted reading `ranges` (create), or a persistent request
+  // defined for them (define: no hash until started).
+  void posted(uint64_t request, std::vector<Range> ranges);
+  void define(uint64_t request, std::vector<Range> ranges);
+  // MPI_Start of `request`: hash its defined ranges.
+  void started(uint64_t request);
+  // A call that may complete `request` is entered: return the ranges' hull
+  // when the bytes changed since the post (and forget the hash: once per
+  // post), else nothing.
+  bool changed(uint64_t request, Range& where);
+  // `request` completed: forget its hash (a persistent request keeps its ranges).
+  void completed(uint64_t request);
+  // MPI_Request_free: forget it all.
+  void freed(uint64_t request);
+  // Return true while some operation is hashed (the hot paths ask first).
+  bool any() const { return !m_pending.empty(); }
+  std::size_t pending() const { return m_pending.size(); }
+
+ private:
+  uint64_t m_limit;
+  std::unordered_map<uint64_t, Pending> m_pending;
+  std::unordered_map<uint64_t, std::vector<Range>> m_defined;
+};
+
+}  // namespace smtrace::tracer::content
