@@ -72,6 +72,16 @@ class AnalysisContext final : public Context {
   bool hb_built() const { return hb_done; }
   const Options& options() const override { return *opts; }
   ScheduleOracle* schedule_oracle() const override { return oracle; }
+  // The replay is this context's own (not const): handed out for freeing
+  // when every check that finishes from `finishing` on says it no longer
+  // reads its ops.
+  Replay* releasable_replay() const override {
+    if (!checks) return nullptr;
+    for (std::size_t c = finishing; c < checks->size(); ++c) {
+      if (finishes[c] && (*checks)[c]->reads_replay_ops()) return nullptr;
+    }
+    return const_cast<Replay*>(&replayed);
+  }
 
   std::vector<RankData> ranks;
   CommTable comm_table;
@@ -81,6 +91,11 @@ class AnalysisContext final : public Context {
   mutable bool hb_done = false;
   const Options* opts = nullptr;
   ScheduleOracle* oracle = nullptr;
+  // During the checks' finish: the checks, which of them finish, and the
+  // index of the one finishing now.
+  const std::vector<std::unique_ptr<Check>>* checks = nullptr;
+  std::vector<bool> finishes;
+  std::size_t finishing = 0;
 };
 
 void add_implicit_comms(RankData& r) {
@@ -591,10 +606,20 @@ Result analyze(const fs::path& dir, const Options& options) {
   for (std::size_t c = 0; c < checks.size(); ++c) {
     if (!ctx.oracle && !skip[c] && !failures.failed(c)) ctx.oracle = checks[c]->schedule_oracle();
   }
+  // What the stats say of the replay's ops, before a check frees them
+  // (Context::releasable_replay).
+  uint64_t p2p = 0;
+  for (uint32_t r = 0; r < world_size; ++r) {
+    if (ctx.ranks[r].present) p2p += ctx.replayed.p2p(r).size();
+  }
+  const uint64_t matches = ctx.replayed.matches();
+  ctx.checks = &checks;
+  for (std::size_t c = 0; c < checks.size(); ++c) ctx.finishes.push_back(!skip[c] && !failures.failed(c));
   // Under CheckErrors::report a check that throws here loses its findings
   // (they may be half made) and is named in the result; the others still
   // report. Out of memory goes up.
   for (std::size_t c = 0; c < checks.size(); ++c) {
+    ctx.finishing = c;
     if (skip[c] || failures.failed(c)) {
       passes[c].clear();
       continue;
@@ -613,6 +638,7 @@ Result analyze(const fs::path& dir, const Options& options) {
     }
     passes[c].clear();
   }
+  ctx.checks = nullptr;
   drop_superseded(result.findings);
   result.failures = failures.take();
   sort_findings(result.findings);
@@ -630,16 +656,13 @@ Result analyze(const fs::path& dir, const Options& options) {
   }
   const auto t_end = std::chrono::steady_clock::now();
 
-  uint64_t events = 0, p2p = 0, colls = 0;
+  uint64_t events = 0, colls = 0;
   bool complete = world_size > 0;
   for (uint32_t r = 0; r < world_size; ++r) {
     const RankData& data = ctx.ranks[r];
     for (const auto& p : data.problems) result.problems.push_back(p);
     events += data.events;
-    if (data.present) {
-      p2p += ctx.replayed.p2p(r).size();
-      colls += ctx.replayed.collectives(r).size();
-    }
+    if (data.present) colls += ctx.replayed.collectives(r).size();
     complete = complete && data.present && data.finalized() && data.accesses_kept();
   }
   auto ms = [](auto a, auto b) {
@@ -652,7 +675,7 @@ Result analyze(const fs::path& dir, const Options& options) {
   result.stats["events"] = events;
   result.stats["p2p_operations"] = p2p;
   result.stats["collective_calls"] = colls;
-  result.stats["matches"] = ctx.replayed.matches();
+  result.stats["matches"] = matches;
   result.stats["communicators"] = ctx.comm_table.size();
   result.stats["windows"] = ctx.comm_table.window_count();
   if (ctx.hb_built()) {

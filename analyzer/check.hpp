@@ -83,6 +83,12 @@ class Context {
   // Return the SMT backend's oracle when a check of this analysis offers
   // one, else nullptr. Valid during finish().
   virtual ScheduleOracle* schedule_oracle() const { return nullptr; }
+  // Return the replay for freeing its point-to-point ops and matches
+  // (Replay::release_p2p, release_matches) when no check finishing from
+  // now on, the one finishing now included, reads them any more
+  // (Check::reads_replay_ops); else nullptr. Valid during finish(): the
+  // SMT model's build frees each rank's as it has copied them.
+  virtual Replay* releasable_replay() const { return nullptr; }
   // Return the Location of event `event` (its `call` and call `site`), with `note`.
   Location location(EventRef event, format::Call call, uint32_t site, std::string note = {}) const;
 };
@@ -180,6 +186,12 @@ class Check {
   // "<check>_<figure>" with underscores: "rma_race_peak_nodes". Deterministic
   // values only (no timings).
   virtual void stats(std::map<std::string, uint64_t>& out) const { (void)out; }
+  // Return true while this check's finish() (or its ScheduleOracle
+  // answers) may still read the Replay's point-to-point ops or matches
+  // (p2p, payload, matched): asked during another check's finish() for it
+  // and every check after it (Context::releasable_replay). Conservative
+  // by default.
+  virtual bool reads_replay_ops() const { return true; }
   // Return true when the check's rank passes may run on another process
   // than its finish() (smtrace-mpi: where the rank file is read): the pass
   // reads only its rank's events and RankData (as every pass does), and

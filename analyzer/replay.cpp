@@ -737,4 +737,15 @@ uint64_t Replay::unmatched(uint32_t rank) const {
 
 const RankThreads& Replay::threads(uint32_t rank) const { return m_impl->ranks.at(rank).threads; }
 
+void Replay::release_p2p(uint32_t rank) {
+  if (rank >= m_p2p.size()) return;
+  std::vector<P2POp>().swap(m_p2p[rank].ops);
+  std::vector<Payload>().swap(m_p2p[rank].payloads);
+  if (rank < m_impl->ranks.size()) std::unordered_map<uint32_t, uint32_t>().swap(m_impl->ranks[rank].payload_aside);
+}
+
+void Replay::release_matches(uint32_t rank) {
+  if (rank < m_match.size()) std::vector<OpRef>().swap(m_match[rank]);
+}
+
 }  // namespace smtrace::analyzer

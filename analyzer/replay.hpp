@@ -212,6 +212,13 @@ class Replay {
   uint64_t unmatched(uint32_t rank) const;
   // Return rank `rank`'s threads as happens-before orders them (threads.hpp).
   const RankThreads& threads(uint32_t rank) const;
+  // Free rank `rank`'s point-to-point ops and their payloads (p2p(rank)
+  // then is empty, payload() of its ops {}), or what they matched
+  // (matched() of its ops then is nullopt), handing their memory back:
+  // for the last reader of them (Context::releasable_replay). matches(),
+  // unmatched(), the collectives, RMA calls and threads stay.
+  void release_p2p(uint32_t rank);
+  void release_matches(uint32_t rank);
 
  private:
   struct Impl;

@@ -458,6 +458,11 @@ void check_world_size(uint32_t world_size) {
 Model build_model(const analyzer::Context& context, const Collector& collected, const Deadline& deadline) {
   uint64_t ticks = 0;
   const analyzer::Replay& replay = context.replay();
+  // When the model is the last reader of the replay's point-to-point ops
+  // and matches, each rank's are freed as soon as they are copied here:
+  // the model's ops do not come on top of them all (docs/bench.md, the
+  // twentieth round, mem37).
+  analyzer::Replay* const release = context.releasable_replay();
   const analyzer::CommTable& comms = context.comms();
   Model model;
   model.world_size = context.world_size();
@@ -638,6 +643,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     }
     rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
     if (stopped_inside) rank.limit = 2 * builder.index(blocked->seq) + 1;
+    if (release) release->release_p2p(r);  // (`p2p` is read no more)
     pace.now(model.ops.size());
   }
 
@@ -658,6 +664,7 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
         }
       }
     }
+    if (release) release->release_matches(r);
   }
 
   // Post/start/complete/wait: the k-th receive of a channel that returned

@@ -5,6 +5,7 @@
 #include "smt_encoder/prove.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -391,7 +392,7 @@ class SharedModel {
                    PairFigures figures, unsigned threads) {
     std::lock_guard lock(m_mutex);
     if (!m_tried) {
-      m_tried = true;
+      m_tried = true;  // (before build_model, which asks tried())
       try {
         check_world_size(context.world_size());  // (its own reason, even when the budget is spent)
         if (deadline && std::chrono::steady_clock::now() > *deadline) return nullptr;
@@ -408,6 +409,10 @@ class SharedModel {
     }
     return m_built.get();
   }
+  // Return true once get() was called: the model is built or never will
+  // be, and the checks sharing it read no more of the replay. Lock-free:
+  // build_model asks it (Context::releasable_replay) under get()'s lock.
+  bool tried() const { return m_tried; }
   // Return why get() built nothing when the budget was not the reason
   // (ModelLimit's text), else nullopt.
   std::optional<std::string> not_built() {
@@ -418,7 +423,7 @@ class SharedModel {
  private:
   std::mutex m_mutex;
   Collector m_collector;
-  bool m_tried = false;
+  std::atomic<bool> m_tried = false;
   std::unique_ptr<Built> m_built;
   std::optional<std::string> m_limit;
 };
@@ -606,6 +611,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   }
 
   analyzer::ScheduleOracle* schedule_oracle() override { return m_mode == Mode::deadlocks ? nullptr : this; }
+  // The replay's point-to-point ops and matches are read only by
+  // build_model: once the shared model was tried, never again.
+  bool reads_replay_ops() const override { return !m_shared->tried(); }
 
   // `later` can start before `earlier` returns when the last communication
   // call of later's rank before it can return before the first one of

@@ -11,7 +11,7 @@
 // each sender against the root's receive (Gather, per peer for Gatherv;
 // Scatter and Scatterv the other way), each pair of ranks (Allgather(v),
 // Alltoall(v,w)), each edge of the topology (Neighbor_allgather(v),
-// Neighbor_alltoall). Where a side is unknown (MPI_PACKED, a type smtrace does
+// Neighbor_alltoall(v,w); the v and w forms on edges that appear once). Where a side is unknown (MPI_PACKED, a type smtrace does
 // not know, a truncated definition) nothing is claimed.
 #include <algorithm>
 #include <optional>
@@ -289,13 +289,10 @@ class Comparer {
       case Layout::sendrecv_replace: case Layout::put: case Layout::get: case Layout::accumulate:
       case Layout::get_accumulate: case Layout::fetch_and_op: case Layout::compare_and_swap:
       case Layout::local_read: case Layout::local_write: case Layout::copy: case Layout::reduce_local:
-      // Alltoallv and alltoallw pair blocks per edge, in an order a
-      // neighbour repeated in the topology leaves open: not compared (only
-      // that every member called the same collective).
-      case Layout::neighbor_alltoallv: case Layout::neighbor_alltoallw:
-        return std::nullopt;
       case Layout::neighbor_allgather: case Layout::neighbor_allgatherv: case Layout::neighbor_alltoall:
         return neighbor_signatures(kind, call);
+      case Layout::neighbor_alltoallv: case Layout::neighbor_alltoallw:
+        return neighbor_block_signatures(kind, call);
     }
     return std::nullopt;
   }
@@ -332,6 +329,48 @@ class Comparer {
                                call))
             return div;
         }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Neighbor_alltoallv and _alltoallw: member m's k-th block (sendcounts[k]
+  // x sendtype, or sendtypes[k]) goes to its k-th destination d and lands in
+  // d's block for the source that is m (recvcounts[k'] x recvtype, or
+  // recvtypes[k']). Where d appears more than once among m's destinations,
+  // or m among d's sources (a periodic Cartesian dimension of size 1 or 2, a
+  // graph with repeated edges), which block meets which follows from the
+  // topology's construction, not from the lists: such edges are not
+  // compared.
+  std::optional<Divergence> neighbor_block_signatures(Layout kind, Call call) const {
+    const std::size_t n = m_at.size();
+    const bool w = kind == Layout::neighbor_alltoallw;
+    const auto once = [](const std::vector<int32_t>& list, int32_t who) {
+      return std::count(list.begin(), list.end(), who) == 1;
+    };
+    for (std::size_t m = 0; m < n; ++m) {
+      if (!m_at[m] || m_at[m]->in_place) continue;
+      const CollRecord& r = *m_at[m];
+      const CollArrays* am = arrays(m);
+      const format::CommPlace from = comm_place(data(m), r.comm);
+      if (!am || !from.destinations) continue;
+      const std::vector<int32_t>& dests = *from.destinations;
+      for (std::size_t k = 0; k < dests.size(); ++k) {
+        const int32_t dest = dests[k];
+        if (dest < 0 || static_cast<std::size_t>(dest) >= n || !once(dests, dest)) continue;
+        const auto d = static_cast<std::size_t>(dest);
+        if (!m_at[d]) continue;
+        const CollRecord& rd = *m_at[d];
+        const CollArrays* ad = arrays(d);
+        const format::CommPlace to = comm_place(data(d), rd.comm);
+        if (!ad || !to.sources || !once(*to.sources, static_cast<int32_t>(m))) continue;
+        const auto source = std::find(to.sources->begin(), to.sources->end(), static_cast<int32_t>(m));
+        const auto j = static_cast<std::size_t>(source - to.sources->begin());
+        const Part sent{m, w ? at(am->datatypes, k) : r.datatype, at(am->counts, k),
+                        fmt::format("sends rank {}", m_seq.members[d])};
+        const Part expected{d, w ? at(ad->recv_datatypes, j) : rd.recv_datatype, at(ad->recv_counts, j),
+                            fmt::format("expects from rank {}", m_seq.members[m])};
+        if (auto div = check(sent, expected, call)) return div;
       }
     }
     return std::nullopt;

@@ -36,3 +36,4 @@ set_tests_properties(check.coll_misaligned_path check.coll_misaligned_path_weak
 # per source).
 smtrace_check_test(neighbor_sig neighbor_sig 4 40 --finds collective-mismatch ARGS float)
 smtrace_check_test(neighbor_sig_fixed neighbor_sig 4 40 --clean)
+smtrace_check_test(neighbor_sig_w neighbor_sig 4 40 --finds collective-mismatch ARGS wfloat)

@@ -427,6 +427,57 @@ TEST_CASE("analyzer::CollectiveMismatch::neighbor_signatures") {
   }
 }
 
+TEST_CASE("analyzer::CollectiveMismatch::neighbor_block_signatures") {
+  // On the ring of 3 each rank's neighbours are (left, right); rank r sends
+  // r + 1 elements in every block, so each expects its source's r + 1.
+  const auto ring = [](uint32_t r) {
+    return std::vector<int32_t>{static_cast<int32_t>((r + 2) % 3), static_cast<int32_t>((r + 1) % 3)};
+  };
+  for (const Call call : {Call::Neighbor_alltoallv, Call::Neighbor_alltoallw}) {
+    for (const bool wrong : {false, true}) {
+      CAPTURE(tf::call_name(call));
+      CAPTURE(wrong);
+      TraceBuilder t(3);
+      topology(t, 3, ring);
+      for (uint32_t r = 0; r < 3; ++r) {
+        tf::Event& e = neighbor(t, r, call, -1, k_int, -1, k_int);
+        for (const int32_t peer : ring(r)) {
+          e.counts.push_back(r + 1);
+          e.recv_counts.push_back(peer + 1);
+          if (call == Call::Neighbor_alltoallw) {
+            e.datatypes.push_back(k_int);
+            e.recv_datatypes.push_back(k_int);
+          }
+        }
+        // Rank 2 sends its right neighbour (rank 0) doubles, or one too many.
+        if (wrong && r == 2 && call == Call::Neighbor_alltoallw) e.datatypes[1] = k_double;
+        if (wrong && r == 2 && call == Call::Neighbor_alltoallv) e.counts[1] = 4;
+      }
+      const auto result = t.run("collective-mismatch");
+      if (!wrong) {
+        CHECK(result.findings.empty());
+        continue;
+      }
+      REQUIRE(result.findings.size() == 1);
+      CHECK(contains(result.findings[0].message, "rank 2 sends rank 0 "));
+      CHECK(contains(result.findings[0].message, "rank 0 expects from rank 2 3 x MPI_INT"));
+    }
+  }
+  SUBCASE("a neighbour that repeats claims nothing") {
+    // Two ranks, each the other's left and right (a periodic dimension of
+    // size 2): a Cartesian send to +1 lands in the receiver's -1 block, so
+    // blocks of different counts per direction are correct.
+    TraceBuilder t(2);
+    topology(t, 2, [](uint32_t r) { return std::vector<int32_t>{static_cast<int32_t>(r ^ 1u), static_cast<int32_t>(r ^ 1u)}; });
+    for (uint32_t r = 0; r < 2; ++r) {
+      tf::Event& e = neighbor(t, r, Call::Neighbor_alltoallv, -1, k_int, -1, k_int);
+      e.counts = {1, 2};       // to -1, to +1
+      e.recv_counts = {2, 1};  // from -1 (its +1 block), from +1
+    }
+    CHECK(t.run("collective-mismatch").findings.empty());
+  }
+}
+
 TEST_CASE("analyzer::CollectiveMismatch::split_teams") {
   // Ranks {0,2} and {1,3} each get a half; the halves run different
   // collectives from different lines, which is correct.

@@ -1314,3 +1314,88 @@ TEST_CASE("analyzer::analyze::fuzz regressions") {
 }
 
 TEST_SUITE_END();
+
+namespace {
+// Asks in finish() for the replay to free (Context::releasable_replay) and,
+// when it gets it, frees every rank's ops and matches, as the SMT model's
+// build does; says it reads them no more when `done`.
+struct ReleaseSeen {
+  bool got = false;
+  std::vector<std::size_t> ops_after;  // per rank: p2p(rank).size() after the finish
+};
+class ReleaseProbe final : public smtrace::analyzer::Check {
+ public:
+  ReleaseProbe(std::string name, bool done, ReleaseSeen* seen) : m_name(std::move(name)), m_done(done), m_seen(seen) {}
+  std::string_view name() const override { return m_name; }
+  smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
+  std::string_view description() const override { return "frees the replay's ops for the test"; }
+  bool reads_replay_ops() const override { return !m_done; }
+  void finish(const smtrace::analyzer::Context& context, std::vector<std::unique_ptr<smtrace::analyzer::RankPass>>&,
+              std::vector<smtrace::analyzer::Finding>&) override {
+    if (!m_seen) return;
+    smtrace::analyzer::Replay* replay = context.releasable_replay();
+    m_seen->got = replay != nullptr;
+    if (replay) {
+      for (uint32_t r = 0; r < context.world_size(); ++r) {
+        replay->release_p2p(r);
+        replay->release_matches(r);
+        CHECK_FALSE(context.replay().matched({r, 0}));
+        CHECK(context.replay().payload({r, 0}) == smtrace::analyzer::Payload{});
+      }
+    }
+    for (uint32_t r = 0; r < context.world_size(); ++r) m_seen->ops_after.push_back(context.replay().p2p(r).size());
+  }
+
+ private:
+  std::string m_name;
+  bool m_done;
+  ReleaseSeen* m_seen;
+};
+}  // namespace
+
+TEST_CASE("analyzer: the replay's ops are handed out for freeing only when no check finishing from then on reads them") {
+  std::vector<smtrace::test::JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "SEND", "comm": 0, "peer": 1, "tag": 3, "count": 1, "datatype": 1})", k_fin};
+  ranks[1].events = {k_init,
+                     R"({"call": "RECV", "comm": 0, "peer": -1, "tag": -1, "count": 1, "datatype": 1,)"
+                     R"( "status": {"source": 0, "tag": 3}})",
+                     k_fin};
+  const auto dir = smtrace::test::write_json_trace("release-replay", ranks);
+  // The probe finishes first, then a check that says `later_done`.
+  auto run = [&](bool probe_done, std::optional<bool> later_done, ReleaseSeen& seen) {
+    smtrace::analyzer::Options options;
+    options.checks = {"release-probe"};
+    options.extra_checks.push_back(
+        [&seen, probe_done] { return std::make_unique<ReleaseProbe>("release-probe", probe_done, &seen); });
+    if (later_done) {
+      options.checks.insert("release-later");
+      options.extra_checks.push_back(
+          [later_done] { return std::make_unique<ReleaseProbe>("release-later", *later_done, nullptr); });
+    }
+    return smtrace::analyzer::analyze(dir, options);
+  };
+  ReleaseSeen kept;
+  const smtrace::analyzer::Result before = run(false, std::nullopt, kept);
+  CHECK_FALSE(kept.got);
+  CHECK(kept.ops_after == std::vector<std::size_t>{1, 1});
+  CHECK(before.stats.at("p2p_operations") == 2);
+  CHECK(before.stats.at("matches") == 1);
+  SUBCASE("the last check, done with them: freed, and the stats count them as before") {
+    ReleaseSeen seen;
+    const smtrace::analyzer::Result after = run(true, std::nullopt, seen);
+    CHECK(seen.got);
+    CHECK(seen.ops_after == std::vector<std::size_t>{0, 0});
+    CHECK(after.stats == before.stats);
+  }
+  SUBCASE("a later check that still reads them: not handed out") {
+    ReleaseSeen seen;
+    run(true, false, seen);
+    CHECK_FALSE(seen.got);
+    CHECK(seen.ops_after == std::vector<std::size_t>{1, 1});
+  }
+  SUBCASE("a later check done with them too: handed out") {
+    ReleaseSeen seen;
+    run(true, true, seen);
+    CHECK(seen.got);
+  }
+}
