@@ -23,19 +23,23 @@ inline uint64_t mix(uint64_t h, uint64_t v) noexcept {
 
 // Continue hash `h` over `n` bytes at `p`.
 uint64_t hash_more(uint64_t h, const unsigned char* p, std::size_t n) noexcept {
-  // Four lanes: independent multiplies, about a byte a cycle or better.
-  uint64_t a = h, b = h ^ 0x243F6A8885A308D3ull, c = h ^ 0x13198A2E03707344ull, d = h ^ 0xA4093822299F31D0ull;
-  while (n >= 32) {
-    uint64_t w[4];
-    std::memcpy(w, p, 32);
-    a = mix(a, w[0]);
-    b = mix(b, w[1]);
-    c = mix(c, w[2]);
-    d = mix(d, w[3]);
-    p += 32;
-    n -= 32;
+  // Four lanes: independent multiplies, several bytes a cycle. Only when
+  // they ran: lanes seeded from h alone would combine into a constant
+  // (a ^ b is the seeds' difference), and the hash so far would be lost.
+  if (n >= 32) {
+    uint64_t a = h, b = h ^ 0x243F6A8885A308D3ull, c = h ^ 0x13198A2E03707344ull, d = h ^ 0xA4093822299F31D0ull;
+    while (n >= 32) {
+      uint64_t w[4];
+      std::memcpy(w, p, 32);
+      a = mix(a, w[0]);
+      b = mix(b, w[1]);
+      c = mix(c, w[2]);
+      d = mix(d, w[3]);
+      p += 32;
+      n -= 32;
+    }
+    h = mix(mix(a, b), mix(c, d));
   }
-  h = mix(mix(a, b), mix(c, d));
   while (n >= 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);
@@ -66,10 +70,13 @@ void input_ranges(const Event& e, const CommFacts& comm, const PiecesOf& pieces_
   place.inter = comm.inter;
   place.sources = comm.sources;
   place.destinations = comm.destinations;
-  std::vector<format::Buffer> buffers;
+  // Scratch kept per thread: no allocation per post once warm.
+  thread_local std::vector<format::Buffer> buffers;
+  thread_local std::vector<Piece> pieces;
+  thread_local std::vector<Range> all;
+  buffers.clear();
+  all.clear();
   format::call_buffers(e, place, buffers);
-  std::vector<Piece> pieces;
-  std::vector<Range> all;
   for (const format::Buffer& b : buffers) {
     if (b.lifetime == format::Lifetime::call || b.access != format::BufferAccess::read || b.maybe ||
         b.arg == format::BufferArg::target || b.arg == format::BufferArg::local || b.count <= 0)
@@ -84,21 +91,33 @@ void input_ranges(const Event& e, const CommFacts& comm, const PiecesOf& pieces_
       case format::OffsetUnit::disp_units: continue;  // target memory
     }
     if (pieces.empty()) continue;
+    const uint64_t base = b.addr + static_cast<uint64_t>(offset);
+    // A dense type (a basic type, a contiguous one): one range.
+    if (pieces.size() == 1 && pieces[0].offset == 0 && extent > 0 &&
+        pieces[0].length == static_cast<uint64_t>(extent)) {
+      uint64_t bytes = 0;
+      if (__builtin_mul_overflow(static_cast<uint64_t>(b.count), static_cast<uint64_t>(extent), &bytes) ||
+          base < k_first_valid || base + bytes < base)
+        continue;
+      all.push_back({base, base + bytes});
+      continue;
+    }
     if (static_cast<uint64_t>(b.count) * pieces.size() > max_ranges) {
       out.clear();
       return;
     }
-    const uint64_t base = b.addr + static_cast<uint64_t>(offset);
     for (int64_t k = 0; k < b.count; ++k)
       for (const Piece& p : pieces) {
         if (p.length == 0) continue;
         // Absolute addresses (MPI_BOTTOM) wrap like the machine's.
         const uint64_t lo = base + static_cast<uint64_t>(k * extent + p.offset);
         if (lo < k_first_valid || lo + p.length < lo) continue;
-        all.push_back({lo, lo + p.length});
+        if (!all.empty() && all.back().hi == lo) all.back().hi = lo + p.length;  // touching the last: merged
+        else all.push_back({lo, lo + p.length});
       }
   }
-  out = merge_ranges(std::move(all));
+  if (all.size() == 1) out.assign(all.begin(), all.end());
+  else if (!all.empty()) out = merge_ranges(all);
 }
 
 uint64_t hash_ranges(const std::vector<Range>& ranges, uint64_t limit) noexcept {
@@ -153,6 +172,25 @@ bool Table::changed(uint64_t request, Range& where) {
   where = {it->second.ranges.front().lo, it->second.ranges.back().hi};
   m_pending.erase(it);
   return true;
+}
+
+void Table::rma_issued(uint32_t window, int32_t target, std::vector<Range> ranges) {
+  if (ranges.empty() || m_rma.size() >= k_rma_pending) return;
+  RmaPending r;
+  r.window = window;
+  r.target = target;
+  r.p.hash = hash_ranges(ranges, m_limit);
+  r.p.ranges = std::move(ranges);
+  m_rma.push_back(std::move(r));
+}
+
+void Table::rma_completed(uint32_t window, int32_t target, bool all_targets, std::vector<Range>& changed) {
+  auto done = [&](const RmaPending& r) {
+    if (r.window != window || (!all_targets && r.target != target)) return false;
+    if (hash_ranges(r.p.ranges, m_limit) != r.p.hash) changed.push_back({r.p.ranges.front().lo, r.p.ranges.back().hi});
+    return true;
+  };
+  m_rma.erase(std::remove_if(m_rma.begin(), m_rma.end(), done), m_rma.end());
 }
 
 void Table::completed(uint64_t request) { m_pending.erase(request); }

@@ -5,7 +5,10 @@
 // tracer cannot see the program's stores, but it can see their effect: it
 // hashes the operation's footprint when the operation is posted (or
 // started) and again when a call that may complete the request is entered
-// (Wait*, Test*, Request_free); a different hash is written as a
+// (Wait*, Test*, Request_free), or for an RMA operation without a request
+// (MPI_Put, the accumulates: their origin buffer, MPI-4.0 12.3) when the
+// synchronization call that completes it at the origin is entered (fence,
+// complete, unlock, flush...); a different hash is written as a
 // BUFFER_MODIFIED record before that call's event (docs/tracer.md,
 // "Content check of pending send buffers").
 //
@@ -61,7 +64,7 @@ struct Pending {
 // Pending operations' hashes by request, and persistent requests' ranges.
 class Table {
  public:
-  explicit Table(uint64_t limit = 1u << 20) : m_limit(limit) {}
+  explicit Table(uint64_t limit = uint64_t{1} << 20) : m_limit(limit) {}
   // `request` was posted reading `ranges` (create), or a persistent request
   // defined for them (define: no hash until started).
   void posted(uint64_t request, std::vector<Range> ranges);
@@ -76,14 +79,32 @@ class Table {
   void completed(uint64_t request);
   // MPI_Request_free: forget it all.
   void freed(uint64_t request);
+
+  // An RMA operation without a request (MPI_Put, the accumulates) on window
+  // `window` to rank `target` was issued reading `ranges`: pending until a
+  // synchronization call completes it at the origin (at most k_rma_pending
+  // kept: beyond, new ones are not hashed).
+  void rma_issued(uint32_t window, int32_t target, std::vector<Range> ranges);
+  // A synchronization call on `window` completes its operations to `target`
+  // (every target when `all_targets`) at the origin (format::EpochStep):
+  // append the hull of each whose bytes changed to `changed`, forget them.
+  void rma_completed(uint32_t window, int32_t target, bool all_targets, std::vector<Range>& changed);
+  static constexpr std::size_t k_rma_pending = 1u << 16;
+
   // Return true while some operation is hashed (the hot paths ask first).
-  bool any() const { return !m_pending.empty(); }
-  std::size_t pending() const { return m_pending.size(); }
+  bool any() const { return !m_pending.empty() || !m_rma.empty(); }
+  std::size_t pending() const { return m_pending.size() + m_rma.size(); }
 
  private:
+  struct RmaPending {
+    uint32_t window = 0;
+    int32_t target = 0;
+    Pending p;
+  };
   uint64_t m_limit;
   std::unordered_map<uint64_t, Pending> m_pending;
   std::unordered_map<uint64_t, std::vector<Range>> m_defined;
+  std::vector<RmaPending> m_rma;  // in issue order
 };
 
 }  // namespace smtrace::tracer::content

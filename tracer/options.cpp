@@ -148,7 +148,7 @@ std::map<std::string, std::string> Options::to_map() const {
   };
   // Only when not the default: headers of runs that leave them stay as before.
   if (!hash) map.emplace("SMTRACE_HASH", "0");
-  if (hash_bytes != (1u << 20)) map.emplace("SMTRACE_HASH_BYTES", std::to_string(hash_bytes));
+  if (hash_bytes != content_hash_default) map.emplace("SMTRACE_HASH_BYTES", std::to_string(hash_bytes));
   if (!force.empty()) map.emplace("SMTRACE_FORCE", force);  // a forced run says so in every header
   return map;
 }

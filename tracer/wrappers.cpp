@@ -3,6 +3,7 @@
 // the tables below and hands plain values to handlers::CallScope; it calls
 // PMPI_X exactly once and returns its rc. See tracer.hpp for the ground rules.
 #include <dlfcn.h>
+#include <link.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -604,9 +605,11 @@ struct ContentCheck {
   content::Table table;
   std::atomic<std::size_t> pending{0};  // table.pending(), read without the lock
   bool on = false;                      // SMTRACE_HASH, and the annotate family recorded
-  // cuPointerGetAttribute when the CUDA driver is in the process (device
-  // memory must not be read from the host).
+  // cuPointerGetAttribute once the CUDA driver is in the process (device
+  // memory must not be read from the host), and the loader's count of
+  // objects loaded when it was last looked for (cuda_attribute).
   int (*cu_attribute)(void*, int, unsigned long long) = nullptr;
+  unsigned long long loads_seen = 0;
 };
 ContentCheck* g_content = new ContentCheck;  // never destroyed
 
@@ -630,11 +633,39 @@ bool type_pieces(uint32_t id, std::vector<content::Piece>& pieces, int64_t& exte
   return true;
 }
 
+// Return the CUDA driver's cuPointerGetAttribute, or nullptr while the
+// driver is not in the process. The CUDA runtime opens libcuda itself, often
+// after MPI_Init and into a local scope (not RTLD_DEFAULT's), so it is
+// looked for by name, again whenever the loader has loaded more objects
+// (dl_iterate_phdr's count, a few ns). Caller holds g_content->lock.
+int (*cuda_attribute())(void*, int, unsigned long long) {
+  ContentCheck& c = *g_content;
+  if (c.cu_attribute) return c.cu_attribute;
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        *static_cast<unsigned long long*>(out) = info->dlpi_adds;
+        return 1;  // the first object tells: stop
+      },
+      &adds);
+  if (adds == c.loads_seen) return nullptr;
+  c.loads_seen = adds;
+  for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
+    void* lib = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib) continue;
+    c.cu_attribute = reinterpret_cast<int (*)(void*, int, unsigned long long)>(dlsym(lib, "cuPointerGetAttribute"));
+    // (The reference NOLOAD took is kept: the function must outlive a
+    // dlclose of the runtime's.)
+    if (c.cu_attribute) break;
+  }
+  return c.cu_attribute;
+}
+
 // Return true when every range is host memory: without the CUDA driver in
 // the process, always; with it, when the driver does not call it device
-// (or managed) memory.
+// (or managed) memory. Caller holds g_content->lock.
 bool host_memory(const std::vector<Range>& ranges) {
-  if (!g_content->cu_attribute) return true;
+  if (!cuda_attribute()) return true;
   constexpr int k_memory_type = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
   constexpr int k_is_managed = 8;   // CU_POINTER_ATTRIBUTE_IS_MANAGED
   for (const Range& r : ranges) {
@@ -667,10 +698,43 @@ void content_check(const E& e, uintptr_t site, bool completed_only) {
       ask(e.request);
       for (uint64_t r : e.requests) ask(r);
     }
+    // An RMA synchronization call that completes operations at the origin
+    // (blocking: asked before its entry).
+    if (const format::EpochStep step = format::epoch_step(format::call_traits(e.call).epoch);
+        step.completes != format::Completion::none) {
+      std::vector<Range> hulls;
+      g_content->table.rma_completed(e.window, e.peer.value_or(-1), step.all_targets, hulls);
+      for (const Range& h : hulls) changed.emplace_back(0, h);
+    }
     g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
   }
   for (const auto& [request, where] : changed)
     handlers::record_buffer_modified(request, where.lo, where.hi - where.lo, site);
+}
+
+// Set `ranges` to the bytes `e` hands MPI to read beyond the call
+// (content::input_ranges). A hot call's send or Put of a basic type is one
+// range, made here (no full Event, no call_buffers: the hot paths' cost).
+template <class E>
+void read_ranges(const E& e, const format::CallTraits& t, std::vector<Range>& ranges) {
+  if constexpr (!std::is_same_v<E, Event>) {
+    if ((t.buffers == format::BufferLayout::send || t.buffers == format::BufferLayout::put) &&
+        e.datatype < format::k_first_derived_id) {
+      const int64_t size = g_tables->basic_size[e.datatype];
+      uint64_t bytes = 0;
+      if (e.peer == format::k_proc_null || size <= 0 || e.count <= 0 ||
+          __builtin_mul_overflow(static_cast<uint64_t>(e.count), static_cast<uint64_t>(size), &bytes) ||
+          e.buf < 4096 || e.buf + bytes < e.buf)
+        return;  // (as input_ranges: nothing read, or not an address to read)
+      ranges.push_back({e.buf, e.buf + bytes});
+      return;
+    }
+  }
+  Event full;
+  const Event* ev = &full;
+  if constexpr (std::is_same_v<E, Event>) ev = &e;
+  else full = e.to_event();
+  content::input_ranges(*ev, comm_facts(ev->comm), type_pieces, ranges);
 }
 
 // After the traced call `e` returned MPI_SUCCESS: hash what a posted
@@ -679,31 +743,29 @@ template <class E>
 void content_after(const E& e) {
   using format::RequestEffect;
   const format::CallTraits& t = format::call_traits(e.call);
+  if (t.role == format::Role::rma_comm && t.request == RequestEffect::none) {
+    // Put, the accumulates: the origin bytes, until a synchronization call
+    // completes the operation (Rput and the others with a request: not yet).
+    std::vector<Range> ranges;
+    read_ranges(e, t, ranges);
+    if (ranges.empty()) return;
+    SpinGuard<SpinLock> lock(g_content->lock);
+    if (!host_memory(ranges)) return;
+    g_content->table.rma_issued(e.window, e.peer.value_or(-1), std::move(ranges));
+    g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+    return;
+  }
   switch (t.request) {
     case RequestEffect::create: case RequestEffect::persistent: {
       // Zero bytes: nothing hashed, nothing asked (the ping-pong's cost).
       bool empty = e.count <= 0;
       if constexpr (std::is_same_v<E, Event>) empty = empty && e.counts.empty();  // v collectives
       if (empty || e.request == 0 || t.role == format::Role::rma_comm || t.role == format::Role::recv) return;
-      Event full;
-      const Event* ev = nullptr;
-      if constexpr (std::is_same_v<E, Event>) {
-        ev = &e;
-      } else {
-        full.call = e.call;
-        full.comm = e.comm;
-        full.peer = e.peer;
-        full.tag = e.tag;
-        full.buf = e.buf;
-        full.count = e.count;
-        full.datatype = e.datatype;
-        full.request = e.request;
-        ev = &full;
-      }
       std::vector<Range> ranges;
-      content::input_ranges(*ev, comm_facts(ev->comm), type_pieces, ranges);
-      if (ranges.empty() || !host_memory(ranges)) return;
+      read_ranges(e, t, ranges);
+      if (ranges.empty()) return;
       SpinGuard<SpinLock> lock(g_content->lock);
+      if (!host_memory(ranges)) return;
       if (t.request == RequestEffect::create) g_content->table.posted(e.request, std::move(ranges));
       else g_content->table.define(e.request, std::move(ranges));
       g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
@@ -2322,8 +2384,8 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
   // themselves (one finding, not two) or the annotate family is off.
   g_content->table = content::Table(options.hash_bytes);
   g_content->pending.store(0);
-  g_content->cu_attribute =
-      reinterpret_cast<int (*)(void*, int, unsigned long long)>(dlsym(RTLD_DEFAULT, "cuPointerGetAttribute"));
+  g_content->cu_attribute = nullptr;  // (looked for at the first post: cuda_attribute)
+  g_content->loads_seen = 0;
   g_content->on = options.hash && options.records(format::Family::annotate) && !access::attached();
   handlers::record_init(call, site, t_start);
 }

@@ -25,12 +25,12 @@ int main(int argc, char** argv) {
 
   MPI_Iallreduce(data, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
   if (fixed) MPI_Wait(&request, MPI_STATUS_IGNORE);
-  data[5] = 5; /* bug: the reduction may still read it */
+  data[5] = -5; /* bug: the reduction may still read it */
   if (!fixed) MPI_Wait(&request, MPI_STATUS_IGNORE);
 
   MPI_Iallreduce(MPI_IN_PLACE, io, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
-  E2E_REQUIRE(io[0] == 2 && data[5] == 5);
+  E2E_REQUIRE(io[0] == 2 && data[5] == -5);
   MPI_Finalize();
   return 0;
 }

@@ -134,6 +134,33 @@ TEST_CASE("tracer::content::hash_ranges_sample") {
   CHECK(content::hash_ranges(pieces, 256) != p);
 }
 
+TEST_CASE("tracer::content::hash_ranges_short_pieces") {
+  // A derived type's pieces shorter than the hash's 32-byte step: a change
+  // in any of them, the first included, changes the hash (each piece's
+  // hash continues the one before it, sampled or not).
+  std::vector<unsigned char> a(1024, 7);
+  const uint64_t base = addr(a.data());
+  std::vector<Range> pieces;
+  for (uint64_t k = 0; k < 16; ++k) pieces.push_back({base + 64 * k, base + 64 * k + 12});
+  for (const uint64_t limit : {uint64_t{1} << 20, uint64_t{64}}) {
+    const uint64_t h = content::hash_ranges(pieces, limit);
+    for (const std::size_t at : {std::size_t{0}, std::size_t{11}, std::size_t{64 * 15 + 11}}) {
+      a[at] = 8;
+      CHECK(content::hash_ranges(pieces, limit) != h);
+      a[at] = 7;
+    }
+    CHECK(content::hash_ranges(pieces, limit) == h);
+  }
+  // The bytes' order counts: two pieces' contents swapped.
+  std::vector<unsigned char> b(64, 0);
+  b[0] = 1;
+  b[32] = 2;
+  const std::vector<Range> two{{addr(b.data()), addr(b.data()) + 8}, {addr(b.data()) + 32, addr(b.data()) + 40}};
+  const uint64_t h = content::hash_ranges(two, 1 << 20);
+  std::swap(b[0], b[32]);
+  CHECK(content::hash_ranges(two, 1 << 20) != h);
+}
+
 TEST_CASE("tracer::content::table") {
   std::vector<int32_t> buf(16, 1);
   const std::vector<Range> r{{addr(buf.data()), addr(buf.data() + 16)}};
@@ -164,6 +191,62 @@ TEST_CASE("tracer::content::table") {
   t.started(9);
   CHECK_FALSE(t.any());
   CHECK_FALSE(t.changed(42, where));  // never posted
+}
+
+TEST_CASE("tracer::content::rma_origin") {
+  // RMA operations without a request: pending per window and target until
+  // a synchronization call completes them at the origin.
+  std::vector<int32_t> a(16, 1), b(16, 2);
+  const std::vector<Range> ra{{addr(a.data()), addr(a.data() + 16)}};
+  const std::vector<Range> rb{{addr(b.data()), addr(b.data() + 16)}};
+  content::Table t;
+  std::vector<Range> changed;
+  t.rma_issued(3, 1, ra);  // window 3, target 1
+  t.rma_issued(3, 2, rb);  // window 3, target 2
+  t.rma_issued(4, 1, rb);  // another window
+  CHECK(t.pending() == 3);
+  a[0] = 9;
+  b[15] = 9;
+  t.rma_completed(3, 2, false, changed);  // flush(2): only the target-2 one
+  CHECK(changed == rb);
+  CHECK(t.pending() == 2);
+  changed.clear();
+  t.rma_completed(3, 0, true, changed);  // fence: all of window 3
+  CHECK(changed == ra);
+  CHECK(t.pending() == 1);
+  changed.clear();
+  t.rma_completed(4, 1, false, changed);  // b changed since window 4's issue too
+  CHECK(changed == rb);
+  CHECK_FALSE(t.any());
+  // Unchanged: nothing reported, still forgotten.
+  changed.clear();
+  t.rma_issued(3, 1, ra);
+  t.rma_completed(3, 1, false, changed);
+  CHECK(changed.empty());
+  CHECK_FALSE(t.any());
+  t.rma_issued(3, 1, {});  // nothing read: nothing kept
+  CHECK_FALSE(t.any());
+}
+
+TEST_CASE("tracer::content::rma_origin_ranges") {
+  // A Put's origin buffer is hashed, a Get's (written) and a Put to
+  // MPI_PROC_NULL are not.
+  std::vector<int32_t> buf(8, 0);
+  Event e;
+  e.call = Call::Put;
+  e.buf = addr(buf.data());
+  e.count = 8;
+  e.datatype = k_int;
+  e.peer = 1;
+  e.window = 1;
+  e.target_count = 8;
+  e.target_datatype = k_int;
+  CHECK(inputs(e) == std::vector<Range>{{e.buf, e.buf + 32}});
+  e.call = Call::Get;
+  CHECK(inputs(e).empty());
+  e.call = Call::Put;
+  e.peer = smtrace::format::k_proc_null;
+  CHECK(inputs(e).empty());
 }
 
 TEST_SUITE_END();
