@@ -121,6 +121,16 @@ void input_ranges(const Event& e, const CommFacts& comm, const PiecesOf& pieces_
 }
 
 uint64_t hash_ranges(const std::vector<Range>& ranges, uint64_t limit) noexcept {
+  return hash_ranges(ranges.data(), ranges.size(), limit);
+}
+
+uint64_t hash_ranges(const Range* first, std::size_t n_ranges, uint64_t limit) noexcept {
+  const Range* const last = first + n_ranges;
+  struct {
+    const Range *b, *e;
+    const Range* begin() const { return b; }
+    const Range* end() const { return e; }
+  } ranges{first, last};
   uint64_t total = 0;
   for (const Range& r : ranges) total += r.hi - r.lo;
   uint64_t h = k_mul;
@@ -146,11 +156,11 @@ uint64_t hash_ranges(const std::vector<Range>& ranges, uint64_t limit) noexcept 
   return mix(h, total);
 }
 
-void Table::posted(uint64_t request, std::vector<Range> ranges) {
-  if (request == 0 || ranges.empty()) return;
+void Table::posted(uint64_t request, const Range* ranges, std::size_t n) {
+  if (request == 0 || n == 0) return;
   Pending& p = m_pending[request];
-  p.hash = hash_ranges(ranges, m_limit);
-  p.ranges = std::move(ranges);
+  p.hash = hash_ranges(ranges, n, m_limit);
+  p.ranges.assign(ranges, n);
 }
 
 void Table::define(uint64_t request, std::vector<Range> ranges) {
@@ -168,26 +178,26 @@ void Table::started(uint64_t request) {
 bool Table::changed(uint64_t request, Range& where) {
   auto it = m_pending.find(request);
   if (it == m_pending.end()) return false;
-  if (hash_ranges(it->second.ranges, m_limit) == it->second.hash) return false;
-  where = {it->second.ranges.front().lo, it->second.ranges.back().hi};
+  const Ranges& r = it->second.ranges;
+  if (hash_ranges(r.data(), r.size(), m_limit) == it->second.hash) return false;
+  where = r.hull();
   m_pending.erase(it);
   return true;
 }
 
-void Table::rma_issued(uint32_t window, int32_t target, std::vector<Range> ranges) {
-  if (ranges.empty() || m_rma.size() >= k_rma_pending) return;
-  RmaPending r;
+void Table::rma_issued(uint32_t window, int32_t target, const Range* ranges, std::size_t n) {
+  if (n == 0 || m_rma.size() >= k_rma_pending) return;
+  RmaPending& r = m_rma.emplace_back();
   r.window = window;
   r.target = target;
-  r.p.hash = hash_ranges(ranges, m_limit);
-  r.p.ranges = std::move(ranges);
-  m_rma.push_back(std::move(r));
+  r.p.hash = hash_ranges(ranges, n, m_limit);
+  r.p.ranges.assign(ranges, n);
 }
 
 void Table::rma_completed(uint32_t window, int32_t target, bool all_targets, std::vector<Range>& changed) {
   auto done = [&](const RmaPending& r) {
     if (r.window != window || (!all_targets && r.target != target)) return false;
-    if (hash_ranges(r.p.ranges, m_limit) != r.p.hash) changed.push_back({r.p.ranges.front().lo, r.p.ranges.back().hi});
+    if (hash_ranges(r.p.ranges.data(), r.p.ranges.size(), m_limit) != r.p.hash) changed.push_back(r.p.ranges.hull());
     return true;
   };
   m_rma.erase(std::remove_if(m_rma.begin(), m_rma.end(), done), m_rma.end());

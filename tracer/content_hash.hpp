@@ -55,10 +55,33 @@ void input_ranges(const format::Event& e, const CommFacts& comm, const PiecesOf&
 // and the last limit/2 bytes of the footprint in address order.
 uint64_t hash_ranges(const std::vector<Range>& ranges, uint64_t limit) noexcept;
 
+uint64_t hash_ranges(const Range* ranges, std::size_t n, uint64_t limit) noexcept;
+
+// Sorted disjoint ranges, one of them kept in place (a basic type's buffer:
+// no allocation per operation).
+class Ranges {
+ public:
+  void assign(const Range* ranges, std::size_t n) {
+    m_n = n;
+    if (n == 1) m_one = ranges[0];
+    else m_many.assign(ranges, ranges + n);
+  }
+  const Range* data() const { return m_n == 1 ? &m_one : m_many.data(); }
+  std::size_t size() const { return m_n; }
+  bool empty() const { return m_n == 0; }
+  // The hull: [first's lo, last's hi).
+  Range hull() const { return {data()[0].lo, data()[m_n - 1].hi}; }
+
+ private:
+  std::size_t m_n = 0;
+  Range m_one;
+  std::vector<Range> m_many;
+};
+
 // What the check keeps per pending operation.
 struct Pending {
   uint64_t hash = 0;
-  std::vector<Range> ranges;
+  Ranges ranges;
 };
 
 // Pending operations' hashes by request, and persistent requests' ranges.
@@ -67,7 +90,8 @@ class Table {
   explicit Table(uint64_t limit = uint64_t{1} << 20) : m_limit(limit) {}
   // `request` was posted reading `ranges` (create), or a persistent request
   // defined for them (define: no hash until started).
-  void posted(uint64_t request, std::vector<Range> ranges);
+  void posted(uint64_t request, const std::vector<Range>& ranges) { posted(request, ranges.data(), ranges.size()); }
+  void posted(uint64_t request, const Range* ranges, std::size_t n);
   void define(uint64_t request, std::vector<Range> ranges);
   // MPI_Start of `request`: hash its defined ranges.
   void started(uint64_t request);
@@ -84,7 +108,10 @@ class Table {
   // `window` to rank `target` was issued reading `ranges`: pending until a
   // synchronization call completes it at the origin (at most k_rma_pending
   // kept: beyond, new ones are not hashed).
-  void rma_issued(uint32_t window, int32_t target, std::vector<Range> ranges);
+  void rma_issued(uint32_t window, int32_t target, const std::vector<Range>& ranges) {
+    rma_issued(window, target, ranges.data(), ranges.size());
+  }
+  void rma_issued(uint32_t window, int32_t target, const Range* ranges, std::size_t n);
   // A synchronization call on `window` completes its operations to `target`
   // (every target when `all_targets`) at the origin (format::EpochStep):
   // append the hull of each whose bytes changed to `changed`, forget them.

@@ -5,12 +5,14 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -610,6 +612,9 @@ struct ContentCheck {
   // objects loaded when it was last looked for (cuda_attribute).
   int (*cu_attribute)(void*, int, unsigned long long) = nullptr;
   unsigned long long loads_seen = 0;
+  // False where the machine has no NVIDIA driver (no /dev/nvidiactl at
+  // MPI_Init): then no device memory can exist and nothing is asked.
+  bool cuda_possible = true;
 };
 ContentCheck* g_content = new ContentCheck;  // never destroyed
 
@@ -640,7 +645,7 @@ bool type_pieces(uint32_t id, std::vector<content::Piece>& pieces, int64_t& exte
 // (dl_iterate_phdr's count, a few ns). Caller holds g_content->lock.
 int (*cuda_attribute())(void*, int, unsigned long long) {
   ContentCheck& c = *g_content;
-  if (c.cu_attribute) return c.cu_attribute;
+  if (c.cu_attribute || !c.cuda_possible) return c.cu_attribute;
   unsigned long long adds = 0;
   dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* out) {
@@ -664,11 +669,11 @@ int (*cuda_attribute())(void*, int, unsigned long long) {
 // Return true when every range is host memory: without the CUDA driver in
 // the process, always; with it, when the driver does not call it device
 // (or managed) memory. Caller holds g_content->lock.
-bool host_memory(const std::vector<Range>& ranges) {
+bool host_memory(const Range* ranges, std::size_t n) {
   if (!cuda_attribute()) return true;
   constexpr int k_memory_type = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
   constexpr int k_is_managed = 8;   // CU_POINTER_ATTRIBUTE_IS_MANAGED
-  for (const Range& r : ranges) {
+  for (const Range& r : std::span(ranges, n)) {
     unsigned int type = 0, managed = 0;
     // An error: memory CUDA does not know (plain host memory), or no context.
     if (g_content->cu_attribute(&type, k_memory_type, r.lo) == 0 && type != 1) return false;
@@ -716,7 +721,7 @@ void content_check(const E& e, uintptr_t site, bool completed_only) {
 // (content::input_ranges). A hot call's send or Put of a basic type is one
 // range, made here (no full Event, no call_buffers: the hot paths' cost).
 template <class E>
-void read_ranges(const E& e, const format::CallTraits& t, std::vector<Range>& ranges) {
+void read_ranges(const E& e, const format::CallTraits& t, std::vector<Range>& ranges, Range& one) {
   if constexpr (!std::is_same_v<E, Event>) {
     if ((t.buffers == format::BufferLayout::send || t.buffers == format::BufferLayout::put) &&
         e.datatype < format::k_first_derived_id) {
@@ -726,7 +731,7 @@ void read_ranges(const E& e, const format::CallTraits& t, std::vector<Range>& ra
           __builtin_mul_overflow(static_cast<uint64_t>(e.count), static_cast<uint64_t>(size), &bytes) ||
           e.buf < 4096 || e.buf + bytes < e.buf)
         return;  // (as input_ranges: nothing read, or not an address to read)
-      ranges.push_back({e.buf, e.buf + bytes});
+      one = {e.buf, e.buf + bytes};
       return;
     }
   }
@@ -735,6 +740,12 @@ void read_ranges(const E& e, const format::CallTraits& t, std::vector<Range>& ra
   if constexpr (std::is_same_v<E, Event>) ev = &e;
   else full = e.to_event();
   content::input_ranges(*ev, comm_facts(ev->comm), type_pieces, ranges);
+}
+
+// Return read_ranges' answer as (first, count): `one` where it was set.
+std::pair<const Range*, std::size_t> ranges_of(const std::vector<Range>& ranges, const Range& one) {
+  if (one.hi > one.lo) return {&one, 1};
+  return {ranges.data(), ranges.size()};
 }
 
 // After the traced call `e` returned MPI_SUCCESS: hash what a posted
@@ -747,11 +758,13 @@ void content_after(const E& e) {
     // Put, the accumulates: the origin bytes, until a synchronization call
     // completes the operation (Rput and the others with a request: not yet).
     std::vector<Range> ranges;
-    read_ranges(e, t, ranges);
-    if (ranges.empty()) return;
+    Range one;
+    read_ranges(e, t, ranges, one);
+    const auto [first, n] = ranges_of(ranges, one);
+    if (n == 0) return;
     SpinGuard<SpinLock> lock(g_content->lock);
-    if (!host_memory(ranges)) return;
-    g_content->table.rma_issued(e.window, e.peer.value_or(-1), std::move(ranges));
+    if (!host_memory(first, n)) return;
+    g_content->table.rma_issued(e.window, e.peer.value_or(-1), first, n);
     g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
     return;
   }
@@ -762,12 +775,14 @@ void content_after(const E& e) {
       if constexpr (std::is_same_v<E, Event>) empty = empty && e.counts.empty();  // v collectives
       if (empty || e.request == 0 || t.role == format::Role::rma_comm || t.role == format::Role::recv) return;
       std::vector<Range> ranges;
-      read_ranges(e, t, ranges);
-      if (ranges.empty()) return;
+      Range one;
+      read_ranges(e, t, ranges, one);
+      const auto [first, n] = ranges_of(ranges, one);
+      if (n == 0) return;
       SpinGuard<SpinLock> lock(g_content->lock);
-      if (!host_memory(ranges)) return;
-      if (t.request == RequestEffect::create) g_content->table.posted(e.request, std::move(ranges));
-      else g_content->table.define(e.request, std::move(ranges));
+      if (!host_memory(first, n)) return;
+      if (t.request == RequestEffect::create) g_content->table.posted(e.request, first, n);
+      else g_content->table.define(e.request, std::vector<Range>(first, first + n));
       g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
       return;
     }
@@ -2386,7 +2401,11 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
   g_content->pending.store(0);
   g_content->cu_attribute = nullptr;  // (looked for at the first post: cuda_attribute)
   g_content->loads_seen = 0;
-  g_content->on = options.hash && options.records(format::Family::annotate) && !access::attached();
+  g_content->cuda_possible = ::access("/dev/nvidiactl", F_OK) == 0;
+  // Off too where an AMD GPU driver is (/dev/kfd): HIP device memory can
+  // not be told from host memory here, and reading it from the host faults.
+  g_content->on = options.hash && options.records(format::Family::annotate) && !access::attached() &&
+                  ::access("/dev/kfd", F_OK) != 0;
   handlers::record_init(call, site, t_start);
 }
 
