@@ -33,6 +33,7 @@ constexpr std::string_view annotation_name(Call call) {
   if (call == Call::Annotate_write) return "smtrace_annotate_write";
   if (call == Call::Load) return "smtrace_load";
   if (call == Call::Store) return "smtrace_store";
+  if (call == Call::Buffer_modified) return "smtrace_buffer_modified";
   return {};
 }
 

@@ -705,6 +705,31 @@ void on_annotate(Call call, uintptr_t address, uint64_t size, uintptr_t site) no
   s.leave(0);
 }
 
+void record_buffer_modified(uint64_t request, uint64_t address, uint64_t size, uintptr_t site) noexcept {
+  if (!g->on.load(std::memory_order_relaxed) ||
+      !((g->families.load(std::memory_order_relaxed) >> static_cast<unsigned>(format::Family::annotate)) & 1u))
+    return;
+  try {
+    Event e;
+    e.call = Call::Buffer_modified;
+    e.thread = thread_id();
+    e.t_start = now();
+    e.buf = address;
+    e.size = size;
+    e.request = request;
+    void* frames[k_max_stack + 4];
+    const int n = call_stack(frames, site);
+    under_lock([&] {
+      flush_access_runs();
+      flush_folds(e.thread);
+      resolve_sites(e, site, frames, n);
+      g->recorder->event(e);
+    });
+  } catch (...) {
+    count_error();
+  }
+}
+
 namespace {
 thread_local uintptr_t t_site SMTRACE_FAST_TLS = 0;
 

@@ -93,6 +93,10 @@ uint64_t errors() noexcept;
 
 // Record an annotated local access: ANNOTATE_READ / ANNOTATE_WRITE.
 void on_annotate(format::Call call, uintptr_t address, uint64_t size, uintptr_t site) noexcept;
+// Write a BUFFER_MODIFIED record of this thread: the bytes [address, +size)
+// that pending `request` reads changed before the call at `site` (which may
+// complete it) was entered (the content check, tracer/content_hash.hpp).
+void record_buffer_modified(uint64_t request, uint64_t address, uint64_t size, uintptr_t site) noexcept;
 // Record a run of loads or stores that the load/store runtime closed
 // (a LOAD / STORE event of this thread; tracer/access.hpp).
 void on_access_run(const smtrace_access_run& run) noexcept;

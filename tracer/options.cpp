@@ -104,6 +104,12 @@ Options parse_options(const std::function<const char*(const char*)>& getenv) {
   o.disable = parse_bool(getenv("SMTRACE_DISABLE"), false);
   o.fold_polls = parse_bool(getenv("SMTRACE_FOLD_POLLS"), true);
   o.quiet = parse_bool(getenv("SMTRACE_QUIET"), false);
+  o.hash = parse_bool(getenv("SMTRACE_HASH"), true);
+  if (const char* v = getenv("SMTRACE_HASH_BYTES"); v && *v) {
+    uint64_t n = 0;
+    if (parse_uint(v, n) && n >= 64 && n <= (uint64_t{1} << 30)) o.hash_bytes = n;
+    else complain(o.problems, std::string("SMTRACE_HASH_BYTES: '") + v + "' is not a size in 64..1G");
+  }
   o.grow_ahead = parse_bool(getenv("SMTRACE_GROW_AHEAD"), true);
   if (const char* v = getenv("SMTRACE_THREADS"); v && *v) {
     std::string t = v;
@@ -140,6 +146,9 @@ std::map<std::string, std::string> Options::to_map() const {
                           : threads == ThreadTracking::off ? "off"
                                                            : "auto"},
   };
+  // Only when not the default: headers of runs that leave them stay as before.
+  if (!hash) map.emplace("SMTRACE_HASH", "0");
+  if (hash_bytes != content_hash_default) map.emplace("SMTRACE_HASH_BYTES", std::to_string(hash_bytes));
   if (!force.empty()) map.emplace("SMTRACE_FORCE", force);  // a forced run says so in every header
   return map;
 }

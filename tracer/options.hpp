@@ -19,6 +19,10 @@ namespace smtrace::tracer {
 // provides MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE.
 enum class ThreadTracking : uint8_t { automatic, on, off };
 
+// SMTRACE_HASH_BYTES's default (docs/tracer.md "Content check of pending
+// send buffers": what hashing more costs per operation).
+inline constexpr uint64_t content_hash_default = 4096;
+
 struct Options {
   std::string dir = "smtrace-trace";  // SMTRACE_DIR
   uint32_t chunk_bytes = 64 * 1024;   // SMTRACE_BUFFER
@@ -29,6 +33,8 @@ struct Options {
   bool quiet = false;                 // SMTRACE_QUIET
   bool grow_ahead = true;             // SMTRACE_GROW_AHEAD (Recorder::start_grow_ahead)
   bool counter_clock = true;          // SMTRACE_CLOCK: counter (true) or monotonic
+  bool hash = true;                   // SMTRACE_HASH: the content check of pending send buffers
+  uint64_t hash_bytes = content_hash_default;  // SMTRACE_HASH_BYTES: bytes hashed per operation (beyond: a sample)
   ThreadTracking threads = ThreadTracking::automatic;  // SMTRACE_THREADS
   std::string force;                  // SMTRACE_FORCE: RANK:N=SOURCE,... (trace_format/force.hpp)
   std::string families_text = "all";

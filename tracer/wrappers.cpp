@@ -3,19 +3,23 @@
 // the tables below and hands plain values to handlers::CallScope; it calls
 // PMPI_X exactly once and returns its rc. See tracer.hpp for the ground rules.
 #include <dlfcn.h>
+#include <link.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "tracer/access.hpp"
+#include "tracer/content_hash.hpp"
 #include "tracer/flatten.hpp"
 #include "tracer/force.hpp"
 #include "tracer/fortran.hpp"
@@ -596,17 +600,236 @@ bool doubtful(const E& e) {
   return bad_peer(e.peer) || bad_peer(recv_peer);
 }
 
+// The content check of pending send buffers (tracer/content_hash.hpp):
+// the hashes of pending operations' input bytes, under their own lock.
+struct ContentCheck {
+  SpinLock lock;
+  content::Table table;
+  std::atomic<std::size_t> pending{0};  // table.pending(), read without the lock
+  bool on = false;                      // SMTRACE_HASH, and the annotate family recorded
+  // cuPointerGetAttribute once the CUDA driver is in the process (device
+  // memory must not be read from the host), and the loader's count of
+  // objects loaded when it was last looked for (cuda_attribute).
+  int (*cu_attribute)(void*, int, unsigned long long) = nullptr;
+  unsigned long long loads_seen = 0;
+  // False where the machine has no NVIDIA driver (no /dev/nvidiactl at
+  // MPI_Init): then no device memory can exist and nothing is asked.
+  bool cuda_possible = true;
+};
+ContentCheck* g_content = new ContentCheck;  // never destroyed
+
+// The contiguous pieces of datatype `id` (content::PiecesOf).
+bool type_pieces(uint32_t id, std::vector<content::Piece>& pieces, int64_t& extent) {
+  if (id < format::k_first_derived_id) {
+    const int64_t size = g_tables->basic_size[id];
+    if (size <= 0) return false;
+    pieces.push_back({0, static_cast<uint64_t>(size)});
+    extent = size;
+    return true;
+  }
+  format::DatatypeDef* def = nullptr;
+  if (!g_tables->defs.find(id, def) || !def) return false;
+  extent = def->extent;
+  for (const format::Run& r : def->runs)
+    for (uint64_t k = 0; k < std::max<uint64_t>(r.count, 1); ++k) {
+      if (pieces.size() >= 4096) return false;
+      pieces.push_back({r.offset + static_cast<int64_t>(k) * r.stride, r.length});
+    }
+  return true;
+}
+
+// Return the CUDA driver's cuPointerGetAttribute, or nullptr while the
+// driver is not in the process. The CUDA runtime opens libcuda itself, often
+// after MPI_Init and into a local scope (not RTLD_DEFAULT's), so it is
+// looked for by name, again whenever the loader has loaded more objects
+// (dl_iterate_phdr's count, a few ns). Caller holds g_content->lock.
+int (*cuda_attribute())(void*, int, unsigned long long) {
+  ContentCheck& c = *g_content;
+  if (c.cu_attribute || !c.cuda_possible) return c.cu_attribute;
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        *static_cast<unsigned long long*>(out) = info->dlpi_adds;
+        return 1;  // the first object tells: stop
+      },
+      &adds);
+  if (adds == c.loads_seen) return nullptr;
+  c.loads_seen = adds;
+  for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
+    void* lib = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib) continue;
+    c.cu_attribute = reinterpret_cast<int (*)(void*, int, unsigned long long)>(dlsym(lib, "cuPointerGetAttribute"));
+    // (The reference NOLOAD took is kept: the function must outlive a
+    // dlclose of the runtime's.)
+    if (c.cu_attribute) break;
+  }
+  return c.cu_attribute;
+}
+
+// Return true when every range is host memory: without the CUDA driver in
+// the process, always; with it, when the driver does not call it device
+// (or managed) memory. Caller holds g_content->lock.
+bool host_memory(const Range* ranges, std::size_t n) {
+  if (!cuda_attribute()) return true;
+  constexpr int k_memory_type = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+  constexpr int k_is_managed = 8;   // CU_POINTER_ATTRIBUTE_IS_MANAGED
+  for (const Range& r : std::span(ranges, n)) {
+    unsigned int type = 0, managed = 0;
+    // An error: memory CUDA does not know (plain host memory), or no context.
+    if (g_content->cu_attribute(&type, k_memory_type, r.lo) == 0 && type != 1) return false;
+    if (g_content->cu_attribute(&managed, k_is_managed, r.lo) == 0 && managed) return false;
+  }
+  return true;
+}
+
+// A call that may complete requests is about to be written (`e`'s listed
+// requests, or for a non-blocking poll those it completed): write a
+// BUFFER_MODIFIED record for each whose hashed bytes changed.
+template <class E>
+void content_check(const E& e, uintptr_t site, bool completed_only) {
+  if (g_content->pending.load(std::memory_order_relaxed) == 0) [[likely]]
+    return;
+  std::vector<std::pair<uint64_t, Range>> changed;
+  {
+    SpinGuard<SpinLock> lock(g_content->lock);
+    Range where;
+    auto ask = [&](uint64_t r) {
+      if (r != 0 && g_content->table.changed(r, where)) changed.emplace_back(r, where);
+    };
+    if (completed_only) {
+      for (const format::CompletedRequest& c : e.completed) ask(c.request);
+      if (format::call_traits(e.call).request == format::RequestEffect::free) ask(e.request);
+    } else {
+      ask(e.request);
+      for (uint64_t r : e.requests) ask(r);
+    }
+    // An RMA synchronization call that completes operations at the origin
+    // (blocking: asked before its entry).
+    if (const format::EpochStep step = format::epoch_step(format::call_traits(e.call).epoch);
+        step.completes != format::Completion::none) {
+      std::vector<Range> hulls;
+      g_content->table.rma_completed(e.window, e.peer.value_or(-1), step.all_targets, hulls);
+      for (const Range& h : hulls) changed.emplace_back(0, h);
+    }
+    g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+  }
+  for (const auto& [request, where] : changed)
+    handlers::record_buffer_modified(request, where.lo, where.hi - where.lo, site);
+}
+
+// Set `ranges` to the bytes `e` hands MPI to read beyond the call
+// (content::input_ranges). A hot call's send or Put of a basic type is one
+// range, made here (no full Event, no call_buffers: the hot paths' cost).
+template <class E>
+void read_ranges(const E& e, const format::CallTraits& t, std::vector<Range>& ranges, Range& one) {
+  if constexpr (!std::is_same_v<E, Event>) {
+    if ((t.buffers == format::BufferLayout::send || t.buffers == format::BufferLayout::put) &&
+        e.datatype < format::k_first_derived_id) {
+      const int64_t size = g_tables->basic_size[e.datatype];
+      uint64_t bytes = 0;
+      if (e.peer == format::k_proc_null || size <= 0 || e.count <= 0 ||
+          __builtin_mul_overflow(static_cast<uint64_t>(e.count), static_cast<uint64_t>(size), &bytes) ||
+          e.buf < 4096 || e.buf + bytes < e.buf)
+        return;  // (as input_ranges: nothing read, or not an address to read)
+      one = {e.buf, e.buf + bytes};
+      return;
+    }
+  }
+  Event full;
+  const Event* ev = &full;
+  if constexpr (std::is_same_v<E, Event>) ev = &e;
+  else full = e.to_event();
+  content::input_ranges(*ev, comm_facts(ev->comm), type_pieces, ranges);
+}
+
+// Return read_ranges' answer as (first, count): `one` where it was set.
+std::pair<const Range*, std::size_t> ranges_of(const std::vector<Range>& ranges, const Range& one) {
+  if (one.hi > one.lo) return {&one, 1};
+  return {ranges.data(), ranges.size()};
+}
+
+// After the traced call `e` returned MPI_SUCCESS: hash what a posted
+// operation (or a started persistent one) reads, forget what completed.
+template <class E>
+void content_after(const E& e) {
+  using format::RequestEffect;
+  const format::CallTraits& t = format::call_traits(e.call);
+  if (t.role == format::Role::rma_comm && t.request == RequestEffect::none) {
+    // Put, the accumulates: the origin bytes, until a synchronization call
+    // completes the operation (Rput and the others with a request: not yet).
+    std::vector<Range> ranges;
+    Range one;
+    read_ranges(e, t, ranges, one);
+    const auto [first, n] = ranges_of(ranges, one);
+    if (n == 0) return;
+    SpinGuard<SpinLock> lock(g_content->lock);
+    if (!host_memory(first, n)) return;
+    g_content->table.rma_issued(e.window, e.peer.value_or(-1), first, n);
+    g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+    return;
+  }
+  switch (t.request) {
+    case RequestEffect::create: case RequestEffect::persistent: {
+      // Zero bytes: nothing hashed, nothing asked (the ping-pong's cost).
+      bool empty = e.count <= 0;
+      if constexpr (std::is_same_v<E, Event>) empty = empty && e.counts.empty();  // v collectives
+      if (empty || e.request == 0 || t.role == format::Role::rma_comm || t.role == format::Role::recv) return;
+      std::vector<Range> ranges;
+      Range one;
+      read_ranges(e, t, ranges, one);
+      const auto [first, n] = ranges_of(ranges, one);
+      if (n == 0) return;
+      SpinGuard<SpinLock> lock(g_content->lock);
+      if (!host_memory(first, n)) return;
+      if (t.request == RequestEffect::create) g_content->table.posted(e.request, first, n);
+      else g_content->table.define(e.request, std::vector<Range>(first, first + n));
+      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      return;
+    }
+    case RequestEffect::start: {
+      SpinGuard<SpinLock> lock(g_content->lock);
+      if (e.requests.empty()) g_content->table.started(e.request);
+      for (uint64_t r : e.requests) g_content->table.started(r);
+      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      return;
+    }
+    case RequestEffect::free: {
+      SpinGuard<SpinLock> lock(g_content->lock);
+      g_content->table.freed(e.request);
+      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      return;
+    }
+    case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
+    case RequestEffect::query:
+      if (e.completed.empty() || g_content->pending.load(std::memory_order_relaxed) == 0) return;
+      {
+        SpinGuard<SpinLock> lock(g_content->lock);
+        for (const format::CompletedRequest& c : e.completed) g_content->table.completed(c.request);
+        g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      }
+      return;
+    case RequestEffect::none: case RequestEffect::cancel:
+      return;
+  }
+}
+
 // Run one traced call in scope `s` (CallScope or HotScope): gather inputs,
-// enter, call PMPI once, gather outputs, leave.
+// enter, call PMPI once, gather outputs, leave. The content check asks a
+// blocking completion's requests before its entry is written, a poll's
+// completed requests before its event is.
 template <class Scope, class F, class Pre, class Post>
-int run_scope(Scope& s, F&& pmpi, Pre&& pre, Post&& post) {
+int run_scope(Scope& s, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   pre(s.e);
   // A blocking call's entry is written anyway: its arguments need no test.
   if (!s.writes_entry() && doubtful(s.e)) s.expect_no_return();
+  const bool check = g_content->on;
+  if (check && s.writes_entry()) content_check(s.e, site, false);
   s.enter();
   int rc = pmpi();
   post(s, rc);
+  if (check && !s.writes_entry()) content_check(s.out(), site, true);
   s.leave(rc);
+  if (check && rc == MPI_SUCCESS) content_after(s.e);
   return rc;
 }
 
@@ -615,7 +838,7 @@ int run_scope(Scope& s, F&& pmpi, Pre&& pre, Post&& post) {
 template <class F, class Pre, class Post>
 int traced(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   CallScope s(c, site);
-  const int rc = run_scope(s, pmpi, pre, post);
+  const int rc = run_scope(s, site, pmpi, pre, post);
   if (rc == MPI_SUCCESS && access::attached()) access::after_call(s.e, comm_facts(s.e.comm), type_extent);
   return rc;
 }
@@ -630,7 +853,7 @@ template <format::HotGroups G, class F, class Pre, class Post>
 int traced_hot(Call c, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   if (!handlers::hot_path()) return traced(c, site, pmpi, pre, post);
   handlers::HotScopeOf<G> s(c, site);
-  return run_scope(s, pmpi, pre, post);
+  return run_scope(s, site, pmpi, pre, post);
 }
 
 // traced_hot for a call that completes `n` requests: a HotEvent holds at
@@ -2172,6 +2395,17 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
   g_tables->world_facts = {rank, size};
   register_predefined();
   if (!handlers::start(info)) return;
+  // The content check: off when the load/store runtime sees the stores
+  // themselves (one finding, not two) or the annotate family is off.
+  g_content->table = content::Table(options.hash_bytes);
+  g_content->pending.store(0);
+  g_content->cu_attribute = nullptr;  // (looked for at the first post: cuda_attribute)
+  g_content->loads_seen = 0;
+  g_content->cuda_possible = ::access("/dev/nvidiactl", F_OK) == 0;
+  // Off too where an AMD GPU driver is (/dev/kfd): HIP device memory can
+  // not be told from host memory here, and reading it from the host faults.
+  g_content->on = options.hash && options.records(format::Family::annotate) && !access::attached() &&
+                  ::access("/dev/kfd", F_OK) != 0;
   handlers::record_init(call, site, t_start);
 }
 

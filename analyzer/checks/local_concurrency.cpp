@@ -810,6 +810,31 @@ class LocalConcurrency final : public Check {
     }
   }
 
+  // The finding of a BUFFER_MODIFIED record: the tracer saw the operation's
+  // input bytes change before a call that may complete it (its site).
+  Finding modified(const Context& context, uint32_t rank, const Record& r, Finding& f) const {
+    const Conflict& c = r.conflict;
+    const std::string_view op = format::call_name(r.op_call);
+    const EventRef at{rank, c.seq};
+    f.message = fmt::format("the buffer of {} [{}, +{}) was modified before its completion (the tracer's hash of "
+                            "its bytes at the post differs from the one when rank {} entered the completing call)",
+                            op, hex(r.op_lo), r.op_hi - r.op_lo, at.str());
+    const std::string what = r.post_call == r.op_call
+                                 ? fmt::format("{} posts the buffer here", op)
+                                 : fmt::format("{} starts {}'s operation here", format::call_name(r.post_call), op);
+    f.locations.push_back(context.location(EventRef{rank, r.post_seq}, r.post_call, r.post_site, what));
+    f.locations.push_back(context.location(at, c.call, c.site,
+                                           fmt::format("the bytes [{}, +{}) differ when this call is entered",
+                                                       hex(c.lo), c.hi - c.lo)));
+    if (r.done_call != Call::unspecified)
+      f.locations.push_back(context.location(EventRef{rank, r.done_seq}, r.done_call, r.done_site,
+                                             r.freed ? "the request is freed here, the operation still in flight"
+                                                     : "the operation completes here"));
+    f.notes.push_back("the sender must not modify the send buffer until the send completes (MPI-4.0 3.7.2, 3.7.3); "
+                      "the store itself was not seen (build with smtrace-cc to see where)");
+    return f;
+  }
+
   Finding finding(const Context& context, uint32_t rank, const Record& r) const {
     const Conflict& c = r.conflict;
     const std::string_view op = format::call_name(r.op_call);
@@ -830,6 +855,7 @@ class LocalConcurrency final : public Check {
     Finding f;
     f.kind = std::string(name());
     f.severity = severity();
+    if (c.call == Call::Buffer_modified) return modified(context, rank, r, f);
     f.message = fmt::format("{}'s buffer [{}, +{}) is {} {} (rank {}) {}", op, hex(r.op_lo), r.op_hi - r.op_lo, verb,
                             access, at.str(), ending);
     const std::string what = r.post_call == r.op_call

@@ -1170,6 +1170,8 @@ class RmaRace final : public Check {
   std::string describe(uint32_t owner, const Item& it) const {
     if (it.side == Side::local) {
       const LocalAccess& a = m_passes[owner]->locals[it.local];
+      if (a.call == Call::Buffer_modified)
+        return fmt::format("a change of its bytes on {} before the synchronization call", rank_text(owner, it));
       return fmt::format("a {} on {}", a.write ? "store" : "load", rank_text(owner, it));
     }
     if (it.side == Side::buffer) {
@@ -1217,6 +1219,15 @@ class RmaRace final : public Check {
     f.locations.push_back(locate(g.owner, y, "this access"));
     f.locations.push_back(locate(g.owner, x, "conflicts with this one"));
     if (g.count > 1) f.notes.push_back(fmt::format("{} races between these two call sites", g.count));
+    for (const Item* it : {&y, &x}) {
+      if (it->side == Side::local && m_passes[g.owner]->locals[it->local].call == Call::Buffer_modified) {
+        f.notes.push_back("the tracer's hash of the origin buffer at the RMA call differs from the one when the "
+                          "synchronization call that completes it was entered: the buffer must not be updated until "
+                          "the operation completes at the origin (MPI-4.0 12.3); the store itself was not seen "
+                          "(build with smtrace-cc to see where)");
+        break;
+      }
+    }
     if (x.origin == y.origin && x.lane != y.lane) {
       const RankThreads& t = m_ctx->replay().threads(x.origin);
       f.notes.push_back(fmt::format("{} and {} of rank {}: no thread synchronization or MPI call orders them",

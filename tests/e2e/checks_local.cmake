@@ -9,3 +9,10 @@ smtrace_check_test(request_leak request_leak 2 30 --finds request-leak)
 smtrace_check_test(request_leak_fixed request_leak 2 30 --clean ARGS fixed)
 smtrace_check_test(resource_leak resource_leak 2 30 --finds resource-leak)
 smtrace_check_test(resource_leak_fixed resource_leak 2 30 --clean ARGS fixed)
+# The tracer's content check (no annotation, plain mpicc + LD_PRELOAD):
+# stores into the input of a pending Isend / started persistent send /
+# Ibcast at the root / Iallreduce, and their fixed twins.
+smtrace_check_test(send_modified send_modified 2 30 --finds local-concurrency)
+smtrace_check_test(send_modified_fixed send_modified 2 30 --clean ARGS fixed)
+smtrace_check_test(icoll_modified icoll_modified 2 30 --finds local-concurrency)
+smtrace_check_test(icoll_modified_fixed icoll_modified 2 30 --clean ARGS fixed)

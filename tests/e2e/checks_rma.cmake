@@ -15,3 +15,9 @@ if(TARGET smtrace::smt)
   smtrace_check_test(rma_wildcard_fixed rma_wildcard 3 40 --clean ARGS fixed)
   target_include_directories(e2e_rma_wildcard PRIVATE ${PROJECT_SOURCE_DIR}/include)
 endif()
+# The tracer's content check of RMA origin buffers (no annotation, no
+# smtrace-cc): a Put's and an Accumulate's origin stored into before the
+# fence / unlock that completes them; fixed: after the fence and after
+# MPI_Win_flush_local, and a Put to MPI_PROC_NULL.
+smtrace_check_test(rma_origin_modified rma_origin_modified 2 30 --finds rma-race)
+smtrace_check_test(rma_origin_modified_fixed rma_origin_modified 2 30 --clean ARGS fixed)
