@@ -83,10 +83,30 @@ class Comparer {
       }
       return d;
     }
+    if (auto d = in_place_at_some(ref)) return d;
     return signatures(r.call);
   }
 
  private:
+  // Where the in-place option is given at all members or at none
+  // (format::InPlaceUse::every_member), a member that passes MPI_IN_PLACE
+  // while another passes a send buffer diverges from it.
+  std::optional<Divergence> in_place_at_some(std::size_t ref) const {
+    const CollRecord& r = *m_at[ref];
+    if (format::in_place_use(r.call) != format::InPlaceUse::every_member) return std::nullopt;
+    auto what = [](const CollRecord& c) { return c.in_place ? "passes MPI_IN_PLACE" : "passes a send buffer"; };
+    for (std::size_t m = ref + 1; m < m_at.size(); ++m) {
+      if (!m_at[m] || m_at[m]->in_place == r.in_place) continue;
+      Divergence d{fmt::format("MPI_IN_PLACE of {} at some members only: ", format::call_name(r.call)),
+                   {ref, what(r)}, {m, what(*m_at[m])}, false, {}};
+      d.notes.push_back(fmt::format("{}'s in-place option is given at all members or at none (MPI-3.1 "
+                                    "sections 5.7 to 5.10)",
+                                    format::call_name(r.call)));
+      return d;
+    }
+    return std::nullopt;
+  }
+
   static bool ops_differ(uint32_t a, uint32_t b) {
     if (a == 0 || b == 0) return false;  // not recorded
     const bool user_a = a >= format::k_first_derived_id, user_b = b >= format::k_first_derived_id;

@@ -127,7 +127,7 @@ class Pass final : public RankPass {
       case Role::collective:
         comm(e.comm);
         if (t.rooted) rank(e.peer, RankUse::root, e.comm);
-        if (!lacks(format::Content::buffers)) in_place(e, t);
+        if (!lacks(format::Content::buffers)) in_place(e);
         buffers(e, t);
         if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
@@ -385,40 +385,16 @@ class Pass final : public RankPass {
       add("null buffer", fmt::format("the buffer is NULL with count {} of {}", count, basic_type_name(type)));
   }
 
-  // MPI_IN_PLACE: allowed at every member of Allreduce, Allgather(v),
-  // Alltoall(v,w), Reduce_scatter(_block), Scan, Exscan; at the root only of
-  // Reduce, Gather(v), Scatter(v); never in Bcast, never on an
-  // intercommunicator (MPI-3.1 section 5.2.1).
-  void in_place(const Event& e, const format::CallTraits& t) {
+  // MPI_IN_PLACE: where format::in_place_use allows it (MPI-3.1 section
+  // 5.2.1), never on an intercommunicator. That every member of an
+  // Allreduce, Allgather, ... passes it or none does is collective-mismatch's.
+  void in_place(const Event& e) {
     if (!e.in_place) return;
     const format::CommPlace place = comm_place(m_data, e.comm);
     if (place.inter) return add("in place", "MPI_IN_PLACE on an intercommunicator");
-    bool root_only = false, allowed = true;
-    switch (t.buffers) {
-      case format::BufferLayout::reduce: case format::BufferLayout::gather: case format::BufferLayout::gatherv:
-      case format::BufferLayout::scatter: case format::BufferLayout::scatterv:
-        root_only = true;
-        break;
-      case format::BufferLayout::allreduce: case format::BufferLayout::reduce_scatter_block:
-      case format::BufferLayout::reduce_scatter: case format::BufferLayout::allgather:
-      case format::BufferLayout::allgatherv: case format::BufferLayout::alltoall: case format::BufferLayout::alltoallv:
-      case format::BufferLayout::alltoallw:
-        break;
-      case format::BufferLayout::none: case format::BufferLayout::bcast: case format::BufferLayout::send:
-      case format::BufferLayout::recv: case format::BufferLayout::sendrecv: case format::BufferLayout::sendrecv_replace:
-      case format::BufferLayout::put: case format::BufferLayout::get: case format::BufferLayout::accumulate:
-      case format::BufferLayout::get_accumulate: case format::BufferLayout::fetch_and_op:
-      case format::BufferLayout::compare_and_swap: case format::BufferLayout::local_read:
-      case format::BufferLayout::local_write: case format::BufferLayout::copy: case format::BufferLayout::reduce_local:
-      // Neighbourhood collectives have no in-place option (MPI-3.1 section 7.6).
-      case format::BufferLayout::neighbor_allgather: case format::BufferLayout::neighbor_allgatherv:
-      case format::BufferLayout::neighbor_alltoall: case format::BufferLayout::neighbor_alltoallv:
-      case format::BufferLayout::neighbor_alltoallw:
-        allowed = false;
-        break;
-    }
-    if (!allowed) return add("in place", "MPI_IN_PLACE is not allowed here");
-    if (root_only && e.peer && place.rank && *e.peer >= 0 && *e.peer != *place.rank)
+    const format::InPlaceUse use = format::in_place_use(e.call);
+    if (use == format::InPlaceUse::never) return add("in place", "MPI_IN_PLACE is not allowed here");
+    if (use == format::InPlaceUse::root_only && e.peer && place.rank && *e.peer >= 0 && *e.peer != *place.rank)
       add("in place", fmt::format("MPI_IN_PLACE at rank {} of {}, which is not the root ({})", *place.rank,
                                   comm_text(e.comm), *e.peer),
           {}, {"only the root passes MPI_IN_PLACE to MPI_Reduce, MPI_Gather(v) and MPI_Scatter(v)"});

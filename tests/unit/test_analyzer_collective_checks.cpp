@@ -304,6 +304,30 @@ TEST_CASE("analyzer::CollectiveMismatch::signatures") {
   }
 }
 
+TEST_CASE("analyzer::CollectiveMismatch::in_place_at_some_members") {
+  // Allreduce's in-place option is given at all members or none (MPI-3.1
+  // section 5.9.6): rank 1 alone passing MPI_IN_PLACE diverges.
+  TraceBuilder t(3);
+  for (uint32_t r = 0; r < 3; ++r) t.allreduce(r, 10).in_place = r == 1;
+  auto result = t.run("collective-mismatch");
+  REQUIRE(result.findings.size() == 1);
+  CHECK(result.findings[0].message ==
+        "collectives diverge on MPI_COMM_WORLD at collective #1: MPI_IN_PLACE of MPI_Allreduce at some members "
+        "only: rank 0 passes a send buffer, rank 1 passes MPI_IN_PLACE");
+  CHECK(contains(all_notes(result.findings[0]), "at all members or at none"));
+  // At every member: fine; Scan's option is each member's own (section 5.11.1).
+  TraceBuilder all(3);
+  for (uint32_t r = 0; r < 3; ++r) all.allreduce(r, 10).in_place = true;
+  CHECK(all.run("collective-mismatch").findings.empty());
+  TraceBuilder scan(3);
+  for (uint32_t r = 0; r < 3; ++r) {
+    tf::Event& e = scan.allreduce(r, 10);
+    e.call = Call::Scan;
+    e.in_place = r == 1;
+  }
+  CHECK(scan.run("collective-mismatch").findings.empty());
+}
+
 TEST_CASE("analyzer::CollectiveMismatch::blocking_and_nonblocking") {
   TraceBuilder t(2);
   t.bcast(0, 10, 0);
