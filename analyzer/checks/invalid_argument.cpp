@@ -9,8 +9,9 @@
 // buffers it uses at this rank with their counts and datatypes, MPI_IN_PLACE
 // applied, only those significant at this rank. Rules:
 // - communicator: not MPI_COMM_NULL, not freed (Comm_free earlier on this
-//   rank), not one the tracer marked invalid (k_invalid_id); Comm_free of
-//   MPI_COMM_WORLD or MPI_COMM_SELF;
+//   rank), not one the tracer marked invalid (k_invalid_id), not one a call
+//   with a request (Comm_idup) made before that request completed (section
+//   6.4.2); Comm_free of MPI_COMM_WORLD or MPI_COMM_SELF;
 // - ranks: a destination in [0, size) or MPI_PROC_NULL; a source also
 //   MPI_ANY_SOURCE; a root in [0, size) on an intracommunicator, MPI_ROOT,
 //   MPI_PROC_NULL or a remote rank on an intercommunicator (size: the remote
@@ -195,13 +196,23 @@ class Pass final : public RankPass {
   void comm(uint32_t id) {
     // Most calls: a communicator that is neither null nor invalid, on a
     // rank that freed none (the table is not hashed into then).
-    if (id != format::k_null_id && id != format::k_invalid_id && m_freed_comms.empty()) return;
+    if (id != format::k_null_id && id != format::k_invalid_id && m_freed_comms.empty() && m_unready_comms.empty())
+      return;
     comm_rules(id);
   }
 
   void comm_rules(uint32_t id) {
     if (id == format::k_null_id) return add("null comm", "the communicator is MPI_COMM_NULL");
     if (id == format::k_invalid_id) return add("invalid comm", "the communicator is invalid (freed or never created)");
+    for (const UnreadyComm& u : m_unready_comms) {
+      if (u.comm == id)
+        return add("comm not ready",
+                   fmt::format("{} is used before the {} that makes it completes", comm_text(id),
+                               format::call_name(u.made.call)),
+                   u.made,
+                   {"the new communicator of a non-blocking constructor may be used only once its request "
+                    "completes (MPI-3.1 section 6.4.2, MPI_COMM_IDUP)"});
+    }
     if (auto it = m_freed_comms.find(id); it != m_freed_comms.end())
       add("freed comm", fmt::format("{} was freed by {} ({}:{})", comm_text(id), format::call_name(it->second.call),
                                     m_data.rank, it->second.seq),
@@ -591,7 +602,14 @@ class Pass final : public RankPass {
     switch (h.effect) {
       case format::HandleEffect::create:
         switch (h.kind) {
-          case format::HandleKind::comm: m_freed_comms.erase(h.id); break;
+          case format::HandleKind::comm:
+            m_freed_comms.erase(h.id);
+            // A communicator a call makes with a request (Comm_idup) is not
+            // ready until that request completes.
+            if (format::call_traits(e.call).request == format::RequestEffect::create && e.request != 0)
+              m_unready_comms.push_back(
+                  {h.id, e.request, RawSite{m_data.rank, e.seq, e.call, e.site, "the communicator is made here"}});
+            break;
           case format::HandleKind::group: m_freed_groups.erase(h.id); break;
           case format::HandleKind::datatype:
             m_freed_types.erase(h.id);
@@ -658,11 +676,17 @@ class Pass final : public RankPass {
         break;
       case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
       case format::RequestEffect::complete_some:
+        if (!m_unready_comms.empty()) {
+          for (const format::CompletedRequest& c : e.completed) ready(c.request);
+        }
         if (m_persistent.empty()) break;  // (most ranks define no persistent request)
         for (const format::CompletedRequest& c : e.completed)
           if (auto p = m_persistent.find(c.request); p != m_persistent.end()) p->second.active = false;
         break;
       case format::RequestEffect::free:
+        // A freed Comm_idup request completes unseen: no use of its
+        // communicator is blamed from then on.
+        if (!m_unready_comms.empty()) ready(e.request);
         if (e.request != 0 && e.request != format::k_invalid_request) {
           m_freed_requests[e.request] = RawSite{m_data.rank, e.seq, e.call, e.site, "MPI_Request_free frees it here"};
           m_persistent.erase(e.request);
@@ -672,7 +696,20 @@ class Pass final : public RankPass {
     }
   }
 
+  void ready(uint64_t request) {
+    m_unready_comms.erase(std::remove_if(m_unready_comms.begin(), m_unready_comms.end(),
+                                         [&](const UnreadyComm& u) { return u.request == request; }),
+                          m_unready_comms.end());
+  }
+
   static constexpr std::size_t k_max_per_rank = 4096;
+
+  // A communicator made by a call with a request, until that request completes.
+  struct UnreadyComm {
+    uint32_t comm;
+    uint64_t request;
+    RawSite made;
+  };
 
   struct Persistent {
     bool active = false;
@@ -694,6 +731,7 @@ class Pass final : public RankPass {
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;
   std::unordered_map<uint32_t, RawSite> m_created_types;
+  std::vector<UnreadyComm> m_unready_comms;  // (few: Comm_idup's not yet completed)
   std::unordered_set<uint32_t> m_committed;
   std::unordered_map<uint32_t, uint32_t> m_window_comm;
   std::unordered_map<uint64_t, Persistent> m_persistent;

@@ -204,6 +204,26 @@ TEST_CASE("analyzer::invalid-argument::handles") {
     REQUIRE(f[0].locations.size() == 2);
     CHECK(f[0].locations[1].event == an::EventRef{0, 2});
   }
+  SUBCASE("a communicator of MPI_Comm_idup used before its request completes (MPI-3.1 section 6.4.2)") {
+    Builder t(1);
+    tf::CommDef dup;
+    dup.id = 2;
+    dup.world_ranks = {0};
+    t.trace().ranks[0].comms.emplace(2, dup);
+    tf::Event& d = t.add(Call::Comm_idup);  // seq 1
+    d.comm = 0;
+    d.new_comm = 2;
+    d.request = 0x700;
+    t.add(Call::Barrier).comm = 2;  // seq 2: too early
+    t.complete(Call::Wait, {0x700}, {0x700});
+    t.add(Call::Barrier).comm = 2;  // fine
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Barrier: communicator 2 is used before the MPI_Comm_idup that makes it completes");
+    REQUIRE(f[0].locations.size() == 2);
+    CHECK(f[0].locations[0].event == an::EventRef{0, 2});
+    CHECK(f[0].locations[1].event == an::EventRef{0, 1});
+  }
   SUBCASE("MPI_Comm_free of MPI_COMM_WORLD") {
     Builder t(1);
     t.add(Call::Comm_free).comm = 0;
