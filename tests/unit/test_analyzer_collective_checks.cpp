@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -326,6 +327,41 @@ TEST_CASE("analyzer::CollectiveMismatch::in_place_at_some_members") {
     e.in_place = r == 1;
   }
   CHECK(scan.run("collective-mismatch").findings.empty());
+}
+
+TEST_CASE("analyzer::CollectiveMismatch::intercommunicator_roots") {
+  // Ranks 0,2 and 1,3 are the two groups of intercomm 3; the even group's
+  // member 1 (world 2) broadcasts (MPI-3.1 section 5.2.2).
+  auto build = [](int32_t world0_root, int32_t odd_root) {
+    auto t = std::make_unique<TraceBuilder>(4);
+    for (uint32_t r = 0; r < 4; ++r) {
+      tf::CommDef def;
+      def.id = 3;
+      def.inter = true;
+      def.world_ranks = r % 2 ? std::vector<uint32_t>{1, 3} : std::vector<uint32_t>{0, 2};
+      def.remote_world_ranks = r % 2 ? std::vector<uint32_t>{0, 2} : std::vector<uint32_t>{1, 3};
+      t->trace().ranks[r].comms.emplace(3, def);
+      const int32_t root = r == 0 ? world0_root : r == 2 ? tf::k_root : odd_root;
+      t->bcast(r, 10, root, 1, k_int, 3);
+      t->barrier(r, 11, 3);
+    }
+    return t;
+  };
+  CHECK(build(tf::k_proc_null, 1)->run("collective-mismatch").findings.empty());
+  // World rank 0 names a root of the other group, as if it were there.
+  auto result = build(1, 1)->run("collective-mismatch");
+  REQUIRE(result.findings.size() == 1);
+  CHECK(contains(result.findings[0].message,
+                 "the roots of MPI_Bcast on an intercommunicator disagree: rank 0 names root 1 of the other group, "
+                 "rank 2 passes MPI_ROOT"));
+  // The other group names member 0, not the member that passes MPI_ROOT.
+  result = build(tf::k_proc_null, 0)->run("collective-mismatch");
+  REQUIRE(result.findings.size() == 1);
+  CHECK(contains(result.findings[0].message, "rank 2 passes MPI_ROOT, rank 1 names root 0 of the other group"));
+  // Two roots.
+  result = build(tf::k_root, 1)->run("collective-mismatch");
+  REQUIRE(result.findings.size() == 1);
+  CHECK(contains(result.findings[0].message, "rank 0 passes MPI_ROOT, rank 2 passes MPI_ROOT"));
 }
 
 TEST_CASE("analyzer::CollectiveMismatch::blocking_and_nonblocking") {
