@@ -56,6 +56,18 @@ tf::Event& p2p(Builder& b, Call call, uint32_t rank, int32_t peer, int32_t tag, 
   return e;
 }
 
+// Communicator 2 of a one-rank trace, a copy of MPI_COMM_WORLD made by `call` (seq 1).
+tf::Event& dup_world(Builder& t, Call call) {
+  tf::CommDef dup;
+  dup.id = 2;
+  dup.world_ranks = {0};
+  t.trace().ranks[0].comms.emplace(2, dup);
+  tf::Event& d = t.add(call);
+  d.comm = 0;
+  d.new_comm = 2;
+  return d;
+}
+
 tf::Event& allreduce(Builder& b, uint32_t rank, uint32_t type, uint32_t op) {
   tf::Event& e = b.add(Call::Allreduce, rank);
   e.comm = 0;
@@ -188,13 +200,7 @@ TEST_CASE("analyzer::invalid-argument::handles") {
   }
   SUBCASE("a communicator used after MPI_Comm_free names both calls") {
     Builder t(1);
-    tf::CommDef dup;
-    dup.id = 2;
-    dup.world_ranks = {0};
-    t.trace().ranks[0].comms.emplace(2, dup);
-    tf::Event& d = t.add(Call::Comm_dup);
-    d.comm = 0;
-    d.new_comm = 2;
+    dup_world(t, Call::Comm_dup);
     t.add(Call::Comm_free).comm = 2;  // seq 2
     tf::Event& b = t.add(Call::Barrier);
     b.comm = 2;
@@ -206,14 +212,7 @@ TEST_CASE("analyzer::invalid-argument::handles") {
   }
   SUBCASE("a communicator of MPI_Comm_idup used before its request completes (MPI-3.1 section 6.4.2)") {
     Builder t(1);
-    tf::CommDef dup;
-    dup.id = 2;
-    dup.world_ranks = {0};
-    t.trace().ranks[0].comms.emplace(2, dup);
-    tf::Event& d = t.add(Call::Comm_idup);  // seq 1
-    d.comm = 0;
-    d.new_comm = 2;
-    d.request = 0x700;
+    dup_world(t, Call::Comm_idup).request = 0x700;  // seq 1
     t.add(Call::Barrier).comm = 2;  // seq 2: too early
     t.complete(Call::Wait, {0x700}, {0x700});
     t.add(Call::Barrier).comm = 2;  // fine
