@@ -517,6 +517,31 @@ TEST_CASE("analyzer::invalid-argument::requests") {
 
 // --- type-mismatch -------------------------------------------------------
 
+TEST_CASE("analyzer::unmatched-message::a ready-mode send needs its receive posted before it (MPI-3.1 3.4)") {
+  // Rank 1 posts an Irecv; rank 0 Rsends, with or without a barrier between
+  // the post and the send.
+  auto run = [](bool barrier) {
+    Builder t(2);
+    p2p(t, Call::Irecv, 1, 0, 0).request = 0x900;  // 1:1
+    if (barrier) {
+      t.add(Call::Barrier, 1).comm = 0;
+      t.add(Call::Barrier, 0).comm = 0;
+    }
+    p2p(t, Call::Rsend, 0, 1, 0);
+    tf::Event& w = t.wait(0x900, 1);
+    w.completed[0].status.source = 0;
+    w.completed[0].status.tag = 0;
+    return of_kind(t.run("unmatched-message"), "unmatched-message");
+  };
+  CHECK(run(true).empty());
+  const auto f = run(false);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message ==
+        "ready-mode MPI_Rsend from rank 0 to rank 1 (tag 0, MPI_COMM_WORLD) may start before its receive is posted");
+  REQUIRE(f[0].locations.size() == 2);
+  CHECK(f[0].locations[1].event == an::EventRef{1, 1});
+}
+
 TEST_CASE("analyzer::signature::comparison") {
   an::RankData data;
   tf::DatatypeDef pair;
