@@ -72,6 +72,10 @@ class Comparer {
     if (ref == m_at.size()) return std::nullopt;
     const CollRecord& r = *m_at[ref];
     const format::CallTraits& t = format::call_traits(r.call);
+    // (In the same pass: a member that passes MPI_IN_PLACE where the others
+    // do not, for the calls whose option is given at all members or none.)
+    const bool every_member = format::in_place_use(r.call) == format::InPlaceUse::every_member;
+    std::optional<std::size_t> in_place_differs;
     for (std::size_t m = ref + 1; m < m_at.size(); ++m) {
       if (!m_at[m]) continue;
       const CollRecord& o = *m_at[m];
@@ -79,35 +83,33 @@ class Comparer {
           o.call != r.call ||
           (t.rooted && r.root != k_no_root && o.root != k_no_root && r.root != o.root) ||
           (t.op == format::Combine::reduce && ops_differ(r.op, o.op));
-      if (!differs) continue;
+      if (!differs) {
+        if (every_member && o.in_place != r.in_place && !in_place_differs) in_place_differs = m;
+        continue;
+      }
       Divergence d{"", {ref, call_text(r)}, {m, call_text(o)}, false, {}};
       if (o.call != r.call && format::base_form(o.call) == format::base_form(r.call)) {
         d.notes.push_back("a blocking and a non-blocking collective never match each other");
       }
       return d;
     }
-    if (auto d = in_place_at_some(ref)) return d;
+    if (in_place_differs) return in_place_at_some(ref, *in_place_differs);
     return signatures(r.call);
   }
 
  private:
   // Where the in-place option is given at all members or at none
-  // (format::InPlaceUse::every_member), a member that passes MPI_IN_PLACE
-  // while another passes a send buffer diverges from it.
-  std::optional<Divergence> in_place_at_some(std::size_t ref) const {
+  // (format::InPlaceUse::every_member), member `m` passing MPI_IN_PLACE
+  // while `ref` passes a send buffer (or the other way) diverges from it.
+  Divergence in_place_at_some(std::size_t ref, std::size_t m) const {
     const CollRecord& r = *m_at[ref];
-    if (format::in_place_use(r.call) != format::InPlaceUse::every_member) return std::nullopt;
     auto what = [](const CollRecord& c) { return c.in_place ? "passes MPI_IN_PLACE" : "passes a send buffer"; };
-    for (std::size_t m = ref + 1; m < m_at.size(); ++m) {
-      if (!m_at[m] || m_at[m]->in_place == r.in_place) continue;
-      Divergence d{fmt::format("MPI_IN_PLACE of {} at some members only: ", format::call_name(r.call)),
-                   {ref, what(r)}, {m, what(*m_at[m])}, false, {}};
-      d.notes.push_back(fmt::format("{}'s in-place option is given at all members or at none (MPI-3.1 "
-                                    "sections 5.7 to 5.10)",
-                                    format::call_name(r.call)));
-      return d;
-    }
-    return std::nullopt;
+    Divergence d{fmt::format("MPI_IN_PLACE of {} at some members only: ", format::call_name(r.call)),
+                 {ref, what(r)}, {m, what(*m_at[m])}, false, {}};
+    d.notes.push_back(fmt::format("{}'s in-place option is given at all members or at none (MPI-3.1 "
+                                  "sections 5.7 to 5.10)",
+                                  format::call_name(r.call)));
+    return d;
   }
 
   static bool ops_differ(uint32_t a, uint32_t b) {
