@@ -196,8 +196,7 @@ class Pass final : public RankPass {
   void comm(uint32_t id) {
     // Most calls: a communicator that is neither null nor invalid, on a
     // rank that freed none (the table is not hashed into then).
-    if (id != format::k_null_id && id != format::k_invalid_id && m_freed_comms.empty() && m_unready_comms.empty())
-      return;
+    if (id != format::k_null_id && id != format::k_invalid_id && !m_comm_rules) return;
     comm_rules(id);
   }
 
@@ -604,11 +603,13 @@ class Pass final : public RankPass {
         switch (h.kind) {
           case format::HandleKind::comm:
             m_freed_comms.erase(h.id);
+            comms_changed();
             // A communicator a call makes with a request (Comm_idup) is not
             // ready until that request completes.
             if (format::call_traits(e.call).request == format::RequestEffect::create && e.request != 0)
               m_unready_comms.push_back(
                   {h.id, e.request, RawSite{m_data.rank, e.seq, e.call, e.site, "the communicator is made here"}});
+            comms_changed();
             break;
           case format::HandleKind::group: m_freed_groups.erase(h.id); break;
           case format::HandleKind::datatype:
@@ -630,7 +631,10 @@ class Pass final : public RankPass {
       case format::HandleEffect::free: {
         const RawSite freed = raw_site(m_data.rank, e, fmt::format("{} frees it here", format::call_name(e.call)));
         switch (h.kind) {
-          case format::HandleKind::comm: m_freed_comms[h.id] = freed; break;
+          case format::HandleKind::comm:
+            m_freed_comms[h.id] = freed;
+            comms_changed();
+            break;
           case format::HandleKind::group: m_freed_groups[h.id] = freed; break;
           case format::HandleKind::datatype:
             m_freed_types[h.id] = freed;
@@ -700,6 +704,7 @@ class Pass final : public RankPass {
     m_unready_comms.erase(std::remove_if(m_unready_comms.begin(), m_unready_comms.end(),
                                          [&](const UnreadyComm& u) { return u.request == request; }),
                           m_unready_comms.end());
+    comms_changed();
   }
 
   static constexpr std::size_t k_max_per_rank = 4096;
@@ -732,6 +737,10 @@ class Pass final : public RankPass {
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;
   std::unordered_map<uint32_t, RawSite> m_created_types;
   std::vector<UnreadyComm> m_unready_comms;  // (few: Comm_idup's not yet completed)
+  // Whether comm_rules has anything to look up: a freed or a not yet ready
+  // communicator (most ranks have neither: one test per event).
+  bool m_comm_rules = false;
+  void comms_changed() { m_comm_rules = !m_freed_comms.empty() || !m_unready_comms.empty(); }
   std::unordered_set<uint32_t> m_committed;
   std::unordered_map<uint32_t, uint32_t> m_window_comm;
   std::unordered_map<uint64_t, Persistent> m_persistent;

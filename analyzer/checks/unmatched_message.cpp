@@ -16,11 +16,25 @@
 #include "analyzer/comms.hpp"
 #include "analyzer/happens_before.hpp"
 #include "analyzer/replay.hpp"
+#include "analyzer/wire.hpp"
 #include "trace_format/parallel.hpp"
 
 namespace smtrace::analyzer::checks {
 
 namespace {
+
+// Notes whether the rank made a ready-mode send (Rsend, Irsend, Rsend_init):
+// finish() looks for the ready sends among the ops of those ranks only.
+class ReadyPass final : public RankPass {
+ public:
+  void event(const format::Event&) override { ready = true; }
+  EventSet wants() const override {
+    return EventSet::of([](const format::CallTraits& t) { return t.mode == format::SendMode::ready; });
+  }
+  void save(WireWriter& out) const { out.put<uint8_t>(ready ? 1 : 0); }
+  void load(WireReader& in) { ready = in.get<uint8_t>() != 0; }
+  bool ready = false;
+};
 
 class UnmatchedMessage final : public Check {
  public:
@@ -31,7 +45,14 @@ class UnmatchedMessage final : public Check {
            "preceded by its receive, in a trace where all ranks finalized";
   }
 
-  void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>&,
+  std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<ReadyPass>(); }
+  bool saves_passes() const override { return true; }
+  void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_of<ReadyPass>(pass, out); }
+  std::unique_ptr<RankPass> load_pass(const RankData&, WireReader& in) const override {
+    return load_pass_of<ReadyPass>(in);
+  }
+
+  void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
     for (uint32_t r = 0; r < ctx.world_size(); ++r) {
       if (!ctx.rank(r).present || !ctx.rank(r).finalized()) return;
@@ -44,7 +65,7 @@ class UnmatchedMessage final : public Check {
     for (std::vector<Finding>& found : of_rank) {
       out.insert(out.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
     }
-    ready_sends(ctx, out);
+    ready_sends(ctx, passes, out);
   }
 
  private:
@@ -86,13 +107,17 @@ class UnmatchedMessage final : public Check {
   }
 
   // Append the ready-mode sends whose matched receive is not posted before
-  // them. (Most traces have none: the happens-before graph is built only
-  // when one is there.)
-  void ready_sends(const Context& ctx, std::vector<Finding>& out) const {
+  // them. (Most traces have none: only the ops of ranks that made a
+  // ready-mode call are looked at, and the happens-before graph is built
+  // only when one matched.)
+  void ready_sends(const Context& ctx, const std::vector<std::unique_ptr<RankPass>>& passes,
+                   std::vector<Finding>& out) const {
     const Replay& replay = ctx.replay();
     const CommTable& comms = ctx.comms();
     const HappensBefore* hb = nullptr;
-    for (uint32_t r = 0; r < ctx.world_size(); ++r) {
+    for (uint32_t r = 0; r < ctx.world_size() && r < passes.size(); ++r) {
+      const auto* pass = dynamic_cast<const ReadyPass*>(passes[r].get());
+      if (!pass || !pass->ready) continue;
       const auto& ops = replay.p2p(r);
       for (uint32_t i = 0; i < ops.size(); ++i) {
         const P2POp& op = ops[i];
