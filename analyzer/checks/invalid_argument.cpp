@@ -32,6 +32,7 @@
 // - MPI_IN_PLACE: only where the call allows it (section 5.2.1), never on
 //   an intercommunicator;
 // - windows: not MPI_WIN_NULL, not freed; disp_unit > 0 at creation;
+// - messages: MPI_Mrecv / MPI_Imrecv not on MPI_MESSAGE_NULL (section 2.5.1);
 // - requests: MPI_Start on MPI_REQUEST_NULL, on a non-persistent request, or
 //   on a persistent one still active; any use of a request freed with
 //   MPI_Request_free or marked invalid (k_invalid_request); Request_free
@@ -109,8 +110,14 @@ class Pass final : public RankPass {
         buffers(e, t);
         break;
       case Role::recv:
-        // MPI_Mrecv, MPI_Imrecv name a message, not a communicator.
+        // MPI_Mrecv, MPI_Imrecv name a message, not a communicator: not
+        // MPI_MESSAGE_NULL (a null handle is an erroneous argument, MPI-3.1
+        // section 2.5.1; the tracer records its communicator as null too).
         if (t.resource != format::Resource::message_free) comm(e.comm);
+        else if (e.message == format::k_message_null && e.comm == format::k_null_id && m_recorded)
+          add("null message", "the message is MPI_MESSAGE_NULL", {},
+              {"a message from MPI_Mprobe or MPI_Improbe is received once: MPI_Mrecv and MPI_Imrecv set the "
+               "handle to MPI_MESSAGE_NULL"});
         envelope(e.peer, e.tag, e.comm);
         buffers(e, t);
         break;

@@ -266,6 +266,24 @@ TEST_CASE("analyzer::invalid-argument::handles") {
     REQUIRE(f.size() == 1);
     CHECK(f[0].message == "MPI_Send: the datatype is MPI_DATATYPE_NULL");
   }
+  SUBCASE("MPI_Mrecv on MPI_MESSAGE_NULL, in traces the tracer wrote (MPI-3.1 section 2.5.1)") {
+    auto run = [](uint64_t message, uint32_t comm) {
+      Builder t(2);
+      t.trace().ranks[0].header.tracer_version = "0.1.0";
+      tf::Event& m = t.add(Call::Mrecv);
+      m.message = message;
+      m.comm = comm;
+      m.buf = 0x1000;
+      m.count = 1;
+      m.datatype = k_int;
+      return of_kind(t.run(k_ia), k_ia);
+    };
+    const auto f = run(tf::k_message_null, tf::k_null_id);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Mrecv: the message is MPI_MESSAGE_NULL");
+    CHECK(run(tf::k_message_no_proc, 0).empty());  // MPI_MESSAGE_NO_PROC: returns at once
+    CHECK(run(5, 0).empty());
+  }
   SUBCASE("MPI_WIN_NULL and a freed window") {
     Builder t(1);
     t.win_create(0, 1, 0x10000, 64);
