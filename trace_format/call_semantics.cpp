@@ -373,6 +373,32 @@ Call base_form(Call call) {
   return t.request == RequestEffect::create && t.twin != Call::unspecified ? t.twin : call;
 }
 
+InPlaceUse in_place_use(Call call) {
+  const CallTraits& t = call_traits(call);
+  switch (t.buffers) {
+    case BufferLayout::reduce: case BufferLayout::gather: case BufferLayout::gatherv: case BufferLayout::scatter:
+    case BufferLayout::scatterv:
+      return InPlaceUse::root_only;
+    // Scan and Exscan share Allreduce's layout, but their in-place option is each member's own.
+    case BufferLayout::allreduce:
+      return t.flow == Flow::scan || t.flow == Flow::exscan ? InPlaceUse::any_member : InPlaceUse::every_member;
+    case BufferLayout::reduce_scatter_block: case BufferLayout::reduce_scatter: case BufferLayout::allgather:
+    case BufferLayout::allgatherv: case BufferLayout::alltoall: case BufferLayout::alltoallv:
+    case BufferLayout::alltoallw:
+      return InPlaceUse::every_member;
+    case BufferLayout::none: case BufferLayout::bcast: case BufferLayout::send: case BufferLayout::recv:
+    case BufferLayout::sendrecv: case BufferLayout::sendrecv_replace: case BufferLayout::put: case BufferLayout::get:
+    case BufferLayout::accumulate: case BufferLayout::get_accumulate: case BufferLayout::fetch_and_op:
+    case BufferLayout::compare_and_swap: case BufferLayout::local_read: case BufferLayout::local_write:
+    case BufferLayout::copy: case BufferLayout::reduce_local:
+    case BufferLayout::neighbor_allgather: case BufferLayout::neighbor_allgatherv:
+    case BufferLayout::neighbor_alltoall: case BufferLayout::neighbor_alltoallv:
+    case BufferLayout::neighbor_alltoallw:
+      return InPlaceUse::never;
+  }
+  return InPlaceUse::never;
+}
+
 void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& out, NullBuffers nulls) {
   Emitter(e, place, out, nulls).run();
 }

@@ -208,6 +208,19 @@ inline bool buf_in_stream(Call call) {
 // Ibcast, Put for Rput, Comm_dup for Comm_idup; `call` itself otherwise.
 Call base_form(Call call);
 
+// Where a call's MPI_IN_PLACE option may be given (MPI-3.1 section 5.2.1).
+enum class InPlaceUse : uint8_t {
+  never,       // no in-place option: Bcast, point-to-point, RMA, neighbourhood collectives (section 7.6)
+  root_only,   // at the root only: Reduce, Gather(v), Scatter(v)
+  every_member,  // at all members or at none: Allreduce (5.9.6), Allgather(v) (5.7),
+                 // Alltoall(v,w) (5.8), Reduce_scatter(_block) (5.10)
+  any_member,  // at any member, each on its own: Scan, Exscan (section 5.11)
+};
+
+// Return where the MPI_IN_PLACE option of `call` may be given, from its
+// buffer layout and flow. Never on an intercommunicator (section 5.2.2).
+InPlaceUse in_place_use(Call call);
+
 // Return true for the request effects that complete requests (Wait*, Test*).
 constexpr bool completes_requests(RequestEffect effect) {
   return effect == RequestEffect::complete_all || effect == RequestEffect::complete_any ||

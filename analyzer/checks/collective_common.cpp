@@ -78,7 +78,7 @@ void CollectivePass::load(WireReader& in) {
 }
 
 std::vector<CommSequence> comm_sequences(const Context& context,
-                                         const std::vector<std::unique_ptr<RankPass>>& passes) {
+                                         const std::vector<std::unique_ptr<RankPass>>& passes, Intercomms inter) {
   const CommTable& table = context.comms();
   std::vector<CommSequence> out;
   std::vector<uint32_t> slot(table.size(), k_coll_none);  // global comm -> index in out
@@ -90,7 +90,7 @@ std::vector<CommSequence> comm_sequences(const Context& context,
       const uint32_t g = table.global(rank, pass->records[i].comm);
       if (g == k_no_comm || g >= table.size()) continue;
       const GlobalComm& comm = table.comm(g);
-      if (comm.inter || comm.world_ranks.size() < 2) continue;
+      if (comm.inter != (inter == Intercomms::only) || comm.world_ranks.size() < 2) continue;
       const auto member = comm.rank_of(rank);
       if (!member) continue;
       if (slot[g] == k_coll_none) {

@@ -84,10 +84,14 @@ struct CommSequence {
 };
 
 // Group every rank's records by global communicator. Skip communicators with
-// fewer than two members and intercommunicators (both sides' collectives are
-// not one sequence). `passes` holds CollectivePass objects (index = world rank).
+// fewer than two members, and intercommunicators (Intercomms::skip: both
+// sides' arguments do not pair as on one group) or all others
+// (Intercomms::only: members are both groups, the first group's first, as
+// GlobalComm::world_ranks). `passes` holds CollectivePass objects (index = world rank).
+enum class Intercomms : uint8_t { skip, only };
 std::vector<CommSequence> comm_sequences(const Context& context,
-                                         const std::vector<std::unique_ptr<RankPass>>& passes);
+                                         const std::vector<std::unique_ptr<RankPass>>& passes,
+                                         Intercomms inter = Intercomms::skip);
 
 // Return "MPI_COMM_WORLD" or the comm table's name for global comm `comm`.
 std::string comm_label(const Context& context, uint32_t comm);

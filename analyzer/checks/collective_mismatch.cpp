@@ -1,7 +1,10 @@
 // collective-mismatch: per communicator, every member must make the same
 // sequence of collective calls with the same root, reduction op and matching
-// type signatures. The first divergence on each communicator is reported with
-// both sides and the last collective all members agreed on.
+// type signatures, with MPI_IN_PLACE at all members or none where the call's
+// option is given at all processes (format::in_place_use). On an
+// intercommunicator the same calls, and the roots of rooted ones as section
+// 5.2.2 says (check_inter). The first divergence on each communicator is
+// reported with both sides and the last collective all members agreed on.
 //
 // Type signatures are compared as MPI defines them: sequences of basic types
 // (a derived type's TypeCount list repeated `count` times), never datatype
@@ -69,6 +72,10 @@ class Comparer {
     if (ref == m_at.size()) return std::nullopt;
     const CollRecord& r = *m_at[ref];
     const format::CallTraits& t = format::call_traits(r.call);
+    // (In the same pass: a member that passes MPI_IN_PLACE where the others
+    // do not, for the calls whose option is given at all members or none.)
+    const bool every_member = format::in_place_use(r.call) == format::InPlaceUse::every_member;
+    std::optional<std::size_t> in_place_differs;
     for (std::size_t m = ref + 1; m < m_at.size(); ++m) {
       if (!m_at[m]) continue;
       const CollRecord& o = *m_at[m];
@@ -76,17 +83,35 @@ class Comparer {
           o.call != r.call ||
           (t.rooted && r.root != k_no_root && o.root != k_no_root && r.root != o.root) ||
           (t.op == format::Combine::reduce && ops_differ(r.op, o.op));
-      if (!differs) continue;
+      if (!differs) {
+        if (every_member && o.in_place != r.in_place && !in_place_differs) in_place_differs = m;
+        continue;
+      }
       Divergence d{"", {ref, call_text(r)}, {m, call_text(o)}, false, {}};
       if (o.call != r.call && format::base_form(o.call) == format::base_form(r.call)) {
         d.notes.push_back("a blocking and a non-blocking collective never match each other");
       }
       return d;
     }
+    if (in_place_differs) return in_place_at_some(ref, *in_place_differs);
     return signatures(r.call);
   }
 
  private:
+  // Where the in-place option is given at all members or at none
+  // (format::InPlaceUse::every_member), member `m` passing MPI_IN_PLACE
+  // while `ref` passes a send buffer (or the other way) diverges from it.
+  Divergence in_place_at_some(std::size_t ref, std::size_t m) const {
+    const CollRecord& r = *m_at[ref];
+    auto what = [](const CollRecord& c) { return c.in_place ? "passes MPI_IN_PLACE" : "passes a send buffer"; };
+    Divergence d{fmt::format("MPI_IN_PLACE of {} at some members only: ", format::call_name(r.call)),
+                 {ref, what(r)}, {m, what(*m_at[m])}, false, {}};
+    d.notes.push_back(fmt::format("{}'s in-place option is given at all members or at none (MPI-3.1 "
+                                  "sections 5.7 to 5.10)",
+                                  format::call_name(r.call)));
+    return d;
+  }
+
   static bool ops_differ(uint32_t a, uint32_t b) {
     if (a == 0 || b == 0) return false;  // not recorded
     const bool user_a = a >= format::k_first_derived_id, user_b = b >= format::k_first_derived_id;
@@ -411,9 +436,82 @@ class CollectiveMismatch final : public Check {
       all_finalized = all_finalized && context.rank(r).present && context.rank(r).finalized();
     }
     for (const CommSequence& seq : comm_sequences(context, passes)) check_comm(context, seq, all_finalized, out);
+    for (const CommSequence& seq : comm_sequences(context, passes, Intercomms::only)) check_inter(context, seq, out);
   }
 
  private:
+  // An intercommunicator: the members of both groups make the same sequence
+  // of collective calls, and a rooted one has its root in one group: there
+  // the root passes MPI_ROOT and the others MPI_PROC_NULL, while every member
+  // of the other group passes the root's rank in the root's group (MPI-3.1
+  // section 5.2.2). Type signatures are not compared.
+  void check_inter(const Context& context, const CommSequence& seq, std::vector<Finding>& out) const {
+    const std::size_t n = seq.members.size();
+    const GlobalComm& comm = context.comms().comm(seq.comm);
+    const std::size_t first = comm.first_group;
+    const std::string label = comm_label(context, seq.comm);
+    for (std::size_t p = 0;; ++p) {
+      std::vector<const CollRecord*> at(n, nullptr);
+      bool all = true;
+      for (std::size_t m = 0; m < n && all; ++m) {
+        all = seq.passes[m] && p < seq.calls[m].size();
+        if (all) at[m] = &seq.passes[m]->records[seq.calls[m][p]];
+      }
+      if (!all) return;  // a member's calls end here: the deadlock check's or the trace's end
+      std::optional<Divergence> d;
+      for (std::size_t m = 1; m < n && !d; ++m) {
+        if (at[m]->call != at[0]->call) d = Divergence{"", {0, call_text(*at[0])}, {m, call_text(*at[m])}, false, {}};
+      }
+      if (!d && format::call_traits(at[0]->call).rooted) d = inter_roots(at, first);
+      if (d) {
+        out.push_back(report(context, seq, p, *d, label));
+        return;
+      }
+    }
+  }
+
+  // Return how the roots of one rooted collective on an intercommunicator
+  // (members [0, first) one group, [first, n) the other) disagree, if they do.
+  static std::optional<Divergence> inter_roots(const std::vector<const CollRecord*>& at, std::size_t first) {
+    const std::size_t n = at.size();
+    for (const CollRecord* r : at) {
+      if (r->root == k_no_root) return std::nullopt;  // not recorded
+    }
+    auto root_side = [&](std::size_t m) { return at[m]->root == format::k_root || at[m]->root == format::k_proc_null; };
+    auto what = [&](std::size_t m) {
+      if (at[m]->root == format::k_root) return std::string("passes MPI_ROOT");
+      if (at[m]->root == format::k_proc_null) return std::string("passes MPI_PROC_NULL");
+      return fmt::format("names root {} of the other group", at[m]->root);
+    };
+    const std::string reason =
+        fmt::format("the roots of {} on an intercommunicator disagree: ", format::call_name(at[0]->call));
+    const std::string note =
+        "on an intercommunicator the root passes MPI_ROOT, the other members of its group MPI_PROC_NULL, and every "
+        "member of the other group the root's rank in its group (MPI-3.1 section 5.2.2)";
+    auto diverge = [&](std::size_t a, std::size_t b) {
+      return Divergence{reason, {a, what(a)}, {b, what(b)}, false, {note}};
+    };
+    // Within each group: all on the root's side, or all naming the same rank.
+    for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{0, first}, {first, n}}) {
+      for (std::size_t m = lo + 1; m < hi; ++m) {
+        if (root_side(m) != root_side(lo) || (!root_side(lo) && at[m]->root != at[lo]->root)) return diverge(lo, m);
+      }
+    }
+    if (first == 0 || first >= n) return std::nullopt;
+    if (root_side(0) == root_side(first)) return diverge(0, first);  // both groups the root's, or neither
+    const std::size_t lo = root_side(0) ? 0 : first, hi = root_side(0) ? first : n;
+    const std::size_t other = root_side(0) ? first : 0;
+    std::optional<std::size_t> root;
+    for (std::size_t m = lo; m < hi; ++m) {
+      if (at[m]->root != format::k_root) continue;
+      if (root) return diverge(*root, m);  // two roots
+      root = m;
+    }
+    if (!root) return diverge(lo, other);  // no root
+    if (at[other]->root != static_cast<int32_t>(*root - lo)) return diverge(*root, other);
+    return std::nullopt;
+  }
+
   void check_comm(const Context& context, const CommSequence& seq, bool all_finalized,
                   std::vector<Finding>& out) const {
     const std::size_t n = seq.members.size();

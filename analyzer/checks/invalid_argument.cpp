@@ -9,8 +9,9 @@
 // buffers it uses at this rank with their counts and datatypes, MPI_IN_PLACE
 // applied, only those significant at this rank. Rules:
 // - communicator: not MPI_COMM_NULL, not freed (Comm_free earlier on this
-//   rank), not one the tracer marked invalid (k_invalid_id); Comm_free of
-//   MPI_COMM_WORLD or MPI_COMM_SELF;
+//   rank), not one the tracer marked invalid (k_invalid_id), not one a call
+//   with a request (Comm_idup) made before that request completed (section
+//   6.4.2); Comm_free of MPI_COMM_WORLD or MPI_COMM_SELF;
 // - ranks: a destination in [0, size) or MPI_PROC_NULL; a source also
 //   MPI_ANY_SOURCE; a root in [0, size) on an intracommunicator, MPI_ROOT,
 //   MPI_PROC_NULL or a remote rank on an intercommunicator (size: the remote
@@ -31,6 +32,7 @@
 // - MPI_IN_PLACE: only where the call allows it (section 5.2.1), never on
 //   an intercommunicator;
 // - windows: not MPI_WIN_NULL, not freed; disp_unit > 0 at creation;
+// - messages: MPI_Mrecv / MPI_Imrecv not on MPI_MESSAGE_NULL (section 2.5.1);
 // - requests: MPI_Start on MPI_REQUEST_NULL, on a non-persistent request, or
 //   on a persistent one still active; any use of a request freed with
 //   MPI_Request_free or marked invalid (k_invalid_request); Request_free
@@ -108,8 +110,14 @@ class Pass final : public RankPass {
         buffers(e, t);
         break;
       case Role::recv:
-        // MPI_Mrecv, MPI_Imrecv name a message, not a communicator.
+        // MPI_Mrecv, MPI_Imrecv name a message, not a communicator: not
+        // MPI_MESSAGE_NULL (a null handle is an erroneous argument, MPI-3.1
+        // section 2.5.1; the tracer records its communicator as null too).
         if (t.resource != format::Resource::message_free) comm(e.comm);
+        else if (e.message == format::k_message_null && e.comm == format::k_null_id && m_recorded)
+          add("null message", "the message is MPI_MESSAGE_NULL", {},
+              {"a message from MPI_Mprobe or MPI_Improbe is received once: MPI_Mrecv and MPI_Imrecv set the "
+               "handle to MPI_MESSAGE_NULL"});
         envelope(e.peer, e.tag, e.comm);
         buffers(e, t);
         break;
@@ -127,7 +135,7 @@ class Pass final : public RankPass {
       case Role::collective:
         comm(e.comm);
         if (t.rooted) rank(e.peer, RankUse::root, e.comm);
-        if (!lacks(format::Content::buffers)) in_place(e, t);
+        if (!lacks(format::Content::buffers)) in_place(e);
         buffers(e, t);
         if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
@@ -195,13 +203,22 @@ class Pass final : public RankPass {
   void comm(uint32_t id) {
     // Most calls: a communicator that is neither null nor invalid, on a
     // rank that freed none (the table is not hashed into then).
-    if (id != format::k_null_id && id != format::k_invalid_id && m_freed_comms.empty()) return;
+    if (id != format::k_null_id && id != format::k_invalid_id && !m_comm_rules) return;
     comm_rules(id);
   }
 
   void comm_rules(uint32_t id) {
     if (id == format::k_null_id) return add("null comm", "the communicator is MPI_COMM_NULL");
     if (id == format::k_invalid_id) return add("invalid comm", "the communicator is invalid (freed or never created)");
+    for (const UnreadyComm& u : m_unready_comms) {
+      if (u.comm == id)
+        return add("comm not ready",
+                   fmt::format("{} is used before the {} that makes it completes", comm_text(id),
+                               format::call_name(u.made.call)),
+                   u.made,
+                   {"the new communicator of a non-blocking constructor may be used only once its request "
+                    "completes (MPI-3.1 section 6.4.2, MPI_COMM_IDUP)"});
+    }
     if (auto it = m_freed_comms.find(id); it != m_freed_comms.end())
       add("freed comm", fmt::format("{} was freed by {} ({}:{})", comm_text(id), format::call_name(it->second.call),
                                     m_data.rank, it->second.seq),
@@ -385,40 +402,16 @@ class Pass final : public RankPass {
       add("null buffer", fmt::format("the buffer is NULL with count {} of {}", count, basic_type_name(type)));
   }
 
-  // MPI_IN_PLACE: allowed at every member of Allreduce, Allgather(v),
-  // Alltoall(v,w), Reduce_scatter(_block), Scan, Exscan; at the root only of
-  // Reduce, Gather(v), Scatter(v); never in Bcast, never on an
-  // intercommunicator (MPI-3.1 section 5.2.1).
-  void in_place(const Event& e, const format::CallTraits& t) {
+  // MPI_IN_PLACE: where format::in_place_use allows it (MPI-3.1 section
+  // 5.2.1), never on an intercommunicator. That every member of an
+  // Allreduce, Allgather, ... passes it or none does is collective-mismatch's.
+  void in_place(const Event& e) {
     if (!e.in_place) return;
     const format::CommPlace place = comm_place(m_data, e.comm);
     if (place.inter) return add("in place", "MPI_IN_PLACE on an intercommunicator");
-    bool root_only = false, allowed = true;
-    switch (t.buffers) {
-      case format::BufferLayout::reduce: case format::BufferLayout::gather: case format::BufferLayout::gatherv:
-      case format::BufferLayout::scatter: case format::BufferLayout::scatterv:
-        root_only = true;
-        break;
-      case format::BufferLayout::allreduce: case format::BufferLayout::reduce_scatter_block:
-      case format::BufferLayout::reduce_scatter: case format::BufferLayout::allgather:
-      case format::BufferLayout::allgatherv: case format::BufferLayout::alltoall: case format::BufferLayout::alltoallv:
-      case format::BufferLayout::alltoallw:
-        break;
-      case format::BufferLayout::none: case format::BufferLayout::bcast: case format::BufferLayout::send:
-      case format::BufferLayout::recv: case format::BufferLayout::sendrecv: case format::BufferLayout::sendrecv_replace:
-      case format::BufferLayout::put: case format::BufferLayout::get: case format::BufferLayout::accumulate:
-      case format::BufferLayout::get_accumulate: case format::BufferLayout::fetch_and_op:
-      case format::BufferLayout::compare_and_swap: case format::BufferLayout::local_read:
-      case format::BufferLayout::local_write: case format::BufferLayout::copy: case format::BufferLayout::reduce_local:
-      // Neighbourhood collectives have no in-place option (MPI-3.1 section 7.6).
-      case format::BufferLayout::neighbor_allgather: case format::BufferLayout::neighbor_allgatherv:
-      case format::BufferLayout::neighbor_alltoall: case format::BufferLayout::neighbor_alltoallv:
-      case format::BufferLayout::neighbor_alltoallw:
-        allowed = false;
-        break;
-    }
-    if (!allowed) return add("in place", "MPI_IN_PLACE is not allowed here");
-    if (root_only && e.peer && place.rank && *e.peer >= 0 && *e.peer != *place.rank)
+    const format::InPlaceUse use = format::in_place_use(e.call);
+    if (use == format::InPlaceUse::never) return add("in place", "MPI_IN_PLACE is not allowed here");
+    if (use == format::InPlaceUse::root_only && e.peer && place.rank && *e.peer >= 0 && *e.peer != *place.rank)
       add("in place", fmt::format("MPI_IN_PLACE at rank {} of {}, which is not the root ({})", *place.rank,
                                   comm_text(e.comm), *e.peer),
           {}, {"only the root passes MPI_IN_PLACE to MPI_Reduce, MPI_Gather(v) and MPI_Scatter(v)"});
@@ -615,7 +608,16 @@ class Pass final : public RankPass {
     switch (h.effect) {
       case format::HandleEffect::create:
         switch (h.kind) {
-          case format::HandleKind::comm: m_freed_comms.erase(h.id); break;
+          case format::HandleKind::comm:
+            m_freed_comms.erase(h.id);
+            comms_changed();
+            // A communicator a call makes with a request (Comm_idup) is not
+            // ready until that request completes.
+            if (format::call_traits(e.call).request == format::RequestEffect::create && e.request != 0)
+              m_unready_comms.push_back(
+                  {h.id, e.request, RawSite{m_data.rank, e.seq, e.call, e.site, "the communicator is made here"}});
+            comms_changed();
+            break;
           case format::HandleKind::group: m_freed_groups.erase(h.id); break;
           case format::HandleKind::datatype:
             m_freed_types.erase(h.id);
@@ -636,7 +638,10 @@ class Pass final : public RankPass {
       case format::HandleEffect::free: {
         const RawSite freed = raw_site(m_data.rank, e, fmt::format("{} frees it here", format::call_name(e.call)));
         switch (h.kind) {
-          case format::HandleKind::comm: m_freed_comms[h.id] = freed; break;
+          case format::HandleKind::comm:
+            m_freed_comms[h.id] = freed;
+            comms_changed();
+            break;
           case format::HandleKind::group: m_freed_groups[h.id] = freed; break;
           case format::HandleKind::datatype:
             m_freed_types[h.id] = freed;
@@ -682,11 +687,17 @@ class Pass final : public RankPass {
         break;
       case format::RequestEffect::complete_all: case format::RequestEffect::complete_any:
       case format::RequestEffect::complete_some:
+        if (!m_unready_comms.empty()) {
+          for (const format::CompletedRequest& c : e.completed) ready(c.request);
+        }
         if (m_persistent.empty()) break;  // (most ranks define no persistent request)
         for (const format::CompletedRequest& c : e.completed)
           if (auto p = m_persistent.find(c.request); p != m_persistent.end()) p->second.active = false;
         break;
       case format::RequestEffect::free:
+        // A freed Comm_idup request completes unseen: no use of its
+        // communicator is blamed from then on.
+        if (!m_unready_comms.empty()) ready(e.request);
         if (e.request != 0 && e.request != format::k_invalid_request) {
           m_freed_requests[e.request] = RawSite{m_data.rank, e.seq, e.call, e.site, "MPI_Request_free frees it here"};
           m_persistent.erase(e.request);
@@ -696,7 +707,21 @@ class Pass final : public RankPass {
     }
   }
 
+  void ready(uint64_t request) {
+    m_unready_comms.erase(std::remove_if(m_unready_comms.begin(), m_unready_comms.end(),
+                                         [&](const UnreadyComm& u) { return u.request == request; }),
+                          m_unready_comms.end());
+    comms_changed();
+  }
+
   static constexpr std::size_t k_max_per_rank = 4096;
+
+  // A communicator made by a call with a request, until that request completes.
+  struct UnreadyComm {
+    uint32_t comm;
+    uint64_t request;
+    RawSite made;
+  };
 
   struct Persistent {
     bool active = false;
@@ -718,6 +743,11 @@ class Pass final : public RankPass {
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;
   std::unordered_map<uint32_t, RawSite> m_created_types;
+  std::vector<UnreadyComm> m_unready_comms;  // (few: Comm_idup's not yet completed)
+  // Whether comm_rules has anything to look up: a freed or a not yet ready
+  // communicator (most ranks have neither: one test per event).
+  bool m_comm_rules = false;
+  void comms_changed() { m_comm_rules = !m_freed_comms.empty() || !m_unready_comms.empty(); }
   std::unordered_set<uint32_t> m_committed;
   std::unordered_map<uint32_t, uint32_t> m_window_comm;
   std::unordered_map<uint64_t, Persistent> m_persistent;

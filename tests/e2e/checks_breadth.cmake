@@ -15,6 +15,11 @@ smtrace_check_test(mprobe_leak mprobe 2 30 --finds resource-leak ARGS bug)
 # Intercommunicators: peers and roots name the remote group.
 smtrace_check_test(intercomm intercomm 4 30 --clean)
 smtrace_check_test(intercomm_deadlock intercomm 4 40 --expect-fail --kill-after 6 --finds deadlock ARGS bug)
+# Roots on an intercommunicator: MPI_ROOT / MPI_PROC_NULL in the root's group,
+# the root's rank in the other (MPI-3.1 section 5.2.2).
+smtrace_check_test(intercomm_root intercomm_root 6 40 --expect-fail --kill-after 8 --finds collective-mismatch
+  --report-has "the roots of MPI_Bcast on an intercommunicator disagree" ARGS bug)
+smtrace_check_test(intercomm_root_fixed intercomm_root 6 30 --clean)
 
 # Neighbourhood collectives on a Cartesian topology.
 smtrace_check_test(neighbor neighbor 4 30 --clean)

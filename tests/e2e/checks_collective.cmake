@@ -3,6 +3,9 @@ smtrace_check_test(coll_order coll_order 3 30 --finds collective-mismatch)
 smtrace_check_test(coll_order_fixed coll_order 3 30 --clean ARGS fixed)
 smtrace_check_test(coll_root coll_root 2 30 --finds collective-mismatch)
 smtrace_check_test(coll_root_fixed coll_root 2 30 --clean ARGS fixed)
+# MPI_IN_PLACE at some members of an Allgather only (at all or none, MPI-3.1 5.7).
+smtrace_check_test(coll_in_place coll_in_place 3 30 --finds collective-mismatch)
+smtrace_check_test(coll_in_place_fixed coll_in_place 3 30 --clean ARGS fixed)
 # Split communicators used correctly: halves and world (coll_split), halves
 # running different code (coll_teams).
 smtrace_check_test(coll_split coll_split 4 30 --clean)

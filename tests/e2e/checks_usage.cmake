@@ -47,3 +47,13 @@ smtrace_check_test(rma_epoch_double rma_epoch 2 40 --expect-fail --kill-after 8 
 # argument) sends again with a new request, which may get the same value.
 smtrace_check_test(request_wait_freed request_wait_freed 2 30 --finds invalid-argument ARGS copy)
 smtrace_check_test(request_wait_freed_fixed request_wait_freed 2 30 --clean)
+# A communicator of MPI_Comm_idup used before its request completes (MPI-3.1
+# section 6.4.2): Open MPI crashes inside the call; the report names the use.
+smtrace_check_test(comm_idup_early comm_idup_early 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "is used before the MPI_Comm_idup that makes it completes")
+smtrace_check_test(comm_idup_early_fixed comm_idup_early 2 30 --clean ARGS fixed)
+# MPI_Mrecv on the MPI_MESSAGE_NULL a first MPI_Mrecv left (MPI-3.1 2.5.1):
+# Open MPI aborts inside it; the report names the null message.
+smtrace_check_test(mrecv_null mrecv_null 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "the message is MPI_MESSAGE_NULL")
+smtrace_check_test(mrecv_null_fixed mrecv_null 2 30 --clean ARGS fixed)

@@ -56,6 +56,18 @@ tf::Event& p2p(Builder& b, Call call, uint32_t rank, int32_t peer, int32_t tag, 
   return e;
 }
 
+// Communicator 2 of a one-rank trace, a copy of MPI_COMM_WORLD made by `call` (seq 1).
+tf::Event& dup_world(Builder& t, Call call) {
+  tf::CommDef dup;
+  dup.id = 2;
+  dup.world_ranks = {0};
+  t.trace().ranks[0].comms.emplace(2, dup);
+  tf::Event& d = t.add(call);
+  d.comm = 0;
+  d.new_comm = 2;
+  return d;
+}
+
 tf::Event& allreduce(Builder& b, uint32_t rank, uint32_t type, uint32_t op) {
   tf::Event& e = b.add(Call::Allreduce, rank);
   e.comm = 0;
@@ -188,13 +200,7 @@ TEST_CASE("analyzer::invalid-argument::handles") {
   }
   SUBCASE("a communicator used after MPI_Comm_free names both calls") {
     Builder t(1);
-    tf::CommDef dup;
-    dup.id = 2;
-    dup.world_ranks = {0};
-    t.trace().ranks[0].comms.emplace(2, dup);
-    tf::Event& d = t.add(Call::Comm_dup);
-    d.comm = 0;
-    d.new_comm = 2;
+    dup_world(t, Call::Comm_dup);
     t.add(Call::Comm_free).comm = 2;  // seq 2
     tf::Event& b = t.add(Call::Barrier);
     b.comm = 2;
@@ -203,6 +209,19 @@ TEST_CASE("analyzer::invalid-argument::handles") {
     CHECK(f[0].message == "MPI_Barrier: communicator 2 was freed by MPI_Comm_free (0:2)");
     REQUIRE(f[0].locations.size() == 2);
     CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+  }
+  SUBCASE("a communicator of MPI_Comm_idup used before its request completes (MPI-3.1 section 6.4.2)") {
+    Builder t(1);
+    dup_world(t, Call::Comm_idup).request = 0x700;  // seq 1
+    t.add(Call::Barrier).comm = 2;  // seq 2: too early
+    t.complete(Call::Wait, {0x700}, {0x700});
+    t.add(Call::Barrier).comm = 2;  // fine
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Barrier: communicator 2 is used before the MPI_Comm_idup that makes it completes");
+    REQUIRE(f[0].locations.size() == 2);
+    CHECK(f[0].locations[0].event == an::EventRef{0, 2});
+    CHECK(f[0].locations[1].event == an::EventRef{0, 1});
   }
   SUBCASE("MPI_Comm_free of MPI_COMM_WORLD") {
     Builder t(1);
@@ -246,6 +265,24 @@ TEST_CASE("analyzer::invalid-argument::handles") {
     const auto f = of_kind(u.run(k_ia), k_ia);
     REQUIRE(f.size() == 1);
     CHECK(f[0].message == "MPI_Send: the datatype is MPI_DATATYPE_NULL");
+  }
+  SUBCASE("MPI_Mrecv on MPI_MESSAGE_NULL, in traces the tracer wrote (MPI-3.1 section 2.5.1)") {
+    auto run = [](uint64_t message, uint32_t comm) {
+      Builder t(2);
+      t.trace().ranks[0].header.tracer_version = "0.1.0";
+      tf::Event& m = t.add(Call::Mrecv);
+      m.message = message;
+      m.comm = comm;
+      m.buf = 0x1000;
+      m.count = 1;
+      m.datatype = k_int;
+      return of_kind(t.run(k_ia), k_ia);
+    };
+    const auto f = run(tf::k_message_null, tf::k_null_id);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Mrecv: the message is MPI_MESSAGE_NULL");
+    CHECK(run(tf::k_message_no_proc, 0).empty());  // MPI_MESSAGE_NO_PROC: returns at once
+    CHECK(run(5, 0).empty());
   }
   SUBCASE("MPI_WIN_NULL and a freed window") {
     Builder t(1);
@@ -497,6 +534,31 @@ TEST_CASE("analyzer::invalid-argument::requests") {
 }
 
 // --- type-mismatch -------------------------------------------------------
+
+TEST_CASE("analyzer::unmatched-message::a ready-mode send needs its receive posted before it (MPI-3.1 3.4)") {
+  // Rank 1 posts an Irecv; rank 0 Rsends, with or without a barrier between
+  // the post and the send.
+  auto run = [](bool barrier) {
+    Builder t(2);
+    p2p(t, Call::Irecv, 1, 0, 0).request = 0x900;  // 1:1
+    if (barrier) {
+      t.add(Call::Barrier, 1).comm = 0;
+      t.add(Call::Barrier, 0).comm = 0;
+    }
+    p2p(t, Call::Rsend, 0, 1, 0);
+    tf::Event& w = t.wait(0x900, 1);
+    w.completed[0].status.source = 0;
+    w.completed[0].status.tag = 0;
+    return of_kind(t.run("unmatched-message"), "unmatched-message");
+  };
+  CHECK(run(true).empty());
+  const auto f = run(false);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message ==
+        "ready-mode MPI_Rsend from rank 0 to rank 1 (tag 0, MPI_COMM_WORLD) may start before its receive is posted");
+  REQUIRE(f[0].locations.size() == 2);
+  CHECK(f[0].locations[1].event == an::EventRef{1, 1});
+}
 
 TEST_CASE("analyzer::signature::comparison") {
   an::RankData data;

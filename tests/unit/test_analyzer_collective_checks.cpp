@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -302,6 +303,65 @@ TEST_CASE("analyzer::CollectiveMismatch::signatures") {
     REQUIRE(result.findings.size() == 1);
     CHECK(contains(result.findings[0].message, "rank 0 sends rank 1 2 x MPI_INT, rank 1 expects from rank 0 5 x MPI_INT"));
   }
+}
+
+TEST_CASE("analyzer::CollectiveMismatch::in_place_at_some_members") {
+  // Allreduce's in-place option is given at all members or none (MPI-3.1
+  // section 5.9.6): rank 1 alone passing MPI_IN_PLACE diverges.
+  TraceBuilder t(3);
+  for (uint32_t r = 0; r < 3; ++r) t.allreduce(r, 10).in_place = r == 1;
+  auto result = t.run("collective-mismatch");
+  REQUIRE(result.findings.size() == 1);
+  CHECK(result.findings[0].message ==
+        "collectives diverge on MPI_COMM_WORLD at collective #1: MPI_IN_PLACE of MPI_Allreduce at some members "
+        "only: rank 0 passes a send buffer, rank 1 passes MPI_IN_PLACE");
+  CHECK(contains(all_notes(result.findings[0]), "at all members or at none"));
+  // At every member: fine; Scan's option is each member's own (section 5.11.1).
+  TraceBuilder all(3);
+  for (uint32_t r = 0; r < 3; ++r) all.allreduce(r, 10).in_place = true;
+  CHECK(all.run("collective-mismatch").findings.empty());
+  TraceBuilder scan(3);
+  for (uint32_t r = 0; r < 3; ++r) {
+    tf::Event& e = scan.allreduce(r, 10);
+    e.call = Call::Scan;
+    e.in_place = r == 1;
+  }
+  CHECK(scan.run("collective-mismatch").findings.empty());
+}
+
+TEST_CASE("analyzer::CollectiveMismatch::intercommunicator_roots") {
+  // Ranks 0,2 and 1,3 are the two groups of intercomm 3; the even group's
+  // member 1 (world 2) broadcasts (MPI-3.1 section 5.2.2).
+  auto build = [](int32_t world0_root, int32_t odd_root) {
+    auto t = std::make_unique<TraceBuilder>(4);
+    for (uint32_t r = 0; r < 4; ++r) {
+      tf::CommDef def;
+      def.id = 3;
+      def.inter = true;
+      def.world_ranks = r % 2 ? std::vector<uint32_t>{1, 3} : std::vector<uint32_t>{0, 2};
+      def.remote_world_ranks = r % 2 ? std::vector<uint32_t>{0, 2} : std::vector<uint32_t>{1, 3};
+      t->trace().ranks[r].comms.emplace(3, def);
+      const int32_t root = r == 0 ? world0_root : r == 2 ? tf::k_root : odd_root;
+      t->bcast(r, 10, root, 1, k_int, 3);
+      t->barrier(r, 11, 3);
+    }
+    return t;
+  };
+  CHECK(build(tf::k_proc_null, 1)->run("collective-mismatch").findings.empty());
+  // World rank 0 names a root of the other group, as if it were there.
+  auto result = build(1, 1)->run("collective-mismatch");
+  REQUIRE(result.findings.size() == 1);
+  CHECK(contains(result.findings[0].message,
+                 "the roots of MPI_Bcast on an intercommunicator disagree: rank 0 names root 1 of the other group, "
+                 "rank 2 passes MPI_ROOT"));
+  // The other group names member 0, not the member that passes MPI_ROOT.
+  result = build(tf::k_proc_null, 0)->run("collective-mismatch");
+  REQUIRE(result.findings.size() == 1);
+  CHECK(contains(result.findings[0].message, "rank 2 passes MPI_ROOT, rank 1 names root 0 of the other group"));
+  // Two roots.
+  result = build(tf::k_root, 1)->run("collective-mismatch");
+  REQUIRE(result.findings.size() == 1);
+  CHECK(contains(result.findings[0].message, "rank 0 passes MPI_ROOT, rank 2 passes MPI_ROOT"));
 }
 
 TEST_CASE("analyzer::CollectiveMismatch::blocking_and_nonblocking") {

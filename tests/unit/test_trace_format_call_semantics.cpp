@@ -325,6 +325,26 @@ TEST_CASE("trace_format::call_buffers::in-place Reduce_scatter reads the whole i
   }
 }
 
+TEST_CASE("trace_format::in_place_use::where MPI_IN_PLACE may be given (MPI-3.1 section 5.2.1)") {
+  using U = f::InPlaceUse;
+  CHECK(f::in_place_use(Call::Reduce) == U::root_only);
+  CHECK(f::in_place_use(Call::Igatherv) == U::root_only);
+  CHECK(f::in_place_use(Call::Scatter) == U::root_only);
+  CHECK(f::in_place_use(Call::Allreduce) == U::every_member);
+  CHECK(f::in_place_use(Call::Iallgather) == U::every_member);
+  CHECK(f::in_place_use(Call::Alltoallw) == U::every_member);
+  CHECK(f::in_place_use(Call::Reduce_scatter_block) == U::every_member);
+  CHECK(f::in_place_use(Call::Scan) == U::any_member);
+  CHECK(f::in_place_use(Call::Iexscan) == U::any_member);
+  CHECK(f::in_place_use(Call::Bcast) == U::never);
+  CHECK(f::in_place_use(Call::Neighbor_allgather) == U::never);
+  CHECK(f::in_place_use(Call::Send) == U::never);
+  // Every call with an in-place option is a collective.
+  for (Call c : k_all) {
+    if (f::in_place_use(c) != U::never) CHECK(f::call_traits(c).role == f::Role::collective);
+  }
+}
+
 TEST_CASE("trace_format::call_buffers::all-to-all collectives") {
   SUBCASE("Allreduce and Allgather in place update the receive buffer") {
     CHECK(buffers(collective(Call::Allreduce, true)) ==
