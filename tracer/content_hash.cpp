@@ -64,12 +64,7 @@ uint64_t hash_bytes(const void* p, std::size_t n) noexcept {
 void input_ranges(const Event& e, const CommFacts& comm, const PiecesOf& pieces_of, std::vector<Range>& out,
                   std::size_t max_ranges) {
   out.clear();
-  format::CommPlace place;
-  if (comm.rank >= 0) place.rank = comm.rank;
-  place.size = comm.size > 0 ? static_cast<uint64_t>(comm.size) : 0;
-  place.inter = comm.inter;
-  place.sources = comm.sources;
-  place.destinations = comm.destinations;
+  const format::CommPlace place = comm_place(comm);
   // Scratch kept per thread: no allocation per post once warm.
   thread_local std::vector<format::Buffer> buffers;
   thread_local std::vector<Piece> pieces;

@@ -63,13 +63,18 @@ TypeExtent extent_of(const format::DatatypeDef& def) {
   return t;
 }
 
-void buffer_ranges(const Event& e, const CommFacts& comm, const ExtentOf& extent_of, std::vector<Range>& out) {
+format::CommPlace comm_place(const CommFacts& comm) {
   format::CommPlace place;
   if (comm.rank >= 0) place.rank = comm.rank;
   place.size = comm.size > 0 ? static_cast<uint64_t>(comm.size) : 0;
   place.inter = comm.inter;
   place.sources = comm.sources;
   place.destinations = comm.destinations;
+  return place;
+}
+
+void buffer_ranges(const Event& e, const CommFacts& comm, const ExtentOf& extent_of, std::vector<Range>& out) {
+  const format::CommPlace place = comm_place(comm);
   std::vector<format::Buffer> buffers;
   format::call_buffers(e, place, buffers);
   // Watched: what MPI may still touch after the call returns, also where

@@ -57,6 +57,9 @@ struct CommFacts {
   const std::vector<int32_t>* destinations = nullptr;
 };
 
+// The place of the calling rank in its communicator, as call_buffers takes it.
+format::CommPlace comm_place(const CommFacts& comm);
+
 // Append to `out` the ranges of the buffers that `e` hands to MPI beyond
 // the call (format::call_buffers: non-blocking and persistent point-to-point
 // and collective operations, RMA origin buffers), including those only

@@ -748,6 +748,21 @@ std::pair<const Range*, std::size_t> ranges_of(const std::vector<Range>& ranges,
   return {ranges.data(), ranges.size()};
 }
 
+// Hand the bytes `e` reads (read_ranges) to `keep(first, n)` under the
+// table's lock when there are some and they are host memory.
+template <class E, class F>
+void keep_host_ranges(const E& e, const format::CallTraits& t, F&& keep) {
+  std::vector<Range> ranges;
+  Range one;
+  read_ranges(e, t, ranges, one);
+  const auto [first, n] = ranges_of(ranges, one);
+  if (n == 0) return;
+  SpinGuard<SpinLock> lock(g_content->lock);
+  if (!host_memory(first, n)) return;
+  keep(first, n);
+  g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+}
+
 // After the traced call `e` returned MPI_SUCCESS: hash what a posted
 // operation (or a started persistent one) reads, forget what completed.
 template <class E>
@@ -757,15 +772,9 @@ void content_after(const E& e) {
   if (t.role == format::Role::rma_comm && t.request == RequestEffect::none) {
     // Put, the accumulates: the origin bytes, until a synchronization call
     // completes the operation (Rput and the others with a request: not yet).
-    std::vector<Range> ranges;
-    Range one;
-    read_ranges(e, t, ranges, one);
-    const auto [first, n] = ranges_of(ranges, one);
-    if (n == 0) return;
-    SpinGuard<SpinLock> lock(g_content->lock);
-    if (!host_memory(first, n)) return;
-    g_content->table.rma_issued(e.window, e.peer.value_or(-1), first, n);
-    g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+    keep_host_ranges(e, t, [&](const Range* first, std::size_t n) {
+      g_content->table.rma_issued(e.window, e.peer.value_or(-1), first, n);
+    });
     return;
   }
   switch (t.request) {
@@ -774,16 +783,10 @@ void content_after(const E& e) {
       bool empty = e.count <= 0;
       if constexpr (std::is_same_v<E, Event>) empty = empty && e.counts.empty();  // v collectives
       if (empty || e.request == 0 || t.role == format::Role::rma_comm || t.role == format::Role::recv) return;
-      std::vector<Range> ranges;
-      Range one;
-      read_ranges(e, t, ranges, one);
-      const auto [first, n] = ranges_of(ranges, one);
-      if (n == 0) return;
-      SpinGuard<SpinLock> lock(g_content->lock);
-      if (!host_memory(first, n)) return;
-      if (t.request == RequestEffect::create) g_content->table.posted(e.request, first, n);
-      else g_content->table.define(e.request, std::vector<Range>(first, first + n));
-      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      keep_host_ranges(e, t, [&](const Range* first, std::size_t n) {
+        if (t.request == RequestEffect::create) g_content->table.posted(e.request, first, n);
+        else g_content->table.define(e.request, std::vector<Range>(first, first + n));
+      });
       return;
     }
     case RequestEffect::start: {
