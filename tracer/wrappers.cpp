@@ -615,6 +615,8 @@ struct ContentCheck {
   // False where the machine has no NVIDIA driver (no /dev/nvidiactl at
   // MPI_Init): then no device memory can exist and nothing is asked.
   bool cuda_possible = true;
+  // After a change of the table, under the lock: say how many are pending.
+  void publish() { pending.store(table.pending(), std::memory_order_relaxed); }
 };
 ContentCheck* g_content = new ContentCheck;  // never destroyed
 
@@ -711,7 +713,7 @@ void content_check(const E& e, uintptr_t site, bool completed_only) {
       g_content->table.rma_completed(e.window, e.peer.value_or(-1), step.all_targets, hulls);
       for (const Range& h : hulls) changed.emplace_back(0, h);
     }
-    g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+    g_content->publish();
   }
   for (const auto& [request, where] : changed)
     handlers::record_buffer_modified(request, where.lo, where.hi - where.lo, site);
@@ -760,7 +762,7 @@ void keep_host_ranges(const E& e, const format::CallTraits& t, F&& keep) {
   SpinGuard<SpinLock> lock(g_content->lock);
   if (!host_memory(first, n)) return;
   keep(first, n);
-  g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+  g_content->publish();
 }
 
 // After the traced call `e` returned MPI_SUCCESS: hash what a posted
@@ -793,13 +795,13 @@ void content_after(const E& e) {
       SpinGuard<SpinLock> lock(g_content->lock);
       if (e.requests.empty()) g_content->table.started(e.request);
       for (uint64_t r : e.requests) g_content->table.started(r);
-      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      g_content->publish();
       return;
     }
     case RequestEffect::free: {
       SpinGuard<SpinLock> lock(g_content->lock);
       g_content->table.freed(e.request);
-      g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+      g_content->publish();
       return;
     }
     case RequestEffect::complete_all: case RequestEffect::complete_any: case RequestEffect::complete_some:
@@ -808,7 +810,7 @@ void content_after(const E& e) {
       {
         SpinGuard<SpinLock> lock(g_content->lock);
         for (const format::CompletedRequest& c : e.completed) g_content->table.completed(c.request);
-        g_content->pending.store(g_content->table.pending(), std::memory_order_relaxed);
+        g_content->publish();
       }
       return;
     case RequestEffect::none: case RequestEffect::cancel:
