@@ -57,16 +57,29 @@ class Emitter {
   void run() {
     switch (m_traits.buffers) {
       case BufferLayout::none: return;
-      case BufferLayout::send: add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype); return;
-      case BufferLayout::recv: add(BufferArg::buf, BufferAccess::write, m_e.buf, m_e.count, m_e.datatype); return;
-      case BufferLayout::sendrecv:
+      case BufferLayout::send:
+        if (origin_read(m_traits, m_e.peer) == OriginRead::block)
+          add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype);
+        return;
+      case BufferLayout::recv:
+        if (m_e.peer != k_proc_null) add(BufferArg::buf, BufferAccess::write, m_e.buf, m_e.count, m_e.datatype);
+        return;
+      case BufferLayout::sendrecv:  // each half: nothing with MPI_PROC_NULL
+        if (m_e.peer != k_proc_null) add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype);
+        if (m_e.recv_peer != k_proc_null)
+          add(BufferArg::recv_buf, BufferAccess::write, m_e.recv_buf, m_e.recv_count, m_e.recv_datatype);
+        return;
       case BufferLayout::copy:  // Pack, Unpack: read one buffer, write the other
         add(BufferArg::buf, BufferAccess::read, m_e.buf, m_e.count, m_e.datatype);
         add(BufferArg::recv_buf, BufferAccess::write, m_e.recv_buf, m_e.recv_count, m_e.recv_datatype);
         return;
-      case BufferLayout::sendrecv_replace:
-        add(BufferArg::buf, BufferAccess::update, m_e.buf, m_e.count, m_e.datatype);
+      case BufferLayout::sendrecv_replace: {
+        const bool sends = m_e.peer != k_proc_null, receives = m_e.recv_peer != k_proc_null;
+        if (sends || receives)
+          add(BufferArg::buf, sends && receives ? BufferAccess::update : sends ? BufferAccess::read : BufferAccess::write,
+              m_e.buf, m_e.count, m_e.datatype);
         return;
+      }
       case BufferLayout::bcast: bcast(); return;
       case BufferLayout::reduce: reduce(); return;
       case BufferLayout::allreduce:
@@ -397,6 +410,14 @@ InPlaceUse in_place_use(Call call) {
       return InPlaceUse::never;
   }
   return InPlaceUse::never;
+}
+
+OriginRead origin_read(const CallTraits& t, std::optional<int32_t> peer) {
+  switch (t.buffers) {
+    case BufferLayout::send: case BufferLayout::put: case BufferLayout::accumulate:
+      return peer == k_proc_null ? OriginRead::none : OriginRead::block;
+    default: return OriginRead::other;
+  }
 }
 
 void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& out, NullBuffers nulls) {

@@ -327,11 +327,21 @@ struct CommPlace {
 // collectives as one block per member at its displacement, counts that
 // scale with the communicator size multiplied by `place.size`. Left out:
 // buffers at address 0 with a predefined datatype (NULL: an address 0 is
-// only meaningful as MPI_BOTTOM with a derived datatype), and everything of
-// an RMA call to MPI_PROC_NULL (no data moves, MPI-3.1 section 11.3).
+// only meaningful as MPI_BOTTOM with a derived datatype), and the buffers
+// of a point-to-point call or an RMA call to (or from) MPI_PROC_NULL: such a
+// communication has no effect and leaves the buffer untouched (MPI-4.0
+// 3.10, 12.3; origin_read).
 // Buffers with count 0 are kept (their footprint is empty). With
 // NullBuffers::keep, buffers at address 0 are kept too (the argument
 // checks look for NULL buffers with a count).
+// The origin buffer of a call whose layout is send, put or accumulate is
+// its (buf, count, datatype): `block`, or `none` for a communication with
+// MPI_PROC_NULL; `other` for every other layout (ask call_buffers).
+// call_buffers applies it; the tracer's hot paths ask it directly, without
+// building an Event.
+enum class OriginRead : uint8_t { other, none, block };
+OriginRead origin_read(const CallTraits& t, std::optional<int32_t> peer);
+
 enum class NullBuffers : uint8_t { skip, keep };
 void call_buffers(const Event& e, const CommPlace& place, std::vector<Buffer>& out,
                   NullBuffers nulls = NullBuffers::skip);

@@ -61,6 +61,16 @@ uint64_t hash_bytes(const void* p, std::size_t n) noexcept {
   return mix(hash_more(k_mul, static_cast<const unsigned char*>(p), n), n);
 }
 
+bool dense_range(uint64_t base, int64_t count, int64_t extent, Range& out) noexcept {
+  uint64_t bytes = 0;
+  if (count <= 0 || extent <= 0 ||
+      __builtin_mul_overflow(static_cast<uint64_t>(count), static_cast<uint64_t>(extent), &bytes) ||
+      base < k_first_valid || base + bytes < base)
+    return false;
+  out = {base, base + bytes};
+  return true;
+}
+
 void input_ranges(const Event& e, const CommFacts& comm, const PiecesOf& pieces_of, std::vector<Range>& out,
                   std::size_t max_ranges) {
   out.clear();
@@ -90,11 +100,7 @@ void input_ranges(const Event& e, const CommFacts& comm, const PiecesOf& pieces_
     // A dense type (a basic type, a contiguous one): one range.
     if (pieces.size() == 1 && pieces[0].offset == 0 && extent > 0 &&
         pieces[0].length == static_cast<uint64_t>(extent)) {
-      uint64_t bytes = 0;
-      if (__builtin_mul_overflow(static_cast<uint64_t>(b.count), static_cast<uint64_t>(extent), &bytes) ||
-          base < k_first_valid || base + bytes < base)
-        continue;
-      all.push_back({base, base + bytes});
+      if (Range r; dense_range(base, b.count, extent, r)) all.push_back(r);
       continue;
     }
     if (static_cast<uint64_t>(b.count) * pieces.size() > max_ranges) {
@@ -154,8 +160,25 @@ uint64_t hash_ranges(const Range* first, std::size_t n_ranges, uint64_t limit) n
 void Table::posted(uint64_t request, const Range* ranges, std::size_t n) {
   if (request == 0 || n == 0) return;
   Pending& p = m_pending[request];
+  if (p.rma) --m_rma_requests;
   p.hash = hash_ranges(ranges, n, m_limit);
   p.ranges.assign(ranges, n);
+  p.rma = false;
+}
+
+void Table::rma_posted(uint64_t request, uint32_t window, int32_t target, const Range* ranges, std::size_t n) {
+  if (request == 0 || n == 0) return;
+  posted(request, ranges, n);
+  Pending& p = m_pending[request];
+  p.rma = true;
+  p.window = window;
+  p.target = target;
+  ++m_rma_requests;
+}
+
+void Table::erase(std::unordered_map<uint64_t, Pending>::iterator it) {
+  if (it->second.rma) --m_rma_requests;
+  m_pending.erase(it);
 }
 
 void Table::define(uint64_t request, std::vector<Range> ranges) {
@@ -176,7 +199,7 @@ bool Table::changed(uint64_t request, Range& where) {
   const Ranges& r = it->second.ranges;
   if (hash_ranges(r.data(), r.size(), m_limit) == it->second.hash) return false;
   where = r.hull();
-  m_pending.erase(it);
+  erase(it);
   return true;
 }
 
@@ -196,12 +219,25 @@ void Table::rma_completed(uint32_t window, int32_t target, bool all_targets, std
     return true;
   };
   m_rma.erase(std::remove_if(m_rma.begin(), m_rma.end(), done), m_rma.end());
+  if (m_rma_requests == 0) return;
+  for (auto it = m_pending.begin(); it != m_pending.end();) {
+    const Pending& p = it->second;
+    if (!p.rma || p.window != window || (!all_targets && p.target != target)) {
+      ++it;
+      continue;
+    }
+    if (hash_ranges(p.ranges.data(), p.ranges.size(), m_limit) != p.hash) changed.push_back(p.ranges.hull());
+    --m_rma_requests;
+    it = m_pending.erase(it);
+  }
 }
 
-void Table::completed(uint64_t request) { m_pending.erase(request); }
+void Table::completed(uint64_t request) {
+  if (auto it = m_pending.find(request); it != m_pending.end()) erase(it);
+}
 
 void Table::freed(uint64_t request) {
-  m_pending.erase(request);
+  completed(request);
   m_defined.erase(request);
 }
 

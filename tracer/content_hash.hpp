@@ -40,6 +40,13 @@ struct Piece {
 // Return the pieces of `def` (its flattened runs), or of a basic type of `size` bytes.
 using PiecesOf = std::function<bool(uint32_t type, std::vector<Piece>& pieces, int64_t& extent)>;
 
+// Set `out` to the bytes of `count` elements of a dense type (one piece as
+// long as its extent) of `extent` bytes at `base`; return false for none:
+// a count or extent not above 0, an address in the first page, a range past
+// the end of the address space. input_ranges' rule for such a buffer, and
+// the tracer's hot paths' (a send or Put of a basic type).
+bool dense_range(uint64_t base, int64_t count, int64_t extent, Range& out) noexcept;
+
 // Append to `out` the byte ranges that `e` hands to MPI to read beyond the
 // call: the buffers of call_buffers() read (not written or updated: an
 // MPI_IN_PLACE buffer is in/out) whose lifetime is the request's, only those
@@ -82,6 +89,11 @@ class Ranges {
 struct Pending {
   uint64_t hash = 0;
   Ranges ranges;
+  // An RMA operation with a request (MPI_Rput, MPI_Raccumulate...): the
+  // window and target rank whose synchronization also completes it.
+  bool rma = false;
+  uint32_t window = 0;
+  int32_t target = 0;
 };
 
 // Pending operations' hashes by request, and persistent requests' ranges.
@@ -112,9 +124,15 @@ class Table {
     rma_issued(window, target, ranges.data(), ranges.size());
   }
   void rma_issued(uint32_t window, int32_t target, const Range* ranges, std::size_t n);
+  // An RMA operation with a request on `window` to `target` was posted
+  // reading `ranges`: pending until its request completes (MPI-4.0 12.3.5)
+  // or a synchronization call completes it (MPI-4.0 12.5: an unlock, a
+  // flush or a fence completes every operation of the epoch).
+  void rma_posted(uint64_t request, uint32_t window, int32_t target, const Range* ranges, std::size_t n);
   // A synchronization call on `window` completes its operations to `target`
   // (every target when `all_targets`) at the origin (format::EpochStep):
-  // append the hull of each whose bytes changed to `changed`, forget them.
+  // append the hull of each whose bytes changed to `changed`, forget them
+  // (those with a request too).
   void rma_completed(uint32_t window, int32_t target, bool all_targets, std::vector<Range>& changed);
   static constexpr std::size_t k_rma_pending = 1u << 16;
 
@@ -132,6 +150,8 @@ class Table {
   std::unordered_map<uint64_t, Pending> m_pending;
   std::unordered_map<uint64_t, std::vector<Range>> m_defined;
   std::vector<RmaPending> m_rma;  // in issue order
+  std::size_t m_rma_requests = 0;  // entries of m_pending with `rma` set
+  void erase(std::unordered_map<uint64_t, Pending>::iterator it);
 };
 
 }  // namespace smtrace::tracer::content

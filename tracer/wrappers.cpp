@@ -720,22 +720,20 @@ void content_check(const E& e, uintptr_t site, bool completed_only) {
 }
 
 // Set `ranges` to the bytes `e` hands MPI to read beyond the call
-// (content::input_ranges). A hot call's send or Put of a basic type is one
-// range, made here (no full Event, no call_buffers: the hot paths' cost).
+// (content::input_ranges). A hot call whose origin buffer is its (buf,
+// count, datatype) (format::origin_read: a send, a Put, an accumulate) of a
+// basic type is one range, made here (no full Event, no call_buffers: the
+// hot paths' cost).
 template <class E>
 void read_ranges(const E& e, const format::CallTraits& t, std::vector<Range>& ranges, Range& one) {
   if constexpr (!std::is_same_v<E, Event>) {
-    if ((t.buffers == format::BufferLayout::send || t.buffers == format::BufferLayout::put) &&
-        e.datatype < format::k_first_derived_id) {
-      const int64_t size = g_tables->basic_size[e.datatype];
-      uint64_t bytes = 0;
-      if (e.peer == format::k_proc_null || size <= 0 || e.count <= 0 ||
-          __builtin_mul_overflow(static_cast<uint64_t>(e.count), static_cast<uint64_t>(size), &bytes) ||
-          e.buf < 4096 || e.buf + bytes < e.buf)
-        return;  // (as input_ranges: nothing read, or not an address to read)
-      one = {e.buf, e.buf + bytes};
-      return;
-    }
+    if (e.datatype < format::k_first_derived_id) switch (format::origin_read(t, e.peer)) {
+        case format::OriginRead::none: return;
+        case format::OriginRead::block:
+          content::dense_range(e.buf, e.count, g_tables->basic_size[e.datatype], one);
+          return;
+        case format::OriginRead::other: break;
+      }
   }
   Event full;
   const Event* ev = &full;
@@ -773,9 +771,18 @@ void content_after(const E& e) {
   const format::CallTraits& t = format::call_traits(e.call);
   if (t.role == format::Role::rma_comm && t.request == RequestEffect::none) {
     // Put, the accumulates: the origin bytes, until a synchronization call
-    // completes the operation (Rput and the others with a request: not yet).
+    // completes the operation.
     keep_host_ranges(e, t, [&](const Range* first, std::size_t n) {
       g_content->table.rma_issued(e.window, e.peer.value_or(-1), first, n);
+    });
+    return;
+  }
+  if (t.role == format::Role::rma_comm && t.request == RequestEffect::create) {
+    // Rput, Raccumulate, Rget_accumulate: until the request completes or a
+    // synchronization call completes the operation (Rget reads nothing here).
+    if (e.count <= 0 || e.request == 0) return;
+    keep_host_ranges(e, t, [&](const Range* first, std::size_t n) {
+      g_content->table.rma_posted(e.request, e.window, e.peer.value_or(-1), first, n);
     });
     return;
   }
@@ -784,7 +791,7 @@ void content_after(const E& e) {
       // Zero bytes: nothing hashed, nothing asked (the ping-pong's cost).
       bool empty = e.count <= 0;
       if constexpr (std::is_same_v<E, Event>) empty = empty && e.counts.empty();  // v collectives
-      if (empty || e.request == 0 || t.role == format::Role::rma_comm || t.role == format::Role::recv) return;
+      if (empty || e.request == 0 || t.role == format::Role::recv) return;
       keep_host_ranges(e, t, [&](const Range* first, std::size_t n) {
         if (t.request == RequestEffect::create) g_content->table.posted(e.request, first, n);
         else g_content->table.define(e.request, std::vector<Range>(first, first + n));

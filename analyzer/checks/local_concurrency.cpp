@@ -254,8 +254,13 @@ class Pass final : public RankPass {
       access(e, false);
       return;
     }
+    // An RMA call with a request (MPI_Rput, MPI_Rget...) is checked at the
+    // call as one without: what may touch its origin buffer until MPI_Wait
+    // or the epoch completes it is rma-race's business (one finding per
+    // store, not one of each check).
+    const bool posts = t.request == RequestEffect::create && t.role != format::Role::rma_comm;
     const EventBuffers& buffers = event_buffers(e, m_data);
-    if (t.request == RequestEffect::create && buffers.buffers.size() == 1) {
+    if (posts && buffers.buffers.size() == 1) {
       // A post of one contiguous buffer (most): its one block, as add_blocks
       // makes it, without m_scratch (std::vector::push_back is out of line).
       const BufferBytes& b = buffers.buffers.front();
@@ -270,6 +275,7 @@ class Pass final : public RankPass {
                  writes(b.buffer.access) ? Mode::write : Mode::read);
     switch (t.request) {
       case RequestEffect::create:
+        if (!posts) break;
         post(e, e.call, false, m_scratch);
         return;
       case RequestEffect::persistent:
@@ -278,12 +284,12 @@ class Pass final : public RankPass {
       case RequestEffect::none: case RequestEffect::start: case RequestEffect::complete_all:
       case RequestEffect::complete_any: case RequestEffect::complete_some: case RequestEffect::free:
       case RequestEffect::cancel: case RequestEffect::query:
-        // Blocking calls, and RMA calls without a request: their buffers are
-        // checked at the call (the epoch that completes an RMA call is
-        // rma-race's business).
-        access(e, false);
-        return;
+        break;
     }
+    // Blocking calls and RMA calls: their buffers are checked at the call
+    // (the epoch or request that completes an RMA call is rma-race's
+    // business).
+    access(e, false);
   }
 
   // Calls on requests, loads and stores, and calls with buffers (the others

@@ -21,3 +21,4 @@ endif()
 # MPI_Win_flush_local, and a Put to MPI_PROC_NULL.
 smtrace_check_test(rma_origin_modified rma_origin_modified 2 30 --finds rma-race)
 smtrace_check_test(rma_origin_modified_fixed rma_origin_modified 2 30 --clean ARGS fixed)
+smtrace_check_test(rma_origin_modified_rput rma_origin_modified 2 30 --finds rma-race ARGS rput)

@@ -4,7 +4,11 @@
  * the tracer's content check sees the bytes change at the synchronization
  * call that completes each. Fixed (argument `fixed`): the stores come after
  * the fence and after MPI_Win_flush_local; a Put's origin written between
- * epochs and a Put to MPI_PROC_NULL: all clean. */
+ * epochs and a Put to MPI_PROC_NULL: all clean. With the argument `rput`
+ * only one bug: a store into the origin of an MPI_Rput before MPI_Wait on
+ * its request (MPI-4.0 12.3.5); in every run a store after that MPI_Wait
+ * and before the unlock is fine, and a store into an Rput's origin after
+ * the unlock that completed it, before its MPI_Wait, is fine too. */
 #include <string.h>
 
 #include "e2e_util.h"
@@ -13,7 +17,8 @@ enum { n = 64 };
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
+  const int rput_bug = argc > 1 && strcmp(argv[1], "rput") == 0;
+  const int fixed = rput_bug || (argc > 1 && strcmp(argv[1], "fixed") == 0);
   const int rank = e2e_rank(MPI_COMM_WORLD);
   E2E_REQUIRE(e2e_size(MPI_COMM_WORLD) == 2);
   int window_memory[2 * n] = {0};
@@ -43,6 +48,20 @@ int main(int argc, char** argv) {
     if (fixed) MPI_Win_flush_local(1, win);
     other[0] = 100; /* bug unless flushed locally: the accumulate may still read it */
     MPI_Win_unlock(1, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  if (rank == 0) {
+    MPI_Request request;
+    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    MPI_Rput(origin, n, MPI_INT, 1, 0, n, MPI_INT, win, &request);
+    if (rput_bug) origin[9] = -9; /* bug: the Rput may still read it */
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    origin[10] = -10; /* completed at the origin by the wait */
+    MPI_Rput(other, n, MPI_INT, 1, n, n, MPI_INT, win, &request);
+    MPI_Win_unlock(1, win);
+    other[1] = -1; /* the unlock completed it; the request is still open */
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);

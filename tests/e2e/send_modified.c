@@ -3,7 +3,10 @@
  * before MPI_Wait completes them: the tracer's content check sees the bytes
  * change. Fixed (argument `fixed`): it waits first; meanwhile it writes only
  * the holes of a derived datatype pending in another MPI_Isend and sends
- * one buffer twice at once, without writes: all clean. */
+ * one buffer twice at once, without writes: all clean. Both: stores into
+ * the buffers of a pending Isend and Irecv with MPI_PROC_NULL as peer (a
+ * basic and a derived type): such a communication has no effect and leaves
+ * the buffer alone (MPI-4.0 3.10), not a conflict. */
 #include <string.h>
 
 #include "e2e_util.h"
@@ -46,6 +49,15 @@ int main(int argc, char** argv) {
     MPI_Isend(buf, n, MPI_INT, 1, 4, MPI_COMM_WORLD, &two[2]); /* the same buffer, read twice */
     MPI_Waitall(3, two, MPI_STATUSES_IGNORE);
     E2E_REQUIRE(buf[7] == -7 && other[0] == 100 && strided[1] == -1);
+
+    MPI_Request null_peer[3];
+    MPI_Isend(buf, n, MPI_INT, MPI_PROC_NULL, 5, MPI_COMM_WORLD, &null_peer[0]);
+    MPI_Isend(strided, 1, every_other, MPI_PROC_NULL, 6, MPI_COMM_WORLD, &null_peer[1]);
+    MPI_Irecv(other, n, MPI_INT, MPI_PROC_NULL, 7, MPI_COMM_WORLD, &null_peer[2]);
+    buf[1] = 1;
+    strided[0] = 1;
+    other[1] = 1;
+    MPI_Waitall(3, null_peer, MPI_STATUSES_IGNORE);
   } else {
     MPI_Recv(buf, n, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Recv(other, n, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

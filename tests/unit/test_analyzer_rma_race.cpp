@@ -58,6 +58,28 @@ uint64_t stat(const an::Result& r, const std::string& name) {
 
 TEST_SUITE_BEGIN("analyzer");
 
+TEST_CASE("rma-race: the origin buffer of an R* call is pending until its MPI_Wait") {
+  // MPI-4.0 12.3.5: MPI_Rput/MPI_Rget complete at the origin with their
+  // request. A store into an Rput's origin or a load of an Rget's before
+  // MPI_Wait races with the operation; after it, not (the epoch still open).
+  for (Call call : {Call::Rput, Call::Rget}) {
+    for (bool waited : {false, true}) {
+      CAPTURE(tf::call_name(call));
+      CAPTURE(waited);
+      Builder b = with_window(2);
+      lock_all(b, 2);
+      b.rma(call, 0, 1, 1, k_buf, 4, 0).request = 7;
+      if (waited) b.wait(7);
+      b.access(call == Call::Rput ? Call::Store : Call::Load, 0, k_buf + 4, 4);
+      if (!waited) b.wait(7);
+      unlock_all(b, 2);
+      free_all(b, 2);
+      auto result = b.run("rma-race");
+      CHECK(races(result) == (waited ? 0u : 1u));
+    }
+  }
+}
+
 TEST_CASE("rma-race: seed 000 Figure 3a/4a, a store inside a pending Put's origin buffer") {
   // P0: temp = buf[4]; Put(buf[2], 10 ints, X); buf[7] = 1234; all in lock_all.
   for (bool flushed : {false, true}) {

@@ -232,6 +232,76 @@ TEST_CASE("trace_format::call_buffers::point_to_point") {
   }
 }
 
+TEST_CASE("trace_format::call_buffers::point-to-point with MPI_PROC_NULL touches no buffer") {
+  // MPI-4.0 3.10: a communication with MPI_PROC_NULL has no effect; a
+  // receive from it does not modify the receive buffer. Each half of a
+  // Sendrecv is judged by its own peer.
+  Event e;
+  e.buf = 0x1000;
+  e.count = 3;
+  e.datatype = k_int;
+  e.peer = f::k_proc_null;
+  for (Call c : {Call::Send, Call::Isend, Call::Ssend, Call::Bsend, Call::Recv, Call::Irecv, Call::Send_init,
+                 Call::Recv_init}) {
+    e.call = c;
+    CAPTURE(f::call_name(c));
+    CHECK(buffers(e).empty());
+  }
+  e.call = Call::Sendrecv;
+  e.recv_buf = 0x2000;
+  e.recv_count = 1;
+  e.recv_datatype = k_int;
+  e.recv_peer = 1;
+  CHECK(buffers(e) == std::vector{buffer(BufferArg::recv_buf, BufferAccess::write, Lifetime::call, 0x2000, 1, k_int)});
+  e.peer = 1;
+  e.recv_peer = f::k_proc_null;
+  CHECK(buffers(e) == std::vector{buffer(BufferArg::buf, BufferAccess::read, Lifetime::call, 0x1000, 3, k_int)});
+  e.call = Call::Sendrecv_replace;  // sends only: read, not updated
+  CHECK(buffers(e) == std::vector{buffer(BufferArg::buf, BufferAccess::read, Lifetime::call, 0x1000, 3, k_int)});
+  e.peer = f::k_proc_null;
+  e.recv_peer = 1;  // receives only: written
+  CHECK(buffers(e) == std::vector{buffer(BufferArg::buf, BufferAccess::write, Lifetime::call, 0x1000, 3, k_int)});
+  e.recv_peer = f::k_proc_null;
+  CHECK(buffers(e).empty());
+}
+
+TEST_CASE("trace_format::origin_read::agrees with call_buffers for every call") {
+  // The tracer's hot paths ask origin_read instead of call_buffers: for each
+  // call the two must name the same origin buffer.
+  for (Call c : k_all) {
+    const f::CallTraits& t = f::call_traits(c);
+    CAPTURE(f::call_name(c));
+    Event e;
+    e.call = c;
+    e.buf = 0x1000;
+    e.count = 3;
+    e.datatype = k_int;
+    e.peer = 1;
+    e.window = 1;
+    e.target_count = 3;
+    e.target_datatype = k_int;
+    const f::OriginRead to_one = f::origin_read(t, 1);
+    const f::OriginRead to_null = f::origin_read(t, f::k_proc_null);
+    if (to_one == f::OriginRead::other) {
+      CHECK(to_null == f::OriginRead::other);
+      CHECK(f::origin_read(t, std::nullopt) == f::OriginRead::other);
+      continue;
+    }
+    CHECK(to_one == f::OriginRead::block);
+    CHECK(to_null == f::OriginRead::none);
+    const auto out = buffers(e);
+    const auto origin = std::find_if(out.begin(), out.end(), [](const Buffer& b) { return b.arg == BufferArg::buf; });
+    REQUIRE(origin != out.end());
+    CHECK(origin->access == BufferAccess::read);
+    CHECK(origin->addr == 0x1000);
+    CHECK(origin->count == 3);
+    CHECK(origin->datatype == k_int);
+    e.peer = f::k_proc_null;
+    const auto none = buffers(e);
+    CHECK(std::none_of(none.begin(), none.end(), [](const Buffer& b) { return b.arg == BufferArg::buf; }));
+  }
+}
+
 TEST_CASE("trace_format::call_buffers::rooted collectives") {
   Event e = collective(Call::Bcast);
   e.peer = 1;

@@ -228,6 +228,49 @@ TEST_CASE("tracer::content::rma_origin") {
   CHECK_FALSE(t.any());
 }
 
+TEST_CASE("tracer::content::rma_with_request") {
+  // MPI_Rput and the others with a request: pending until the request
+  // completes (MPI-4.0 12.3.5) or a synchronization call on the window and
+  // target completes the operation (12.5), whichever comes first.
+  std::vector<int32_t> a(16, 1), b(16, 2);
+  const std::vector<Range> ra{{addr(a.data()), addr(a.data() + 16)}};
+  const std::vector<Range> rb{{addr(b.data()), addr(b.data() + 16)}};
+  content::Table t;
+  Range where;
+  std::vector<Range> changed;
+  t.rma_posted(7, 3, 1, ra.data(), ra.size());  // request 7, window 3, target 1
+  t.rma_posted(8, 3, 2, rb.data(), rb.size());  // request 8, window 3, target 2
+  CHECK(t.pending() == 2);
+  CHECK_FALSE(t.changed(7, where));
+  a[2] = 5;
+  CHECK(t.changed(7, where));  // a store before MPI_Wait
+  CHECK(where == ra.front());
+  CHECK(t.pending() == 1);
+  t.rma_completed(3, 1, false, changed);  // flush(1): not request 8's target
+  CHECK(changed.empty());
+  CHECK(t.pending() == 1);
+  b[0] = 7;
+  t.rma_completed(3, 0, true, changed);  // unlock_all: completes request 8's Rput
+  CHECK(changed == rb);
+  CHECK_FALSE(t.any());
+  CHECK_FALSE(t.changed(8, where));  // its MPI_Wait after the unlock: forgotten
+  // Completed by its request: a store after the wait and a later flush are fine.
+  t.rma_posted(9, 3, 1, ra.data(), ra.size());
+  t.completed(9);
+  a[3] = 6;
+  changed.clear();
+  t.rma_completed(3, 1, false, changed);
+  CHECK(changed.empty());
+  CHECK_FALSE(t.any());
+  // A request id reused by a point-to-point post is no longer an RMA one.
+  t.rma_posted(10, 3, 1, ra.data(), ra.size());
+  t.posted(10, rb);
+  t.rma_completed(3, 1, false, changed);
+  CHECK(t.pending() == 1);
+  t.completed(10);
+  CHECK_FALSE(t.any());
+}
+
 TEST_CASE("tracer::content::rma_origin_ranges") {
   // A Put's origin buffer is hashed, a Get's (written) and a Put to
   // MPI_PROC_NULL are not.
