@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "analyzer/datatypes.hpp"
+#include "analyzer/footprint.hpp"
 
 namespace smtrace::analyzer {
 namespace {
@@ -127,6 +128,26 @@ SignatureMatch compare_signatures(const Signature& a, const Signature& b) {
     y.take(n);
   }
   return m;  // unknown: too long to walk
+}
+
+std::optional<uint64_t> buffer_bytes(const RankData& data, uint32_t datatype, int64_t count) {
+  if (count <= 0) return 0;
+  uint64_t size = 0;
+  if (datatype < format::k_first_derived_id) {
+    // A pair type's data is its two parts (the table has its extent, padding included).
+    if (type_class(datatype) == TypeClass::pair) {
+      const auto [a, b] = pair_parts(datatype);
+      size = basic_type_size(a) + basic_type_size(b);
+    } else {
+      size = basic_type_size(datatype);
+    }
+    if (size == 0) return std::nullopt;
+  } else {
+    const format::DatatypeDef* def = data.datatype(datatype);
+    if (!def || def->size == 0) return std::nullopt;
+    size = def->size;
+  }
+  return size * static_cast<uint64_t>(count);
 }
 
 std::string describe_buffer(const RankData& data, uint32_t datatype, int64_t count) {

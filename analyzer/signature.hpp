@@ -57,6 +57,11 @@ struct SignatureMatch {
 // unless both are all MPI_PACKED (then compared by length in bytes).
 SignatureMatch compare_signatures(const Signature& a, const Signature& b);
 
+// Return the bytes of data `count` elements of `datatype` hold (its size,
+// not its extent; MPI_Pack_size's least value), nullopt when the type is
+// unknown (count <= 0: 0).
+std::optional<uint64_t> buffer_bytes(const RankData& data, uint32_t datatype, int64_t count);
+
 // Return "2 x MPI_INT" or "3 x Type_vector datatype [2 MPI_INT]".
 std::string describe_buffer(const RankData& data, uint32_t datatype, int64_t count);
 

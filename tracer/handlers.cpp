@@ -440,6 +440,8 @@ bool start(const StartInfo& info) {
   h.options = info.options.to_map();
   // The bound the invalid-argument check holds tags to (it varies by library and transport).
   if (info.tag_ub > 0) h.options["mpi.tag_ub"] = std::to_string(info.tag_ub);
+  // The space each buffered send takes beyond its data (invalid-argument's bsend buffer rule).
+  if (info.bsend_overhead >= 0) h.options["mpi.bsend_overhead"] = std::to_string(info.bsend_overhead);
   // What SMTRACE_CLOCK gave: times are CLOCK_MONOTONIC ns either way.
   h.options["clock.source"] = g_clock.source() == Clock::Source::counter ? "counter" : "monotonic";
   if (g_clock.source() == Clock::Source::counter)

@@ -35,6 +35,7 @@ struct StartInfo {
   uint32_t mpi_version = 0;
   int32_t thread_level = 0;
   int64_t tag_ub = 0;            // MPI_TAG_UB of MPI_COMM_WORLD; 0: unknown
+  int64_t bsend_overhead = -1;   // MPI_BSEND_OVERHEAD of the library's mpi.h; -1: unknown
   Options options;
   int64_t clock_origin = 0;      // CLOCK_MONOTONIC ns that event times count from; 0: now
   bool install_handlers = true;  // signal handlers and atexit (off in unit tests)

@@ -2400,6 +2400,7 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
   int has_tag_ub = 0;
   if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &has_tag_ub) == MPI_SUCCESS && has_tag_ub && tag_ub)
     info.tag_ub = *tag_ub;
+  info.bsend_overhead = MPI_BSEND_OVERHEAD;
   info.options = options;
   info.clock_origin = t_start;  // now() read before tracing started: absolute
   PMPI_Comm_group(MPI_COMM_WORLD, &g_tables->world_group);

@@ -33,6 +33,14 @@
 //   an intercommunicator;
 // - windows: not MPI_WIN_NULL, not freed; disp_unit > 0 at creation;
 // - messages: MPI_Mrecv / MPI_Imrecv not on MPI_MESSAGE_NULL (section 2.5.1);
+// - buffered sends (MPI-4.0 section 3.6): MPI_Buffer_attach while a buffer
+//   is attached; MPI_Bsend, MPI_Ibsend and the MPI_Start of an
+//   MPI_Bsend_init request with no buffer attached, or with one smaller
+//   than the message alone needs (its data's size, a lower bound of
+//   MPI_Pack_size, plus MPI_BSEND_OVERHEAD when the trace recorded it,
+//   header option mpi.bsend_overhead). Space the buffer's other pending
+//   messages hold is not counted (when MPI frees it is not observable), so
+//   a buffer that each message fits but not all at once is not reported;
 // - requests: MPI_Start on MPI_REQUEST_NULL, on a non-persistent request, or
 //   on a persistent one still active; any use of a request freed with
 //   MPI_Request_free or marked invalid (k_invalid_request); Request_free
@@ -97,7 +105,8 @@ class Pass final : public RankPass {
       m_header_read = true;
       m_recorded = !m_data.header.tracer_version.empty();
       m_lacks = format::lacks(m_data.header);
-      m_tag_ub = tag_ub();
+      m_tag_ub = header_number("mpi.tag_ub");
+      m_bsend_overhead = header_number("mpi.bsend_overhead").value_or(0);
       m_world_size = m_data.header.world_size;
     }
     m_event = &e;
@@ -108,6 +117,7 @@ class Pass final : public RankPass {
         rank(e.peer, RankUse::dest, e.comm);
         tag(e.tag, false);
         buffers(e, t);
+        if (t.mode == format::SendMode::buffered) buffered(e, t);
         break;
       case Role::recv:
         // MPI_Mrecv, MPI_Imrecv name a message, not a communicator: not
@@ -360,8 +370,9 @@ class Pass final : public RankPass {
       add("tag", fmt::format("tag {} is above MPI_TAG_UB ({})", v, *m_tag_ub));
   }
 
-  std::optional<uint64_t> tag_ub() const {
-    auto it = m_data.header.options.find("mpi.tag_ub");
+  // The header option `key` as a number (nullopt: absent or not a number).
+  std::optional<uint64_t> header_number(const char* key) const {
+    auto it = m_data.header.options.find(key);
     if (it == m_data.header.options.end()) return std::nullopt;
     try {
       return std::stoull(it->second);
@@ -535,7 +546,8 @@ class Pass final : public RankPass {
     if (m_found) return;
     auto p = m_persistent.find(id);
     if (p != m_persistent.end()) {
-      if (p->second.active)
+      if (p->second.bsend_bytes) bsend_space(*p->second.bsend_bytes, p->second.made);
+      if (p->second.active && !m_found)
         add("active request",
             fmt::format("the persistent request is started again while active (started at {}:{}, not completed since)",
                         m_data.rank, p->second.started.seq),
@@ -589,10 +601,55 @@ class Pass final : public RankPass {
       case format::Resource::win_free: case format::Resource::win_attach: case format::Resource::win_detach:
         window(e.window);
         return;
-      case format::Resource::message_new: case format::Resource::message_free: case format::Resource::buffer_attach:
-      case format::Resource::buffer_detach: case format::Resource::none:
+      case format::Resource::buffer_attach: return attach(e);
+      case format::Resource::buffer_detach:
+        if (e.rc == 0 && !e.pending) m_attached.reset();
+        return;
+      case format::Resource::message_new: case format::Resource::message_free: case format::Resource::none:
         return;
     }
+  }
+
+  // --- buffered sends (MPI-4.0 section 3.6)
+
+  void attach(const Event& e) {
+    if (!m_recorded) return;
+    if (m_attached)
+      add("bsend buffer",
+          fmt::format("a buffer is attached already ({} bytes, at {}:{})", m_attached->bytes, m_data.rank,
+                      m_attached->site.seq),
+          m_attached->site, {"only one buffer can be attached to a process at a time (MPI-4.0 section 3.6)"});
+    if (e.rc == 0 && !e.pending && !m_attached)
+      m_attached = Attached{e.size, RawSite{m_data.rank, e.seq, e.call, e.site, "the buffer is attached here"}};
+  }
+
+  // An MPI_Bsend or MPI_Ibsend (an MPI_Bsend_init is judged at each start).
+  void buffered(const Event& e, const format::CallTraits& t) {
+    if (t.request == format::RequestEffect::persistent || e.peer == format::k_proc_null || m_found) return;
+    if (std::optional<uint64_t> bytes = buffer_bytes(m_data, e.datatype, e.count)) bsend_space(*bytes, {});
+  }
+
+  // A buffered message of `bytes` data bytes is sent now; `made`: the
+  // MPI_Bsend_init that defined it, if any.
+  void bsend_space(uint64_t bytes, std::optional<RawSite> made) {
+    if (!m_recorded || lacks(format::Content::buffers)) return;
+    const uint64_t needed = bytes + m_bsend_overhead;
+    if (!m_attached) {
+      add("bsend buffer",
+          fmt::format("a buffered send of {} bytes with no buffer attached (MPI_Buffer_attach)", bytes),
+          std::move(made),
+          {"a buffered send copies its message into the buffer MPI_Buffer_attach gave; with none, or too little "
+           "space, the send is erroneous (MPI-4.0 section 3.6)"});
+      return;
+    }
+    if (needed <= m_attached->bytes) return;
+    add("bsend buffer",
+        fmt::format("the message needs at least {} bytes ({} of data{}) but the attached buffer has {}", needed, bytes,
+                    m_bsend_overhead ? fmt::format(" + MPI_BSEND_OVERHEAD {}", m_bsend_overhead) : std::string(),
+                    m_attached->bytes),
+        m_attached->site,
+        {"a buffered send needs MPI_Pack_size of its data plus MPI_BSEND_OVERHEAD free in the attached buffer "
+         "(MPI-4.0 section 3.6)"});
   }
 
   // --- what the call did to the rank's handles (calls that returned MPI_SUCCESS)
@@ -674,7 +731,11 @@ class Pass final : public RankPass {
       case format::RequestEffect::persistent:
         if (e.request != 0) {
           m_freed_requests.erase(e.request);
-          m_persistent[e.request] = Persistent{};
+          Persistent& p = m_persistent[e.request] = Persistent{};
+          if (t.mode == format::SendMode::buffered && e.peer != format::k_proc_null) {
+            p.bsend_bytes = buffer_bytes(m_data, e.datatype, e.count);
+            p.made = RawSite{m_data.rank, e.seq, e.call, e.site, "the persistent buffered send is made here"};
+          }
         }
         break;
       case format::RequestEffect::start:
@@ -726,6 +787,16 @@ class Pass final : public RankPass {
   struct Persistent {
     bool active = false;
     RawSite started;
+    // An MPI_Bsend_init's: the bytes a start buffers (nullopt: not a
+    // buffered send, or its size unknown), and where it was made.
+    std::optional<uint64_t> bsend_bytes;
+    RawSite made;
+  };
+
+  // The buffer MPI_Buffer_attach attached (MPI-4.0 section 3.6).
+  struct Attached {
+    uint64_t bytes = 0;
+    RawSite site;
   };
 
   const RankData& m_data;
@@ -738,6 +809,8 @@ class Pass final : public RankPass {
   // receive envelope).
   format::ContentSet m_lacks = 0;
   std::optional<uint64_t> m_tag_ub;  // the header's mpi.tag_ub, read with the header
+  uint64_t m_bsend_overhead = 0;     // the header's mpi.bsend_overhead (0: not recorded)
+  std::optional<Attached> m_attached;
   uint64_t m_world_size = 0;         // the header's world_size, read with it
   bool m_header_read = false;
   bool lacks(format::Content c) const { return (m_lacks & format::content_bit(c)) != 0; }

@@ -29,3 +29,8 @@ target_include_directories(e2e_neighbor PRIVATE ${PROJECT_SOURCE_DIR}/include)
 # Buffered sends from an attached buffer complete without their receive.
 smtrace_check_test(bsend bsend 2 30 --clean)
 smtrace_check_test(bsend_standard bsend 2 30 --finds potential-deadlock ARGS bug)
+# ... but only from a buffer with room for the message (MPI-4.0 section 3.6).
+smtrace_check_test(bsend_small bsend 2 30 --finds invalid-argument
+  --report-has "but the attached buffer has" ARGS small)
+smtrace_check_test(bsend_unattached bsend 2 30 --finds invalid-argument
+  --report-has "with no buffer attached" ARGS none)

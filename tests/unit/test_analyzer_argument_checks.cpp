@@ -533,6 +533,84 @@ TEST_CASE("analyzer::invalid-argument::requests") {
   }
 }
 
+TEST_CASE("analyzer::invalid-argument::buffered sends and the attached buffer (MPI-4.0 section 3.6)") {
+  const auto recorded = [](Builder& t) {
+    t.trace().ranks[0].header.tracer_version = "0.1.0";  // a hand-written trace may leave out Buffer_attach
+    t.trace().ranks[0].header.options["mpi.bsend_overhead"] = "128";
+  };
+  const auto attach = [](Builder& t, uint64_t bytes) -> tf::Event& {
+    tf::Event& e = t.add(Call::Buffer_attach);
+    e.buf = 0x8000;
+    e.size = bytes;
+    e.count = static_cast<int64_t>(bytes);
+    return e;
+  };
+  SUBCASE("no buffer attached; not judged in a hand-written trace") {
+    for (bool rec : {true, false}) {
+      Builder t(2);
+      if (rec) recorded(t);
+      p2p(t, Call::Bsend, 0, 1, 0, 100);  // seq 1
+      const auto f = of_kind(t.run(k_ia), k_ia);
+      REQUIRE(f.size() == (rec ? 1u : 0u));
+      if (rec) CHECK(f[0].message == "MPI_Bsend: a buffered send of 400 bytes with no buffer attached (MPI_Buffer_attach)");
+    }
+  }
+  SUBCASE("the message alone and its overhead must fit; detach takes the buffer away") {
+    Builder t(2);
+    recorded(t);
+    attach(t, 400 + 128);                  // seq 1
+    p2p(t, Call::Bsend, 0, 1, 0, 100);     // fits exactly
+    p2p(t, Call::Ibsend, 0, 1, 0, 101).request = 9;  // seq 3: 4 bytes too many
+    t.wait(9);
+    p2p(t, Call::Bsend, 0, tf::k_proc_null, 0, 1000);  // MPI_PROC_NULL: nothing is buffered
+    t.add(Call::Buffer_detach).size = 528;
+    p2p(t, Call::Bsend, 0, 1, 0, 1);       // seq 7: no buffer any more
+    p2p(t, Call::Send, 0, 1, 0, 1);        // not buffered
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].message ==
+          "MPI_Ibsend: the message needs at least 532 bytes (404 of data + MPI_BSEND_OVERHEAD 128) but the attached "
+          "buffer has 528");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 3});
+    CHECK(f[0].locations[1].event == an::EventRef{0, 1});
+    CHECK(f[1].locations[0].event == an::EventRef{0, 7});
+    CHECK(contains(f[1].message, "no buffer attached"));
+  }
+  SUBCASE("a second attach while one is attached") {
+    Builder t(1);
+    recorded(t);
+    attach(t, 1000);
+    attach(t, 2000);  // seq 2
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Buffer_attach: a buffer is attached already (1000 bytes, at 0:1)");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 2});
+  }
+  SUBCASE("a persistent buffered send is judged at each start") {
+    Builder t(2);
+    recorded(t);
+    p2p(t, Call::Bsend_init, 0, 1, 0, 10).request = 5;  // seq 1: nothing attached yet, and nothing sent
+    t.add(Call::Start).request = 5;                     // seq 2
+    t.wait(5);
+    attach(t, 40 + 128);
+    t.add(Call::Start).request = 5;  // fits
+    t.wait(5);
+    t.add(Call::Request_free).request = 5;
+    const auto f = of_kind(t.run(k_ia), k_ia);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "MPI_Start: a buffered send of 40 bytes with no buffer attached (MPI_Buffer_attach)");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 2});
+    CHECK(f[0].locations[1].event == an::EventRef{0, 1});
+  }
+  SUBCASE("a message's bytes: its data, not its extent") {
+    const an::RankData data;
+    CHECK(an::buffer_bytes(data, k_2int, 3) == 24u);
+    CHECK(an::buffer_bytes(data, 30, 2) == 24u);  // MPI_DOUBLE_INT: 12 bytes, extent 16
+    CHECK(an::buffer_bytes(data, k_int, 0) == 0u);
+    CHECK(!an::buffer_bytes(data, tf::k_first_derived_id + 7, 1));  // not recorded
+  }
+}
+
 // --- type-mismatch -------------------------------------------------------
 
 TEST_CASE("analyzer::unmatched-message::a ready-mode send needs its receive posted before it (MPI-3.1 3.4)") {
