@@ -144,7 +144,7 @@ std::optional<uint64_t> buffer_bytes(const RankData& data, uint32_t datatype, in
     if (size == 0) return std::nullopt;
   } else {
     const format::DatatypeDef* def = data.datatype(datatype);
-    if (!def || def->size == 0) return std::nullopt;
+    if (!def) return std::nullopt;
     size = def->size;
   }
   return size * static_cast<uint64_t>(count);

@@ -36,21 +36,6 @@ namespace {
 
 using format::Event;
 
-// Return the bytes of `count` elements of `datatype` at rank `data`, if known.
-std::optional<uint64_t> bytes_of(const RankData& data, uint32_t datatype, int64_t count) {
-  if (count <= 0) return 0;
-  uint64_t size = 0;
-  if (datatype < format::k_first_derived_id) {
-    size = basic_type_size(datatype);
-    if (size == 0) return std::nullopt;
-  } else {
-    const format::DatatypeDef* def = data.datatype(datatype);
-    if (!def) return std::nullopt;
-    size = def->size;
-  }
-  return size * static_cast<uint64_t>(count);
-}
-
 // One side of a transfer: a buffer of some rank, and what it does.
 struct Side {
   const RankData* data = nullptr;
@@ -81,8 +66,8 @@ Outcome compare(const Side& from, const Side& into) {
   if (fine_at_once(Payload{from.datatype, from.count}, Payload{into.datatype, into.count})) return {};
   const SignatureMatch m = compare_signatures(signature(*from.data, from.datatype, from.count),
                                               signature(*into.data, into.datatype, into.count));
-  const auto sent = bytes_of(*from.data, from.datatype, from.count);
-  const auto room = bytes_of(*into.data, into.datatype, into.count);
+  const auto sent = buffer_bytes(*from.data, from.datatype, from.count);
+  const auto room = buffer_bytes(*into.data, into.datatype, into.count);
   auto size_text = [&] {
     return sent && room ? fmt::format(" ({} bytes into {})", *sent, *room) : std::string();
   };
