@@ -62,7 +62,7 @@ WindowLife window_life(const RmaEvent& e) {
     case format::Resource::type_commit: case format::Resource::type_free: case format::Resource::op_new:
     case format::Resource::op_free: case format::Resource::win_attach: case format::Resource::win_detach:
     case format::Resource::message_new: case format::Resource::message_free: case format::Resource::buffer_attach:
-    case format::Resource::buffer_detach:
+    case format::Resource::buffer_detach: case format::Resource::info_new: case format::Resource::info_free:
       return WindowLife::none;
   }
   return WindowLife::none;

@@ -138,6 +138,7 @@ const char* peer_label(Call call, Family family) {
 // The calls with a communicator argument: communication, communicator
 // constructors, window constructors, MPI_Comm_group and MPI_Abort.
 bool shows_comm(Call call, Family family) {
+  if (call == Call::Info_create || call == Call::Info_dup || call == Call::Info_free) return false;
   if (family == Family::p2p || family == Family::coll || family == Family::comm) return true;
   const format::Resource resource = format::call_traits(call).resource;
   return resource == format::Resource::win_new || resource == format::Resource::win_dynamic ||
@@ -278,8 +279,11 @@ class EventPrinter {
     if (e.group != 0) add("group", comm_with_members(m_rank, e.group, true));
     if (e.new_comm != 0) add(group_call ? "newgroup" : "newcomm", comm_with_members(m_rank, e.new_comm, group_call));
     if (e.new_datatype != 0) {
-      if (format::handle_use(e).kind == format::HandleKind::op) {
+      const format::HandleKind kind = format::handle_use(e).kind;
+      if (kind == format::HandleKind::op) {
         add("op", op_name(e.new_datatype));
+      } else if (kind == format::HandleKind::info) {
+        add("info", e.new_datatype == 1 ? std::string("MPI_INFO_ENV") : fmt::format("info#{}", e.new_datatype));
       } else {
         add("newtype", datatype_name(e.new_datatype));
       }

@@ -584,6 +584,8 @@ HandleUse handle_use(const Event& e) {
       break;
     case Resource::buffer_attach: h = {HandleKind::buffer, HandleEffect::attach, 1}; break;
     case Resource::buffer_detach: h = {HandleKind::buffer, HandleEffect::detach, 1}; break;
+    case Resource::info_new: h = {HandleKind::info, HandleEffect::create, e.new_datatype}; break;
+    case Resource::info_free: h = {HandleKind::info, HandleEffect::free, e.new_datatype}; break;
   }
   return h;
 }

@@ -111,6 +111,8 @@ enum class Resource : uint8_t {
   message_free,   // receives the message of Event.message (Mrecv, Imrecv)
   buffer_attach,  // the buffer of buffered sends (Event.buf, Event.size bytes)
   buffer_detach,  // waits until the messages in that buffer are sent, returns it
+  info_new,       // an info object (Event.new_datatype: its id)
+  info_free,
 };
 
 // One row of calls.def, past its name and number.
@@ -452,6 +454,7 @@ enum class HandleKind : uint8_t {
   none, comm, group, datatype, op, window,
   message,  // a matched probe's message (Event.message): created by Mprobe/Improbe, freed by Mrecv/Imrecv
   buffer,   // the attached buffer of buffered sends (one per process; id 1)
+  info,     // an info object (Event.new_datatype; 1 is MPI_INFO_ENV)
 };
 enum class HandleEffect : uint8_t { none, create, commit, free, attach, detach };
 

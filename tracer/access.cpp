@@ -104,7 +104,7 @@ void after_call(const Event& e, const CommFacts& comm, const ExtentOf& extent_of
     case Resource::none: case Resource::comm_new: case Resource::comm_free: case Resource::group_new:
     case Resource::group_free: case Resource::type_new: case Resource::type_commit: case Resource::type_free:
     case Resource::op_new: case Resource::op_free: case Resource::message_new: case Resource::message_free:
-    case Resource::buffer_attach: case Resource::buffer_detach:
+    case Resource::buffer_attach: case Resource::buffer_detach: case Resource::info_new: case Resource::info_free:
       break;
   }
   if (step.completes != format::Completion::none) {

@@ -56,11 +56,13 @@ struct Tables {
   HandleMap<uint32_t> groups;
   HandleMap<uint32_t> types;
   HandleMap<uint32_t> ops;
+  HandleMap<uint32_t> infos;
   HandleMap<uint32_t> windows;
   RequestTable requests;
   std::atomic<uint32_t> next_comm{2};  // comms and groups share CommDef ids
   std::atomic<uint32_t> next_type{format::k_first_derived_id};
   std::atomic<uint32_t> next_op{format::k_first_derived_id};
+  std::atomic<uint32_t> next_info{2};  // 1: MPI_INFO_ENV
   std::atomic<uint32_t> next_window{1};
   std::atomic<uint64_t> next_request{1};
   // Matched probes: the message handles MPI_Mprobe/Improbe returned and not
@@ -231,13 +233,20 @@ uint32_t group_id(MPI_Group group) {
   return id;
 }
 
-uint32_t op_id(MPI_Op op) {
-  if (op == MPI_OP_NULL) return 0;
+// Return the id `map` keeps for handle value `k`, a new one from `next` the
+// first time.
+uint32_t table_id(HandleMap<uint32_t>& map, std::atomic<uint32_t>& next, uintptr_t k) {
   uint32_t id = 0;
-  if (g_tables->ops.find(key(op), id)) return id;
-  id = g_tables->next_op.fetch_add(1);
-  g_tables->ops.insert(key(op), id);
+  if (map.find(k, id)) return id;
+  id = next.fetch_add(1);
+  map.insert(k, id);
   return id;
+}
+
+uint32_t op_id(MPI_Op op) { return op == MPI_OP_NULL ? 0 : table_id(g_tables->ops, g_tables->next_op, key(op)); }
+
+uint32_t info_id(MPI_Info info) {
+  return info == MPI_INFO_NULL ? 0 : table_id(g_tables->infos, g_tables->next_info, key(info));
 }
 
 uint32_t window_id(MPI_Win win) {
@@ -382,6 +391,7 @@ void register_predefined() {
                         {MPI_BAND, 6},  {MPI_LOR, 7},   {MPI_BOR, 8},    {MPI_LXOR, 9},    {MPI_BXOR, 10},
                         {MPI_MINLOC, 11}, {MPI_MAXLOC, 12}, {MPI_REPLACE, 13}, {MPI_NO_OP, 14}};
   for (const auto& p : ops) g_tables->ops.insert(key(p.op), p.id);
+  g_tables->infos.insert(key(MPI_INFO_ENV), 1);
 }
 
 // ---------------------------------------------------------------------------
@@ -1818,6 +1828,42 @@ int op_free(Call c, uintptr_t site, F&& pmpi, MPI_Op*& op) {
   return traced(c, site, pmpi, [&](Event& e) { e.new_datatype = op_id(handle); },
                 [&](CallScope&, int rc) {
                   if (rc == MPI_SUCCESS) g_tables->ops.erase(key(handle));
+                });
+}
+
+// --- info objects (their id in Event.new_datatype, as an op's)
+
+// The post of a call that made info object *info: a handle value MPI hands
+// out again names the new object.
+auto new_info_post(MPI_Info* info) {
+  return [info](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS || *info == MPI_INFO_NULL) return;
+    g_tables->infos.erase(key(*info));
+    s.out().new_datatype = info_id(*info);
+  };
+}
+template <class F>
+int info_new(Call c, uintptr_t site, F&& pmpi, MPI_Info*& info) {
+  return traced(c, site, pmpi, [](Event&) {}, new_info_post(info));
+}
+template <class F>
+int info_dup(Call c, uintptr_t site, F&& pmpi, MPI_Info&, MPI_Info*& newinfo) {
+  return traced(c, site, pmpi, [](Event&) {}, new_info_post(newinfo));
+}
+template <class F>
+int comm_get_info(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Info*& info) {
+  return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, new_info_post(info));
+}
+template <class F>
+int win_get_info(Call c, uintptr_t site, F&& pmpi, MPI_Win& win, MPI_Info*& info) {
+  return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(win); }, new_info_post(info));
+}
+template <class F>
+int info_free(Call c, uintptr_t site, F&& pmpi, MPI_Info*& info) {
+  const MPI_Info handle = info ? *info : MPI_INFO_NULL;
+  return traced(c, site, pmpi, [&](Event& e) { e.new_datatype = info_id(handle); },
+                [&](CallScope&, int rc) {
+                  if (rc == MPI_SUCCESS) g_tables->infos.erase(key(handle));
                 });
 }
 

@@ -33,6 +33,7 @@
 //   an intercommunicator;
 // - windows: not MPI_WIN_NULL, not freed; disp_unit > 0 at creation;
 // - messages: MPI_Mrecv / MPI_Imrecv not on MPI_MESSAGE_NULL (section 2.5.1);
+// - info: MPI_Info_free of MPI_INFO_NULL (MPI-4.0 section 10);
 // - buffered sends (MPI-4.0 section 3.6): MPI_Buffer_attach while a buffer
 //   is attached; MPI_Bsend, MPI_Ibsend and the MPI_Start of an
 //   MPI_Bsend_init request with no buffer attached, or with one smaller
@@ -605,7 +606,12 @@ class Pass final : public RankPass {
       case format::Resource::buffer_detach:
         if (e.rc == 0 && !e.pending) m_attached.reset();
         return;
-      case format::Resource::message_new: case format::Resource::message_free: case format::Resource::none:
+      case format::Resource::info_free:
+        // (MPI_Info_free sets the handle to MPI_INFO_NULL: a second free of it is this.)
+        if (e.new_datatype == 0 && m_recorded) add("null info", "the info is MPI_INFO_NULL");
+        return;
+      case format::Resource::info_new: case format::Resource::message_new: case format::Resource::message_free:
+      case format::Resource::none:
         return;
     }
   }
@@ -688,7 +694,9 @@ class Pass final : public RankPass {
             m_freed_windows.erase(h.id);
             m_window_comm[h.id] = e.comm;
             break;
-          case format::HandleKind::message: case format::HandleKind::buffer: case format::HandleKind::none: break;
+          case format::HandleKind::message: case format::HandleKind::buffer: case format::HandleKind::info:
+          case format::HandleKind::none:
+            break;
         }
         break;
       case format::HandleEffect::commit: m_committed.insert(h.id); break;
@@ -707,7 +715,9 @@ class Pass final : public RankPass {
             break;
           case format::HandleKind::op: m_freed_ops[h.id] = freed; break;
           case format::HandleKind::window: m_freed_windows[h.id] = freed; break;
-          case format::HandleKind::message: case format::HandleKind::buffer: case format::HandleKind::none: break;
+          case format::HandleKind::message: case format::HandleKind::buffer: case format::HandleKind::info:
+          case format::HandleKind::none:
+            break;
         }
         break;
       }

@@ -1,5 +1,6 @@
 // resource-leak: communicators (other than world and self), groups, windows,
-// derived datatypes and user ops created on a rank that reached
+// derived datatypes, user ops and info objects (MPI_Info_create,
+// MPI_Info_dup, MPI_Comm_get_info, MPI_Win_get_info) created on a rank that reached
 // MPI_Finalize and never freed there, and messages a matched probe took
 // (MPI_Mprobe, MPI_Improbe) and no MPI_Mrecv / MPI_Imrecv received.
 //
@@ -25,7 +26,7 @@ namespace {
 using format::Call;
 using format::Event;
 
-enum class Kind : uint8_t { comm, group, window, datatype, op, message };
+enum class Kind : uint8_t { comm, group, window, datatype, op, message, info };
 
 std::string_view kind_name(Kind k) {
   switch (k) {
@@ -35,6 +36,7 @@ std::string_view kind_name(Kind k) {
     case Kind::datatype: return "datatype";
     case Kind::op: return "reduction op";
     case Kind::message: return "matched message";
+    case Kind::info: return "info object";
   }
   return "?";
 }
@@ -47,6 +49,7 @@ std::string_view free_call(Kind k) {
     case Kind::datatype: return "MPI_Type_free";
     case Kind::op: return "MPI_Op_free";
     case Kind::message: return "MPI_Mrecv or MPI_Imrecv";
+    case Kind::info: return "MPI_Info_free";
   }
   return "?";
 }
@@ -75,6 +78,7 @@ class Pass final : public RankPass {
       case format::HandleKind::op: kind = Kind::op; break;
       case format::HandleKind::window: kind = Kind::window; break;
       case format::HandleKind::message: kind = Kind::message; break;
+      case format::HandleKind::info: kind = Kind::info; break;
       case format::HandleKind::buffer: return;  // MPI_Buffer_attach: not a handle to free
     }
     switch (use.effect) {
@@ -136,7 +140,8 @@ class ResourceLeak final : public Check {
   std::string_view name() const override { return "resource-leak"; }
   Severity severity() const override { return Severity::warning; }
   std::string_view description() const override {
-    return "a communicator, group, window, datatype or op is created and never freed before MPI_Finalize, or a "
+    return "a communicator, group, window, datatype, op or info object is created and never freed before "
+           "MPI_Finalize, or a "
            "message taken by a matched probe is never received";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }

@@ -265,7 +265,8 @@ class Pass final : public RankPass {
       case format::Resource::type_commit: case format::Resource::type_free: case format::Resource::op_new:
       case format::Resource::op_free: case format::Resource::win_free: case format::Resource::win_detach:
       case format::Resource::message_new: case format::Resource::message_free:
-      case format::Resource::buffer_attach: case format::Resource::buffer_detach:
+      case format::Resource::buffer_attach: case format::Resource::buffer_detach: case format::Resource::info_new:
+      case format::Resource::info_free:
         break;
     }
     // Flushes, unlocks, fences, Win_complete and Win_free complete this

@@ -533,6 +533,18 @@ TEST_CASE("analyzer::invalid-argument::requests") {
   }
 }
 
+TEST_CASE("analyzer::invalid-argument::MPI_Info_free of MPI_INFO_NULL (MPI-4.0 section 10)") {
+  Builder t(1);
+  t.trace().ranks[0].header.tracer_version = "0.1.0";
+  t.add(Call::Info_create).new_datatype = 2;
+  t.add(Call::Info_free).new_datatype = 2;
+  t.add(Call::Info_free).new_datatype = 0;  // seq 3: the handle the first free set to MPI_INFO_NULL
+  const auto f = of_kind(t.run(k_ia), k_ia);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message == "MPI_Info_free: the info is MPI_INFO_NULL");
+  CHECK(f[0].locations[0].event == an::EventRef{0, 3});
+}
+
 TEST_CASE("analyzer::invalid-argument::buffered sends and the attached buffer (MPI-4.0 section 3.6)") {
   const auto recorded = [](Builder& t) {
     t.trace().ranks[0].header.tracer_version = "0.1.0";  // a hand-written trace may leave out Buffer_attach

@@ -715,7 +715,12 @@ TEST_CASE("analyzer::ResourceLeak::leaks") {
     tf::Event& w = t->add(Call::Win_create);      // seq 4
     w.window = 1;
     t->add(Call::Op_create).new_datatype = 64;    // seq 5
+    t->add(Call::Info_create).new_datatype = 2;   // seq 6
+    t->add(Call::Info_dup).new_datatype = 3;      // seq 7: freed below, whatever free_them
+    t->add(Call::Info_free).new_datatype = 3;
+    t->add(Call::Info_free).new_datatype = 9;     // an info smtrace did not see made (MPI_File_get_info): no effect
     if (free_them) {
+      t->add(Call::Info_free).new_datatype = 2;
       t->add(Call::Comm_free).comm = 2;
       t->add(Call::Group_free).group = 3;
       t->add(Call::Type_free).datatype = 64;
@@ -726,7 +731,7 @@ TEST_CASE("analyzer::ResourceLeak::leaks") {
   };
   SUBCASE("not freed") {
     const auto f = of_kind(make(false)->run(k), k);
-    REQUIRE(f.size() == 5);
+    REQUIRE(f.size() == 6);
     for (const auto& x : f) CHECK(x.severity == an::Severity::warning);
     CHECK(f[0].message == "the communicator created by MPI_Comm_dup (rank 0:1) is never freed before MPI_Finalize");
     CHECK(f[0].locations[0].line == 11);
@@ -734,6 +739,7 @@ TEST_CASE("analyzer::ResourceLeak::leaks") {
     CHECK(contains(f[2].message, "the datatype created by MPI_Type_vector"));
     CHECK(contains(f[3].message, "the window created by MPI_Win_create"));
     CHECK(contains(f[4].message, "the reduction op created by MPI_Op_create"));
+    CHECK(f[5].message == "the info object created by MPI_Info_create (rank 0:6) is never freed before MPI_Finalize");
   }
   SUBCASE("freed") { CHECK(of_kind(make(true)->run(k), k).empty()); }
   SUBCASE("not finalized") {
