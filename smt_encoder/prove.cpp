@@ -708,7 +708,11 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       analyzer::ScheduleAnswer& a = answers[index[k]];
       RawAnswer& ans = sol.answers[k];
       Prediction kept{q.earlier_access, q.later_access, ans.verdict, std::nullopt};
-      if (ans.verdict == Verdict::sat && ans.witness) {
+      if (ans.verdict == Verdict::sat && ans.witness && ans.witness->reuse.op != k_none) {
+        // The execution found calls with what a changed status gave in the recorded run: no witness.
+        a.reason = "in the execution found, " + reuse_text(model, ans.witness->reuse) + ", so it proves nothing";
+        kept.verdict = Verdict::unknown;
+      } else if (ans.verdict == Verdict::sat && ans.witness) {
         a.verdict = V::feasible;
         for (const RawStep& step : ans.witness->steps) {
           if (step.action != StepAction::match) continue;

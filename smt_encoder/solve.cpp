@@ -143,7 +143,7 @@ class PartSolver {
       w->cycle = end ? blocked_ranks(machine(buffering), *end) : blocked_ranks(m_part.model, buffering, steps);
       for (RawBlocked& b : w->cycle) b.event += m_part.first[b.rank];
     }
-    if (goal.outcome == Outcome::deadlock || goal.outcome == Outcome::unmatched) {
+    if (goal.outcome == Outcome::deadlock || goal.outcome == Outcome::unmatched || goal.outcome == Outcome::precede) {
       if (const auto reuse = find_status_reuse(m_part.model, steps)) w->reuse = whole(*reuse);
     }
     if (m_kept && w->steps.size() > k_witness_head) {

@@ -80,8 +80,8 @@ struct RawWitness {
   bool replayed = false;
   uint64_t omitted = 0;           // steps of the replayed schedule not kept, after `steps` (a race
                                   // witness past Tuning::witness_steps keeps k_witness_head steps)
-  // A bad end whose schedule reuses a changed status (find_status_reuse),
-  // whole-model ops; op k_none when it does not.
+  // A bad end or a precede witness whose schedule reuses a changed status
+  // (find_status_reuse), whole-model ops; op k_none when it does not.
   StatusReuse reuse;
 };
 
