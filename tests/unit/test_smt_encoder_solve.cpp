@@ -592,3 +592,50 @@ TEST_CASE("smt races: find_status_reuse names only what a changed status gave, a
   CHECK(sol.races[0].alternatives[0].outcome == Outcome::deadlock);
   CHECK(sol.races[0].alternatives[0].reuse.op == k_none);
 }
+
+TEST_CASE("smt deadlocks: a blocking send before what its receiver first waits for is unsafe (MPI-4.0 3.5)") {
+  // nd_probe_tagloose: rank 1 sends tag 0, then tag 1; rank 0 probes for tag
+  // 1 from any source, then receives tag 1 and tag 0 from rank 1. Under zero
+  // buffering rank 1's first MPI_Send waits for the receive of tag 0, which
+  // rank 0 posts only after its probe saw tag 1, sent after it: a real
+  // deadlock of a program that relies on buffering, whatever the probe's
+  // match. With MPI_Isend and MPI_Waitall (`safe`) the probe sees tag 1.
+  for (const bool safe : {false, true}) {
+    CAPTURE(safe);
+    ModelBuilder b(2);
+    const uint32_t p = b.probe(0, k_any, 1);
+    const uint32_t r1 = b.recv(0, 1, 1);
+    const uint32_t r0 = b.recv(0, 1, 0);
+    const uint32_t s0 = safe ? b.isend(1, 0, 0) : b.send(1, 0, 0);
+    const uint32_t s1 = safe ? b.isend(1, 0, 1) : b.send(1, 0, 1);
+    if (safe) b.wait(1, {s0, s1});
+    b.record(p, s1);
+    b.record(r1, s1);
+    b.record(r0, s0);
+    const smt::Solution sol = smt::solve(b.build(), {}, quick());
+    CHECK(sol.unknown == 0);
+    REQUIRE(sol.deadlocks.size() == (safe ? 0u : 1u));
+    if (!safe) CHECK(sol.deadlocks[0].cycle.size() == 2);
+  }
+  // nd_barrier_trunc: rank 1 sends to rank 0 before MPI_Barrier, rank 0
+  // receives (from any source) after it: under zero buffering the send waits
+  // for a receive behind the barrier, the barrier for rank 1 (MPI-4.0 6.3:
+  // no member returns before every member called it). With MPI_Isend before
+  // the barrier and MPI_Wait after (`safe`), nothing relies on buffering.
+  for (const bool safe : {false, true}) {
+    CAPTURE(safe);
+    ModelBuilder b(3);
+    const uint32_t s1 = safe ? b.isend(1, 0) : b.send(1, 0);
+    b.barrier();
+    const uint32_t a = b.recv(0, k_any);
+    const uint32_t c = b.recv(0, k_any);
+    const uint32_t s2 = b.send(2, 0);
+    if (safe) b.wait(1, {s1});
+    b.record(a, s1);
+    b.record(c, s2);
+    const smt::Solution sol = smt::solve(b.build(), {}, quick());
+    CHECK(sol.unknown == 0);
+    REQUIRE(sol.deadlocks.size() == (safe ? 0u : 1u));
+    if (!safe) CHECK(sol.deadlocks[0].cycle.size() == 3);
+  }
+}
