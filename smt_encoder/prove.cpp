@@ -116,6 +116,18 @@ std::size_t up_to_match(const RawWitness& w, uint32_t recv, uint32_t send) {
   return w.steps.size();
 }
 
+// Return what `reuse` (find_status_reuse) reuses: "0:2 MPI_Ssend to rank 1,
+// tag 1, MPI_COMM_WORLD names rank 1, the source of the message 0:1 took in
+// the recorded run, which the program may have read from its status".
+std::string reuse_text(const Model& model, const StatusReuse& reuse) {
+  const Op& o = model.ops[reuse.op];
+  const bool source = reuse.source;
+  return fmt::format("{} names {} {}, the {} of the message {} took in the recorded run, which the program may "
+                     "have read from its status",
+                     op_text(model, reuse.op), source ? "rank" : "tag", source ? o.peer : o.tag,
+                     source ? "source" : "tag", model.post_ref(reuse.receive).str());
+}
+
 // The finding of race `race`; its witness holds at most `max_steps` steps
 // (check prints only the note, which shows k_shown_steps of them; prove
 // keeps whole witnesses within Tuning::witness_steps), Witness::omitted the
@@ -126,12 +138,17 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
   const RawAlternative* bad = nullptr;       // a deadlock, or a bad end by itself: an error
   const RawAlternative* combined = nullptr;  // a message unreceived only with other alternative matches: a warning
   const RawAlternative* first = nullptr;
+  const RawAlternative* unsure = nullptr;  // a bad end only where a call reuses a changed status: not known
   std::vector<const RawAlternative*> feasible;
   for (const RawAlternative& a : race.alternatives) {
     if (a.verdict != Verdict::sat) continue;
     feasible.push_back(&a);
     if (!first) first = &a;
     if (!a.outcome_known || a.outcome == Outcome::harmless) continue;
+    if (a.reuse.op != k_none) {
+      if (!unsure) unsure = &a;
+      continue;
+    }
     // A witnessed deadlock is an error whatever other wildcard choices it needs.
     const bool error = a.alone || a.outcome == Outcome::deadlock;
     if (error && (!bad || (!bad->alone && a.alone))) bad = &a;
@@ -151,6 +168,16 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
         "{} can also take the message of {}; together with other wildcard choices the run can then {}", what,
         op_text(model, shown->send),
         shown->outcome == Outcome::deadlock ? "deadlock" : "end with a message never received");
+  } else if (unsure) {
+    f.finding.message = fmt::format(
+        "{} can also take the message of {}; whether the run then {} is not known from the trace: {}", what,
+        op_text(model, unsure->send),
+        unsure->outcome == Outcome::deadlock ? "deadlocks" : "ends with a message never received",
+        reuse_text(model, unsure->reuse));
+    f.finding.notes.push_back(
+        "the trace records the values a call used, not where the program took them from: a call that names "
+        "status.MPI_SOURCE or status.MPI_TAG follows the match, so the run with the recorded values is no "
+        "witness (smtrace explore re-runs the program with the match forced)");
   } else {
     f.finding.message = fmt::format(
         "{} can take {} other message{}; with {} the run still completes, whatever other wildcards take (no "
@@ -182,7 +209,11 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
   for (const RawAlternative* a : feasible) {
     const Op& s = model.ops[a->send];
     std::string note = "can be taken instead";
-    if (a->outcome_known) {
+    if (a->outcome_known && a->outcome != Outcome::harmless && a->reuse.op != k_none) {
+      note += a->outcome == Outcome::deadlock ? ": whether the run then deadlocks is not known"
+                                              : ": whether a message is then never received is not known";
+      note += fmt::format(" ({} reuses its status)", model.post_ref(a->reuse.op).str());
+    } else if (a->outcome_known) {
       note += a->outcome == Outcome::deadlock    ? ": the run then deadlocks"
               : a->outcome == Outcome::unmatched ? ": a message is then never received"
                                                  : " (the run still completes)";
@@ -190,7 +221,7 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
     }
     f.finding.locations.push_back(location(context, model, s.rank, s.post, std::move(note)));
   }
-  const RawAlternative* shown = bad ? bad : combined ? combined : first;
+  const RawAlternative* shown = bad ? bad : combined ? combined : unsure ? unsure : first;
   if (shown && shown->witness) {
     const RawWitness& raw = *shown->witness;
     // A cut run (solve.hpp, k_witness_head) knows its steps to the match from the alternative.
@@ -597,7 +628,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       r.receive = model.post_ref(race.recv);
       if (model.ops[race.recv].recorded != k_none) r.recorded = model.post_ref(model.ops[race.recv].recorded);
       for (const RawAlternative& a : race.alternatives) {
-        r.alternatives.push_back({model.post_ref(a.send), a.verdict, a.outcome, a.outcome_known, a.alone});
+        // A bad end that reuses a changed status (find_status_reuse) is not known.
+        r.alternatives.push_back(
+            {model.post_ref(a.send), a.verdict, a.outcome, a.outcome_known && a.reuse.op == k_none, a.alone});
       }
       result.races.push_back(std::move(r));
     }
@@ -675,7 +708,11 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       analyzer::ScheduleAnswer& a = answers[index[k]];
       RawAnswer& ans = sol.answers[k];
       Prediction kept{q.earlier_access, q.later_access, ans.verdict, std::nullopt};
-      if (ans.verdict == Verdict::sat && ans.witness) {
+      if (ans.verdict == Verdict::sat && ans.witness && ans.witness->reuse.op != k_none) {
+        // The execution found calls with what a changed status gave in the recorded run: no witness.
+        a.reason = "in the execution found, " + reuse_text(model, ans.witness->reuse) + ", so it proves nothing";
+        kept.verdict = Verdict::unknown;
+      } else if (ans.verdict == Verdict::sat && ans.witness) {
         a.verdict = V::feasible;
         for (const RawStep& step : ans.witness->steps) {
           if (step.action != StepAction::match) continue;

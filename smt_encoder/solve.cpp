@@ -143,6 +143,9 @@ class PartSolver {
       w->cycle = end ? blocked_ranks(machine(buffering), *end) : blocked_ranks(m_part.model, buffering, steps);
       for (RawBlocked& b : w->cycle) b.event += m_part.first[b.rank];
     }
+    if (goal.outcome == Outcome::deadlock || goal.outcome == Outcome::unmatched || goal.outcome == Outcome::precede) {
+      if (const auto reuse = find_status_reuse(m_part.model, steps)) w->reuse = whole(*reuse);
+    }
     if (m_kept && w->steps.size() > k_witness_head) {
       // Past the budget only the head is kept (the schedule replayed whole above).
       const uint64_t size = w->steps.size();
@@ -154,6 +157,10 @@ class PartSolver {
       }
     }
     return w;
+  }
+  // Return `reuse` (by the part's ops) by whole-model ops.
+  StatusReuse whole(const StatusReuse& reuse) const {
+    return {m_part.op_of[reuse.op], m_part.op_of[reuse.receive], reuse.source};
   }
   // From now on keep the steps of the witnesses made here whole only while
   // `kept` (shared by the parts of one solve) stays within `limit`; after,
@@ -315,6 +322,7 @@ class SharedFixedRuns {
     Outcome outcome = Outcome::harmless;        // bad: deadlock or unmatched
     std::shared_ptr<const RawWitness> witness;  // may be null (class comment)
     uint64_t steps = 0;                         // the witness's steps up to and with the match (completes)
+    StatusReuse reuse;                          // bad: find_status_reuse of the run, whole-model ops
   };
 
   // Decide the alternatives of `wildcards` (receives of `ps`'s part) under
@@ -352,6 +360,10 @@ class SharedFixedRuns {
       if (!check_schedule(machine, start, run.steps, goal).empty()) return true;  // unknown: asked as before
       result.kind = bad ? Kind::bad : Kind::completes;
       result.outcome = goal.outcome;
+      // The run from `start` holds the forced match, the only one that differs from the recorded run's.
+      if (bad) {
+        if (const auto reuse = find_status_reuse(ps.part().model, run.steps)) result.reuse = ps.whole(*reuse);
+      }
       if ((bad && bad_kept) || (!bad && taken_kept)) return true;
       steps.assign(base.steps.begin(), base.steps.begin() + static_cast<std::ptrdiff_t>(prefix));
       steps.insert(steps.end(), run.steps.begin(), run.steps.end());
@@ -602,6 +614,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
         if (known->kind == SharedFixedRuns::Kind::bad) {
           alt.outcome = known->outcome;
           alt.outcome_known = true;
+          alt.reuse = known->reuse;
         }
       } else if (ask_outcomes && fixed) {
         const RunResult run = fixed_run(machine, std::pair{r, s}, budget.deadline());
@@ -614,6 +627,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
               alt.outcome = w->outcome;
               alt.outcome_known = true;
               alt.witness = w;
+              alt.reuse = w->reuse;
               learn(run.steps, w);
             }
           } else {
@@ -654,6 +668,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
               alt.outcome_known = true;
               alt.alone = false;
               alt.witness = w;
+              alt.reuse = w->reuse;
               learn(*steps, w);
             }
           }
@@ -693,6 +708,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
               alt.outcome_known = true;
               alt.alone = alone;
               alt.witness = w;
+              alt.reuse = w->reuse;
             } else {
               ++out.unknown;
             }
@@ -705,7 +721,7 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
     }
     // check reports a race with every alternative the receive can take.
     const bool reported = std::any_of(race.alternatives.begin(), race.alternatives.end(), [](const RawAlternative& a) {
-      return a.verdict == Verdict::sat && a.outcome_known && a.outcome != Outcome::harmless;
+      return a.verdict == Verdict::sat && a.outcome_known && a.outcome != Outcome::harmless && a.reuse.op == k_none;
     });
     if (options.errors_only && reported) {
       for (RawAlternative& alt : race.alternatives) {
@@ -995,6 +1011,47 @@ class Questions {
 };
 
 }  // namespace
+
+std::optional<StatusReuse> find_status_reuse(const Model& model, const std::vector<RawStep>& steps) {
+  // Per rank, the changed statuses seen so far: the wildcard and what its recorded send named.
+  struct Changed {
+    uint32_t receive = k_none;
+    uint32_t done = k_none;   // the event that completes it: the status is read after it returns
+    int32_t source = k_any;   // the recorded source when the schedule's differs (else k_any)
+    bool tag_changed = false;
+    int32_t tag = 0;          // the recorded tag (tag_changed)
+  };
+  std::unordered_map<uint32_t, std::vector<Changed>> changed;
+  for (const RawStep& step : steps) {
+    if (step.action == StepAction::match) {
+      const Op& r = model.ops[step.recv];
+      if (r.recorded == k_none || r.recorded == step.send || r.done == k_none) continue;
+      const Op& now = model.ops[step.send];
+      const Op& then = model.ops[r.recorded];
+      Changed c;
+      c.receive = step.recv;
+      c.done = r.done;
+      if (r.peer == k_any && now.rank != then.rank) c.source = static_cast<int32_t>(then.rank);
+      c.tag_changed = r.tag == k_any && now.tag != then.tag;
+      c.tag = then.tag;
+      if (c.source != k_any || c.tag_changed) changed[r.rank].push_back(c);
+      continue;
+    }
+    if (step.action != StepAction::call || changed.empty()) continue;
+    const auto it = changed.find(step.rank);
+    if (it == changed.end()) continue;
+    for (uint32_t id : model.posts(step.rank, step.event)) {
+      const Op& o = model.ops[id];
+      if (o.kind == OpKind::coll) continue;
+      for (const Changed& c : it->second) {
+        if (step.event <= c.done || (o.kind == OpKind::recv && o.probe == c.receive)) continue;
+        const bool source = c.source != k_any && o.peer == c.source;
+        if (source || (c.tag_changed && o.tag == c.tag)) return StatusReuse{id, c.receive, source};
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<RawBlocked> blocked_ranks(const Model& model, Buffering buffering, const std::vector<RawStep>& steps) {
   const Machine machine(model, buffering);

@@ -48,6 +48,29 @@ struct RawBlocked {
   std::vector<uint32_t> waits_for;
 };
 
+// An op of a schedule that names what a wildcard receive's status gave in
+// the recorded run, after the receive took another message with another
+// status in the schedule (model.hpp: the trace records the values a call
+// used, not where the program took them from).
+struct StatusReuse {
+  uint32_t op = k_none;       // the later op
+  uint32_t receive = k_none;  // the wildcard receive or probe it follows
+  bool source = true;         // it names the recorded source (else the recorded tag)
+};
+
+// Return the first op of `steps` (a schedule of `model`) posted on the rank
+// of a wildcard receive or probe R after the event that completes R
+// returned, where R took a send other than its recorded one whose source
+// differs from the recorded send's (R of MPI_ANY_SOURCE) or whose tag does
+// (R of MPI_ANY_TAG), and the op names the recorded send's source as its
+// peer (the destination of a send, the source of a receive) or, for a
+// changed tag, its tag: a program that took them from R's status
+// (status.MPI_SOURCE, status.MPI_TAG) calls it with the new ones in that
+// execution, so the schedule says nothing about it. A receive tied to a
+// wildcard probe (Op::probe) already follows the probe's match and is not
+// one. Nothing when there is none.
+std::optional<StatusReuse> find_status_reuse(const Model& model, const std::vector<RawStep>& steps);
+
 // A witness by whole-model indices. The schedule starts where its part
 // starts (after the cut before it, which every rank passed).
 struct RawWitness {
@@ -57,7 +80,11 @@ struct RawWitness {
   bool replayed = false;
   uint64_t omitted = 0;           // steps of the replayed schedule not kept, after `steps` (a race
                                   // witness past Tuning::witness_steps keeps k_witness_head steps)
+  // A bad end or a precede witness whose schedule reuses a changed status
+  // (find_status_reuse), whole-model ops; op k_none when it does not.
+  StatusReuse reuse;
 };
+
 
 // The steps a race witness keeps once the witnesses of a solve() hold
 // Tuning::witness_steps steps (the steps a finding's note shows): a witness
@@ -86,6 +113,9 @@ struct RawAlternative {
   Outcome outcome = Outcome::harmless;    // sat: harmless, deadlock or unmatched
   bool outcome_known = false;
   bool alone = true;                      // bad outcome: every other receive keeps its recorded match
+  StatusReuse reuse;                      // bad outcome: the witness reuses a changed status
+                                          // (find_status_reuse; whole-model ops, op k_none: it does not),
+                                          // so whether the program ends badly is not known
   uint64_t witness_steps = 0;             // `witness` cut (omitted): its steps up to and with the
                                           // match (0: not known, the whole run)
   std::shared_ptr<const RawWitness> witness;  // sat: the bad end when there is one, else a run with the

@@ -5,8 +5,8 @@
 foreach(program explore_order explore_diverge)
   smtrace_e2e_program(${program} ${program}.c)
 endforeach()
-# race_deadlock is checks_smt.cmake's program (a generator expression below
-# names it whichever file is read first).
+# race_deadlock is checks_smt.cmake's program, ssend_ack checks_false_alarms.cmake's
+# (a generator expression below names it whichever file is read first).
 set(EXPLORE_RUN ${CMAKE_CURRENT_SOURCE_DIR}/explore_case.sh --smtrace $<TARGET_FILE:smtrace_cli>)
 # smtrace_explore_test(NAME PROGRAM NP SECONDS [explore_case.sh options...] [ARGS program arguments...])
 function(smtrace_explore_test name program np seconds)
@@ -62,3 +62,13 @@ smtrace_explore_test(diverge explore_diverge 3 60 --exit 0
   --has "\"result\": \"diverged\"" --has "took another path after the forced match"
   --has "\"severity\": \"info\"" --lacks "\"severity\": \"error\""
   --lacks "\"result\": \"(deadlock|crash|abort|not-reached)\"")
+# A server that answers status.MPI_SOURCE: check and prove cannot tell it
+# from its twin that answers fixed ranks (the same trace; message-race: a
+# call that reuses what a changed status gave). Re-executed with the other
+# match forced, the twin deadlocks (a confirmed error) and the server takes
+# another path with the same result (diverged, info).
+smtrace_explore_test(ssend_ack_bug ssend_ack 3 60 --exit 1 --explore-args "--timeout 4"
+  --has "\"result\": \"deadlock\"" --has "then the program deadlocks \\(confirmed by re-execution\\)" ARGS bug)
+smtrace_explore_test(ssend_ack ssend_ack 3 60 --exit 0 --explore-args "--timeout 4"
+  --has "\"result\": \"diverged\"" --has "\"severity\": \"info\""
+  --lacks "\"severity\": \"(error|warning)\"")

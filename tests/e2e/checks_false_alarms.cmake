@@ -7,6 +7,16 @@ if(TARGET smtrace::smt)
   smtrace_check_test(bsend_init bsend_init 2 40 --clean)
   smtrace_check_test(bsend_init_standard bsend_init 2 40 --finds potential-deadlock ARGS standard)
 endif()
+# A server that answers status.MPI_SOURCE with MPI_Ssend (ssend_ack): the
+# trace records the destinations the recorded matches gave, so the deadlock
+# they cause under the other match is no claim (message-race: a call that
+# reuses what a changed status gave): clean for check, info for prove. Its
+# buggy twin answers fixed ranks in the same trace: explore confirms its
+# deadlock by re-execution (checks_explore.cmake).
+if(TARGET smtrace::smt)
+  smtrace_check_test(ssend_ack ssend_ack 3 40 --clean)
+  smtrace_check_test(ssend_ack_prove ssend_ack 3 40 --mode prove --finds message-race --no-errors)
+endif()
 # Accumulates of one origin to one location are ordered (accumulate_ordering).
 smtrace_check_test(rma_acc_order rma_acc_order 3 30 --clean)
 smtrace_check_test(rma_acc_order_two rma_acc_order 3 30 --finds rma-race ARGS two)

@@ -2,7 +2,7 @@
 # cases a user tries first, each with its fixed twin. `smtrace check` runs
 # both within its SMT budget; `smtrace prove` (mode prove) also reports the
 # harmless races as info.
-foreach(program race_deadlock race_sum send_first coll_sync)
+foreach(program race_deadlock race_sum send_first coll_sync send_order)
   smtrace_e2e_program(${program} ${program}.c)
 endforeach()
 if(NOT TARGET smtrace::smt OR NOT EXISTS ${PROJECT_SOURCE_DIR}/cli/prove.cpp)
@@ -26,3 +26,12 @@ smtrace_check_test(send_first_sendrecv send_first 2 40 --clean ARGS sendrecv)
 # collective synchronizing (zero buffering), both block.
 smtrace_check_test(coll_sync coll_sync 2 40 --finds potential-deadlock)
 smtrace_check_test(coll_sync_fixed coll_sync 2 40 --clean ARGS fixed)
+# A blocking send before what its receiver first waits for (send_order):
+# a probe for the tag sent after it, or a barrier the receiver enters first.
+# The runs complete only because MPI buffered the send (MPI-4.0 3.5: unsafe):
+# no false alarm, whatever the probe's or the wildcard's match. Fixed:
+# MPI_Isend, completed after.
+smtrace_check_test(send_order_probe send_order 2 40 --finds potential-deadlock ARGS probe)
+smtrace_check_test(send_order_probe_isend send_order 2 40 --clean ARGS probe isend)
+smtrace_check_test(send_order_barrier send_order 3 40 --finds potential-deadlock ARGS barrier)
+smtrace_check_test(send_order_barrier_isend send_order 3 40 --clean ARGS barrier isend)

@@ -40,9 +40,12 @@ void p2p(Builder& b, Call call, uint32_t rank, int32_t peer, int32_t from = -1) 
 // lock, unlocks and sends; rank 2 sends; rank 0 receives twice (`source`:
 // from whom first, -1 any) and loads the element rank 1 wrote in between.
 // `late`: rank 2 sends only after a message rank 0 sends after its load.
+// `reply`: rank 0 answers the rank its first receive took (1 in the run)
+// before the load, and rank 1 receives the answer after its send.
 struct Shape {
   int32_t source = tf::k_any_source;
   bool late = false;
+  bool reply = false;
 };
 
 Builder build(const Shape& shape) {
@@ -53,6 +56,10 @@ Builder build(const Shape& shape) {
   b.win_sync(Call::Win_unlock, 1, 1, 0);
   p2p(b, Call::Send, 1, 0);
   p2p(b, Call::Recv, 0, shape.source, 1);
+  if (shape.reply) {
+    p2p(b, Call::Send, 0, 1);
+    p2p(b, Call::Recv, 1, 0, 0);
+  }
   b.access(Call::Load, 0, k_win + 8, 4);
   if (shape.late) {
     p2p(b, Call::Send, 0, 2);
@@ -119,6 +126,20 @@ TEST_CASE("predictive rma-race: without the SMT checks, or with the source named
     CHECK(of_kind(r, "rma-race").empty());
     CHECK(r.stats.count("rma_race_predicted_candidates") == 0);
   }
+}
+
+TEST_CASE("predictive rma-race: an execution that reuses what the recorded status gave is no witness") {
+  // The other match's execution answers rank 1 (the recorded source) before
+  // the load; a program that answers status.MPI_SOURCE answers rank 2 there.
+  Builder b = build({tf::k_any_source, false, true});
+  const an::Result r = run(b);
+  const auto races = of_kind(r, "rma-race");
+  REQUIRE(races.size() == 1);
+  CHECK(races[0].severity == an::Severity::info);
+  CHECK(races[0].message.find("whether another match lets them overlap is undecided (in the execution found, 0:3 "
+                              "MPI_Send to rank 1") != std::string::npos);
+  CHECK(races[0].message.find("names rank 1, the source of the message 0:2 took in the recorded run") !=
+        std::string::npos);
 }
 
 TEST_CASE("predictive rma-race: the other match is infeasible, so the candidate is proved ordered") {

@@ -483,3 +483,159 @@ TEST_CASE("smt model: a receive's probe and a collective's instance share Op's w
   }
   CHECK(colls == 2);  // the second barrier's calls, the cut that closes the part
 }
+
+namespace {
+
+// Rank 0 receives twice from MPI_ANY_SOURCE (tag 0) and answers each with an
+// MPI_Ssend (tag 1) to the rank the run's receive took (nd_ssend_ack):
+// ranks 1 and 2 MPI_Ssend a request, then receive the answer. The run took
+// rank 1's request first. With `tag_reply`, the receives take MPI_ANY_TAG,
+// ranks 1 and 2 send tags 5 and 6, and the answers go back with the tag
+// received (to rank 1 and 2 as in the run).
+struct Ack {
+  smt::Model model;
+  uint32_t r1, r2, a1, a2, s1, s2;
+};
+Ack ssend_ack(bool tag_reply) {
+  ModelBuilder b(3);
+  Ack k{};
+  const int32_t tag = tag_reply ? k_any : 0;
+  k.r1 = b.recv(0, k_any, tag);
+  k.a1 = b.send(0, 1, tag_reply ? 5 : 1, true);
+  k.r2 = b.recv(0, k_any, tag);
+  k.a2 = b.send(0, 2, tag_reply ? 6 : 1, true);
+  k.s1 = b.send(1, 0, tag_reply ? 5 : 0, true);
+  const uint32_t q1 = b.recv(1, 0, tag_reply ? 5 : 1);
+  k.s2 = b.send(2, 0, tag_reply ? 6 : 0, true);
+  const uint32_t q2 = b.recv(2, 0, tag_reply ? 6 : 1);
+  b.record(k.r1, k.s1);
+  b.record(k.r2, k.s2);
+  b.record(q1, k.a1);
+  b.record(q2, k.a2);
+  k.model = b.build();
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("smt races: a bad end that reuses what the recorded status gave is not known (nd_ssend_ack)") {
+  for (const bool tag_reply : {false, true}) {
+    CAPTURE(tag_reply);
+    const Ack k = ssend_ack(tag_reply);
+    const smt::Solution sol = smt::solve(k.model, {}, quick());
+    // r1 taking rank 2's request: with the answer still to rank 1 (the
+    // recorded value) the run deadlocks, but a program that answers
+    // status.MPI_SOURCE (MPI_TAG) answers rank 2 there.
+    const smt::RawRace* race = nullptr;
+    for (const smt::RawRace& r : sol.races) race = r.recv == k.r1 ? &r : race;
+    REQUIRE(race);
+    REQUIRE(race->alternatives.size() == 1);
+    const smt::RawAlternative& alt = race->alternatives[0];
+    CHECK(alt.send == k.s2);
+    CHECK(alt.verdict == Verdict::sat);
+    CHECK(alt.outcome_known);
+    CHECK(alt.outcome == Outcome::deadlock);
+    CHECK(alt.reuse.op == k.a1);
+    CHECK(alt.reuse.receive == k.r1);
+    CHECK(alt.reuse.source);  // the source changed too (before the tag is looked at)
+    REQUIRE(alt.witness);
+    CHECK(alt.witness->reuse.op == k.a1);
+    // Every bad end of either receive reuses a changed status.
+    for (const smt::RawRace& r : sol.races) {
+      for (const smt::RawAlternative& a : r.alternatives) {
+        if (a.outcome_known && a.outcome != Outcome::harmless) CHECK(a.reuse.op != k_none);
+      }
+    }
+  }
+}
+
+TEST_CASE("smt races: find_status_reuse names only what a changed status gave, after the receive returned") {
+  const Ack k = ssend_ack(false);
+  using smt::RawStep;
+  using smt::StepAction;
+  auto call = [](uint32_t rank, uint32_t event) { return RawStep{StepAction::call, rank, event, k_none, k_none}; };
+  auto ret = [](uint32_t rank, uint32_t event) { return RawStep{StepAction::ret, rank, event, k_none, k_none}; };
+  auto match = [](uint32_t recv, uint32_t send) { return RawStep{StepAction::match, 0, 0, recv, send}; };
+  // The recorded matches: nothing changed, nothing reused.
+  const std::vector<RawStep> recorded{call(1, 0), call(0, 0), match(k.r1, k.s1), ret(0, 0), ret(1, 0), call(0, 1)};
+  CHECK_FALSE(smt::find_status_reuse(k.model, recorded));
+  // r1 takes rank 2's request: the answer to rank 1 (event 1 of rank 0) reuses it once called.
+  std::vector<RawStep> other{call(2, 0), call(0, 0), match(k.r1, k.s2), ret(0, 0), ret(2, 0)};
+  CHECK_FALSE(smt::find_status_reuse(k.model, other));  // not called yet
+  other.push_back(call(0, 1));
+  const auto reuse = smt::find_status_reuse(k.model, other);
+  REQUIRE(reuse);
+  CHECK(reuse->op == k.a1);
+  CHECK(reuse->receive == k.r1);
+  CHECK(reuse->source);
+  // A changed tag alone (the schedule need not replay here): the call with the recorded tag.
+  ModelBuilder t(3);
+  const uint32_t r = t.recv(0, 1, k_any);
+  const uint32_t answer = t.send(0, 2, 5);
+  const uint32_t five = t.send(1, 0, 5);
+  const uint32_t six = t.send(1, 0, 6);
+  t.record(r, five);
+  const smt::Model tags = t.build();
+  const std::vector<RawStep> tag{call(0, 0), call(1, 1), match(r, six), ret(0, 0), call(0, 1)};
+  const auto by_tag = smt::find_status_reuse(tags, tag);
+  REQUIRE(by_tag);
+  CHECK(by_tag->op == answer);
+  CHECK_FALSE(by_tag->source);
+  // A later call that names another rank than the recorded source is no reuse
+  // (race_deadlock.c: the named receive from rank 1 after the wildcard took rank 2's).
+  const FanIn f = fan_in(k_any, 1);
+  const std::vector<RawStep> fan{call(0, 0), call(1, 0), match(f.r1, f.s1), ret(0, 0), call(0, 1)};
+  CHECK_FALSE(smt::find_status_reuse(f.model, fan));
+  const smt::Solution sol = smt::solve(f.model, {}, quick());
+  REQUIRE(sol.races.size() == 1);
+  REQUIRE(sol.races[0].alternatives.size() == 1);
+  CHECK(sol.races[0].alternatives[0].outcome == Outcome::deadlock);
+  CHECK(sol.races[0].alternatives[0].reuse.op == k_none);
+}
+
+TEST_CASE("smt deadlocks: a blocking send before what its receiver first waits for is unsafe (MPI-4.0 3.5)") {
+  // nd_probe_tagloose: rank 1 sends tag 0, then tag 1; rank 0 probes for tag
+  // 1 from any source, then receives tag 1 and tag 0 from rank 1. Under zero
+  // buffering rank 1's first MPI_Send waits for the receive of tag 0, which
+  // rank 0 posts only after its probe saw tag 1, sent after it: a real
+  // deadlock of a program that relies on buffering, whatever the probe's
+  // match. With MPI_Isend and MPI_Waitall (`safe`) the probe sees tag 1.
+  for (const bool safe : {false, true}) {
+    CAPTURE(safe);
+    ModelBuilder b(2);
+    const uint32_t p = b.probe(0, k_any, 1);
+    const uint32_t r1 = b.recv(0, 1, 1);
+    const uint32_t r0 = b.recv(0, 1, 0);
+    const uint32_t s0 = safe ? b.isend(1, 0, 0) : b.send(1, 0, 0);
+    const uint32_t s1 = safe ? b.isend(1, 0, 1) : b.send(1, 0, 1);
+    if (safe) b.wait(1, {s0, s1});
+    b.record(p, s1);
+    b.record(r1, s1);
+    b.record(r0, s0);
+    const smt::Solution sol = smt::solve(b.build(), {}, quick());
+    CHECK(sol.unknown == 0);
+    REQUIRE(sol.deadlocks.size() == (safe ? 0u : 1u));
+    if (!safe) CHECK(sol.deadlocks[0].cycle.size() == 2);
+  }
+  // nd_barrier_trunc: rank 1 sends to rank 0 before MPI_Barrier, rank 0
+  // receives (from any source) after it: under zero buffering the send waits
+  // for a receive behind the barrier, the barrier for rank 1 (MPI-4.0 6.3:
+  // no member returns before every member called it). With MPI_Isend before
+  // the barrier and MPI_Wait after (`safe`), nothing relies on buffering.
+  for (const bool safe : {false, true}) {
+    CAPTURE(safe);
+    ModelBuilder b(3);
+    const uint32_t s1 = safe ? b.isend(1, 0) : b.send(1, 0);
+    b.barrier();
+    const uint32_t a = b.recv(0, k_any);
+    const uint32_t c = b.recv(0, k_any);
+    const uint32_t s2 = b.send(2, 0);
+    if (safe) b.wait(1, {s1});
+    b.record(a, s1);
+    b.record(c, s2);
+    const smt::Solution sol = smt::solve(b.build(), {}, quick());
+    CHECK(sol.unknown == 0);
+    REQUIRE(sol.deadlocks.size() == (safe ? 0u : 1u));
+    if (!safe) CHECK(sol.deadlocks[0].cycle.size() == 3);
+  }
+}
