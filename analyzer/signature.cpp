@@ -150,6 +150,28 @@ std::optional<uint64_t> buffer_bytes(const RankData& data, uint32_t datatype, in
   return size * static_cast<uint64_t>(count);
 }
 
+Fit fit_of(const Signature& sent, std::optional<uint64_t> sent_bytes, const Signature& room,
+           std::optional<uint64_t> room_bytes) {
+  const SignatureMatch m = compare_signatures(sent, room);
+  switch (m.kind) {
+    case SignatureMatch::Kind::same: case SignatureMatch::Kind::prefix: return {};
+    case SignatureMatch::Kind::differ:
+      return {Fit::Kind::mismatch, fmt::format("basic element {}: {} sent, {} expected", m.at,
+                                               basic_type_name(m.first), basic_type_name(m.second))};
+    case SignatureMatch::Kind::longer:
+      return {Fit::Kind::truncated,
+              fmt::format("{} elements into room for {}{}", sent.elements(), room.elements(),
+                          sent_bytes && room_bytes ? fmt::format(" ({} bytes into {})", *sent_bytes, *room_bytes)
+                                                   : std::string())};
+    case SignatureMatch::Kind::unknown:
+      if (sent_bytes && room_bytes && *sent_bytes > *room_bytes) {
+        return {Fit::Kind::truncated, fmt::format("{} bytes into {}", *sent_bytes, *room_bytes)};
+      }
+      return {};
+  }
+  return {};
+}
+
 std::string describe_buffer(const RankData& data, uint32_t datatype, int64_t count) {
   if (datatype < format::k_first_derived_id) return fmt::format("{} x {}", count, basic_type_name(datatype));
   const format::DatatypeDef* def = data.datatype(datatype);

@@ -62,6 +62,17 @@ SignatureMatch compare_signatures(const Signature& a, const Signature& b);
 // unknown (count <= 0: 0).
 std::optional<uint64_t> buffer_bytes(const RankData& data, uint32_t datatype, int64_t count);
 
+// How a message fits the buffer that receives it: its signature must be a
+// prefix of the buffer's (MPI-3.1 section 3.3.1), and it must not be longer
+// (section 3.2.4: MPI_ERR_TRUNCATE). Where a signature is unknown only the
+// sizes in bytes are compared, when both are known.
+struct Fit {
+  enum class Kind : uint8_t { fine, mismatch, truncated } kind = Kind::fine;
+  std::string detail;  // "basic element 0: MPI_INT sent, MPI_FLOAT expected", "8 elements into room for 4 (...)"
+};
+Fit fit_of(const Signature& sent, std::optional<uint64_t> sent_bytes, const Signature& room,
+           std::optional<uint64_t> room_bytes);
+
 // Return "2 x MPI_INT" or "3 x Type_vector datatype [2 MPI_INT]".
 std::string describe_buffer(const RankData& data, uint32_t datatype, int64_t count);
 

@@ -354,6 +354,22 @@ std::string Model::comm_name(uint32_t comm) const {
   return comm < comm_names.size() ? comm_names[comm] : fmt::format("communicator {}", comm);
 }
 
+const OpBuffer* Model::buffer(uint32_t op) const {
+  const auto it = std::lower_bound(buffers.begin(), buffers.end(), op,
+                                   [](const OpBuffer& b, uint32_t v) { return b.op < v; });
+  return it != buffers.end() && it->op == op ? &*it : nullptr;
+}
+
+std::optional<analyzer::Fit> misfit(const Model& model, uint32_t recv, uint32_t send) {
+  if (recv >= model.ops.size() || model.ops[recv].kind != OpKind::recv) return std::nullopt;
+  const OpBuffer* room = model.buffer(recv);
+  const OpBuffer* sent = model.buffer(send);
+  if (!room || !sent || sent->count < 0 || room->count < 0) return std::nullopt;
+  analyzer::Fit fit = analyzer::fit_of(sent->signature, sent->bytes, room->signature, room->bytes);
+  if (fit.kind == analyzer::Fit::Kind::fine) return std::nullopt;
+  return fit;
+}
+
 void RankEvents::set_seqs(std::span<const uint64_t> seqs) {
   events.assign(seqs.size(), {});
   seq_high.clear();
@@ -498,6 +514,25 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     ops += replay.p2p(r).size() + replay.collectives(r).size() + (r < all.size() ? all[r].probes.size() : 0);
   }
   model.ops.reserve(ops);
+  // The ranks that posted a wildcard receive: their receives' buffers and
+  // those of the sends to them are kept (OpBuffer).
+  std::vector<char> wild(model.world_size, 0);
+  for (uint32_t r = 0; r < model.world_size; ++r) {
+    if (!context.rank(r).present) continue;
+    for (const analyzer::P2POp& p : replay.p2p(r)) {
+      if (!p.send && !p.cancelled && (p.peer == format::k_any_source || p.tag == format::k_any_tag)) {
+        wild[r] = 1;
+        break;
+      }
+    }
+  }
+  auto keep_buffer = [&](uint32_t r, uint32_t index, uint32_t op) {
+    const analyzer::Payload payload = replay.payload({r, index});
+    const analyzer::RankData& data = context.rank(r);
+    model.buffers.push_back({op, payload.datatype, payload.count,
+                             analyzer::signature(data, payload.datatype, payload.count),
+                             analyzer::buffer_bytes(data, payload.datatype, payload.count)});
+  };
   // By ops made, rank by rank, then by ops linked to their events (2 * ops
   // in all). Not projected with what Prepared builds on the model (Pace's
   // `rest`): on an idle machine 16 x 500k's model and its stages fit the
@@ -560,6 +595,9 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
       }
       op.tag = p.send || p.tag != format::k_any_tag ? p.tag : k_any;
       p2p_op[r][i] = static_cast<uint32_t>(model.ops.size());
+      if (p.send ? static_cast<uint32_t>(op.peer) < wild.size() && wild[static_cast<uint32_t>(op.peer)] != 0 : op.peer == k_any || op.tag == k_any) {
+        keep_buffer(r, i, p2p_op[r][i]);
+      }
       model.ops.push_back(op);
     }
     coll_op[r].assign(colls.size(), k_none);

@@ -53,6 +53,7 @@
 
 #include "analyzer/check.hpp"
 #include "analyzer/finding.hpp"
+#include "analyzer/signature.hpp"
 #include "smt_encoder/id_list.hpp"
 #include "trace_format/event.hpp"
 
@@ -237,12 +238,30 @@ struct RankEvents {
   uint32_t many(uint32_t k) const;
 };
 
+// The buffer of a wildcard receive, or of a send to a rank that posted one:
+// what another match of the receive would put where (type-mismatch's rule,
+// for the matches of other executions). A receive's buffer is an argument of
+// the call, given before it matches anything, so it is the same whichever
+// message it takes; a wildcard probe has none (the receive after it may be
+// sized from the probe's status, and so fits whatever the probe saw).
+struct OpBuffer {
+  uint32_t op = 0;
+  uint32_t datatype = 0;  // as posted (the rank's datatype id)
+  int64_t count = 0;
+  analyzer::Signature signature;
+  std::optional<uint64_t> bytes;
+};
+
 struct Model {
   uint32_t world_size = 0;
   std::vector<RankEvents> ranks;
   std::vector<Op> ops;
   std::vector<Instance> instances;
   std::vector<std::string> comm_names;  // per global communicator: "MPI_COMM_WORLD"
+  // The buffers of wildcard receives and of the sends to their ranks,
+  // ascending by op (none on a trace without wildcard receives; the parts
+  // keep none: ask the whole model).
+  std::vector<OpBuffer> buffers;
 
   // Return the trace's name of event `index` of rank `rank`.
   analyzer::EventRef ref(uint32_t rank, uint32_t index) const {
@@ -255,7 +274,15 @@ struct Model {
   analyzer::EventRef post_ref(uint32_t op) const { return ref(ops[op].rank, ops[op].post); }
   // Return the name of global communicator `comm`.
   std::string comm_name(uint32_t comm) const;
+  // Return the buffer of op `op`, or nullptr when none is kept.
+  const OpBuffer* buffer(uint32_t op) const;
 };
+
+// Return how the message of send `send` fits the buffer of wildcard receive
+// `recv` (ops of the whole model) when the buffers of both are kept and it
+// does not fit (a signature that differs, or truncation: MPI-3.1 sections
+// 3.3.1, 3.2.4); nothing when it fits or when that is not known.
+std::optional<analyzer::Fit> misfit(const Model& model, uint32_t recv, uint32_t send);
 
 // Set every rank's op_ids and its events' `first`, `posted` and `waits`
 // from the ops' `post` and `done` (each event's posts and completions in

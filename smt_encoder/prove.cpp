@@ -150,15 +150,30 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
       continue;
     }
     // A witnessed deadlock is an error whatever other wildcard choices it needs.
-    const bool error = a.alone || a.outcome == Outcome::deadlock;
-    if (error && (!bad || (!bad->alone && a.alone))) bad = &a;
+    const bool error = a.alone || a.outcome == Outcome::deadlock || a.outcome == Outcome::mismatch;
+    // A match that does not fit is shown first: it is an error of that match itself.
+    if (error && (!bad || (!bad->alone && a.alone) ||
+                  (a.outcome == Outcome::mismatch && bad->outcome != Outcome::mismatch))) {
+      bad = &a;
+    }
     if (!error && !combined) combined = &a;
   }
   ProveFinding f;
   f.finding.kind = std::string(k_race);
   f.finding.severity = bad ? Severity::error : combined ? Severity::warning : Severity::info;
   const std::string what = r.kind == OpKind::probe ? "wildcard probe" : "wildcard receive";
-  if (bad && bad->alone) {
+  if (bad && bad->outcome == Outcome::mismatch) {
+    const std::optional<analyzer::Fit> fit = misfit(model, race.recv, bad->send);
+    const bool truncated = fit && fit->kind == analyzer::Fit::Kind::truncated;
+    f.finding.message = fmt::format("{} can also take the message of {}, which {}", what, op_text(model, bad->send),
+                                    truncated ? "does not fit its buffer (message truncated)"
+                                              : "has another type signature than its buffer");
+    f.finding.notes.push_back(
+        truncated ? "a receive buffer must hold the whole message (MPI-3.1 section 3.2.4: MPI_ERR_TRUNCATE); "
+                    "a receive from MPI_ANY_SOURCE or MPI_ANY_TAG must have room for every message it can match"
+                  : "the types of a send and its receive must match (MPI-3.1 section 3.3.1), for every message a "
+                    "wildcard receive can match");
+  } else if (bad && bad->alone) {
     f.finding.message = fmt::format("{} can also take the message of {}, and then the run {}", what,
                                     op_text(model, bad->send),
                                     bad->outcome == Outcome::deadlock ? "deadlocks" : "ends with a message never received");
@@ -170,9 +185,11 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
         shown->outcome == Outcome::deadlock ? "deadlock" : "end with a message never received");
   } else if (unsure) {
     f.finding.message = fmt::format(
-        "{} can also take the message of {}; whether the run then {} is not known from the trace: {}", what,
+        "{} can also take the message of {}; whether {} is not known from the trace: {}", what,
         op_text(model, unsure->send),
-        unsure->outcome == Outcome::deadlock ? "deadlocks" : "ends with a message never received",
+        unsure->outcome == Outcome::deadlock   ? "the run then deadlocks"
+        : unsure->outcome == Outcome::mismatch ? "it can (the message does not fit its buffer)"
+                                               : "the run then ends with a message never received",
         reuse_text(model, unsure->reuse));
     f.finding.notes.push_back(
         "the trace records the values a call used, not where the program took them from: a call that names "
@@ -210,9 +227,23 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
     const Op& s = model.ops[a->send];
     std::string note = "can be taken instead";
     if (a->outcome_known && a->outcome != Outcome::harmless && a->reuse.op != k_none) {
-      note += a->outcome == Outcome::deadlock ? ": whether the run then deadlocks is not known"
-                                              : ": whether a message is then never received is not known";
+      note += a->outcome == Outcome::deadlock    ? ": whether the run then deadlocks is not known"
+              : a->outcome == Outcome::mismatch ? ": whether the receive can take it is not known"
+                                                : ": whether a message is then never received is not known";
       note += fmt::format(" ({} reuses its status)", model.post_ref(a->reuse.op).str());
+    } else if (a->outcome_known && a->outcome == Outcome::mismatch) {
+      const std::optional<analyzer::Fit> fit = misfit(model, race.recv, a->send);
+      const OpBuffer* sent = model.buffer(a->send);
+      const OpBuffer* room = model.buffer(race.recv);
+      note += fmt::format(": it {} ({}{})",
+                          fit && fit->kind == analyzer::Fit::Kind::truncated ? "does not fit" : "has another type",
+                          sent && room ? fmt::format("{} into {}: ",
+                                                     analyzer::describe_buffer(context.rank(s.rank), sent->datatype,
+                                                                               sent->count),
+                                                     analyzer::describe_buffer(context.rank(r.rank), room->datatype,
+                                                                               room->count))
+                                       : std::string(),
+                          fit ? fit->detail : std::string());
     } else if (a->outcome_known) {
       note += a->outcome == Outcome::deadlock    ? ": the run then deadlocks"
               : a->outcome == Outcome::unmatched ? ": a message is then never received"
@@ -587,6 +618,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
     so.outcomes = true;
     so.errors_only = !m_options.harmless_races;
     so.smt2 = m_options.emit_smt2;
+    if (!model.buffers.empty()) {
+      so.misfit = [&model](uint32_t recv, uint32_t send) { return misfit(model, recv, send).has_value(); };
+    }
     Solution sol = solve(model, *built->prepared, raw, so);
 
     std::vector<ProveFinding> findings;
@@ -831,6 +865,7 @@ std::string_view outcome_name(Outcome outcome) {
     case Outcome::precede: return "precede";
     case Outcome::deadlock: return "deadlock";
     case Outcome::unmatched: return "unmatched";
+    case Outcome::mismatch: return "mismatch";
     case Outcome::harmless: break;
   }
   return "harmless";

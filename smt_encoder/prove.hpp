@@ -40,7 +40,7 @@
 //     "races": [                                          // every wildcard receive or probe with a choice
 //       {"receive": "0:3", "recorded": "2:1",             // recorded: the send it took ("" if none)
 //        "alternatives": [{"send": "1:1", "verdict": "sat", "outcome": "harmless", "alone": true}]}
-//     ],                                                  // outcome: harmless | deadlock | unmatched | unknown
+//     ],                                                  // outcome: harmless | deadlock | unmatched | mismatch | unknown
 //                                                         // (harmless: no deadlock, no message unreceived)
 //     "undecided": ["part 2 of 5 (from 0:17): out of memory (std::bad_alloc)"],  // parts whose solving failed
 //     "stats": {"parts": 1, "receives": 3, "sends": 3, "match_pairs": 9, "decision_variables": 3,
@@ -173,8 +173,10 @@ struct Blocked {
   std::vector<uint32_t> waits_for;  // ranks that could release it
 };
 
-enum class Outcome : uint8_t { match, precede, deadlock, unmatched, harmless };
-// Return "match", "precede", "deadlock", "unmatched" or "harmless".
+// mismatch: a race's alternative match that is erroneous by itself (the
+// message does not fit the receive's buffer: MPI-3.1 sections 3.3.1, 3.2.4).
+enum class Outcome : uint8_t { match, precede, deadlock, unmatched, harmless, mismatch };
+// Return "match", "precede", "deadlock", "unmatched", "harmless" or "mismatch".
 std::string_view outcome_name(Outcome outcome);
 
 struct Witness {
@@ -202,7 +204,7 @@ struct Race {
   struct Alternative {
     analyzer::EventRef send;
     Verdict verdict = Verdict::unknown;   // can it match?
-    Outcome outcome = Outcome::harmless;  // harmless, deadlock, unmatched (sat only)
+    Outcome outcome = Outcome::harmless;  // harmless, deadlock, unmatched, mismatch (sat only)
     bool outcome_known = false;           // false: whether it leads to a bad end is unknown
     bool alone = true;                    // a bad outcome follows from this match alone (every
                                           // other receive keeps its recorded match); false: only

@@ -436,7 +436,15 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
     ++out.stats["replay_acyclic_parts"];
     bad = Bad::impossible;
   }
-  if (options.errors_only && bad == Bad::impossible) return;
+  // Alternatives whose match alone is erroneous (the message does not fit): bad whatever follows.
+  const auto misfits = [&](uint32_t r, uint32_t s) {
+    return options.misfit && options.misfit(ps.part().op_of[r], ps.part().op_of[s]);
+  };
+  const bool any_misfit = options.misfit && std::any_of(wildcards.begin(), wildcards.end(), [&](uint32_t r) {
+    const auto& cands = pairs.sends[r];
+    return std::any_of(cands.begin(), cands.end(), [&](uint32_t s) { return s != m.ops[r].recorded && misfits(r, s); });
+  });
+  if (options.errors_only && bad == Bad::impossible && !any_misfit) return;
   // Matches given (fixed.hpp, case 1): whether an alternative alone ends badly is one run.
   const bool fixed = replay && matches_recorded(m, pairs);
   // Z3's question whether anything can end badly, asked once, when an outcome first needs the solver.
@@ -599,6 +607,17 @@ void find_races(PartSolver& ps, const SolveOptions& options, const Budget& budge
       }
       match_goal.recv = r;
       match_goal.send = s;
+      // A match that does not fit is an error once some execution has it.
+      if (any_misfit && misfits(r, s)) {
+        feasible(r, s, alt);
+        if (alt.verdict == Verdict::sat) {
+          alt.outcome = Outcome::mismatch;
+          alt.outcome_known = true;
+          alt.alone = true;
+        }
+        race.alternatives.push_back(std::move(alt));
+        continue;
+      }
       // With every other receive keeping its recorded match: no bad end (decided by a run).
       bool alone_harmless = false;
       if (bad == Bad::impossible) {

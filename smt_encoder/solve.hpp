@@ -110,7 +110,7 @@ struct RawAnswer {
 struct RawAlternative {
   uint32_t send = 0;
   Verdict verdict = Verdict::unknown;     // can the receive take it?
-  Outcome outcome = Outcome::harmless;    // sat: harmless, deadlock or unmatched
+  Outcome outcome = Outcome::harmless;    // sat: harmless, deadlock, unmatched or mismatch
   bool outcome_known = false;
   bool alone = true;                      // bad outcome: every other receive keeps its recorded match
   StatusReuse reuse;                      // bad outcome: the witness reuses a changed status
@@ -137,6 +137,11 @@ struct SolveOptions {
   bool outcomes = true;        // ask whether each feasible alternative ends badly
   bool errors_only = false;    // races: only those that can end badly matter (skip parts that cannot)
   bool deadlocks = true;       // zero-buffer deadlocks with the recorded matches
+  // Races: whether receive `recv` taking send `send` (ops of the whole
+  // model) is erroneous by itself: the message does not fit the receive's
+  // buffer (model.hpp, misfit). A feasible such match is a bad outcome
+  // (Outcome::mismatch) whatever follows it. Null: none is.
+  std::function<bool(uint32_t recv, uint32_t send)> misfit;
   bool smt2 = false;           // keep the first question's (else the first part's) problem in SMT-LIB 2
   Tuning tuning;
   // Called on the worker of each part before it is solved (tests make a

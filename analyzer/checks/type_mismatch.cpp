@@ -43,13 +43,6 @@ struct Side {
   int64_t count = 0;
 };
 
-enum class Verdict : uint8_t { fine, mismatch, truncated };
-
-struct Outcome {
-  Verdict verdict = Verdict::fine;
-  std::string detail;   // "element 3 is MPI_INT against MPI_FLOAT", "40 bytes into 20"
-};
-
 // Return true when compare() of these counts and datatypes is fine without
 // looking at either rank's datatypes: a negative count (invalid-argument's
 // business), or the same predefined type into room for as many elements or
@@ -62,30 +55,10 @@ inline bool fine_at_once(const Payload& sent, const Payload& room) {
 }
 
 // Compare what `from` sends with the buffer `into` that takes it.
-Outcome compare(const Side& from, const Side& into) {
+Fit compare(const Side& from, const Side& into) {
   if (fine_at_once(Payload{from.datatype, from.count}, Payload{into.datatype, into.count})) return {};
-  const SignatureMatch m = compare_signatures(signature(*from.data, from.datatype, from.count),
-                                              signature(*into.data, into.datatype, into.count));
-  const auto sent = buffer_bytes(*from.data, from.datatype, from.count);
-  const auto room = buffer_bytes(*into.data, into.datatype, into.count);
-  auto size_text = [&] {
-    return sent && room ? fmt::format(" ({} bytes into {})", *sent, *room) : std::string();
-  };
-  switch (m.kind) {
-    case SignatureMatch::Kind::same: case SignatureMatch::Kind::prefix: return {};
-    case SignatureMatch::Kind::differ:
-      return {Verdict::mismatch, fmt::format("basic element {}: {} sent, {} expected", m.at, basic_type_name(m.first),
-                                             basic_type_name(m.second))};
-    case SignatureMatch::Kind::longer:
-      return {Verdict::truncated, fmt::format("{} elements into room for {}{}",
-                                              signature(*from.data, from.datatype, from.count).elements(),
-                                              signature(*into.data, into.datatype, into.count).elements(),
-                                              size_text())};
-    case SignatureMatch::Kind::unknown:
-      if (sent && room && *sent > *room) return {Verdict::truncated, fmt::format("{} bytes into {}", *sent, *room)};
-      return {};
-  }
-  return {};
+  return fit_of(signature(*from.data, from.datatype, from.count), buffer_bytes(*from.data, from.datatype, from.count),
+                signature(*into.data, into.datatype, into.count), buffer_bytes(*into.data, into.datatype, into.count));
 }
 
 class Pass final : public RankPass {
@@ -134,13 +107,13 @@ class Pass final : public RankPass {
 
  private:
   void check(const Event& e, const Side& from, const Side& into, const char* from_name, const char* into_name) {
-    const Outcome o = compare(from, into);
-    if (o.verdict == Verdict::fine || problems.size() >= 4096) return;
+    const Fit o = compare(from, into);
+    if (o.kind == Fit::Kind::fine || problems.size() >= 4096) return;
     RawProblem p;
     const std::string call(format::call_name(e.call));
     const std::string a = describe_buffer(m_data, from.datatype, from.count);
     const std::string b = describe_buffer(m_data, into.datatype, into.count);
-    if (o.verdict == Verdict::mismatch) {
+    if (o.kind == Fit::Kind::mismatch) {
       p.problem = "rma signature";
       p.message = fmt::format("{}: type signatures differ: {} is {}, {} is {}", call, from_name, a, into_name, b);
     } else {
@@ -216,12 +189,12 @@ class TypeMismatch final : public Check {
       if (fine_at_once(sp, rp)) continue;
       const Side from{&ctx.rank(matched->rank), sp.datatype, sp.count};
       const Side into{&ctx.rank(r), rp.datatype, rp.count};
-      const Outcome o = compare(from, into);
-      if (o.verdict == Verdict::fine) continue;
+      const Fit o = compare(from, into);
+      if (o.kind == Fit::Kind::fine) continue;
       const std::string sent = describe_buffer(*from.data, sp.datatype, sp.count);
       const std::string room = describe_buffer(*into.data, rp.datatype, rp.count);
       RawProblem p;
-      if (o.verdict == Verdict::mismatch) {
+      if (o.kind == Fit::Kind::mismatch) {
         p.problem = "p2p signature";
         p.message = fmt::format("type signatures differ: rank {} sends {} and rank {} receives {}", matched->rank,
                                 sent, r, room);

@@ -2,7 +2,7 @@
 # cases a user tries first, each with its fixed twin. `smtrace check` runs
 # both within its SMT budget; `smtrace prove` (mode prove) also reports the
 # harmless races as info.
-foreach(program race_deadlock race_sum send_first coll_sync send_order)
+foreach(program race_deadlock race_sum race_truncate send_first coll_sync send_order)
   smtrace_e2e_program(${program} ${program}.c)
 endforeach()
 if(NOT TARGET smtrace::smt OR NOT EXISTS ${PROJECT_SOURCE_DIR}/cli/prove.cpp)
@@ -13,6 +13,12 @@ endif()
 # MPI_ANY_SOURCE, then from rank 1.
 smtrace_check_test(race_deadlock race_deadlock 3 40 --finds message-race)
 smtrace_check_test(race_deadlock_fixed race_deadlock 3 40 --clean ARGS fixed)
+# A wildcard receive whose other match does not fit its buffer: truncated,
+# or of another type signature.
+smtrace_check_test(race_truncate race_truncate 3 40 --finds message-race --report-has "does not fit its buffer")
+smtrace_check_test(race_truncate_type race_truncate 3 40 --finds message-race
+  --report-has "has another type signature than its buffer" ARGS type)
+smtrace_check_test(race_truncate_fixed race_truncate 3 40 --clean ARGS fixed)
 # A harmless race (the order of a sum): nothing for check, info for prove.
 smtrace_check_test(race_sum race_sum 3 40 --clean)
 smtrace_check_test(race_sum_prove race_sum 3 40 --mode prove --finds message-race --no-errors)

@@ -171,3 +171,67 @@ TEST_CASE("predictive rma-race: smtrace prove reports it with the witness") {
   });
   CHECK(other);
 }
+
+namespace {
+
+// Rank 0 receives twice from MPI_ANY_SOURCE, into room for `first_count`
+// elements of `first_type`, then 3 elements of `second_type`; rank 1 sends
+// 1 x MPI_INT, rank 2 3 elements of `second_type`; the run took rank 1's
+// message first (nd_trunc_any, nd_type_any).
+Builder fan_in_buffers(int64_t first_count, uint32_t first_type, uint32_t second_type) {
+  Builder b(3);
+  const auto message = [&](Call call, uint32_t rank, int32_t peer, int32_t from, int64_t count, uint32_t type) {
+    tf::Event& e = b.add(call, rank);
+    e.comm = 0;
+    e.peer = peer;
+    e.tag = k_tag;
+    e.buf = 0x20000;
+    e.count = count;
+    e.datatype = type;
+    if (call == Call::Recv) {
+      e.status.source = from;
+      e.status.tag = k_tag;
+      e.status.count = from == 1 ? 4 : 12;
+    }
+  };
+  message(Call::Send, 1, 0, -1, 1, k_int);
+  message(Call::Send, 2, 0, -1, 3, second_type);
+  message(Call::Recv, 0, tf::k_any_source, 1, first_count, first_type);
+  message(Call::Recv, 0, tf::k_any_source, 2, 3, second_type);
+  for (uint32_t r = 0; r < 3; ++r) b.add(Call::Finalize, r);
+  return b;
+}
+
+an::Result run_races(Builder& b) {
+  an::Options options;
+  options.extra_checks = smt::check_factories({});
+  options.checks = {"message-race", "type-mismatch"};
+  return analyze_trace(b.trace(), options);
+}
+
+}  // namespace
+
+TEST_CASE("message-race: another match whose message does not fit the receive's buffer is an error") {
+  constexpr uint32_t k_float = 13;
+  SUBCASE("truncated: 3 ints into room for 1") {
+    Builder b = fan_in_buffers(1, k_int, k_int);
+    const an::Result r = run_races(b);
+    CHECK(of_kind(r, "type-mismatch").empty());  // the recorded matches fit
+    const auto races = of_kind(r, "message-race");
+    REQUIRE(!races.empty());
+    CHECK(races[0].severity == an::Severity::error);
+    CHECK(races[0].message.find("which does not fit its buffer (message truncated)") != std::string::npos);
+    CHECK(races[0].locations[0].event == an::EventRef{0, 1});
+  }
+  SUBCASE("another type: 3 floats into room for ints") {
+    Builder b = fan_in_buffers(3, k_int, k_float);
+    const auto races = of_kind(run_races(b), "message-race");
+    REQUIRE(!races.empty());
+    CHECK(races[0].severity == an::Severity::error);
+    CHECK(races[0].message.find("has another type signature than its buffer") != std::string::npos);
+  }
+  SUBCASE("fixed: room for every message either receive can take") {
+    Builder b = fan_in_buffers(3, k_int, k_int);
+    for (const an::Finding& f : of_kind(run_races(b), "message-race")) CHECK(f.severity == an::Severity::info);
+  }
+}
