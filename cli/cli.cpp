@@ -1,5 +1,7 @@
 #include "cli/cli.hpp"
 
+#include <execinfo.h>
+
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -62,11 +64,27 @@ class Formatter : public CLI::Formatter {
   std::map<const CLI::App*, std::string> m_usage;
 };
 
+// An exception that leaves through a frame of glibc's (libprotobuf builds
+// its descriptors inside pthread_once, on the first JSON or reflection use)
+// makes glibc load libgcc_s's unwinder at that moment; when memory has run
+// out, that load fails and glibc aborts the process ("libgcc_s.so.1 must be
+// installed for unwinding to work") instead of letting our handler report
+// std::bad_alloc. backtrace() makes glibc load it now, while memory is there;
+// it returns no frame when the load failed.
+bool load_unwinder() {
+  void* frames[1];
+  return backtrace(frames, 1) > 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) { return main(argc, argv, Engine{}); }
 
 int main(int argc, char** argv, const Engine& engine) {
+  if (!load_unwinder()) {
+    std::fputs("smtrace: error: out of memory (cannot load libgcc_s.so.1, the unwinder)\n", stderr);
+    return k_exit_usage;
+  }
   CLI::App app{
       "smtrace: post-mortem correctness analysis of MPI programs.\n"
       "Record a run with `smtrace record`, then read the trace with `smtrace info` and\n"
