@@ -409,4 +409,63 @@ void thread_edges(const RankThreads& t, ThreadGraph& g) {
   EdgeBuilder(t, g).run();
 }
 
+std::vector<uint64_t> keys_after_end(const RankThreads& t, uint64_t seq) {
+  const uint32_t from_lane = t.lane(seq);
+  std::vector<uint64_t> reached(std::max<std::size_t>(t.lanes.size(), from_lane + 1),
+                                std::numeric_limits<uint64_t>::max());
+  reached[from_lane] = 2 * seq + 1;
+  if (!t.modelled) return reached;
+  // The lanes' points, ascending, each a node (lane_base[l] + index); hubs after them.
+  std::vector<std::vector<uint64_t>> points(reached.size());
+  thread_points(t, [&](uint32_t lane, uint64_t key) { points[lane].push_back(key); });
+  points[from_lane].push_back(2 * seq + 1);
+  std::vector<uint32_t> lane_base(points.size() + 1, 0);
+  for (uint32_t l = 0; l < points.size(); ++l) {
+    std::sort(points[l].begin(), points[l].end());
+    points[l].erase(std::unique(points[l].begin(), points[l].end()), points[l].end());
+    lane_base[l + 1] = lane_base[l] + static_cast<uint32_t>(points[l].size());
+  }
+  struct Graph final : ThreadGraph {
+    const std::vector<std::vector<uint64_t>>& points;
+    const std::vector<uint32_t>& base;
+    std::vector<std::vector<uint32_t>> out;
+    Graph(const std::vector<std::vector<uint64_t>>& p, const std::vector<uint32_t>& b)
+        : points(p), base(b), out(b.back()) {}
+    uint32_t node(uint32_t lane, uint64_t key) override {
+      const std::vector<uint64_t>& keys = points[lane];
+      const auto at = std::lower_bound(keys.begin(), keys.end(), key);
+      if (at == keys.end()) return hub();  // past the lane's last point: orders nothing
+      return base[lane] + static_cast<uint32_t>(at - keys.begin());
+    }
+    uint32_t hub() override {
+      out.emplace_back();
+      return static_cast<uint32_t>(out.size() - 1);
+    }
+    void edge(uint32_t from, uint32_t to) override { out[from].push_back(to); }
+  } graph(points, lane_base);
+  for (uint32_t l = 0; l < points.size(); ++l) {
+    for (uint32_t i = lane_base[l]; i + 1 < lane_base[l + 1]; ++i) graph.edge(i, i + 1);
+  }
+  thread_edges(t, graph);
+  std::vector<bool> seen(graph.out.size(), false);
+  std::vector<uint32_t> stack{graph.node(from_lane, 2 * seq + 1)};
+  seen[stack.back()] = true;
+  while (!stack.empty()) {
+    const uint32_t n = stack.back();
+    stack.pop_back();
+    if (n < lane_base.back()) {
+      const auto lane = static_cast<uint32_t>(std::upper_bound(lane_base.begin(), lane_base.end(), n) -
+                                              lane_base.begin() - 1);
+      reached[lane] = std::min(reached[lane], points[lane][n - lane_base[lane]]);
+    }
+    for (uint32_t next : graph.out[n]) {
+      if (!seen[next]) {
+        seen[next] = true;
+        stack.push_back(next);
+      }
+    }
+  }
+  return reached;
+}
+
 }  // namespace smtrace::analyzer

@@ -142,6 +142,16 @@ void thread_points(const RankThreads& t, Add&& add);
 // Add the edges of the thread events of `t` (a modelled rank) to `g`.
 void thread_edges(const RankThreads& t, ThreadGraph& g);
 
+// Return, per lane of `t`, the smallest point key that follows the end of
+// event `seq` by the rank's own order alone (each lane's program order and
+// thread_edges(); no message, no other rank): an event of lane l whose start
+// key (2 seq) is at least keys[l] cannot start before `seq` returns; an
+// event below it can (its thread does not wait for `seq`). UINT64_MAX for a
+// lane nothing of which follows. A rank that is one lane: {2 seq + 1}.
+// A point a thread event asks for that thread_points() did not list is
+// taken at the next listed one, which orders less, never more.
+std::vector<uint64_t> keys_after_end(const RankThreads& t, uint64_t seq);
+
 // --- implementation of the template --------------------------------------
 
 namespace detail {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_set>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -19,6 +20,8 @@
 #include <fmt/core.h>
 
 #include "analyzer/analyze.hpp"
+#include "analyzer/replay.hpp"
+#include "analyzer/threads.hpp"
 #include "smt_encoder/model.hpp"
 #include "smt_encoder/solve.hpp"
 #include "trace_format/call_semantics.hpp"
@@ -132,6 +135,200 @@ std::string reuse_text(const Model& model, const StatusReuse& reuse) {
 // (check prints only the note, which shows k_shown_steps of them; prove
 // keeps whole witnesses within Tuning::witness_steps), Witness::omitted the
 // rest.
+// A call one of a rank's threads can still make while another of its
+// threads blocks, and that can serve a blocked call.
+struct FreeCall {
+  uint32_t rank = 0;
+  uint32_t event = 0;    // model index of the call that can go on
+};
+
+// Call `each(k)` for every call k of rank `rank` (model index) after
+// `event` that the rank's own order does not put after `event` returning:
+// a call of another of its threads (analyzer::keys_after_end: program order
+// of each thread, thread synchronization; never a message). The model
+// takes a rank's calls in the one order they were written, so a schedule
+// that blocks the rank at `event` blocks one of its threads: the others
+// can still make these (and no more: their later calls are among them).
+// None on a rank whose threads are not lanes. Stops when `each` returns true.
+template <class Each>
+bool free_calls_after(const analyzer::Context& context, const Model& model, uint32_t rank, uint32_t event,
+                      Each&& each) {
+  const analyzer::RankThreads& threads = context.replay().threads(rank);
+  const RankEvents& events = model.ranks[rank];
+  if (!threads.modelled || event + 1 >= events.events.size()) return false;
+  const std::vector<uint64_t> after = analyzer::keys_after_end(threads, events.seq(event));
+  for (uint32_t k = event + 1; k < events.events.size(); ++k) {
+    const uint64_t seq = events.seq(k);
+    const uint32_t lane = threads.lane(seq);
+    if ((lane >= after.size() || 2 * seq < after[lane]) && each(k)) return true;
+  }
+  return false;
+}
+
+// Return a call that another thread of a blocked rank of deadlock witness
+// `w` can make, running on from the witness's end (free_calls_after), in a
+// run of those threads after which some blocked call can return: then the
+// deadlock is one of the order the model took the rank's threads in, not
+// one of the program. Nothing when no blocked call can ever return.
+//
+// The threads run on one call at a time, each in its own order: a call is
+// made once the thread's call before it returned; it returns once each op
+// it waits for is complete: a send matched (at once when buffered), a
+// receive or probe matched, a collective called by every member (zero
+// buffering, as the witness). An op counts as matched when the witness
+// matched it, or when a posted op of the other side that the witness left
+// unmatched, or that a thread running on posted, accepts it by envelope:
+// more than MPI allows (one message per receive, non-overtaking), so more
+// runs go on, and a deadlock is kept only when even these cannot end it.
+// A witness cut short (omitted steps) is not searched: its first such call
+// is returned.
+std::optional<FreeCall> first_escape(const analyzer::Context& context, const Model& model, const RawWitness& w) {
+  struct Lane {
+    uint32_t rank = 0;
+    std::vector<uint32_t> calls;  // model indices, in order
+    std::size_t next = 0;         // calls[next] is to be made or returns next
+    bool made = false;            // calls[next] was made
+  };
+  std::vector<Lane> lanes;
+  for (const RawBlocked& b : w.cycle) {
+    const analyzer::RankThreads& threads = context.replay().threads(b.rank);
+    std::vector<std::pair<uint32_t, std::size_t>> of_lane;  // thread lane -> index in lanes
+    free_calls_after(context, model, b.rank, b.event, [&](uint32_t k) {
+      const uint32_t lane = threads.lane(model.ranks[b.rank].seq(k));
+      auto it = std::find_if(of_lane.begin(), of_lane.end(), [&](const auto& e) { return e.first == lane; });
+      if (it == of_lane.end()) {
+        of_lane.emplace_back(lane, lanes.size());
+        lanes.push_back({b.rank, {}, 0, false});
+        it = std::prev(of_lane.end());
+      }
+      lanes[it->second].calls.push_back(k);
+      return false;
+    });
+  }
+  if (lanes.empty()) return std::nullopt;
+  if (w.omitted) return FreeCall{lanes.front().rank, lanes.front().calls.front()};
+
+  const auto world = static_cast<uint32_t>(model.ranks.size());
+  // The calls below made_to[r] were made in the witness (a blocked rank's blocked call too).
+  std::vector<uint32_t> made_to(world), first(world, k_none);
+  for (uint32_t r = 0; r < world; ++r) made_to[r] = static_cast<uint32_t>(model.ranks[r].events.size());
+  for (const RawBlocked& b : w.cycle) made_to[b.rank] = b.event + 1;
+  std::unordered_set<uint32_t> matched;
+  for (const RawStep& st : w.steps) {
+    if (st.action == StepAction::call && first[st.rank] == k_none) first[st.rank] = st.event;
+    if (st.action == StepAction::match) {
+      matched.insert(st.recv);
+      if (model.ops[st.recv].kind != OpKind::probe) matched.insert(st.send);
+    }
+  }
+  // The sends and receives posted in the witness (its part: every op before it completed) and left unmatched.
+  std::vector<uint32_t> open;
+  const auto add_open = [&](uint32_t rank, uint32_t k) {
+    for (uint32_t op : model.posts(rank, k)) {
+      const Op& o = model.ops[op];
+      if ((o.kind == OpKind::send || o.kind == OpKind::recv) && !matched.count(op)) open.push_back(op);
+    }
+  };
+  for (uint32_t r = 0; r < world; ++r) {
+    for (uint32_t k = first[r]; first[r] != k_none && k < made_to[r]; ++k) add_open(r, k);
+  }
+  std::unordered_set<uint64_t> made_here;  // (rank << 32) | call: made by the threads running on
+  const auto posted = [&](uint32_t op) {
+    const Op& o = model.ops[op];
+    return o.post < made_to[o.rank] || made_here.count((uint64_t{o.rank} << 32) | o.post) != 0;
+  };
+  const auto complete = [&](uint32_t op) {
+    const Op& o = model.ops[op];
+    if (matched.count(op) || (o.kind == OpKind::send && o.mode == SendMode::buffered)) return true;
+    if (o.kind == OpKind::coll) {
+      const Instance& in = model.instances[o.instance];
+      return std::all_of(in.members.begin(), in.members.end(),
+                         [&](uint32_t m) { return m != k_none && posted(m); });
+    }
+    return std::any_of(open.begin(), open.end(), [&](uint32_t p) {
+      const Op& f = model.ops[p];
+      return o.kind == OpKind::send ? f.kind == OpKind::recv && accepts(f, o) : accepts(o, f);
+    });
+  };
+  const auto returns = [&](uint32_t rank, uint32_t k) {
+    const auto waited = model.completes(rank, k);
+    if (!std::all_of(waited.begin(), waited.end(), complete)) return false;
+    const auto own = model.posts(rank, k);
+    return std::all_of(own.begin(), own.end(), [&](uint32_t op) { return model.ops[op].done != k || complete(op); });
+  };
+  std::optional<FreeCall> last;  // the last call made here
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Lane& lane : lanes) {
+      while (lane.next < lane.calls.size()) {
+        const uint32_t k = lane.calls[lane.next];
+        if (!lane.made) {
+          lane.made = changed = true;
+          made_here.insert((uint64_t{lane.rank} << 32) | k);
+          add_open(lane.rank, k);
+          last = FreeCall{lane.rank, k};
+        }
+        if (!returns(lane.rank, k)) break;
+        ++lane.next;
+        lane.made = false;
+      }
+    }
+    for (const RawBlocked& b : w.cycle) {
+      if (returns(b.rank, b.event)) return last;
+    }
+  }
+  return std::nullopt;
+}
+
+// Return the first rank of `model` whose calls lie on more than one of its
+// threads (lanes), or k_none.
+uint32_t first_threaded_rank(const analyzer::Context& context, const Model& model) {
+  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
+    const analyzer::RankThreads& threads = context.replay().threads(r);
+    if (!threads.modelled) continue;
+    const RankEvents& events = model.ranks[r];
+    for (uint32_t k = 1; k < events.events.size(); ++k) {
+      if (threads.lane(events.seq(k)) != threads.lane(events.seq(0))) return r;
+    }
+  }
+  return k_none;
+}
+
+// Drop the deadlocks of `sol` that hold in one order of a rank's threads
+// only (first_escape), and mark the deadlocking alternatives of its
+// races that may (RawAlternative::free_rank): their outcome is not known.
+// A dropped deadlock is not searched past: the solver stops at one per part.
+void keep_thread_deadlocks(const analyzer::Context& context, const Model& model, Solution& sol) {
+  std::erase_if(sol.deadlocks, [&](const RawWitness& w) { return first_escape(context, model, w).has_value(); });
+  std::optional<uint32_t> threaded;  // first_threaded_rank, once asked
+  for (RawRace& race : sol.races) {
+    for (RawAlternative& a : race.alternatives) {
+      if (a.verdict != Verdict::sat || !a.outcome_known || a.outcome != Outcome::deadlock) continue;
+      if (a.witness && a.witness->outcome == Outcome::deadlock) {
+        if (const auto free = first_escape(context, model, *a.witness)) {
+          a.free_rank = free->rank;
+          a.free_event = free->event;
+        }
+        continue;
+      }
+      if (!threaded) threaded = first_threaded_rank(context, model);
+      a.free_rank = *threaded;
+    }
+  }
+}
+
+std::string free_call_text(const analyzer::Context& context, const Model& model, const RawAlternative& a) {
+  const analyzer::RankThreads& threads = context.replay().threads(a.free_rank);
+  if (a.free_event == k_none) {
+    return fmt::format("the threads of rank {} call MPI independently, and the schedule takes them in one order",
+                       a.free_rank);
+  }
+  const uint64_t seq = model.ranks[a.free_rank].seq(a.free_event);
+  return fmt::format("{} on {} of rank {} can still be called while the rank blocks (the schedule takes its threads "
+                     "in one order)",
+                     event_text(model, a.free_rank, a.free_event), threads.lane_name(threads.lane(seq)), a.free_rank);
+}
+
 ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race,
                           std::size_t max_steps) {
   const Op& r = model.ops[race.recv];
@@ -145,7 +342,7 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
     feasible.push_back(&a);
     if (!first) first = &a;
     if (!a.outcome_known || a.outcome == Outcome::harmless) continue;
-    if (a.reuse.op != k_none) {
+    if (a.reuse.op != k_none || a.free_rank != k_none) {
       if (!unsure) unsure = &a;
       continue;
     }
@@ -190,11 +387,14 @@ ProveFinding race_finding(const analyzer::Context& context, const Model& model, 
         unsure->outcome == Outcome::deadlock   ? "the run then deadlocks"
         : unsure->outcome == Outcome::mismatch ? "it can (the message does not fit its buffer)"
                                                : "the run then ends with a message never received",
-        reuse_text(model, unsure->reuse));
+        unsure->reuse.op != k_none ? reuse_text(model, unsure->reuse) : free_call_text(context, model, *unsure));
     f.finding.notes.push_back(
-        "the trace records the values a call used, not where the program took them from: a call that names "
-        "status.MPI_SOURCE or status.MPI_TAG follows the match, so the run with the recorded values is no "
-        "witness (smtrace explore re-runs the program with the match forced)");
+        unsure->reuse.op != k_none
+            ? "the trace records the values a call used, not where the program took them from: a call that names "
+              "status.MPI_SOURCE or status.MPI_TAG follows the match, so the run with the recorded values is no "
+              "witness (smtrace explore re-runs the program with the match forced)"
+            : "a deadlock needs every thread of a blocked rank to block; the trace does not say which calls "
+              "the other threads would then make (smtrace explore re-runs the program with the match forced)");
   } else {
     f.finding.message = fmt::format(
         "{} can take {} other message{}; with {} the run still completes, whatever other wildcards take (no "
@@ -622,6 +822,7 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       so.misfit = [&model](uint32_t recv, uint32_t send) { return misfit(model, recv, send).has_value(); };
     }
     Solution sol = solve(model, *built->prepared, raw, so);
+    keep_thread_deadlocks(context, model, sol);
 
     std::vector<ProveFinding> findings;
     std::vector<const RawRace*> of;  // the race of each finding (nullptr: a deadlock)
@@ -664,7 +865,8 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
       for (const RawAlternative& a : race.alternatives) {
         // A bad end that reuses a changed status (find_status_reuse) is not known.
         r.alternatives.push_back(
-            {model.post_ref(a.send), a.verdict, a.outcome, a.outcome_known && a.reuse.op == k_none, a.alone});
+            {model.post_ref(a.send), a.verdict, a.outcome,
+             a.outcome_known && a.reuse.op == k_none && a.free_rank == k_none, a.alone});
       }
       result.races.push_back(std::move(r));
     }

@@ -116,6 +116,11 @@ struct RawAlternative {
   StatusReuse reuse;                      // bad outcome: the witness reuses a changed status
                                           // (find_status_reuse; whole-model ops, op k_none: it does not),
                                           // so whether the program ends badly is not known
+  // deadlock: a rank of the witness whose other thread can still call MPI while it blocks (prove.cpp,
+  // first_escape: the schedule takes one order of the rank's threads), so whether the program
+  // deadlocks is not known; its call (model index), k_none when no witness was kept to name it.
+  // k_none: no such rank.
+  uint32_t free_rank = k_none, free_event = k_none;
   uint64_t witness_steps = 0;             // `witness` cut (omitted): its steps up to and with the
                                           // match (0: not known, the whole run)
   std::shared_ptr<const RawWitness> witness;  // sat: the bad end when there is one, else a run with the

@@ -15,6 +15,23 @@ smtrace_check_test(thread_order_serialized_fixed thread_order 2 30 --clean ARGS 
 smtrace_check_test(thread_order_collective thread_order 2 30 --finds thread-level ARGS collective)
 smtrace_check_test(thread_order_collective_fixed thread_order 2 30 --clean ARGS collective_fixed)
 
+# MPI_THREAD_MULTIPLE from OpenMP threads (no load/store capture): a
+# deadlock under zero buffering needs every thread of a blocked rank to
+# block, where the model takes a rank's calls in the one order they were
+# written (smt_encoder/prove.cpp, first_escape). The fixed twin's trace
+# has a deadlock of that one order only.
+find_package(OpenMP COMPONENTS C)
+if(OpenMP_C_FOUND)
+  smtrace_e2e_program(omp_comms omp_comms.c)
+  target_link_libraries(e2e_omp_comms PRIVATE OpenMP::OpenMP_C)
+  smtrace_check_test(omp_comms omp_comms 2 40 --finds potential-deadlock)
+  smtrace_check_test(omp_comms_fixed omp_comms 2 40 --clean ARGS fixed)
+  smtrace_check_test(omp_comms_np4 omp_comms 4 60 --finds potential-deadlock)
+  smtrace_check_test(omp_comms_np4_fixed omp_comms 4 60 --clean ARGS fixed)
+  set_tests_properties(check.omp_comms check.omp_comms_fixed check.omp_comms_np4 check.omp_comms_np4_fixed
+                       PROPERTIES ENVIRONMENT OMP_WAIT_POLICY=passive)
+endif()
+
 # Thread synchronization recorded by the tracer (tracer/threads.cpp,
 # gomp.cpp, ompt.cpp) and the races between threads of a rank: programs
 # built with smtrace-cc (load/store capture), each race with its fixed

@@ -6,8 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <limits>
 #include <string>
+#include <vector>
 
+#include "analyzer/threads.hpp"
 #include "tests/unit/analyzer_trace_builder.hpp"
 #include "trace_format/call_semantics.hpp"
 
@@ -403,3 +406,53 @@ TEST_CASE("analyzer::threads::local_concurrency") {
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("analyzer::threads::keys_after_end") {
+  // Thread 0 creates thread 1; thread 0's MPI_Send (seq 2) is followed by
+  // thread 1's MPI_Recv (seq 3, not ordered after it), thread 0's unlock
+  // (seq 4) and thread 1's lock of the same mutex (seq 5), then thread 1's
+  // MPI_Send (seq 6, ordered after seq 2 through the mutex).
+  tf::RankHeader header;
+  header.thread_sync = tf::thread_sync::pthreads;
+  an::RankThreads threads;
+  an::ThreadCollector collector(threads, header);
+  const auto event = [&](uint64_t seq, uint32_t thread, Call call, int32_t peer = -1, uint64_t object = 0) {
+    tf::Event e;
+    e.seq = seq;
+    e.thread = thread;
+    e.call = call;
+    e.t_start = static_cast<int64_t>(seq) * 10;
+    e.duration = 5;
+    if (peer >= 0) e.peer = peer;
+    e.buf = object;
+    collector.event(e);
+  };
+  event(0, 0, Call::pthread_create, 1);
+  event(1, 1, Call::thread_begin, 0);
+  event(2, 0, Call::Send);
+  event(3, 1, Call::Recv);
+  event(4, 0, Call::pthread_mutex_unlock, -1, 0x50);
+  event(5, 1, Call::pthread_mutex_lock, -1, 0x50);
+  event(6, 1, Call::Send);
+  REQUIRE(threads.modelled);
+  const uint32_t lane0 = threads.lane(2), lane1 = threads.lane(3);
+  REQUIRE(lane0 != lane1);
+  const std::vector<uint64_t> after = an::keys_after_end(threads, 2);
+  REQUIRE(after.size() == threads.lanes.size());
+  CHECK(after[lane0] == 5);          // thread 0 after its Send's end
+  CHECK(2 * 3 < after[lane1]);       // thread 1's Recv can start while the Send blocks
+  CHECK(2 * 6 >= after[lane1]);      // its Send after the lock cannot
+  CHECK(after[lane1] == 2 * 5 + 1);  // the lock's end takes the unlock
+  // Nothing orders thread 0 after thread 1's Recv (no join).
+  const std::vector<uint64_t> from_recv = an::keys_after_end(threads, 3);
+  CHECK(from_recv[lane1] == 7);
+  CHECK(from_recv[lane0] == std::numeric_limits<uint64_t>::max());
+  // A rank whose threads are not told apart is one order.
+  tf::RankHeader one;
+  an::RankThreads single;
+  an::ThreadCollector single_collector(single, one);
+  tf::Event e;
+  e.call = Call::Send;
+  single_collector.event(e);
+  CHECK(an::keys_after_end(single, 4) == std::vector<uint64_t>{9});
+}
