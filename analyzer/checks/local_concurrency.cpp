@@ -290,6 +290,9 @@ class Pass final : public RankPass {
     // (the epoch or request that completes an RMA call is rma-race's
     // business).
     access(e, false);
+    if (lanes && !m_scratch.empty() && (t.family == format::Family::p2p || t.family == format::Family::coll)) {
+      blocking_lifetime(e);
+    }
   }
 
   // Calls on requests, loads and stores, and calls with buffers (the others
@@ -437,6 +440,26 @@ class Pass final : public RankPass {
       activate(op);
       begin_lifetime(e.request, op);
     });
+  }
+
+  // Keep the lifetime of blocking point-to-point or collective call `e`
+  // (its buffers in m_scratch, normalized), where threads are lanes: MPI
+  // uses them from the call's start to its return, while the rank's other
+  // threads run (posted and completed by `e`; a call the rank stopped in
+  // never completes).
+  void blocking_lifetime(const Event& e) {
+    Lifetime l;
+    l.op_call = l.post_call = e.call;
+    l.post_seq = e.seq;
+    l.post_site = e.site;
+    if (!e.pending) {
+      l.done = true;
+      l.done_call = e.call;
+      l.done_seq = e.seq;
+      l.done_site = e.site;
+    }
+    l.blocks = m_scratch;
+    lifetimes.push_back(std::move(l));
   }
 
   // Keep `op`'s lifetime (request `request`), where threads are lanes.
@@ -763,33 +786,48 @@ class LocalConcurrency final : public Check {
     std::set<std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>> seen;
     for (const Record& r : pass.records)
       seen.emplace(r.post_site, static_cast<uint16_t>(r.op_call), r.conflict.site, static_cast<uint16_t>(r.conflict.call));
-    // Accesses by the hull of their blocks, with the running maximum of
-    // the hulls' ends: those meeting a buffer are found by a binary search
-    // and a scan back.
+    // Accesses by lane and by the hull of their blocks, with the running
+    // maximum of the hulls' ends: those of other lanes meeting a buffer are
+    // found by a binary search and a scan back per lane (a rank whose other
+    // threads touch no buffer, MPI_THREAD_FUNNELED's, costs nothing here).
     struct Hull {
       uint64_t lo, hi;
       uint32_t touch;
     };
-    std::vector<Hull> hulls;
-    hulls.reserve(pass.touches.size());
+    struct LaneHulls {
+      std::vector<Hull> hulls;
+      std::vector<uint64_t> reach;
+    };
+    std::vector<LaneHulls> by_lane(threads.lanes.size());
     for (uint32_t i = 0; i < pass.touches.size(); ++i) {
       const auto& blocks = pass.touches[i].blocks;
       Hull h{UINT64_MAX, 0, i};
       for (const Block& b : blocks) h.lo = std::min(h.lo, b.lo), h.hi = std::max(h.hi, b.hi);
-      hulls.push_back(h);
+      const uint32_t lane = threads.lane(pass.touches[i].seq);
+      if (lane >= by_lane.size()) by_lane.resize(lane + 1);
+      by_lane[lane].hulls.push_back(h);
     }
-    std::sort(hulls.begin(), hulls.end(), [](const Hull& a, const Hull& b) { return a.lo < b.lo; });
-    std::vector<uint64_t> reach(hulls.size());
-    for (std::size_t i = 0; i < hulls.size(); ++i) reach[i] = std::max(i ? reach[i - 1] : 0, hulls[i].hi);
+    for (LaneHulls& lane : by_lane) {
+      std::sort(lane.hulls.begin(), lane.hulls.end(), [](const Hull& a, const Hull& b) { return a.lo < b.lo; });
+      lane.reach.resize(lane.hulls.size());
+      for (std::size_t i = 0; i < lane.hulls.size(); ++i)
+        lane.reach[i] = std::max(i ? lane.reach[i - 1] : 0, lane.hulls[i].hi);
+    }
     std::vector<uint32_t> near;
     for (const Lifetime& l : pass.lifetimes) {
       if (l.freed || l.blocks.empty()) continue;
       uint64_t lo = UINT64_MAX, hi = 0;
       for (const Block& b : l.blocks) lo = std::min(lo, b.lo), hi = std::max(hi, b.hi);
       near.clear();
-      auto end = std::lower_bound(hulls.begin(), hulls.end(), hi, [](const Hull& h, uint64_t x) { return h.lo < x; });
-      for (auto i = static_cast<std::size_t>(end - hulls.begin()); i-- > 0 && reach[i] > lo;)
-        if (hulls[i].hi > lo) near.push_back(hulls[i].touch);
+      const uint32_t own = threads.lane(l.post_seq);
+      for (uint32_t lane = 0; lane < by_lane.size(); ++lane) {
+        if (lane == own) continue;
+        const std::vector<Hull>& hulls = by_lane[lane].hulls;
+        const std::vector<uint64_t>& reach = by_lane[lane].reach;
+        auto end = std::lower_bound(hulls.begin(), hulls.end(), hi, [](const Hull& h, uint64_t x) { return h.lo < x; });
+        for (auto i = static_cast<std::size_t>(end - hulls.begin()); i-- > 0 && reach[i] > lo;)
+          if (hulls[i].hi > lo) near.push_back(hulls[i].touch);
+      }
       std::sort(near.begin(), near.end());  // in recorded order: the first conflict of a pair of sites is reported
       for (uint32_t index : near) {
         const Touch& t = pass.touches[index];
@@ -803,6 +841,9 @@ class LocalConcurrency final : public Check {
         if (!concurrent(t.seq, l.post_seq, l.done ? std::optional<uint64_t>(l.done_seq) : std::nullopt)) continue;
         if (!seen.emplace(l.post_site, static_cast<uint16_t>(l.op_call), t.site, static_cast<uint16_t>(t.call)).second)
           continue;
+        // Two blocking calls meet twice (each's lifetime, the other's access): one finding.
+        if (l.done && l.done_seq == l.post_seq)
+          seen.emplace(t.site, static_cast<uint16_t>(t.call), l.post_site, static_cast<uint16_t>(l.op_call));
         Record r = record_of(l.op_call, l.post_call, l.post_seq, l.post_site, l.blocks,
                              Conflict{t.seq, t.site, t.call, mode, t.receive_post && mode == Mode::write && op_writes,
                                       op_writes, hit->first, hit->second});
@@ -849,7 +890,10 @@ class LocalConcurrency final : public Check {
     const char* verb = c.receive_post ? "also the receive buffer of"
                        : c.access == Mode::read ? "read by" : "written by";
     std::string ending;
-    if (r.freed) {
+    const bool blocking = !r.freed && r.done_call != Call::unspecified && r.done_seq == r.post_seq;
+    if (blocking) {
+      ending = "while that call is in progress on another thread";
+    } else if (r.freed) {
       ending = fmt::format("while it is in flight (freed by MPI_Request_free at rank {}, so its completion is never seen)",
                            EventRef{rank, r.done_seq}.str());
     } else if (r.done_call != Call::unspecified) {
@@ -864,7 +908,8 @@ class LocalConcurrency final : public Check {
     if (c.call == Call::Buffer_modified) return modified(context, rank, r, f);
     f.message = fmt::format("{}'s buffer [{}, +{}) is {} {} (rank {}) {}", op, hex(r.op_lo), r.op_hi - r.op_lo, verb,
                             access, at.str(), ending);
-    const std::string what = r.post_call == r.op_call
+    const std::string what = blocking ? fmt::format("{} uses the buffer here, from its call to its return", op)
+                             : r.post_call == r.op_call
                                  ? fmt::format("{} posts the buffer here", op)
                                  : fmt::format("{} starts {}'s operation here", format::call_name(r.post_call), op);
     f.locations.push_back(context.location(EventRef{rank, r.post_seq}, r.post_call, r.post_site, what));
@@ -873,12 +918,17 @@ class LocalConcurrency final : public Check {
         fmt::format("{} {} bytes [{}, +{}) of it here", access,
                     c.receive_post ? "receives into" : c.access == Mode::read ? "reads" : "writes", hex(c.lo),
                     c.hi - c.lo)));
-    if (r.done_call != Call::unspecified)
+    if (r.done_call != Call::unspecified && !blocking)
       f.locations.push_back(context.location(EventRef{rank, r.done_seq}, r.done_call, r.done_site,
                                              r.freed ? "the request is freed here, the operation still in flight"
                                                      : "the operation completes here"));
     const RankThreads& threads = context.replay().threads(rank);
-    if (threads.modelled && threads.lane(c.seq) != threads.lane(r.post_seq))
+    if (blocking && threads.modelled)
+      f.notes.push_back(fmt::format("{} is inside {} and {} of rank {} touches the buffer: no thread synchronization "
+                                    "or MPI call orders the access before the call or after its return",
+                                    threads.lane_name(threads.lane(r.post_seq)), op,
+                                    threads.lane_name(threads.lane(c.seq)), rank));
+    else if (threads.modelled && threads.lane(c.seq) != threads.lane(r.post_seq))
       f.notes.push_back(fmt::format("{} posts the operation and {} of rank {} touches the buffer: no thread "
                                     "synchronization or MPI call orders the access before the posting or after the completion",
                                     threads.lane_name(threads.lane(r.post_seq)), threads.lane_name(threads.lane(c.seq)), rank));

@@ -28,7 +28,15 @@ if(OpenMP_C_FOUND)
   smtrace_check_test(omp_comms_fixed omp_comms 2 40 --clean ARGS fixed)
   smtrace_check_test(omp_comms_np4 omp_comms 4 60 --finds potential-deadlock)
   smtrace_check_test(omp_comms_np4_fixed omp_comms 4 60 --clean ARGS fixed)
+  # Blocking calls of two threads on one buffer (local-concurrency: a
+  # blocking call uses its buffers from its call to its return).
+  smtrace_e2e_program(omp_recv_shared omp_recv_shared.c)
+  target_link_libraries(e2e_omp_recv_shared PRIVATE OpenMP::OpenMP_C)
+  smtrace_check_test(omp_recv_shared omp_recv_shared 3 40 --finds local-concurrency
+    --report-has "thread 1 is inside MPI_Recv and thread 0 \\(main\\) of rank 0 touches the buffer|thread 0 \\(main\\) is inside MPI_Recv and thread 1 of rank 0 touches the buffer")
+  smtrace_check_test(omp_recv_shared_fixed omp_recv_shared 3 40 --clean ARGS fixed)
   set_tests_properties(check.omp_comms check.omp_comms_fixed check.omp_comms_np4 check.omp_comms_np4_fixed
+                       check.omp_recv_shared check.omp_recv_shared_fixed
                        PROPERTIES ENVIRONMENT OMP_WAIT_POLICY=passive)
 endif()
 

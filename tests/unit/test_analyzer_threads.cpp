@@ -407,6 +407,59 @@ TEST_CASE("analyzer::threads::local_concurrency") {
 
 TEST_SUITE_END();
 
+TEST_CASE("analyzer::threads::local_concurrency_blocking") {
+  // A blocking call uses its buffers from its call to its return: thread 1
+  // receives into k_buf with MPI_Recv, thread 0 then calls `second` on it,
+  // synchronized with thread 1 after the receive (`locked`) or not.
+  const std::string lc = "local-concurrency";
+  constexpr uint64_t k_buf = 0x5000;
+  auto blocking_case = [&](Call second, bool locked) {
+    Threads t;
+    t.peer(0, Call::pthread_create, 1);
+    t.peer(1, Call::thread_begin, 0);
+    t.b.buf(Call::Recv, k_buf, 1).thread = 1;
+    if (locked) {
+      t.sync(1, Call::pthread_mutex_unlock, 0x50);
+      t.sync(0, Call::pthread_mutex_lock, 0x50);
+    }
+    tf::Event& e = t.b.buf(second, k_buf, 1);
+    e.thread = 0;
+    e.tag = 5;  // no message between the two calls (a match would order them)
+    t.on(1, Call::thread_end);
+    t.peer(0, Call::pthread_join, 1);
+    return t.run(lc);
+  };
+  SUBCASE("an MPI_Send of thread 0 reads the buffer thread 1's MPI_Recv writes") {
+    const an::Result r = blocking_case(Call::Send, false);
+    REQUIRE(count_of(r, lc) == 1);
+    CHECK(notes_have(r, lc, "thread 1 is inside MPI_Recv and thread 0 (main) of rank 0 touches the buffer"));
+    CHECK(notes_have(r, lc, "while that call is in progress on another thread"));
+  }
+  SUBCASE("two receives into it: one finding for the pair") {
+    CHECK(count_of(blocking_case(Call::Recv, false), lc) == 1);
+  }
+  SUBCASE("a mutex after the receive orders them") {
+    CHECK(count_of(blocking_case(Call::Send, true), lc) == 0);
+    CHECK(count_of(blocking_case(Call::Recv, true), lc) == 0);
+  }
+  SUBCASE("two threads' sends of one buffer only read it") {
+    Threads t;
+    t.peer(0, Call::pthread_create, 1);
+    t.peer(1, Call::thread_begin, 0);
+    t.b.buf(Call::Send, k_buf, 1).thread = 1;
+    t.b.buf(Call::Send, k_buf, 1).thread = 0;
+    t.on(1, Call::thread_end);
+    t.peer(0, Call::pthread_join, 1);
+    CHECK(count_of(t.run(lc), lc) == 0);
+  }
+  SUBCASE("one program order without recorded thread synchronization") {
+    Threads t(0);
+    t.b.buf(Call::Recv, k_buf, 1).thread = 1;
+    t.b.buf(Call::Recv, k_buf, 1).thread = 0;
+    CHECK(count_of(t.run(lc), lc) == 0);
+  }
+}
+
 TEST_CASE("analyzer::threads::keys_after_end") {
   // Thread 0 creates thread 1; thread 0's MPI_Send (seq 2) is followed by
   // thread 1's MPI_Recv (seq 3, not ordered after it), thread 0's unlock

@@ -1,0 +1,42 @@
+/* MPI_THREAD_MULTIPLE from OpenMP threads: rank 0's two threads each
+   receive a message from any rank and send it back to its sender.
+   bug (no argument): both threads receive into one shared variable, so
+   one thread's MPI_Recv writes the buffer that the other thread's MPI_Recv
+   or MPI_Send is using (local-concurrency: no thread synchronization
+   orders the calls).
+   fixed: each thread receives into a variable of its own. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int shared_value = -1;
+
+int main(int argc, char** argv) {
+  int provided = 0, rank = 0, size = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    fprintf(stderr, "omp_recv_shared: MPI_THREAD_MULTIPLE not provided\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
+  if (rank == 0) {
+#pragma omp parallel num_threads(2)
+    {
+      int own = -1;
+      int* value = fixed ? &own : &shared_value;
+      MPI_Status status;
+      MPI_Recv(value, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &status);
+      MPI_Send(value, 1, MPI_INT, status.MPI_SOURCE, 1, MPI_COMM_WORLD);
+    }
+  } else if (rank <= 2) {
+    int value = rank, back = 0;
+    if (rank == 2) usleep(50000);
+    MPI_Send(&value, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    MPI_Recv(&back, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  MPI_Finalize();
+  return 0;
+}
