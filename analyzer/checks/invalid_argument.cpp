@@ -39,9 +39,11 @@
 //   MPI_Bsend_init request with no buffer attached, or with one smaller
 //   than the message alone needs (its data's size, a lower bound of
 //   MPI_Pack_size, plus MPI_BSEND_OVERHEAD when the trace recorded it,
-//   header option mpi.bsend_overhead). Space the buffer's other pending
-//   messages hold is not counted (when MPI frees it is not observable), so
-//   a buffer that each message fits but not all at once is not reported;
+//   header option mpi.bsend_overhead); one that fits alone but not beside
+//   the earlier messages of the same attached buffer that may still hold
+//   their space: those whose matching receive's completion does not happen
+//   before it (finish(), held_at_once: the program knows a message was
+//   transmitted only once it was received);
 // - requests: MPI_Start on MPI_REQUEST_NULL, on a non-persistent request, or
 //   on a persistent one still active; any use of a request freed with
 //   MPI_Request_free or marked invalid (k_invalid_request); Request_free
@@ -70,7 +72,9 @@
 #include "analyzer/checks/open_requests.hpp"
 #include "analyzer/datatypes.hpp"
 #include "analyzer/footprint.hpp"
+#include "analyzer/happens_before.hpp"
 #include "analyzer/mpi_buffers.hpp"
+#include "analyzer/replay.hpp"
 #include "analyzer/signature.hpp"
 #include "trace_format/content.hpp"
 
@@ -186,6 +190,23 @@ class Pass final : public RankPass {
   }
 
   std::vector<RawProblem> problems;
+  // The buffered messages that fit the attached buffer alone, in call
+  // order, and the attached buffers they went into (finish() counts what
+  // they hold together: held_at_once).
+  struct AttachPeriod {
+    uint64_t seq = 0;  // the MPI_Buffer_attach
+    uint32_t site = 0;
+    uint64_t bytes = 0;
+  };
+  struct BufferedSend {
+    uint64_t seq = 0;  // the MPI_Bsend, MPI_Ibsend or MPI_Start
+    uint32_t site = 0;
+    Call call = Call::unspecified;
+    uint64_t needed = 0;   // data bytes + MPI_BSEND_OVERHEAD
+    uint32_t attach = 0;   // index in attaches
+  };
+  std::vector<AttachPeriod> attaches;
+  std::vector<BufferedSend> buffered_sends;
 
  private:
   // --- reporting
@@ -648,7 +669,13 @@ class Pass final : public RankPass {
            "space, the send is erroneous (MPI-4.0 section 3.6)"});
       return;
     }
-    if (needed <= m_attached->bytes) return;
+    if (needed <= m_attached->bytes) {
+      if (attaches.empty() || attaches.back().seq != m_attached->site.seq)
+        attaches.push_back(AttachPeriod{m_attached->site.seq, m_attached->site.site, m_attached->bytes});
+      buffered_sends.push_back(BufferedSend{m_event->seq, m_event->site, m_event->call, needed,
+                                            static_cast<uint32_t>(attaches.size() - 1)});
+      return;
+    }
     add("bsend buffer",
         fmt::format("the message needs at least {} bytes ({} of data{}) but the attached buffer has {}", needed, bytes,
                     m_bsend_overhead ? fmt::format(" + MPI_BSEND_OVERHEAD {}", m_bsend_overhead) : std::string(),
@@ -853,24 +880,114 @@ class InvalidArgument final : public Check {
     return std::make_unique<Pass>(data, m_books->of(data, this));
   }
   // finish() only groups each rank's problems.
+  // (and counts the buffered messages held at once, with the replay's
+  // matches and happens-before).
   bool saves_passes() const override { return true; }
-  void save_pass(const RankPass& pass, WireWriter& out) const override { save_pass_problems<Pass>(pass, out); }
+  void save_pass(const RankPass& pass, WireWriter& out) const override {
+    save_pass_problems<Pass>(pass, out);
+    code_buffered(out, const_cast<Pass&>(dynamic_cast<const Pass&>(pass)));
+  }
   std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
-    return load_pass_problems<Pass>(data, in);
+    auto pass = load_pass_problems<Pass>(data, in);
+    code_buffered(in, dynamic_cast<Pass&>(*pass));
+    return pass;
   }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
     Grouped grouped(std::string(name()), severity());
-    for (auto& p : passes) {
-      auto* pass = dynamic_cast<Pass*>(p.get());
+    for (uint32_t rank = 0; rank < passes.size(); ++rank) {
+      auto* pass = dynamic_cast<Pass*>(passes[rank].get());
       if (!pass) continue;
+      if (auto problem = held_at_once(ctx, rank, *pass)) pass->problems.push_back(std::move(*problem));
       for (RawProblem& problem : pass->problems) grouped.add(ctx, std::move(problem));
     }
     grouped.emit(out);
   }
 
  private:
+  template <class Coder>
+  static void code_buffered(Coder& c, Pass& p) {
+    c.list(p.attaches, [](auto& ca, auto& a) {
+      ca(a.seq);
+      ca(a.site);
+      ca(a.bytes);
+    });
+    c.list(p.buffered_sends, [](auto& cb, auto& b) {
+      cb(b.seq);
+      cb(b.site);
+      cb(b.call);
+      cb(b.needed);
+      cb(b.attach);
+    });
+  }
+
+  // Return true when the message that rank `rank`'s buffered send at `seq`
+  // sent was received before event `before` of the rank: the completion
+  // of its matching receive happens before it. Until then the message may
+  // still hold its space in the attached buffer: MPI frees it once the
+  // message is transmitted, which a program cannot observe sooner.
+  static bool received_before(const Context& ctx, uint32_t rank, uint64_t seq, uint64_t before) {
+    const Replay& replay = ctx.replay();
+    const auto& ops = replay.p2p(rank);
+    auto it = std::lower_bound(ops.begin(), ops.end(), seq, [](const P2POp& op, uint64_t s) { return op.seq < s; });
+    for (; it != ops.end() && it->seq == seq; ++it) {
+      if (!it->send) continue;
+      const auto recv = replay.matched({rank, static_cast<uint32_t>(it - ops.begin())});
+      if (!recv) return false;
+      const P2POp& done = replay.p2p(recv->rank)[recv->index];
+      return done.done() && ctx.happens_before().ordered({recv->rank, done.done_seq()}, {rank, before});
+    }
+    return false;
+  }
+
+  // The first buffered send of `pass` (rank `rank`) whose message does not
+  // fit beside the earlier buffered messages of the same attached buffer
+  // that may still hold their space (received_before: the worst case that
+  // MPI-4.0 section 3.6 leaves the program, as zero buffering is for
+  // potential-deadlock): a problem, or nothing. Past k_max_held messages
+  // held at once the rank is not judged further (no report).
+  static std::optional<RawProblem> held_at_once(const Context& ctx, uint32_t rank, const Pass& pass) {
+    constexpr std::size_t k_max_held = 4096;
+    std::vector<const Pass::BufferedSend*> held;
+    uint64_t held_bytes = 0;
+    uint32_t attach = UINT32_MAX;
+    for (const Pass::BufferedSend& b : pass.buffered_sends) {
+      if (b.attach != attach) {
+        held.clear();
+        held_bytes = 0;
+        attach = b.attach;
+      }
+      std::erase_if(held, [&](const Pass::BufferedSend* h) {
+        if (!received_before(ctx, rank, h->seq, b.seq)) return false;
+        held_bytes -= h->needed;
+        return true;
+      });
+      const Pass::AttachPeriod& a = pass.attaches[b.attach];
+      if (held_bytes + b.needed > a.bytes) {
+        RawProblem p;
+        p.problem = "bsend buffer held";
+        p.message = fmt::format(
+            "{}: the message needs {} bytes of the attached buffer ({} bytes), but {} earlier buffered message{} of "
+            "this rank may still hold {} of them",
+            format::call_name(b.call), b.needed, a.bytes, held.size(), held.size() == 1 ? "" : "s", held_bytes);
+        p.sites.push_back(RawSite{rank, b.seq, b.call, b.site, "called here"});
+        p.sites.push_back(RawSite{rank, held.front()->seq, held.front()->call, held.front()->site,
+                                  "an earlier buffered message, not known to be received before the call"});
+        p.sites.push_back(RawSite{rank, a.seq, Call::Buffer_attach, a.site, "the buffer is attached here"});
+        p.notes.push_back(
+            "a buffered message holds its space until MPI has transmitted it, which the program knows only once "
+            "the message was received; a buffered send that finds too little space is erroneous (MPI-4.0 "
+            "section 3.6): attach a buffer for all the messages that can be pending at once");
+        return p;
+      }
+      if (held.size() >= k_max_held) return std::nullopt;
+      held.push_back(&b);
+      held_bytes += b.needed;
+    }
+    return std::nullopt;
+  }
+
   std::shared_ptr<OpenRequestBooks> m_books;
 };
 

@@ -34,3 +34,7 @@ smtrace_check_test(bsend_small bsend 2 30 --finds invalid-argument
   --report-has "but the attached buffer has" ARGS small)
 smtrace_check_test(bsend_unattached bsend 2 30 --finds invalid-argument
   --report-has "with no buffer attached" ARGS none)
+# ... and for every buffered message that may still hold its space.
+smtrace_check_test(bsend_twice bsend 2 30 --finds invalid-argument
+  --report-has "earlier buffered message of this rank may still hold" ARGS twice)
+smtrace_check_test(bsend_twice_fixed bsend 2 30 --clean ARGS twice_fixed)

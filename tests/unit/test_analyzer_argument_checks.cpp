@@ -614,6 +614,32 @@ TEST_CASE("analyzer::invalid-argument::buffered sends and the attached buffer (M
     CHECK(f[0].locations[0].event == an::EventRef{0, 2});
     CHECK(f[0].locations[1].event == an::EventRef{0, 1});
   }
+  SUBCASE("earlier messages hold their space until received before the send") {
+    for (bool acked : {false, true}) {
+      Builder t(2);
+      recorded(t);
+      attach(t, 2 * (400 + 128) - 1);      // seq 1: room for one message of 400 bytes, not two
+      p2p(t, Call::Bsend, 0, 1, 0, 100);   // seq 2
+      if (acked) {
+        p2p(t, Call::Recv, 1, 0, 0, 100);  // rank 1 receives it, then tells rank 0
+        p2p(t, Call::Send, 1, 0, 5);
+        p2p(t, Call::Recv, 0, 1, 5);       // seq 3
+      }
+      p2p(t, Call::Bsend, 0, 1, 0, 100);   // seq 3 or 4
+      if (!acked) p2p(t, Call::Recv, 1, 0, 0, 100);
+      p2p(t, Call::Recv, 1, 0, 0, 100);
+      const auto f = of_kind(t.run(k_ia), k_ia);
+      REQUIRE(f.size() == (acked ? 0u : 1u));
+      if (acked) continue;
+      CHECK(f[0].message ==
+            "MPI_Bsend: the message needs 528 bytes of the attached buffer (1055 bytes), but 1 earlier buffered "
+            "message of this rank may still hold 528 of them");
+      REQUIRE(f[0].locations.size() == 3);
+      CHECK(f[0].locations[0].event == an::EventRef{0, 3});
+      CHECK(f[0].locations[1].event == an::EventRef{0, 2});
+      CHECK(f[0].locations[2].event == an::EventRef{0, 1});
+    }
+  }
   SUBCASE("a message's bytes: its data, not its extent") {
     const an::RankData data;
     CHECK(an::buffer_bytes(data, k_2int, 3) == 24u);
