@@ -748,4 +748,18 @@ void Replay::release_matches(uint32_t rank) {
   if (rank < m_match.size()) std::vector<OpRef>().swap(m_match[rank]);
 }
 
+std::optional<EventRef> receive_completion(const Replay& replay, uint32_t rank, uint64_t seq) {
+  const auto& ops = replay.p2p(rank);
+  auto it = std::lower_bound(ops.begin(), ops.end(), seq, [](const P2POp& op, uint64_t s) { return op.seq < s; });
+  for (; it != ops.end() && it->seq == seq; ++it) {
+    if (!it->send) continue;
+    const auto recv = replay.matched({rank, static_cast<uint32_t>(it - ops.begin())});
+    if (!recv) return std::nullopt;
+    const P2POp& done = replay.p2p(recv->rank)[recv->index];
+    if (!done.done()) return std::nullopt;
+    return EventRef{recv->rank, done.done_seq()};
+  }
+  return std::nullopt;
+}
+
 }  // namespace smtrace::analyzer

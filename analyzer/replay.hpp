@@ -240,4 +240,9 @@ class Replay {
   std::unique_ptr<Impl> m_impl;
 };
 
+// Return the event that completed the receive matching the send that rank
+// `rank` posted at event `seq` (its first send there), or nothing when that
+// send matched nothing or its receive never completed.
+std::optional<EventRef> receive_completion(const Replay& replay, uint32_t rank, uint64_t seq);
+
 }  // namespace smtrace::analyzer

@@ -928,17 +928,8 @@ class InvalidArgument final : public Check {
   // still hold its space in the attached buffer: MPI frees it once the
   // message is transmitted, which a program cannot observe sooner.
   static bool received_before(const Context& ctx, uint32_t rank, uint64_t seq, uint64_t before) {
-    const Replay& replay = ctx.replay();
-    const auto& ops = replay.p2p(rank);
-    auto it = std::lower_bound(ops.begin(), ops.end(), seq, [](const P2POp& op, uint64_t s) { return op.seq < s; });
-    for (; it != ops.end() && it->seq == seq; ++it) {
-      if (!it->send) continue;
-      const auto recv = replay.matched({rank, static_cast<uint32_t>(it - ops.begin())});
-      if (!recv) return false;
-      const P2POp& done = replay.p2p(recv->rank)[recv->index];
-      return done.done() && ctx.happens_before().ordered({recv->rank, done.done_seq()}, {rank, before});
-    }
-    return false;
+    const std::optional<EventRef> done = receive_completion(ctx.replay(), rank, seq);
+    return done && ctx.happens_before().ordered(*done, {rank, before});
   }
 
   // The first buffered send of `pass` (rank `rank`) whose message does not

@@ -752,18 +752,8 @@ class LocalConcurrency final : public Check {
   // never to free one): its buffer stays in use.
   static bool delivered_before(const Context& context, uint32_t rank, const Record& r) {
     if (format::call_traits(r.op_call).role != format::Role::send) return false;
-    const Replay& replay = context.replay();
-    const auto& ops = replay.p2p(rank);
-    auto it = std::lower_bound(ops.begin(), ops.end(), r.post_seq, [](const P2POp& op, uint64_t seq) { return op.seq < seq; });
-    for (; it != ops.end() && it->seq == r.post_seq; ++it) {
-      if (!it->send) continue;
-      const auto recv = replay.matched({rank, static_cast<uint32_t>(it - ops.begin())});
-      if (!recv) return false;
-      const P2POp& done = replay.p2p(recv->rank)[recv->index];
-      if (!done.done()) return false;
-      return context.happens_before().ordered({recv->rank, done.done_seq()}, {rank, r.conflict.seq});
-    }
-    return false;
+    const std::optional<EventRef> done = receive_completion(context.replay(), rank, r.post_seq);
+    return done && context.happens_before().ordered(*done, {rank, r.conflict.seq});
   }
 
   // Where the threads of `rank` are lanes: drop the conflicts that
