@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdint>
@@ -558,6 +559,96 @@ CommFacts comm_facts(uint32_t comm) {
   return facts;
 }
 
+// The access epochs open on each window of this process, for doubtful():
+// an RMA communication call outside one that can reach its target fails
+// (Open MPI: MPI_ERR_RMA_SYNC) and the default error handler ends the
+// process inside it. What each call opens and closes is its row's epoch
+// step (call_semantics.hpp); the state is per window id (ids from 1 up,
+// never reused; those past k_windows are not judged), one atomic word of
+// bits, and for an open MPI_Win_start the ranks of its group in the
+// window's group, under a lock (a start is rare; an RMA call looks there
+// only while one is open).
+struct Epochs {
+  static constexpr uint32_t k_windows = 4096;
+  static constexpr uint32_t k_fence = 1, k_lock_all = 2, k_start = 4, k_lock = 1u << 8;  // k_lock: locks held, times
+  std::array<std::atomic<uint32_t>, k_windows> open{};
+  SpinLock lock;
+  std::vector<std::pair<uint32_t, std::vector<int>>> start_ranks;  // (window, its start group's ranks, ascending)
+
+  // Return true when window `window` has an epoch open that lets this
+  // process reach `target` (a rank of the window's group), or when that is
+  // not known.
+  bool allow(uint32_t window, int32_t target) {
+    if (window == 0 || window >= k_windows) return true;
+    const uint32_t bits = open[window].load(std::memory_order_relaxed);
+    if ((bits & (k_fence | k_lock_all)) != 0 || bits >= k_lock) return true;
+    if ((bits & k_start) == 0) return false;
+    SpinGuard guard(lock);
+    for (const auto& [w, ranks] : start_ranks)
+      if (w == window) return target < 0 || std::binary_search(ranks.begin(), ranks.end(), target);
+    return true;
+  }
+  // Take the successful return of synchronization call `call` on window
+  // `window` (`nosucceed`: a fence asserted MPI_MODE_NOSUCCEED; `group`:
+  // a start's group, `win` its window).
+  void took(Call call, uint32_t window, bool nosucceed, MPI_Group group, MPI_Win win) {
+    if (window == 0 || window >= k_windows) return;
+    const format::EpochStep step = format::epoch_step(format::call_traits(call).epoch);
+    std::atomic<uint32_t>& bits = open[window];
+    switch (step.kind) {
+      case format::EpochKind::fence:
+        if (nosucceed) bits.fetch_and(~k_fence, std::memory_order_relaxed);
+        else bits.fetch_or(k_fence, std::memory_order_relaxed);
+        return;
+      case format::EpochKind::passive:
+        if (step.all_targets && step.opens) bits.fetch_or(k_lock_all, std::memory_order_relaxed);
+        if (step.all_targets && step.closes) bits.fetch_and(~k_lock_all, std::memory_order_relaxed);
+        if (!step.all_targets && step.opens) bits.fetch_add(k_lock, std::memory_order_relaxed);
+        if (!step.all_targets && step.closes && bits.load(std::memory_order_relaxed) >= k_lock)
+          bits.fetch_sub(k_lock, std::memory_order_relaxed);
+        return;
+      case format::EpochKind::access: {
+        std::vector<int> ranks;
+        if (step.opens) ranks = window_ranks(group, win);
+        SpinGuard guard(lock);
+        std::erase_if(start_ranks, [&](const auto& e) { return e.first == window; });
+        if (step.opens && !ranks.empty()) start_ranks.emplace_back(window, std::move(ranks));
+        if (step.opens) bits.fetch_or(k_start, std::memory_order_relaxed);
+        if (step.closes) bits.fetch_and(~k_start, std::memory_order_relaxed);
+        return;
+      }
+      case format::EpochKind::none: case format::EpochKind::exposure:
+        return;
+    }
+  }
+  // Return the ranks of `group` in the group of window `win`, ascending
+  // (empty when they cannot be told: then every target is allowed).
+  static std::vector<int> window_ranks(MPI_Group group, MPI_Win win) {
+    MPI_Group window_group = MPI_GROUP_NULL;
+    int n = 0;
+    std::vector<int> ranks;
+    if (PMPI_Group_size(group, &n) != MPI_SUCCESS || n <= 0 || PMPI_Win_get_group(win, &window_group) != MPI_SUCCESS)
+      return ranks;
+    std::vector<int> in(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
+    ranks.assign(in.size(), MPI_UNDEFINED);
+    if (PMPI_Group_translate_ranks(group, n, in.data(), window_group, ranks.data()) != MPI_SUCCESS) ranks.clear();
+    PMPI_Group_free(&window_group);
+    std::erase(ranks, MPI_UNDEFINED);
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+  }
+};
+Epochs* g_epochs = new Epochs;  // never destroyed
+
+// The post of an RMA synchronization call on `win` (`assert_`: its assert
+// argument, `group`: a start's group): the epochs it opened or closed.
+auto epoch_post(Call c, const MPI_Win& win, int assert_ = 0, MPI_Group group = MPI_GROUP_NULL) {
+  return [c, &win, assert_, group](auto& s, int rc) {
+    if (rc == MPI_SUCCESS) g_epochs->took(c, s.e.window, (assert_ & MPI_MODE_NOSUCCEED) != 0, group, win);
+  };
+}
+
 // Return true when the arguments of `e` fail one of the tests MPI makes
 // first (a null or freed communicator or window, a negative count, a rank
 // or tag out of range, no datatype for a non-empty buffer): under the
@@ -583,6 +674,8 @@ bool doubtful(const E& e) {
   std::optional<int32_t> recv_peer;
   if constexpr (full) {
     if (e.recv_count < 0) return true;
+    // An accumulate takes predefined ops only (MPI-3.1 section 11.3.4).
+    if (t.role == Role::rma_comm && e.op >= format::k_first_derived_id) return true;
     in_place = e.in_place;
     recv_peer = e.recv_peer;
   }
@@ -591,6 +684,7 @@ bool doubtful(const E& e) {
   const bool rma = t.role == Role::rma_comm || t.role == Role::rma_sync;
   if (rma) {
     if (e.window == 0 || e.window == format::k_invalid_id) return true;
+    if (t.role == Role::rma_comm && !g_epochs->allow(e.window, e.peer.value_or(-1))) return true;
   } else if (e.comm == format::k_null_id || e.comm == format::k_invalid_id) {
     return true;
   }
@@ -1598,7 +1692,7 @@ int win_fence(Call c, uintptr_t site, F&& pmpi, int& assert_, MPI_Win& win) {
   return traced(c, site, pmpi, [&](Event& e) {
     e.window = window_id(win);
     e.assert_flags = assert_bits(assert_);
-  }, no_post);
+  }, epoch_post(c, win, assert_));
 }
 template <class F>
 int win_assert(Call c, uintptr_t site, F&& pmpi, int& assert_, MPI_Win& win) {
@@ -1611,18 +1705,18 @@ int win_lock(Call c, uintptr_t site, F&& pmpi, int& lock_type, int& rank, int& a
     e.peer = rank_value(rank);
     e.lock_type = lock_type == MPI_LOCK_EXCLUSIVE ? format::LockType::exclusive : format::LockType::shared;
     e.assert_flags = assert_bits(assert_);
-  }, no_post);
+  }, epoch_post(c, win));
 }
 template <class F>
 int win_rank(Call c, uintptr_t site, F&& pmpi, int& rank, MPI_Win& win) {
   return traced_hot<format::k_hot_rma_sync>(c, site, pmpi, [&](auto& e) {
     e.window = window_id(win);
     e.peer = rank_value(rank);
-  }, no_post);
+  }, epoch_post(c, win));
 }
 template <class F>
 int win_only(Call c, uintptr_t site, F&& pmpi, MPI_Win& win) {
-  return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(win); }, no_post);
+  return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(win); }, epoch_post(c, win));
 }
 template <class F>
 int win_group(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int& assert_, MPI_Win& win) {
@@ -1630,7 +1724,7 @@ int win_group(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int& assert_, 
     e.window = window_id(win);
     e.group = group_id(group);
     e.assert_flags = assert_bits(assert_);
-  }, no_post);
+  }, epoch_post(c, win, 0, group));
 }
 template <class F>
 int win_test(Call c, uintptr_t site, F&& pmpi, MPI_Win& win, int*& flag) {

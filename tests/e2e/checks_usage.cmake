@@ -57,3 +57,16 @@ smtrace_check_test(comm_idup_early_fixed comm_idup_early 2 30 --clean ARGS fixed
 smtrace_check_test(mrecv_null mrecv_null 2 40 --expect-fail --kill-after 20 --finds invalid-argument
   --report-has "the message is MPI_MESSAGE_NULL")
 smtrace_check_test(mrecv_null_fixed mrecv_null 2 30 --clean ARGS fixed)
+# The same under the default error handler: MPI aborts inside the RMA call,
+# which the tracer wrote when it was entered (its epoch state, wrappers.cpp
+# Epochs: no epoch open that reaches the target).
+smtrace_check_test(rma_epoch_fatal rma_epoch_fatal 3 40 --expect-fail --kill-after 8 --finds epoch-lifecycle
+  --report-has "error: MPI_Put to rank 1 outside any access epoch")
+smtrace_check_test(rma_epoch_fatal_fixed rma_epoch_fatal 3 40 --clean ARGS fixed)
+smtrace_check_test(rma_epoch_fatal_group rma_epoch_fatal 3 40 --expect-fail --kill-after 8 --finds epoch-lifecycle
+  --report-has "the open access epoch, whose group does not hold rank 2" ARGS group)
+smtrace_check_test(rma_epoch_fatal_group_fixed rma_epoch_fatal 3 40 --clean ARGS group_fixed)
+# A user-defined op in MPI_Accumulate (MPI aborts inside it): invalid-argument.
+smtrace_check_test(rma_user_op_fatal rma_epoch_fatal 3 40 --expect-fail --kill-after 8 --finds invalid-argument
+  --report-has "user-defined ops are not allowed there" ARGS user_op)
+smtrace_check_test(rma_user_op_fatal_fixed rma_epoch_fatal 3 40 --clean ARGS user_op_fixed)
