@@ -641,6 +641,26 @@ struct Epochs {
 };
 Epochs* g_epochs = new Epochs;  // never destroyed
 
+// The derived datatypes committed (MPI_Type_commit, or MPI_Type_dup of a
+// committed one), by id, for doubtful(): MPI rejects an uncommitted or freed
+// datatype in communication, and the default error handler ends the process
+// inside the call. Ids past k_types are not judged.
+struct Committed {
+  static constexpr uint32_t k_types = uint32_t{1} << 16;
+  std::array<std::atomic<uint64_t>, k_types / 64> bits{};
+  void set(uint32_t id) {
+    if (id >= format::k_first_derived_id && id < k_types)
+      bits[id / 64].fetch_or(uint64_t{1} << (id % 64), std::memory_order_relaxed);
+  }
+  // Return true when datatype `id` is freed, or derived and not committed.
+  bool rejected(uint32_t id) const {
+    if (id < format::k_first_derived_id) return false;
+    if (id == format::k_invalid_id) return true;
+    return id < k_types && (bits[id / 64].load(std::memory_order_relaxed) & (uint64_t{1} << (id % 64))) == 0;
+  }
+};
+Committed* g_committed = new Committed;  // never destroyed
+
 // The post of an RMA synchronization call on `win` (`assert_`: its assert
 // argument, `group`: a start's group): the epochs it opened or closed.
 auto epoch_post(Call c, const MPI_Win& win, int assert_ = 0, MPI_Group group = MPI_GROUP_NULL) {
@@ -681,6 +701,8 @@ bool doubtful(const E& e) {
   }
   if (e.count < 0) return true;
   if (e.count > 0 && e.datatype == 0 && !in_place) return true;
+  if (e.count > 0 && !in_place && g_committed->rejected(e.datatype)) return true;
+  if (e.target_count > 0 && g_committed->rejected(e.target_datatype)) return true;
   const bool rma = t.role == Role::rma_comm || t.role == Role::rma_sync;
   if (rma) {
     if (e.window == 0 || e.window == format::k_invalid_id) return true;
@@ -1893,11 +1915,17 @@ int type_resized(Call c, uintptr_t site, F&& pmpi, MPI_Datatype& old, MPI_Aint&,
 template <class F>
 int type_dup(Call c, uintptr_t site, F&& pmpi, MPI_Datatype& old, MPI_Datatype*& newtype) {
   int one = 1;
-  return type_contiguous(c, site, pmpi, one, old, newtype);
+  const int rc = type_contiguous(c, site, pmpi, one, old, newtype);
+  // The copy has the old type's committed state (MPI-3.1 section 4.1.10).
+  if (rc == MPI_SUCCESS && !g_committed->rejected(type_id(old))) g_committed->set(type_id(*newtype));
+  return rc;
 }
 template <class F>
 int type_commit(Call c, uintptr_t site, F&& pmpi, MPI_Datatype*& type) {
-  return traced(c, site, pmpi, [&](Event& e) { e.datatype = type_id(*type); }, no_post);
+  return traced(c, site, pmpi, [&](Event& e) { e.datatype = type_id(*type); },
+                [&](CallScope& s, int rc) {
+                  if (rc == MPI_SUCCESS) g_committed->set(s.e.datatype);
+                });
 }
 template <class F>
 int type_free(Call c, uintptr_t site, F&& pmpi, MPI_Datatype*& type) {

@@ -3,6 +3,10 @@
  * ends the process with _exit, no atexit handler runs). The tracer writes
  * such a call when it is entered, so the trace still holds it with its
  * arguments and `check` names it. Fixed (argument `fixed`): destination 1.
+ * With `uncommitted` the destination is right but the send's datatype is
+ * a contiguous type never committed (MPI_ERR_TYPE inside the MPI_Isend);
+ * `uncommitted_fixed` commits it, and sends a duplicate of it (MPI_Type_dup
+ * keeps the committed state).
  * With `preinit` every rank first calls MPI_Send before MPI_Init, which MPI
  * forbids: nothing can be recorded yet, the tracer says so on stderr
  * (record_exit.sh). */
@@ -16,12 +20,28 @@ int main(int argc, char** argv) {
     MPI_Send(&early, 1, MPI_INT, 0, 0, MPI_COMM_WORLD); /* bug: before MPI_Init */
   }
   MPI_Init(&argc, &argv);
-  const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
+  const int uncommitted = argc > 1 && strncmp(argv[1], "uncommitted", 11) == 0;
+  const int fixed = argc > 1 && (strcmp(argv[1], "fixed") == 0 || strcmp(argv[1], "uncommitted_fixed") == 0);
   const int rank = e2e_rank(MPI_COMM_WORLD);
   const int size = e2e_size(MPI_COMM_WORLD);
   E2E_REQUIRE(size == 2);
   int value = rank;
-  if (rank == 0) {
+  if (uncommitted) {
+    int pair[2] = {rank, rank};
+    MPI_Datatype type, copy;
+    MPI_Type_contiguous(2, MPI_INT, &type);
+    if (fixed) MPI_Type_commit(&type);
+    MPI_Type_dup(type, &copy);
+    if (rank == 0) {
+      MPI_Request request;
+      MPI_Isend(pair, 1, copy, 1, 0, MPI_COMM_WORLD, &request); /* bug: never committed */
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(pair, 2, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Type_free(&copy);
+    MPI_Type_free(&type);
+  } else if (rank == 0) {
     MPI_Request request;
     MPI_Isend(&value, 1, MPI_INT, fixed ? 1 : size, 0, MPI_COMM_WORLD, &request); /* bug: rank 2 of 2 */
     MPI_Wait(&request, MPI_STATUS_IGNORE);
