@@ -572,14 +572,30 @@ struct Epochs {
   static constexpr uint32_t k_windows = 4096;
   static constexpr uint32_t k_fence = 1, k_lock_all = 2, k_start = 4, k_lock = 1u << 8;  // k_lock: locks held, times
   std::array<std::atomic<uint32_t>, k_windows> open{};
+  std::array<std::atomic<int32_t>, k_windows> size{};  // the window's group size (0: not known)
   SpinLock lock;
   std::vector<std::pair<uint32_t, std::vector<int>>> start_ranks;  // (window, its start group's ranks, ascending)
 
+  // Keep the group size of new window `win` (id `window`).
+  void created(uint32_t window, MPI_Win win) {
+    MPI_Group group = MPI_GROUP_NULL;
+    int n = 0;
+    if (window == 0 || window >= k_windows || PMPI_Win_get_group(win, &group) != MPI_SUCCESS) return;
+    if (PMPI_Group_size(group, &n) == MPI_SUCCESS) size[window].store(n, std::memory_order_relaxed);
+    PMPI_Group_free(&group);
+  }
+  // Return false when `target` is a rank beyond window `window`'s group.
+  bool in_range(uint32_t window, int32_t target) const {
+    if (window == 0 || window >= k_windows || target < 0) return true;
+    const int32_t n = size[window].load(std::memory_order_relaxed);
+    return n <= 0 || target < n;
+  }
   // Return true when window `window` has an epoch open that lets this
   // process reach `target` (a rank of the window's group), or when that is
   // not known.
   bool allow(uint32_t window, int32_t target) {
     if (window == 0 || window >= k_windows) return true;
+    if (!in_range(window, target)) return false;
     const uint32_t bits = open[window].load(std::memory_order_relaxed);
     if ((bits & (k_fence | k_lock_all)) != 0 || bits >= k_lock) return true;
     if ((bits & k_start) == 0) return false;
@@ -707,6 +723,7 @@ bool doubtful(const E& e) {
   if (rma) {
     if (e.window == 0 || e.window == format::k_invalid_id) return true;
     if (t.role == Role::rma_comm && !g_epochs->allow(e.window, e.peer.value_or(-1))) return true;
+    if (t.role == Role::rma_sync && !g_epochs->in_range(e.window, e.peer.value_or(-1))) return true;
   } else if (e.comm == format::k_null_id || e.comm == format::k_invalid_id) {
     return true;
   }
@@ -1640,6 +1657,7 @@ auto new_window_post(MPI_Win* win) {
     if (rc != MPI_SUCCESS || *win == MPI_WIN_NULL) return;
     g_tables->windows.erase(key(*win));
     s.out().window = window_id(*win);
+    g_epochs->created(s.out().window, *win);
   };
 }
 

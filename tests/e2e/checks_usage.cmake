@@ -66,6 +66,8 @@ smtrace_check_test(mrecv_null_fixed mrecv_null 2 30 --clean ARGS fixed)
 smtrace_check_test(rma_epoch_fatal rma_epoch_fatal 3 40 --expect-fail --kill-after 8 --finds epoch-lifecycle
   --report-has "error: MPI_Put to rank 1 outside any access epoch")
 smtrace_check_test(rma_epoch_fatal_fixed rma_epoch_fatal 3 40 --clean ARGS fixed)
+smtrace_check_test(rma_rank_fatal rma_epoch_fatal 3 40 --expect-fail --kill-after 8 --finds invalid-argument
+  --report-has "MPI_Put: target rank 3 is out of range for the window's communicator" ARGS rank)
 smtrace_check_test(rma_epoch_fatal_group rma_epoch_fatal 3 40 --expect-fail --kill-after 8 --finds epoch-lifecycle
   --report-has "the open access epoch, whose group does not hold rank 2" ARGS group)
 smtrace_check_test(rma_epoch_fatal_group_fixed rma_epoch_fatal 3 40 --clean ARGS group_fixed)

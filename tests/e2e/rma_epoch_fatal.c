@@ -3,6 +3,7 @@
  * call when it was entered. No argument: rank 0 puts into rank 1's window
  * with no epoch open. `group`: rank 0 opens an access epoch with
  * MPI_Win_start for rank 1 and puts into rank 2, which is not in its group.
+ * `rank`: in a fence epoch rank 0 puts into rank 3 of 3 (invalid-argument).
  * `user_op`: in a fence epoch rank 0 accumulates with a user-defined op,
  * which accumulates do not take (MPI-3.1 section 11.3.4; invalid-argument).
  * Fixed twins: `fixed` (a fence epoch), `group_fixed` (the put goes to
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const char* mode = argc > 1 ? argv[1] : "";
   const int fixed = strcmp(mode, "fixed") == 0;
+  const int bad_rank = strcmp(mode, "rank") == 0;
   const int group = strcmp(mode, "group") == 0 || strcmp(mode, "group_fixed") == 0;
   const int group_fixed = strcmp(mode, "group_fixed") == 0;
   const int user_op = strcmp(mode, "user_op") == 0 || strcmp(mode, "user_op_fixed") == 0;
@@ -53,9 +55,9 @@ int main(int argc, char** argv) {
     MPI_Group_free(&peers);
     MPI_Group_free(&world);
   } else {
-    if (fixed) MPI_Win_fence(0, win);
-    if (rank == 0) MPI_Put(&value, 1, MPI_INT, 1, 0, 1, MPI_INT, win); /* bug: no epoch */
-    if (fixed) MPI_Win_fence(0, win);
+    if (fixed || bad_rank) MPI_Win_fence(0, win);
+    if (rank == 0) MPI_Put(&value, 1, MPI_INT, bad_rank ? 3 : 1, 0, 1, MPI_INT, win); /* bug: no epoch; rank 3 of 3 */
+    if (fixed || bad_rank) MPI_Win_fence(0, win);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);
