@@ -35,8 +35,15 @@ if(OpenMP_C_FOUND)
   smtrace_check_test(omp_recv_shared omp_recv_shared 3 40 --finds local-concurrency
     --report-has "thread 1 is inside MPI_Recv and thread 0 \\(main\\) of rank 0 touches the buffer|thread 0 \\(main\\) is inside MPI_Recv and thread 1 of rank 0 touches the buffer")
   smtrace_check_test(omp_recv_shared_fixed omp_recv_shared 3 40 --clean ARGS fixed)
+  # A thread sends what unblocks another rank after the written order put
+  # its other thread's receive that waits for it (fixed: clean); one thread
+  # doing both hangs (deadlock).
+  smtrace_e2e_program(omp_relay omp_relay.c)
+  target_link_libraries(e2e_omp_relay PRIVATE OpenMP::OpenMP_C)
+  smtrace_check_test(omp_relay omp_relay 3 40 --expect-fail --kill-after 6 --finds deadlock)
+  smtrace_check_test(omp_relay_fixed omp_relay 3 40 --clean ARGS fixed)
   set_tests_properties(check.omp_comms check.omp_comms_fixed check.omp_comms_np4 check.omp_comms_np4_fixed
-                       check.omp_recv_shared check.omp_recv_shared_fixed
+                       check.omp_recv_shared check.omp_recv_shared_fixed check.omp_relay check.omp_relay_fixed
                        PROPERTIES ENVIRONMENT OMP_WAIT_POLICY=passive)
 endif()
 
