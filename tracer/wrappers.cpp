@@ -702,7 +702,20 @@ bool doubtful(const E& e) {
     case Role::send: case Role::recv: case Role::sendrecv: case Role::probe: case Role::collective:
     case Role::rma_comm: case Role::rma_sync:
       break;
-    case Role::none: case Role::env: case Role::request: case Role::handle: case Role::local_access:
+    case Role::request:
+      // MPI_Start, MPI_Startall, MPI_Request_free and MPI_Cancel of
+      // MPI_REQUEST_NULL (MPI_ERR_REQUEST).
+      if constexpr (full) {
+        const format::RequestEffect effect = t.request;
+        if (effect == format::RequestEffect::start || effect == format::RequestEffect::free ||
+            effect == format::RequestEffect::cancel) {
+          if (e.requests.empty() ? e.request == 0
+                                 : std::find(e.requests.begin(), e.requests.end(), uint64_t{0}) != e.requests.end())
+            return true;
+        }
+      }
+      return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
+    case Role::none: case Role::env: case Role::handle: case Role::local_access:
     case Role::cuda: case Role::local: case Role::query: case Role::thread:
       return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
   }

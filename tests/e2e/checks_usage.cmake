@@ -40,6 +40,9 @@ smtrace_check_test(fatal_arg_fixed fatal_arg 2 30 --clean ARGS fixed)
 smtrace_check_test(fatal_arg_uncommitted fatal_arg 2 40 --expect-fail --kill-after 20 --finds invalid-argument
   --report-has "MPI_Isend: datatype [0-9]+ .* is used without MPI_Type_commit" ARGS uncommitted)
 smtrace_check_test(fatal_arg_uncommitted_fixed fatal_arg 2 30 --clean ARGS uncommitted_fixed)
+smtrace_check_test(fatal_arg_start_null fatal_arg 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "MPI_Start: the request is MPI_REQUEST_NULL" ARGS start_null)
+smtrace_check_test(fatal_arg_start_null_fixed fatal_arg 2 30 --clean ARGS start_null_fixed)
 # Nested locks on one target: Open MPI blocks in the second MPI_Win_lock, so
 # the job is stopped from outside; the report names the double lock.
 smtrace_check_test(rma_epoch_double rma_epoch 2 40 --expect-fail --kill-after 8 --finds epoch-lifecycle

@@ -6,7 +6,10 @@
  * With `uncommitted` the destination is right but the send's datatype is
  * a contiguous type never committed (MPI_ERR_TYPE inside the MPI_Isend);
  * `uncommitted_fixed` commits it, and sends a duplicate of it (MPI_Type_dup
- * keeps the committed state).
+ * keeps the committed state). With `start_null` rank 0 frees its
+ * persistent send request (MPI_Request_free sets the handle to
+ * MPI_REQUEST_NULL) and then starts it (MPI_ERR_REQUEST inside MPI_Start);
+ * `start_null_fixed` starts, waits and then frees it.
  * With `preinit` every rank first calls MPI_Send before MPI_Init, which MPI
  * forbids: nothing can be recorded yet, the tracer says so on stderr
  * (record_exit.sh). */
@@ -21,12 +24,25 @@ int main(int argc, char** argv) {
   }
   MPI_Init(&argc, &argv);
   const int uncommitted = argc > 1 && strncmp(argv[1], "uncommitted", 11) == 0;
-  const int fixed = argc > 1 && (strcmp(argv[1], "fixed") == 0 || strcmp(argv[1], "uncommitted_fixed") == 0);
+  const int start_null = argc > 1 && strncmp(argv[1], "start_null", 10) == 0;
+  const int fixed = argc > 1 && (strcmp(argv[1], "fixed") == 0 || strcmp(argv[1], "uncommitted_fixed") == 0 ||
+                                 strcmp(argv[1], "start_null_fixed") == 0);
   const int rank = e2e_rank(MPI_COMM_WORLD);
   const int size = e2e_size(MPI_COMM_WORLD);
   E2E_REQUIRE(size == 2);
   int value = rank;
-  if (uncommitted) {
+  if (start_null) {
+    if (rank == 0) {
+      MPI_Request request;
+      MPI_Send_init(&value, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, &request);
+      if (!fixed) MPI_Request_free(&request);
+      MPI_Start(&request); /* bug: the freed request is MPI_REQUEST_NULL */
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+      if (fixed) MPI_Request_free(&request);
+    } else {
+      MPI_Recv(&value, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  } else if (uncommitted) {
     int pair[2] = {rank, rank};
     MPI_Datatype type, copy;
     MPI_Type_contiguous(2, MPI_INT, &type);
