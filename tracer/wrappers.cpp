@@ -715,7 +715,29 @@ bool doubtful(const E& e) {
         }
       }
       return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
-    case Role::none: case Role::env: case Role::handle: case Role::local_access:
+    case Role::handle:
+      // Freeing a predefined communicator, datatype or op (Op_free's op is
+      // in new_datatype), or a datatype constructor on MPI_DATATYPE_NULL or
+      // a freed type.
+      switch (t.resource) {
+        case format::Resource::comm_free:
+          if (e.comm == format::k_comm_world || e.comm == format::k_comm_self) return true;
+          break;
+        case format::Resource::type_free:
+          if (e.datatype < format::k_first_derived_id) return true;
+          break;
+        case format::Resource::op_free:
+          if constexpr (full) {
+            if (e.new_datatype < format::k_first_derived_id) return true;
+          }
+          break;
+        case format::Resource::type_new:
+          if (e.datatype == 0 || e.datatype == format::k_invalid_id) return true;
+          break;
+        default: break;
+      }
+      return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
+    case Role::none: case Role::env: case Role::local_access:
     case Role::cuda: case Role::local: case Role::query: case Role::thread:
       return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
   }

@@ -43,6 +43,9 @@ smtrace_check_test(fatal_arg_uncommitted_fixed fatal_arg 2 30 --clean ARGS uncom
 smtrace_check_test(fatal_arg_start_null fatal_arg 2 40 --expect-fail --kill-after 20 --finds invalid-argument
   --report-has "MPI_Start: the request is MPI_REQUEST_NULL" ARGS start_null)
 smtrace_check_test(fatal_arg_start_null_fixed fatal_arg 2 30 --clean ARGS start_null_fixed)
+smtrace_check_test(fatal_arg_free_int fatal_arg 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "MPI_Type_free: MPI_INT is predefined and cannot be freed" ARGS free_int)
+smtrace_check_test(fatal_arg_free_int_fixed fatal_arg 2 30 --clean ARGS free_int_fixed)
 # Nested locks on one target: Open MPI blocks in the second MPI_Win_lock, so
 # the job is stopped from outside; the report names the double lock.
 smtrace_check_test(rma_epoch_double rma_epoch 2 40 --expect-fail --kill-after 8 --finds epoch-lifecycle

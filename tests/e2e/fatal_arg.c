@@ -9,7 +9,9 @@
  * keeps the committed state). With `start_null` rank 0 frees its
  * persistent send request (MPI_Request_free sets the handle to
  * MPI_REQUEST_NULL) and then starts it (MPI_ERR_REQUEST inside MPI_Start);
- * `start_null_fixed` starts, waits and then frees it.
+ * `start_null_fixed` starts, waits and then frees it. With `free_int`
+ * every rank frees MPI_INT, a predefined datatype (MPI_ERR_TYPE inside
+ * MPI_Type_free); `free_int_fixed` frees a copy of it.
  * With `preinit` every rank first calls MPI_Send before MPI_Init, which MPI
  * forbids: nothing can be recorded yet, the tracer says so on stderr
  * (record_exit.sh). */
@@ -25,13 +27,18 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int uncommitted = argc > 1 && strncmp(argv[1], "uncommitted", 11) == 0;
   const int start_null = argc > 1 && strncmp(argv[1], "start_null", 10) == 0;
+  const int free_int = argc > 1 && strncmp(argv[1], "free_int", 8) == 0;
   const int fixed = argc > 1 && (strcmp(argv[1], "fixed") == 0 || strcmp(argv[1], "uncommitted_fixed") == 0 ||
-                                 strcmp(argv[1], "start_null_fixed") == 0);
+                                 strcmp(argv[1], "start_null_fixed") == 0 || strcmp(argv[1], "free_int_fixed") == 0);
   const int rank = e2e_rank(MPI_COMM_WORLD);
   const int size = e2e_size(MPI_COMM_WORLD);
   E2E_REQUIRE(size == 2);
   int value = rank;
-  if (start_null) {
+  if (free_int) {
+    MPI_Datatype type = MPI_INT;
+    if (fixed) MPI_Type_dup(MPI_INT, &type);
+    MPI_Type_free(&type); /* bug: MPI_INT is predefined */
+  } else if (start_null) {
     if (rank == 0) {
       MPI_Request request;
       MPI_Send_init(&value, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, &request);
