@@ -29,4 +29,15 @@ static inline int e2e_size(MPI_Comm comm) {
   return n;
 }
 
+/* MPI_Init_thread asking for MPI_THREAD_MULTIPLE; aborts the job when the
+ * library does not provide it. */
+static inline void e2e_init_multiple(int* argc, char*** argv) {
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    fprintf(stderr, "%s: MPI_THREAD_MULTIPLE not provided\n", (*argv)[0]);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
 #endif

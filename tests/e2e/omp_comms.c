@@ -11,21 +11,16 @@
    one order the odd rank blocked in thread 1's receive would wait for
    the even rank's thread 1 send, written after its thread 0 send that
    blocks: not a deadlock of the program, where thread 0 goes on. */
-#include <mpi.h>
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "e2e_util.h"
+
 int main(int argc, char** argv) {
-  int provided = 0, rank = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  if (provided < MPI_THREAD_MULTIPLE) {
-    fprintf(stderr, "omp_comms: MPI_THREAD_MULTIPLE not provided\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  e2e_init_multiple(&argc, &argv);
+  const int rank = e2e_rank(MPI_COMM_WORLD), size = e2e_size(MPI_COMM_WORLD);
   const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
   const int peer = rank ^ 1;
   if (peer < size) {

@@ -5,22 +5,17 @@
    or MPI_Send is using (local-concurrency: no thread synchronization
    orders the calls).
    fixed: each thread receives into a variable of its own. */
-#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "e2e_util.h"
+
 static int shared_value = -1;
 
 int main(int argc, char** argv) {
-  int provided = 0, rank = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  if (provided < MPI_THREAD_MULTIPLE) {
-    fprintf(stderr, "omp_recv_shared: MPI_THREAD_MULTIPLE not provided\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  e2e_init_multiple(&argc, &argv);
+  const int rank = e2e_rank(MPI_COMM_WORLD);
   const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
   if (rank == 0) {
 #pragma omp parallel num_threads(2)

@@ -7,21 +7,16 @@
  * program does not, since thread 1 goes on (clean).
  * bug (no argument): thread 0 sends it itself after its two receives: the
  * run hangs (deadlock; the test stops it). */
-#include <mpi.h>
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "e2e_util.h"
+
 int main(int argc, char** argv) {
-  int provided = 0, rank = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  if (provided < MPI_THREAD_MULTIPLE) {
-    fprintf(stderr, "omp_relay: MPI_THREAD_MULTIPLE not provided\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  e2e_init_multiple(&argc, &argv);
+  const int rank = e2e_rank(MPI_COMM_WORLD);
   const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
   int value = rank, in = -1;
   if (rank == 0) {
