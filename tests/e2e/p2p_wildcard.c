@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
       MPI_Recv(&value, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
       E2E_REQUIRE(st.MPI_TAG == 20 + st.MPI_SOURCE && value == 200 + st.MPI_SOURCE);
     }
+    /* The rounds of MPI_ANY_TAG receives are kept apart: without the
+     * barrier a receive of this round could take a sender's next message. */
+    MPI_Barrier(MPI_COMM_WORLD);
     /* Non-blocking: Irecv with both wildcards, completed by Waitall. */
     int values[16];
     MPI_Request reqs[16];
@@ -36,6 +39,7 @@ int main(int argc, char** argv) {
     MPI_Waitall(senders, reqs, sts); /* site:waitall */
     for (int i = 0; i < senders; ++i)
       E2E_REQUIRE(sts[i].MPI_TAG == 30 + sts[i].MPI_SOURCE && values[i] == 300 + sts[i].MPI_SOURCE);
+    MPI_Barrier(MPI_COMM_WORLD);
     /* A wildcard receive with MPI_STATUS_IGNORE: the tracer still records the
      * actual source and tag. */
     for (int i = 0; i < senders; ++i) {
@@ -47,9 +51,11 @@ int main(int argc, char** argv) {
     int v1 = 100 + rank, v2 = 200 + rank, v3 = 300 + rank, v4 = 400 + rank;
     MPI_Send(&v1, 1, MPI_INT, 0, 10, MPI_COMM_WORLD); /* site:send */
     MPI_Send(&v2, 1, MPI_INT, 0, 20 + rank, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Request req;
     MPI_Isend(&v3, 1, MPI_INT, 0, 30 + rank, MPI_COMM_WORLD, &req); /* site:isend */
     MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Send(&v4, 1, MPI_INT, 0, 40, MPI_COMM_WORLD);
   }
   MPI_Barrier(MPI_COMM_WORLD);
