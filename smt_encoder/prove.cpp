@@ -131,10 +131,6 @@ std::string reuse_text(const Model& model, const StatusReuse& reuse) {
                      source ? "source" : "tag", model.post_ref(reuse.receive).str());
 }
 
-// The finding of race `race`; its witness holds at most `max_steps` steps
-// (check prints only the note, which shows k_shown_steps of them; prove
-// keeps whole witnesses within Tuning::witness_steps), Witness::omitted the
-// rest.
 // A call one of a rank's threads can still make while another of its
 // threads blocks, and that can serve a blocked call.
 struct FreeCall {
@@ -329,6 +325,10 @@ std::string free_call_text(const analyzer::Context& context, const Model& model,
                      event_text(model, a.free_rank, a.free_event), threads.lane_name(threads.lane(seq)), a.free_rank);
 }
 
+// The finding of race `race`; its witness holds at most `max_steps` steps
+// (check prints only the note, which shows k_shown_steps of them; prove
+// keeps whole witnesses within Tuning::witness_steps), Witness::omitted the
+// rest.
 ProveFinding race_finding(const analyzer::Context& context, const Model& model, const RawRace& race,
                           std::size_t max_steps) {
   const Op& r = model.ops[race.recv];

@@ -687,7 +687,10 @@ auto epoch_post(Call c, const MPI_Win& win, int assert_ = 0, MPI_Group group = M
 
 // Return true when the arguments of `e` fail one of the tests MPI makes
 // first (a null or freed communicator or window, a negative count, a rank
-// or tag out of range, no datatype for a non-empty buffer): under the
+// or tag out of range, no datatype for a non-empty buffer, an uncommitted
+// or freed datatype, an RMA call with no epoch that reaches its target,
+// MPI_REQUEST_NULL where a request is needed, a predefined handle freed;
+// docs/tracer.md lists them): under the
 // default error handler MPI aborts the job inside the call and the process
 // ends with _exit, so the call is written when it is entered, as a call
 // that has not returned (CallScope::expect_no_return). A false "true" only
@@ -698,6 +701,10 @@ bool doubtful(const E& e) {
   constexpr bool full = std::is_same_v<E, Event>;
   using format::Role;
   const format::CallTraits& t = format::call_traits(e.call);
+  // The tests of a call with no peer, tag or buffer to test.
+  const auto bad_handle_or_count = [&] {
+    return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
+  };
   switch (t.role) {
     case Role::send: case Role::recv: case Role::sendrecv: case Role::probe: case Role::collective:
     case Role::rma_comm: case Role::rma_sync:
@@ -714,7 +721,7 @@ bool doubtful(const E& e) {
             return true;
         }
       }
-      return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
+      return bad_handle_or_count();
     case Role::handle:
       // Freeing a predefined communicator, datatype or op (Op_free's op is
       // in new_datatype), or a datatype constructor on MPI_DATATYPE_NULL or
@@ -736,10 +743,10 @@ bool doubtful(const E& e) {
           break;
         default: break;
       }
-      return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
+      return bad_handle_or_count();
     case Role::none: case Role::env: case Role::local_access:
     case Role::cuda: case Role::local: case Role::query: case Role::thread:
-      return e.comm == format::k_null_id || e.comm == format::k_invalid_id || e.count < 0;
+      return bad_handle_or_count();
   }
   bool in_place = false;
   std::optional<int32_t> recv_peer;

@@ -879,13 +879,12 @@ class InvalidArgument final : public Check {
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override {
     return std::make_unique<Pass>(data, m_books->of(data, this));
   }
-  // finish() only groups each rank's problems.
-  // (and counts the buffered messages held at once, with the replay's
-  // matches and happens-before).
+  // finish() groups each rank's problems and counts its buffered messages
+  // held at once (with the replay's matches and happens-before).
   bool saves_passes() const override { return true; }
   void save_pass(const RankPass& pass, WireWriter& out) const override {
     save_pass_problems<Pass>(pass, out);
-    code_buffered(out, const_cast<Pass&>(dynamic_cast<const Pass&>(pass)));
+    code_buffered(out, dynamic_cast<const Pass&>(pass));
   }
   std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
     auto pass = load_pass_problems<Pass>(data, in);
@@ -906,8 +905,9 @@ class InvalidArgument final : public Check {
   }
 
  private:
-  template <class Coder>
-  static void code_buffered(Coder& c, Pass& p) {
+  // P: Pass when loading, const Pass when saving.
+  template <class Coder, class P>
+  static void code_buffered(Coder& c, P& p) {
     c.list(p.attaches, [](auto& ca, auto& a) {
       ca(a.seq);
       ca(a.site);
