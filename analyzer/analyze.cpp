@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/core.h>
@@ -77,10 +78,19 @@ class AnalysisContext final : public Context {
   // reads its ops.
   Replay* releasable_replay() const override {
     if (!checks) return nullptr;
-    for (std::size_t c = finishing; c < checks->size(); ++c) {
+    for (std::size_t k = finishing; k < finish_order.size(); ++k) {
+      const std::size_t c = finish_order[k];
       if (finishes[c] && (*checks)[c]->reads_replay_ops()) return nullptr;
     }
     return const_cast<Replay*>(&replayed);
+  }
+  void mark_erroneous(EventRef event) const override {
+    std::lock_guard lock(erroneous_mutex);
+    erroneous_events.insert(event);
+  }
+  bool erroneous(EventRef event) const override {
+    std::lock_guard lock(erroneous_mutex);
+    return erroneous_events.count(event) != 0;
   }
 
   std::vector<RankData> ranks;
@@ -91,11 +101,15 @@ class AnalysisContext final : public Context {
   mutable bool hb_done = false;
   const Options* opts = nullptr;
   ScheduleOracle* oracle = nullptr;
-  // During the checks' finish: the checks, which of them finish, and the
-  // index of the one finishing now.
+  // During the checks' finish: the checks, which of them finish, the order
+  // they finish in (indices into checks: Check::finishes_late ones last)
+  // and the position in it of the one finishing now.
   const std::vector<std::unique_ptr<Check>>* checks = nullptr;
   std::vector<bool> finishes;
+  std::vector<std::size_t> finish_order;
   std::size_t finishing = 0;
+  mutable std::mutex erroneous_mutex;
+  mutable std::set<EventRef> erroneous_events;
 };
 
 void add_implicit_comms(RankData& r) {
@@ -618,8 +632,14 @@ Result analyze(const fs::path& dir, const Options& options) {
   // Under CheckErrors::report a check that throws here loses its findings
   // (they may be half made) and is named in the result; the others still
   // report. Out of memory goes up.
-  for (std::size_t c = 0; c < checks.size(); ++c) {
-    ctx.finishing = c;
+  for (const bool late : {false, true}) {
+    for (std::size_t c = 0; c < checks.size(); ++c) {
+      if (checks[c]->finishes_late() == late) ctx.finish_order.push_back(c);
+    }
+  }
+  for (std::size_t k = 0; k < ctx.finish_order.size(); ++k) {
+    const std::size_t c = ctx.finish_order[k];
+    ctx.finishing = k;
     if (skip[c] || failures.failed(c)) {
       passes[c].clear();
       continue;

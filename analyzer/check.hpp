@@ -89,6 +89,18 @@ class Context {
   // (Check::reads_replay_ops); else nullptr. Valid during finish(): the
   // SMT model's build frees each rank's as it has copied them.
   virtual Replay* releasable_replay() const { return nullptr; }
+  // Erroneous calls: a check whose findings say that a call is erroneous
+  // (an invalid argument, an RMA call outside its epoch, mismatched types:
+  // Grouped's checks) marks its event, during its finish(); a check that
+  // finishes late (Check::finishes_late) asks. What MPI does inside such a
+  // call is not defined, and its default error handler ends the job inside
+  // the ones it tests: a rank that stopped there was not waiting.
+  // Thread safe.
+  virtual void mark_erroneous(EventRef event) const { (void)event; }
+  virtual bool erroneous(EventRef event) const {
+    (void)event;
+    return false;
+  }
   // Return the Location of event `event` (its `call` and call `site`), with `note`.
   Location location(EventRef event, format::Call call, uint32_t site, std::string note = {}) const;
 };
@@ -192,6 +204,10 @@ class Check {
   // and every check after it (Context::releasable_replay). Conservative
   // by default.
   virtual bool reads_replay_ops() const { return true; }
+  // Return true when finish() asks Context::erroneous: the check then
+  // finishes after every check that returns false (the report's order of
+  // checks and findings does not change).
+  virtual bool finishes_late() const { return false; }
   // Return true when the check's rank passes may run on another process
   // than its finish() (smtrace-mpi: where the rank file is read): the pass
   // reads only its rank's events and RankData (as every pass does), and

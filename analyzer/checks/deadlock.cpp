@@ -8,8 +8,17 @@
 // and wildcard receives one of them (OR). A receive whose message was already
 // sent (the replay matched it) waits for nothing.
 //
+// Passive-target synchronization needs no call of the target (MPI-3.1
+// section 11.5.3): an unlock or flush waits for nobody, a lock for the ranks
+// that hold a conflicting lock on its target at the end of their traces.
+//
 // Ranks that were still running (stopped outside any call, e.g. killed while
-// computing) could still act; finalized or exited ranks never will. A blocked
+// computing) could still act; finalized or exited ranks never will. A rank
+// that stopped inside a call another check found erroneous (an invalid
+// argument, an RMA call outside its epoch: Context::erroneous) counts as
+// running: the error, not a wait, ended it there (MPI's default error
+// handler aborts the job inside the call), and what the call would have
+// done is not known. This check therefore finishes after those checks. A blocked
 // rank can progress when its condition holds over ranks that can progress;
 // the fixed point leaves the deadlocked ones. The wait-for graph among them
 // (Boost.Graph) gives the cycle when there is one, else the report lists
@@ -47,6 +56,8 @@ class Deadlock final : public Check {
            "that will never act";
   }
 
+  bool finishes_late() const override { return true; }
+
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>&,
               std::vector<Finding>& out) override {
     const uint32_t n = ctx.world_size();
@@ -58,7 +69,9 @@ class Deadlock final : public Check {
       const RankData& data = ctx.rank(r);
       if (!data.present) continue;
       auto blocked = ctx.replay().blocked(r);
-      if (blocked && format::call_blocks(blocked->call) && blocked->call != Call::Finalize) {
+      if (blocked && ctx.erroneous({r, blocked->seq})) {
+        state[r] = State::running;
+      } else if (blocked && format::call_blocks(blocked->call) && blocked->call != Call::Finalize) {
         state[r] = State::blocked;
         waits[r] = wait_of(ctx, r, *blocked);
         any_blocked = true;
@@ -179,6 +192,78 @@ class Deadlock final : public Check {
     }
     std::reverse(cycle.begin(), cycle.end());
     return cycle;
+  }
+
+  // Return true for passive-target synchronization: a lock, an unlock, a
+  // flush (the epoch steps of the call table).
+  static bool passive_sync(const format::Event& e) {
+    const format::EpochStep step = format::epoch_step(format::epoch_of(e));
+    return format::call_traits(e.call).family == format::Family::rma && e.call != Call::Win_free &&
+           (step.kind == format::EpochKind::passive ||
+            (step.kind == format::EpochKind::none && step.completes != format::Completion::none));
+  }
+
+  // The targets rank `s` holds locked on global window `win` at the end of
+  // its trace, with their lock types (k_unknown: MPI_Win_lock_all, shared
+  // on every target). A pending lock holds nothing yet.
+  static std::map<int32_t, format::LockType> locks_held(const Context& ctx, uint32_t s, uint32_t win) {
+    std::map<int32_t, format::LockType> held;
+    for (const RmaEvent& x : ctx.replay().rma(s)) {
+      if (x.pending || ctx.comms().window(s, x.window) != win) continue;
+      if (x.call == Call::Win_lock) held[x.peer] = x.lock_type;
+      if (x.call == Call::Win_unlock) held.erase(x.peer);
+      if (x.call == Call::Win_lock_all) held[k_unknown] = format::LockType::shared;
+      if (x.call == Call::Win_unlock_all) held.erase(k_unknown);
+    }
+    return held;
+  }
+
+  // Fill `w` for rank `r` stopped inside passive-target synchronization `e`
+  // (a lock, an unlock or a flush; MPI-3.1 section 11.5.3 lets a lock be
+  // acquired as late as the unlock): it waits for every other rank that
+  // holds a conflicting lock on its target (on any target for the _all
+  // calls) when its trace ends. An exclusive lock conflicts with any other.
+  // Ranks stopped in passive-target calls on the window themselves compete
+  // for the lock, one of them gets it: they are not waited for. Without a
+  // conflicting holder the call waits for nobody (a flush without a lock is
+  // another check's error).
+  static void lock_waits(const Context& ctx, uint32_t r, const format::Event& e, Wait& w) {
+    using format::LockType;
+    const CommTable& comms = ctx.comms();
+    const uint32_t win = comms.window(r, e.window);
+    w.mode = Wait::Mode::none;
+    if (win == k_no_comm) return;
+    const format::EpochStep step = format::epoch_step(format::epoch_of(e));
+    const int32_t target = step.all_targets || !e.peer ? k_unknown : *e.peer;
+    // The lock the call takes, or the one it works under.
+    LockType mine = LockType::shared;
+    if (e.call == Call::Win_lock) {
+      mine = e.lock_type;
+    } else if (e.call != Call::Win_lock_all) {
+      const auto own = locks_held(ctx, r, win);
+      auto it = own.find(target);
+      if (it == own.end()) it = own.find(k_unknown);
+      if (it == own.end()) return;
+      mine = it->second;
+    }
+    auto competing = [&](uint32_t s) {
+      const auto other = ctx.replay().blocked(s);
+      return other && passive_sync(*other) && comms.window(s, other->window) == win;
+    };
+    for (uint32_t s = 0; s < ctx.world_size(); ++s) {
+      if (s == r || !ctx.rank(s).present || competing(s)) continue;
+      for (const auto& [t, type] : locks_held(ctx, s, win)) {
+        const bool same_target = target == k_unknown || t == k_unknown || t == target;
+        if (!same_target || (mine != LockType::exclusive && type != LockType::exclusive)) continue;
+        w.ranks.insert(s);
+        w.what.push_back(fmt::format("{} waits for rank {} to release its {}lock on {}", format::call_name(e.call),
+                                     s, type == LockType::exclusive ? "exclusive " : "",
+                                     t == k_unknown ? std::string("every rank of the window")
+                                                    : fmt::format("rank {}", t)));
+        break;
+      }
+    }
+    if (!w.ranks.empty()) w.mode = Wait::Mode::all;
   }
 
   // Return whom rank `r`, stopped inside `e`, waits for.
@@ -329,6 +414,9 @@ class Deadlock final : public Check {
     } else if (t.role == format::Role::send) {
       w.mode = Wait::Mode::all;
       if (auto i = find_op(e.seq, false)) describe_p2p(*i, w);
+    } else if (passive_sync(e)) {
+      // A lock, an unlock or a flush: no call of its targets is needed.
+      lock_waits(ctx, r, e, w);
     } else if (t.family == format::Family::rma || (t.resource == format::Resource::comm_new && t.blocks)) {
       // Collective synchronization on a window or communicator: every other member.
       w.mode = Wait::Mode::all;

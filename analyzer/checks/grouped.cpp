@@ -39,6 +39,7 @@ std::vector<RawProblem> load_problems(WireReader& in) {
 
 void Grouped::add(const Context& context, RawProblem p) {
   if (p.sites.empty()) return;
+  if (!p.generic && m_severity == Severity::error) context.mark_erroneous({p.sites.front().rank, p.sites.front().seq});
   Finding f;
   f.kind = m_kind;
   f.severity = m_severity;

@@ -63,7 +63,8 @@ class Grouped {
  public:
   Grouped(std::string kind, Severity severity) : m_kind(std::move(kind)), m_severity(severity) {}
   // Add `p`; problems of the same kind at the same source line (or, without
-  // symbols, the same rank and call site) are one finding.
+  // symbols, the same rank and call site) are one finding. An error that is
+  // not generic marks its first site's event erroneous (Context::mark_erroneous).
   void add(const Context& context, RawProblem p);
   // Add what `other` (of the same kind) collected, as if its problems were
   // added here one by one in the order it took them: groups new here come

@@ -81,3 +81,20 @@ smtrace_check_test(rma_epoch_fatal_group_fixed rma_epoch_fatal 3 40 --clean ARGS
 smtrace_check_test(rma_user_op_fatal rma_epoch_fatal 3 40 --expect-fail --kill-after 8 --finds invalid-argument
   --report-has "user-defined ops are not allowed there" ARGS user_op)
 smtrace_check_test(rma_user_op_fatal_fixed rma_epoch_fatal 3 40 --clean ARGS user_op_fixed)
+# An erroneous blocking call that MPI's default error handler ends the job
+# inside, while the other rank waits in a barrier: the error, and no
+# deadlock (fatal_blocking.c). Each mode has a fixed twin.
+foreach(mode recv_tag send_count unlock flush)
+  set(kind invalid-argument)
+  if(mode MATCHES "unlock|flush")
+    set(kind epoch-lifecycle)
+  endif()
+  smtrace_check_test(fatal_blocking_${mode} fatal_blocking 2 40 --expect-fail --kill-after 20 --lacks deadlock
+    --finds ${kind} ARGS ${mode})
+  smtrace_check_test(fatal_blocking_${mode}_fixed fatal_blocking 2 30 --clean ARGS ${mode}_fixed)
+endforeach()
+# A lock held across a barrier that another rank reaches only after its own
+# lock on the same target: a deadlock, which names the lock's holder.
+smtrace_check_test(rma_lock_wait rma_lock_wait 3 40 --expect-fail --kill-after 8 --finds deadlock
+  --report-has "MPI_Win_(lock|unlock) waits for rank 0 to release its exclusive lock on rank 1")
+smtrace_check_test(rma_lock_wait_fixed rma_lock_wait 3 30 --clean ARGS fixed)

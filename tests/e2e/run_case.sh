@@ -22,6 +22,7 @@
 #                        the job must exit 0 with exactly one smtrace warning
 #                        per rank on stderr
 #   --finds "K1 K2"    (modes check, prove) each kind must be among the findings
+#   --lacks "K1 K2"    (modes check, prove) no finding of these kinds
 #   --clean            (modes check, prove) no finding of any kind, exit status 0
 #   --report-has REGEX (modes check, prove) a line of the text report must
 #                      match REGEX (repeatable)
@@ -55,6 +56,7 @@ expect_fail=0
 kill_after=""
 mode=record
 finds=""
+lacks=""
 clean=0
 no_errors=0
 check_extra=""
@@ -76,6 +78,7 @@ while [ $# -gt 0 ]; do
     --kill-after) kill_after=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
     --finds) finds=$2; shift 2 ;;
+    --lacks) lacks=$2; shift 2 ;;
     --clean) clean=1; shift ;;
     --no-errors) no_errors=1; shift ;;
     --check-args) check_extra=$2; shift 2 ;;
@@ -189,6 +192,9 @@ case "$mode" in
     fi
     for kind in $finds; do
       grep -q "\"kind\": *\"$kind\"" "$report" || fail "expected a $kind finding"
+    done
+    for kind in $lacks; do
+      if grep -q "\"kind\": *\"$kind\"" "$report"; then fail "expected no $kind finding"; fi
     done
     for pattern in "${report_has[@]}"; do
       grep -qE -- "$pattern" "$out" || fail "no line of the report matches: $pattern"

@@ -573,6 +573,53 @@ TEST_CASE("analyzer::deadlock::collective some rank never entered") {
   CHECK(result.findings.front().locations.size() == 3);
 }
 
+TEST_CASE("analyzer::deadlock::a rank stopped in an erroneous call was not waiting") {
+  // MPI's default error handler ends the job inside the call: rank 1's
+  // barrier waits for a rank the error ended, not for a deadlock.
+  std::vector<JsonRank> ranks(2);
+  ranks[0].events = {k_init, R"({"call": "RECV", "comm": 0, "peer": 1, "tag": -5, "count": "1", "datatype": 7,
+                                 "pending": true})"};
+  ranks[1].events = {k_init, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+  ranks[0].end = ranks[1].end = R"({"kind": "SIGNAL", "signal": 15})";
+  SUBCASE("with invalid-argument: the error alone") {
+    auto result = analyze_json("deadlock-erroneous", ranks, {"deadlock", "invalid-argument"});
+    CHECK(count_kind(result, "invalid-argument") == 1);
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+  SUBCASE("without it nothing says the call was wrong: a cycle") {
+    auto result = analyze_json("deadlock-erroneous-alone", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 1);
+  }
+}
+
+TEST_CASE("analyzer::deadlock::passive-target synchronization waits for lock holders only") {
+  const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+  const char* lock_x = R"({"call": "WIN_LOCK", "window": 1, "peer": 1, "lockType": "LOCK_EXCLUSIVE"})";
+  std::vector<JsonRank> ranks(3);
+  for (auto& r : ranks) r.end = R"({"kind": "SIGNAL", "signal": 15})";
+  ranks[1].events = {k_init, create, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+  SUBCASE("a lock waits for the holder of an exclusive lock, who waits in a barrier") {
+    ranks[0].events = {k_init, create, lock_x, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+    ranks[2].events = {k_init, create,
+                       R"({"call": "WIN_LOCK", "window": 1, "peer": 1, "lockType": "LOCK_SHARED", "pending": true})"};
+    auto result = analyze_json("deadlock-lock-holder", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    CHECK(result.findings.front().message.find("rank 0 -> rank 2") != std::string::npos);
+  }
+  SUBCASE("an unlock needs no call of its target: no deadlock") {
+    ranks[0].events = {k_init, create, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+    ranks[2].events = {k_init, create, lock_x, R"({"call": "WIN_UNLOCK", "window": 1, "peer": 1, "pending": true})"};
+    auto result = analyze_json("deadlock-unlock", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+  SUBCASE("two ranks in unlocks of exclusive locks on one target compete: one gets it") {
+    ranks[0].events = {k_init, create, lock_x, R"({"call": "WIN_UNLOCK", "window": 1, "peer": 1, "pending": true})"};
+    ranks[2].events = ranks[0].events;
+    auto result = analyze_json("deadlock-unlock-compete", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+}
+
 TEST_CASE("analyzer::deadlock::wording (issue 14 item 6)") {
   SUBCASE("a rank receiving from itself waits for itself") {
     std::vector<JsonRank> ranks(2);
