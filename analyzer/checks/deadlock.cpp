@@ -8,6 +8,9 @@
 // and wildcard receives one of them (OR). A receive whose message was already
 // sent (the replay matched it) waits for nothing.
 //
+// Generalized active-target synchronization pairs ranks, not the window's
+// group: a start or complete waits for the posts of its targets, a wait for
+// the completes of its origins (MPI-3.1 section 11.5.2).
 // Passive-target synchronization needs no call of the target (MPI-3.1
 // section 11.5.3): an unlock or flush waits for nobody, a lock for the ranks
 // that hold a conflicting lock on its target at the end of their traces.
@@ -266,6 +269,66 @@ class Deadlock final : public Check {
     if (!w.ranks.empty()) w.mode = Wait::Mode::all;
   }
 
+  // Fill `w` for rank `r` stopped inside MPI_Win_start, MPI_Win_complete or
+  // MPI_Win_wait `e` (MPI-3.1 section 11.5.2). An access epoch waits for the
+  // targets of its start group that have not yet posted the exposure epoch
+  // that matches it (the k-th post of t naming r for the k-th start of r
+  // naming t); an exposure epoch waits for the origins of its post group
+  // that have not yet entered the MPI_Win_complete of the matching access
+  // epoch. A rank stopped inside that complete has entered it: it waits for
+  // its own targets, not for `r`.
+  static void pscw_waits(const Context& ctx, uint32_t r, const format::Event& e, Wait& w) {
+    using format::EpochEffect;
+    const CommTable& comms = ctx.comms();
+    const uint32_t win = comms.window(r, e.window);
+    w.mode = Wait::Mode::all;
+    if (win == k_no_comm) return;
+    auto members = [&](uint32_t rank, uint32_t group) {
+      const format::CommDef* def = ctx.rank(rank).comm(group);
+      return def ? def->world_ranks : std::vector<uint32_t>{};
+    };
+    auto holds = [](const std::vector<uint32_t>& ranks, uint32_t x) {
+      return std::find(ranks.begin(), ranks.end(), x) != ranks.end();
+    };
+    // Count, on rank `s`, the epochs of kind `effect` (post or start) whose
+    // group holds `peer`; with `completed`, only the access epochs whose
+    // MPI_Win_complete was entered.
+    auto epochs = [&](uint32_t s, EpochEffect effect, uint32_t peer, bool completed) {
+      uint32_t n = 0;
+      std::vector<uint32_t> open;  // the start group of the open access epoch
+      for (const RmaEvent& x : ctx.replay().rma(s)) {
+        if (comms.window(s, x.window) != win) continue;
+        if (x.epoch == effect && effect == EpochEffect::post && holds(members(s, x.group), peer)) ++n;
+        if (x.epoch == EpochEffect::start) {
+          open = members(s, x.group);
+          if (!completed && effect == EpochEffect::start && holds(open, peer)) ++n;
+        }
+        if (x.epoch == EpochEffect::complete && completed && holds(open, peer)) ++n;
+      }
+      return n;
+    };
+    const bool access = e.call != Call::Win_wait;
+    // The group of this epoch: the start (or post) it belongs to, the last
+    // one of `r` on the window.
+    std::vector<uint32_t> group;
+    for (const RmaEvent& x : ctx.replay().rma(r)) {
+      if (comms.window(r, x.window) == win && x.epoch == (access ? EpochEffect::start : EpochEffect::post))
+        group = members(r, x.group);
+    }
+    for (uint32_t s : group) {
+      if (s == r || s >= ctx.world_size() || !ctx.rank(s).present) continue;
+      const uint32_t mine = epochs(r, access ? EpochEffect::start : EpochEffect::post, s, false);
+      const uint32_t theirs = access ? epochs(s, EpochEffect::post, r, false) : epochs(s, EpochEffect::start, r, true);
+      if (theirs >= mine) continue;
+      w.ranks.insert(s);
+      w.what.push_back(access ? fmt::format("{} waits for rank {} to post its exposure epoch to this rank",
+                                            format::call_name(e.call), s)
+                              : fmt::format("{} waits for rank {} to complete its access epoch to this rank",
+                                            format::call_name(e.call), s));
+    }
+    if (w.ranks.empty()) w.mode = Wait::Mode::none;
+  }
+
   // Return whom rank `r`, stopped inside `e`, waits for.
   static Wait wait_of(const Context& ctx, uint32_t r, const format::Event& e) {
     Wait w;
@@ -417,6 +480,10 @@ class Deadlock final : public Check {
     } else if (passive_sync(e)) {
       // A lock, an unlock or a flush: no call of its targets is needed.
       lock_waits(ctx, r, e, w);
+    } else if (c == Call::Win_start || c == Call::Win_complete || c == Call::Win_wait) {
+      pscw_waits(ctx, r, e, w);
+    } else if (c == Call::Win_post) {
+      w.mode = Wait::Mode::none;  // it waits for nobody (MPI-3.1 section 11.5.2: MPI_Win_post is non-blocking)
     } else if (t.family == format::Family::rma || (t.resource == format::Resource::comm_new && t.blocks)) {
       // Collective synchronization on a window or communicator: every other member.
       w.mode = Wait::Mode::all;

@@ -98,3 +98,8 @@ endforeach()
 smtrace_check_test(rma_lock_wait rma_lock_wait 3 40 --expect-fail --kill-after 8 --finds deadlock
   --report-has "MPI_Win_(lock|unlock) waits for rank 0 to release its exclusive lock on rank 1")
 smtrace_check_test(rma_lock_wait_fixed rma_lock_wait 3 30 --clean ARGS fixed)
+# An access epoch whose target posts only after a barrier the origin waits
+# in after its MPI_Win_complete: a deadlock.
+smtrace_check_test(rma_pscw_wait rma_pscw_wait 2 40 --expect-fail --kill-after 8 --finds deadlock
+  --report-has "MPI_Win_(start|complete) waits for rank 1 to post its exposure epoch to this rank")
+smtrace_check_test(rma_pscw_wait_fixed rma_pscw_wait 2 30 --clean ARGS fixed)

@@ -620,6 +620,31 @@ TEST_CASE("analyzer::deadlock::passive-target synchronization waits for lock hol
   }
 }
 
+TEST_CASE("analyzer::deadlock::active-target epochs wait for their partners only") {
+  const char* create = R"({"call": "WIN_CREATE", "comm": 0, "window": 1, "winBase": "4096", "winSize": "64"})";
+  std::vector<JsonRank> ranks(3);
+  for (auto& r : ranks) r.end = R"({"kind": "SIGNAL", "signal": 15})";
+  ranks[0].comms = R"({"id": 2, "worldRanks": [1], "isGroup": true})";
+  ranks[1].comms = R"({"id": 2, "worldRanks": [0], "isGroup": true})";
+  ranks[2].events = {k_init, create, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+  SUBCASE("origin in MPI_Win_complete after the target's post, target in MPI_Win_wait: both go on") {
+    ranks[0].events = {k_init, create, R"({"call": "WIN_START", "window": 1, "group": 2})",
+                       R"({"call": "WIN_COMPLETE", "window": 1, "pending": true})"};
+    ranks[1].events = {k_init, create, R"({"call": "WIN_POST", "window": 1, "group": 2})",
+                       R"({"call": "WIN_WAIT", "window": 1, "pending": true})"};
+    auto result = analyze_json("deadlock-pscw-going", ranks, {"deadlock"});
+    CHECK(count_kind(result, "deadlock") == 0);
+  }
+  SUBCASE("the target in a barrier before its post: a cycle of origin and target") {
+    ranks[0].events = {k_init, create, R"({"call": "WIN_START", "window": 1, "group": 2})",
+                       R"({"call": "WIN_COMPLETE", "window": 1, "pending": true})"};
+    ranks[1].events = {k_init, create, R"({"call": "BARRIER", "comm": 0, "pending": true})"};
+    auto result = analyze_json("deadlock-pscw-stuck", ranks, {"deadlock"});
+    REQUIRE(count_kind(result, "deadlock") == 1);
+    CHECK(result.findings.front().message.find("rank 0 -> rank 1") != std::string::npos);
+  }
+}
+
 TEST_CASE("analyzer::deadlock::wording (issue 14 item 6)") {
   SUBCASE("a rank receiving from itself waits for itself") {
     std::vector<JsonRank> ranks(2);
