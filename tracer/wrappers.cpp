@@ -741,6 +741,14 @@ bool doubtful(const E& e) {
         case format::Resource::type_new:
           if (e.datatype == 0 || e.datatype == format::k_invalid_id) return true;
           break;
+        // MPI_Group_incl and its kin with a list of ranks (which MPI tests
+        // against the group's size, not known here): written on entry,
+        // they are rare.
+        case format::Resource::group_new:
+          if constexpr (full) {
+            if (!e.counts.empty()) return true;
+          }
+          break;
         default: break;
       }
       return bad_handle_or_count();
@@ -1665,12 +1673,20 @@ int comm_group(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Group*& gro
   return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(comm); }, new_group_post(group));
 }
 template <class F>
-int group_incl(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int&, const int*&, MPI_Group*& newgroup) {
-  return traced(c, site, pmpi, [&](Event& e) { e.group = group_id(group); }, new_group_post(newgroup));
+int group_incl(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int& n, const int*& ranks, MPI_Group*& newgroup) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.group = group_id(group);
+    e.count = n;
+    if (n > 0 && ranks) e.counts.assign(ranks, ranks + n);
+  }, new_group_post(newgroup));
 }
 template <class F>
-int group_range(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int&, int (*&)[3], MPI_Group*& newgroup) {
-  return traced(c, site, pmpi, [&](Event& e) { e.group = group_id(group); }, new_group_post(newgroup));
+int group_range(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int& n, int (*&ranges)[3], MPI_Group*& newgroup) {
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.group = group_id(group);
+    e.count = n;
+    if (n > 0 && ranges) e.counts.assign(&ranges[0][0], &ranges[0][0] + 3 * static_cast<std::size_t>(n));
+  }, new_group_post(newgroup));
 }
 template <class F>
 int group_set(Call c, uintptr_t site, F&& pmpi, MPI_Group& g1, MPI_Group& g2, MPI_Group*& newgroup) {

@@ -280,6 +280,52 @@ class Pass final : public RankPass {
           it->second);
   }
 
+  // The ranks of MPI_Group_incl / _excl (counts: the ranks) and of
+  // MPI_Group_range_incl / _excl (counts: (first, last, stride) triplets):
+  // each must be a rank of the input group, all of them distinct, and no
+  // stride 0 (MPI-3.1 section 6.3.2). The first wrong one is reported.
+  void group_ranks(const Event& e) {
+    if (e.count < 0) return add("count", fmt::format("n = {} is negative", e.count));
+    const format::CommDef* def = m_data.comm(e.group);
+    if (e.counts.empty() || !def) return;
+    const int64_t size = static_cast<int64_t>(def->world_ranks.size());
+    const bool ranges = e.call == Call::Group_range_incl || e.call == Call::Group_range_excl;
+    std::unordered_map<int64_t, std::string> seen;  // rank -> where it was named
+    // Take rank `r`, named at `where`; return false once it is wrong.
+    auto take = [&](int64_t r, const std::string& where) {
+      if (r < 0 || r >= size) {
+        add("group rank", fmt::format("{} is rank {}, out of range for the group ({})", where, r,
+                                      plural(static_cast<uint64_t>(size), "rank")));
+        return false;
+      }
+      auto [it, fresh] = seen.try_emplace(r, where);
+      if (!fresh) {
+        add("group rank repeated", fmt::format("rank {} is named twice ({} and {}): the ranks must be distinct", r,
+                                               it->second, where));
+        return false;
+      }
+      return true;
+    };
+    if (!ranges) {
+      for (std::size_t k = 0; k < e.counts.size(); ++k) {
+        if (!take(e.counts[k], fmt::format("ranks[{}]", k))) return;
+      }
+      return;
+    }
+    for (std::size_t k = 0; k + 2 < e.counts.size(); k += 3) {
+      const int64_t first = e.counts[k], last = e.counts[k + 1], stride = e.counts[k + 2];
+      const std::string where = fmt::format("ranges[{}] = ({}, {}, {})", k / 3, first, last, stride);
+      if (stride == 0) return add("group range stride", fmt::format("{} has stride 0", where));
+      // Its ranks: first, first + stride, ... while not past last (none
+      // when first lies beyond last in the stride's direction). At most
+      // size + 1 of them are taken: one more is out of range or repeated.
+      int64_t taken = 0;
+      for (int64_t r = first; (stride > 0 ? r <= last : r >= last) && taken <= size; r += stride, ++taken) {
+        if (!take(r, where)) return;
+      }
+    }
+  }
+
   // A datatype argument that describes `count` elements of data (a buffer
   // or a constructor's old type: `for_data` is false there, where an
   // uncommitted type is fine).
@@ -595,8 +641,12 @@ class Pass final : public RankPass {
         comm(e.comm);
         return;
       case format::Resource::group_new:
-        if (e.call == Call::Comm_group) comm(e.comm);
-        else if (e.call != Call::Win_get_group) group(e.group);
+        if (e.call == Call::Comm_group) {
+          comm(e.comm);
+        } else if (e.call != Call::Win_get_group) {
+          group(e.group);
+          group_ranks(e);
+        }
         return;
       case format::Resource::group_free: group(e.group); return;
       case format::Resource::type_new:

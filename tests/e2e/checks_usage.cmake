@@ -103,3 +103,14 @@ smtrace_check_test(rma_lock_wait_fixed rma_lock_wait 3 30 --clean ARGS fixed)
 smtrace_check_test(rma_pscw_wait rma_pscw_wait 2 40 --expect-fail --kill-after 8 --finds deadlock
   --report-has "MPI_Win_(start|complete) waits for rank 1 to post its exposure epoch to this rank")
 smtrace_check_test(rma_pscw_wait_fixed rma_pscw_wait 2 30 --clean ARGS fixed)
+# Ranks of MPI_Group_incl / MPI_Group_range_incl outside the group or named
+# twice (group_ranks.c); each mode has a fixed twin.
+smtrace_check_test(group_ranks_incl group_ranks 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "MPI_Group_incl: ranks\\[1\\] is rank 5, out of range for the group \\(2 ranks\\)" ARGS incl)
+smtrace_check_test(group_ranks_dup group_ranks 2 30 --finds invalid-argument
+  --report-has "MPI_Group_incl: rank 1 is named twice" ARGS dup)
+smtrace_check_test(group_ranks_range group_ranks 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "MPI_Group_range_incl: ranges\\[0\\] = \\(0, 7, 1\\) is rank 2" ARGS range)
+foreach(mode incl dup range)
+  smtrace_check_test(group_ranks_${mode}_fixed group_ranks 2 30 --clean ARGS ${mode}_fixed)
+endforeach()

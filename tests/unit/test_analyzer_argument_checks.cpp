@@ -297,6 +297,44 @@ TEST_CASE("analyzer::invalid-argument::handles") {
   }
 }
 
+TEST_CASE("analyzer::invalid-argument::the ranks of MPI_Group_incl and its kin (MPI-3.1 section 6.3.2)") {
+  // Group 5: a group of 3 ranks (MPI_Comm_group of a 3-rank world).
+  auto run = [](Call call, std::vector<int64_t> counts) {
+    Builder t(1);
+    tf::CommDef g;
+    g.id = 5;
+    g.world_ranks = {0, 1, 2};
+    g.is_group = true;
+    t.trace().ranks[0].comms.emplace(5, g);
+    tf::Event& e = t.add(call);
+    e.group = 5;
+    const bool ranges = call == Call::Group_range_incl || call == Call::Group_range_excl;
+    e.count = static_cast<int64_t>(ranges ? counts.size() / 3 : counts.size());
+    e.counts = std::move(counts);
+    return of_kind(t.run(k_ia), k_ia);
+  };
+  CHECK(run(Call::Group_incl, {2, 0}).empty());
+  CHECK(run(Call::Group_excl, {1}).empty());
+  CHECK(run(Call::Group_range_incl, {0, 2, 2, 1, 1, 1}).empty());  // 0, 2 and 1
+  CHECK(run(Call::Group_range_excl, {2, 0, -1}).empty());
+  CHECK(run(Call::Group_range_incl, {2, 0, 1}).empty());  // first beyond last: no rank
+  auto one = [&](Call call, std::vector<int64_t> counts) {
+    const auto f = run(call, std::move(counts));
+    REQUIRE(f.size() == 1);
+    return f[0].message;
+  };
+  CHECK(one(Call::Group_incl, {0, 3}) == "MPI_Group_incl: ranks[1] is rank 3, out of range for the group (3 ranks)");
+  CHECK(one(Call::Group_excl, {-1}) == "MPI_Group_excl: ranks[0] is rank -1, out of range for the group (3 ranks)");
+  CHECK(one(Call::Group_incl, {1, 1}) ==
+        "MPI_Group_incl: rank 1 is named twice (ranks[0] and ranks[1]): the ranks must be distinct");
+  CHECK(one(Call::Group_range_incl, {0, 1, 0}) == "MPI_Group_range_incl: ranges[0] = (0, 1, 0) has stride 0");
+  CHECK(one(Call::Group_range_incl, {0, 1, 1, 1, 2, 1}) ==
+        "MPI_Group_range_incl: rank 1 is named twice (ranges[0] = (0, 1, 1) and ranges[1] = (1, 2, 1)): the ranks "
+        "must be distinct");
+  CHECK(one(Call::Group_range_excl, {0, 5, 2}) ==
+        "MPI_Group_range_excl: ranges[0] = (0, 5, 2) is rank 4, out of range for the group (3 ranks)");
+}
+
 TEST_CASE("analyzer::invalid-argument::each rule's common case, at its edges") {
   // Each rule answers its common case before the rules themselves: a valid
   // communicator on a rank that freed none, a rank of MPI_COMM_WORLD, a tag
