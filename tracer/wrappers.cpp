@@ -739,7 +739,11 @@ bool doubtful(const E& e) {
           }
           break;
         case format::Resource::type_new:
-          if (e.datatype == 0 || e.datatype == format::k_invalid_id) return true;
+          if (e.call != Call::Type_create_struct && (e.datatype == 0 || e.datatype == format::k_invalid_id))
+            return true;
+          if constexpr (full) {
+            if (!e.counts.empty()) return true;  // a negative block length (type_blocks)
+          }
           break;
         // MPI_Group_incl and its kin with a list of ranks (which MPI tests
         // against the group's size, not known here): written on entry,
@@ -1944,39 +1948,53 @@ int type_contiguous(Call c, uintptr_t site, F&& pmpi, int& count, MPI_Datatype& 
     e.datatype = type_id(old);
   }, new_type_post(c, newtype));
 }
+// A constructor with block lengths: `lengths` (n of them) go in counts
+// only when one is negative, which MPI rejects (doubtful then writes the
+// call on entry); the new type's DatatypeDef holds the layout otherwise.
 template <class F>
-int type_vector(Call c, uintptr_t site, F&& pmpi, int& count, int&, int&, MPI_Datatype& old, MPI_Datatype*& newtype) {
-  return type_contiguous(c, site, pmpi, count, old, newtype);
-}
-template <class F>
-int type_hvector(Call c, uintptr_t site, F&& pmpi, int& count, int&, MPI_Aint&, MPI_Datatype& old,
-                 MPI_Datatype*& newtype) {
-  return type_contiguous(c, site, pmpi, count, old, newtype);
-}
-template <class F>
-int type_indexed(Call c, uintptr_t site, F&& pmpi, int& count, const int*&, const int*&, MPI_Datatype& old,
-                 MPI_Datatype*& newtype) {
-  return type_contiguous(c, site, pmpi, count, old, newtype);
-}
-template <class F>
-int type_hindexed(Call c, uintptr_t site, F&& pmpi, int& count, const int*&, const MPI_Aint*&, MPI_Datatype& old,
-                  MPI_Datatype*& newtype) {
-  return type_contiguous(c, site, pmpi, count, old, newtype);
-}
-template <class F>
-int type_indexed_block(Call c, uintptr_t site, F&& pmpi, int& count, int&, const int*&, MPI_Datatype& old,
-                       MPI_Datatype*& newtype) {
-  return type_contiguous(c, site, pmpi, count, old, newtype);
-}
-template <class F>
-int type_hindexed_block(Call c, uintptr_t site, F&& pmpi, int& count, int&, const MPI_Aint*&, MPI_Datatype& old,
-                        MPI_Datatype*& newtype) {
-  return type_contiguous(c, site, pmpi, count, old, newtype);
-}
-template <class F>
-int type_struct(Call c, uintptr_t site, F&& pmpi, int& count, const int*&, const MPI_Aint*&, const MPI_Datatype*&,
+int type_blocks(Call c, uintptr_t site, F&& pmpi, int count, const int* lengths, int n, MPI_Datatype old,
                 MPI_Datatype*& newtype) {
-  return traced(c, site, pmpi, [&](Event& e) { e.count = count; }, new_type_post(c, newtype));
+  return traced(c, site, pmpi, [&](Event& e) {
+    e.count = count;
+    if (c != Call::Type_create_struct) e.datatype = type_id(old);  // (a struct's types are a list)
+    if (lengths && n > 0 && std::any_of(lengths, lengths + n, [](int v) { return v < 0; }))
+      e.counts = ints(lengths, n);
+  }, new_type_post(c, newtype));
+}
+template <class F>
+int type_vector(Call c, uintptr_t site, F&& pmpi, int& count, int& length, int&, MPI_Datatype& old,
+                MPI_Datatype*& newtype) {
+  return type_blocks(c, site, pmpi, count, &length, 1, old, newtype);
+}
+template <class F>
+int type_hvector(Call c, uintptr_t site, F&& pmpi, int& count, int& length, MPI_Aint&, MPI_Datatype& old,
+                 MPI_Datatype*& newtype) {
+  return type_blocks(c, site, pmpi, count, &length, 1, old, newtype);
+}
+template <class F>
+int type_indexed(Call c, uintptr_t site, F&& pmpi, int& count, const int*& lengths, const int*&, MPI_Datatype& old,
+                 MPI_Datatype*& newtype) {
+  return type_blocks(c, site, pmpi, count, lengths, count, old, newtype);
+}
+template <class F>
+int type_hindexed(Call c, uintptr_t site, F&& pmpi, int& count, const int*& lengths, const MPI_Aint*&,
+                  MPI_Datatype& old, MPI_Datatype*& newtype) {
+  return type_blocks(c, site, pmpi, count, lengths, count, old, newtype);
+}
+template <class F>
+int type_indexed_block(Call c, uintptr_t site, F&& pmpi, int& count, int& length, const int*&, MPI_Datatype& old,
+                       MPI_Datatype*& newtype) {
+  return type_blocks(c, site, pmpi, count, &length, 1, old, newtype);
+}
+template <class F>
+int type_hindexed_block(Call c, uintptr_t site, F&& pmpi, int& count, int& length, const MPI_Aint*&,
+                        MPI_Datatype& old, MPI_Datatype*& newtype) {
+  return type_blocks(c, site, pmpi, count, &length, 1, old, newtype);
+}
+template <class F>
+int type_struct(Call c, uintptr_t site, F&& pmpi, int& count, const int*& lengths, const MPI_Aint*&,
+                const MPI_Datatype*&, MPI_Datatype*& newtype) {
+  return type_blocks(c, site, pmpi, count, lengths, count, MPI_DATATYPE_NULL, newtype);
 }
 template <class F>
 int type_subarray(Call c, uintptr_t site, F&& pmpi, int& ndims, const int*&, const int*&, const int*&, int&,

@@ -280,6 +280,20 @@ class Pass final : public RankPass {
           it->second);
   }
 
+  // MPI_Cart_create's dims (counts): none negative, and a grid no larger
+  // than the communicator (MPI-3.1 section 7.5.1).
+  void cart_dims(const Event& e) {
+    uint64_t grid = 1;
+    for (std::size_t k = 0; k < e.counts.size(); ++k) {
+      if (e.counts[k] < 0) return add("cart dims", fmt::format("dims[{}] = {} is negative", k, e.counts[k]));
+      grid = std::min<uint64_t>(grid * static_cast<uint64_t>(e.counts[k]), uint64_t{1} << 40);
+    }
+    const format::CommPlace place = comm_place(m_data, e.comm);
+    if (place.size > 0 && grid > place.size)
+      add("cart dims", fmt::format("the grid of {} is larger than {} ({})", plural(grid, "rank"), comm_text(e.comm),
+                                   plural(place.size, "rank")));
+  }
+
   // The ranks of MPI_Group_incl / _excl (counts: the ranks) and of
   // MPI_Group_range_incl / _excl (counts: (first, last, stride) triplets):
   // each must be a rank of the input group, all of them distinct, and no
@@ -464,6 +478,13 @@ class Pass final : public RankPass {
       if (b.count < 0) {
         if (negative) continue;  // (one finding per call)
         negative = true;
+        // The count as the call was given it, not the buffer's total (an
+        // MPI_Alltoall's sendcount, not sendcount times the ranks).
+        const int64_t given = b.arg == format::BufferArg::recv_buf ? e.recv_count
+                              : b.arg == format::BufferArg::buf    ? e.count
+                                                                   : 0;
+        add("count", fmt::format("count {} is negative", given < 0 ? given : b.count));
+        continue;
       }
       buffer(b.addr, b.count, b.datatype, b.arg);
     }
@@ -634,7 +655,12 @@ class Pass final : public RankPass {
 
   void handle(const Event& e, const format::CallTraits& t) {
     switch (t.resource) {
-      case format::Resource::comm_new: comm(e.comm); return;
+      case format::Resource::comm_new:
+        comm(e.comm);
+        if (e.call == Call::Comm_split && e.color < -1)  // (the tracer writes MPI_UNDEFINED as -1)
+          add("split color", fmt::format("color {} is negative and not MPI_UNDEFINED", e.color));
+        if (e.call == Call::Cart_create) cart_dims(e);
+        return;
       case format::Resource::comm_free:
         if (e.comm == format::k_comm_world || e.comm == format::k_comm_self)
           return add("free predefined", fmt::format("{} cannot be freed", comm_text(e.comm)));
@@ -651,6 +677,14 @@ class Pass final : public RankPass {
       case format::Resource::group_free: group(e.group); return;
       case format::Resource::type_new:
         if (e.count < 0) add("count", fmt::format("count {} is negative", e.count));
+        // Block lengths: the tracer records them only when one is negative.
+        for (std::size_t k = 0; k < e.counts.size(); ++k) {
+          if (e.counts[k] >= 0) continue;
+          add("block length", e.counts.size() == 1
+                                  ? fmt::format("blocklength {} is negative", e.counts[k])
+                                  : fmt::format("array_of_blocklengths[{}] = {} is negative", k, e.counts[k]));
+          break;
+        }
         if (e.datatype != k_type_null) datatype(e.datatype, 1, false);
         return;
       case format::Resource::type_commit: datatype(e.datatype, 0, false); return;
@@ -667,8 +701,12 @@ class Pass final : public RankPass {
         return;
       case format::Resource::win_new: case format::Resource::win_dynamic:
         comm(e.comm);
-        if (t.resource == format::Resource::win_new && e.disp_unit <= 0 && m_recorded && !lacks(format::Content::buffers))
-          add("disp unit", fmt::format("disp_unit {} is not positive", e.disp_unit));
+        if (t.resource == format::Resource::win_new && m_recorded && !lacks(format::Content::buffers)) {
+          // (The size is an MPI_Aint, recorded as its bits.)
+          if (static_cast<int64_t>(e.win_size) < 0)
+            add("window size", fmt::format("size {} is negative", static_cast<int64_t>(e.win_size)));
+          if (e.disp_unit <= 0) add("disp unit", fmt::format("disp_unit {} is not positive", e.disp_unit));
+        }
         return;
       case format::Resource::win_free: case format::Resource::win_attach: case format::Resource::win_detach:
         window(e.window);

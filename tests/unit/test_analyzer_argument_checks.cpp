@@ -335,6 +335,71 @@ TEST_CASE("analyzer::invalid-argument::the ranks of MPI_Group_incl and its kin (
         "MPI_Group_range_excl: ranges[0] = (0, 5, 2) is rank 4, out of range for the group (3 ranks)");
 }
 
+TEST_CASE("analyzer::invalid-argument::arguments of calls that make handles") {
+  // One call on rank 0 of a 2-rank world; return the messages.
+  auto run = [](auto&& fill) {
+    Builder t(2);
+    for (auto& rank : t.trace().ranks) rank.header.tracer_version = "0.1.0";  // recorded: sizes are known
+    fill(t.add(Call::Barrier));
+    std::vector<std::string> out;
+    for (const auto& f : of_kind(t.run(k_ia), k_ia)) out.push_back(f.message);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  SUBCASE("MPI_Win_create: a negative size (MPI_Aint bits), a disp_unit of 0") {
+    CHECK(run([](tf::Event& e) {
+            e.call = Call::Win_create;
+            e.win_size = static_cast<uint64_t>(int64_t{-4});
+            e.disp_unit = 1;
+          }) == V{"MPI_Win_create: size -4 is negative"});
+    CHECK(run([](tf::Event& e) {
+            e.call = Call::Win_create;
+            e.win_size = 64;
+            e.disp_unit = 4;
+          }).empty());
+  }
+  SUBCASE("MPI_Comm_split: colors below MPI_UNDEFINED (-1 in the trace)") {
+    CHECK(run([](tf::Event& e) {
+            e.call = Call::Comm_split;
+            e.color = -5;
+          }) == V{"MPI_Comm_split: color -5 is negative and not MPI_UNDEFINED"});
+    for (int32_t color : {-1, 0, 7}) {
+      CAPTURE(color);
+      CHECK(run([&](tf::Event& e) {
+              e.call = Call::Comm_split;
+              e.color = color;
+            }).empty());
+    }
+  }
+  SUBCASE("MPI_Cart_create: a grid larger than the communicator, a negative dimension") {
+    auto cart = [&](std::vector<int64_t> dims) {
+      return run([&](tf::Event& e) {
+        e.call = Call::Cart_create;
+        e.counts = dims;
+        e.displs.assign(dims.size(), 0);
+      });
+    };
+    CHECK(cart({3}) == V{"MPI_Cart_create: the grid of 3 ranks is larger than MPI_COMM_WORLD (2 ranks)"});
+    CHECK(cart({2, -1}) == V{"MPI_Cart_create: dims[1] = -1 is negative"});
+    CHECK(cart({2}).empty());
+    CHECK(cart({1, 1}).empty());  // smaller: the other rank gets MPI_COMM_NULL
+  }
+  SUBCASE("type constructors: a negative block length (recorded only then)") {
+    CHECK(run([](tf::Event& e) {
+            e.call = Call::Type_vector;
+            e.count = 2;
+            e.datatype = k_int;
+            e.counts = {-1};
+          }) == V{"MPI_Type_vector: blocklength -1 is negative"});
+    CHECK(run([](tf::Event& e) {
+            e.call = Call::Type_indexed;
+            e.count = 3;
+            e.datatype = k_int;
+            e.counts = {1, 0, -2};
+          }) == V{"MPI_Type_indexed: array_of_blocklengths[2] = -2 is negative"});
+  }
+}
+
 TEST_CASE("analyzer::invalid-argument::each rule's common case, at its edges") {
   // Each rule answers its common case before the rules themselves: a valid
   // communicator on a rank that freed none, a rank of MPI_COMM_WORLD, a tag
