@@ -85,6 +85,7 @@ enum class LockType : uint8_t { unspecified = 0, exclusive = 1, shared = 2 };
 
 namespace assert_flag {
 inline constexpr uint32_t nocheck = 1, nostore = 2, noput = 4, noprecede = 8, nosucceed = 16;
+inline constexpr uint32_t other = 32;  // bits that are none of the MPI_MODE_* constants
 }
 
 // CUDA (family cuda). Stream ids: 0 the legacy default stream (NULL), 1 the

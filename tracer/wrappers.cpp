@@ -730,8 +730,9 @@ bool doubtful(const E& e) {
         case format::Resource::comm_free:
           if (e.comm == format::k_comm_world || e.comm == format::k_comm_self) return true;
           break;
-        case format::Resource::type_free:
-          if (e.datatype < format::k_first_derived_id) return true;
+        case format::Resource::type_free: case format::Resource::type_commit:
+          if (t.resource == format::Resource::type_free ? e.datatype < format::k_first_derived_id : e.datatype == 0)
+            return true;
           break;
         case format::Resource::op_free:
           if constexpr (full) {
@@ -772,7 +773,7 @@ bool doubtful(const E& e) {
   if (e.count < 0) return true;
   if (e.count > 0 && e.datatype == 0 && !in_place) return true;
   if (e.count > 0 && !in_place && g_committed->rejected(e.datatype)) return true;
-  if (e.target_count > 0 && g_committed->rejected(e.target_datatype)) return true;
+  if (e.target_count < 0 || (e.target_count > 0 && g_committed->rejected(e.target_datatype))) return true;
   const bool rma = t.role == Role::rma_comm || t.role == Role::rma_sync;
   if (rma) {
     if (e.window == 0 || e.window == format::k_invalid_id) return true;
@@ -1786,6 +1787,8 @@ uint32_t assert_bits(int a) {
   if (a & MPI_MODE_NOPUT) out |= format::assert_flag::noput;
   if (a & MPI_MODE_NOPRECEDE) out |= format::assert_flag::noprecede;
   if (a & MPI_MODE_NOSUCCEED) out |= format::assert_flag::nosucceed;
+  if (a & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED))
+    out |= format::assert_flag::other;
   return out;
 }
 
@@ -1805,7 +1808,9 @@ int win_lock(Call c, uintptr_t site, F&& pmpi, int& lock_type, int& rank, int& a
   return traced(c, site, pmpi, [&](Event& e) {
     e.window = window_id(win);
     e.peer = rank_value(rank);
-    e.lock_type = lock_type == MPI_LOCK_EXCLUSIVE ? format::LockType::exclusive : format::LockType::shared;
+    e.lock_type = lock_type == MPI_LOCK_EXCLUSIVE ? format::LockType::exclusive
+                  : lock_type == MPI_LOCK_SHARED  ? format::LockType::shared
+                                                  : format::LockType::unspecified;  // erroneous
     e.assert_flags = assert_bits(assert_);
   }, epoch_post(c, win));
 }

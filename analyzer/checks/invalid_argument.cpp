@@ -165,6 +165,11 @@ class Pass final : public RankPass {
         if (e.peer) rank(e.peer, RankUse::target, window_comm(e.window));
         const format::EpochEffect epoch = format::call_traits(e.call).epoch;
         if (epoch == format::EpochEffect::post || epoch == format::EpochEffect::start) group(e.group);
+        // (Section 11.5.5: assert is 0 or an OR of MPI_MODE_* constants.)
+        if (e.assert_flags & format::assert_flag::other)
+          add("assert", "the assert argument has bits that are none of the MPI_MODE_* constants");
+        if (e.call == Call::Win_lock && e.lock_type == format::LockType::unspecified && m_recorded)
+          add("lock type", "lock_type is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED");
         break;
       }
       case Role::request: requests(e, t); break;
@@ -687,9 +692,13 @@ class Pass final : public RankPass {
         }
         if (e.datatype != k_type_null) datatype(e.datatype, 1, false);
         return;
-      case format::Resource::type_commit: datatype(e.datatype, 0, false); return;
+      case format::Resource::type_commit:
+        if (e.datatype == k_type_null && m_recorded) return add("null datatype", "the datatype is MPI_DATATYPE_NULL");
+        datatype(e.datatype, 0, false);
+        return;
       case format::Resource::type_free:
-        if (e.datatype != k_type_null && e.datatype < format::k_first_derived_id)
+        if (e.datatype == k_type_null && m_recorded) return add("null datatype", "the datatype is MPI_DATATYPE_NULL");
+        if (e.datatype < format::k_first_derived_id)
           return add("free predefined", fmt::format("{} is predefined and cannot be freed", basic_type_name(e.datatype)));
         datatype(e.datatype, 0, false);
         return;

@@ -114,14 +114,18 @@ smtrace_check_test(group_ranks_range group_ranks 2 40 --expect-fail --kill-after
 foreach(mode incl dup range)
   smtrace_check_test(group_ranks_${mode}_fixed group_ranks 2 30 --clean ARGS ${mode}_fixed)
 endforeach()
-# Erroneous arguments of handle-creating calls MPI ends the job inside
-# (fatal_create.c), each mode with a fixed twin.
+# Erroneous arguments MPI ends the job inside, of handle-creating, RMA and
+# datatype calls (fatal_create.c), each mode with a fixed twin.
 set(fatal_create_says
   "win_size=MPI_Win_create: size -4 is negative"
   "cart=MPI_Cart_create: the grid of 4 ranks is larger than MPI_COMM_WORLD \\(2 ranks\\)"
   "split=MPI_Comm_split: color -5 is negative and not MPI_UNDEFINED"
   "vector=MPI_Type_vector: blocklength -1 is negative"
-  "alltoall=MPI_Alltoall: count -1 is negative")
+  "alltoall=MPI_Alltoall: count -1 is negative"
+  "lock_type=MPI_Win_lock: lock_type is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED"
+  "assert=MPI_Win_fence: the assert argument has bits that are none of the MPI_MODE_"
+  "commit=MPI_Type_commit: the datatype is MPI_DATATYPE_NULL"
+  "put_count=MPI_Put: count -1 is negative")
 foreach(entry IN LISTS fatal_create_says)
   string(REGEX MATCH "^[a-z_]+" mode "${entry}")
   string(REGEX REPLACE "^[a-z_]+=" "" says "${entry}")

@@ -3,6 +3,7 @@
 // that must stay clean.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <iterator>
 #include <string>
 #include <tuple>
@@ -335,7 +336,7 @@ TEST_CASE("analyzer::invalid-argument::the ranks of MPI_Group_incl and its kin (
         "MPI_Group_range_excl: ranges[0] = (0, 5, 2) is rank 4, out of range for the group (3 ranks)");
 }
 
-TEST_CASE("analyzer::invalid-argument::arguments of calls that make handles") {
+TEST_CASE("analyzer::invalid-argument::arguments of calls that make handles, of RMA synchronization, of commits") {
   // One call on rank 0 of a 2-rank world; return the messages.
   auto run = [](auto&& fill) {
     Builder t(2);
@@ -397,6 +398,40 @@ TEST_CASE("analyzer::invalid-argument::arguments of calls that make handles") {
             e.datatype = k_int;
             e.counts = {1, 0, -2};
           }) == V{"MPI_Type_indexed: array_of_blocklengths[2] = -2 is negative"});
+  }
+  SUBCASE("MPI_Type_commit and MPI_Type_free of MPI_DATATYPE_NULL") {
+    for (Call call : {Call::Type_commit, Call::Type_free}) {
+      CAPTURE(call);
+      CHECK(run([&](tf::Event& e) {
+              e.call = call;
+              e.datatype = 0;
+            }) == V{std::string(tf::call_name(call)) + ": the datatype is MPI_DATATYPE_NULL"});
+    }
+  }
+  SUBCASE("RMA synchronization: an assert bit of no MPI_MODE_* constant, an unknown lock type") {
+    // (Window 1 is not created here: what that says is left aside.)
+    const std::string bits = "MPI_Win_fence: the assert argument has bits that are none of the MPI_MODE_* constants";
+    for (const uint32_t flags : {tf::assert_flag::noprecede | tf::assert_flag::other, tf::assert_flag::noprecede}) {
+      const auto found = run([&](tf::Event& e) {
+        e.call = Call::Win_fence;
+        e.window = 1;
+        e.assert_flags = flags;
+      });
+      CHECK(std::count(found.begin(), found.end(), bits) == ((flags & tf::assert_flag::other) ? 1 : 0));
+    }
+    auto lock = [&](tf::LockType type) {
+      return run([&](tf::Event& e) {
+        e.call = Call::Win_lock;
+        e.window = 1;
+        e.lock_type = type;
+      });
+    };
+    const auto unknown = lock(tf::LockType::unspecified);
+    CHECK(std::count(unknown.begin(), unknown.end(),
+                     "MPI_Win_lock: lock_type is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED") == 1);
+    const auto shared = lock(tf::LockType::shared);
+    CHECK(std::count(shared.begin(), shared.end(),
+                     "MPI_Win_lock: lock_type is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED") == 0);
   }
 }
 
