@@ -58,6 +58,7 @@
 // leave them out. An imported trace says what it lacks (trace_format/
 // content.hpp); the rules that read that are off there.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +71,7 @@
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/checks/grouped.hpp"
 #include "analyzer/checks/open_requests.hpp"
+#include "analyzer/comms.hpp"
 #include "analyzer/datatypes.hpp"
 #include "analyzer/footprint.hpp"
 #include "analyzer/happens_before.hpp"
@@ -212,6 +214,15 @@ class Pass final : public RankPass {
   };
   std::vector<AttachPeriod> attaches;
   std::vector<BufferedSend> buffered_sends;
+  // Each MPI_Comm_create on an intracommunicator, with its group's world
+  // ranks, for the rule across ranks (finish).
+  struct GroupArg {
+    uint64_t seq = 0;
+    uint32_t site = 0;
+    uint32_t comm = 0;  // rank-local
+    std::vector<uint32_t> group;
+  };
+  std::vector<GroupArg> group_args;
 
  private:
   // --- reporting
@@ -662,6 +673,10 @@ class Pass final : public RankPass {
     switch (t.resource) {
       case format::Resource::comm_new:
         comm(e.comm);
+        if (e.call == Call::Comm_create && !comm_place(m_data, e.comm).inter) {
+          if (const format::CommDef* g = m_data.comm(e.group))
+            group_args.push_back({e.seq, e.site, e.comm, g->world_ranks});
+        }
         if (e.call == Call::Comm_split && e.color < -1)  // (the tracer writes MPI_UNDEFINED as -1)
           add("split color", fmt::format("color {} is negative and not MPI_UNDEFINED", e.color));
         if (e.call == Call::Cart_create) cart_dims(e);
@@ -981,11 +996,11 @@ class InvalidArgument final : public Check {
   bool saves_passes() const override { return true; }
   void save_pass(const RankPass& pass, WireWriter& out) const override {
     save_pass_problems<Pass>(pass, out);
-    code_buffered(out, dynamic_cast<const Pass&>(pass));
+    code_across_ranks(out, dynamic_cast<const Pass&>(pass));
   }
   std::unique_ptr<RankPass> load_pass(const RankData& data, WireReader& in) const override {
     auto pass = load_pass_problems<Pass>(data, in);
-    code_buffered(in, dynamic_cast<Pass&>(*pass));
+    code_across_ranks(in, dynamic_cast<Pass&>(*pass));
     return pass;
   }
 
@@ -998,13 +1013,22 @@ class InvalidArgument final : public Check {
       if (auto problem = held_at_once(ctx, rank, *pass)) pass->problems.push_back(std::move(*problem));
       for (RawProblem& problem : pass->problems) grouped.add(ctx, std::move(problem));
     }
+    comm_create_groups(ctx, passes, grouped);
     grouped.emit(out);
   }
 
  private:
-  // P: Pass when loading, const Pass when saving.
+  // What finish() reads of a pass besides its problems: the buffered
+  // sends and the groups of MPI_Comm_create. P: Pass when loading, const
+  // Pass when saving.
   template <class Coder, class P>
-  static void code_buffered(Coder& c, P& p) {
+  static void code_across_ranks(Coder& c, P& p) {
+    c.list(p.group_args, [](auto& cg, auto& g) {
+      cg(g.seq);
+      cg(g.site);
+      cg(g.comm);
+      cg.list(g.group, [](auto& cr, auto& rank) { cr(rank); });
+    });
     c.list(p.attaches, [](auto& ca, auto& a) {
       ca(a.seq);
       ca(a.site);
@@ -1017,6 +1041,62 @@ class InvalidArgument final : public Check {
       cb(b.needed);
       cb(b.attach);
     });
+  }
+
+  // MPI_Comm_create on an intracommunicator (MPI-3.1 section 6.4.2): each
+  // rank passes a subgroup of the communicator's group, and every member
+  // of a non-empty group passes that same group (the same ranks in the
+  // same order). The k-th MPI_Comm_create on a communicator of each member
+  // is one call; a member whose trace ends before it says nothing.
+  static void comm_create_groups(const Context& ctx, const std::vector<std::unique_ptr<RankPass>>& passes,
+                                 Grouped& grouped) {
+    struct At {
+      uint32_t rank;
+      const Pass::GroupArg* arg;
+    };
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<At>> calls;  // (global comm, k) -> the members' calls
+    for (uint32_t rank = 0; rank < passes.size(); ++rank) {
+      const auto* pass = dynamic_cast<const Pass*>(passes[rank].get());
+      if (!pass) continue;
+      std::map<uint32_t, uint32_t> made;  // global comm -> calls so far
+      for (const Pass::GroupArg& arg : pass->group_args) {
+        const uint32_t g = ctx.comms().global(rank, arg.comm);
+        if (g != k_no_comm) calls[{g, made[g]++}].push_back({rank, &arg});
+      }
+    }
+    auto site = [](const At& at, std::string note) {
+      return RawSite{at.rank, at.arg->seq, Call::Comm_create, at.arg->site, std::move(note)};
+    };
+    auto text = [](const std::vector<uint32_t>& group) {
+      return group.empty() ? std::string("MPI_GROUP_EMPTY") : "the group of " + plural(group.size(), "rank") + " " +
+                                                                  rank_list(group);
+    };
+    for (const auto& [key, members] : calls) {
+      const GlobalComm& comm = ctx.comms().comm(key.first);
+      std::optional<RawProblem> p;
+      for (const At& at : members) {
+        for (const uint32_t s : at.arg->group) {
+          if (std::find(comm.world_ranks.begin(), comm.world_ranks.end(), s) == comm.world_ranks.end()) {
+            p = RawProblem{"comm create group", fmt::format("MPI_Comm_create: rank {} passes {}, which holds rank {} "
+                                                            "outside {}",
+                                                            at.rank, text(at.arg->group), s, comm.name),
+                           {site(at, "passes this group")}, {}};
+            break;
+          }
+          auto other = std::find_if(members.begin(), members.end(), [&](const At& o) { return o.rank == s; });
+          if (other == members.end() || other->arg->group == at.arg->group) continue;
+          p = RawProblem{"comm create group",
+                         fmt::format("MPI_Comm_create on {}: rank {} passes {}, but rank {}, a member of it, passes {}",
+                                     comm.name, at.rank, text(at.arg->group), s, text(other->arg->group)),
+                         {site(at, "passes this group"), site(*other, "passes another group")},
+                         {"every member of a non-empty group must pass the same group, its ranks in the same order "
+                          "(MPI-3.1 section 6.4.2)"}};
+          break;
+        }
+        if (p) break;
+      }
+      if (p) grouped.add(ctx, std::move(*p));
+    }
   }
 
   // Return true when the message that rank `rank`'s buffered send at `seq`

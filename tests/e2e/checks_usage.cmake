@@ -133,3 +133,7 @@ foreach(entry IN LISTS fatal_create_says)
     --lacks deadlock --report-has "${says}" ARGS ${mode})
   smtrace_check_test(fatal_create_${mode}_fixed fatal_create 2 30 --clean ARGS ${mode}_fixed)
 endforeach()
+# MPI_Comm_create with groups that disagree among the members of one.
+smtrace_check_test(comm_create_groups comm_create_groups 2 30 --finds invalid-argument
+  --report-has "MPI_Comm_create on MPI_COMM_WORLD: rank 1 passes the group of 2 ranks 0 and 1, but rank 0")
+smtrace_check_test(comm_create_groups_fixed comm_create_groups 2 30 --clean ARGS fixed)

@@ -435,6 +435,38 @@ TEST_CASE("analyzer::invalid-argument::arguments of calls that make handles, of 
   }
 }
 
+TEST_CASE("analyzer::invalid-argument::MPI_Comm_create's groups across ranks (MPI-3.1 section 6.4.2)") {
+  // Each rank of a 3-rank world calls MPI_Comm_create on MPI_COMM_WORLD
+  // with its group (id 5) of `groups[r]`.
+  auto run = [](std::vector<std::vector<uint32_t>> groups) {
+    Builder t(3);
+    for (uint32_t r = 0; r < 3; ++r) {
+      tf::CommDef g;
+      g.id = 5;
+      g.world_ranks = groups[r];
+      g.is_group = true;
+      t.trace().ranks[r].comms.emplace(5, g);
+      tf::Event& e = t.add(Call::Comm_create, r);
+      e.comm = 0;
+      e.group = 5;
+    }
+    std::vector<std::string> out;
+    for (const auto& f : of_kind(t.run(k_ia), k_ia)) out.push_back(f.message);
+    return out;
+  };
+  using V = std::vector<std::vector<uint32_t>>;
+  CHECK(run(V{{0, 1}, {0, 1}, {}}).empty());     // rank 2 passes MPI_GROUP_EMPTY
+  CHECK(run(V{{0}, {1, 2}, {1, 2}}).empty());    // disjoint groups, each passed by all its members
+  CHECK(run(V{{2, 0}, {}, {2, 0}}).empty());
+  const auto differ = run(V{{0}, {0, 1}, {0, 1}});
+  REQUIRE(differ.size() == 1);
+  CHECK(differ[0] == "MPI_Comm_create on MPI_COMM_WORLD: rank 1 passes the group of 2 ranks 0 and 1, but rank 0, a "
+                     "member of it, passes the group of 1 rank 0");
+  const auto order = run(V{{0, 1}, {1, 0}, {}});
+  REQUIRE(order.size() == 1);  // the same ranks in another order
+  CHECK(order[0].find("rank 0 passes the group of 2 ranks 0 and 1, but rank 1") != std::string::npos);
+}
+
 TEST_CASE("analyzer::invalid-argument::each rule's common case, at its edges") {
   // Each rule answers its common case before the rules themselves: a valid
   // communicator on a rank that freed none, a rank of MPI_COMM_WORLD, a tag
