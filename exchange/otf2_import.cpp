@@ -537,7 +537,8 @@ class Importer {
   // --- the trace -------------------------------------------------------------
 
   format::Trace finish(const fs::path& out, format::ContentSet& lacks) {
-    lacks = content_bit(format::Content::buffers);
+    // (The import makes no CommDef topology.)
+    lacks = content_bit(format::Content::buffers) | content_bit(format::Content::topologies);
     // The thread level is known when every rank's MPI_Init carried it
     // (archives smtrace exported); the check that reads it is skipped otherwise.
     for (uint32_t r = 0; r < m_world_size; ++r) {

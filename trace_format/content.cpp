@@ -13,11 +13,12 @@ struct ContentName {
   std::string_view phrase;
 };
 
-constexpr std::array<ContentName, 4> k_names = {{
+constexpr std::array<ContentName, 5> k_names = {{
     {Content::buffers, "buffers", "no buffer addresses"},
     {Content::receive_envelope, "receive_envelope", "no posted source and tag of receives"},
     {Content::type_signatures, "type_signatures", "no type signatures (byte sizes only)"},
     {Content::thread_level, "thread_level", "no thread level provided by MPI"},
+    {Content::topologies, "topologies", "no virtual topologies of communicators"},
 }};
 
 std::string join(ContentSet set, bool phrases) {

@@ -22,6 +22,7 @@ enum class Content : uint32_t {
   receive_envelope = 2,   // a receive's or probe's source and tag as posted (MPI_ANY_SOURCE, MPI_ANY_TAG)
   type_signatures = 4,    // datatypes and counts (only byte sizes are known)
   thread_level = 8,       // the thread level MPI provided (RankHeader::thread_level)
+  topologies = 16,        // the virtual topologies of communicators (CommDef.topology, sources, destinations)
 };
 using ContentSet = uint32_t;
 

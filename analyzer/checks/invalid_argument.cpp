@@ -151,6 +151,7 @@ class Pass final : public RankPass {
         break;
       case Role::collective:
         comm(e.comm);
+        if (t.flow == format::Flow::neighbor) topology(e.comm);
         if (t.rooted) rank(e.peer, RankUse::root, e.comm);
         if (!lacks(format::Content::buffers)) in_place(e);
         buffers(e, t);
@@ -294,6 +295,22 @@ class Pass final : public RankPass {
     if (auto it = m_freed_groups.find(id); it != m_freed_groups.end())
       add("freed group", fmt::format("group {} was freed by MPI_Group_free ({}:{})", id, m_data.rank, it->second.seq),
           it->second);
+  }
+
+  // A neighborhood collective needs a communicator with a virtual
+  // topology (MPI-3.1 section 7.6): never MPI_COMM_WORLD or MPI_COMM_SELF,
+  // nor a recorded intracommunicator whose definition has none (the
+  // tracer asks MPI_Topo_test of each, but of those MPI_Comm_idup makes).
+  void topology(uint32_t id) {
+    // (Imports before the topologies bit existed did not say they lack them.)
+    if (!m_recorded || lacks(format::Content::topologies) ||
+        m_data.header.options.count(std::string(format::k_imported_option)))
+      return;
+    bool none = id == format::k_comm_world || id == format::k_comm_self;
+    if (const format::CommDef* def = m_data.comm(id); !none && def)
+      none = !def->inter && def->topology == format::Topology::none && !m_idup_comms.count(id);
+    if (none) add("no topology", fmt::format("{} has no virtual topology (Cartesian, graph or distributed graph)",
+                                             comm_text(id)));
   }
 
   // MPI_Cart_create's dims (counts): none negative, and a grid no larger
@@ -815,9 +832,11 @@ class Pass final : public RankPass {
             comms_changed();
             // A communicator a call makes with a request (Comm_idup) is not
             // ready until that request completes.
-            if (format::call_traits(e.call).request == format::RequestEffect::create && e.request != 0)
+            if (format::call_traits(e.call).request == format::RequestEffect::create && e.request != 0) {
               m_unready_comms.push_back(
                   {h.id, e.request, RawSite{m_data.rank, e.seq, e.call, e.site, "the communicator is made here"}});
+              m_idup_comms.insert(h.id);
+            }
             comms_changed();
             break;
           case format::HandleKind::group: m_freed_groups.erase(h.id); break;
@@ -966,6 +985,9 @@ class Pass final : public RankPass {
   std::unordered_map<uint32_t, RawSite> m_freed_comms, m_freed_groups, m_freed_types, m_freed_ops, m_freed_windows;
   std::unordered_map<uint32_t, RawSite> m_created_types;
   std::vector<UnreadyComm> m_unready_comms;  // (few: Comm_idup's not yet completed)
+  // Communicators made with a request (Comm_idup): the tracer does not
+  // record their topology.
+  std::unordered_set<uint32_t> m_idup_comms;
   // Whether comm_rules has anything to look up: a freed or a not yet ready
   // communicator (most ranks have neither: one test per event).
   bool m_comm_rules = false;

@@ -68,7 +68,7 @@ case $case_name in
     contains out.txt "^lacks  *no buffer addresses"
     contains out.txt "^checks  *cannot run here: local-concurrency, rma-race, cuda-mpi-race"
     expect 0 "$smtrace" info pingpong-back --format json
-    contains out.txt '"lacks":\["buffers"\]'
+    contains out.txt '"lacks":\["buffers","topologies"\]'
     expect 0 "$smtrace" check pingpong-back
     contains out.txt "^smtrace: note: check local-concurrency did not run: the trace has no buffer addresses"
     "$smtrace" prove race_deadlock-back > prove.txt; [ $? -le 1 ] || fail "prove cannot analyze an imported trace"

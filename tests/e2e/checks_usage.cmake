@@ -125,7 +125,8 @@ set(fatal_create_says
   "lock_type=MPI_Win_lock: lock_type is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED"
   "assert=MPI_Win_fence: the assert argument has bits that are none of the MPI_MODE_"
   "commit=MPI_Type_commit: the datatype is MPI_DATATYPE_NULL"
-  "put_count=MPI_Put: count -1 is negative")
+  "put_count=MPI_Put: count -1 is negative"
+  "neighbor=MPI_Neighbor_allgather: MPI_COMM_WORLD has no virtual topology")
 foreach(entry IN LISTS fatal_create_says)
   string(REGEX MATCH "^[a-z_]+" mode "${entry}")
   string(REGEX REPLACE "^[a-z_]+=" "" says "${entry}")

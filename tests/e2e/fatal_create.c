@@ -12,7 +12,9 @@
  *   lock_type  MPI_Win_lock with lock type 7
  *   assert     MPI_Win_fence with an assert bit no MPI_MODE_* constant has
  *   commit     MPI_Type_commit of MPI_DATATYPE_NULL
- *   put_count  MPI_Put with target count -1 */
+ *   put_count  MPI_Put with target count -1
+ *   neighbor   MPI_Neighbor_allgather on MPI_COMM_WORLD, which has no
+ *              virtual topology (the twin: on a periodic ring of 2) */
 #include <string.h>
 
 #include "e2e_util.h"
@@ -56,6 +58,12 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_free(&win);
+  } else if (strncmp(mode, "neighbor", 8) == 0) {
+    MPI_Comm ring = MPI_COMM_WORLD;
+    int dims[1] = {2}, periods[1] = {1};
+    if (fixed) MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+    MPI_Neighbor_allgather(cells, 1, MPI_INT, got, 1, MPI_INT, ring); /* bug: no topology */
+    if (fixed) MPI_Comm_free(&ring);
   } else if (strncmp(mode, "commit", 6) == 0) {
     MPI_Datatype type = MPI_DATATYPE_NULL;
     if (fixed) MPI_Type_contiguous(2, MPI_INT, &type);

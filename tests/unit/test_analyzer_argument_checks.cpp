@@ -399,6 +399,13 @@ TEST_CASE("analyzer::invalid-argument::arguments of calls that make handles, of 
             e.counts = {1, 0, -2};
           }) == V{"MPI_Type_indexed: array_of_blocklengths[2] = -2 is negative"});
   }
+  SUBCASE("a neighborhood collective on a communicator without a virtual topology (MPI-3.1 section 7.6)") {
+    CHECK(run([](tf::Event& e) {
+            e.call = Call::Neighbor_allgather;
+            e.comm = 0;
+          }) == V{"MPI_Neighbor_allgather: MPI_COMM_WORLD has no virtual topology (Cartesian, graph or distributed "
+                  "graph)"});
+  }
   SUBCASE("MPI_Type_commit and MPI_Type_free of MPI_DATATYPE_NULL") {
     for (Call call : {Call::Type_commit, Call::Type_free}) {
       CAPTURE(call);

@@ -218,7 +218,8 @@ TEST_CASE("exchange::import_otf2::a Score-P-like archive is imported and analyze
   CHECK(imported.events == 13);
   CHECK(imported.creator == "Score-P-like test writer");
   CHECK(imported.lacks == (tf::content_bit(tf::Content::buffers) | tf::content_bit(tf::Content::receive_envelope) |
-                           tf::content_bit(tf::Content::type_signatures) | tf::content_bit(tf::Content::thread_level)));
+                           tf::content_bit(tf::Content::type_signatures) | tf::content_bit(tf::Content::thread_level) |
+                           tf::content_bit(tf::Content::topologies)));
 
   const tf::Trace trace = tf::read_trace(out);
   REQUIRE(trace.ranks.size() == 2);
@@ -266,7 +267,7 @@ TEST_CASE("exchange::export_otf2::reads back event for event") {
   const ex::Otf2Import imported = ex::import_otf2(archive, back);
   INFO(imported.error);
   REQUIRE(imported.error.empty());
-  CHECK(imported.lacks == tf::content_bit(tf::Content::buffers));
+  CHECK(imported.lacks == (tf::content_bit(tf::Content::buffers) | tf::content_bit(tf::Content::topologies)));
   const tf::Trace copy = tf::read_trace(back);
   REQUIRE(copy.ranks.size() == 2);
   for (uint32_t r = 0; r < 2; ++r) {
