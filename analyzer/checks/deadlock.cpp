@@ -12,8 +12,9 @@
 // group: a start or complete waits for the posts of its targets, a wait for
 // the completes of its origins (MPI-3.1 section 11.5.2).
 // Passive-target synchronization needs no call of the target (MPI-3.1
-// section 11.5.3): an unlock or flush waits for nobody, a lock for the ranks
-// that hold a conflicting lock on its target at the end of their traces.
+// section 11.5.3): a lock, and an unlock or flush (a lock may be acquired as
+// late as its unlock), waits only for the ranks that hold a conflicting lock
+// on its target at the end of their traces.
 //
 // Ranks that were still running (stopped outside any call, e.g. killed while
 // computing) could still act; finalized or exited ranks never will. A rank
