@@ -730,9 +730,11 @@ bool doubtful(const E& e) {
         case format::Resource::comm_free:
           if (e.comm == format::k_comm_world || e.comm == format::k_comm_self) return true;
           break;
-        case format::Resource::type_free: case format::Resource::type_commit:
-          if (t.resource == format::Resource::type_free ? e.datatype < format::k_first_derived_id : e.datatype == 0)
-            return true;
+        case format::Resource::type_free:
+          if (e.datatype < format::k_first_derived_id) return true;
+          break;
+        case format::Resource::type_commit:
+          if (e.datatype == 0) return true;
           break;
         case format::Resource::op_free:
           if constexpr (full) {
@@ -1682,7 +1684,7 @@ int group_incl(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int& n, const
   return traced(c, site, pmpi, [&](Event& e) {
     e.group = group_id(group);
     e.count = n;
-    if (n > 0 && ranks) e.counts.assign(ranks, ranks + n);
+    e.counts = ints(ranks, n);
   }, new_group_post(newgroup));
 }
 template <class F>
@@ -1690,7 +1692,7 @@ int group_range(Call c, uintptr_t site, F&& pmpi, MPI_Group& group, int& n, int 
   return traced(c, site, pmpi, [&](Event& e) {
     e.group = group_id(group);
     e.count = n;
-    if (n > 0 && ranges) e.counts.assign(&ranges[0][0], &ranges[0][0] + 3 * static_cast<std::size_t>(n));
+    if (ranges) e.counts = ints(&ranges[0][0], 3 * n);
   }, new_group_post(newgroup));
 }
 template <class F>
@@ -1961,7 +1963,7 @@ int type_blocks(Call c, uintptr_t site, F&& pmpi, int count, const int* lengths,
                 MPI_Datatype*& newtype) {
   return traced(c, site, pmpi, [&](Event& e) {
     e.count = count;
-    if (c != Call::Type_create_struct) e.datatype = type_id(old);  // (a struct's types are a list)
+    e.datatype = type_id(old);  // (0 for a struct, whose types are a list: MPI_DATATYPE_NULL)
     if (lengths && n > 0 && std::any_of(lengths, lengths + n, [](int v) { return v < 0; }))
       e.counts = ints(lengths, n);
   }, new_type_post(c, newtype));

@@ -270,6 +270,37 @@ class Deadlock final : public Check {
     if (!w.ranks.empty()) w.mode = Wait::Mode::all;
   }
 
+  // What rank `s` did in generalized active-target synchronization on
+  // global window `win`, by peer (world rank): the exposure epochs it
+  // posted naming the peer, the access epochs it started naming it, and of
+  // those the ones whose MPI_Win_complete it entered; and the groups of its
+  // last post and last start. One pass over its RMA calls.
+  struct PscwCounts {
+    std::map<uint32_t, uint32_t> posts, starts, completes;
+    std::vector<uint32_t> last_post, last_start;
+  };
+  static PscwCounts pscw_counts(const Context& ctx, uint32_t s, uint32_t win) {
+    using format::EpochEffect;
+    PscwCounts out;
+    auto members = [&](uint32_t group) {
+      const format::CommDef* def = ctx.rank(s).comm(group);
+      return def ? def->world_ranks : std::vector<uint32_t>{};
+    };
+    for (const RmaEvent& x : ctx.replay().rma(s)) {
+      if (ctx.comms().window(s, x.window) != win) continue;
+      if (x.epoch == EpochEffect::post) {
+        out.last_post = members(x.group);
+        for (uint32_t m : out.last_post) ++out.posts[m];
+      } else if (x.epoch == EpochEffect::start) {
+        out.last_start = members(x.group);
+        for (uint32_t m : out.last_start) ++out.starts[m];
+      } else if (x.epoch == EpochEffect::complete) {
+        for (uint32_t m : out.last_start) ++out.completes[m];
+      }
+    }
+    return out;
+  }
+
   // Fill `w` for rank `r` stopped inside MPI_Win_start, MPI_Win_complete or
   // MPI_Win_wait `e` (MPI-3.1 section 11.5.2). An access epoch waits for the
   // targets of its start group that have not yet posted the exposure epoch
@@ -279,48 +310,22 @@ class Deadlock final : public Check {
   // epoch. A rank stopped inside that complete has entered it: it waits for
   // its own targets, not for `r`.
   static void pscw_waits(const Context& ctx, uint32_t r, const format::Event& e, Wait& w) {
-    using format::EpochEffect;
-    const CommTable& comms = ctx.comms();
-    const uint32_t win = comms.window(r, e.window);
+    const uint32_t win = ctx.comms().window(r, e.window);
     w.mode = Wait::Mode::all;
     if (win == k_no_comm) return;
-    auto members = [&](uint32_t rank, uint32_t group) {
-      const format::CommDef* def = ctx.rank(rank).comm(group);
-      return def ? def->world_ranks : std::vector<uint32_t>{};
-    };
-    auto holds = [](const std::vector<uint32_t>& ranks, uint32_t x) {
-      return std::find(ranks.begin(), ranks.end(), x) != ranks.end();
-    };
-    // Count, on rank `s`, the epochs of kind `effect` (post or start) whose
-    // group holds `peer`; with `completed`, only the access epochs whose
-    // MPI_Win_complete was entered.
-    auto epochs = [&](uint32_t s, EpochEffect effect, uint32_t peer, bool completed) {
-      uint32_t n = 0;
-      std::vector<uint32_t> open;  // the start group of the open access epoch
-      for (const RmaEvent& x : ctx.replay().rma(s)) {
-        if (comms.window(s, x.window) != win) continue;
-        if (x.epoch == effect && effect == EpochEffect::post && holds(members(s, x.group), peer)) ++n;
-        if (x.epoch == EpochEffect::start) {
-          open = members(s, x.group);
-          if (!completed && effect == EpochEffect::start && holds(open, peer)) ++n;
-        }
-        if (x.epoch == EpochEffect::complete && completed && holds(open, peer)) ++n;
-      }
-      return n;
+    auto count = [](const std::map<uint32_t, uint32_t>& by_peer, uint32_t peer) {
+      const auto it = by_peer.find(peer);
+      return it == by_peer.end() ? 0u : it->second;
     };
     const bool access = e.call != Call::Win_wait;
-    // The group of this epoch: the start (or post) it belongs to, the last
-    // one of `r` on the window.
-    std::vector<uint32_t> group;
-    for (const RmaEvent& x : ctx.replay().rma(r)) {
-      if (comms.window(r, x.window) == win && x.epoch == (access ? EpochEffect::start : EpochEffect::post))
-        group = members(r, x.group);
-    }
-    for (uint32_t s : group) {
+    const PscwCounts mine = pscw_counts(ctx, r, win);
+    // The group of this epoch: that of the start (or post) it belongs to,
+    // the last one of `r` on the window.
+    for (uint32_t s : access ? mine.last_start : mine.last_post) {
       if (s == r || s >= ctx.world_size() || !ctx.rank(s).present) continue;
-      const uint32_t mine = epochs(r, access ? EpochEffect::start : EpochEffect::post, s, false);
-      const uint32_t theirs = access ? epochs(s, EpochEffect::post, r, false) : epochs(s, EpochEffect::start, r, true);
-      if (theirs >= mine) continue;
+      const PscwCounts theirs = pscw_counts(ctx, s, win);
+      if (access ? count(theirs.posts, r) >= count(mine.starts, s) : count(theirs.completes, r) >= count(mine.posts, s))
+        continue;
       w.ranks.insert(s);
       w.what.push_back(access ? fmt::format("{} waits for rank {} to post its exposure epoch to this rank",
                                             format::call_name(e.call), s)

@@ -1070,13 +1070,13 @@ class InvalidArgument final : public Check {
   // of a non-empty group passes that same group (the same ranks in the
   // same order). The k-th MPI_Comm_create on a communicator of each member
   // is one call; a member whose trace ends before it says nothing.
+  struct GroupAt {
+    uint32_t rank;
+    const Pass::GroupArg* arg;
+  };
   static void comm_create_groups(const Context& ctx, const std::vector<std::unique_ptr<RankPass>>& passes,
                                  Grouped& grouped) {
-    struct At {
-      uint32_t rank;
-      const Pass::GroupArg* arg;
-    };
-    std::map<std::pair<uint32_t, uint32_t>, std::vector<At>> calls;  // (global comm, k) -> the members' calls
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<GroupAt>> calls;  // (global comm, k) -> the members' calls
     for (uint32_t rank = 0; rank < passes.size(); ++rank) {
       const auto* pass = dynamic_cast<const Pass*>(passes[rank].get());
       if (!pass) continue;
@@ -1086,39 +1086,40 @@ class InvalidArgument final : public Check {
         if (g != k_no_comm) calls[{g, made[g]++}].push_back({rank, &arg});
       }
     }
-    auto site = [](const At& at, std::string note) {
+    for (const auto& [key, members] : calls) {
+      if (auto p = group_disagreement(ctx.comms().comm(key.first), members)) grouped.add(ctx, std::move(*p));
+    }
+  }
+
+  // Return the first problem of one MPI_Comm_create on `comm`, whose
+  // members made `members`, if any.
+  static std::optional<RawProblem> group_disagreement(const GlobalComm& comm, const std::vector<GroupAt>& members) {
+    auto site = [](const GroupAt& at, std::string note) {
       return RawSite{at.rank, at.arg->seq, Call::Comm_create, at.arg->site, std::move(note)};
     };
     auto text = [](const std::vector<uint32_t>& group) {
       return group.empty() ? std::string("MPI_GROUP_EMPTY") : "the group of " + plural(group.size(), "rank") + " " +
                                                                   rank_list(group);
     };
-    for (const auto& [key, members] : calls) {
-      const GlobalComm& comm = ctx.comms().comm(key.first);
-      std::optional<RawProblem> p;
-      for (const At& at : members) {
-        for (const uint32_t s : at.arg->group) {
-          if (std::find(comm.world_ranks.begin(), comm.world_ranks.end(), s) == comm.world_ranks.end()) {
-            p = RawProblem{"comm create group", fmt::format("MPI_Comm_create: rank {} passes {}, which holds rank {} "
-                                                            "outside {}",
-                                                            at.rank, text(at.arg->group), s, comm.name),
-                           {site(at, "passes this group")}, {}};
-            break;
-          }
-          auto other = std::find_if(members.begin(), members.end(), [&](const At& o) { return o.rank == s; });
-          if (other == members.end() || other->arg->group == at.arg->group) continue;
-          p = RawProblem{"comm create group",
-                         fmt::format("MPI_Comm_create on {}: rank {} passes {}, but rank {}, a member of it, passes {}",
-                                     comm.name, at.rank, text(at.arg->group), s, text(other->arg->group)),
-                         {site(at, "passes this group"), site(*other, "passes another group")},
-                         {"every member of a non-empty group must pass the same group, its ranks in the same order "
-                          "(MPI-3.1 section 6.4.2)"}};
-          break;
+    for (const GroupAt& at : members) {
+      for (const uint32_t s : at.arg->group) {
+        if (std::find(comm.world_ranks.begin(), comm.world_ranks.end(), s) == comm.world_ranks.end()) {
+          return RawProblem{"comm create group",
+                            fmt::format("MPI_Comm_create: rank {} passes {}, which holds rank {} outside {}", at.rank,
+                                        text(at.arg->group), s, comm.name),
+                            {site(at, "passes this group")}, {}};
         }
-        if (p) break;
+        auto other = std::find_if(members.begin(), members.end(), [&](const GroupAt& o) { return o.rank == s; });
+        if (other == members.end() || other->arg->group == at.arg->group) continue;
+        return RawProblem{"comm create group",
+                          fmt::format("MPI_Comm_create on {}: rank {} passes {}, but rank {}, a member of it, passes {}",
+                                      comm.name, at.rank, text(at.arg->group), s, text(other->arg->group)),
+                          {site(at, "passes this group"), site(*other, "passes another group")},
+                          {"every member of a non-empty group must pass the same group, its ranks in the same order "
+                           "(MPI-3.1 section 6.4.2)"}};
       }
-      if (p) grouped.add(ctx, std::move(*p));
     }
+    return std::nullopt;
   }
 
   // Return true when the message that rank `rank`'s buffered send at `seq`
