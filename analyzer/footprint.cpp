@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "analyzer/datatypes.hpp"
+
 namespace smtrace::analyzer {
 
 namespace {
@@ -35,6 +37,43 @@ bool Footprint::known(uint32_t type) const {
   if (type < format::k_first_derived_id) return basic_type_size(type) > 0;
   const format::DatatypeDef* def = m_data.datatype(type);
   return def && !def->runs.empty();
+}
+
+std::optional<DataSpan> Footprint::data_span(int64_t count, uint32_t type) const {
+  if (count <= 0) return std::nullopt;
+  // One element: [lo, hi), the elements `ext` apart.
+  int64_t lo = 0, hi = 0, ext = 0;
+  if (type < format::k_first_derived_id) {
+    const auto size = static_cast<int64_t>(basic_type_size(type));
+    if (size == 0) return std::nullopt;
+    ext = size;
+    hi = size;
+    // (The table's size of a pair type is its extent, padding included.)
+    if (type_class(type) == TypeClass::pair) {
+      const auto [a, b] = pair_parts(type);
+      hi = std::min<int64_t>(size, static_cast<int64_t>(basic_type_size(a) + basic_type_size(b)));
+    }
+  } else {
+    const format::DatatypeDef* def = m_data.datatype(type);
+    if (!def || def->truncated || def->runs.empty()) return std::nullopt;
+    lo = std::numeric_limits<int64_t>::max();
+    hi = std::numeric_limits<int64_t>::min();
+    for (const format::Run& r : def->runs) {
+      if (r.length == 0) continue;
+      const Strided p = piece(0, r);
+      const auto first = static_cast<int64_t>(p.lo);
+      lo = std::min(lo, first);
+      hi = std::max(hi, first + static_cast<int64_t>((p.count - 1) * p.distance + p.size));
+    }
+    if (lo >= hi) return std::nullopt;
+    ext = def->extent;
+  }
+  __extension__ typedef __int128 Int128;
+  const Int128 last = static_cast<Int128>(count - 1) * ext;  // where the last element starts
+  const Int128 first = static_cast<Int128>(lo) + std::min<Int128>(0, last);
+  const Int128 end = static_cast<Int128>(hi) + std::max<Int128>(0, last);
+  if (first < std::numeric_limits<int64_t>::min() || end > std::numeric_limits<int64_t>::max()) return std::nullopt;
+  return DataSpan{static_cast<int64_t>(first), static_cast<int64_t>(end)};
 }
 
 void Footprint::add_derived(std::vector<Strided>& out, uint64_t base, int64_t count, uint32_t type) const {

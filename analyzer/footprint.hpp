@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "analyzer/access_tree.hpp"
@@ -45,6 +46,14 @@ inline uint64_t basic_type_size(uint32_t type) {
   return type < detail::k_basic_size.size() ? detail::k_basic_size[type] : 0;
 }
 
+// The bytes a buffer holds data in, from its start (the address the call
+// is given): [lo, hi), its true lower and upper bound.
+struct DataSpan {
+  int64_t lo = 0;
+  int64_t hi = 0;
+  bool operator==(const DataSpan&) const = default;
+};
+
 class Footprint {
  public:
   // More blocks than this for one buffer: its hull is used instead (a
@@ -58,6 +67,14 @@ class Footprint {
   // Return true when the footprint of `type` is known (predefined with a
   // size, or a recorded derived type with its runs).
   bool known(uint32_t type) const;
+  // Return the bytes `count` elements of `type` hold data in, from the
+  // start of the first element (MPI-3.1 section 4.1.8's true lower and
+  // upper bounds, the elements `extent` apart). Certain bytes only: nullopt
+  // when `count` <= 0, the type is unknown or holds no data, its runs are
+  // a hull (a truncated footprint: the true bounds are not known), or the
+  // span does not fit an int64_t; a pair type (MPI_DOUBLE_INT, ...) ends at
+  // the sizes of its two parts, a lower bound of its true upper bound.
+  std::optional<DataSpan> data_span(int64_t count, uint32_t type) const;
   // Append to `out` the blocks of `count` elements of `type` at `base`, as
   // few strided pieces as the type allows (one for a contiguous buffer or a
   // vector type). `base` 0 (MPI_BOTTOM) makes the type's offsets absolute

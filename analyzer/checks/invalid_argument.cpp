@@ -32,6 +32,13 @@
 // - MPI_IN_PLACE: only where the call allows it (section 5.2.1), never on
 //   an intercommunicator;
 // - windows: not MPI_WIN_NULL, not freed; disp_unit > 0 at creation;
+// - RMA target ranges (section 11.3): the target buffer of an RMA
+//   communication call, target_count elements of target_datatype from
+//   target_disp x the target's disp_unit, from their true lower to their
+//   true upper bound (Footprint::data_span), within [0, size] of the
+//   window the target rank created (finish(), rma_ranges: the target's
+//   creation is another rank's event); not dynamic windows, MPI_PROC_NULL,
+//   count 0 or a layout not recorded whole;
 // - messages: MPI_Mrecv / MPI_Imrecv not on MPI_MESSAGE_NULL (section 2.5.1);
 // - info: MPI_Info_free of MPI_INFO_NULL (MPI-4.0 section 10);
 // - buffered sends (MPI-4.0 section 3.6): MPI_Buffer_attach while a buffer
@@ -162,6 +169,7 @@ class Pass final : public RankPass {
         rank(e.peer, RankUse::target, window_comm(e.window));
         buffers(e, t);
         if (!lacks(format::Content::type_signatures)) rma_types(e, t);
+        if (!m_found) rma_range(e);
         break;
       case Role::rma_sync: {
         window(e.window);
@@ -224,6 +232,33 @@ class Pass final : public RankPass {
     std::vector<uint32_t> group;
   };
   std::vector<GroupArg> group_args;
+  // The windows this rank created with memory of its own (Win_create,
+  // Win_allocate, Win_allocate_shared; not Win_create_dynamic), and the
+  // target range of each RMA communication call, for the rule across
+  // ranks (finish: the target's window is the target rank's).
+  struct WindowShape {
+    uint64_t seq = 0;  // the creation
+    uint32_t site = 0;
+    Call call = Call::unspecified;
+    uint32_t window = 0;  // rank-local
+    uint64_t size = 0;
+    int32_t disp_unit = 0;
+  };
+  std::vector<WindowShape> window_shapes;
+  struct RmaRange {
+    uint64_t seq = 0;
+    uint32_t site = 0;
+    Call call = Call::unspecified;
+    uint32_t window = 0;  // rank-local
+    int32_t target = 0;   // in the window's communicator
+    int64_t disp = 0;     // target_disp, in the target's disp units
+    int64_t count = 0;    // of `datatype`, at the target
+    uint32_t datatype = 0;
+    DataSpan span;        // the bytes they hold data in, from the displacement
+    bool pending = false;
+    bool operator==(const RmaRange&) const = default;
+  };
+  std::vector<RmaRange> rma_ranges;
 
  private:
   // --- reporting
@@ -600,6 +635,31 @@ class Pass final : public RankPass {
                                  type_class_name(type_class(m.type)), format::call_name(e.call)));
   }
 
+  // The target range of RMA communication call `e` (whose other arguments
+  // passed), kept for finish(), which knows the target's window. Only
+  // where the tracer recorded the displacement and the datatypes; not to
+  // MPI_PROC_NULL, nor with a target count of 0 or a span not known for
+  // certain (Footprint::data_span). A call that repeats the one before
+  // (a loop on one place) is kept once.
+  void rma_range(const Event& e) {
+    if (!m_recorded || lacks(format::Content::buffers) || lacks(format::Content::type_signatures)) return;
+    if (!e.peer || *e.peer < 0) return;
+    for (const format::Buffer& b : event_call_buffers(e, m_data)) {
+      if (b.arg != format::BufferArg::target) continue;
+      const std::optional<DataSpan> span = Footprint(m_data).data_span(b.count, b.datatype);
+      if (!span) return;
+      RmaRange r{e.seq, e.site, e.call, e.window, *e.peer, b.offset, b.count, b.datatype, *span, e.pending};
+      if (!rma_ranges.empty()) {
+        RmaRange last = rma_ranges.back();
+        last.seq = r.seq;
+        last.pending = r.pending;
+        if (last == r) return;
+      }
+      rma_ranges.push_back(r);
+      return;
+    }
+  }
+
   // --- requests
 
   std::optional<RawSite> freed_request(uint64_t id) const {
@@ -851,6 +911,9 @@ class Pass final : public RankPass {
           case format::HandleKind::window:
             m_freed_windows.erase(h.id);
             m_window_comm[h.id] = e.comm;
+            if (format::call_traits(e.call).resource == format::Resource::win_new && m_recorded &&
+                !lacks(format::Content::buffers) && static_cast<int64_t>(e.win_size) >= 0 && e.disp_unit > 0)
+              window_shapes.push_back({e.seq, e.site, e.call, h.id, e.win_size, e.disp_unit});
             break;
           case format::HandleKind::message: case format::HandleKind::buffer: case format::HandleKind::info:
           case format::HandleKind::none:
@@ -1029,11 +1092,22 @@ class InvalidArgument final : public Check {
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
               std::vector<Finding>& out) override {
     Grouped grouped(std::string(name()), severity());
+    const TargetWindows windows = target_windows(ctx, passes);
     for (uint32_t rank = 0; rank < passes.size(); ++rank) {
       auto* pass = dynamic_cast<Pass*>(passes[rank].get());
       if (!pass) continue;
       if (auto problem = held_at_once(ctx, rank, *pass)) pass->problems.push_back(std::move(*problem));
-      for (RawProblem& problem : pass->problems) grouped.add(ctx, std::move(problem));
+      std::vector<RawProblem> ranges = rma_ranges(ctx, windows, rank, *pass);
+      for (RawProblem& problem : pass->problems) {
+        // A call that failed (MPI_ERRORS_RETURN) for its target range is
+        // named by the range, not as a failure alone.
+        if (problem.generic && std::any_of(ranges.begin(), ranges.end(), [&](const RawProblem& r) {
+              return r.sites[0].seq == problem.sites[0].seq;
+            }))
+          continue;
+        grouped.add(ctx, std::move(problem));
+      }
+      for (RawProblem& problem : ranges) grouped.add(ctx, std::move(problem));
     }
     comm_create_groups(ctx, passes, grouped);
     grouped.emit(out);
@@ -1045,6 +1119,27 @@ class InvalidArgument final : public Check {
   // Pass when saving.
   template <class Coder, class P>
   static void code_across_ranks(Coder& c, P& p) {
+    c.list(p.window_shapes, [](auto& cw, auto& w) {
+      cw(w.seq);
+      cw(w.site);
+      cw(w.call);
+      cw(w.window);
+      cw(w.size);
+      cw(w.disp_unit);
+    });
+    c.list(p.rma_ranges, [](auto& cr, auto& r) {
+      cr(r.seq);
+      cr(r.site);
+      cr(r.call);
+      cr(r.window);
+      cr(r.target);
+      cr(r.disp);
+      cr(r.count);
+      cr(r.datatype);
+      cr(r.span.lo);
+      cr(r.span.hi);
+      cr(r.pending);
+    });
     c.list(p.group_args, [](auto& cg, auto& g) {
       cg(g.seq);
       cg(g.site);
@@ -1064,6 +1159,71 @@ class InvalidArgument final : public Check {
       cb(b.attach);
     });
   }
+
+  // Each rank's windows with memory, by global window index.
+  using TargetWindows = std::vector<std::unordered_map<uint32_t, const Pass::WindowShape*>>;
+  static TargetWindows target_windows(const Context& ctx, const std::vector<std::unique_ptr<RankPass>>& passes) {
+    TargetWindows out(passes.size());
+    for (uint32_t rank = 0; rank < passes.size(); ++rank) {
+      const auto* pass = dynamic_cast<const Pass*>(passes[rank].get());
+      if (!pass) continue;
+      for (const Pass::WindowShape& w : pass->window_shapes) {
+        const uint32_t g = ctx.comms().window(rank, w.window);
+        if (g != k_no_comm) out[rank].emplace(g, &w);
+      }
+    }
+    return out;
+  }
+
+  // The RMA communication calls of rank `rank` whose target range lies
+  // outside the target's window (MPI-3.1 section 11.3: the target buffer,
+  // target_count elements of target_datatype at target_disp times the
+  // target's disp_unit from its window's start, must fit in the window;
+  // Open MPI: MPI_ERR_RMA_RANGE). The target's window is the target rank's
+  // own creation of the same window (its size and disp_unit); a target
+  // whose creation is not in the trace, or a dynamic window, is not judged.
+  static std::vector<RawProblem> rma_ranges(const Context& ctx, const TargetWindows& windows, uint32_t rank,
+                                            const Pass& pass) {
+    std::vector<RawProblem> out;
+    const CommTable& comms = ctx.comms();
+    for (const Pass::RmaRange& r : pass.rma_ranges) {
+      const uint32_t g = comms.window(rank, r.window);
+      if (g == k_no_comm || comms.window_info(g).comm == k_no_comm) continue;
+      const GlobalComm& comm = comms.comm(comms.window_info(g).comm);
+      const std::optional<uint32_t> target = comm.peer(rank, r.target);
+      if (!target || *target >= windows.size()) continue;
+      auto shape = windows[*target].find(g);
+      if (shape == windows[*target].end()) continue;
+      const Pass::WindowShape& w = *shape->second;
+      __extension__ typedef __int128 Int128;
+      const Int128 at = static_cast<Int128>(r.disp) * w.disp_unit;
+      const Int128 lo = at + r.span.lo, hi = at + r.span.hi;
+      if (lo >= 0 && hi <= static_cast<Int128>(w.size)) continue;
+      const auto bytes = [](Int128 v) {
+        // (Beyond int64_t only with a displacement near its limits.)
+        return v < INT64_MIN || v > INT64_MAX ? std::string(v < 0 ? "-2^63" : "2^63")
+                                              : std::to_string(static_cast<int64_t>(v));
+      };
+      RawProblem p;
+      p.problem = "rma range";
+      p.message = fmt::format("{}: target_disp {} x disp_unit {} with {} x {} reaches bytes [{}, {}) of target rank {}'s "
+                              "window, outside its {}",
+                              format::call_name(r.call), r.disp, w.disp_unit, r.count, basic_type_name(r.datatype),
+                              bytes(lo), bytes(hi), r.target, plural(w.size, "byte"));
+      p.sites.push_back(RawSite{rank, r.seq, r.call, r.site, r.pending ? "the call never returned" : "called here"});
+      p.sites.push_back(RawSite{*target, w.seq, w.call, w.site,
+                                fmt::format("the target creates its window here, {} with disp_unit {}",
+                                            plural(w.size, "byte"), w.disp_unit)});
+      p.notes.push_back(
+          "the target buffer, target_count elements of target_datatype at target_disp x disp_unit (the "
+          "target's) from the start of the target's window, must lie within the window (MPI-3.1 section 11.3; "
+          "MPI_ERR_RMA_RANGE)");
+      out.push_back(std::move(p));
+      if (out.size() >= k_max_ranges) break;
+    }
+    return out;
+  }
+  static constexpr std::size_t k_max_ranges = 4096;  // per rank, as a pass's problems
 
   // MPI_Comm_create on an intracommunicator (MPI-3.1 section 6.4.2): each
   // rank passes a subgroup of the communicator's group, and every member

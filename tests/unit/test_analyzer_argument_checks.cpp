@@ -474,6 +474,143 @@ TEST_CASE("analyzer::invalid-argument::MPI_Comm_create's groups across ranks (MP
   CHECK(order[0].find("rank 0 passes the group of 2 ranks 0 and 1, but rank 1") != std::string::npos);
 }
 
+TEST_CASE("analyzer::invalid-argument::an RMA target range outside the target's window (MPI-3.1 section 11.3)") {
+  // Window 1 over a 2-rank MPI_COMM_WORLD, `sizes[r]` bytes with disp_unit
+  // `units[r]` at rank r; rank 0 then makes the RMA call `fill` sets up.
+  auto run = [](std::vector<uint64_t> sizes, std::vector<int32_t> units, auto&& fill, bool recorded = true) {
+    Builder t(2);
+    if (recorded)
+      for (auto& rank : t.trace().ranks) rank.header.tracer_version = "0.1.0";
+    for (uint32_t r = 0; r < 2; ++r) t.win_create(r, 1, 0x10000 + 0x1000 * r, sizes[r], units[r]);
+    fill(t);
+    std::vector<std::string> out;
+    for (const auto& f : of_kind(t.run(k_ia), k_ia)) out.push_back(f.message);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  const std::vector<uint64_t> same{16, 16};
+  const std::vector<int32_t> ints{4, 4};
+  // A put of `count` ints at `disp` from rank 0 to `target`.
+  auto put = [](int32_t target, int64_t count, int64_t disp, uint32_t type = k_int) {
+    return [=](Builder& t) { t.rma(Call::Put, 0, 1, target, 0x2000, count, static_cast<uint64_t>(disp), type); };
+  };
+  SUBCASE("in range, exactly at the end, count 0, MPI_PROC_NULL: clean") {
+    CHECK(run(same, ints, put(1, 1, 3)).empty());
+    CHECK(run(same, ints, put(1, 4, 0)).empty());
+    CHECK(run(same, ints, put(1, 0, 100)).empty());
+    CHECK(run(same, ints, put(tf::k_proc_null, 1, 100)).empty());
+    CHECK(run({16, 16}, {8, 8}, put(1, 1, 1, k_double)).empty());  // disp_unit 8: bytes [8, 16)
+  }
+  SUBCASE("past the end, before the start") {
+    CHECK(run(same, ints, put(1, 1, 4)) ==
+          V{"MPI_Put: target_disp 4 x disp_unit 4 with 1 x MPI_INT reaches bytes [16, 20) of target rank 1's window, "
+            "outside its 16 bytes"});
+    CHECK(run(same, ints, put(1, 2, 3)).size() == 1);  // crosses the end
+    CHECK(run(same, ints, put(1, 1, -1)) ==
+          V{"MPI_Put: target_disp -1 x disp_unit 4 with 1 x MPI_INT reaches bytes [-4, 0) of target rank 1's window, "
+            "outside its 16 bytes"});
+    CHECK(run({16, 16}, {8, 8}, put(1, 1, 2, k_double)).size() == 1);  // disp_unit 8: bytes [16, 24)
+  }
+  SUBCASE("the target's size and disp_unit, not the origin's") {
+    // Rank 1's window is smaller: 4 ints fit rank 0's, not rank 1's.
+    CHECK(run({16, 8}, ints, put(0, 4, 0)).empty());
+    CHECK(run({16, 8}, ints, put(1, 4, 0)) ==
+          V{"MPI_Put: target_disp 0 x disp_unit 4 with 4 x MPI_INT reaches bytes [0, 16) of target rank 1's window, "
+            "outside its 8 bytes"});
+    // disp_unit 1 at the target: displacement 4 is byte 4.
+    CHECK(run(same, {4, 1}, put(1, 1, 4)).empty());
+    CHECK(run(same, {1, 4}, put(1, 1, 4)).size() == 1);
+    // A window of 0 bytes at the target takes no data.
+    CHECK(run({16, 0}, ints, put(1, 1, 0)).size() == 1);
+    CHECK(run({16, 0}, ints, put(1, 0, 0)).empty());
+  }
+  SUBCASE("each RMA communication call's target") {
+    auto call = [](Call c, int64_t disp) {
+      return [=](Builder& t) {
+        tf::Event& e = t.rma(c, 0, 1, 1, 0x2000, 1, static_cast<uint64_t>(disp));
+        e.op = k_sum;
+        e.result_buf = 0x3000;
+        e.result_count = 1;
+        e.result_datatype = k_int;
+        e.compare_buf = 0x4000;
+        if (c == Call::Fetch_and_op || c == Call::Compare_and_swap) {
+          e.target_count = 0;  // (the tracer records one element of datatype)
+          e.target_datatype = 0;
+        }
+        if (tf::call_traits(c).request == tf::RequestEffect::create) e.request = 7;
+      };
+    };
+    for (Call c : {Call::Put, Call::Get, Call::Accumulate, Call::Get_accumulate, Call::Fetch_and_op,
+                   Call::Compare_and_swap, Call::Rput, Call::Rget, Call::Raccumulate, Call::Rget_accumulate}) {
+      CAPTURE(tf::call_name(c));
+      CHECK(run(same, ints, call(c, 3)).empty());
+      const V found = run(same, ints, call(c, 4));
+      REQUIRE(found.size() == 1);
+      CHECK(contains(found[0], std::string(tf::call_name(c)) + ": target_disp 4 x disp_unit 4 with 1 x MPI_INT"));
+    }
+  }
+  SUBCASE("derived target datatypes: true bounds, not the extent") {
+    auto typed = [&](tf::DatatypeDef def, int64_t count, int64_t disp) {
+      return run(same, {1, 1}, [=](Builder& t) {
+        t.trace().ranks[0].datatypes.emplace(def.id, def);
+        tf::Event& e = t.rma(Call::Put, 0, 1, 1, 0x2000, count, static_cast<uint64_t>(disp), k_int);
+        e.target_datatype = def.id;
+      });
+    };
+    tf::DatatypeDef low;  // one int at byte -8 (a negative lower bound)
+    low.id = 70;
+    low.size = 4;
+    low.lb = -8;
+    low.extent = 12;
+    low.runs = {tf::Run{-8, 4, 1, 0}};
+    low.committed = true;
+    CHECK(typed(low, 1, 0).size() == 1);   // bytes [-8, -4)
+    CHECK(typed(low, 1, 8).empty());       // bytes [0, 4)
+    CHECK(typed(low, 2, 8).empty());       // bytes [0, 16)
+    CHECK(typed(low, 3, 8).size() == 1);   // bytes [0, 28)
+    tf::DatatypeDef wide = low;  // one int at byte 0, resized to 64 bytes
+    wide.id = 71;
+    wide.lb = 0;
+    wide.extent = 64;
+    wide.runs = {tf::Run{0, 4, 1, 0}};
+    CHECK(typed(wide, 1, 12).empty());     // its extent passes the end, its data does not
+    CHECK(typed(wide, 2, 0).size() == 1);  // bytes [0, 68)
+    tf::DatatypeDef back = low;  // two ints, the second 8 bytes below the first (a negative stride)
+    back.id = 72;
+    back.lb = -8;
+    back.extent = 12;
+    back.runs = {tf::Run{0, 4, 2, -8}};
+    CHECK(typed(back, 1, 8).empty());      // bytes [0, 12)
+    CHECK(typed(back, 1, 4).size() == 1);  // bytes [-4, 8)
+    tf::DatatypeDef hull = wide;  // too many runs to record: a hull of [lb, lb + extent)
+    hull.id = 73;
+    hull.truncated = true;
+    hull.runs = {tf::Run{0, 64, 1, 0}};
+    CHECK(typed(hull, 1, 0).empty());      // its true bounds are not known
+    tf::DatatypeDef none = wide;           // not recorded
+    none.id = 74;
+    none.runs.clear();
+    CHECK(typed(none, 1, 100).empty());
+  }
+  SUBCASE("not judged: hand-written traces, dynamic windows, unknown targets") {
+    CHECK(run(same, ints, put(1, 1, 4), false).empty());
+    Builder t(2);
+    for (auto& rank : t.trace().ranks) rank.header.tracer_version = "0.1.0";
+    for (uint32_t r = 0; r < 2; ++r) {
+      tf::Event& e = t.add(Call::Win_create_dynamic, r);
+      e.comm = 0;
+      e.window = 1;
+    }
+    t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0x7fff0000);
+    CHECK(of_kind(t.run(k_ia), k_ia).empty());
+  }
+  SUBCASE("a call that returned an error for it is named by its range") {
+    const V found = run(same, ints, [](Builder& t) { t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 4).rc = 13; });
+    REQUIRE(found.size() == 1);
+    CHECK(contains(found[0], "reaches bytes [16, 20)"));
+  }
+}
+
 TEST_CASE("analyzer::invalid-argument::each rule's common case, at its edges") {
   // Each rule answers its common case before the rules themselves: a valid
   // communicator on a rank that freed none, a rank of MPI_COMM_WORLD, a tag

@@ -362,3 +362,42 @@ TEST_CASE("analyzer::one_buffer: the calls whose one buffer is the event's") {
   CHECK_FALSE(an::one_buffer(tf::BufferLayout::bcast));
   CHECK_FALSE(an::one_buffer(tf::BufferLayout::put));
 }
+
+TEST_CASE("analyzer::Footprint::data_span: true bounds of count elements") {
+  an::RankData data = rank_data_with_vector();
+  const an::Footprint fp(data);
+  using Span = std::optional<an::DataSpan>;
+  CHECK(fp.data_span(3, smtrace::test::k_int) == Span(an::DataSpan{0, 12}));
+  CHECK(fp.data_span(0, smtrace::test::k_int) == std::nullopt);
+  CHECK(fp.data_span(-1, smtrace::test::k_int) == std::nullopt);
+  CHECK(fp.data_span(1, 63) == std::nullopt);  // a predefined type smtrace does not know
+  // The vector: blocks at 0, 16, 32 of 4 bytes, extent 36: the second element starts at 36.
+  CHECK(fp.data_span(1, k_vector) == Span(an::DataSpan{0, 36}));
+  CHECK(fp.data_span(2, k_vector) == Span(an::DataSpan{0, 72}));
+  // MPI_DOUBLE_INT: 16 bytes apart, its data ends at 12 (the parts' sizes).
+  CHECK(fp.data_span(2, 30) == Span(an::DataSpan{0, 28}));
+  auto define = [&](uint32_t id, int64_t lb, int64_t extent, std::vector<tf::Run> runs, bool truncated = false) {
+    tf::DatatypeDef def;
+    def.id = id;
+    def.lb = lb;
+    def.extent = extent;
+    def.runs = std::move(runs);
+    def.truncated = truncated;
+    data.datatypes.emplace(id, def);
+  };
+  // A negative lower bound; a negative stride; a negative extent (resized).
+  define(80, -8, 12, {tf::Run{-8, 4, 1, 0}});
+  CHECK(fp.data_span(2, 80) == Span(an::DataSpan{-8, 8}));
+  define(81, -8, 12, {tf::Run{0, 4, 2, -8}});
+  CHECK(fp.data_span(1, 81) == Span(an::DataSpan{-8, 4}));
+  define(82, 0, -16, {tf::Run{0, 4, 1, 0}});
+  CHECK(fp.data_span(3, 82) == Span(an::DataSpan{-32, 4}));
+  // Not known for certain: a hull, no runs, a span beyond int64_t.
+  define(83, 0, 64, {tf::Run{0, 64, 1, 0}}, true);
+  CHECK(fp.data_span(1, 83) == std::nullopt);
+  define(84, 0, 8, {});
+  CHECK(fp.data_span(1, 84) == std::nullopt);
+  define(85, 0, int64_t{1} << 62, {tf::Run{0, 4, 1, 0}});
+  CHECK(fp.data_span(4, 85) == std::nullopt);
+  CHECK(fp.data_span(2, 85) == Span(an::DataSpan{0, (int64_t{1} << 62) + 4}));
+}
