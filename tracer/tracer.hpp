@@ -10,7 +10,8 @@
 //   by the tracer itself while a wrapper runs are not traced.
 // - No MPI traffic per call; no syscall per call on the hot path: clock from
 //   the cycle counter (or the vDSO), records encoded straight into an mmap'd
-//   file.
+//   file. (The one exchange: a window's creation gathers its members' sizes
+//   once, on every member or none, wrappers.cpp WindowShapes.)
 // - Swap MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE for local statuses so
 //   wildcard receives record the actual source, tag and count.
 // - Handles become plain ids in the wrappers (wrappers.cpp, the only file that

@@ -657,6 +657,156 @@ struct Epochs {
 };
 Epochs* g_epochs = new Epochs;  // never destroyed
 
+// Each window's members' sizes and disp_units, for doubtful(): an RMA
+// communication call whose target range (target_disp x the target's
+// disp_unit, then target_count elements of target_datatype) lies outside
+// the target's window is erroneous (MPI-3.1 section 11.3), Open MPI tests
+// it at the origin (MPI_ERR_RMA_RANGE), and the default error handler
+// ends the process inside the call. The origin knows only its own size:
+// each creation of a window with memory (Win_create, Win_allocate,
+// Win_allocate_shared) gathers every member's over the window's
+// communicator, once, after MPI returned it (a collective the members
+// make anyway, in the same order; a creation that fails on some members
+// only would leave the others waiting in the gather, but MPI makes it
+// fail everywhere or, by default, ends the job). Every member with the
+// tracer loaded takes part whether it records the call or not (tracing
+// stopped on this rank after a tracer error, the family off, inside
+// another traced call, a shape that threw: window_gather_untraced and its
+// Fortran twin), and only when every member has a rank file in the trace
+// directory (all_recorded: a process without the tracer, an MPMD context
+// that did not get it or a spawned one, gathers nothing, and no member
+// waits for it), so that one rank's tracer state never leaves another
+// waiting. Dynamic windows are not judged. Per window id (ids past
+// Epochs::k_windows are not judged), a table published once with a
+// release store and freed at MPI_Win_free (a call on a window being freed
+// is erroneous in the program already).
+struct WindowShapes {
+  __extension__ typedef __int128 Int128;
+  struct Member {
+    int64_t size = 0;
+    int64_t disp_unit = 0;
+  };
+  std::array<std::atomic<std::vector<Member>*>, Epochs::k_windows> members{};
+  // The trace directory (empty: this rank writes no rank file), set once
+  // in MPI_Init; the world ranks whose rank file was seen there (files
+  // are never removed while the job runs), under `lock`.
+  std::string dir;
+  SpinLock lock;
+  std::vector<bool> seen;
+
+  // Return true when every member of `comm` has its rank file in the
+  // trace directory: a rank that records creates it in MPI_Init, before
+  // its window creation can let any other member's return, so that every
+  // member with the tracer loaded answers alike (its own file included),
+  // and the gather is made by all of them or by none. A member outside
+  // MPI_COMM_WORLD (spawned, connected): false. (A reused directory that
+  // holds a stale rank file of a process now untraced defeats this;
+  // `smtrace record` empties the directory first.)
+  bool all_recorded(MPI_Comm comm) noexcept {
+    if (dir.empty()) return false;
+    MPI_Group group = MPI_GROUP_NULL;
+    int n = 0;
+    if (PMPI_Comm_group(comm, &group) != MPI_SUCCESS) return false;
+    PMPI_Group_size(group, &n);
+    std::vector<int> ranks(static_cast<std::size_t>(n > 0 ? n : 0)), world(ranks.size(), MPI_UNDEFINED);
+    for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)] = i;
+    const bool translated = n > 0 && PMPI_Group_translate_ranks(group, n, ranks.data(), g_tables->world_group,
+                                                                 world.data()) == MPI_SUCCESS;
+    PMPI_Group_free(&group);
+    if (!translated) return false;
+    SpinGuard guard(lock);
+    for (const int w : world) {
+      if (w < 0 || static_cast<uint32_t>(w) >= g_tables->world_size) return false;  // (MPI_UNDEFINED)
+      const auto at = static_cast<std::size_t>(w);
+      if (seen.size() <= at) seen.resize(g_tables->world_size);
+      if (seen[at]) continue;
+      const std::string path = dir + "/" + format::rank_file_name(static_cast<uint32_t>(w));
+      if (::access(path.c_str(), F_OK) != 0) return false;
+      seen[at] = true;
+    }
+    return true;
+  }
+
+  // Gather the members' `size` and `disp_unit` of new window `window` over
+  // `comm`, every member at once (collective: called exactly once on every
+  // member for each window created with memory, whatever its id; 0: this
+  // rank does not record, it only takes part). Throws nothing: a caller's
+  // fallback must not run it twice.
+  void gather(uint32_t window, MPI_Comm comm, MPI_Aint size, int disp_unit) noexcept {
+    int n = 0;
+    if (!all_recorded(comm) || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || n <= 0) return;
+    const int64_t mine[2] = {static_cast<int64_t>(size), disp_unit};
+    auto* all = new std::vector<Member>(static_cast<std::size_t>(n));  // (bad_alloc here ends the process)
+    static_assert(sizeof(Member) == 2 * sizeof(int64_t));
+    if (PMPI_Allgather(mine, 2, MPI_INT64_T, all->data(), 2, MPI_INT64_T, comm) != MPI_SUCCESS || window == 0 ||
+        window >= Epochs::k_windows) {
+      delete all;
+      return;
+    }
+    delete members[window].exchange(all, std::memory_order_acq_rel);
+  }
+  void freed(uint32_t window) {
+    if (window != 0 && window < Epochs::k_windows) delete members[window].exchange(nullptr, std::memory_order_acq_rel);
+  }
+
+  // Return true when RMA communication call `e` (with traits `t`) reaches
+  // bytes outside its target's window for certain. The hot path (Put,
+  // Get of a predefined type: most calls) is a load of the window's table,
+  // a multiply and two compares, nothing allocated; a derived target
+  // datatype takes the flattened definition the tracer keeps of it
+  // (outside_derived).
+  template <class E>
+  bool outside(const E& e, const format::CallTraits& t) const {
+    if (e.window == 0 || e.window >= Epochs::k_windows || !e.peer.has_value() || *e.peer < 0) return false;
+    const std::vector<Member>* table = members[e.window].load(std::memory_order_acquire);
+    if (table == nullptr || static_cast<std::size_t>(*e.peer) >= table->size()) return false;
+    // Fetch_and_op and Compare_and_swap move one element of the origin's datatype.
+    const bool single =
+        t.buffers == format::BufferLayout::fetch_and_op || t.buffers == format::BufferLayout::compare_and_swap;
+    const int64_t count = single ? 1 : e.target_count;
+    const uint32_t type = single ? e.datatype : e.target_datatype;
+    if (count <= 0) return false;
+    const Member m = (*table)[static_cast<std::size_t>(*e.peer)];
+    const Int128 at = static_cast<Int128>(static_cast<int64_t>(e.target_disp)) * m.disp_unit;
+    if (type >= format::k_first_derived_id) return outside_derived(at, count, type, m.size);
+    // A predefined type: count x its size (for a pair type, MPI_DOUBLE_INT,
+    // its size is below its extent: a lower bound of the span).
+    const int64_t size = g_tables->basic_size[type];
+    return size > 0 && (at < 0 || at + static_cast<Int128>(count) * size > m.size);
+  }
+
+  // outside() of `count` elements of derived type `type` from byte `at` of
+  // a window of `window_size` bytes: their true bounds from the type's
+  // runs, the elements its extent apart (a truncated definition's run is
+  // its hull [lb, lb + extent): the call is then written on entry where it
+  // may fit, which costs only that write).
+  [[gnu::noinline]] static bool outside_derived(Int128 at, int64_t count, uint32_t type, int64_t window_size) {
+    const TypeExtent x = type_extent(type);
+    if (!x.known || x.true_ub <= x.true_lb) return false;
+    const Int128 last = static_cast<Int128>(count - 1) * x.extent;
+    const Int128 lo = at + x.true_lb + std::min<Int128>(0, last);
+    const Int128 hi = at + x.true_ub + std::max<Int128>(0, last);
+    return lo < 0 || hi > window_size;
+  }
+};
+WindowShapes* g_shapes = new WindowShapes;  // never destroyed
+
+// The gather of a window creation with memory (WindowShapes::gather) that
+// was not recorded: its wrapper's arguments `args` after MPI returned `rc`
+// (any other call: nothing, at compile time).
+template <Call C, class... A>
+int window_gather_untraced(int rc, A&... args) noexcept {
+  if constexpr (C == Call::Win_create || C == Call::Win_allocate || C == Call::Win_allocate_shared) {
+    if (rc != MPI_SUCCESS) return rc;
+    const auto at = std::forward_as_tuple(args...);
+    if constexpr (C == Call::Win_create)  // (base, size, disp_unit, info, comm, win)
+      g_shapes->gather(0, std::get<4>(at), std::get<1>(at), std::get<2>(at));
+    else  // (size, disp_unit, info, comm, baseptr, win)
+      g_shapes->gather(0, std::get<3>(at), std::get<0>(at), std::get<1>(at));
+  }
+  return rc;
+}
+
 // The derived datatypes committed (MPI_Type_commit, or MPI_Type_dup of a
 // committed one), by id, for doubtful(): MPI rejects an uncommitted or freed
 // datatype in communication, and the default error handler ends the process
@@ -780,6 +930,7 @@ bool doubtful(const E& e) {
   if (rma) {
     if (e.window == 0 || e.window == format::k_invalid_id) return true;
     if (t.role == Role::rma_comm && !g_epochs->allow(e.window, e.peer.value_or(-1))) return true;
+    if (t.role == Role::rma_comm && g_shapes->outside(e, t)) return true;
     if (t.role == Role::rma_sync && !g_epochs->in_range(e.window, e.peer.value_or(-1))) return true;
   } else if (e.comm == format::k_null_id || e.comm == format::k_invalid_id) {
     return true;
@@ -1726,6 +1877,24 @@ auto new_window_post(MPI_Win* win) {
   };
 }
 
+// The post of a window creation with memory: new_window_post, then
+// `more` (its outputs) on success, and the members' gather, exactly once
+// on success, also when the bookkeeping before it throws.
+template <class More>
+auto window_post(MPI_Win* win, MPI_Comm comm, MPI_Aint size, int disp_unit, More more) {
+  return [=](CallScope& s, int rc) {
+    if (rc != MPI_SUCCESS) return;
+    try {
+      new_window_post(win)(s, rc);
+      more(s);
+    } catch (...) {
+      g_shapes->gather(0, comm, size, disp_unit);
+      throw;
+    }
+    g_shapes->gather(*win != MPI_WIN_NULL ? s.out().window : 0, comm, size, disp_unit);
+  };
+}
+
 template <class F>
 int win_create(Call c, uintptr_t site, F&& pmpi, void*& base, MPI_Aint& size, int& disp_unit, MPI_Info&,
                MPI_Comm& comm, MPI_Win*& win) {
@@ -1734,7 +1903,7 @@ int win_create(Call c, uintptr_t site, F&& pmpi, void*& base, MPI_Aint& size, in
     e.win_base = addr(base);
     e.win_size = static_cast<uint64_t>(size);
     e.disp_unit = disp_unit;
-  }, new_window_post(win));
+  }, window_post(win, comm, size, disp_unit, [](CallScope&) {}));
 }
 template <class F>
 int win_allocate(Call c, uintptr_t site, F&& pmpi, MPI_Aint& size, int& disp_unit, MPI_Info&, MPI_Comm& comm,
@@ -1743,16 +1912,13 @@ int win_allocate(Call c, uintptr_t site, F&& pmpi, MPI_Aint& size, int& disp_uni
     e.comm = comm_id(comm);
     e.win_size = static_cast<uint64_t>(size);
     e.disp_unit = disp_unit;
-  }, [&](CallScope& s, int rc) {
-    new_window_post(win)(s, rc);
-    if (rc == MPI_SUCCESS) {
-      void* base = nullptr;
-      std::memcpy(&base, baseptr, sizeof base);
-      s.out().win_base = addr(base);
-      s.out().win_size = static_cast<uint64_t>(size);
-      s.out().disp_unit = disp_unit;
-    }
-  });
+  }, window_post(win, comm, size, disp_unit, [&](CallScope& s) {
+    void* base = nullptr;
+    std::memcpy(&base, baseptr, sizeof base);
+    s.out().win_base = addr(base);
+    s.out().win_size = static_cast<uint64_t>(size);
+    s.out().disp_unit = disp_unit;
+  }));
 }
 template <class F>
 int win_create_dynamic(Call c, uintptr_t site, F&& pmpi, MPI_Info&, MPI_Comm& comm, MPI_Win*& win) {
@@ -1777,8 +1943,10 @@ template <class F>
 int win_free(Call c, uintptr_t site, F&& pmpi, MPI_Win*& win) {
   MPI_Win handle = *win;
   return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(handle); },
-                [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS) g_tables->windows.erase(key(handle));
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  g_tables->windows.erase(key(handle));
+                  g_shapes->freed(s.e.window);
                 });
 }
 
@@ -2676,6 +2844,7 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
   g_tables->world_size = info.world_size;
   g_tables->world_facts = {rank, size};
   register_predefined();
+  g_shapes->dir = options.dir;  // (also where start fails: its answer is then "not all recorded")
   if (!handlers::start(info)) return;
   // The content check: off when the load/store runtime sees the stores
   // themselves (one finding, not two) or the annotate family is off.
@@ -2702,6 +2871,21 @@ void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
 namespace smtrace::tracer {
 namespace {
 
+// window_gather_untraced of a Fortran call that was not recorded, from
+// the arguments `f` as the program passed them.
+template <Call C, class... V>
+void window_gather_fortran(MPI_Fint rc, V*... f) noexcept {
+  if constexpr (C == Call::Win_create || C == Call::Win_allocate || C == Call::Win_allocate_shared) {
+    if (rc != MPI_SUCCESS) return;
+    const void* at[] = {f...};
+    // (base, size, disp_unit, info, comm, win); (size, disp_unit, info, comm, baseptr, win)
+    constexpr std::size_t first = C == Call::Win_create ? 1 : 0;
+    const MPI_Aint size = *static_cast<const MPI_Aint*>(at[first]);
+    const MPI_Fint unit = *static_cast<const MPI_Fint*>(at[first + 1]);
+    g_shapes->gather(0, PMPI_Comm_f2c(*static_cast<const MPI_Fint*>(at[first + 3])), size, static_cast<int>(unit));
+  }
+}
+
 template <Call C, class CFn, class ShapeFn, class... V>
 void fortran_call(const char* name, std::atomic<void*>& cache, uintptr_t site, MPI_Fint* ierr, ShapeFn&& shape_fn,
                   V*... f) {
@@ -2718,6 +2902,7 @@ void fortran_call(const char* name, std::atomic<void*>& cache, uintptr_t site, M
   if (!trace && !off) {
     if (!handlers::tracing()) before_init(C, site);
     pmpi(f..., &rc);
+    window_gather_fortran<C>(rc, f...);
     if (ierr) *ierr = rc;
     return;
   }
@@ -2740,14 +2925,21 @@ void fortran_call(const char* name, std::atomic<void*>& cache, uintptr_t site, M
         return static_cast<int>(rc);
       };
       fortran::t_active = true;
-      if (off) untraced(C, run, a.c()...);
-      else shape_fn(C, site, run, a.c()...);
+      if (off) {
+        untraced(C, run, a.c()...);
+        window_gather_fortran<C>(rc, f...);
+      } else {
+        shape_fn(C, site, run, a.c()...);
+      }
       fortran::t_active = false;
     }, args);
   } catch (...) {
     fortran::t_active = false;
     handlers::count_error();
-    if (!called) pmpi(f..., &rc);
+    if (!called) {
+      pmpi(f..., &rc);
+      window_gather_fortran<C>(rc, f...);
+    }
   }
   if (ierr) *ierr = rc;
 }
@@ -2824,9 +3016,10 @@ namespace tr = smtrace::tracer;
     if (!tr::handlers::should_trace(Call::Name)) {                                                    \
       if (!tr::handlers::family_off(Call::Name)) {                                                    \
         if (!tr::handlers::tracing()) tr::before_init(Call::Name, reinterpret_cast<uintptr_t>(__builtin_return_address(0))); \
-        return PMPI_##Name ARGS;                                                                      \
+        return tr::window_gather_untraced<Call::Name>(PMPI_##Name ARGS, SMTRACE_UNPAREN ARGS);       \
       }                                                                                               \
-      return tr::untraced(Call::Name, [&] { return PMPI_##Name ARGS; }, SMTRACE_UNPAREN ARGS);        \
+      return tr::window_gather_untraced<Call::Name>(                                                  \
+          tr::untraced(Call::Name, [&] { return PMPI_##Name ARGS; }, SMTRACE_UNPAREN ARGS), SMTRACE_UNPAREN ARGS); \
     }                                                                                                 \
     auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));                             \
     bool called = false;                                                                              \
@@ -2837,7 +3030,7 @@ namespace tr = smtrace::tracer;
           Call::Name, site, [&] { called = true; return rc = PMPI_##Name ARGS; }, SMTRACE_UNPAREN ARGS); \
     } catch (...) {                                                                                   \
       tr::handlers::count_error();                                                                    \
-      return called ? rc : original();                                                                \
+      return called ? rc : tr::window_gather_untraced<Call::Name>(original(), SMTRACE_UNPAREN ARGS);  \
     }                                                                                                 \
   }
 #define SMTRACE_WRAP_C SMTRACE_WRAP

@@ -138,3 +138,37 @@ endforeach()
 smtrace_check_test(comm_create_groups comm_create_groups 2 30 --finds invalid-argument
   --report-has "MPI_Comm_create on MPI_COMM_WORLD: rank 1 passes the group of 2 ranks 0 and 1, but rank 0")
 smtrace_check_test(comm_create_groups_fixed comm_create_groups 2 30 --clean ARGS fixed)
+# RMA calls whose target range lies outside the target's window (MPI-3.1
+# 11.3, rma_range.c): Open MPI tests the range at the origin and aborts
+# inside the call, which the tracer wrote on entry (wrappers.cpp
+# WindowShapes: every member's size and disp_unit, gathered at the window's
+# creation). Each mode has a fixed twin; edges_fixed makes correct calls at
+# the window's edges. (Brackets in the regexes are dots: a list element
+# with an unbalanced bracket is not split.)
+set(rma_range_says
+  "put=MPI_Put: target_disp 4 x disp_unit 4 with 1 x MPI_INT reaches bytes .16, 20. of target rank 1's window, outside its 16 bytes"
+  "get=MPI_Get: target_disp 3 x disp_unit 4 with 2 x MPI_INT reaches bytes .12, 20. of target rank 1's window"
+  "fetch=MPI_Fetch_and_op: target_disp 4 x disp_unit 4 with 1 x MPI_INT reaches bytes .16, 20."
+  "rput=MPI_Rput: target_disp -1 x disp_unit 4 with 1 x MPI_INT reaches bytes .-4, 0.")
+foreach(entry IN LISTS rma_range_says)
+  string(REGEX MATCH "^[a-z_]+" mode "${entry}")
+  string(REGEX REPLACE "^[a-z_]+=" "" says "${entry}")
+  smtrace_check_test(rma_range_${mode} rma_range 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+    --lacks deadlock --report-has "${says}" ARGS ${mode})
+  smtrace_check_test(rma_range_${mode}_fixed rma_range 2 30 --clean ARGS ${mode}_fixed)
+endforeach()
+# Windows of different sizes, under MPI_ERRORS_RETURN: the job ends well.
+foreach(mode sizes allocate)
+  smtrace_check_test(rma_range_${mode} rma_range 2 30 --finds invalid-argument --report-has
+    "MPI_Put: target_disp 0 x disp_unit 4 with 4 x MPI_INT reaches bytes .0, 16. of target rank 1's window, outside its 8 bytes"
+    ARGS ${mode})
+  smtrace_check_test(rma_range_${mode}_fixed rma_range 2 30 --clean ARGS ${mode}_fixed)
+endforeach()
+smtrace_check_test(rma_range_edges_fixed rma_range 2 30 --clean ARGS edges_fixed)
+# Not every member records (an MPMD context without the tracer, a rank
+# under SMTRACE_DISABLE=1): the tracer's gather of the window sizes must
+# not leave the others waiting.
+add_test(NAME e2e.rma_partial
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/rma_partial.sh $<TARGET_FILE:smtrace_cli> $<TARGET_FILE:smtrace>
+          $<TARGET_FILE:e2e_rma_range>)
+set_tests_properties(e2e.rma_partial PROPERTIES LABELS e2e TIMEOUT 90 PROCESSORS 2)
