@@ -164,6 +164,9 @@ foreach(mode sizes allocate)
     ARGS ${mode})
   smtrace_check_test(rma_range_${mode}_fixed rma_range 2 30 --clean ARGS ${mode}_fixed)
 endforeach()
+# The same with smtrace-mpi's ranks read by two processes: the origin's
+# range and the target's window reach process 0 from different readers.
+smtrace_check_test(rma_range_sizes_split rma_range 2 30 --finds invalid-argument --mpi-np 3 ARGS sizes)
 smtrace_check_test(rma_range_edges_fixed rma_range 2 30 --clean ARGS edges_fixed)
 # Not every member records (an MPMD context without the tracer, a rank
 # under SMTRACE_DISABLE=1): the tracer's gather of the window sizes must
