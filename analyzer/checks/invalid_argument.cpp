@@ -65,6 +65,7 @@
 // leave them out. An imported trace says what it lacks (trace_format/
 // content.hpp); the rules that read that are off there.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -245,18 +246,30 @@ class Pass final : public RankPass {
     int32_t disp_unit = 0;
   };
   std::vector<WindowShape> window_shapes;
-  struct RmaRange {
+  // The target ranges, one entry per call site, window, target and target
+  // layout (count, datatype, data span): of its calls, the first with the
+  // smallest target_disp and the first with the largest. The target's
+  // disp_unit is positive, so those two reach furthest below and above
+  // the target's window: they alone are judged (finish), whatever the
+  // number of calls (a loop over displacements keeps two).
+  struct RmaCall {
     uint64_t seq = 0;
+    int64_t disp = 0;  // target_disp, in the target's disp units
+    bool pending = false;
+  };
+  struct RmaRange {
     uint32_t site = 0;
     Call call = Call::unspecified;
     uint32_t window = 0;  // rank-local
     int32_t target = 0;   // in the window's communicator
-    int64_t disp = 0;     // target_disp, in the target's disp units
     int64_t count = 0;    // of `datatype`, at the target
     uint32_t datatype = 0;
     DataSpan span;        // the bytes they hold data in, from the displacement
-    bool pending = false;
-    bool operator==(const RmaRange&) const = default;
+    RmaCall low, high;
+    bool same_place(const RmaRange& o) const {
+      return site == o.site && call == o.call && window == o.window && target == o.target && count == o.count &&
+             datatype == o.datatype && span == o.span;
+    }
   };
   std::vector<RmaRange> rma_ranges;
 
@@ -635,12 +648,11 @@ class Pass final : public RankPass {
                                  type_class_name(type_class(m.type)), format::call_name(e.call)));
   }
 
-  // The target range of RMA communication call `e` (whose other arguments
-  // passed), kept for finish(), which knows the target's window. Only
-  // where the tracer recorded the displacement and the datatypes; not to
-  // MPI_PROC_NULL, nor with a target count of 0 or a span not known for
-  // certain (Footprint::data_span). A call that repeats the one before
-  // (a loop on one place) is kept once.
+  // Keep the target range of RMA communication call `e` (whose other
+  // arguments passed) in rma_ranges, for finish(), which knows the
+  // target's window. Only where the tracer recorded the displacement and
+  // the datatypes; not to MPI_PROC_NULL, nor with a target count of 0 or
+  // a span not known for certain (Footprint::data_span).
   void rma_range(const Event& e) {
     if (!m_recorded || lacks(format::Content::buffers) || lacks(format::Content::type_signatures)) return;
     if (!e.peer || *e.peer < 0) return;
@@ -648,16 +660,40 @@ class Pass final : public RankPass {
       if (b.arg != format::BufferArg::target) continue;
       const std::optional<DataSpan> span = Footprint(m_data).data_span(b.count, b.datatype);
       if (!span) return;
-      RmaRange r{e.seq, e.site, e.call, e.window, *e.peer, b.offset, b.count, b.datatype, *span, e.pending};
-      if (!rma_ranges.empty()) {
-        RmaRange last = rma_ranges.back();
-        last.seq = r.seq;
-        last.pending = r.pending;
-        if (last == r) return;
+      const RmaCall at{e.seq, b.offset, e.pending};
+      RmaRange r{e.site, e.call, e.window, *e.peer, b.count, b.datatype, *span, at, at};
+      // (Most calls repeat the place of the call before: no lookup.)
+      if (m_last_range >= rma_ranges.size() || !rma_ranges[m_last_range].same_place(r)) {
+        auto [it, fresh] = m_range_index.try_emplace(range_key(r), static_cast<uint32_t>(rma_ranges.size()));
+        if (fresh) {
+          m_last_range = rma_ranges.size();
+          rma_ranges.push_back(r);
+          return;
+        }
+        m_last_range = it->second;
       }
-      rma_ranges.push_back(r);
+      RmaRange& kept = rma_ranges[m_last_range];
+      if (at.disp < kept.low.disp) kept.low = at;
+      if (at.disp > kept.high.disp) kept.high = at;
       return;
     }
+  }
+  static std::string range_key(const RmaRange& r) {
+    std::string key(sizeof(uint32_t) * 4 + sizeof(int64_t) * 3 + sizeof(Call), '\0');
+    char* at = key.data();
+    auto put = [&](const auto& v) {
+      std::memcpy(at, &v, sizeof v);
+      at += sizeof v;
+    };
+    put(r.site);
+    put(r.call);
+    put(r.window);
+    put(r.target);
+    put(r.count);
+    put(r.datatype);
+    put(r.span.lo);
+    put(r.span.hi);
+    return key;
   }
 
   // --- requests
@@ -1057,6 +1093,9 @@ class Pass final : public RankPass {
   void comms_changed() { m_comm_rules = !m_freed_comms.empty() || !m_unready_comms.empty(); }
   std::unordered_set<uint32_t> m_committed;
   std::unordered_map<uint32_t, uint32_t> m_window_comm;
+  // rma_ranges' places (range_key) and the last one used.
+  std::unordered_map<std::string, uint32_t> m_range_index;
+  std::size_t m_last_range = SIZE_MAX;
   std::unordered_map<uint64_t, Persistent> m_persistent;
   // The rank's open requests: a non-persistent one there is active, and
   // says where it was created (a RawSite only when a finding names it).
@@ -1099,10 +1138,12 @@ class InvalidArgument final : public Check {
       if (auto problem = held_at_once(ctx, rank, *pass)) pass->problems.push_back(std::move(*problem));
       std::vector<RawProblem> ranges = rma_ranges(ctx, windows, rank, *pass);
       for (RawProblem& problem : pass->problems) {
-        // A call that failed (MPI_ERRORS_RETURN) for its target range is
-        // named by the range, not as a failure alone.
+        // A call that failed (MPI_ERRORS_RETURN) at a call site whose
+        // target ranges leave the window is named by the range, not as a
+        // failure alone (rma_ranges names one call of the site: its
+        // others failed for the same reason).
         if (problem.generic && std::any_of(ranges.begin(), ranges.end(), [&](const RawProblem& r) {
-              return r.sites[0].seq == problem.sites[0].seq;
+              return r.sites[0].site == problem.sites[0].site && r.sites[0].call == problem.sites[0].call;
             }))
           continue;
         grouped.add(ctx, std::move(problem));
@@ -1128,17 +1169,19 @@ class InvalidArgument final : public Check {
       cw(w.disp_unit);
     });
     c.list(p.rma_ranges, [](auto& cr, auto& r) {
-      cr(r.seq);
       cr(r.site);
       cr(r.call);
       cr(r.window);
       cr(r.target);
-      cr(r.disp);
       cr(r.count);
       cr(r.datatype);
       cr(r.span.lo);
       cr(r.span.hi);
-      cr(r.pending);
+      for (auto* call : {&r.low, &r.high}) {
+        cr(call->seq);
+        cr(call->disp);
+        cr(call->pending);
+      }
     });
     c.list(p.group_args, [](auto& cg, auto& g) {
       cg(g.seq);
@@ -1195,33 +1238,47 @@ class InvalidArgument final : public Check {
       auto shape = windows[*target].find(g);
       if (shape == windows[*target].end()) continue;
       const Pass::WindowShape& w = *shape->second;
+      // The call reaching furthest above the window, and the one furthest below.
       __extension__ typedef __int128 Int128;
-      const Int128 at = static_cast<Int128>(r.disp) * w.disp_unit;
-      const Int128 lo = at + r.span.lo, hi = at + r.span.hi;
-      if (lo >= 0 && hi <= static_cast<Int128>(w.size)) continue;
-      const auto bytes = [](Int128 v) {
-        // (Beyond int64_t only with a displacement near its limits.)
-        return v < INT64_MIN || v > INT64_MAX ? std::string(v < 0 ? "-2^63" : "2^63")
-                                              : std::to_string(static_cast<int64_t>(v));
-      };
-      RawProblem p;
-      p.problem = "rma range";
-      p.message = fmt::format("{}: target_disp {} x disp_unit {} with {} x {} reaches bytes [{}, {}) of target rank {}'s "
-                              "window, outside its {}",
-                              format::call_name(r.call), r.disp, w.disp_unit, r.count, basic_type_name(r.datatype),
-                              bytes(lo), bytes(hi), r.target, plural(w.size, "byte"));
-      p.sites.push_back(RawSite{rank, r.seq, r.call, r.site, r.pending ? "the call never returned" : "called here"});
-      p.sites.push_back(RawSite{*target, w.seq, w.call, w.site,
-                                fmt::format("the target creates its window here, {} with disp_unit {}",
-                                            plural(w.size, "byte"), w.disp_unit)});
-      p.notes.push_back(
-          "the target buffer, target_count elements of target_datatype at target_disp x disp_unit (the "
-          "target's) from the start of the target's window, must lie within the window (MPI-3.1 section 11.3; "
-          "MPI_ERR_RMA_RANGE)");
-      out.push_back(std::move(p));
+      const auto begin = [&](const Pass::RmaCall& c) { return static_cast<Int128>(c.disp) * w.disp_unit + r.span.lo; };
+      const auto end = [&](const Pass::RmaCall& c) { return static_cast<Int128>(c.disp) * w.disp_unit + r.span.hi; };
+      if (end(r.high) > static_cast<Int128>(w.size)) out.push_back(range_problem(rank, r, r.high, w, *target));
+      if (begin(r.low) < 0 && (r.low.seq != r.high.seq || end(r.high) <= static_cast<Int128>(w.size)))
+        out.push_back(range_problem(rank, r, r.low, w, *target));
       if (out.size() >= k_max_ranges) break;
     }
+    std::sort(out.begin(), out.end(), [](const RawProblem& a, const RawProblem& b) {
+      return a.sites[0].seq < b.sites[0].seq;
+    });
     return out;
+  }
+
+  // The problem of call `c` of `r` (rank `rank`), whose target range is
+  // outside window `w` of world rank `target`.
+  static RawProblem range_problem(uint32_t rank, const Pass::RmaRange& r, const Pass::RmaCall& c,
+                                  const Pass::WindowShape& w, uint32_t target) {
+    __extension__ typedef __int128 Int128;
+    const Int128 at = static_cast<Int128>(c.disp) * w.disp_unit;
+    const auto bytes = [](Int128 v) {
+      // (Beyond int64_t only with a displacement near its limits.)
+      return v < INT64_MIN || v > INT64_MAX ? std::string(v < 0 ? "-2^63" : "2^63")
+                                            : std::to_string(static_cast<int64_t>(v));
+    };
+    RawProblem p;
+    p.problem = "rma range";
+    p.message = fmt::format("{}: target_disp {} x disp_unit {} with {} x {} reaches bytes [{}, {}) of target rank {}'s "
+                            "window, outside its {}",
+                            format::call_name(r.call), c.disp, w.disp_unit, r.count, basic_type_name(r.datatype),
+                            bytes(at + r.span.lo), bytes(at + r.span.hi), r.target, plural(w.size, "byte"));
+    p.sites.push_back(RawSite{rank, c.seq, r.call, r.site, c.pending ? "the call never returned" : "called here"});
+    p.sites.push_back(RawSite{target, w.seq, w.call, w.site,
+                              fmt::format("the target creates its window here, {} with disp_unit {}",
+                                          plural(w.size, "byte"), w.disp_unit)});
+    p.notes.push_back(
+        "the target buffer, target_count elements of target_datatype at target_disp x disp_unit (the target's) "
+        "from the start of the target's window, must lie within the window (MPI-3.1 section 11.3; "
+        "MPI_ERR_RMA_RANGE)");
+    return p;
   }
   static constexpr std::size_t k_max_ranges = 4096;  // per rank, as a pass's problems
 

@@ -609,6 +609,35 @@ TEST_CASE("analyzer::invalid-argument::an RMA target range outside the target's 
     REQUIRE(found.size() == 1);
     CHECK(contains(found[0], "reaches bytes [16, 20)"));
   }
+  SUBCASE("calls of one site over many displacements: those reaching furthest") {
+    // One call site (the same site id) in a loop over displacements: the
+    // first call reaching furthest above the window and the first reaching
+    // furthest below are named; the error codes of the site's failed calls
+    // (rc 13) are not reported as such.
+    auto loop = [](std::vector<int64_t> disps, int32_t rc) {
+      return [=](Builder& t) {
+        for (int64_t d : disps) {
+          tf::Event& e = t.rma(Call::Put, 0, 1, 1, 0x2000, 1, static_cast<uint64_t>(d));
+          e.site = 99;
+          if (d < 0 || d > 3) e.rc = rc;
+        }
+        auto& sites = t.trace().ranks[0].sites;
+        sites[99] = sites.begin()->second;
+        sites[99].id = 99;
+      };
+    };
+    CHECK(run(same, ints, loop({0, 1, 2, 3, 2, 1, 0}, 0)).empty());
+    // (Both problems are at one source line: one finding, the first's headline.)
+    const V both = run(same, ints, loop({0, -2, -1, 4, 6, 5, 6, -2, 3}, 13));
+    REQUIRE(both.size() == 1);
+    CHECK(contains(both[0], "target_disp -2 x disp_unit 4 with 1 x MPI_INT reaches bytes [-8, -4)"));
+    const V low = run(same, ints, loop({0, -1, -3, -2}, 13));
+    REQUIRE(low.size() == 1);
+    CHECK(contains(low[0], "target_disp -3 x disp_unit 4 with 1 x MPI_INT reaches bytes [-12, -8)"));
+    const V high = run(same, ints, loop({0, 1, 2, 3, 4, 5}, 0));
+    REQUIRE(high.size() == 1);
+    CHECK(contains(high[0], "target_disp 5"));
+  }
 }
 
 TEST_CASE("analyzer::invalid-argument::each rule's common case, at its edges") {
