@@ -883,6 +883,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   // The replay's point-to-point ops and matches are read only by
   // build_model: once the shared model was tried, never again.
   bool reads_replay_ops() const override { return !m_shared->tried(); }
+  // Last, so that every check that reads the replay's ops has read them
+  // before the model's build frees them (docs/bench.md, the twentieth round).
+  FinishStage finish_stage() const override { return FinishStage::last; }
 
   // `later` can start before `earlier` returns when the last communication
   // call of later's rank before it can return before the first one of

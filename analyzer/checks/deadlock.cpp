@@ -60,7 +60,7 @@ class Deadlock final : public Check {
            "that will never act";
   }
 
-  bool finishes_late() const override { return true; }
+  FinishStage finish_stage() const override { return FinishStage::after_marks; }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>&,
               std::vector<Finding>& out) override {
