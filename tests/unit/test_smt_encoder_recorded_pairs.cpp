@@ -296,3 +296,52 @@ TEST_CASE("smt recorded pairs: the lists are the ops' recorded sends, kept by no
   CHECK(copy[late].size() == 1);
   CHECK(pairs->sends[late].empty());
 }
+
+TEST_CASE("smt recorded pairs: where the clocks would not run, the recorded pairs are taken without runs") {
+  // Tuning::hb_pruning off stands for a model too large for the clocks
+  // (clocks_fit false, as 64 x 1M halo events are): match_pairs then gives
+  // the counting rules' pairs, which recorded_pairs gives without a list per
+  // send, and no run is made to show that clocks would drop nothing.
+  smt::Tuning off;
+  off.hb_pruning = false;
+  SUBCASE("recorded matches that the clocks would drop: kept, as the whole analysis without clocks keeps them") {
+    ModelBuilder b(2);
+    const uint32_t r0 = b.recv(0, 1);
+    const uint32_t s0 = b.send(0, 1);
+    const uint32_t r1 = b.recv(1, 0);
+    const uint32_t s1 = b.send(1, 0);
+    b.record(r0, s1);
+    b.record(r1, s0);
+    const smt::Model model = b.build();
+    const smt::Prepared all(model, off);
+    const smt::Prepared only(model, off, {}, smt::PairFigures::pairs_only, 1);
+    CHECK(all.pairs.hb_skipped);
+    CHECK(skipped_clocks(only));
+    CHECK(only.pairs.pairs == 2);
+    CHECK(only.deadlock_free.empty());  // no run was made
+    CHECK(only.pairs.recvs.empty());
+    CHECK(same_prepared(model, all, only));
+    CHECK(same_deadlocks(model, all, only));
+  }
+  SUBCASE("exchanges between barriers") {
+    ModelBuilder b(3);
+    for (int round = 0; round < 3; ++round) {
+      const uint32_t r0 = b.irecv(0, 1, round);
+      const uint32_t s0 = b.isend(0, 1, round);
+      const uint32_t r1 = b.irecv(1, 0, round);
+      const uint32_t s1 = b.isend(1, 0, round);
+      b.wait(0, {r0, s0});
+      b.wait(1, {r1, s1});
+      b.record(r0, s1);
+      b.record(r1, s0);
+      b.barrier();
+    }
+    const smt::Model model = b.build();
+    const smt::Prepared all(model, off);
+    const smt::Prepared only(model, off, {}, smt::PairFigures::pairs_only, 1);
+    CHECK(skipped_clocks(only));
+    CHECK(only.deadlock_free.empty());
+    CHECK(same_prepared(model, all, only));
+    CHECK(same_deadlocks(model, all, only));
+  }
+}
