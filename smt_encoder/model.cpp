@@ -18,6 +18,9 @@
 #include <utility>
 
 #include <fmt/core.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "analyzer/comms.hpp"
 #include "analyzer/rank_data.hpp"
@@ -478,6 +481,12 @@ void link_ops(Model& model, Pace* pace, uint64_t done) {
   }
 }
 
+void give_back_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 void check_world_size(uint32_t world_size) {
   if (world_size < k_max_world) return;
   throw ModelLimit(fmt::format("a world of {} ranks is larger than the model holds ({} ranks at most)", world_size,
@@ -553,6 +562,9 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
   // half a second in (docs/bench.md, the sixteenth round together); the
   // deadline checks in Channels, find_cuts and Analysis bound the rest.
   Pace pace(deadline, 2 * ops);
+  // Bytes of the replay's ops freed since the heap last gave back its free pages.
+  constexpr std::size_t k_give_back_every = std::size_t{64} << 20;
+  std::size_t freed = 0;
 
   for (uint32_t r = 0; r < model.world_size; ++r) {
     if (!context.rank(r).present) continue;
@@ -707,8 +719,13 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
       }
     }
     if (release) {
+      freed += p2p.capacity() * sizeof(analyzer::P2POp);
       release->release_p2p(r);  // (`p2p` is read no more)
       release->release_matches(r);
+      if (freed >= k_give_back_every) {
+        give_back_free_memory();
+        freed = 0;
+      }
     }
     pace.now(model.ops.size());
   }

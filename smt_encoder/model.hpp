@@ -362,6 +362,16 @@ class ModelLimit : public std::runtime_error {
 // model (Op's 24-bit ranks).
 void check_world_size(uint32_t world_size);
 
+// Return the heap's free pages to the system (glibc: malloc_trim). Blocks
+// freed in the arenas of the threads that made them (the Collector's lists,
+// the reading's buffers, the replay's ops that smtrace-mpi's loading
+// threads made) are not reused by the model's blocks, made on another
+// thread, and stay resident otherwise: build_model calls it as it frees
+// the replay's ops (every 64 MiB freed), prove.cpp once the model is built
+// (docs/bench.md, the nineteenth and twenty-fourth rounds). Elsewhere
+// nothing.
+void give_back_free_memory();
+
 // Return the model of the analyzed trace in `context`, with what `collected`
 // saw. Throw BudgetSpent past `deadline`, ModelLimit (check_world_size)
 // before anything is built.

@@ -13,9 +13,6 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_set>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <fmt/core.h>
 
@@ -620,19 +617,6 @@ enum class Mode : uint8_t { prove, races, deadlocks };
 Deadline deadline_in(double seconds) {
   return std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-// Return the heap's free pages to the system (glibc: malloc_trim), once
-// the model is built and before Prepared builds on it: the Collector's
-// lists, the model's building tables and the reading's buffers, freed in
-// the arenas of the threads that made them, where the model's and
-// Prepared's blocks (made on this thread) would not reuse them, stay
-// resident otherwise (16 x 500k: 29 MB of the peak, docs/bench.md, the
-// nineteenth round, mem36). Elsewhere nothing.
-void give_back_free_memory() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
 }
 
 // The model of the trace and what every question on it needs, built once
