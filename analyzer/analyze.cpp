@@ -102,7 +102,7 @@ class AnalysisContext final : public Context {
   const Options* opts = nullptr;
   ScheduleOracle* oracle = nullptr;
   // During the checks' finish: the checks, which of them finish, the order
-  // they finish in (indices into checks: Check::finishes_late ones last)
+  // they finish in (indices into checks, by Check::finish_stage)
   // and the position in it of the one finishing now.
   const std::vector<std::unique_ptr<Check>>* checks = nullptr;
   std::vector<bool> finishes;
@@ -632,9 +632,10 @@ Result analyze(const fs::path& dir, const Options& options) {
   // Under CheckErrors::report a check that throws here loses its findings
   // (they may be half made) and is named in the result; the others still
   // report. Out of memory goes up.
-  for (const bool late : {false, true}) {
+  for (const Check::FinishStage stage :
+       {Check::FinishStage::normal, Check::FinishStage::after_marks, Check::FinishStage::last}) {
     for (std::size_t c = 0; c < checks.size(); ++c) {
-      if (checks[c]->finishes_late() == late) ctx.finish_order.push_back(c);
+      if (checks[c]->finish_stage() == stage) ctx.finish_order.push_back(c);
     }
   }
   for (std::size_t k = 0; k < ctx.finish_order.size(); ++k) {

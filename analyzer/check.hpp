@@ -92,7 +92,7 @@ class Context {
   // Erroneous calls: a check whose findings say that a call is erroneous
   // (an invalid argument, an RMA call outside its epoch, mismatched types:
   // Grouped's checks) marks its event, during its finish(); a check that
-  // finishes late (Check::finishes_late) asks. What MPI does inside such a
+  // finishes after the marks (Check::finish_stage) asks. What MPI does inside such a
   // call is not defined, and its default error handler ends the job inside
   // the ones it tests: a rank that stopped there was not waiting.
   // Thread safe.
@@ -204,10 +204,15 @@ class Check {
   // and every check after it (Context::releasable_replay). Conservative
   // by default.
   virtual bool reads_replay_ops() const { return true; }
-  // Return true when finish() asks Context::erroneous: the check then
-  // finishes after every check that returns false (the report's order of
-  // checks and findings does not change).
-  virtual bool finishes_late() const { return false; }
+  // When finish() runs, against the other checks (the report's order of
+  // checks and findings does not change): `normal`; `after_marks` when it
+  // asks Context::erroneous, after every `normal` check (Grouped's checks
+  // mark there); `last` when it may free what the others read (the SMT
+  // checks: their model's build hands back the replay's ops through
+  // Context::releasable_replay, which a check after it that reads them
+  // holds back). Within a stage, the checks' order.
+  enum class FinishStage : uint8_t { normal, after_marks, last };
+  virtual FinishStage finish_stage() const { return FinishStage::normal; }
   // Return true when the check's rank passes may run on another process
   // than its finish() (smtrace-mpi: where the rank file is read): the pass
   // reads only its rank's events and RankData (as every pass does), and

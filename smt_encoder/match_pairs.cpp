@@ -851,7 +851,7 @@ const std::vector<uint32_t>* Channels::ByTag::find(int32_t tag) const {
 }
 
 Channels::Channels(const Model& model, const Deadline& deadline)
-    : m_model(model), m_channel_pos(model.ops.size(), 0), m_tag_pos(model.ops.size(), 0) {
+    : m_model(model), m_channel_pos(model.ops.size(), 0) {
   uint64_t ticks = 0;
   // Dense ids: endpoints first (comm, rank), then the channels (endpoint,
   // sender) and receive slots (endpoint, named source or any); a table where
@@ -896,6 +896,14 @@ Channels::Channels(const Model& model, const Deadline& deadline)
     if (t == k_none) {
       t = static_cast<uint32_t>(list.tags.size());
       list.tags.push_back(tag);
+      // The first list with a second tag: from here on a tag's position may
+      // differ from the list's. Every op before `op` has its position in
+      // m_channel_pos by now (later ones hold their endpoint there, and are
+      // written below).
+      if (t == 1 && m_tag_pos.empty()) {
+        m_tag_pos.assign(m_channel_pos.begin(), m_channel_pos.begin() + op);
+        m_tag_pos.resize(m_channel_pos.size(), 0);
+      }
       // Lists per tag from the second tag on (the first one's is every op so far).
       if (t == 1) list.lists.push_back(list.all);
       if (t >= 1) list.lists.emplace_back();
@@ -910,6 +918,11 @@ Channels::Channels(const Model& model, const Deadline& deadline)
     list.lists[t].push_back(op);
     return static_cast<uint32_t>(list.lists[t].size() - 1);
   };
+  // The position by tag, where one is kept (m_tag_pos, once some list has
+  // two tags); else it is the list's position, set just before.
+  auto set_tag_pos = [&](uint32_t op, uint32_t pos) {
+    if (!m_tag_pos.empty()) m_tag_pos[op] = pos;
+  };
   for (uint32_t i = 0; i < model.ops.size(); ++i) {
     check_deadline(deadline, ticks);
     const Op& op = model.ops[i];
@@ -923,12 +936,12 @@ Channels::Channels(const Model& model, const Deadline& deadline)
       }
       ++m_endpoints[e].sends;
       m_channel_pos[i] = static_cast<uint32_t>(m_channels[c].all.size());
-      m_tag_pos[i] = add(m_channels[c], c, i, op.tag, channel_tag_index);
+      set_tag_pos(i, add(m_channels[c], c, i, op.tag, channel_tag_index));
     } else {
       const uint32_t slot = m_receive_ids.insert(e, static_cast<uint64_t>(op.peer + 1), static_cast<uint32_t>(m_receive_slots.size()));
       if (slot == m_receive_slots.size()) m_receive_slots.emplace_back();
       m_channel_pos[i] = static_cast<uint32_t>(m_receive_slots[slot].all.size());
-      m_tag_pos[i] = add(m_receive_slots[slot], slot, i, op.tag, receive_tag_index);
+      set_tag_pos(i, add(m_receive_slots[slot], slot, i, op.tag, receive_tag_index));
     }
   }
   auto finish = [](ByTag& list) {
@@ -962,7 +975,7 @@ uint32_t Channels::previous_send(uint32_t send, int32_t tag) const {
   if (tag == k_any || tag == s.tag) {
     const ByTag* c = s.peer >= 0 ? channel(s.rank, s.comm, static_cast<uint32_t>(s.peer)) : nullptr;
     if (!c) return k_none;
-    const uint32_t pos = tag == k_any ? m_channel_pos[send] : m_tag_pos[send];
+    const uint32_t pos = tag == k_any ? m_channel_pos[send] : tag_position(send);
     if (pos == 0) return k_none;
     return (tag == k_any ? c->all : *c->find(tag))[pos - 1];
   }
@@ -1016,7 +1029,7 @@ const std::vector<uint32_t>& Channels::posted_receives(uint32_t comm, uint32_t r
 uint32_t Channels::count_before(const std::vector<uint32_t>& list, uint32_t op) const {
   // A receive in `list` (one of its own two lists) is preceded by its position there.
   if (m_model.ops[op].kind == OpKind::recv) {
-    for (const uint32_t pos : {m_tag_pos[op], m_channel_pos[op]}) {
+    for (const uint32_t pos : {tag_position(op), m_channel_pos[op]}) {
       if (pos < list.size() && list[pos] == op) return pos;
     }
   }

@@ -107,7 +107,7 @@ class Channels {
   // Return the position of `send` in its channel (0 = first).
   uint32_t channel_position(uint32_t send) const { return m_channel_pos[send]; }
   // Return the position of `send` among the sends of its channel with its tag.
-  uint32_t tag_position(uint32_t send) const { return m_tag_pos[send]; }
+  uint32_t tag_position(uint32_t send) const { return m_tag_pos.empty() ? m_channel_pos[send] : m_tag_pos[send]; }
   // (For a receive the two positions are its places in receives() of its
   // endpoint, source and k_all, and of its source and tag: count_before's
   // answer for it there without a search.)
@@ -186,6 +186,8 @@ class Channels {
   const ByTag* channel(uint32_t source, uint32_t comm, uint32_t rank) const;
 
   const Model& m_model;
+  // Per op; m_tag_pos stays empty while every list has one tag, where the
+  // two positions are the same (the common case: a channel per tag).
   std::vector<uint32_t> m_channel_pos, m_tag_pos;
   uint32_t m_width = 0;          // ranks (and peers) below it
   PairIds m_endpoint_ids;        // (comm, rank) -> endpoint

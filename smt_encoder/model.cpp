@@ -18,6 +18,9 @@
 #include <utility>
 
 #include <fmt/core.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "analyzer/comms.hpp"
 #include "analyzer/rank_data.hpp"
@@ -421,48 +424,67 @@ uint32_t RankEvents::many(uint32_t k) const {
 }
 
 void link_ops(Model& model, Pace* pace, uint64_t done) {
-  // Count each event's posts (in `fill`) and completions (in `first`),
-  // then turn the counts into offsets, then fill in op order, the posts in
-  // one pass and the completions in another; `fill` is where each event's
-  // next one goes.
-  std::vector<std::vector<uint32_t>> fill(model.ranks.size());
-  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
-    for (Event& e : model.ranks[r].events) e.first = 0;
-    fill[r].assign(model.ranks[r].events.size(), 0);
+  // Rank by rank: count each event's posts (in `fill`) and completions (in
+  // `first`), then turn the counts into offsets, then fill in op order, the
+  // posts in one pass and the completions in another; `fill` is where each
+  // event's next one goes. A rank's ops are found as runs of consecutive
+  // ops (one run per rank where they come grouped by rank, as build_model
+  // makes them), so that one rank's `fill` is alive at a time, not one
+  // entry per event of the trace beside the model.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> runs(model.ranks.size());
+  for (uint32_t i = 0; i < model.ops.size();) {
+    const uint32_t rank = model.ops[i].rank;
+    uint32_t j = i + 1;
+    while (j < model.ops.size() && model.ops[j].rank == rank) ++j;
+    runs[rank].emplace_back(i, j);
+    i = j;
   }
-  for (const Op& op : model.ops) {
-    ++fill[op.rank][op.post];
-    if (op.done != k_none) ++model.ranks[op.rank].events[op.done].first;
-  }
+  std::vector<uint32_t> fill;
+  uint64_t linked = 0;
   for (uint32_t r = 0; r < model.ranks.size(); ++r) {
     RankEvents& rank = model.ranks[r];
+    for (Event& e : rank.events) e.first = 0;
+    fill.assign(rank.events.size(), 0);
+    for (const auto& [from, to] : runs[r]) {
+      for (uint32_t i = from; i < to; ++i) {
+        const Op& op = model.ops[i];
+        ++fill[op.post];
+        if (op.done != k_none) ++rank.events[op.done].first;
+      }
+    }
     rank.many_posted.clear();
     uint32_t at = 0;
     for (uint32_t k = 0; k < rank.events.size(); ++k) {
       Event& e = rank.events[k];
       const uint32_t completions = e.first;
-      const uint32_t posted = fill[r][k];
+      const uint32_t posted = fill[k];
       rank.set_posted(k, posted);
       e.first = at;
       e.waits = completions > 0;
-      fill[r][k] = at;
+      fill[k] = at;
       at += posted + completions;
     }
     rank.op_ids.assign(at, 0);
+    for (const auto& [from, to] : runs[r]) {
+      for (uint32_t i = from; i < to; ++i) {
+        if (pace != nullptr) pace->at(done + linked++);  // (the deadline too)
+        rank.op_ids[fill[model.ops[i].post]++] = i;
+      }
+    }
+    for (uint32_t k = 0; k < rank.events.size(); ++k) fill[k] = rank.events[k].first + rank.posted(k);
+    for (const auto& [from, to] : runs[r]) {
+      for (uint32_t i = from; i < to; ++i) {
+        const Op& op = model.ops[i];
+        if (op.done != k_none) rank.op_ids[fill[op.done]++] = i;
+      }
+    }
   }
-  for (uint32_t i = 0; i < model.ops.size(); ++i) {
-    if (pace != nullptr) pace->at(done + i);  // (the deadline too)
-    const Op& op = model.ops[i];
-    model.ranks[op.rank].op_ids[fill[op.rank][op.post]++] = i;
-  }
-  for (uint32_t r = 0; r < model.ranks.size(); ++r) {
-    const std::vector<Event>& events = model.ranks[r].events;
-    for (uint32_t k = 0; k < events.size(); ++k) fill[r][k] = events[k].first + model.ranks[r].posted(k);
-  }
-  for (uint32_t i = 0; i < model.ops.size(); ++i) {
-    const Op& op = model.ops[i];
-    if (op.done != k_none) model.ranks[op.rank].op_ids[fill[op.rank][op.done]++] = i;
-  }
+}
+
+void give_back_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 void check_world_size(uint32_t world_size) {
@@ -540,6 +562,9 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
   // half a second in (docs/bench.md, the sixteenth round together); the
   // deadline checks in Channels, find_cuts and Analysis bound the rest.
   Pace pace(deadline, 2 * ops);
+  // Bytes of the replay's ops freed since the heap last gave back its free pages.
+  constexpr std::size_t k_give_back_every = std::size_t{64} << 20;
+  std::size_t freed = 0;
 
   for (uint32_t r = 0; r < model.world_size; ++r) {
     if (!context.rank(r).present) continue;
@@ -681,28 +706,46 @@ Model build_model(const analyzer::Context& context, const Collector& collected, 
     }
     rank.limit = 2 * static_cast<uint32_t>(rank.events.size());
     if (stopped_inside) rank.limit = 2 * builder.index(blocked->seq) + 1;
-    if (release) release->release_p2p(r);  // (`p2p` is read no more)
+    // The recorded matches of the rank's receives, each send by its place
+    // in the replay (rank in `probe`, index in `recorded`) until every
+    // rank's ops are made, so that the rank's matches are freed here: not
+    // all of them are resident beside the model (link_ops' peak).
+    for (uint32_t i = 0; i < p2p.size(); ++i) {
+      const uint32_t op = p2p_op[r][i];
+      if (op == k_none || model.ops[op].kind != OpKind::recv) continue;
+      if (auto send = replay.matched({r, i})) {
+        model.ops[op].probe = send->rank;
+        model.ops[op].recorded = send->index;
+      }
+    }
+    if (release) {
+      freed += p2p.capacity() * sizeof(analyzer::P2POp);
+      release->release_p2p(r);  // (`p2p` is read no more)
+      release->release_matches(r);
+      if (freed >= k_give_back_every) {
+        give_back_free_memory();
+        freed = 0;
+      }
+    }
     pace.now(model.ops.size());
+  }
+
+  // Recorded matches: the sends' model ops. Then p2p_op is read only for
+  // the ranks with probes.
+  for (Op& op : model.ops) {
+    if (op.kind != OpKind::recv || op.probe == k_none) continue;
+    const uint32_t sender = op.probe, index = op.recorded;
+    op.probe = k_none;
+    op.recorded = sender < p2p_op.size() && index < p2p_op[sender].size() ? p2p_op[sender][index] : k_none;
+  }
+  for (uint32_t r = 0; r < model.world_size; ++r) {
+    if (probe_ops[r].empty()) std::vector<uint32_t>().swap(p2p_op[r]);
   }
 
   // Posts and completions per event.
   link_ops(model, &pace, ops);
   for (RankEvents& rank : model.ranks) {
     for (Event& e : rank.events) e.may_block = e.waits && really_blocks(e.call);
-  }
-
-  // Recorded matches.
-  for (uint32_t r = 0; r < model.world_size; ++r) {
-    for (uint32_t i = 0; i < p2p_op[r].size(); ++i) {
-      const uint32_t op = p2p_op[r][i];
-      if (op == k_none || model.ops[op].kind != OpKind::recv) continue;
-      if (auto send = replay.matched({r, i})) {
-        if (send->rank < p2p_op.size() && send->index < p2p_op[send->rank].size()) {
-          model.ops[op].recorded = p2p_op[send->rank][send->index];
-        }
-      }
-    }
-    if (release) release->release_matches(r);
   }
 
   // Post/start/complete/wait: the k-th receive of a channel that returned

@@ -129,32 +129,37 @@ enum class SendMode : uint8_t { standard, sync, buffered };
 // (reduce, gather); scan: members 0..i; exscan: members 0..i-1.
 enum class CollKind : uint8_t { full, from_root, to_root, scan, exscan };
 
-// World ranks and members below it: Op keeps them in 24 bits (build_model
-// builds no model of a larger world).
+// World ranks below it: Op keeps them in 24 bits (build_model builds no
+// model of a larger world).
 inline constexpr uint32_t k_max_world = uint32_t{1} << 24;
 
 // One per send, receive, probe and collective call of the trace (0.9 per
-// communicating event of a halo exchange): its kind and mode share 32-bit
-// words with its rank and member, and a receive's `probe` one with a
-// collective call's `instance` (no op has both; read each only for its
-// kind, k_none for the others), 36 bytes in place of 44.
+// communicating event of a halo exchange): its kind and mode share a 32-bit
+// word with its rank, a send's, receive's or probe's `tag` one with a
+// collective call's `member`, and a receive's `probe` one with a collective
+// call's `instance` (no op has both of a pair; read each only for its kind:
+// a collective call's tag is its member, a send's probe is k_none), 32
+// bytes in place of 44 (the model's largest part: docs/bench.md, the
+// twenty-fourth round).
 struct Op {
-  OpKind kind : 8 = OpKind::send;
+  OpKind kind : 4 = OpKind::send;
+  SendMode mode : 4 = SendMode::standard;  // send
   uint32_t rank : 24 = 0;     // world rank that posts it
   uint32_t post = 0;          // index of the posting event in the rank's events
   uint32_t done = k_none;     // index of the event that waits for it (k_none: none)
   uint32_t comm = 0;          // global communicator index
   int32_t peer = 0;           // send: destination world rank; recv/probe: source world rank or k_any
-  int32_t tag = 0;            // recv/probe: k_any for MPI_ANY_TAG
+  union {
+    int32_t tag = 0;          // send, recv, probe (recv/probe: k_any for MPI_ANY_TAG)
+    uint32_t member;          // coll: its rank in the instance's communicator
+  };
   uint32_t recorded = k_none; // recv/probe: the send it took (saw) in the recorded run
   union {
     uint32_t probe = k_none;  // recv: the wildcard probe whose message it takes
     uint32_t instance;        // coll: index into Model::instances
   };
-  SendMode mode : 8 = SendMode::standard;
-  uint32_t member : 24 = 0;   // coll: its rank in the instance's communicator
 };
-static_assert(sizeof(Op) == 36);
+static_assert(sizeof(Op) == 32);
 
 // One per communicating event of the trace, 16 bytes: its seq and the
 // number of ops it posts are read through RankEvents (seq(), posted()),
@@ -356,6 +361,16 @@ class ModelLimit : public std::runtime_error {
 // Throw ModelLimit when a world of `world_size` ranks is too large for the
 // model (Op's 24-bit ranks).
 void check_world_size(uint32_t world_size);
+
+// Return the heap's free pages to the system (glibc: malloc_trim). Blocks
+// freed in the arenas of the threads that made them (the Collector's lists,
+// the reading's buffers, the replay's ops that smtrace-mpi's loading
+// threads made) are not reused by the model's blocks, made on another
+// thread, and stay resident otherwise: build_model calls it as it frees
+// the replay's ops (every 64 MiB freed), prove.cpp once the model is built
+// (docs/bench.md, the nineteenth and twenty-fourth rounds). Elsewhere
+// nothing.
+void give_back_free_memory();
 
 // Return the model of the analyzed trace in `context`, with what `collected`
 // saw. Throw BudgetSpent past `deadline`, ModelLimit (check_world_size)

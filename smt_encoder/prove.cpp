@@ -13,9 +13,6 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_set>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <fmt/core.h>
 
@@ -622,19 +619,6 @@ Deadline deadline_in(double seconds) {
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-// Return the heap's free pages to the system (glibc: malloc_trim), once
-// the model is built and before Prepared builds on it: the Collector's
-// lists, the model's building tables and the reading's buffers, freed in
-// the arenas of the threads that made them, where the model's and
-// Prepared's blocks (made on this thread) would not reuse them, stay
-// resident otherwise (16 x 500k: 29 MB of the peak, docs/bench.md, the
-// nineteenth round, mem36). Elsewhere nothing.
-void give_back_free_memory() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
 // The model of the trace and what every question on it needs, built once
 // for the SMT checks of one analysis (or for one prove()).
 struct Built {
@@ -883,6 +867,9 @@ class SmtCheck final : public analyzer::Check, public analyzer::ScheduleOracle {
   // The replay's point-to-point ops and matches are read only by
   // build_model: once the shared model was tried, never again.
   bool reads_replay_ops() const override { return !m_shared->tried(); }
+  // Last, so that every check that reads the replay's ops has read them
+  // before the model's build frees them (docs/bench.md, the twentieth round).
+  FinishStage finish_stage() const override { return FinishStage::last; }
 
   // `later` can start before `earlier` returns when the last communication
   // call of later's rank before it can return before the first one of

@@ -171,8 +171,10 @@ struct Solution {
 // those figures). Then, on a model without wildcards whose pairs by the
 // counting rules and cuts are its recorded matches, the happens-before
 // clocks are not built when a run shows that they would drop none of those
-// pairs (solve.cpp, happens_before_drops_none): the same pairs and parts,
-// with MatchPairs::hb_passes 0 and hb_skipped set.
+// pairs (solve.cpp, happens_before_drops_none), and not at all where they
+// would not run (Tuning::hb_pruning off, or !clocks_fit): the same pairs
+// and parts, with MatchPairs::hb_passes 0 and hb_skipped set, and no list
+// per send (MatchPairs::recvs, probes: the parts make theirs).
 enum class PairFigures : uint8_t { all, pairs_only };
 
 // What every question on a model needs: its cuts, channel index, match

@@ -60,7 +60,7 @@ class Deadlock final : public Check {
            "that will never act";
   }
 
-  bool finishes_late() const override { return true; }
+  FinishStage finish_stage() const override { return FinishStage::after_marks; }
 
   void finish(const Context& ctx, std::vector<std::unique_ptr<RankPass>>&,
               std::vector<Finding>& out) override {
@@ -513,15 +513,19 @@ class Deadlock final : public Check {
         w.what.push_back(fmt::format("{} waits for the other members of its {}, which the trace does not describe",
                                      format::call_name(c), t.family == format::Family::rma ? "window" : "communicator"));
       } else {
+        // MPI_Comm_create_group is collective over its group only (MPI-3.1
+        // section 6.4.2), when the trace describes it.
+        const format::CommDef* group = c == Call::Comm_create_group ? ctx.rank(r).comm(e.group) : nullptr;
         std::vector<uint32_t> absent;
-        for (uint32_t s : comms.comm(g).world_ranks) {
+        for (uint32_t s : group ? group->world_ranks : comms.comm(g).world_ranks) {
           if (s != r && !inside_same(s)) absent.push_back(s);
         }
         w.ranks.insert(absent.begin(), absent.end());
         if (!absent.empty()) {
-          w.what.push_back(fmt::format("{} waits for {} {} {} {}, which {} not inside it", format::call_name(c),
+          w.what.push_back(fmt::format("{} waits for {} {} {} {}{}, which {} not inside it", format::call_name(c),
                                        absent.size() == 1 ? "rank" : "ranks", rank_list(absent), what,
-                                       comms.comm(g).name, absent.size() == 1 ? "is" : "are"));
+                                       group ? "its group in " : "", comms.comm(g).name,
+                                       absent.size() == 1 ? "is" : "are"));
         }
         // Every other member is inside it (or there is none): it waits for nobody.
       }

@@ -31,6 +31,10 @@
 // - buffers: not NULL with count > 0 and a type that has data;
 // - MPI_IN_PLACE: only where the call allows it (section 5.2.1), never on
 //   an intercommunicator;
+// - communicators made (sections 6.4.2, 7.5.1): a Comm_split color not
+//   below MPI_UNDEFINED, a Cart_create grid that fits; across ranks
+//   (finish): the groups of one MPI_Comm_create agree, and so do those of
+//   one MPI_Comm_create_group, paired member by member;
 // - windows: not MPI_WIN_NULL, not freed; disp_unit > 0 at creation;
 // - RMA target ranges (section 11.3): the target buffer of an RMA
 //   communication call, target_count elements of target_datatype from
@@ -224,12 +228,15 @@ class Pass final : public RankPass {
   };
   std::vector<AttachPeriod> attaches;
   std::vector<BufferedSend> buffered_sends;
-  // Each MPI_Comm_create on an intracommunicator, with its group's world
-  // ranks, for the rule across ranks (finish).
+  // Each MPI_Comm_create and MPI_Comm_create_group on an intracommunicator,
+  // with its group's world ranks (and the tag), for the rules across ranks
+  // (finish).
   struct GroupArg {
     uint64_t seq = 0;
     uint32_t site = 0;
     uint32_t comm = 0;  // rank-local
+    Call call = Call::Comm_create;
+    int32_t tag = 0;    // Comm_create_group's
     std::vector<uint32_t> group;
   };
   std::vector<GroupArg> group_args;
@@ -786,9 +793,10 @@ class Pass final : public RankPass {
     switch (t.resource) {
       case format::Resource::comm_new:
         comm(e.comm);
-        if (e.call == Call::Comm_create && !comm_place(m_data, e.comm).inter) {
+        if ((e.call == Call::Comm_create || (e.call == Call::Comm_create_group && e.tag)) &&
+            !comm_place(m_data, e.comm).inter) {
           if (const format::CommDef* g = m_data.comm(e.group))
-            group_args.push_back({e.seq, e.site, e.comm, g->world_ranks});
+            group_args.push_back({e.seq, e.site, e.comm, e.call, e.tag.value_or(0), g->world_ranks});
         }
         if (e.call == Call::Comm_split && e.color < -1)  // (the tracer writes MPI_UNDEFINED as -1)
           add("split color", fmt::format("color {} is negative and not MPI_UNDEFINED", e.color));
@@ -1151,12 +1159,13 @@ class InvalidArgument final : public Check {
       for (RawProblem& problem : ranges) grouped.add(ctx, std::move(problem));
     }
     comm_create_groups(ctx, passes, grouped);
+    comm_create_group_groups(ctx, passes, grouped);
     grouped.emit(out);
   }
 
  private:
   // What finish() reads of a pass besides its problems: the buffered
-  // sends and the groups of MPI_Comm_create. P: Pass when loading, const
+  // sends and the groups of MPI_Comm_create(_group). P: Pass when loading, const
   // Pass when saving.
   template <class Coder, class P>
   static void code_across_ranks(Coder& c, P& p) {
@@ -1187,6 +1196,8 @@ class InvalidArgument final : public Check {
       cg(g.seq);
       cg(g.site);
       cg(g.comm);
+      cg(g.call);
+      cg(g.tag);
       cg.list(g.group, [](auto& cr, auto& rank) { cr(rank); });
     });
     c.list(p.attaches, [](auto& ca, auto& a) {
@@ -1299,6 +1310,7 @@ class InvalidArgument final : public Check {
       if (!pass) continue;
       std::map<uint32_t, uint32_t> made;  // global comm -> calls so far
       for (const Pass::GroupArg& arg : pass->group_args) {
+        if (arg.call != Call::Comm_create) continue;
         const uint32_t g = ctx.comms().global(rank, arg.comm);
         if (g != k_no_comm) calls[{g, made[g]++}].push_back({rank, &arg});
       }
@@ -1337,6 +1349,72 @@ class InvalidArgument final : public Check {
       }
     }
     return std::nullopt;
+  }
+
+  // MPI_Comm_create_group (MPI-3.1 section 6.4.2): collective over the
+  // group it is passed, whose members all pass the same group and tag.
+  // Only the members call it, so calls are paired member by member: the
+  // i-th call of rank a on a communicator with a tag whose group holds
+  // rank b is the one of b's calls there with that tag whose group holds a,
+  // the i-th of those (the same pairing from b's side). A pair whose groups
+  // differ is reported once (from its lower rank); a member that never
+  // makes the call says nothing (its trace may end first; a call whose tag
+  // differs is not paired).
+  static void comm_create_group_groups(const Context& ctx, const std::vector<std::unique_ptr<RankPass>>& passes,
+                                       Grouped& grouped) {
+    // (global comm, tag) -> per rank: its calls there
+    std::map<std::pair<uint32_t, int32_t>, std::map<uint32_t, std::vector<const Pass::GroupArg*>>> calls;
+    for (uint32_t rank = 0; rank < passes.size(); ++rank) {
+      const auto* pass = dynamic_cast<const Pass*>(passes[rank].get());
+      if (!pass) continue;
+      for (const Pass::GroupArg& arg : pass->group_args) {
+        if (arg.call != Call::Comm_create_group) continue;
+        const uint32_t g = ctx.comms().global(rank, arg.comm);
+        if (g != k_no_comm) calls[{g, arg.tag}][rank].push_back(&arg);
+      }
+    }
+    auto holds = [](const Pass::GroupArg& arg, uint32_t rank) {
+      return std::find(arg.group.begin(), arg.group.end(), rank) != arg.group.end();
+    };
+    // Return the i-th call of `of` whose group holds `rank`, or nullptr.
+    auto nth_holding = [&](const std::vector<const Pass::GroupArg*>& of, uint32_t rank, std::size_t i) {
+      for (const Pass::GroupArg* arg : of) {
+        if (holds(*arg, rank) && i-- == 0) return arg;
+      }
+      return static_cast<const Pass::GroupArg*>(nullptr);
+    };
+    for (const auto& [key, ranks] : calls) {
+      const GlobalComm& comm = ctx.comms().comm(key.first);
+      for (const auto& [a, mine] : ranks) {
+        for (const Pass::GroupArg* arg : mine) {
+          for (const uint32_t b : arg->group) {
+            if (b <= a) continue;
+            auto theirs = ranks.find(b);
+            if (theirs == ranks.end()) continue;
+            std::size_t i = 0;  // a's calls before this one whose group holds b
+            for (const Pass::GroupArg* earlier : mine) {
+              if (earlier == arg) break;
+              i += holds(*earlier, b) ? 1 : 0;
+            }
+            const Pass::GroupArg* other = nth_holding(theirs->second, a, i);
+            if (!other || other->group == arg->group) continue;
+            auto text = [](const std::vector<uint32_t>& group) {
+              return "the group of " + plural(group.size(), "rank") + " " + rank_list(group);
+            };
+            grouped.add(ctx, RawProblem{
+                "comm create group",
+                fmt::format("MPI_Comm_create_group on {} with tag {}: rank {} passes {}, but rank {}, a member of "
+                            "it, passes {}",
+                            comm.name, key.second, a, text(arg->group), b, text(other->group)),
+                {RawSite{a, arg->seq, Call::Comm_create_group, arg->site, "passes this group"},
+                 RawSite{b, other->seq, Call::Comm_create_group, other->site, "passes another group"}},
+                {"every member of the group must pass the same group, its ranks in the same order, and the same "
+                 "tag (MPI-3.1 section 6.4.2)"}});
+            break;  // one problem per call
+          }
+        }
+      }
+    }
   }
 
   // Return true when the message that rank `rank`'s buffered send at `seq`

@@ -138,6 +138,12 @@ endforeach()
 smtrace_check_test(comm_create_groups comm_create_groups 2 30 --finds invalid-argument
   --report-has "MPI_Comm_create on MPI_COMM_WORLD: rank 1 passes the group of 2 ranks 0 and 1, but rank 0")
 smtrace_check_test(comm_create_groups_fixed comm_create_groups 2 30 --clean ARGS fixed)
+# MPI_Comm_create_group: calls paired member by member (a legal sequence of
+# overlapping groups first), then a member naming the ranks in another order.
+# (Open MPI waits forever in the call with the other order: the job is killed.)
+smtrace_check_test(comm_create_group comm_create_group 3 40 --expect-fail --kill-after 8 --finds invalid-argument
+  --report-has "MPI_Comm_create_group on MPI_COMM_WORLD with tag 8: rank 0 passes the group of 2 ranks 0 and 1, but rank 1" ARGS order)
+smtrace_check_test(comm_create_group_fixed comm_create_group 3 30 --clean ARGS fixed)
 # RMA calls whose target range lies outside the target's window (MPI-3.1
 # 11.3, rma_range.c): Open MPI tests the range at the origin and aborts
 # inside the call, which the tracer wrote on entry (wrappers.cpp

@@ -1397,7 +1397,9 @@ struct ReleaseSeen {
 };
 class ReleaseProbe final : public smtrace::analyzer::Check {
  public:
-  ReleaseProbe(std::string name, bool done, ReleaseSeen* seen) : m_name(std::move(name)), m_done(done), m_seen(seen) {}
+  ReleaseProbe(std::string name, bool done, ReleaseSeen* seen, FinishStage stage = FinishStage::normal)
+      : m_name(std::move(name)), m_done(done), m_seen(seen), m_stage(stage) {}
+  FinishStage finish_stage() const override { return m_stage; }
   std::string_view name() const override { return m_name; }
   smtrace::analyzer::Severity severity() const override { return smtrace::analyzer::Severity::error; }
   std::string_view description() const override { return "frees the replay's ops for the test"; }
@@ -1422,6 +1424,7 @@ class ReleaseProbe final : public smtrace::analyzer::Check {
   std::string m_name;
   bool m_done;
   ReleaseSeen* m_seen;
+  FinishStage m_stage;
 };
 }  // namespace
 
@@ -1469,5 +1472,19 @@ TEST_CASE("analyzer: the replay's ops are handed out for freeing only when no ch
     ReleaseSeen seen;
     run(true, true, seen);
     CHECK(seen.got);
+  }
+  // The deadlock check reads them and finishes after the marks, after the
+  // normal checks: a probe at the normal stage finishes before it and gets
+  // nothing; one at the last stage, as the SMT checks are, gets them.
+  for (const auto stage : {smtrace::analyzer::Check::FinishStage::normal,
+                           smtrace::analyzer::Check::FinishStage::last}) {
+    CAPTURE(static_cast<int>(stage));
+    ReleaseSeen seen;
+    smtrace::analyzer::Options options;
+    options.checks = {"release-probe", "deadlock"};
+    options.extra_checks.push_back(
+        [&seen, stage] { return std::make_unique<ReleaseProbe>("release-probe", true, &seen, stage); });
+    smtrace::analyzer::analyze(dir, options);
+    CHECK(seen.got == (stage == smtrace::analyzer::Check::FinishStage::last));
   }
 }

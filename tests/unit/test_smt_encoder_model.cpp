@@ -950,27 +950,36 @@ TEST_CASE("smt model: link_ops against a list of posts and one of completions pe
   }
 }
 
-TEST_CASE("smt model: Op keeps ranks and members of 24 bits beside its kind and mode") {
+TEST_CASE("smt model: Op keeps ranks of 24 bits beside its kind and mode, a collective's member in its tag's word") {
   // (Copies of the bit-fields: CHECK takes its operands by reference.)
   smt::Op op;
   CHECK(smt::OpKind{op.kind} == smt::OpKind::send);
   CHECK(smt::SendMode{op.mode} == smt::SendMode::standard);
   CHECK(uint32_t{op.rank} == 0);
-  CHECK(uint32_t{op.member} == 0);
+  CHECK(op.tag == 0);
+  CHECK(op.probe == smt::k_none);
   const uint32_t top = smt::k_max_world - 1;
   op.rank = top;
-  op.member = top - 1;
   op.kind = smt::OpKind::coll;
   op.mode = smt::SendMode::buffered;
+  op.member = top - 1;
   CHECK(uint32_t{op.rank} == top);
-  CHECK(uint32_t{op.member} == top - 1);
+  CHECK(op.member == top - 1);
   CHECK(smt::OpKind{op.kind} == smt::OpKind::coll);
   CHECK(smt::SendMode{op.mode} == smt::SendMode::buffered);
   op.rank = 3;
   CHECK(smt::OpKind{op.kind} == smt::OpKind::coll);
+  CHECK(smt::SendMode{op.mode} == smt::SendMode::buffered);
   op.kind = smt::OpKind::probe;
   CHECK(uint32_t{op.rank} == 3);
-  CHECK(uint32_t{op.member} == top - 1);
+  CHECK(smt::SendMode{op.mode} == smt::SendMode::buffered);
+  op.mode = smt::SendMode::sync;
+  CHECK(smt::OpKind{op.kind} == smt::OpKind::probe);
+  CHECK(uint32_t{op.rank} == 3);
+  op.member = UINT32_MAX;  // members are not bounded by k_max_world
+  CHECK(op.member == UINT32_MAX);
+  CHECK(op.peer == 0);
+  CHECK(op.recorded == smt::k_none);
 }
 
 TEST_CASE("smt model: Event keeps 16 bytes, the rank keeps seqs past 2^32 and many posts per event") {

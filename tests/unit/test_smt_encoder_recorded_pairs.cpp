@@ -102,6 +102,20 @@ bool same_deadlocks(const smt::Model& model, const smt::Prepared& a, const smt::
   return true;
 }
 
+// Both ranks receive from the other first, then send: the recorded matches
+// cross (a damaged trace's), each receive's one candidate by the counting
+// rules, which the clocks drop.
+smt::Model crossed_receives() {
+  ModelBuilder b(2);
+  const uint32_t r0 = b.recv(0, 1);
+  const uint32_t s0 = b.send(0, 1);
+  const uint32_t r1 = b.recv(1, 0);
+  const uint32_t s1 = b.send(1, 0);
+  b.record(r0, s1);
+  b.record(r1, s0);
+  return b.build();
+}
+
 }  // namespace
 
 TEST_CASE("smt recorded pairs: without wildcards the clocks are skipped, same pairs and parts") {
@@ -141,14 +155,7 @@ TEST_CASE("smt recorded pairs: a recorded match the model cannot make falls back
   // each receive's one candidate by the counting rules, but the clocks put
   // 1's send after 0's receive returns (0 sends to 1 only after it), so the
   // whole analysis drops the pair, and the parts' run never posts the sends.
-  ModelBuilder b(2);
-  const uint32_t r0 = b.recv(0, 1);
-  const uint32_t s0 = b.send(0, 1);
-  const uint32_t r1 = b.recv(1, 0);
-  const uint32_t s1 = b.send(1, 0);
-  b.record(r0, s1);
-  b.record(r1, s0);
-  const smt::Model model = b.build();
+  const smt::Model model = crossed_receives();
   const smt::Prepared all(model, smt::Tuning{});
   const smt::Prepared only(model, smt::Tuning{}, {}, smt::PairFigures::pairs_only, 1);
   CHECK(!skipped_clocks(only));
@@ -295,4 +302,46 @@ TEST_CASE("smt recorded pairs: the lists are the ops' recorded sends, kept by no
   copy.list(late).push_back(s1);
   CHECK(copy[late].size() == 1);
   CHECK(pairs->sends[late].empty());
+}
+
+TEST_CASE("smt recorded pairs: where the clocks would not run, the recorded pairs are taken without runs") {
+  // Tuning::hb_pruning off stands for a model too large for the clocks
+  // (clocks_fit false, as 64 x 1M halo events are): match_pairs then gives
+  // the counting rules' pairs, which recorded_pairs gives without a list per
+  // send, and no run is made to show that clocks would drop nothing.
+  smt::Tuning off;
+  off.hb_pruning = false;
+  SUBCASE("recorded matches that the clocks would drop: kept, as the whole analysis without clocks keeps them") {
+    const smt::Model model = crossed_receives();
+    const smt::Prepared all(model, off);
+    const smt::Prepared only(model, off, {}, smt::PairFigures::pairs_only, 1);
+    CHECK(all.pairs.hb_skipped);
+    CHECK(skipped_clocks(only));
+    CHECK(only.pairs.pairs == 2);
+    CHECK(only.deadlock_free.empty());  // no run was made
+    CHECK(only.pairs.recvs.empty());
+    CHECK(same_prepared(model, all, only));
+    CHECK(same_deadlocks(model, all, only));
+  }
+  SUBCASE("exchanges between barriers") {
+    ModelBuilder b(3);
+    for (int round = 0; round < 3; ++round) {
+      const uint32_t r0 = b.irecv(0, 1, round);
+      const uint32_t s0 = b.isend(0, 1, round);
+      const uint32_t r1 = b.irecv(1, 0, round);
+      const uint32_t s1 = b.isend(1, 0, round);
+      b.wait(0, {r0, s0});
+      b.wait(1, {r1, s1});
+      b.record(r0, s1);
+      b.record(r1, s0);
+      b.barrier();
+    }
+    const smt::Model model = b.build();
+    const smt::Prepared all(model, off);
+    const smt::Prepared only(model, off, {}, smt::PairFigures::pairs_only, 1);
+    CHECK(skipped_clocks(only));
+    CHECK(only.deadlock_free.empty());
+    CHECK(same_prepared(model, all, only));
+    CHECK(same_deadlocks(model, all, only));
+  }
 }

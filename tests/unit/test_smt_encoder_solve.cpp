@@ -452,7 +452,7 @@ TEST_CASE("smt race witnesses past the step budget: the same ones cut whatever t
 }
 
 TEST_CASE("smt model: a receive's probe and a collective's instance share Op's word, kept apart by kind in a part") {
-  static_assert(sizeof(smt::Op) == 36);
+  static_assert(sizeof(smt::Op) == 32);
   // A barrier, then a matched probe and its receive on rank 1 with a send
   // from rank 0, then a second barrier: the part after the first barrier
   // re-indexes the receive's probe as an op and the barrier's instance as
