@@ -102,6 +102,19 @@ bool same_deadlocks(const smt::Model& model, const smt::Prepared& a, const smt::
   return true;
 }
 
+// One exchange of ranks 0 and 1 with tag `tag`: Irecv, Isend and a
+// Waitall on each; its matches (receive, send) appended to `matches`.
+void exchange(ModelBuilder& b, int tag, std::vector<std::pair<uint32_t, uint32_t>>& matches) {
+  const uint32_t r0 = b.irecv(0, 1, tag);
+  const uint32_t s0 = b.isend(0, 1, tag);
+  const uint32_t r1 = b.irecv(1, 0, tag);
+  const uint32_t s1 = b.isend(1, 0, tag);
+  b.wait(0, {r0, s0});
+  b.wait(1, {r1, s1});
+  matches.emplace_back(r0, s1);
+  matches.emplace_back(r1, s0);
+}
+
 // Both ranks receive from the other first, then send: the recorded matches
 // cross (a damaged trace's), each receive's one candidate by the counting
 // rules, which the clocks drop.
@@ -124,14 +137,7 @@ TEST_CASE("smt recorded pairs: without wildcards the clocks are skipped, same pa
   ModelBuilder b(3);
   std::vector<std::pair<uint32_t, uint32_t>> matches;
   for (int round = 0; round < 2; ++round) {
-    const uint32_t r0 = b.irecv(0, 1, round);
-    const uint32_t s0 = b.isend(0, 1, round);
-    const uint32_t r1 = b.irecv(1, 0, round);
-    const uint32_t s1 = b.isend(1, 0, round);
-    b.wait(0, {r0, s0});
-    b.wait(1, {r1, s1});
-    matches.emplace_back(r0, s1);
-    matches.emplace_back(r1, s0);
+    exchange(b, round, matches);
     const uint32_t ss = b.send(2, 0, 7, true);
     const uint32_t rr = b.recv(0, 2, 7);
     matches.emplace_back(rr, ss);
@@ -325,17 +331,12 @@ TEST_CASE("smt recorded pairs: where the clocks would not run, the recorded pair
   }
   SUBCASE("exchanges between barriers") {
     ModelBuilder b(3);
+    std::vector<std::pair<uint32_t, uint32_t>> matches;
     for (int round = 0; round < 3; ++round) {
-      const uint32_t r0 = b.irecv(0, 1, round);
-      const uint32_t s0 = b.isend(0, 1, round);
-      const uint32_t r1 = b.irecv(1, 0, round);
-      const uint32_t s1 = b.isend(1, 0, round);
-      b.wait(0, {r0, s0});
-      b.wait(1, {r1, s1});
-      b.record(r0, s1);
-      b.record(r1, s0);
+      exchange(b, round, matches);
       b.barrier();
     }
+    for (auto [r, s] : matches) b.record(r, s);
     const smt::Model model = b.build();
     const smt::Prepared all(model, off);
     const smt::Prepared only(model, off, {}, smt::PairFigures::pairs_only, 1);
