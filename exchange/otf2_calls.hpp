@@ -61,7 +61,10 @@ struct AttributeSpec {
   std::string_view description;
   OTF2_Type type;
 };
-enum class Attr : uint8_t { seq, call_site, comm, peer, tag, count, datatype, op, request, termination, thread_level, count_ };
+enum class Attr : uint8_t {
+  seq, call_site, comm, peer, tag, count, datatype, op, request, termination, thread_level,
+  window, target_count, target_datatype, count_
+};
 inline constexpr AttributeSpec k_attributes[] = {
     {"smtrace::seq", "the event's number in its rank (RANK:SEQ in smtrace's reports)", OTF2_TYPE_UINT64},
     {"smtrace::call_site", "where the call was made: the calling context of its call site", OTF2_TYPE_CALLING_CONTEXT},
@@ -74,6 +77,12 @@ inline constexpr AttributeSpec k_attributes[] = {
     {"smtrace::request", "the request the call created or started", OTF2_TYPE_UINT64},
     {"smtrace::termination", "how the rank ended (smtrace TerminationKind value)", OTF2_TYPE_UINT8},
     {"smtrace::thread_level", "the thread level MPI provided (0 single .. 3 multiple), on MPI_Init(_thread)", OTF2_TYPE_UINT8},
+    // (Added later: an archive without them imports as before.)
+    {"smtrace::window", "the window of an RMA call (also those OTF2 writes no RMA record for: flush, sync, PSCW)",
+     OTF2_TYPE_RMA_WIN},
+    {"smtrace::target_count", "the element count of an RMA call's target buffer", OTF2_TYPE_INT64},
+    {"smtrace::target_datatype", "the predefined datatype of an RMA call's target buffer (smtrace BasicType value)",
+     OTF2_TYPE_UINT32},
 };
 inline constexpr std::size_t k_attribute_count = static_cast<std::size_t>(Attr::count_);
 static_assert(sizeof(k_attributes) / sizeof(k_attributes[0]) == k_attribute_count);

@@ -21,6 +21,7 @@
 
 #include "analyzer/footprint.hpp"
 #include "exchange/otf2_calls.hpp"
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/reader.hpp"
 
 namespace smtrace::exchange {
@@ -460,10 +461,22 @@ class Exporter {
     }
     if (e.peer) OTF2_AttributeList_AddInt32(list, attr(Attr::peer), *e.peer);
     if (e.tag) OTF2_AttributeList_AddInt32(list, attr(Attr::tag), *e.tag);
-    if (family == format::Family::p2p || family == format::Family::coll) {
+    const bool rma_comm = format::call_traits(e.call).role == format::Role::rma_comm;
+    if (family == format::Family::p2p || family == format::Family::coll || rma_comm) {
       OTF2_AttributeList_AddInt64(list, attr(Attr::count), e.count);
       if (e.datatype < format::k_first_derived_id) OTF2_AttributeList_AddUint32(list, attr(Attr::datatype), e.datatype);
       if (e.op != 0) OTF2_AttributeList_AddUint32(list, attr(Attr::op), e.op);
+    }
+    if (family == format::Family::rma) {
+      if (const OTF2_RmaWinRef win = window_ref(e.window); e.window != 0 && win != OTF2_UNDEFINED_RMA_WIN) {
+        OTF2_AttributeList_AddRmaWinRef(list, attr(Attr::window), win);
+      }
+    }
+    if (rma_comm) {
+      OTF2_AttributeList_AddInt64(list, attr(Attr::target_count), e.target_count);
+      if (e.target_datatype < format::k_first_derived_id) {
+        OTF2_AttributeList_AddUint32(list, attr(Attr::target_datatype), e.target_datatype);
+      }
     }
     if (e.request != 0) OTF2_AttributeList_AddUint64(list, attr(Attr::request), e.request);
     if (e.call == Call::Init || e.call == Call::Init_thread) {

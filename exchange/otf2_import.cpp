@@ -30,6 +30,7 @@
 
 #include "analyzer/footprint.hpp"
 #include "exchange/otf2_calls.hpp"
+#include "trace_format/call_semantics.hpp"
 #include "trace_format/json.hpp"
 
 namespace smtrace::exchange {
@@ -202,6 +203,7 @@ struct Building {
   bool envelope_attr = false;  // peer/tag came from smtrace's attributes
   bool comm_attr = false;
   bool datatype_attr = false;
+  bool target_attr = false;  // target count or datatype from smtrace's attributes
   uint64_t context = OTF2_UNDEFINED_CALLING_CONTEXT;  // smtrace::call_site
   std::vector<uint32_t> user_frames;                  // user regions open around it, innermost first
 };
@@ -231,6 +233,9 @@ struct RankState {
 class Importer {
  public:
   Importer(const Defs& defs, std::string archive) : m_defs(defs), m_archive(std::move(archive)) {
+    // An attribute the archive does not define is looked up by a reference
+    // that no list holds (not 0, another attribute's).
+    for (OTF2_AttributeRef& ref : m_attr) ref = OTF2_UNDEFINED_ATTRIBUTE;
     for (const auto& [ref, attribute] : defs.attributes) {
       const std::string& name = defs.string(attribute.first);
       for (std::size_t i = 0; i < k_attribute_count; ++i) {
@@ -578,6 +583,13 @@ class Importer {
         // Calls without a communicator keep the default; an MPI call whose
         // communicator is unknown keeps an id no CommDef has.
         if (b.e.comm == k_unknown_comm && !uses_comm(b.e.call)) b.e.comm = 0;
+        // An RMA call's target buffer, where no attribute said it: the
+        // origin's (in bytes where OTF2 gave only its size), as MPI requires
+        // the two signatures to match (MPI-3.1 section 11.3): nothing to compare.
+        if (!b.target_attr && format::call_traits(b.e.call).role == format::Role::rma_comm) {
+          b.e.target_count = b.e.count;
+          b.e.target_datatype = b.e.datatype;
+        }
         rank.events.push_back(std::move(b.e));
       }
       std::sort(rank.events.begin(), rank.events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
@@ -689,6 +701,17 @@ class Importer {
       b.datatype_attr = true;
     }
     if (OTF2_AttributeList_GetUint32(list, attr(Attr::op), &u32) == OTF2_SUCCESS) b.e.op = u32;
+    OTF2_RmaWinRef win = 0;
+    if (OTF2_AttributeList_GetRmaWinRef(list, attr(Attr::window), &win) == OTF2_SUCCESS) b.e.window = win + 1;
+    if (OTF2_AttributeList_GetInt64(list, attr(Attr::target_count), &i64) == OTF2_SUCCESS) {
+      b.e.target_count = i64;
+      b.target_attr = true;
+    }
+    if (OTF2_AttributeList_GetUint32(list, attr(Attr::target_datatype), &u32) == OTF2_SUCCESS &&
+        u32 < format::k_first_derived_id) {
+      b.e.target_datatype = u32;
+      b.target_attr = true;
+    }
     if (OTF2_AttributeList_GetUint64(list, attr(Attr::request), &u64) == OTF2_SUCCESS) b.e.request = u64;
     uint8_t u8 = 0;
     if (OTF2_AttributeList_GetUint8(list, attr(Attr::thread_level), &u8) == OTF2_SUCCESS && u8 <= 3 &&
@@ -1022,6 +1045,12 @@ OTF2_CallbackCode group_sync(OTF2_LocationRef l, OTF2_TimeStamp, uint64_t, void*
   of(u).group_sync(l, win, group);
   return OTF2_CALLBACK_SUCCESS;
 }
+// Score-P's record of MPI_Win_flush and its kin: the window and target.
+OTF2_CallbackCode sync(OTF2_LocationRef l, OTF2_TimeStamp, uint64_t, void* u, OTF2_AttributeList*, OTF2_RmaWinRef win,
+                       uint32_t remote, OTF2_RmaSyncType) {
+  of(u).window(l, win, remote);
+  return OTF2_CALLBACK_SUCCESS;
+}
 OTF2_CallbackCode lock(OTF2_LocationRef l, OTF2_TimeStamp, uint64_t, void* u, OTF2_AttributeList*, OTF2_RmaWinRef win,
                        uint32_t remote, uint64_t, OTF2_LockType type) {
   of(u).window(l, win, remote, type);
@@ -1197,6 +1226,7 @@ Otf2Import import(const fs::path& archive, const fs::path& out) {
     OTF2_EvtReaderCallbacks_SetRmaWinDestroyCallback(c, evt::win_create);
     OTF2_EvtReaderCallbacks_SetRmaCollectiveEndCallback(c, evt::rma_collective_end);
     OTF2_EvtReaderCallbacks_SetRmaGroupSyncCallback(c, evt::group_sync);
+    OTF2_EvtReaderCallbacks_SetRmaSyncCallback(c, evt::sync);
     OTF2_EvtReaderCallbacks_SetRmaRequestLockCallback(c, evt::lock);
     OTF2_EvtReaderCallbacks_SetRmaAcquireLockCallback(c, evt::lock);
     OTF2_EvtReaderCallbacks_SetRmaReleaseLockCallback(c, evt::release);

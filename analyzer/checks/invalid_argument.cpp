@@ -330,7 +330,12 @@ class Pass final : public RankPass {
   }
 
   void window(uint32_t id) {
-    if (id == 0) return add("null window", "the window is MPI_WIN_NULL");
+    // (An OTF2 import without smtrace's attributes, which also lacks the
+    // type signatures, knows a call's window only from an RMA record.)
+    if (id == 0) {
+      if (!lacks(format::Content::type_signatures)) add("null window", "the window is MPI_WIN_NULL");
+      return;
+    }
     if (id == format::k_invalid_id) return add("invalid window", "the window is invalid (freed or never created)");
     if (auto it = m_freed_windows.find(id); it != m_freed_windows.end())
       add("freed window", fmt::format("window {} was freed by MPI_Win_free ({}:{})", id, m_data.rank, it->second.seq),
@@ -460,7 +465,9 @@ class Pass final : public RankPass {
 
   void op(uint32_t id) {
     if (id == k_op_null) {
-      if (m_recorded) add("null op", "the op is MPI_OP_NULL");
+      // (OTF2 holds no op: an import without smtrace's attributes, which
+      // also lacks the type signatures, does not know it.)
+      if (m_recorded && !lacks(format::Content::type_signatures)) add("null op", "the op is MPI_OP_NULL");
       return;
     }
     if (id == format::k_invalid_id) return add("invalid op", "the op is invalid (freed or never created)");
