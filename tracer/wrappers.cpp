@@ -919,6 +919,7 @@ bool doubtful(const E& e) {
     if (e.recv_count < 0) return true;
     // An accumulate takes predefined ops only (MPI-3.1 section 11.3.4).
     if (t.role == Role::rma_comm && e.op >= format::k_first_derived_id) return true;
+    if (e.op == format::k_invalid_id) return true;  // a freed op (op_free)
     in_place = e.in_place;
     recv_peer = e.recv_peer;
   }
@@ -1812,9 +1813,14 @@ int comm_idup(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Comm*& newco
 template <class F>
 int comm_free(Call c, uintptr_t site, F&& pmpi, MPI_Comm*& comm) {
   MPI_Comm handle = *comm;
+  // A freed handle stays in the table as k_invalid_id until MPI hands it
+  // out again (every call that makes a communicator forgets its new handle
+  // first, new_comm_post; an untraced one too, forget): a later call on it
+  // is erroneous, doubtful() writes it on entry, and comm_info never asks
+  // MPI about it (Open MPI crashes in MPI_Comm_test_inter on a freed one).
   return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(handle); },
                 [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS) g_tables->comms.erase(key(handle));
+                  if (rc == MPI_SUCCESS) g_tables->comms.insert(key(handle), CommInfo{format::k_invalid_id, {}});
                 });
 }
 
@@ -1856,9 +1862,11 @@ int group_set(Call c, uintptr_t site, F&& pmpi, MPI_Group& g1, MPI_Group& g2, MP
 template <class F>
 int group_free(Call c, uintptr_t site, F&& pmpi, MPI_Group*& group) {
   MPI_Group handle = *group;
+  // As comm_free: k_invalid_id until a group constructor hands the handle
+  // out again (group_id would ask MPI for a freed group's ranks).
   return traced(c, site, pmpi, [&](Event& e) { e.group = group_id(handle); },
                 [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS) g_tables->groups.erase(key(handle));
+                  if (rc == MPI_SUCCESS) g_tables->groups.insert(key(handle), format::k_invalid_id);
                 });
 }
 template <class F>
@@ -1945,7 +1953,8 @@ int win_free(Call c, uintptr_t site, F&& pmpi, MPI_Win*& win) {
   return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(handle); },
                 [&](CallScope& s, int rc) {
                   if (rc != MPI_SUCCESS) return;
-                  g_tables->windows.erase(key(handle));
+                  // As comm_free: k_invalid_id until a creation hands the handle out again.
+                  g_tables->windows.insert(key(handle), format::k_invalid_id);
                   g_shapes->freed(s.e.window);
                 });
 }
@@ -2216,9 +2225,10 @@ int op_create(Call c, uintptr_t site, F&& pmpi, MPI_User_function*&, int&, MPI_O
 template <class F>
 int op_free(Call c, uintptr_t site, F&& pmpi, MPI_Op*& op) {
   MPI_Op handle = *op;
+  // As comm_free: k_invalid_id until MPI_Op_create hands the handle out again.
   return traced(c, site, pmpi, [&](Event& e) { e.new_datatype = op_id(handle); },
                 [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS) g_tables->ops.erase(key(handle));
+                  if (rc == MPI_SUCCESS) g_tables->ops.insert(key(handle), format::k_invalid_id);
                 });
 }
 

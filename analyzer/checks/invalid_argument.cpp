@@ -800,6 +800,7 @@ class Pass final : public RankPass {
     switch (t.resource) {
       case format::Resource::comm_new:
         comm(e.comm);
+        if (e.call == Call::Comm_create || e.call == Call::Comm_create_group) group(e.group);
         if ((e.call == Call::Comm_create || (e.call == Call::Comm_create_group && e.tag)) &&
             !comm_place(m_data, e.comm).inter) {
           if (const format::CommDef* g = m_data.comm(e.group))

@@ -134,6 +134,16 @@ foreach(entry IN LISTS fatal_create_says)
     --lacks deadlock --report-has "${says}" ARGS ${mode})
   smtrace_check_test(fatal_create_${mode}_fixed fatal_create 2 30 --clean ARGS ${mode}_fixed)
 endforeach()
+# A handle used after MPI_*_free: the tracer marks it, writes the call on
+# entry, and never asks MPI about it.
+foreach(mode comm win op)
+  smtrace_check_test(freed_${mode} freed_handles 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+    --report-has "is invalid \\(freed or never created\\)" ARGS ${mode})
+  smtrace_check_test(freed_${mode}_fixed freed_handles 2 30 --clean ARGS ${mode}_fixed)
+endforeach()
+smtrace_check_test(freed_group freed_handles 2 30 --finds invalid-argument
+  --report-has "MPI_Comm_create: the group is invalid \\(freed or never created\\)" ARGS group)
+smtrace_check_test(freed_group_fixed freed_handles 2 30 --clean ARGS group_fixed)
 # MPI_Comm_create with groups that disagree among the members of one.
 smtrace_check_test(comm_create_groups comm_create_groups 2 30 --finds invalid-argument
   --report-has "MPI_Comm_create on MPI_COMM_WORLD: rank 1 passes the group of 2 ranks 0 and 1, but rank 0")
