@@ -75,6 +75,16 @@ class HandleMap {
     if ((m_used + 1) * 2 > m_slots.size()) rehash(m_size * 4 > m_slots.size() ? m_slots.size() * 2 : m_slots.size());
     place(key, value);
   }
+  // Overwrite `key`'s value with `value` when `still(value now)` holds, at
+  // once (a thread that made a new handle of that value since is not undone).
+  template <class Pred>
+  void replace_if(uintptr_t key, Pred still, const V& value) {
+    SpinGuard<Lock> g(m_lock);
+    Slot* s = locate(key);
+    if (!s || !still(s->value)) return;
+    bump();
+    s->value = value;
+  }
   // Remove `key`; return true (and its value in `out`) when it was present.
   bool erase(uintptr_t key, V* out = nullptr) {
     SpinGuard<Lock> g(m_lock);

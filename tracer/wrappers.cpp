@@ -1818,9 +1818,14 @@ int comm_free(Call c, uintptr_t site, F&& pmpi, MPI_Comm*& comm) {
   // first, new_comm_post; an untraced one too, forget): a later call on it
   // is erroneous, doubtful() writes it on entry, and comm_info never asks
   // MPI about it (Open MPI crashes in MPI_Comm_test_inter on a freed one).
+  // Only while the entry still holds the id freed: another thread may have
+  // been handed the same handle by a new communicator since.
   return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(handle); },
-                [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS) g_tables->comms.insert(key(handle), CommInfo{format::k_invalid_id, {}});
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  const uint32_t freed = s.e.comm;
+                  g_tables->comms.replace_if(key(handle), [freed](const CommInfo& now) { return now.id == freed; },
+                                             CommInfo{format::k_invalid_id, {}});
                 });
 }
 
@@ -1865,8 +1870,11 @@ int group_free(Call c, uintptr_t site, F&& pmpi, MPI_Group*& group) {
   // As comm_free: k_invalid_id until a group constructor hands the handle
   // out again (group_id would ask MPI for a freed group's ranks).
   return traced(c, site, pmpi, [&](Event& e) { e.group = group_id(handle); },
-                [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS) g_tables->groups.insert(key(handle), format::k_invalid_id);
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  const uint32_t freed = s.e.group;
+                  g_tables->groups.replace_if(key(handle), [freed](uint32_t now) { return now == freed; },
+                                              format::k_invalid_id);
                 });
 }
 template <class F>
@@ -1954,7 +1962,9 @@ int win_free(Call c, uintptr_t site, F&& pmpi, MPI_Win*& win) {
                 [&](CallScope& s, int rc) {
                   if (rc != MPI_SUCCESS) return;
                   // As comm_free: k_invalid_id until a creation hands the handle out again.
-                  g_tables->windows.insert(key(handle), format::k_invalid_id);
+                  const uint32_t freed = s.e.window;
+                  g_tables->windows.replace_if(key(handle), [freed](uint32_t now) { return now == freed; },
+                                               format::k_invalid_id);
                   g_shapes->freed(s.e.window);
                 });
 }
@@ -2227,8 +2237,11 @@ int op_free(Call c, uintptr_t site, F&& pmpi, MPI_Op*& op) {
   MPI_Op handle = *op;
   // As comm_free: k_invalid_id until MPI_Op_create hands the handle out again.
   return traced(c, site, pmpi, [&](Event& e) { e.new_datatype = op_id(handle); },
-                [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS) g_tables->ops.insert(key(handle), format::k_invalid_id);
+                [&](CallScope& s, int rc) {
+                  if (rc != MPI_SUCCESS) return;
+                  const uint32_t freed = s.e.new_datatype;
+                  g_tables->ops.replace_if(key(handle), [freed](uint32_t now) { return now == freed; },
+                                           format::k_invalid_id);
                 });
 }
 
