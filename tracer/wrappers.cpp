@@ -2789,19 +2789,26 @@ void forget_out(A& arg) noexcept {  // the tables' erase does not throw
 // is not initialized yet (MPI forbids every call but a few before MPI_Init;
 // Open MPI then aborts the process before any trace exists), say so once on
 // stderr, with the caller's address, so the run is not silently untraced.
-void before_init(Call c, uintptr_t site) noexcept {
-  static std::atomic<bool> said{false};
-  if (handlers::in_wrapper() || said.load(std::memory_order_relaxed)) return;
-  int initialized = 0;
-  if (PMPI_Initialized(&initialized) != MPI_SUCCESS || initialized || said.exchange(true)) return;
+void outside_mpi(Call c, uintptr_t site) noexcept {
+  // Once each: a call before MPI_Init, and one after MPI_Finalize (MPI-3.1
+  // section 8.7 allows neither; the calls it allows then, MPI_Initialized,
+  // MPI_Finalized and MPI_Get_version, are not wrapped; MPI_Abort is left
+  // out: it ends the process either way).
+  static std::atomic<bool> said_before{false}, said_after{false};
+  if (handlers::in_wrapper() || c == Call::Abort) return;
+  if (said_before.load(std::memory_order_relaxed) && said_after.load(std::memory_order_relaxed)) return;
+  int initialized = 0, finalized = 0;
+  if (PMPI_Initialized(&initialized) != MPI_SUCCESS) return;
+  if (initialized && (PMPI_Finalized(&finalized) != MPI_SUCCESS || !finalized)) return;
+  if ((initialized ? said_after : said_before).exchange(true)) return;
   Dl_info info{};
   const bool named = dladdr(reinterpret_cast<void*>(site), &info) != 0 && info.dli_fname;
   const uintptr_t offset = named ? site - reinterpret_cast<uintptr_t>(info.dli_fbase) : site;
   std::fprintf(stderr,
-               "smtrace: %s called before MPI_Init (at %s+0x%lx): MPI forbids it, the call is not recorded and "
+               "smtrace: %s called %s (at %s+0x%lx): MPI forbids it, the call is not recorded and "
                "the MPI library may abort the process\n",
-               std::string(format::call_name(c)).c_str(), named ? info.dli_fname : "?",
-               static_cast<unsigned long>(offset));
+               std::string(format::call_name(c)).c_str(), initialized ? "after MPI_Finalize" : "before MPI_Init",
+               named ? info.dli_fname : "?", static_cast<unsigned long>(offset));
 }
 
 template <class F, class... A>
@@ -2923,7 +2930,7 @@ void fortran_call(const char* name, std::atomic<void*>& cache, uintptr_t site, M
   const bool trace = handlers::should_trace(C);
   const bool off = !trace && handlers::family_off(C);
   if (!trace && !off) {
-    if (!handlers::tracing()) before_init(C, site);
+    if (!handlers::tracing()) outside_mpi(C, site);
     pmpi(f..., &rc);
     window_gather_fortran<C>(rc, f...);
     if (ierr) *ierr = rc;
@@ -3038,7 +3045,7 @@ namespace tr = smtrace::tracer;
   extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_##Name PARAMS {                                  \
     if (!tr::handlers::should_trace(Call::Name)) {                                                    \
       if (!tr::handlers::family_off(Call::Name)) {                                                    \
-        if (!tr::handlers::tracing()) tr::before_init(Call::Name, reinterpret_cast<uintptr_t>(__builtin_return_address(0))); \
+        if (!tr::handlers::tracing()) tr::outside_mpi(Call::Name, reinterpret_cast<uintptr_t>(__builtin_return_address(0))); \
         return tr::window_gather_untraced<Call::Name>(PMPI_##Name ARGS, SMTRACE_UNPAREN ARGS);       \
       }                                                                                               \
       return tr::window_gather_untraced<Call::Name>(                                                  \

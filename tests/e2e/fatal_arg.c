@@ -14,7 +14,9 @@
  * MPI_Type_free); `free_int_fixed` frees a copy of it.
  * With `preinit` every rank first calls MPI_Send before MPI_Init, which MPI
  * forbids: nothing can be recorded yet, the tracer says so on stderr
- * (record_exit.sh). */
+ * (record_exit.sh). With `postfini` every rank calls MPI_Finalized (allowed)
+ * and then MPI_Barrier after MPI_Finalize (forbidden): the tracer says so
+ * for the barrier alone, on stderr (record_exit.sh). */
 #include <string.h>
 
 #include "e2e_util.h"
@@ -29,7 +31,8 @@ int main(int argc, char** argv) {
   const int start_null = argc > 1 && strncmp(argv[1], "start_null", 10) == 0;
   const int free_int = argc > 1 && strncmp(argv[1], "free_int", 8) == 0;
   const int fixed = argc > 1 && (strcmp(argv[1], "fixed") == 0 || strcmp(argv[1], "uncommitted_fixed") == 0 ||
-                                 strcmp(argv[1], "start_null_fixed") == 0 || strcmp(argv[1], "free_int_fixed") == 0);
+                                 strcmp(argv[1], "start_null_fixed") == 0 || strcmp(argv[1], "free_int_fixed") == 0 ||
+                                 strcmp(argv[1], "postfini") == 0);
   const int rank = e2e_rank(MPI_COMM_WORLD);
   const int size = e2e_size(MPI_COMM_WORLD);
   E2E_REQUIRE(size == 2);
@@ -72,5 +75,10 @@ int main(int argc, char** argv) {
     MPI_Recv(&value, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   MPI_Finalize();
+  if (argc > 1 && strcmp(argv[1], "postfini") == 0) {
+    int done = 0;
+    MPI_Finalized(&done);          /* allowed after MPI_Finalize */
+    if (done) MPI_Barrier(MPI_COMM_WORLD); /* bug: after MPI_Finalize */
+  }
   return 0;
 }
