@@ -443,15 +443,18 @@ void link_ops(Model& model, Pace* pace, uint64_t done) {
   uint64_t linked = 0;
   for (uint32_t r = 0; r < model.ranks.size(); ++r) {
     RankEvents& rank = model.ranks[r];
+    // Call `f` with each op of the rank, in op order.
+    const auto each_op = [&](auto&& f) {
+      for (const auto& [from, to] : runs[r]) {
+        for (uint32_t i = from; i < to; ++i) f(i, model.ops[i]);
+      }
+    };
     for (Event& e : rank.events) e.first = 0;
     fill.assign(rank.events.size(), 0);
-    for (const auto& [from, to] : runs[r]) {
-      for (uint32_t i = from; i < to; ++i) {
-        const Op& op = model.ops[i];
-        ++fill[op.post];
-        if (op.done != k_none) ++rank.events[op.done].first;
-      }
-    }
+    each_op([&](uint32_t, const Op& op) {
+      ++fill[op.post];
+      if (op.done != k_none) ++rank.events[op.done].first;
+    });
     rank.many_posted.clear();
     uint32_t at = 0;
     for (uint32_t k = 0; k < rank.events.size(); ++k) {
@@ -465,19 +468,14 @@ void link_ops(Model& model, Pace* pace, uint64_t done) {
       at += posted + completions;
     }
     rank.op_ids.assign(at, 0);
-    for (const auto& [from, to] : runs[r]) {
-      for (uint32_t i = from; i < to; ++i) {
-        if (pace != nullptr) pace->at(done + linked++);  // (the deadline too)
-        rank.op_ids[fill[model.ops[i].post]++] = i;
-      }
-    }
+    each_op([&](uint32_t i, const Op& op) {
+      if (pace != nullptr) pace->at(done + linked++);  // (the deadline too)
+      rank.op_ids[fill[op.post]++] = i;
+    });
     for (uint32_t k = 0; k < rank.events.size(); ++k) fill[k] = rank.events[k].first + rank.posted(k);
-    for (const auto& [from, to] : runs[r]) {
-      for (uint32_t i = from; i < to; ++i) {
-        const Op& op = model.ops[i];
-        if (op.done != k_none) rank.op_ids[fill[op.done]++] = i;
-      }
-    }
+    each_op([&](uint32_t i, const Op& op) {
+      if (op.done != k_none) rank.op_ids[fill[op.done]++] = i;
+    });
   }
 }
 

@@ -1810,22 +1810,31 @@ int comm_idup(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Comm*& newco
     s.out().request = new_request(*request, false, false, 0);
   });
 }
+// A freed handle stays in its table as k_invalid_id until MPI hands it out
+// again (every call that makes a communicator, window, op or group forgets
+// its new handle first: new_comm_post, new_window_post, op_create,
+// new_group_post; an untraced one too, forget): a later call on it is
+// erroneous, doubtful() writes it on entry, and the tracer never asks MPI
+// about it (Open MPI crashes in MPI_Comm_test_inter on a freed
+// communicator and aborts on a freed group's ranks). Only while the entry
+// still holds the id freed (`freed`), under the map's lock: another thread
+// may have been handed the same handle by a new one since.
+inline uint32_t held_id(uint32_t id) { return id; }
+inline uint32_t held_id(const CommInfo& info) { return info.id; }
+template <class V, class Lock>
+void mark_freed(HandleMap<V, Lock>& map, uintptr_t handle, uint32_t freed) {
+  V invalid{};
+  if constexpr (std::is_same_v<V, CommInfo>) invalid.id = format::k_invalid_id;
+  else invalid = format::k_invalid_id;
+  map.replace_if(handle, [freed](const V& now) { return held_id(now) == freed; }, invalid);
+}
+
 template <class F>
 int comm_free(Call c, uintptr_t site, F&& pmpi, MPI_Comm*& comm) {
   MPI_Comm handle = *comm;
-  // A freed handle stays in the table as k_invalid_id until MPI hands it
-  // out again (every call that makes a communicator forgets its new handle
-  // first, new_comm_post; an untraced one too, forget): a later call on it
-  // is erroneous, doubtful() writes it on entry, and comm_info never asks
-  // MPI about it (Open MPI crashes in MPI_Comm_test_inter on a freed one).
-  // Only while the entry still holds the id freed: another thread may have
-  // been handed the same handle by a new communicator since.
   return traced(c, site, pmpi, [&](Event& e) { e.comm = comm_id(handle); },
                 [&](CallScope& s, int rc) {
-                  if (rc != MPI_SUCCESS) return;
-                  const uint32_t freed = s.e.comm;
-                  g_tables->comms.replace_if(key(handle), [freed](const CommInfo& now) { return now.id == freed; },
-                                             CommInfo{format::k_invalid_id, {}});
+                  if (rc == MPI_SUCCESS) mark_freed(g_tables->comms, key(handle), s.e.comm);
                 });
 }
 
@@ -1867,14 +1876,9 @@ int group_set(Call c, uintptr_t site, F&& pmpi, MPI_Group& g1, MPI_Group& g2, MP
 template <class F>
 int group_free(Call c, uintptr_t site, F&& pmpi, MPI_Group*& group) {
   MPI_Group handle = *group;
-  // As comm_free: k_invalid_id until a group constructor hands the handle
-  // out again (group_id would ask MPI for a freed group's ranks).
   return traced(c, site, pmpi, [&](Event& e) { e.group = group_id(handle); },
                 [&](CallScope& s, int rc) {
-                  if (rc != MPI_SUCCESS) return;
-                  const uint32_t freed = s.e.group;
-                  g_tables->groups.replace_if(key(handle), [freed](uint32_t now) { return now == freed; },
-                                              format::k_invalid_id);
+                  if (rc == MPI_SUCCESS) mark_freed(g_tables->groups, key(handle), s.e.group);
                 });
 }
 template <class F>
@@ -1961,10 +1965,7 @@ int win_free(Call c, uintptr_t site, F&& pmpi, MPI_Win*& win) {
   return traced(c, site, pmpi, [&](Event& e) { e.window = window_id(handle); },
                 [&](CallScope& s, int rc) {
                   if (rc != MPI_SUCCESS) return;
-                  // As comm_free: k_invalid_id until a creation hands the handle out again.
-                  const uint32_t freed = s.e.window;
-                  g_tables->windows.replace_if(key(handle), [freed](uint32_t now) { return now == freed; },
-                                               format::k_invalid_id);
+                  mark_freed(g_tables->windows, key(handle), s.e.window);
                   g_shapes->freed(s.e.window);
                 });
 }
@@ -2235,13 +2236,9 @@ int op_create(Call c, uintptr_t site, F&& pmpi, MPI_User_function*&, int&, MPI_O
 template <class F>
 int op_free(Call c, uintptr_t site, F&& pmpi, MPI_Op*& op) {
   MPI_Op handle = *op;
-  // As comm_free: k_invalid_id until MPI_Op_create hands the handle out again.
   return traced(c, site, pmpi, [&](Event& e) { e.new_datatype = op_id(handle); },
                 [&](CallScope& s, int rc) {
-                  if (rc != MPI_SUCCESS) return;
-                  const uint32_t freed = s.e.new_datatype;
-                  g_tables->ops.replace_if(key(handle), [freed](uint32_t now) { return now == freed; },
-                                           format::k_invalid_id);
+                  if (rc == MPI_SUCCESS) mark_freed(g_tables->ops, key(handle), s.e.new_datatype);
                 });
 }
 

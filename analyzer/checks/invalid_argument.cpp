@@ -1328,29 +1328,32 @@ class InvalidArgument final : public Check {
     }
   }
 
+  // Return "the group of 2 ranks 0 and 1", or MPI_GROUP_EMPTY, for the
+  // world ranks `group` of a communicator creation's group argument.
+  static std::string group_text(const std::vector<uint32_t>& group) {
+    return group.empty() ? std::string("MPI_GROUP_EMPTY")
+                         : "the group of " + plural(group.size(), "rank") + " " + rank_list(group);
+  }
+
   // Return the first problem of one MPI_Comm_create on `comm`, whose
   // members made `members`, if any.
   static std::optional<RawProblem> group_disagreement(const GlobalComm& comm, const std::vector<GroupAt>& members) {
     auto site = [](const GroupAt& at, std::string note) {
       return RawSite{at.rank, at.arg->seq, Call::Comm_create, at.arg->site, std::move(note)};
     };
-    auto text = [](const std::vector<uint32_t>& group) {
-      return group.empty() ? std::string("MPI_GROUP_EMPTY") : "the group of " + plural(group.size(), "rank") + " " +
-                                                                  rank_list(group);
-    };
     for (const GroupAt& at : members) {
       for (const uint32_t s : at.arg->group) {
         if (std::find(comm.world_ranks.begin(), comm.world_ranks.end(), s) == comm.world_ranks.end()) {
           return RawProblem{"comm create group",
                             fmt::format("MPI_Comm_create: rank {} passes {}, which holds rank {} outside {}", at.rank,
-                                        text(at.arg->group), s, comm.name),
+                                        group_text(at.arg->group), s, comm.name),
                             {site(at, "passes this group")}, {}};
         }
         auto other = std::find_if(members.begin(), members.end(), [&](const GroupAt& o) { return o.rank == s; });
         if (other == members.end() || other->arg->group == at.arg->group) continue;
         return RawProblem{"comm create group",
                           fmt::format("MPI_Comm_create on {}: rank {} passes {}, but rank {}, a member of it, passes {}",
-                                      comm.name, at.rank, text(at.arg->group), s, text(other->arg->group)),
+                                      comm.name, at.rank, group_text(at.arg->group), s, group_text(other->arg->group)),
                           {site(at, "passes this group"), site(*other, "passes another group")},
                           {"every member of a non-empty group must pass the same group, its ranks in the same order "
                            "(MPI-3.1 section 6.4.2)"}};
@@ -1406,14 +1409,11 @@ class InvalidArgument final : public Check {
             }
             const Pass::GroupArg* other = nth_holding(theirs->second, a, i);
             if (!other || other->group == arg->group) continue;
-            auto text = [](const std::vector<uint32_t>& group) {
-              return "the group of " + plural(group.size(), "rank") + " " + rank_list(group);
-            };
             grouped.add(ctx, RawProblem{
                 "comm create group",
                 fmt::format("MPI_Comm_create_group on {} with tag {}: rank {} passes {}, but rank {}, a member of "
                             "it, passes {}",
-                            comm.name, key.second, a, text(arg->group), b, text(other->group)),
+                            comm.name, key.second, a, group_text(arg->group), b, group_text(other->group)),
                 {RawSite{a, arg->seq, Call::Comm_create_group, arg->site, "passes this group"},
                  RawSite{b, other->seq, Call::Comm_create_group, other->site, "passes another group"}},
                 {"every member of the group must pass the same group, its ranks in the same order, and the same "
