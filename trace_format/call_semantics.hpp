@@ -180,7 +180,8 @@ inline const CallTraits& call_traits(Call call) {
 // a call they do not know as buffer-less). Calls added after version 2
 // (k_calls_after_v2: a new call goes there) write buf whole whatever their
 // layout, as those readers read them, so that they need no new version.
-inline constexpr Call k_calls_after_v2[] = {Call::Buffer_modified};
+inline constexpr Call k_calls_after_v2[] = {Call::Buffer_modified, Call::Type_get_contents, Call::Type_create_f90_integer,
+                                             Call::Type_create_f90_real, Call::Type_create_f90_complex};
 inline bool buf_in_stream(Call call) {
   for (const Call c : k_calls_after_v2)
     if (c == call) return false;

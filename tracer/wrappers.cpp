@@ -259,7 +259,42 @@ uint32_t window_id(MPI_Win win) {
   return id;
 }
 
+// A freed handle stays in its table as k_invalid_id until MPI hands it out
+// again (every call that makes a communicator, window, op, group or
+// datatype forgets its new handle first: new_comm_post, new_window_post,
+// op_create, new_group_post, new_type_post; so do the queries that return
+// datatypes, forget_returned; an untraced call too, forget): a later call on
+// it is erroneous, doubtful() writes it on entry, and the tracer never asks
+// MPI about it (Open MPI crashes in MPI_Comm_test_inter on a freed
+// communicator, aborts on a freed group's ranks and crashes in
+// MPI_Type_get_envelope on a freed datatype). Only while the entry
+// still holds the id freed (`freed`), under the map's lock: another thread
+// may have been handed the same handle by a new one since.
+inline uint32_t held_id(uint32_t id) { return id; }
+inline uint32_t held_id(const CommInfo& info) { return info.id; }
+template <class V, class Lock>
+void mark_freed(HandleMap<V, Lock>& map, uintptr_t handle, uint32_t freed) {
+  V invalid{};
+  if constexpr (std::is_same_v<V, CommInfo>) invalid.id = format::k_invalid_id;
+  else invalid = format::k_invalid_id;
+  map.replace_if(handle, [freed](const V& now) { return held_id(now) == freed; }, invalid);
+}
+
 uint32_t type_id(MPI_Datatype type);
+
+// The id of `child`, a datatype that MPI_Type_get_contents returned for a
+// type being defined: a type the program freed is still alive in the types
+// made from it (MPI-3.1 section 4.1.9), and Open MPI returns the same
+// handle, so it is described here and stays marked freed for the program.
+uint32_t define_type(MPI_Datatype type, Call combiner_call);
+uint32_t child_type_id(MPI_Datatype child) {
+  const uint32_t id = type_id(child);
+  if (id != format::k_invalid_id) return id;
+  g_tables->types.erase(key(child));
+  const uint32_t fresh = define_type(child, Call::unspecified);
+  mark_freed(g_tables->types, key(child), fresh);
+  return fresh;
+}
 
 // Describe a derived type with PMPI_Type_get_envelope / get_contents, flatten
 // it, write its DatatypeDef and return its id.
@@ -308,7 +343,7 @@ uint32_t define_type(MPI_Datatype type, Call combiner_call) {
   std::vector<format::DatatypeDef> basics;  // storage for basic children
   basics.reserve(types.size());
   for (MPI_Datatype child : types) {
-    uint32_t cid = type_id(child);
+    uint32_t cid = child_type_id(child);
     format::DatatypeDef* def = nullptr;
     if (cid >= format::k_first_derived_id && g_tables->defs.find(cid, def) && def) {
       d.children.push_back(def);
@@ -1810,25 +1845,6 @@ int comm_idup(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Comm*& newco
     s.out().request = new_request(*request, false, false, 0);
   });
 }
-// A freed handle stays in its table as k_invalid_id until MPI hands it out
-// again (every call that makes a communicator, window, op or group forgets
-// its new handle first: new_comm_post, new_window_post, op_create,
-// new_group_post; an untraced one too, forget): a later call on it is
-// erroneous, doubtful() writes it on entry, and the tracer never asks MPI
-// about it (Open MPI crashes in MPI_Comm_test_inter on a freed
-// communicator and aborts on a freed group's ranks). Only while the entry
-// still holds the id freed (`freed`), under the map's lock: another thread
-// may have been handed the same handle by a new one since.
-inline uint32_t held_id(uint32_t id) { return id; }
-inline uint32_t held_id(const CommInfo& info) { return info.id; }
-template <class V, class Lock>
-void mark_freed(HandleMap<V, Lock>& map, uintptr_t handle, uint32_t freed) {
-  V invalid{};
-  if constexpr (std::is_same_v<V, CommInfo>) invalid.id = format::k_invalid_id;
-  else invalid = format::k_invalid_id;
-  map.replace_if(handle, [freed](const V& now) { return held_id(now) == freed; }, invalid);
-}
-
 template <class F>
 int comm_free(Call c, uintptr_t site, F&& pmpi, MPI_Comm*& comm) {
   MPI_Comm handle = *comm;
@@ -2220,9 +2236,37 @@ template <class F>
 int type_free(Call c, uintptr_t site, F&& pmpi, MPI_Datatype*& type) {
   MPI_Datatype handle = *type;
   return traced(c, site, pmpi, [&](Event& e) { e.datatype = type_id(handle); },
-                [&](CallScope&, int rc) {
-                  if (rc == MPI_SUCCESS) g_tables->types.erase(key(handle));
+                [&](CallScope& s, int rc) {
+                  if (rc == MPI_SUCCESS) mark_freed(g_tables->types, key(handle), s.e.datatype);
                 });
+}
+// A datatype handle that a query returned (MPI_Type_get_contents: types
+// the program may have freed, alive in the one queried; the f90 types:
+// made on first use, in memory a freed type may have had): forget it when
+// it is marked freed, so that its next use defines it again.
+void forget_returned(MPI_Datatype handle) {
+  if (handle == MPI_DATATYPE_NULL) return;
+  uint32_t id = 0;
+  if (g_tables->types.find(key(handle), id) && id == format::k_invalid_id) g_tables->types.erase(key(handle));
+}
+template <class F>
+int type_get_contents(Call c, uintptr_t site, F&& pmpi, MPI_Datatype& mtype, int&, int&, int& max_datatypes, int*&,
+                      MPI_Aint*&, MPI_Datatype*& types) {
+  return traced(c, site, pmpi, [&](Event& e) { e.datatype = type_id(mtype); }, [&](CallScope&, int rc) {
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    if (rc != MPI_SUCCESS || !types || PMPI_Type_get_envelope(mtype, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return;
+    for (int i = 0; i < std::min(nd, max_datatypes); ++i) forget_returned(types[i]);
+  });
+}
+template <class F>
+int type_f90(Call c, uintptr_t site, F&& pmpi, int&, MPI_Datatype*& newtype) {
+  return traced(c, site, pmpi, [](Event&) {}, [&](CallScope&, int rc) {
+    if (rc == MPI_SUCCESS && newtype) forget_returned(*newtype);
+  });
+}
+template <class F>
+int type_f90(Call c, uintptr_t site, F&& pmpi, int&, int& r, MPI_Datatype*& newtype) {
+  return type_f90(c, site, pmpi, r, newtype);
 }
 template <class F>
 int op_create(Call c, uintptr_t site, F&& pmpi, MPI_User_function*&, int&, MPI_Op*& op) {

@@ -141,6 +141,10 @@ foreach(mode comm win op)
     --report-has "is invalid \\(freed or never created\\)" ARGS ${mode})
   smtrace_check_test(freed_${mode}_fixed freed_handles 2 30 --clean ARGS ${mode}_fixed)
 endforeach()
+# Open MPI goes on with a freed contiguous type.
+smtrace_check_test(freed_type freed_handles 2 30 --finds invalid-argument
+  --report-has "MPI_Bcast: the datatype is invalid \\(freed or never created\\)" ARGS type)
+smtrace_check_test(freed_type_fixed freed_handles 2 30 --clean ARGS type_fixed)
 smtrace_check_test(freed_group freed_handles 2 30 --finds invalid-argument
   --report-has "MPI_Comm_create: the group is invalid \\(freed or never created\\)" ARGS group)
 smtrace_check_test(freed_group_fixed freed_handles 2 30 --clean ARGS group_fixed)

@@ -8,7 +8,11 @@
  *   comm   MPI_Barrier on a freed communicator
  *   win    MPI_Win_fence on a freed window
  *   op     MPI_Allreduce with a freed user op
- *   group  MPI_Comm_create with a freed group */
+ *   group  MPI_Comm_create with a freed group
+ *   type   MPI_Bcast with a freed datatype; its twin also takes a freed
+ *          type back from MPI_Type_get_contents of a type made from it
+ *          (alive there, MPI-3.1 section 4.1.9; Open MPI returns the same
+ *          handle) and uses that */
 #include <string.h>
 
 #include "e2e_util.h"
@@ -68,6 +72,33 @@ int main(int argc, char** argv) {
     MPI_Comm_create(MPI_COMM_WORLD, copy, &made); /* bug unless fixed: freed */
     if (made != MPI_COMM_NULL) MPI_Comm_free(&made);
     if (fixed) MPI_Group_free(&copy);
+  } else if (strncmp(mode, "type", 4) == 0) {
+    MPI_Datatype t, copy;
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    copy = t;
+    MPI_Type_free(&t);
+    int buf[4] = {0};
+    if (fixed) {
+      MPI_Type_contiguous(2, MPI_INT, &copy);
+      MPI_Type_commit(&copy);
+      MPI_Bcast(buf, 1, copy, 0, MPI_COMM_WORLD);
+      MPI_Datatype pair, vec;
+      MPI_Type_contiguous(2, MPI_INT, &pair);
+      MPI_Type_vector(2, 1, 1, pair, &vec);
+      MPI_Type_free(&pair);
+      int ints[3];
+      MPI_Aint addrs[1];
+      MPI_Datatype back[1];
+      MPI_Type_get_contents(vec, 3, 0, 1, ints, addrs, back);
+      MPI_Type_commit(&back[0]);
+      MPI_Bcast(buf, 2, back[0], 0, MPI_COMM_WORLD);
+      MPI_Type_free(&back[0]);
+      MPI_Type_free(&vec);
+      MPI_Type_free(&copy);
+    } else {
+      MPI_Bcast(buf, 1, copy, 0, MPI_COMM_WORLD); /* bug: freed */
+    }
   }
   MPI_Finalize();
   return 0;
