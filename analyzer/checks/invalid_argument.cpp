@@ -211,6 +211,43 @@ class Pass final : public RankPass {
   }
 
   std::vector<RawProblem> problems;
+
+ private:
+  // aliased(): the bytes [lo, hi) of a call's buffer `buffer` (an index
+  // into its EventBuffers).
+  struct Block {
+    uint64_t lo = 0, hi = 0;
+    uint32_t buffer = 0;
+  };
+  // The two blocks reaching farthest among those added, of two different
+  // buffers.
+  struct Reach {
+    struct Far {
+      uint64_t hi = 0;
+      uint32_t buffer = UINT32_MAX;  // none yet
+    };
+    Far top, other;  // other: the farthest of a buffer other than top's
+    void add(const Block& x) {
+      if (x.buffer == top.buffer) {
+        top.hi = std::max(top.hi, x.hi);
+      } else if (x.hi > top.hi) {
+        other = top;
+        top = Far{x.hi, x.buffer};
+      } else if (x.hi > other.hi) {
+        other = Far{x.hi, x.buffer};
+      }
+    }
+    // A block added of a buffer other than x's that reaches past x's start.
+    const Far* past(const Block& x) const {
+      for (const Far* f : {&top, &other})
+        if (f->buffer != UINT32_MAX && f->buffer != x.buffer && f->hi > x.lo) return f;
+      return nullptr;
+    }
+  };
+  static constexpr std::size_t k_max_alias_blocks = std::size_t{1} << 16;
+  std::vector<Block> m_blocks;
+
+ public:
   // The buffered messages that fit the attached buffer alone, in call
   // order, and the attached buffers they went into (finish() counts what
   // they hold together: held_at_once).
@@ -583,6 +620,77 @@ class Pass final : public RankPass {
       }
       buffer(b.addr, b.count, b.datatype, b.arg);
     }
+    if (!m_found && t.role != Role::local && m_recorded && !lacks(format::Content::buffers) &&
+        !lacks(format::Content::type_signatures))
+      aliased(e);
+  }
+
+  // MPI-3.1 section 2.3: an OUT or INOUT argument may not alias another
+  // argument of the same call. Sections 3.10 (MPI_Sendrecv: "the send
+  // buffer and receive buffer must be disjoint"), 5.2.1 (the collectives:
+  // MPI_IN_PLACE is how they share), 5.5 (Gatherv's blocks: no location
+  // "written more than once") and 11.3.4 (Get_accumulate's origin and
+  // result) say it of each. Only the bytes the call touches count (a
+  // datatype's holes do not); two reads may share bytes. Pack and Unpack
+  // (Role::local) are left out: their output is recorded as the whole
+  // buffer, not the bytes written. Calls of one buffer never come here.
+  void aliased(const Event& e) {
+    const EventBuffers& call = event_buffers(e, m_data);
+    if (call.buffers.size() < 2 ||
+        std::none_of(call.buffers.begin(), call.buffers.end(),
+                     [](const BufferBytes& b) { return writes(b.buffer.access); }))
+      return;
+    std::vector<Block>& blocks = m_blocks;
+    blocks.clear();
+    for (uint32_t i = 0; i < call.buffers.size(); ++i) {
+      const BufferBytes& b = call.buffers[i];
+      for (uint32_t k = b.first; k < b.last; ++k) {
+        const Strided& p = call.pieces[k];
+        if (p.size == 0) continue;
+        if (p.count > k_max_alias_blocks - blocks.size()) return;  // too many to compare: no finding
+        for (uint64_t j = 0; j < p.count; ++j)
+          blocks.push_back(Block{p.lo + j * p.distance, p.lo + j * p.distance + p.size, i});
+      }
+    }
+    std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.lo < b.lo; });
+    // Sweeping by start, the blocks before reaching farthest: of every
+    // buffer and of the written ones, each the farthest two of different
+    // buffers (a block overlaps another buffer's iff the farthest of the
+    // buffers other than its own reaches past its start).
+    Reach any, written;
+    for (const Block& x : blocks) {
+      const bool w = writes(call.buffers[x.buffer].buffer.access);
+      if (const Reach::Far* hit = (w ? any : written).past(x)) {
+        const BufferBytes& a = call.buffers[std::min(hit->buffer, x.buffer)];  // in the call's order
+        const BufferBytes& b = call.buffers[std::max(hit->buffer, x.buffer)];
+        const std::string first = alias_name(e, a), second = alias_name(e, b);
+        add("aliased buffers",
+            first == second
+                ? fmt::format("two blocks of {} share byte {:#x}", first, x.lo)
+                : fmt::format("{} and {} share byte {:#x}", first, second, x.lo),
+            {},
+            {format::call_traits(e.call).role == Role::sendrecv
+                 ? "the send and receive buffers of MPI_Sendrecv must be disjoint (MPI-3.1 section 3.10); "
+                   "MPI_Sendrecv_replace sends and receives in one buffer"
+                 : "an output argument may not alias another argument of the same call (MPI-3.1 section 2.3); a "
+                   "collective that reads and writes one buffer takes MPI_IN_PLACE"});
+        return;
+      }
+      any.add(x);
+      if (w) written.add(x);
+    }
+  }
+
+  static std::string alias_name(const Event& e, const BufferBytes& b) {
+    const format::CallTraits& t = format::call_traits(e.call);
+    switch (b.buffer.arg) {
+      case format::BufferArg::buf: return t.role == Role::rma_comm ? "the origin buffer" : "the send buffer";
+      case format::BufferArg::recv_buf: return "the receive buffer";
+      case format::BufferArg::result_buf: return "the result buffer";
+      case format::BufferArg::compare_buf: return "the compare buffer";
+      case format::BufferArg::target: case format::BufferArg::local: break;
+    }
+    return "a buffer";
   }
 
   // One buffer argument of the call: `count` (negative ones are reported

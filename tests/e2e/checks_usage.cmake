@@ -148,6 +148,16 @@ smtrace_check_test(freed_type_fixed freed_handles 2 30 --clean ARGS type_fixed)
 smtrace_check_test(freed_group freed_handles 2 30 --finds invalid-argument
   --report-has "MPI_Comm_create: the group is invalid \\(freed or never created\\)" ARGS group)
 smtrace_check_test(freed_group_fixed freed_handles 2 30 --clean ARGS group_fixed)
+# Arguments of one call that share bytes (MPI-3.1 section 2.3).
+foreach(entry "sendrecv=MPI_Sendrecv: the send buffer and the receive buffer share byte"
+              "allgather=MPI_Allgather: the send buffer and the receive buffer share byte"
+              "gatherv=MPI_Gatherv: two blocks of the receive buffer share byte"
+              "getacc=MPI_Get_accumulate: the origin buffer and the result buffer share byte")
+  string(REGEX MATCH "^[a-z]+" mode "${entry}")
+  string(REGEX REPLACE "^[a-z]+=" "" says "${entry}")
+  smtrace_check_test(aliased_${mode} aliased_buffers 3 30 --finds invalid-argument --report-has "${says}" ARGS ${mode})
+  smtrace_check_test(aliased_${mode}_fixed aliased_buffers 3 30 --clean ARGS ${mode}_fixed)
+endforeach()
 # MPI_Comm_create with groups that disagree among the members of one.
 smtrace_check_test(comm_create_groups comm_create_groups 2 30 --finds invalid-argument
   --report-has "MPI_Comm_create on MPI_COMM_WORLD: rank 1 passes the group of 2 ranks 0 and 1, but rank 0")

@@ -721,6 +721,59 @@ TEST_CASE("analyzer::invalid-argument::a send's or a receive's one buffer") {
   }
 }
 
+// Arguments of one call that share bytes (MPI-3.1 section 2.3): an output
+// against any other argument, blocks of one output against each other;
+// two reads, interleaved blocks and the halves of MPI_PROC_NULL are fine.
+TEST_CASE("analyzer::invalid-argument::buffers of one call that share bytes (MPI-3.1 section 2.3)") {
+  Builder t(2);
+  t.trace().ranks[0].header.tracer_version = "0.1.0";
+  t.vector_type(65, 3, 2);  // 3 ints 2 apart: bytes 0-3, 8-11, 16-19
+  auto sendrecv = [&](uint64_t buf, uint64_t recv_buf, int64_t count, uint32_t type, int32_t dest = 1) {
+    tf::Event& e = p2p(t, Call::Sendrecv, 0, dest, 0, count, type, buf);
+    e.recv_buf = recv_buf;
+    e.recv_count = count;
+    e.recv_datatype = type;
+    e.recv_peer = 1;
+    e.recv_tag = 0;
+    return &e;
+  };
+  sendrecv(0x1000, 0x1008, 3, k_int);                       // seq 1: [0x1000, +12) and [0x1008, +12)
+  sendrecv(0x1000, 0x100c, 3, k_int);                       // adjacent: fine
+  sendrecv(0x1000, 0x1004, 1, 65);                          // interleaved: fine
+  sendrecv(0x1000, 0x1008, 1, 65);                          // seq 4: shifted by one block
+  sendrecv(0x1000, 0x1000, 3, k_int, tf::k_proc_null);      // nothing is sent: fine
+  tf::Event& a = allreduce(t, 0, k_int, k_sum);             // seq 6: send buffer inside the receive buffer
+  a.buf = 0x2004;
+  tf::Event& g = t.add(Call::Gatherv);                      // seq 7, rank 0 the root: blocks 0-7 and 4-11
+  g.comm = 0;
+  g.peer = 0;
+  g.buf = 0x3000;
+  g.count = 2;
+  g.datatype = k_int;
+  g.recv_buf = 0x4000;
+  g.recv_datatype = k_int;
+  g.recv_counts = {2, 2};
+  g.recv_displs = {0, 1};
+  tf::Event& s = t.add(Call::Scatterv);                     // the root reads overlapping blocks: fine
+  s.comm = 0;
+  s.peer = 0;
+  s.buf = 0x5000;
+  s.datatype = k_int;
+  s.counts = {2, 2};
+  s.displs = {0, 1};
+  s.recv_buf = 0x6000;
+  s.recv_count = 2;
+  s.recv_datatype = k_int;
+  const auto f = of_kind(t.run(k_ia), k_ia);
+  REQUIRE(f.size() == 4);
+  CHECK(f[0].message == "MPI_Sendrecv: the send buffer and the receive buffer share byte 0x1008");
+  CHECK(f[0].locations[0].event == an::EventRef{0, 1});
+  CHECK(f[1].message == "MPI_Sendrecv: the send buffer and the receive buffer share byte 0x1008");
+  CHECK(f[1].locations[0].event == an::EventRef{0, 4});
+  CHECK(f[2].message == "MPI_Allreduce: the send buffer and the receive buffer share byte 0x2004");
+  CHECK(f[3].message == "MPI_Gatherv: two blocks of the receive buffer share byte 0x4004");
+}
+
 // The requests of a completion call on a rank that freed none (tested for
 // MPI_REQUEST_NULL's invalid twin only) and on one that freed one (each
 // looked up): one finding per bad request, wherever it is in the array.
