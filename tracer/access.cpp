@@ -120,12 +120,12 @@ void after_call(const Event& e, const CommFacts& comm, const ExtentOf& extent_of
     switch (t.request) {
       case RequestEffect::create:  // non-blocking point-to-point and collectives
         if (e.request != 0 && !ranges.empty()) {
-          w.request_started(e.request, ranges);
+          w.request_started(e.request, ranges, t.role == format::Role::send);
           changed = true;
         }
         break;
       case RequestEffect::persistent:
-        w.persistent_defined(e.request, ranges);
+        w.persistent_defined(e.request, ranges, t.role == format::Role::send);
         changed = true;
         break;
       case RequestEffect::start:

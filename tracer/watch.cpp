@@ -130,7 +130,7 @@ void WatchSet::window_detach(uint32_t window, uint64_t base) {
 }
 
 void WatchSet::window_free(uint32_t window) {
-  remove_if([&](const Entry& x) { return x.owner != Owner::request && x.window == window; });
+  remove_if([&](const Entry& x) { return (x.owner == Owner::window || x.owner == Owner::rma) && x.window == window; });
 }
 
 void WatchSet::rma_started(uint32_t window, int32_t target, uint64_t request, const std::vector<Range>& ranges) {
@@ -143,19 +143,20 @@ void WatchSet::rma_completed(uint32_t window, std::optional<int32_t> target) {
   });
 }
 
-void WatchSet::request_started(uint64_t request, const std::vector<Range>& ranges) {
+void WatchSet::request_started(uint64_t request, const std::vector<Range>& ranges, bool send) {
   if (request == 0) return;
   const std::vector<Range>* source = &ranges;
   if (ranges.empty()) {
     auto it = m_persistent.find(request);
     if (it == m_persistent.end()) return;
-    source = &it->second;
+    source = &it->second.ranges;
+    send = it->second.send;
   }
-  for (const Range& r : *source) add({r, Owner::request, 0, 0, request});
+  for (const Range& r : *source) add({r, Owner::request, 0, 0, request, send});
 }
 
-void WatchSet::persistent_defined(uint64_t request, const std::vector<Range>& ranges) {
-  if (request != 0) m_persistent[request] = ranges;
+void WatchSet::persistent_defined(uint64_t request, const std::vector<Range>& ranges, bool send) {
+  if (request != 0) m_persistent[request] = Persistent{ranges, send};
 }
 
 void WatchSet::requests_completed(const std::vector<uint64_t>& requests) {
@@ -168,7 +169,14 @@ void WatchSet::requests_completed(const std::vector<uint64_t>& requests) {
 void WatchSet::request_freed(uint64_t request) {
   if (request == 0) return;
   m_persistent.erase(request);
-  remove_if([&](const Entry& x) { return x.request == request; });
+  for (Entry& x : m_entries) {
+    if (x.owner != Owner::request || x.request != request || !x.send) continue;
+    const bool kept = std::any_of(m_entries.begin(), m_entries.end(), [&](const Entry& y) {
+      return y.owner == Owner::freed_send && y.range == x.range;
+    });
+    if (!kept) x = Entry{x.range, Owner::freed_send};  // no completion names it now
+  }
+  remove_if([&](const Entry& x) { return x.owner == Owner::request && x.request == request; });
 }
 
 const std::vector<Range>& WatchSet::ranges() {

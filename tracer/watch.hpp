@@ -82,15 +82,22 @@ class WatchSet {
   void rma_started(uint32_t window, int32_t target, uint64_t request, const std::vector<Range>& ranges);
   // The operations on `window` to `target` (all targets: nullopt) completed.
   void rma_completed(uint32_t window, std::optional<int32_t> target);
-  // A non-blocking operation with request `request` started with `ranges`.
-  void request_started(uint64_t request, const std::vector<Range>& ranges);
+  // A non-blocking operation with request `request` started with `ranges`
+  // (`send`: a point-to-point send).
+  void request_started(uint64_t request, const std::vector<Range>& ranges, bool send = false);
   // A persistent request `request` was created for `ranges`; MPI_Start
   // (request_started with no ranges) watches them until completion.
-  void persistent_defined(uint64_t request, const std::vector<Range>& ranges);
+  void persistent_defined(uint64_t request, const std::vector<Range>& ranges, bool send = false);
   // Requests completed: their ranges are no longer in use (a persistent
   // request's stay defined for its next start).
   void requests_completed(const std::vector<uint64_t>& requests);
-  // MPI_Request_free: forget `request` (active or persistent).
+  // MPI_Request_free: forget `request` (active or persistent), except an
+  // active send's ranges: the send goes on (MPI-3.1 section 3.7.3) and no
+  // call of the rank ends it, so they stay watched to the end of the run
+  // (once each: a range already kept so is not added again), and a store
+  // to them is recorded for the analyzer, which asks whether the receive
+  // was known complete by then. An active receive freed is forgotten: the
+  // analyzer gives it no end, so every later access would count.
   void request_freed(uint64_t request);
 
   // Return the union of the watched ranges: sorted, disjoint, non-empty.
@@ -99,13 +106,18 @@ class WatchSet {
   std::size_t owned() const { return m_entries.size(); }
 
  private:
-  enum class Owner : uint8_t { window, rma, request };
+  enum class Owner : uint8_t { window, rma, request, freed_send };
   struct Entry {
     Range range;
     Owner owner;
     uint32_t window = 0;
     int32_t target = 0;
     uint64_t request = 0;
+    bool send = false;  // Owner::request: a point-to-point send's
+  };
+  struct Persistent {
+    std::vector<Range> ranges;
+    bool send = false;
   };
   void add(const Entry& entry);
   template <class Pred>
@@ -114,7 +126,7 @@ class WatchSet {
   std::vector<Entry> m_entries;
   std::vector<Range> m_union;
   bool m_stale = false;  // something was removed: m_union must be rebuilt
-  std::unordered_map<uint64_t, std::vector<Range>> m_persistent;
+  std::unordered_map<uint64_t, Persistent> m_persistent;
 };
 
 // Return `ranges` sorted and merged (touching ranges merge too).

@@ -109,3 +109,7 @@ endforeach()
 # pending Isend's buffer, a load from a pending Irecv's.
 smtrace_ls_check_test(ls_nonblocking ls_nonblocking 2 40 --finds local-concurrency)
 smtrace_ls_check_test(ls_nonblocking_fixed ls_nonblocking 2 40 --clean ARGS fixed)
+# An active MPI_Isend freed by MPI_Request_free: its buffer stays watched.
+smtrace_ls_check_test(ls_nonblocking_freed ls_nonblocking 2 40 --finds local-concurrency
+  --report-has "freed by MPI_Request_free" ARGS freed)
+smtrace_ls_check_test(ls_nonblocking_freed_fixed ls_nonblocking 2 40 --clean ARGS freed_fixed)

@@ -2,7 +2,11 @@
  * no annotations), 2 ranks: rank 0 stores into the buffer of its pending
  * MPI_Isend, rank 1 reads the buffer of its pending MPI_Irecv, each before
  * MPI_Wait completes the request. Fixed (argument `fixed`): each accesses
- * its buffer after the wait. */
+ * its buffer after the wait.
+ * Mode `freed` (argv[1], `freed_fixed` its twin): rank 0 frees its active
+ * MPI_Isend's request (MPI_Request_free) and stores into the buffer, which
+ * the send may still read (MPI-3.1 section 3.7.3); fixed: it stores after
+ * rank 1's answer, sent once its receive completed, three rounds. */
 #include <string.h>
 
 #include "e2e_util.h"
@@ -23,9 +27,28 @@ static long total(const int* v) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const int fixed = argc > 1 && strcmp(argv[1], "fixed") == 0;
+  const int fixed = argc > 1 && strstr(argv[1], "fixed") != NULL;
   const int rank = e2e_rank(MPI_COMM_WORLD);
   E2E_REQUIRE(e2e_size(MPI_COMM_WORLD) == 2);
+  if (argc > 1 && strncmp(argv[1], "freed", 5) == 0) {
+    int data[N], answer = 0;
+    for (int round = 0; round < 3; ++round) {
+      if (rank == 0) {
+        fill(data, round);
+        MPI_Request sent;
+        MPI_Isend(data, N, MPI_INT, 1, 0, MPI_COMM_WORLD, &sent);
+        MPI_Request_free(&sent);
+        if (!fixed) fill(data, 1000); /* bug: the send may still read data */
+        MPI_Recv(&answer, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (fixed) fill(data, 1000);
+      } else {
+        MPI_Recv(data, N, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&answer, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+      }
+    }
+    MPI_Finalize();
+    return 0;
+  }
 
   int buf[N];
   MPI_Request request;

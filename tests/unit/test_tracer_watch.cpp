@@ -187,6 +187,24 @@ TEST_CASE("tracer::WatchSet::owners") {
     w.request_started(9, {});  // freed: unknown
     CHECK(w.ranges().size() == 1);
   }
+  SUBCASE("an active send freed stays watched, once per range; a receive does not") {
+    w.request_started(11, {{0x9000, 0x9040}}, true);
+    w.request_started(12, {{0xa000, 0xa040}});
+    w.request_freed(11);
+    w.request_freed(12);
+    CHECK(w.ranges() == std::vector<Range>{{0x1000, 0x1100}, {0x9000, 0x9040}});
+    w.requests_completed({11});  // (the id handed out again): not that send
+    CHECK(w.ranges().size() == 2);
+    w.request_started(13, {{0x9000, 0x9040}}, true);  // the same buffer sent and freed again
+    w.request_freed(13);
+    CHECK(w.owned() == 2);
+    w.persistent_defined(14, {{0xb000, 0xb010}}, true);
+    w.request_started(14, {});
+    w.request_freed(14);  // a started persistent send: the same
+    CHECK(w.ranges() == std::vector<Range>{{0x1000, 0x1100}, {0x9000, 0x9040}, {0xb000, 0xb010}});
+    w.window_free(0);
+    CHECK(w.ranges().size() == 3);
+  }
   SUBCASE("detach and free") {
     w.window_memory(2, 0x4000, 0x10);
     w.window_memory(2, 0x5000, 0x10);
