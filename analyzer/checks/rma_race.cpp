@@ -26,7 +26,9 @@
 // 11.7.2), whatever their ops; accesses made in two different lock epochs
 // on the same target of the same window, at least one of them exclusive,
 // never overlap in time (the target's own accesses count when it holds a
-// lock on its own window).
+// lock on its own window); accesses inside a lock the program built from
+// atomic calls, whose critical sections do not overlap in time
+// (atomic_guarded).
 //
 // Ordering is happens-before (happens_before.hpp), not the recorded timing,
 // so two puts in one epoch race even if the run separated them.
@@ -119,6 +121,8 @@ struct RmaOp {
   int32_t peer = 0;               // target rank in the window's communicator, when has_peer
   uint32_t lock_epoch = 0;        // origin's lock epoch on (window, target); 0: none
   uint32_t first = 0;             // its first buffer in the pass's rma_buffers
+  int64_t t_issue = 0;            // when it was called, and when the call completing it at the
+  int64_t t_local_done = 0;       // origin returned (ns since the rank's clock origin; atomic_guard)
   Call call = Call::unspecified;
   uint8_t buffers = 0;            // how many
   bool has_peer = false;
@@ -222,6 +226,7 @@ class Pass final : public RankPass {
       op.peer = e.peer.value_or(0);
       op.has_peer = e.peer.has_value();
       op.call = e.call;
+      op.t_issue = e.t_start;
       m_call_buffers.clear();
       format::call_buffers(e, {}, m_call_buffers);
       m_op_buffers.clear();
@@ -296,7 +301,10 @@ class Pass final : public RankPass {
         auto it = m_by_request.find(c.request);
         if (it == m_by_request.end()) continue;
         RmaOp& op = ops[it->second];
-        if (op.local_done == k_never) op.local_done = e.seq;
+        if (op.local_done == k_never) {
+          op.local_done = e.seq;
+          op.t_local_done = e.t_start + static_cast<int64_t>(e.duration);
+        }
         m_by_request.erase(it);
       }
     }
@@ -339,6 +347,8 @@ class Pass final : public RankPass {
       co(op.peer);
       co(op.lock_epoch);
       co(op.first);
+      co(op.t_issue);
+      co(op.t_local_done);
       co(op.call);
       co(op.buffers);
       co(op.has_peer);
@@ -489,7 +499,10 @@ class Pass final : public RankPass {
       RmaOp& op = ops[index];
       const bool hit = !target || op.target() == target;
       if (hit) {
-        if (op.local_done == k_never) op.local_done = e.seq;
+        if (op.local_done == k_never) {
+          op.local_done = e.seq;
+          op.t_local_done = e.t_start + static_cast<int64_t>(e.duration);
+        }
         if (remote && op.remote_done == k_never) op.remote_done = e.seq;
       }
       if (op.remote_done == k_never) open[kept++] = index;
@@ -990,11 +1003,111 @@ class RmaRace final : public Check {
       if (!conflicts(frag.type, b.type)) return;
       if (!checked) {
         checked = true;
-        concurrent = unordered(owner, c, b);
+        concurrent = unordered(owner, c, b) && !atomic_guarded(c, b);
       }
       if (!concurrent) return;
       const auto [lo, bytes] = overlap(frag.where, b.where);
       record(owner, frag.tag, index, lo, bytes);
+    });
+  }
+
+  // Where an accumulate-family call lands: the global window, the target's
+  // world rank, and the displacement, count and predefined type there.
+  struct AtomicPlace {
+    uint32_t window = 0, target = 0;
+    uint64_t at = 0;
+    int64_t count = 0;
+    uint32_t type = 0;
+    bool operator==(const AtomicPlace&) const = default;
+  };
+  std::optional<AtomicPlace> atomic_place(uint32_t origin, const RmaOp& op) const {
+    if (!format::is_atomic(format::call_traits(op.call).op)) return std::nullopt;
+    const RmaBuffer* const first = m_passes[origin]->rma_buffers.data() + op.first;
+    const RmaBuffer* const end = first + op.buffers;
+    const RmaBuffer* t = std::find_if(first, end, [](const RmaBuffer& b) { return b.flags & RmaBuffer::k_target; });
+    if (t == end || t->datatype >= format::k_first_derived_id) return std::nullopt;
+    auto target = target_of(origin, op);
+    if (!target) return std::nullopt;
+    return AtomicPlace{m_ctx->comms().window(origin, op.window), target->first, t->at, t->count, t->datatype};
+  }
+  // An atomic call that returns what it found (Compare_and_swap,
+  // Fetch_and_op, Get_accumulate: a result buffer), and one that writes
+  // its target (not with MPI_NO_OP).
+  bool returns_value(uint32_t origin, const RmaOp& op) const {
+    const RmaBuffer* const first = m_passes[origin]->rma_buffers.data() + op.first;
+    return std::any_of(first, first + op.buffers, [](const RmaBuffer& b) {
+      return !(b.flags & RmaBuffer::k_target) && (b.flags & RmaBuffer::k_write);
+    });
+  }
+  bool writes_target(uint32_t origin, const RmaOp& op) const {
+    const RmaBuffer* const first = m_passes[origin]->rma_buffers.data() + op.first;
+    return std::any_of(first, first + op.buffers, [](const RmaBuffer& b) {
+      return (b.flags & RmaBuffer::k_target) && (b.flags & RmaBuffer::k_write);
+    });
+  }
+
+  // A lock the program built from atomics (MPI-3.1 section 11.7.1: atomic
+  // calls on one location are applied one at a time): rank r's access
+  // issued at seq `start` and completed at its target by seq `done` lies
+  // between an acquire, an atomic call on place P returning what it found
+  // and completed before `start` with no release of P between, and a
+  // release, the first atomic call on P issued after `done`, which writes
+  // it. Call
+  // `f(P, from, to)` for each such lock (innermost first, at most a few),
+  // `from` and `to` on the monotonic clock: the acquire's completion
+  // returned, the release was called; stop when it returns true.
+  template <class F>
+  bool each_atomic_lock(uint32_t r, uint64_t start, uint64_t done, F&& f) const {
+    constexpr std::size_t k_scan = 4096, k_locks = 4;
+    const std::vector<RmaOp>& ops = m_passes[r]->ops;
+    const int64_t origin_ns = m_ctx->rank(r).header.clock_origin_ns;
+    const auto by_seq = [](const RmaOp& op, uint64_t seq) { return op.seq < seq; };
+    const std::size_t before = std::lower_bound(ops.begin(), ops.end(), start, by_seq) - ops.begin();
+    const std::size_t after = std::upper_bound(ops.begin(), ops.end(), done, [](uint64_t seq, const RmaOp& op) {
+                                return seq < op.seq;
+                              }) - ops.begin();
+    std::vector<AtomicPlace> released;  // places released between a candidate acquire and the access
+    std::size_t locks = 0;
+    for (std::size_t i = before; i-- > 0 && before - i <= k_scan && locks < k_locks;) {
+      const RmaOp& y = ops[i];
+      const auto place = atomic_place(r, y);
+      if (!place) continue;
+      const bool released_since = std::find(released.begin(), released.end(), *place) != released.end();
+      if (writes_target(r, y)) released.push_back(*place);  // (an acquire writes too: an older one is not it)
+      if (released_since || y.local_done == k_never || y.local_done >= start || !returns_value(r, y)) continue;
+      for (std::size_t j = after; j < ops.size() && j - after < k_scan; ++j) {
+        const RmaOp& x = ops[j];
+        if (atomic_place(r, x) != place) continue;
+        if (!writes_target(r, x)) break;  // the first atomic call on P after the access must release it
+        ++locks;
+        if (f(*place, origin_ns + y.t_local_done, origin_ns + x.t_issue)) return true;
+        break;
+      }
+    }
+    return false;
+  }
+
+  // Return true when target accesses `c` and `b` of two origins each lie
+  // inside a lock the program built from atomics on one place
+  // (each_atomic_lock) and their two critical sections, acquire completed
+  // to release called, do not overlap in time. A correct lock keeps them
+  // apart (the second acquire finds the first release's value, so it
+  // completes after that release was called); a lock that fails to
+  // exclude them lets them overlap, and they are compared as before. Only
+  // ranks on one host, whose monotonic clocks are one clock.
+  bool atomic_guarded(const Class& c, const Item& b) const {
+    if (c.side != Side::target || b.side != Side::target || c.origin == b.origin || c.done == k_never ||
+        b.done == k_never)
+      return false;
+    const format::RankHeader& ha = m_ctx->rank(c.origin).header;
+    const format::RankHeader& hb = m_ctx->rank(b.origin).header;
+    if (ha.host.empty() || ha.host != hb.host || ha.clock != format::ClockKind::monotonic ||
+        hb.clock != format::ClockKind::monotonic)
+      return false;
+    return each_atomic_lock(c.origin, c.first_start, c.done, [&](const AtomicPlace& place, int64_t from, int64_t to) {
+      return each_atomic_lock(b.origin, b.start, b.done, [&](const AtomicPlace& other, int64_t bfrom, int64_t bto) {
+        return other == place && (to < bfrom || bto < from);
+      });
     });
   }
 

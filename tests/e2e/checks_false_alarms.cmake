@@ -20,6 +20,9 @@ endif()
 # Accumulates of one origin to one location are ordered (accumulate_ordering).
 smtrace_check_test(rma_acc_order rma_acc_order 3 30 --clean)
 smtrace_check_test(rma_acc_order_two rma_acc_order 3 30 --finds rma-race ARGS two)
+# A lock built from MPI_Compare_and_swap orders the accesses it guards.
+smtrace_check_test(rma_cas_lock rma_cas_lock 3 30 --clean)
+smtrace_check_test(rma_cas_lock_nolock rma_cas_lock 3 30 --finds rma-race ARGS nolock)
 # MPI_Rget's read of the target ends with its MPI_Wait.
 smtrace_check_test(rma_rget rma_rget 2 30 --clean)
 smtrace_check_test(rma_rget_early rma_rget 2 30 --finds rma-race ARGS early)

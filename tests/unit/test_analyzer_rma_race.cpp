@@ -256,6 +256,50 @@ TEST_CASE("rma-race: accumulates with the same op and type are atomic") {
   CHECK(races(b.run("rma-race")) == 1);
 }
 
+// A lock built from MPI_Compare_and_swap on rank 0's word at 0, guarding
+// a Put to its counter at 4: ranks 1 and 2 each acquire (CAS, flush), put
+// (flush) and release (CAS, flush). Their critical sections apart in time
+// on one host: ordered. Overlapping, on two hosts, or rank 2 without the
+// lock: a race.
+TEST_CASE("rma-race: a lock built from compare-and-swap orders what it guards, if its sections are apart") {
+  enum class Way { apart, overlapping, two_hosts, no_lock, released_before };
+  for (Way way : {Way::apart, Way::overlapping, Way::two_hosts, Way::no_lock, Way::released_before}) {
+    CAPTURE(static_cast<int>(way));
+    Builder b = with_window(3);
+    for (uint32_t r = 0; r < 3; ++r) b.trace().ranks[r].header.host = way == Way::two_hosts && r == 2 ? "b" : "a";
+    lock_all(b, 3);
+    auto cas = [&](uint32_t r) {
+      tf::Event& e = b.rma(Call::Compare_and_swap, r, 1, 0, k_buf, 1, 0);
+      e.compare_buf = k_buf + 4;
+      e.result_buf = k_buf + 8;
+    };
+    auto flush = [&](uint32_t r) { b.win_sync(Call::Win_flush, r, 1, 0); };
+    for (uint32_t r : {1u, 2u}) {
+      const bool locks = !(way == Way::no_lock && r == 2);
+      if (locks) {
+        cas(r);
+        flush(r);
+      }
+      if (way == Way::released_before && r == 2) {
+        cas(r);  // released before the put
+        flush(r);
+      }
+      b.rma(Call::Put, r, 1, 0, k_buf + 16, 1, 4);
+      flush(r);
+      if (locks && !(way == Way::released_before && r == 2)) {
+        cas(r);
+        flush(r);
+      }
+    }
+    // Rank 1's events run from 1 to 8 us (Builder: 1000 ns per seq); rank
+    // 2's start after them, or inside them.
+    for (auto& e : b.trace().ranks[2].events) e.t_start += way == Way::overlapping ? 0 : 100'000;
+    unlock_all(b, 3);
+    free_all(b, 3);
+    CHECK(races(b.run("rma-race")) == (way == Way::apart ? 0 : 1));
+  }
+}
+
 TEST_CASE("rma-race: exclusive lock epochs exclude each other, shared ones do not") {
   for (auto lock : {tf::LockType::exclusive, tf::LockType::shared}) {
     CAPTURE(static_cast<int>(lock));
