@@ -870,6 +870,48 @@ auto epoch_post(Call c, const MPI_Win& win, int assert_ = 0, MPI_Group group = M
   };
 }
 
+// The communicators of MPI_Comm_idup calls whose request has not completed
+// (MPI-3.1 section 6.4.2: the new communicator may not be used before):
+// doubtful() writes a call on one on entry (Open MPI may crash in it, as it
+// does in MPI_Irecv). A request completed or freed readies its
+// communicator; `any` keeps the programs that never call MPI_Comm_idup off
+// the lock.
+struct UnreadyComms {
+  std::atomic<bool> any{false};
+  SpinLock lock;
+  std::vector<std::pair<uint32_t, uint64_t>> comms;  // (communicator id, request id)
+  void add(uint32_t comm, uint64_t request) {
+    SpinGuard<SpinLock> g(lock);
+    comms.emplace_back(comm, request);
+    any.store(true, std::memory_order_relaxed);
+  }
+  bool has(uint32_t comm) {
+    if (!any.load(std::memory_order_relaxed)) return false;
+    SpinGuard<SpinLock> g(lock);
+    return std::any_of(comms.begin(), comms.end(), [comm](const auto& c) { return c.first == comm; });
+  }
+  // After call `e` returned: the requests it completed or freed.
+  template <class E>
+  void settle(const E& e) {
+    if (!any.load(std::memory_order_relaxed)) return;
+    const format::RequestEffect effect = format::call_traits(e.call).request;
+    if (effect != format::RequestEffect::free && !format::completes_requests(effect) &&
+        effect != format::RequestEffect::query)
+      return;
+    SpinGuard<SpinLock> g(lock);
+    std::erase_if(comms, [&](const auto& c) {
+      if (effect == format::RequestEffect::free) return c.second == e.request;
+      if constexpr (std::is_same_v<E, Event>) {
+        return std::any_of(e.completed.begin(), e.completed.end(),
+                           [&](const format::CompletedRequest& done) { return done.request == c.second; });
+      }
+      return false;
+    });
+    any.store(!comms.empty(), std::memory_order_relaxed);
+  }
+};
+UnreadyComms* g_unready = new UnreadyComms;  // never destroyed
+
 // Return true when the arguments of `e` fail one of the tests MPI makes
 // first (a null or freed communicator or window, a negative count, a rank
 // or tag out of range, no datatype for a non-empty buffer, an uncommitted
@@ -968,7 +1010,7 @@ bool doubtful(const E& e) {
     if (t.role == Role::rma_comm && !g_epochs->allow(e.window, e.peer.value_or(-1))) return true;
     if (t.role == Role::rma_comm && g_shapes->outside(e, t)) return true;
     if (t.role == Role::rma_sync && !g_epochs->in_range(e.window, e.peer.value_or(-1))) return true;
-  } else if (e.comm == format::k_null_id || e.comm == format::k_invalid_id) {
+  } else if (e.comm == format::k_null_id || e.comm == format::k_invalid_id || g_unready->has(e.comm)) {
     return true;
   }
   const bool sends = t.role == Role::send || t.role == Role::sendrecv;
@@ -1226,6 +1268,7 @@ int run_scope(Scope& s, uintptr_t site, F&& pmpi, Pre&& pre, Post&& post) {
   s.enter();
   int rc = pmpi();
   post(s, rc);
+  g_unready->settle(s.out());
   if (check && !s.writes_entry()) content_check(s.out(), site, true);
   s.leave(rc);
   if (check && rc == MPI_SUCCESS) content_after(s.e);
@@ -1843,6 +1886,7 @@ int comm_idup(Call c, uintptr_t site, F&& pmpi, MPI_Comm& comm, MPI_Comm*& newco
     g_tables->comms.erase(key(*newcomm));
     s.out().new_comm = comm_id(*newcomm, comm_id(comm), comm);
     s.out().request = new_request(*request, false, false, 0);
+    g_unready->add(s.out().new_comm, s.out().request);
   });
 }
 template <class F>

@@ -61,6 +61,9 @@ smtrace_check_test(request_wait_freed_fixed request_wait_freed 2 30 --clean)
 smtrace_check_test(comm_idup_early comm_idup_early 2 40 --expect-fail --kill-after 20 --finds invalid-argument
   --report-has "is used before the MPI_Comm_idup that makes it completes")
 smtrace_check_test(comm_idup_early_fixed comm_idup_early 2 30 --clean ARGS fixed)
+smtrace_check_test(comm_idup_early_p2p comm_idup_early 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "MPI_Irecv: communicator 2 is used before the MPI_Comm_idup that makes it completes" ARGS p2p)
+smtrace_check_test(comm_idup_early_p2p_fixed comm_idup_early 2 30 --clean ARGS p2p_fixed)
 # MPI_Mrecv on the MPI_MESSAGE_NULL a first MPI_Mrecv left (MPI-3.1 2.5.1):
 # Open MPI aborts inside it; the report names the null message.
 smtrace_check_test(mrecv_null mrecv_null 2 40 --expect-fail --kill-after 20 --finds invalid-argument
