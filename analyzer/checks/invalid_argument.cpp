@@ -644,6 +644,10 @@ class Pass final : public RankPass {
     blocks.clear();
     for (uint32_t i = 0; i < call.buffers.size(); ++i) {
       const BufferBytes& b = call.buffers[i];
+      // MPI_Compare_and_swap's compare buffer, only read, may be its result
+      // buffer: section 11.3.4 asks only the origin and result buffers to be
+      // disjoint (the compare-exchange idiom passes one variable for both).
+      if (b.buffer.arg == format::BufferArg::compare_buf) continue;
       for (uint32_t k = b.first; k < b.last; ++k) {
         const Strided& p = call.pieces[k];
         if (p.size == 0) continue;

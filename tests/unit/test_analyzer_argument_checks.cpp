@@ -764,8 +764,16 @@ TEST_CASE("analyzer::invalid-argument::buffers of one call that share bytes (MPI
   s.recv_buf = 0x6000;
   s.recv_count = 2;
   s.recv_datatype = k_int;
+  t.win_create(0, 1, 0x9000, 64);
+  for (const uint64_t compare : {uint64_t{0x7004}, uint64_t{0x7000}}) {  // seq 10: compare and result one (fine); seq 11
+    tf::Event& c = t.rma(Call::Compare_and_swap, 0, 1, 1, compare == 0x7004 ? 0x7008 : 0x7004, 1, 0);
+    c.compare_buf = 0x7004;
+    c.result_buf = compare;
+    if (compare == 0x7000) c.buf = 0x7000;  // origin and result one: wrong
+  }
   const auto f = of_kind(t.run(k_ia), k_ia);
-  REQUIRE(f.size() == 4);
+  REQUIRE(f.size() == 5);
+  CHECK(f[4].message == "MPI_Compare_and_swap: the origin buffer and the result buffer share byte 0x7000");
   CHECK(f[0].message == "MPI_Sendrecv: the send buffer and the receive buffer share byte 0x1008");
   CHECK(f[0].locations[0].event == an::EventRef{0, 1});
   CHECK(f[1].message == "MPI_Sendrecv: the send buffer and the receive buffer share byte 0x1008");
