@@ -122,7 +122,7 @@ struct RmaOp {
   uint32_t lock_epoch = 0;        // origin's lock epoch on (window, target); 0: none
   uint32_t first = 0;             // its first buffer in the pass's rma_buffers
   int64_t t_issue = 0;            // when it was called, and when the call completing it at the
-  int64_t t_local_done = 0;       // origin returned (ns since the rank's clock origin; atomic_guard)
+  int64_t t_local_done = 0;       // origin returned (ns since the rank's clock origin; atomic_guarded)
   Call call = Call::unspecified;
   uint8_t buffers = 0;            // how many
   bool has_peer = false;
@@ -633,6 +633,13 @@ class RmaRace final : public Check {
     m_hb = &ctx.happens_before();
     m_exact = m_hb->exact_projections();
     m_kept.assign(ctx.world_size(), {});
+    m_atomics.assign(ctx.world_size(), {});
+    for (uint32_t r = 0; r < m_passes.size(); ++r) {
+      if (!m_passes[r]) continue;
+      const std::vector<RmaOp>& ops = m_passes[r]->ops;
+      for (uint32_t i = 0; i < ops.size(); ++i)
+        if (format::is_atomic(format::call_traits(ops[i].call).op)) m_atomics[r].push_back(i);
+    }
     sort_incoming();
     sweep_all(Counted::yes);
     if (ScheduleOracle* oracle = ctx.schedule_oracle(); oracle && any_wildcard_match(ctx)) predict(*oracle, out);
@@ -1052,31 +1059,32 @@ class RmaRace final : public Check {
   // between an acquire, an atomic call on place P returning what it found
   // and completed before `start` with no release of P between, and a
   // release, the first atomic call on P issued after `done`, which writes
-  // it. Call
-  // `f(P, from, to)` for each such lock (innermost first, at most a few),
-  // `from` and `to` on the monotonic clock: the acquire's completion
-  // returned, the release was called; stop when it returns true.
+  // it. Call `f(P, from, to)` for each such lock (innermost first, at most
+  // a few), `from` and `to` on the monotonic clock: the acquire's
+  // completion returned, the release was called; stop when it returns true.
   template <class F>
   bool each_atomic_lock(uint32_t r, uint64_t start, uint64_t done, F&& f) const {
     constexpr std::size_t k_scan = 4096, k_locks = 4;
     const std::vector<RmaOp>& ops = m_passes[r]->ops;
+    const std::vector<uint32_t>& atomics = m_atomics[r];  // ops[atomics[i]]: in seq order
     const int64_t origin_ns = m_ctx->rank(r).header.clock_origin_ns;
-    const auto by_seq = [](const RmaOp& op, uint64_t seq) { return op.seq < seq; };
-    const std::size_t before = std::lower_bound(ops.begin(), ops.end(), start, by_seq) - ops.begin();
-    const std::size_t after = std::upper_bound(ops.begin(), ops.end(), done, [](uint64_t seq, const RmaOp& op) {
-                                return seq < op.seq;
-                              }) - ops.begin();
+    const auto before = static_cast<std::size_t>(
+        std::lower_bound(atomics.begin(), atomics.end(), start, [&](uint32_t i, uint64_t seq) { return ops[i].seq < seq; }) -
+        atomics.begin());
+    const auto after = static_cast<std::size_t>(
+        std::upper_bound(atomics.begin(), atomics.end(), done, [&](uint64_t seq, uint32_t i) { return seq < ops[i].seq; }) -
+        atomics.begin());
     std::vector<AtomicPlace> released;  // places released between a candidate acquire and the access
     std::size_t locks = 0;
     for (std::size_t i = before; i-- > 0 && before - i <= k_scan && locks < k_locks;) {
-      const RmaOp& y = ops[i];
+      const RmaOp& y = ops[atomics[i]];
       const auto place = atomic_place(r, y);
       if (!place) continue;
       const bool released_since = std::find(released.begin(), released.end(), *place) != released.end();
       if (writes_target(r, y)) released.push_back(*place);  // (an acquire writes too: an older one is not it)
       if (released_since || y.local_done == k_never || y.local_done >= start || !returns_value(r, y)) continue;
-      for (std::size_t j = after; j < ops.size() && j - after < k_scan; ++j) {
-        const RmaOp& x = ops[j];
+      for (std::size_t j = after; j < atomics.size() && j - after < k_scan; ++j) {
+        const RmaOp& x = ops[atomics[j]];
         if (atomic_place(r, x) != place) continue;
         if (!writes_target(r, x)) break;  // the first atomic call on P after the access must release it
         ++locks;
@@ -1378,6 +1386,7 @@ class RmaRace final : public Check {
   const HappensBefore* m_hb = nullptr;
   bool m_exact = true;
   std::vector<Pass*> m_passes;
+  std::vector<std::vector<uint32_t>> m_atomics;  // per rank: its accumulate-family calls (ops indices)
   std::vector<Item> m_items;                // the accesses of the owner being swept
   std::vector<std::vector<Item>> m_kept;    // per owner: the two accesses of each race group (RaceGroup::a, b)
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> m_incoming;  // per owner: (origin, op) reaching it
