@@ -37,6 +37,13 @@ TypeClass type_class(uint32_t type) {
     case 29: case 30: case 31: case 32: case 33: case 34: return TypeClass::pair;
     case k_type_packed: case k_type_ub: case k_type_lb: return TypeClass::none;
     case 36: case 37: case 38: return TypeClass::multi_language;
+    // Fortran (BasicType 41-60), in the classes of MPI-3.1 section 5.9.2.
+    case 41: case 51: case 52: case 53: case 54: return TypeClass::fortran_integer;
+    case 42: case 43: case 55: case 56: case 57: return TypeClass::floating_point;
+    case 44: case 45: case 58: case 59: case 60: return TypeClass::complex;
+    case 46: return TypeClass::logical;
+    case 47: return TypeClass::none;                              // MPI_CHARACTER
+    case 48: case 49: case 50: return TypeClass::pair;            // MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION
     default: return TypeClass::unknown;
   }
 }
@@ -45,6 +52,7 @@ std::string type_class_name(TypeClass c) {
   switch (c) {
     case TypeClass::none: return "no class of MPI-3.1 section 5.9.2";
     case TypeClass::c_integer: return "C integer";
+    case TypeClass::fortran_integer: return "Fortran integer";
     case TypeClass::floating_point: return "floating point";
     case TypeClass::logical: return "logical";
     case TypeClass::complex: return "complex";
@@ -65,6 +73,9 @@ std::pair<uint32_t, uint32_t> pair_parts(uint32_t type) {
     case 32: return {k_int, k_int};
     case 33: return {k_short, k_int};
     case 34: return {k_long_double, k_int};
+    case 48: return {41, 41};  // MPI_2INTEGER: two MPI_INTEGER
+    case 49: return {42, 42};  // MPI_2REAL
+    case 50: return {43, 43};  // MPI_2DOUBLE_PRECISION
     default: return {type, k_type_null};
   }
 }
@@ -74,7 +85,7 @@ OpFit op_fits(uint32_t op, uint32_t type, OpUse use) {
   const TypeClass c = type_class(type);
   if (c == TypeClass::unknown || op == k_op_null || op == k_op_other || op > format::k_op_no_op) return OpFit::unknown;
   auto fit = [](bool ok) { return ok ? OpFit::fits : OpFit::does_not_fit; };
-  const bool integer = c == TypeClass::c_integer || c == TypeClass::multi_language;
+  const bool integer = c == TypeClass::c_integer || c == TypeClass::fortran_integer || c == TypeClass::multi_language;
   switch (op) {
     case 1: case 2:  // MPI_MAX, MPI_MIN
       return fit(integer || c == TypeClass::floating_point);

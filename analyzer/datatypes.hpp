@@ -34,12 +34,13 @@ std::string op_name(uint32_t op);
 enum class TypeClass : uint8_t {
   none,            // no class: MPI_CHAR, MPI_WCHAR (characters), MPI_PACKED, MPI_UB/LB
   c_integer,       // MPI_INT ... MPI_UINT64_T, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR
-  floating_point,  // MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE
-  logical,         // MPI_C_BOOL
-  complex,         // MPI_C_*_COMPLEX
+  fortran_integer, // MPI_INTEGER, MPI_INTEGER1 ... MPI_INTEGER8
+  floating_point,  // MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_REAL4 ...
+  logical,         // MPI_C_BOOL, MPI_LOGICAL
+  complex,         // MPI_C_*_COMPLEX, MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_COMPLEX8 ...
   byte,            // MPI_BYTE
   multi_language,  // MPI_AINT, MPI_OFFSET, MPI_COUNT
-  pair,            // MPI_FLOAT_INT ... MPI_LONG_DOUBLE_INT (MINLOC, MAXLOC)
+  pair,            // MPI_FLOAT_INT ... MPI_LONG_DOUBLE_INT, MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION
   unknown,         // not a BasicType smtrace knows (BASIC_OTHER, unrecorded)
 };
 TypeClass type_class(uint32_t type);

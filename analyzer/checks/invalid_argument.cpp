@@ -745,10 +745,12 @@ class Pass final : public RankPass {
         return add("rma type", "MPI_Compare_and_swap takes a predefined datatype only");
       if (m.kind != Makeup::Kind::one) return;
       const TypeClass c = type_class(m.type);
-      if (c != TypeClass::c_integer && c != TypeClass::logical && c != TypeClass::byte && c != TypeClass::multi_language)
+      if (c != TypeClass::c_integer && c != TypeClass::fortran_integer && c != TypeClass::logical &&
+          c != TypeClass::byte && c != TypeClass::multi_language)
         add("rma type", fmt::format("MPI_Compare_and_swap is not defined for {} ({})", basic_type_name(m.type),
                                     type_class_name(c)),
-            {}, {"its datatype must be a C integer, logical, multi-language or byte type (MPI-3.1 section 11.3.4)"});
+            {}, {"its datatype must be a C or Fortran integer, logical, multi-language or byte type (MPI-3.1 section "
+                 "11.3.4)"});
       return;
     }
     if (t.op != format::Combine::accumulate) return;

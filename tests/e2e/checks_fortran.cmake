@@ -12,7 +12,7 @@ if(NOT MPI_Fortran_FOUND)
   return()
 endif()
 
-foreach(program isend_reuse_f isend_reuse_fh exchange_f08)
+foreach(program isend_reuse_f isend_reuse_fh exchange_f08 types_f08)
   add_executable(e2e_${program} ${program}.f90)
   target_link_libraries(e2e_${program} PRIVATE MPI::MPI_Fortran)
   target_compile_options(e2e_${program} PRIVATE -g -O0 -Wall $<$<BOOL:${SMTRACE_WERROR}>:-Werror>)
@@ -29,3 +29,10 @@ smtrace_check_test(fortran_isend_reuse_mpifh_fixed isend_reuse_fh 2 30 --clean A
 # `use mpi_f08`: a correct ring exchange, and one that reuses a pending receive's buffer.
 smtrace_check_test(fortran_f08_exchange exchange_f08 3 30 --clean)
 smtrace_check_test(fortran_f08_exchange_overlap exchange_f08 3 30 --finds local-concurrency ARGS bug)
+# Fortran datatypes in the classes of MPI-3.1 section 5.9.2: signatures and ops.
+smtrace_check_test(fortran_types_p2p types_f08 2 30 --finds type-mismatch
+  --report-has "rank 0 sends 4 x MPI_INTEGER and rank 1 receives 4 x MPI_REAL" ARGS p2p)
+smtrace_check_test(fortran_types_bcast types_f08 2 30 --finds collective-mismatch ARGS bcast)
+smtrace_check_test(fortran_types_logical types_f08 2 40 --expect-fail --kill-after 20 --finds invalid-argument
+  --report-has "MPI_SUM is not defined for MPI_LOGICAL" ARGS logical)
+smtrace_check_test(fortran_types_fixed types_f08 2 30 --clean ARGS fixed)

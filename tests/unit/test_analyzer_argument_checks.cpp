@@ -826,6 +826,19 @@ TEST_CASE("analyzer::invalid-argument::ops and datatypes (MPI-3.1 section 5.9.2)
     CHECK(an::op_fits(64, k_char, an::OpUse::reduction) == an::OpFit::fits);
     CHECK(an::op_fits(64, k_int, an::OpUse::accumulate) == an::OpFit::does_not_fit);
     CHECK(an::op_fits(k_sum, 63, an::OpUse::reduction) == an::OpFit::unknown);
+    // Fortran's types, in the classes of section 5.9.2 (BasicType 41-60).
+    constexpr uint32_t k_integer = 41, k_real = 42, k_complex = 44, k_logical = 46, k_character = 47,
+                       k_2real = 49, k_integer8 = 54;
+    CHECK(an::op_fits(k_sum, k_integer, an::OpUse::reduction) == an::OpFit::fits);
+    CHECK(an::op_fits(k_sum, k_complex, an::OpUse::reduction) == an::OpFit::fits);
+    CHECK(an::op_fits(k_sum, k_logical, an::OpUse::reduction) == an::OpFit::does_not_fit);
+    CHECK(an::op_fits(k_land, k_logical, an::OpUse::reduction) == an::OpFit::fits);
+    CHECK(an::op_fits(k_land, k_integer, an::OpUse::reduction) == an::OpFit::does_not_fit);  // C integers only
+    CHECK(an::op_fits(6, k_integer8, an::OpUse::reduction) == an::OpFit::fits);             // MPI_BAND
+    CHECK(an::op_fits(1, k_complex, an::OpUse::reduction) == an::OpFit::does_not_fit);      // MPI_MAX
+    CHECK(an::op_fits(k_maxloc, k_2real, an::OpUse::reduction) == an::OpFit::fits);
+    CHECK(an::op_fits(k_sum, k_character, an::OpUse::reduction) == an::OpFit::does_not_fit);
+    CHECK(an::type_class_name(an::type_class(k_real)) == "floating point");
   }
   SUBCASE("MPI_LAND on MPI_DOUBLE in MPI_Allreduce") {
     Builder t(1);
@@ -1101,6 +1114,10 @@ TEST_CASE("analyzer::signature::comparison") {
   CHECK(cmp(k_packed, 8, k_int, 2) == Kind::unknown);
   CHECK(cmp(k_packed, 8, k_packed, 4) == Kind::longer);
   CHECK(cmp(63, 1, k_int, 1) == Kind::unknown);
+  // Fortran: MPI_INTEGER and MPI_REAL (both 4 bytes) differ; MPI_2INTEGER is two MPI_INTEGER.
+  CHECK(cmp(41, 4, 42, 4) == Kind::differ);
+  CHECK(cmp(41, 4, 41, 4) == Kind::same);
+  CHECK(cmp(48, 1, 41, 2) == Kind::same);
 }
 
 TEST_CASE("analyzer::type-mismatch::point-to-point") {
