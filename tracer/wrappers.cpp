@@ -901,10 +901,8 @@ struct UnreadyComms {
     SpinGuard<SpinLock> g(lock);
     std::erase_if(comms, [&](const auto& c) {
       if (effect == format::RequestEffect::free) return c.second == e.request;
-      if constexpr (std::is_same_v<E, Event>) {
-        return std::any_of(e.completed.begin(), e.completed.end(),
-                           [&](const format::CompletedRequest& done) { return done.request == c.second; });
-      }
+      for (std::size_t i = 0; i < e.completed.size(); ++i)  // (Event's vector or HotEvent's HotList)
+        if (e.completed[i].request == c.second) return true;
       return false;
     });
     any.store(!comms.empty(), std::memory_order_relaxed);
