@@ -246,6 +246,7 @@ class Pass final : public RankPass {
   };
   static constexpr std::size_t k_max_alias_blocks = std::size_t{1} << 16;
   std::vector<Block> m_blocks;
+  std::vector<Strided> m_pieces;  // overlapping()
 
  public:
   // The buffered messages that fit the attached buffer alone, in call
@@ -602,6 +603,8 @@ class Pass final : public RankPass {
   [[gnu::always_inline]] void buffers(const Event& e, const format::CallTraits& t) {
     if (one_buffer(t.buffers)) {
       buffer(e.buf, e.count, e.datatype, format::BufferArg::buf);
+      if (t.buffers == format::BufferLayout::recv && e.datatype >= format::k_first_derived_id && !m_found)
+        overlapping(e.count, e.datatype, "the receive buffer");
       return;
     }
     bool negative = false;
@@ -619,6 +622,10 @@ class Pass final : public RankPass {
         continue;
       }
       buffer(b.addr, b.count, b.datatype, b.arg);
+      // (An accumulate's target is updated element by element, atomically: not a receive.)
+      if (b.datatype >= format::k_first_derived_id && writes(b.access) && !m_found &&
+          !(b.arg == format::BufferArg::target && b.access == format::BufferAccess::update))
+        overlapping(b.count, b.datatype, written_name(e, b.arg));
     }
     if (!m_found && t.role != Role::local && m_recorded && !lacks(format::Content::buffers) &&
         !lacks(format::Content::type_signatures))
@@ -683,6 +690,79 @@ class Pass final : public RankPass {
       any.add(x);
       if (w) written.add(x);
     }
+  }
+
+  // MPI-3.1 section 4.1: "A datatype may specify overlapping entries. The
+  // use of such a datatype in a receive operation is erroneous", even where
+  // the message is too short to write an entry twice; sections 11.3.1 and
+  // 11.3.2 say it of MPI_Put's target and MPI_Get's origin. `count`
+  // elements of derived type `type` are checked as a whole: elements whose
+  // extent is less than their span can overlap each other too.
+  void overlapping(int64_t count, uint32_t type, std::string_view name) {
+    // Any base but 0 (MPI_BOTTOM: absolute offsets) gives the same pattern.
+    constexpr uint64_t k_base = uint64_t{1} << 62;
+    if (count <= 0 || lacks(format::Content::type_signatures)) return;
+    const format::DatatypeDef* def = m_data.datatype(type);
+    if (!def || def->truncated || def->runs.empty()) return;
+    std::optional<uint64_t> shared;
+    // A run's blocks closer than their length (Footprint merges them into one).
+    for (const format::Run& r : def->runs) {
+      const uint64_t distance = r.stride < 0 ? static_cast<uint64_t>(-r.stride) : static_cast<uint64_t>(r.stride);
+      if (r.count < 2 || r.length <= distance) continue;
+      const int64_t lowest = r.stride < 0 ? r.offset + static_cast<int64_t>(r.count - 1) * r.stride : r.offset;
+      shared = std::min(shared.value_or(UINT64_MAX), k_base + static_cast<uint64_t>(lowest) + distance);
+    }
+    std::vector<Strided>& pieces = m_pieces;
+    pieces.clear();
+    Footprint(m_data).add(pieces, k_base, count, type);
+    if (shared) {
+    } else if (pieces.size() == 1) {
+      // One piece (a contiguous or vector type: most): its blocks overlap iff longer than their distance.
+      const Strided& p = pieces[0];
+      if (p.count > 1 && p.size > p.distance) shared = p.lo + p.distance;
+    } else {
+      std::vector<Block>& blocks = m_blocks;
+      blocks.clear();
+      for (const Strided& p : pieces) {
+        if (p.size == 0) continue;
+        if (p.count > k_max_alias_blocks - blocks.size()) return;  // too many to compare: no finding
+        for (uint64_t j = 0; j < p.count; ++j)
+          blocks.push_back(Block{p.lo + j * p.distance, p.lo + j * p.distance + p.size, 0});
+      }
+      std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.lo < b.lo; });
+      uint64_t reach = 0;
+      for (const Block& x : blocks) {
+        if (reach > x.lo) {
+          shared = x.lo;
+          break;
+        }
+        reach = std::max(reach, x.hi);
+      }
+    }
+    if (!shared) return;
+    const int64_t extent = Footprint(m_data).extent(type);
+    const uint64_t at = *shared - k_base;
+    add("overlapping entries",
+        fmt::format("{} has {} {} of {}, which {} overlapping entries: byte {} from its start is written twice", name,
+                    count, count == 1 ? "element" : "elements", basic_type_name(type),
+                    count > 1 && extent > 0 && at >= static_cast<uint64_t>(extent) ? "as laid out have"
+                                                                                  : "has",
+                    at),
+        {},
+        {"a datatype with overlapping entries may not describe a buffer MPI writes into (MPI-3.1 section 4.1), "
+         "even where the message is too short to write an entry twice"});
+  }
+
+  static std::string_view written_name(const Event& e, format::BufferArg arg) {
+    switch (arg) {
+      case format::BufferArg::buf:
+        return format::call_traits(e.call).role == Role::rma_comm ? "the origin buffer" : "the receive buffer";
+      case format::BufferArg::recv_buf: return "the receive buffer";
+      case format::BufferArg::result_buf: return "the result buffer";
+      case format::BufferArg::target: return "the target buffer";
+      case format::BufferArg::compare_buf: case format::BufferArg::local: break;
+    }
+    return "a buffer";
   }
 
   static std::string alias_name(const Event& e, const BufferBytes& b) {

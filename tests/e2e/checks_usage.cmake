@@ -161,6 +161,16 @@ foreach(entry "sendrecv=MPI_Sendrecv: the send buffer and the receive buffer sha
   smtrace_check_test(aliased_${mode} aliased_buffers 3 30 --finds invalid-argument --report-has "${says}" ARGS ${mode})
   smtrace_check_test(aliased_${mode}_fixed aliased_buffers 3 30 --clean ARGS ${mode}_fixed)
 endforeach()
+# Datatypes with overlapping entries where MPI writes (MPI-3.1 section 4.1).
+foreach(entry "recv=MPI_Recv: the receive buffer has 1 element of datatype [0-9]+, which has overlapping entries"
+              "resized=MPI_Recv: the receive buffer has 4 elements of datatype [0-9]+, which as laid out have overlapping"
+              "get=MPI_Get: the origin buffer has 1 element of datatype [0-9]+, which has overlapping entries")
+  string(REGEX MATCH "^[a-z]+" mode "${entry}")
+  string(REGEX REPLACE "^[a-z]+=" "" says "${entry}")
+  smtrace_check_test(overlapping_${mode} overlapping_entries 2 30 --finds invalid-argument --report-has "${says}"
+    ARGS ${mode})
+  smtrace_check_test(overlapping_${mode}_fixed overlapping_entries 2 30 --clean ARGS ${mode}_fixed)
+endforeach()
 # MPI_Comm_create with groups that disagree among the members of one.
 smtrace_check_test(comm_create_groups comm_create_groups 2 30 --finds invalid-argument
   --report-has "MPI_Comm_create on MPI_COMM_WORLD: rank 1 passes the group of 2 ranks 0 and 1, but rank 0")

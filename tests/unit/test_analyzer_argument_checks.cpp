@@ -782,6 +782,42 @@ TEST_CASE("analyzer::invalid-argument::buffers of one call that share bytes (MPI
   CHECK(f[3].message == "MPI_Gatherv: two blocks of the receive buffer share byte 0x4004");
 }
 
+// A datatype with overlapping entries where MPI writes (MPI-3.1 section
+// 4.1): within one element, and elements whose extent is less than their
+// span; a send may read an entry twice, and interleaved elements are fine.
+TEST_CASE("analyzer::invalid-argument::a receive datatype with overlapping entries (MPI-3.1 section 4.1)") {
+  Builder t(2);
+  t.vector_type(65, 3, 2);     // 3 ints 2 apart, extent 20
+  t.vector_type(66, 3, 0);     // int 0 three times
+  t.vector_type(67, 2, 1, 4);  // 2 ints resized to 1: elements share an int
+  t.vector_type(68, 2, 2, 4);  // ints 0 and 2, resized to 1: elements interleave
+  p2p(t, Call::Recv, 0, 1, 0, 1, 66, 0x1000);  // seq 1
+  p2p(t, Call::Recv, 0, 1, 0, 2, 67, 0x1000);  // seq 2
+  p2p(t, Call::Recv, 0, 1, 0, 1, 67, 0x1000);  // one element: fine
+  p2p(t, Call::Recv, 0, 1, 0, 2, 65, 0x1000);  // fine
+  p2p(t, Call::Recv, 0, 1, 0, 2, 68, 0x1000);  // fine
+  p2p(t, Call::Send, 0, 1, 0, 1, 66, 0x1000);  // a send: fine
+  t.win_create(0, 1, 0x9000, 64);
+  t.rma(Call::Get, 0, 1, 1, 0x2000, 1, 0, 66);  // seq 8: the origin overlaps
+  t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0, 66);  // seq 9: the target overlaps
+  t.rma(Call::Accumulate, 0, 1, 1, 0x2000, 1, 0, 66).op = 1;  // an accumulate's target: not a receive
+  const auto f = of_kind(t.run(k_ia), k_ia);
+  REQUIRE(f.size() == 4);
+  CHECK(f[0].message ==
+        "MPI_Recv: the receive buffer has 1 element of datatype 66, which has overlapping entries: byte 0 from its "
+        "start is written twice");
+  CHECK(f[0].locations[0].event == an::EventRef{0, 1});
+  CHECK(f[1].message ==
+        "MPI_Recv: the receive buffer has 2 elements of datatype 67, which as laid out have overlapping entries: "
+        "byte 4 from its start is written twice");
+  CHECK(f[1].locations[0].event == an::EventRef{0, 2});
+  CHECK(f[2].message ==
+        "MPI_Get: the origin buffer has 1 element of datatype 66, which has overlapping entries: byte 0 from its "
+        "start is written twice");
+  CHECK(f[2].locations[0].event == an::EventRef{0, 8});
+  CHECK(f[3].message.starts_with("MPI_Put: the target buffer has 1 element of datatype 66"));
+}
+
 // The requests of a completion call on a rank that freed none (tested for
 // MPI_REQUEST_NULL's invalid twin only) and on one that freed one (each
 // looked up): one finding per bad request, wherever it is in the array.
