@@ -41,7 +41,9 @@
 //   target_disp x the target's disp_unit, from their true lower to their
 //   true upper bound (Footprint::data_span), within [0, size] of the
 //   window the target rank created (finish(), rma_ranges: the target's
-//   creation is another rank's event); not dynamic windows, MPI_PROC_NULL,
+//   creation is another rank's event); on a dynamic window, from
+//   target_disp (an address) within one region of the memory the target
+//   attached to it at any time (section 11.2.4); not MPI_PROC_NULL,
 //   count 0 or a layout not recorded whole;
 // - messages: MPI_Mrecv / MPI_Imrecv not on MPI_MESSAGE_NULL (section 2.5.1);
 // - info: MPI_Info_free of MPI_INFO_NULL (MPI-4.0 section 10);
@@ -278,10 +280,11 @@ class Pass final : public RankPass {
     std::vector<uint32_t> group;
   };
   std::vector<GroupArg> group_args;
-  // The windows this rank created with memory of its own (Win_create,
-  // Win_allocate, Win_allocate_shared; not Win_create_dynamic), and the
-  // target range of each RMA communication call, for the rule across
-  // ranks (finish: the target's window is the target rank's).
+  // The windows this rank created (Win_create, Win_allocate,
+  // Win_allocate_shared with their memory; Win_create_dynamic with the
+  // memory it attached: `attached`), and the target range of each RMA
+  // communication call, for the rule across ranks (finish: the target's
+  // window is the target rank's).
   struct WindowShape {
     uint64_t seq = 0;  // the creation
     uint32_t site = 0;
@@ -289,8 +292,17 @@ class Pass final : public RankPass {
     uint32_t window = 0;  // rank-local
     uint64_t size = 0;
     int32_t disp_unit = 0;
+    bool dynamic = false;  // Win_create_dynamic (size 0, disp_unit 1: target_disp is an address)
   };
   std::vector<WindowShape> window_shapes;
+  // The memory this rank attached to its dynamic windows (MPI_Win_attach),
+  // whenever: a region detached later still counts (no false alarm from an
+  // order the trace cannot fix).
+  struct AttachedMemory {
+    uint32_t window = 0;  // rank-local
+    uint64_t base = 0, size = 0;
+  };
+  std::vector<AttachedMemory> attached;
   // The target ranges, one entry per call site, window, target and target
   // layout (count, datatype, data span): of its calls, the first with the
   // smallest target_disp and the first with the largest. The target's
@@ -1160,6 +1172,9 @@ class Pass final : public RankPass {
             if (format::call_traits(e.call).resource == format::Resource::win_new && m_recorded &&
                 !lacks(format::Content::buffers) && static_cast<int64_t>(e.win_size) >= 0 && e.disp_unit > 0)
               window_shapes.push_back({e.seq, e.site, e.call, h.id, e.win_size, e.disp_unit});
+            if (format::call_traits(e.call).resource == format::Resource::win_dynamic && m_recorded &&
+                !lacks(format::Content::buffers))
+              window_shapes.push_back({e.seq, e.site, e.call, h.id, 0, 1, true});
             break;
           case format::HandleKind::message: case format::HandleKind::buffer: case format::HandleKind::info:
           case format::HandleKind::none:
@@ -1188,7 +1203,11 @@ class Pass final : public RankPass {
         }
         break;
       }
-      case format::HandleEffect::attach: case format::HandleEffect::detach: case format::HandleEffect::none: break;
+      case format::HandleEffect::attach:
+        if (m_recorded && !lacks(format::Content::buffers) && e.win_size > 0 && e.rc == 0)
+          attached.push_back({h.id, e.win_base, e.win_size});
+        break;
+      case format::HandleEffect::detach: case format::HandleEffect::none: break;
     }
   }
 
@@ -1378,6 +1397,12 @@ class InvalidArgument final : public Check {
       cw(w.window);
       cw(w.size);
       cw(w.disp_unit);
+      cw(w.dynamic);
+    });
+    c.list(p.attached, [](auto& ca, auto& a) {
+      ca(a.window);
+      ca(a.base);
+      ca(a.size);
     });
     c.list(p.rma_ranges, [](auto& cr, auto& r) {
       cr(r.site);
@@ -1416,8 +1441,14 @@ class InvalidArgument final : public Check {
     });
   }
 
-  // Each rank's windows with memory, by global window index.
-  using TargetWindows = std::vector<std::unordered_map<uint32_t, const Pass::WindowShape*>>;
+  // Each rank's windows, by global window index: its creation, and for a
+  // dynamic window the memory attached to it, merged into disjoint regions
+  // sorted by address (two adjacent attachments are one region).
+  struct TargetWindow {
+    const Pass::WindowShape* shape = nullptr;
+    std::vector<std::pair<uint64_t, uint64_t>> regions;  // [base, end)
+  };
+  using TargetWindows = std::vector<std::unordered_map<uint32_t, TargetWindow>>;
   static TargetWindows target_windows(const Context& ctx, const std::vector<std::unique_ptr<RankPass>>& passes) {
     TargetWindows out(passes.size());
     for (uint32_t rank = 0; rank < passes.size(); ++rank) {
@@ -1425,7 +1456,24 @@ class InvalidArgument final : public Check {
       if (!pass) continue;
       for (const Pass::WindowShape& w : pass->window_shapes) {
         const uint32_t g = ctx.comms().window(rank, w.window);
-        if (g != k_no_comm) out[rank].emplace(g, &w);
+        if (g != k_no_comm) out[rank].emplace(g, TargetWindow{&w, {}});
+      }
+      for (const Pass::AttachedMemory& a : pass->attached) {
+        const uint32_t g = ctx.comms().window(rank, a.window);
+        const auto it = g == k_no_comm ? out[rank].end() : out[rank].find(g);
+        if (it == out[rank].end() || !it->second.shape->dynamic) continue;
+        const uint64_t end = a.base + a.size < a.base ? UINT64_MAX : a.base + a.size;
+        it->second.regions.emplace_back(a.base, end);
+      }
+      for (auto& [g, w] : out[rank]) {
+        auto& r = w.regions;
+        std::sort(r.begin(), r.end());
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < r.size(); ++i) {
+          if (kept > 0 && r[i].first <= r[kept - 1].second) r[kept - 1].second = std::max(r[kept - 1].second, r[i].second);
+          else r[kept++] = r[i];
+        }
+        r.resize(kept);
       }
     }
     return out;
@@ -1450,7 +1498,16 @@ class InvalidArgument final : public Check {
       if (!target || *target >= windows.size()) continue;
       auto shape = windows[*target].find(g);
       if (shape == windows[*target].end()) continue;
-      const Pass::WindowShape& w = *shape->second;
+      const Pass::WindowShape& w = *shape->second.shape;
+      if (w.dynamic) {
+        for (const Pass::RmaCall* c : {&r.low, &r.high}) {
+          if (c == &r.high && r.high.seq == r.low.seq) break;
+          if (!in_attached(shape->second.regions, *c, r.span))
+            out.push_back(dynamic_problem(rank, r, *c, shape->second, *target));
+        }
+        if (out.size() >= k_max_ranges) break;
+        continue;
+      }
       // The call reaching furthest above the window, and the one furthest below.
       __extension__ typedef __int128 Int128;
       const auto begin = [&](const Pass::RmaCall& c) { return static_cast<Int128>(c.disp) * w.disp_unit + r.span.lo; };
@@ -1494,6 +1551,51 @@ class InvalidArgument final : public Check {
     return p;
   }
   static constexpr std::size_t k_max_ranges = 4096;  // per rank, as a pass's problems
+
+  // Whether the target bytes of call `c` (target_disp, an address at the
+  // target, plus `span`) lie within one region of `regions` (MPI-3.1
+  // section 11.2.4: an access to a dynamic window must be to memory the
+  // target attached).
+  static bool in_attached(const std::vector<std::pair<uint64_t, uint64_t>>& regions, const Pass::RmaCall& c,
+                          const DataSpan& span) {
+    __extension__ typedef __int128 Int128;
+    const Int128 lo = static_cast<Int128>(static_cast<uint64_t>(c.disp)) + span.lo;
+    const Int128 hi = static_cast<Int128>(static_cast<uint64_t>(c.disp)) + span.hi;
+    auto it = std::upper_bound(regions.begin(), regions.end(), lo, [](Int128 v, const auto& r) {
+      return v < static_cast<Int128>(r.first);
+    });
+    if (it == regions.begin()) return false;
+    --it;
+    return lo >= static_cast<Int128>(it->first) && hi <= static_cast<Int128>(it->second);
+  }
+
+  // The problem of call `c` of `r` (rank `rank`), whose target bytes lie
+  // outside the memory world rank `target` attached to dynamic window `w`.
+  static RawProblem dynamic_problem(uint32_t rank, const Pass::RmaRange& r, const Pass::RmaCall& c,
+                                    const TargetWindow& w, uint32_t target) {
+    const auto at = static_cast<uint64_t>(c.disp);
+    RawProblem p;
+    p.problem = "rma range";
+    std::string regions;
+    constexpr std::size_t k_shown = 4;
+    for (std::size_t i = 0; i < w.regions.size() && i < k_shown; ++i)
+      regions += fmt::format("{}[{:#x}, {:#x})", i ? ", " : "", w.regions[i].first, w.regions[i].second);
+    if (w.regions.size() > k_shown) regions += fmt::format(" and {} more", w.regions.size() - k_shown);
+    p.message = fmt::format(
+        "{}: target address {:#x} with {} x {} reaches bytes [{:#x}, {:#x}) of target rank {}'s dynamic window, {}",
+        format::call_name(r.call), at, r.count, basic_type_name(r.datatype), at + static_cast<uint64_t>(r.span.lo),
+        at + static_cast<uint64_t>(r.span.hi), r.target,
+        w.regions.empty() ? std::string("to which it attaches no memory")
+                          : fmt::format("outside the memory it attaches ({})", regions));
+    p.sites.push_back(RawSite{rank, c.seq, r.call, r.site, c.pending ? "the call never returned" : "called here"});
+    p.sites.push_back(RawSite{target, w.shape->seq, w.shape->call, w.shape->site,
+                              "the target creates its dynamic window here"});
+    p.notes.push_back(
+        "the target buffer of an RMA call on a dynamic window, at target_disp (an address at the target, from "
+        "MPI_Get_address), must lie within memory the target attached with MPI_Win_attach (MPI-3.1 section "
+        "11.2.4)");
+    return p;
+  }
 
   // MPI_Comm_create on an intracommunicator (MPI-3.1 section 6.4.2): each
   // rank passes a subgroup of the communicator's group, and every member

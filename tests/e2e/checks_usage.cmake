@@ -207,6 +207,12 @@ foreach(mode sizes allocate)
     ARGS ${mode})
   smtrace_check_test(rma_range_${mode}_fixed rma_range 2 30 --clean ARGS ${mode}_fixed)
 endforeach()
+# A dynamic window (MPI-3.1 section 11.2.4): the target bytes must be memory the target attached.
+smtrace_check_test(rma_range_dynamic rma_range 2 30 --finds invalid-argument --report-has
+  "MPI_Put: target address 0x[0-9a-f]+ with 1 x MPI_INT reaches bytes .0x[0-9a-f]+, 0x[0-9a-f]+. of target rank 1's dynamic window, outside the memory it attaches"
+  ARGS dynamic)
+smtrace_check_test(rma_range_dynamic_fixed rma_range 2 30 --clean ARGS dynamic_fixed)
+smtrace_check_test(rma_range_dynamic_split rma_range 2 30 --finds invalid-argument --mpi-np 3 ARGS dynamic)
 # The same with smtrace-mpi's ranks read by two processes: the origin's
 # range and the target's window reach process 0 from different readers.
 smtrace_check_test(rma_range_sizes_split rma_range 2 30 --finds invalid-argument --mpi-np 3 ARGS sizes)

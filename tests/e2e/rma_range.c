@@ -15,6 +15,9 @@
  *          range: the put goes through)
  *   fetch  MPI_Fetch_and_op at disp 4 (the twin: disp 3)
  *   rput   MPI_Rput at disp -1, before the window (the twin: disp 0)
+ *   dynamic  MPI_Put of 1 int just past the 4 ints rank 1 attached to a
+ *          dynamic window, at the address rank 1 sent (section 11.2.4; the
+ *          twin: the last attached int), under MPI_ERRORS_RETURN
  * and `edges_fixed`, correct calls at the edges: count 0 far beyond the
  * window, MPI_PROC_NULL, disp_unit 8 with the last double, a resized type
  * whose extent passes the end but whose data does not, an accumulate of
@@ -33,7 +36,19 @@ int main(int argc, char** argv) {
   double reals[2] = {0, 0}, real = 2.5;
   MPI_Win win;
   const int sizes = strncmp(mode, "sizes", 5) == 0 || strncmp(mode, "allocate", 8) == 0;
-  if (strncmp(mode, "allocate", 8) == 0) {
+  const int dynamic = strncmp(mode, "dynamic", 7) == 0;
+  MPI_Aint address = 0;
+  if (dynamic) {
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    if (rank == 1) {
+      MPI_Win_attach(win, cells, sizeof cells);
+      MPI_Get_address(cells, &address);
+      MPI_Send(&address, 1, MPI_AINT, 0, 0, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(&address, 1, MPI_AINT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  } else if (strncmp(mode, "allocate", 8) == 0) {
     int* base = NULL;
     MPI_Win_allocate((MPI_Aint)((rank == 0 ? 4 : 2) * sizeof(int)), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
                      &base, &win);
@@ -64,6 +79,9 @@ int main(int argc, char** argv) {
       MPI_Rput(&one, 1, MPI_INT, 1, fixed ? 0 : -1, 1, MPI_INT, win, &request); /* bug: disp -1 */
       MPI_Wait(&request, MPI_STATUS_IGNORE);
       MPI_Win_unlock(1, win);
+    } else if (dynamic) {
+      MPI_Put(&one, 1, MPI_INT, 1, MPI_Aint_add(address, (fixed ? 3 : 4) * sizeof(int)), 1, MPI_INT,
+              win); /* bug: past the attached ints */
     } else if (strncmp(mode, "edges", 5) == 0) {
       MPI_Datatype wide;
       MPI_Type_create_resized(MPI_DOUBLE, 0, 64, &wide);
@@ -80,6 +98,7 @@ int main(int argc, char** argv) {
   }
   if (!passive) MPI_Win_fence(0, win);
   MPI_Barrier(MPI_COMM_WORLD);
+  if (dynamic && rank == 1) MPI_Win_detach(win, cells);
   MPI_Win_free(&win);
   MPI_Finalize();
   return 0;

@@ -592,17 +592,39 @@ TEST_CASE("analyzer::invalid-argument::an RMA target range outside the target's 
     none.runs.clear();
     CHECK(typed(none, 1, 100).empty());
   }
-  SUBCASE("not judged: hand-written traces, dynamic windows, unknown targets") {
+  SUBCASE("not judged: hand-written traces, unknown targets") {
     CHECK(run(same, ints, put(1, 1, 4), false).empty());
-    Builder t(2);
-    for (auto& rank : t.trace().ranks) rank.header.tracer_version = "0.1.0";
-    for (uint32_t r = 0; r < 2; ++r) {
-      tf::Event& e = t.add(Call::Win_create_dynamic, r);
-      e.comm = 0;
-      e.window = 1;
+  }
+  SUBCASE("dynamic windows: within memory the target attached (MPI-3.1 section 11.2.4)") {
+    for (const int attached : {0, 1, 2}) {  // none; [0x7fff0000, +8); two adjacent regions of 4
+      CAPTURE(attached);
+      Builder t(2);
+      for (auto& rank : t.trace().ranks) rank.header.tracer_version = "0.1.0";
+      for (uint32_t r = 0; r < 2; ++r) {
+        tf::Event& e = t.add(Call::Win_create_dynamic, r);
+        e.comm = 0;
+        e.window = 1;
+      }
+      for (int k = 0; k < attached; ++k) {
+        tf::Event& a = t.add(Call::Win_attach, 1);
+        a.window = 1;
+        a.win_base = 0x7fff0000 + (attached == 2 ? 4 * k : 0);
+        a.win_size = attached == 2 ? 4 : 8;
+      }
+      t.rma(Call::Put, 0, 1, 1, 0x2000, 2, 0x7fff0000);  // [0x7fff0000, +8)
+      t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0x7fff0008);  // just past
+      const auto f = of_kind(t.run(k_ia), k_ia);
+      if (attached == 0) {
+        REQUIRE(f.size() == 2);
+        CHECK(contains(f[0].message, "to which it attaches no memory"));
+        CHECK(contains(f[1].message, "to which it attaches no memory"));
+      } else {
+        REQUIRE(f.size() == 1);
+        CHECK(contains(f[0].message, "MPI_Put: target address 0x7fff0008 with 1 x MPI_INT reaches bytes [0x7fff0008, "
+                             "0x7fff000c) of target rank 1's dynamic window, outside the memory it attaches "
+                             "([0x7fff0000, 0x7fff0008))"));
+      }
     }
-    t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 0x7fff0000);
-    CHECK(of_kind(t.run(k_ia), k_ia).empty());
   }
   SUBCASE("a call that returned an error for it is named by its range") {
     const V found = run(same, ints, [](Builder& t) { t.rma(Call::Put, 0, 1, 1, 0x2000, 1, 4).rc = 13; });
