@@ -303,6 +303,9 @@ class Pass final : public RankPass {
     uint64_t base = 0, size = 0;
   };
   std::vector<AttachedMemory> attached;
+  // Whether this rank's trace ends cleanly: a rank cut short may have
+  // attached memory after its last recorded event.
+  bool whole() const { return m_data.end.has_value() && !m_data.truncated; }
   // The target ranges, one entry per call site, window, target and target
   // layout (count, datatype, data span): of its calls, the first with the
   // smallest target_disp and the first with the largest. The target's
@@ -1456,7 +1459,8 @@ class InvalidArgument final : public Check {
       if (!pass) continue;
       for (const Pass::WindowShape& w : pass->window_shapes) {
         const uint32_t g = ctx.comms().window(rank, w.window);
-        if (g != k_no_comm) out[rank].emplace(g, TargetWindow{&w, {}});
+        // (A dynamic window of a rank cut short is not judged: what it attached is not known.)
+        if (g != k_no_comm && (!w.dynamic || pass->whole())) out[rank].emplace(g, TargetWindow{&w, {}});
       }
       for (const Pass::AttachedMemory& a : pass->attached) {
         const uint32_t g = ctx.comms().window(rank, a.window);
