@@ -117,7 +117,11 @@ class ReplayPass final : public RankPass {
       case RequestEffect::query:
         if (!e.pending && e.flag.value_or(false)) peek(e);
         return;
-      case RequestEffect::none: case RequestEffect::create: case RequestEffect::cancel:
+      case RequestEffect::cancel:
+        if (const Active* a = m.active.find(e.request); a && a->kind == Outstanding::Kind::p2p)
+          m_ops[a->index].cancel_asked = true;
+        break;
+      case RequestEffect::none: case RequestEffect::create:
         break;
     }
     if (t.resource == format::Resource::message_new) {

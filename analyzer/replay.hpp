@@ -61,6 +61,7 @@ struct P2POp {
   bool send : 1 = false;
   bool cancelled : 1 = false;
   bool posted_pending : 1 = false;    // the rank stopped inside the posting call
+  bool cancel_asked : 1 = false;      // MPI_Cancel was called on its request while it was active
   // A send's mode: the posting call's (calls.def), for a Start the mode of
   // the persistent request's init (MPI_Bsend_init: buffered).
   format::SendMode mode : 3 = format::SendMode::none;

@@ -77,7 +77,12 @@ class UnmatchedMessage final : public Check {
     const auto& ops = replay.p2p(r);
     for (uint32_t i = 0; i < ops.size(); ++i) {
       const P2POp& op = ops[i];
-      if (op.cancelled || op.peer == format::k_proc_null || replay.matched({r, i})) continue;
+      // A cancelled operation never completed is request-leak's (MPI-3.1
+      // section 3.8.4: a cancelled request must still be completed); whether
+      // the cancel would have succeeded is not known.
+      if (op.cancelled || (op.cancel_asked && !op.done()) || op.peer == format::k_proc_null ||
+          replay.matched({r, i}))
+        continue;
       if (!op.send && op.status_source == format::k_proc_null) continue;
       const uint32_t g = comms.global(r, op.comm);
       const std::string comm_name = g == k_no_comm ? "an unknown communicator" : comms.comm(g).name;

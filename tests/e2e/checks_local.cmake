@@ -7,6 +7,9 @@ smtrace_check_test(irecv_overlap irecv_overlap 2 30 --finds local-concurrency)
 smtrace_check_test(irecv_overlap_fixed irecv_overlap 2 30 --clean ARGS fixed)
 smtrace_check_test(request_leak request_leak 2 30 --finds request-leak)
 smtrace_check_test(request_leak_fixed request_leak 2 30 --clean ARGS fixed)
+# A cancelled receive never completed: one finding (the leak), not also an unmatched receive.
+smtrace_check_test(cancel_leak cancel_leak 2 30 --finds request-leak --lacks unmatched-message)
+smtrace_check_test(cancel_leak_fixed cancel_leak 2 30 --clean ARGS fixed)
 smtrace_check_test(resource_leak resource_leak 2 30 --finds resource-leak
   --report-has "info objects created by MPI_Comm_get_info")
 smtrace_check_test(resource_leak_fixed resource_leak 2 30 --clean ARGS fixed)
