@@ -640,7 +640,7 @@ class Pass final : public RankPass {
       // (An accumulate's target is updated element by element, atomically: not a receive.)
       if (b.datatype >= format::k_first_derived_id && writes(b.access) && !m_found &&
           !(b.arg == format::BufferArg::target && b.access == format::BufferAccess::update))
-        overlapping(b.count, b.datatype, written_name(e, b.arg));
+        overlapping(b.count, b.datatype, buffer_name(e, b.arg, b.access));
     }
     if (!m_found && t.role != Role::local && m_recorded && !lacks(format::Content::buffers) &&
         !lacks(format::Content::type_signatures))
@@ -670,13 +670,8 @@ class Pass final : public RankPass {
       // buffer: section 11.3.4 asks only the origin and result buffers to be
       // disjoint (the compare-exchange idiom passes one variable for both).
       if (b.buffer.arg == format::BufferArg::compare_buf) continue;
-      for (uint32_t k = b.first; k < b.last; ++k) {
-        const Strided& p = call.pieces[k];
-        if (p.size == 0) continue;
-        if (p.count > k_max_alias_blocks - blocks.size()) return;  // too many to compare: no finding
-        for (uint64_t j = 0; j < p.count; ++j)
-          blocks.push_back(Block{p.lo + j * p.distance, p.lo + j * p.distance + p.size, i});
-      }
+      for (uint32_t k = b.first; k < b.last; ++k)
+        if (!add_blocks(call.pieces[k], i)) return;  // too many to compare: no finding
     }
     std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.lo < b.lo; });
     // Sweeping by start, the blocks before reaching farthest: of every
@@ -689,7 +684,8 @@ class Pass final : public RankPass {
       if (const Reach::Far* hit = (w ? any : written).past(x)) {
         const BufferBytes& a = call.buffers[std::min(hit->buffer, x.buffer)];  // in the call's order
         const BufferBytes& b = call.buffers[std::max(hit->buffer, x.buffer)];
-        const std::string first = alias_name(e, a), second = alias_name(e, b);
+        const std::string_view first = buffer_name(e, a.buffer.arg, a.buffer.access),
+                               second = buffer_name(e, b.buffer.arg, b.buffer.access);
         add("aliased buffers",
             first == second
                 ? fmt::format("two blocks of {} share byte {:#x}", first, x.lo)
@@ -727,23 +723,19 @@ class Pass final : public RankPass {
       const int64_t lowest = r.stride < 0 ? r.offset + static_cast<int64_t>(r.count - 1) * r.stride : r.offset;
       shared = std::min(shared.value_or(UINT64_MAX), k_base + static_cast<uint64_t>(lowest) + distance);
     }
+    const Footprint footprint(m_data);
     std::vector<Strided>& pieces = m_pieces;
     pieces.clear();
-    Footprint(m_data).add(pieces, k_base, count, type);
-    if (shared) {
-    } else if (pieces.size() == 1) {
+    if (!shared) footprint.add(pieces, k_base, count, type);
+    if (pieces.size() == 1) {
       // One piece (a contiguous or vector type: most): its blocks overlap iff longer than their distance.
       const Strided& p = pieces[0];
       if (p.count > 1 && p.size > p.distance) shared = p.lo + p.distance;
-    } else {
+    } else if (pieces.size() > 1) {
       std::vector<Block>& blocks = m_blocks;
       blocks.clear();
-      for (const Strided& p : pieces) {
-        if (p.size == 0) continue;
-        if (p.count > k_max_alias_blocks - blocks.size()) return;  // too many to compare: no finding
-        for (uint64_t j = 0; j < p.count; ++j)
-          blocks.push_back(Block{p.lo + j * p.distance, p.lo + j * p.distance + p.size, 0});
-      }
+      for (const Strided& p : pieces)
+        if (!add_blocks(p, 0)) return;  // too many to compare: no finding
       std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.lo < b.lo; });
       uint64_t reach = 0;
       for (const Block& x : blocks) {
@@ -755,7 +747,7 @@ class Pass final : public RankPass {
       }
     }
     if (!shared) return;
-    const int64_t extent = Footprint(m_data).extent(type);
+    const int64_t extent = footprint.extent(type);
     const uint64_t at = *shared - k_base;
     add("overlapping entries",
         fmt::format("{} has {} {} of {}, which {} overlapping entries: byte {} from its start is written twice", name,
@@ -768,26 +760,31 @@ class Pass final : public RankPass {
          "even where the message is too short to write an entry twice"});
   }
 
-  static std::string_view written_name(const Event& e, format::BufferArg arg) {
-    switch (arg) {
-      case format::BufferArg::buf:
-        return format::call_traits(e.call).role == Role::rma_comm ? "the origin buffer" : "the receive buffer";
-      case format::BufferArg::recv_buf: return "the receive buffer";
-      case format::BufferArg::result_buf: return "the result buffer";
-      case format::BufferArg::target: return "the target buffer";
-      case format::BufferArg::compare_buf: case format::BufferArg::local: break;
-    }
-    return "a buffer";
+  // Append the blocks of piece `p` of buffer `buffer` to m_blocks (for
+  // aliased() and overlapping()); false when they would pass
+  // k_max_alias_blocks, too many to compare.
+  bool add_blocks(const Strided& p, uint32_t buffer) {
+    if (p.size == 0) return true;
+    if (p.count > k_max_alias_blocks - m_blocks.size()) return false;
+    for (uint64_t j = 0; j < p.count; ++j)
+      m_blocks.push_back(Block{p.lo + j * p.distance, p.lo + j * p.distance + p.size, buffer});
+    return true;
   }
 
-  static std::string alias_name(const Event& e, const BufferBytes& b) {
-    const format::CallTraits& t = format::call_traits(e.call);
-    switch (b.buffer.arg) {
-      case format::BufferArg::buf: return t.role == Role::rma_comm ? "the origin buffer" : "the send buffer";
+  // "the send buffer", "the origin buffer", ... for a finding on buffer
+  // argument `arg` of call `e`, which `access`es it (Event.buf: a send's
+  // or a receive's, an RMA call's origin).
+  static std::string_view buffer_name(const Event& e, format::BufferArg arg, format::BufferAccess access) {
+    switch (arg) {
+      case format::BufferArg::buf:
+        return format::call_traits(e.call).role == Role::rma_comm ? "the origin buffer"
+               : writes(access)                                    ? "the receive buffer"
+                                                                   : "the send buffer";
       case format::BufferArg::recv_buf: return "the receive buffer";
       case format::BufferArg::result_buf: return "the result buffer";
       case format::BufferArg::compare_buf: return "the compare buffer";
-      case format::BufferArg::target: case format::BufferArg::local: break;
+      case format::BufferArg::target: return "the target buffer";
+      case format::BufferArg::local: break;
     }
     return "a buffer";
   }
