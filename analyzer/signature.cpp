@@ -172,6 +172,12 @@ Fit fit_of(const Signature& sent, std::optional<uint64_t> sent_bytes, const Sign
   return {};
 }
 
+Fit transfer_fit(const TransferSide& from, const TransferSide& into) {
+  if (fits_at_once(from.datatype, from.count, into.datatype, into.count)) return {};
+  return fit_of(signature(*from.data, from.datatype, from.count), buffer_bytes(*from.data, from.datatype, from.count),
+                signature(*into.data, into.datatype, into.count), buffer_bytes(*into.data, into.datatype, into.count));
+}
+
 std::string describe_buffer(const RankData& data, uint32_t datatype, int64_t count) {
   if (datatype < format::k_first_derived_id) return fmt::format("{} x {}", count, basic_type_name(datatype));
   const format::DatatypeDef* def = data.datatype(datatype);

@@ -73,6 +73,27 @@ struct Fit {
 Fit fit_of(const Signature& sent, std::optional<uint64_t> sent_bytes, const Signature& room,
            std::optional<uint64_t> room_bytes);
 
+// One side of a transfer: `count` elements of `datatype` of rank `data`'s.
+struct TransferSide {
+  const RankData* data = nullptr;
+  uint32_t datatype = 0;
+  int64_t count = 0;
+};
+
+// Return true when transfer_fit() of these counts and datatypes is fine
+// without looking at either rank's datatypes: a negative count
+// (invalid-argument's business), or the same predefined type into room for
+// as many elements or more. Most messages are such; this spares building
+// their signatures.
+inline bool fits_at_once(uint32_t sent_type, int64_t sent_count, uint32_t room_type, int64_t room_count) {
+  return sent_count < 0 || room_count < 0 ||
+         (sent_type == room_type && sent_type < format::k_first_derived_id && sent_count <= room_count);
+}
+
+// How what `from` sends fits the buffer `into` that takes it (fit_of of
+// their signatures and sizes).
+Fit transfer_fit(const TransferSide& from, const TransferSide& into);
+
 // Return "2 x MPI_INT" or "3 x Type_vector datatype [2 MPI_INT]".
 std::string describe_buffer(const RankData& data, uint32_t datatype, int64_t count);
 

@@ -15,7 +15,10 @@
 //   the user to make sure the calls are correctly ordered, using
 //   interthread synchronization"), and two calls that wait on or test the
 //   same request from two threads must be too ("a program in which two
-//   threads block, waiting on the same request, is erroneous").
+//   threads block, waiting on the same request, is erroneous"). And two
+//   receives (or sends) of one channel posted by threads that nothing
+//   orders are logically concurrent and can match either way (section
+//   3.5): reported where the other way does not fit (crossed()).
 // Where the tracer recorded the rank's thread synchronization
 // (RankHeader::thread_sync != 0, threads.hpp), the rules above are also
 // judged on happens-before, not only on the recorded timing: under
@@ -37,6 +40,7 @@
 // the level (imported: Content::thread_level).
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <string>
 #include <unordered_map>
@@ -47,6 +51,9 @@
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/checks/grouped.hpp"
 #include "analyzer/happens_before.hpp"
+#include "analyzer/replay.hpp"
+#include "analyzer/signature.hpp"
+#include "analyzer/threads.hpp"
 #include "analyzer/wire.hpp"
 
 namespace smtrace::analyzer::checks {
@@ -240,12 +247,6 @@ class Pass final : public RankPass {
     return !header.recovered && (format::lacks(header) & content_bit(format::Content::thread_level)) == 0 &&
            header.thread_level >= k_single && header.thread_level <= k_serialized;
   }
-  // Return true when `header` gives MPI_THREAD_MULTIPLE and the rank's
-  // thread synchronization was recorded: its collectives are checked.
-  static bool ordered_collectives(const format::RankHeader& header) {
-    return !header.recovered && (format::lacks(header) & content_bit(format::Content::thread_level)) == 0 &&
-           header.thread_level == k_serialized + 1 && header.thread_sync != 0;  // (and its completions)
-  }
   void start() {
     m_started = true;
     m_level = m_data.header.thread_level;
@@ -281,6 +282,13 @@ class Pass final : public RankPass {
   }
 
  public:
+  // Return true when `header` gives MPI_THREAD_MULTIPLE and the rank's
+  // thread synchronization was recorded: its collectives (and its
+  // threads' matches, ThreadLevel::crossed) are checked.
+  static bool ordered_collectives(const format::RankHeader& header) {
+    return !header.recovered && (format::lacks(header) & content_bit(format::Content::thread_level)) == 0 &&
+           header.thread_level == k_serialized + 1 && header.thread_sync != 0;  // (and its completions)
+  }
   // Return true when `list` holds the pair of threads `a` and `b`.
   static bool reported(const std::vector<ThreadPair>& list, uint32_t a, uint32_t b) {
     for (const ThreadPair& p : list) {
@@ -314,7 +322,8 @@ class ThreadLevel final : public Check {
     return "MPI calls from a thread other than the main one under MPI_THREAD_SINGLE or FUNNELED, "
            "calls of two threads at once (or not ordered by thread synchronization) under "
            "MPI_THREAD_SERIALIZED, collectives of two threads on one communicator, or waits of two threads "
-           "on one request, not so ordered under MPI_THREAD_MULTIPLE";
+           "on one request, not so ordered under MPI_THREAD_MULTIPLE, nor two receives (or sends) of one channel "
+           "that can then match the other way round, where that order is erroneous";
   }
   format::ContentSet needs() const override { return content_bit(format::Content::thread_level); }
   std::unique_ptr<RankPass> rank_pass(const RankData& data) override { return std::make_unique<Pass>(data); }
@@ -353,6 +362,7 @@ class ThreadLevel final : public Check {
       for (RawProblem& problem : p->problems) grouped.add(ctx, std::move(problem));
       unordered(ctx, *p, grouped);
     }
+    crossed(ctx, grouped);
     grouped.emit(out);
   }
 
@@ -428,6 +438,156 @@ class ThreadLevel final : public Check {
       }
       grouped.add(ctx, std::move(problem));
     }
+  }
+
+  // Two matched messages of one channel (communicator, sender, receiver)
+  // whose receives (or sends) are posted by two lanes of a rank under
+  // MPI_THREAD_MULTIPLE that nothing orders: "if two receive operations that
+  // are logically concurrent receive two successively sent messages, then
+  // the two messages can match the two receives in either order", and two
+  // logically concurrent sends "can be received in any order" (MPI-3.1
+  // section 3.5). Reported where the other order is erroneous: a message
+  // that then does not fit its receive (type-mismatch's rule). Each
+  // matched receive is paired with the k_window matched receives of its
+  // channel before it.
+  static constexpr std::size_t k_window = 4;
+  struct Taken {
+    uint32_t recv = 0;  // the receive's op index on its rank
+    OpRef send;
+  };
+  static void crossed(const Context& ctx, Grouped& grouped) {
+    const Replay& replay = ctx.replay();
+    const uint32_t world = ctx.world_size();
+    std::vector<uint8_t> split(world, 0);
+    bool any = false;
+    for (uint32_t r = 0; r < world; ++r) {
+      const RankData& data = ctx.rank(r);
+      if (!data.present || !Pass::ordered_collectives(data.header)) continue;
+      const RankThreads& threads = replay.threads(r);
+      split[r] = threads.modelled && threads.lanes.size() > 1;
+      any = any || split[r];
+    }
+    if (!any) return;
+    const HappensBefore& hb = ctx.happens_before();
+    for (uint32_t r = 0; r < world; ++r) {
+      if (!ctx.rank(r).present) continue;
+      const auto& ops = replay.p2p(r);
+      std::unordered_map<uint64_t, std::vector<Taken>> channels;  // (comm, sender) -> its last matched receives
+      std::set<std::tuple<uint32_t, uint32_t, uint32_t>> reported;  // (site, site, send site)
+      uint32_t questions = 0;
+      for (uint32_t i = 0; i < ops.size() && questions < k_max_questions; ++i) {
+        const P2POp& recv = ops[i];
+        if (recv.send || recv.cancelled) continue;
+        const auto matched = replay.matched({r, i});
+        if (!matched || (!split[r] && !split[matched->rank])) continue;
+        std::vector<Taken>& before = channels[(uint64_t{recv.comm} << 32) | matched->rank];
+        for (const Taken& earlier : before) {
+          if (questions >= k_max_questions) break;
+          if (auto p = swap_problem(ctx, hb, split, r, earlier, Taken{i, *matched}, reported, questions))
+            grouped.add(ctx, std::move(*p));
+        }
+        if (before.size() == k_window) before.erase(before.begin());
+        before.push_back(Taken{i, *matched});
+      }
+    }
+  }
+
+  // The problem of rank `r`'s receives `a` (posted first) and `b` taking
+  // each other's message, if that order is possible and erroneous.
+  static std::optional<RawProblem> swap_problem(const Context& ctx, const HappensBefore& hb,
+                                                const std::vector<uint8_t>& split, uint32_t r, const Taken& a,
+                                                const Taken& b,
+                                                std::set<std::tuple<uint32_t, uint32_t, uint32_t>>& reported,
+                                                uint32_t& questions) {
+    const Replay& replay = ctx.replay();
+    const P2POp& ra = replay.p2p(r)[a.recv];
+    const P2POp& rb = replay.p2p(r)[b.recv];
+    const uint32_t s = a.send.rank;
+    const P2POp& sa = replay.p2p(s)[a.send.index];
+    const P2POp& sb = replay.p2p(s)[b.send.index];
+    const RankThreads& rt = replay.threads(r);
+    const RankThreads& st = replay.threads(s);
+    const uint32_t lane_ra = rt.lane(ra.seq), lane_rb = rt.lane(rb.seq);
+    const uint32_t lane_sa = st.lane(sa.seq), lane_sb = st.lane(sb.seq);
+    const bool receives = split[r] && lane_ra != lane_rb;
+    const bool sends = split[s] && lane_sa != lane_sb;
+    if (!receives && !sends) return std::nullopt;
+    // Each receive's envelope must take the other message (the source is
+    // the same: both took a message of rank s on this communicator).
+    auto takes = [](const P2POp& recv, const P2POp& send) {
+      return recv.tag == format::k_any_tag || recv.tag == send.tag;
+    };
+    if (!takes(ra, sb) || !takes(rb, sa)) return std::nullopt;
+    const Payload pa = replay.payload({r, a.recv}), pb = replay.payload({r, b.recv});
+    const Payload qa = replay.payload(a.send), qb = replay.payload(b.send);
+    const TransferSide sent_a{&ctx.rank(s), qa.datatype, qa.count}, sent_b{&ctx.rank(s), qb.datatype, qb.count};
+    const TransferSide room_a{&ctx.rank(r), pa.datatype, pa.count}, room_b{&ctx.rank(r), pb.datatype, pb.count};
+    // a takes b's message, b takes a's.
+    Fit into_a = transfer_fit(sent_b, room_a), into_b = transfer_fit(sent_a, room_b);
+    if (into_a.kind == Fit::Kind::fine && into_b.kind == Fit::Kind::fine) return std::nullopt;
+    const bool a_bad = into_a.kind != Fit::Kind::fine;
+    const P2POp& bad_recv = a_bad ? ra : rb;
+    const P2POp& bad_send = a_bad ? sb : sa;
+    if (reported.count({ra.site, rb.site, bad_send.site})) return std::nullopt;
+    ++questions;
+    const EventRef ea{r, ra.seq}, eb{r, rb.seq}, fa{s, sa.seq}, fb{s, sb.seq};
+    const bool concurrent = receives ? hb.concurrent(ea, eb) : hb.concurrent(fa, fb);
+    if (!concurrent) return std::nullopt;
+    // Neither receive may have to complete before the message it would take
+    // is sent.
+    if (hb.ordered({r, ra.done() ? ra.done_seq() : ra.seq}, fb) ||
+        hb.ordered({r, rb.done() ? rb.done_seq() : rb.seq}, fa))
+      return std::nullopt;
+    reported.insert({ra.site, rb.site, bad_send.site});
+    const Fit& fit = a_bad ? into_a : into_b;
+    const Payload sent = a_bad ? qb : qa, room = a_bad ? pa : pb;
+    const std::string what = describe_buffer(ctx.rank(s), sent.datatype, sent.count);
+    const std::string into = describe_buffer(ctx.rank(r), room.datatype, room.count);
+    const std::string how = fit.kind == Fit::Kind::mismatch ? "has another type signature than" : "does not fit";
+    RawProblem p;
+    if (receives) {
+      p.problem = "crossed receives";
+      p.message = fmt::format(
+          "{} of {} and {} of {} of rank {} can take each other's message of rank {}, and no thread "
+          "synchronization orders them: the other way round, the message of {} {} the receive buffer of {}",
+          format::call_name(rb.call), rt.lane_name(lane_rb), format::call_name(ra.call), rt.lane_name(lane_ra), r, s,
+          what, how, into);
+      p.notes.push_back(
+          "two receives that are logically concurrent (posted by threads that no synchronization orders) can "
+          "match two successively sent messages in either order (MPI-3.1 section 3.5)");
+    } else {
+      p.problem = "crossed sends";
+      p.message = fmt::format(
+          "{} of {} and {} of {} of rank {} send to rank {} messages that either of its receives can take, and "
+          "no thread synchronization orders them: in the other order, the message of {} {} the receive "
+          "buffer of {}",
+          format::call_name(sb.call), st.lane_name(lane_sb), format::call_name(sa.call), st.lane_name(lane_sa), s, r,
+          what, how, into);
+      p.notes.push_back(
+          "two sends that are logically concurrent (made by threads that no synchronization orders) can be "
+          "received in either order (MPI-3.1 section 3.5)");
+    }
+    // The unordered pair first (the receives, or the sends), then the
+    // other side's operation of the message that does not fit.
+    const P2POp& other_recv = a_bad ? rb : ra;
+    const P2POp& other_send = a_bad ? sa : sb;
+    const RawSite recv_site{r, bad_recv.seq, bad_recv.call, bad_recv.site,
+                            fmt::format("receives here ({}), and can take the other message ({})",
+                                        rt.lane_name(rt.lane(bad_recv.seq)), fit.detail)};
+    const RawSite send_site{s, bad_send.seq, bad_send.call, bad_send.site,
+                            fmt::format("sends the message that does not fit ({})", st.lane_name(st.lane(bad_send.seq)))};
+    if (receives) {
+      p.sites.push_back(recv_site);
+      p.sites.push_back(RawSite{r, other_recv.seq, other_recv.call, other_recv.site,
+                                fmt::format("the other receive ({})", rt.lane_name(rt.lane(other_recv.seq)))});
+      p.sites.push_back(send_site);
+    } else {
+      p.sites.push_back(send_site);
+      p.sites.push_back(RawSite{s, other_send.seq, other_send.call, other_send.site,
+                                fmt::format("the other send ({})", st.lane_name(st.lane(other_send.seq)))});
+      p.sites.push_back(recv_site);
+    }
+    return p;
   }
 };
 

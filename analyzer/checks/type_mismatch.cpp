@@ -36,29 +36,11 @@ namespace {
 
 using format::Event;
 
-// One side of a transfer: a buffer of some rank, and what it does.
-struct Side {
-  const RankData* data = nullptr;
-  uint32_t datatype = 0;
-  int64_t count = 0;
-};
+using Side = TransferSide;
 
-// Return true when compare() of these counts and datatypes is fine without
-// looking at either rank's datatypes: a negative count (invalid-argument's
-// business), or the same predefined type into room for as many elements or
-// more (the signatures are equal or a prefix, or unknown with no more bytes
-// sent than there is room for). Most messages are such; this spares
-// building their signatures (and, in point_to_point, the Sides).
+// fits_at_once() of two payloads.
 inline bool fine_at_once(const Payload& sent, const Payload& room) {
-  return sent.count < 0 || room.count < 0 ||
-         (sent.datatype == room.datatype && sent.datatype < format::k_first_derived_id && sent.count <= room.count);
-}
-
-// Compare what `from` sends with the buffer `into` that takes it.
-Fit compare(const Side& from, const Side& into) {
-  if (fine_at_once(Payload{from.datatype, from.count}, Payload{into.datatype, into.count})) return {};
-  return fit_of(signature(*from.data, from.datatype, from.count), buffer_bytes(*from.data, from.datatype, from.count),
-                signature(*into.data, into.datatype, into.count), buffer_bytes(*into.data, into.datatype, into.count));
+  return fits_at_once(sent.datatype, sent.count, room.datatype, room.count);
 }
 
 class Pass final : public RankPass {
@@ -107,7 +89,7 @@ class Pass final : public RankPass {
 
  private:
   void check(const Event& e, const Side& from, const Side& into, const char* from_name, const char* into_name) {
-    const Fit o = compare(from, into);
+    const Fit o = transfer_fit(from, into);
     if (o.kind == Fit::Kind::fine || problems.size() >= 4096) return;
     RawProblem p;
     const std::string call(format::call_name(e.call));
@@ -189,7 +171,7 @@ class TypeMismatch final : public Check {
       if (fine_at_once(sp, rp)) continue;
       const Side from{&ctx.rank(matched->rank), sp.datatype, sp.count};
       const Side into{&ctx.rank(r), rp.datatype, rp.count};
-      const Fit o = compare(from, into);
+      const Fit o = transfer_fit(from, into);
       if (o.kind == Fit::Kind::fine) continue;
       const std::string sent = describe_buffer(*from.data, sp.datatype, sp.count);
       const std::string room = describe_buffer(*into.data, rp.datatype, rp.count);

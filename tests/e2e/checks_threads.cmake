@@ -14,6 +14,16 @@ smtrace_check_test(thread_order_serialized thread_order 2 30 --finds thread-leve
 smtrace_check_test(thread_order_serialized_fixed thread_order 2 30 --clean ARGS serialized_fixed)
 smtrace_check_test(thread_order_collective thread_order 2 30 --finds thread-level ARGS collective)
 smtrace_check_test(thread_order_collective_fixed thread_order 2 30 --clean ARGS collective_fixed)
+# Receives (or sends) of one channel that two unordered threads post can
+# match in either order (MPI-3.1 section 3.5): found where the other order
+# truncates a message.
+smtrace_e2e_program(thread_crossed thread_crossed.c)
+target_link_libraries(e2e_thread_crossed PRIVATE Threads::Threads)
+smtrace_check_test(thread_crossed_recv thread_crossed 2 30 --finds thread-level ARGS recv)
+smtrace_check_test(thread_crossed_recv_fixed thread_crossed 2 30 --clean ARGS recv_fixed)
+smtrace_check_test(thread_crossed_send thread_crossed 2 30 --finds thread-level ARGS send)
+smtrace_check_test(thread_crossed_send_fixed thread_crossed 2 30 --clean ARGS send_fixed)
+smtrace_check_test(thread_crossed_same thread_crossed 2 30 --clean ARGS same)
 
 # MPI_THREAD_MULTIPLE from OpenMP threads (no load/store capture): a
 # deadlock under zero buffering needs every thread of a blocked rank to

@@ -78,6 +78,56 @@ an::Result two_threads(int32_t level, Call call, const std::function<void(Builde
   return b.run(k_tl);
 }
 
+
+// Two ranks: the threaded one (rank 0 when `receives`, else rank 1) runs
+// threads 1 and 2, each posting one point-to-point call of one channel
+// (tag 7): receives from rank 1 of `first` and `second` ints, or sends to
+// rank 0 of that many; the other rank, single-threaded, makes the matching
+// calls in the same order. `barrier`: a pthread barrier orders thread 1's
+// call before thread 2's. `sync`: the threaded rank's thread_sync.
+an::Result crossed_case(bool receives, int64_t first, int64_t second, bool barrier,
+                        uint32_t sync = tf::thread_sync::pthreads, int32_t level = 3) {
+  Builder b(2);
+  const uint32_t threaded = receives ? 0 : 1, other = 1 - threaded;
+  b.trace().ranks[threaded].header.thread_level = level;
+  b.trace().ranks[threaded].header.thread_sync = sync;
+  const Call mine = receives ? Call::Recv : Call::Send, theirs = receives ? Call::Send : Call::Recv;
+  const auto thread_event = [&](uint32_t thread, Call c, int32_t peer) {
+    tf::Event& e = b.add(c, threaded);
+    e.thread = thread;
+    e.peer = peer;
+  };
+  const auto point_to_point = [&](uint32_t rank, Call c, uint32_t thread, int64_t count) {
+    tf::Event& e = b.p2p(c, rank, static_cast<int32_t>(1 - rank), 0x1000 * (thread + 1));
+    e.thread = thread;
+    e.tag = 7;
+    e.count = count;
+  };
+  const auto barrier_of = [&](uint32_t thread) {
+    tf::Event& e = b.add(Call::pthread_barrier_wait, threaded);
+    e.thread = thread;
+    e.buf = 0x70;
+    e.count = 1;
+  };
+  thread_event(0, Call::pthread_create, 1);
+  thread_event(0, Call::pthread_create, 2);
+  thread_event(1, Call::thread_begin, 0);
+  thread_event(2, Call::thread_begin, 0);
+  point_to_point(threaded, mine, 1, first);
+  if (barrier) {
+    barrier_of(1);
+    barrier_of(2);
+  }
+  point_to_point(threaded, mine, 2, second);
+  thread_event(1, Call::thread_end, -1);
+  thread_event(2, Call::thread_end, -1);
+  thread_event(0, Call::pthread_join, 1);
+  thread_event(0, Call::pthread_join, 2);
+  point_to_point(other, theirs, 0, first);
+  point_to_point(other, theirs, 0, second);
+  return b.run(k_tl);
+}
+
 }  // namespace
 
 TEST_SUITE_BEGIN("analyzer");
@@ -240,6 +290,42 @@ TEST_CASE("analyzer::checks::thread_level") {
     tf::set_lacks(b.trace().ranks[0].header, tf::content_bit(tf::Content::thread_level));
     call_on(b, 1, 100000, 10);
     CHECK(count_of(b.run(k_tl)) == 0);
+  }
+}
+
+TEST_CASE("analyzer::checks::thread_level crossed matches (MPI-3.1 section 3.5)") {
+  SUBCASE("two threads' receives of one channel, the other order truncating") {
+    const an::Result r = crossed_case(true, 1, 2, false);
+    REQUIRE(count_of(r) == 1);
+    CHECK(r.findings[0].message.find("can take each other's message") != std::string::npos);
+    CHECK(r.findings[0].message.find("2 x MPI_INT does not fit the receive buffer of 1 x MPI_INT") !=
+          std::string::npos);
+    CHECK(has_note(r, "MPI-3.1 section 3.5"));
+    REQUIRE(r.findings[0].locations.size() == 3);
+    CHECK(r.findings[0].locations[2].event.rank == 1);  // the send of the message that does not fit
+  }
+  SUBCASE("two threads' sends of one channel, received in the other order") {
+    const an::Result r = crossed_case(false, 1, 2, false);
+    REQUIRE(count_of(r) == 1);
+    CHECK(r.findings[0].message.find("send to rank 0 messages that either of its receives can take") !=
+          std::string::npos);
+    CHECK(r.findings[0].locations[0].event.rank == 1);
+  }
+  SUBCASE("clean: either order fits, a barrier orders the threads, or nothing tells the threads apart") {
+    for (const bool receives : {true, false}) {
+      CAPTURE(receives);
+      CHECK(count_of(crossed_case(receives, 2, 2, false)) == 0);
+      CHECK(count_of(crossed_case(receives, 1, 2, true)) == 0);
+      CHECK(count_of(crossed_case(receives, 1, 2, false, 0)) == 0);
+    }
+  }
+  SUBCASE("the larger message first: the later, smaller receive can take it") {
+    CHECK(count_of(crossed_case(true, 2, 1, false)) == 1);
+    CHECK(count_of(crossed_case(false, 2, 1, false)) == 1);
+  }
+  SUBCASE("not MPI_THREAD_MULTIPLE: thread-level's other rules judge the threads") {
+    const an::Result r = crossed_case(true, 1, 2, false, tf::thread_sync::pthreads, 2);
+    for (const auto& f : r.findings) CHECK(f.message.find("each other's message") == std::string::npos);
   }
 }
 
