@@ -189,6 +189,10 @@ class Sequencer {
     m_waiting.push(e);
     drain(false);
   }
+  // Pass `e`, written after the rank's end record, to every pass's after_end().
+  void push_after_end(const Event& e) {
+    for (PassOf& p : m_passes) guarded(p, &e, [&] { p.pass->after_end(e); });
+  }
   void finish() {
     drain(true);
     for (PassOf& p : m_passes) guarded(p, nullptr, [&] { p.pass->end(); });
@@ -352,6 +356,10 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
   cb.event = [&](const Event& e) {
     ++data.events;
     data.last_seq = std::max(data.last_seq, e.seq);
+    if (data.end && data.end->precedes(e.seq)) [[unlikely]] {
+      sequencer.push_after_end(e);  // a call after MPI_Finalize (Check::after_end)
+      return;
+    }
     if (comms) comms->observe(r, e);
     sequencer.push(e);
   };

@@ -167,6 +167,13 @@ class RankPass {
   // pass on every call with and without it); a pass that counts events or
   // keeps seq takes every().
   virtual EventSet wants() const { return EventSet::every(); }
+  // An event written after the rank's end record (seq past
+  // Termination::last_seq): a call the rank made after MPI_Finalize, which
+  // the tracer appends to a closed trace (tracer/handlers.hpp,
+  // record_after_finalize). Such events reach no pass's event(), only
+  // this, whatever wants() says: they carry no arguments and the run they
+  // belong to has ended.
+  virtual void after_end(const format::Event& event) { (void)event; }
   // Called once after the rank's last event.
   virtual void end() {}
 };

@@ -38,6 +38,7 @@
 
 #include <fmt/core.h>
 
+#include "analyzer/finding.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
@@ -533,10 +534,15 @@ RunResult record_run(const RecordOptions& options, const RunSettings& settings) 
   if (!settings.report) return result;
   fmt::print(stderr, "smtrace: trace written to {}\n", dir.string());
   bool finalized = false;
+  std::vector<uint32_t> after_end;  // ranks with a call written after their end record
   try {
     const format::Trace trace = read_trace_or_throw(dir);
     fmt::print(stderr, "smtrace: {}\n", trace_summary(trace));
     finalized = all_finalized(trace);
+    for (const format::RankTrace& r : trace.ranks) {
+      if (r.present && r.end && !r.events.empty() && r.end->precedes(r.events.back().seq))
+        after_end.push_back(r.header.rank);
+    }
   } catch (const std::exception& e) {
     warn(fmt::format("cannot read the trace back: {}", e.what()));
   }
@@ -544,7 +550,11 @@ RunResult record_run(const RecordOptions& options, const RunSettings& settings) 
   // A launcher that fails after every rank finalized (mpirun crashing in
   // its teardown) is not the application's failure: say which one it was.
   if (child.exit_code != 0) {
-    if (finalized) {
+    if (finalized && !after_end.empty()) {
+      fmt::print(stderr, "smtrace: {} {} called MPI after MPI_Finalize, which ends the process; `smtrace check {}` "
+                         "names the calls\n",
+                 after_end.size() == 1 ? "rank" : "ranks", analyzer::rank_list(after_end), dir.string());
+    } else if (finalized) {
       fmt::print(stderr, "smtrace: every rank reached MPI_Finalize: the application completed and the trace is "
                          "complete; the launcher failed afterwards\n");
     } else {

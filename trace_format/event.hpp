@@ -358,6 +358,11 @@ struct Termination {
   // written when tracing ended: the trace lacks some of their accesses.
   uint32_t accesses_lost = 0;
   bool operator==(const Termination&) const = default;
+  // Return true when event `seq` was written after this record: a call
+  // after MPI_Finalize, which the tracer appends to the closed trace
+  // (tracer/handlers.hpp, record_after_finalize). A record that counts no
+  // events (hand-made or imported without them) says nothing.
+  bool precedes(uint64_t seq) const { return events > 0 && seq > last_seq; }
 };
 
 struct TracerNote {

@@ -348,7 +348,11 @@ void write_rank_file(const RankTrace& rank, const fs::path& file) {
     begin(first_seq, t_base);
     enc.datatype(chunk, *t);
   }
+  // Events after the end record (calls after MPI_Finalize, as the tracer
+  // appends them) go after it, in a chunk of their own.
+  auto after_end = [&](const Event& e) { return rank.end && rank.end->precedes(e.seq); };
   for (const Event& e : rank.events) {
+    if (after_end(e)) continue;
     begin(e.seq, e.t_start);
     enc.event(chunk, e);
   }
@@ -359,6 +363,12 @@ void write_rank_file(const RankTrace& rank, const fs::path& file) {
   if (rank.end) {
     begin(enc.next_seq(), 0);
     enc.termination(chunk, *rank.end);
+  }
+  seal();
+  for (const Event& e : rank.events) {
+    if (!after_end(e)) continue;
+    begin(e.seq, e.t_start);
+    enc.event(chunk, e);
   }
   seal();
   write_file(file, out);

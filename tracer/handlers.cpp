@@ -46,6 +46,8 @@ struct Global {
   std::atomic<uint64_t> errors{0};
   std::atomic<uint32_t> next_thread{0};
   std::atomic<bool> finished{false};
+  std::atomic<bool> finalized{false};       // finished by MPI_Finalize, the file closed
+  std::atomic<bool> after_finalize{false};  // record_after_finalize wrote its event
   std::atomic<bool> threads{false};  // thread synchronization recorded
   std::atomic<bool> hot{false};      // hot_path()
   std::atomic<bool> timed{true};     // non-blocking calls' durations measured (timed_nonblocking)
@@ -409,6 +411,8 @@ bool start(const StartInfo& info) {
   t_thread = 0;
   g->next_thread.store(1);
   g->finished.store(false);
+  g->finalized.store(false);
+  g->after_finalize.store(false);
   g->warned = false;
   g->folds = std::make_unique<std::array<PollFolder, k_max_fold_threads>>();
   g->sites = std::make_unique<SiteTable>();
@@ -551,12 +555,37 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
   if (close) g->recorder->close();
   else g->recorder->seal();
   g->recorder->unlock();
+  g->finalized.store(close && kind == format::TerminationKind::finalized);
   g->on.store(false);
   g->threads.store(false);
   access::detach();
   if (errs > 0 && !g->options.quiet)
     std::fprintf(stderr, "smtrace: rank %u: %llu tracer errors while recording\n", g->rank,
                  static_cast<unsigned long long>(errs));
+}
+
+bool record_after_finalize(Call call, uintptr_t site) noexcept {
+  if (!g->recorder || !g->finalized.load() || g->after_finalize.exchange(true)) return false;
+  bool written = false;
+  try {
+    Event e;
+    e.call = call;
+    e.thread = thread_id();
+    e.t_start = now();
+    void* frames[k_max_stack + 4];
+    const int n = call_stack(frames, site);
+    g->recorder->lock();
+    if (g->recorder->reopen()) {
+      resolve_sites(e, site, frames, n);
+      g->recorder->event(e);
+      written = g->recorder->active();
+      g->recorder->close();
+    }
+    g->recorder->unlock();
+  } catch (...) {
+    count_error();
+  }
+  return written;
 }
 
 void reset_for_tests() {

@@ -78,6 +78,12 @@ void record_init(format::Call call, uintptr_t site, int64_t t0);
 // chunk; with `close` also cut the file and unmap it. Report the tracer's
 // error count once. Later calls do nothing.
 void finish(format::TerminationKind kind, int32_t signal, const std::string& message, bool close);
+// Record the call `call` at return address `site`, made after MPI_Finalize
+// ended the trace (MPI-3.1 section 8.7 forbids it): the rank file is opened
+// again and one event (call, site, thread, time; no arguments) is written
+// after its termination record. Once per process; return true when written
+// (false: no trace, the trace ended otherwise, or it was written before).
+bool record_after_finalize(format::Call call, uintptr_t site) noexcept;
 // Stop recording, used by unit tests to start again in another directory.
 void reset_for_tests();
 

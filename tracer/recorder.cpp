@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -552,6 +553,24 @@ void Recorder::termination(format::Termination end) {
   end.events = m_events;
   end.dropped = m_dropped;
   record(m_last_t, [&](std::string& out) { m_encoder.termination(out, end); });
+}
+
+bool Recorder::reopen() {
+  if (m_active || m_fd >= 0 || m_path.empty() || !m_error.empty()) return false;
+  const int fd = ::open(m_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != m_pos) {
+    ::close(fd);
+    return false;
+  }
+  m_fd = fd;
+  m_active = true;
+  m_chunk_open = false;
+  m_filled = m_pos;
+  m_map_off = 0;
+  m_map_len = 0;
+  return true;
 }
 
 void Recorder::close() {

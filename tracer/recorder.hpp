@@ -112,6 +112,11 @@ class Recorder {
   void seal();
   // Seal, cut the file to the bytes used, unmap and close. The lock is held.
   void close();
+  // After close(): open the file again to append records after its last
+  // one (a call made after MPI_Finalize), then close() again. Return false
+  // (nothing written) when the recorder failed before, was never opened,
+  // is still open, or the file is no longer as close() left it. The lock is held.
+  bool reopen();
   // Count an event that could not be written (tracing stopped).
   void drop() { ++m_dropped; }
 

@@ -2884,14 +2884,18 @@ void outside_mpi(Call c, uintptr_t site) noexcept {
   if (PMPI_Initialized(&initialized) != MPI_SUCCESS) return;
   if (initialized && (PMPI_Finalized(&finalized) != MPI_SUCCESS || !finalized)) return;
   if ((initialized ? said_after : said_before).exchange(true)) return;
+  // After MPI_Finalize the trace exists: the call goes after its end, where
+  // smtrace check reports it.
+  const bool recorded = initialized && handlers::record_after_finalize(c, site);
   Dl_info info{};
   const bool named = dladdr(reinterpret_cast<void*>(site), &info) != 0 && info.dli_fname;
   const uintptr_t offset = named ? site - reinterpret_cast<uintptr_t>(info.dli_fbase) : site;
   std::fprintf(stderr,
-               "smtrace: %s called %s (at %s+0x%lx): MPI forbids it, the call is not recorded and "
+               "smtrace: %s called %s (at %s+0x%lx): MPI forbids it, the call is %s and "
                "the MPI library may abort the process\n",
                std::string(format::call_name(c)).c_str(), initialized ? "after MPI_Finalize" : "before MPI_Init",
-               named ? info.dli_fname : "?", static_cast<unsigned long>(offset));
+               named ? info.dli_fname : "?", static_cast<unsigned long>(offset),
+               recorded ? "recorded after the trace's end" : "not recorded");
 }
 
 template <class F, class... A>
@@ -3090,6 +3094,7 @@ void fortran_finalize(const char* name, std::atomic<void*>& cache, uintptr_t sit
     return;
   }
   if (!handlers::should_trace(Call::Finalize)) {
+    if (!handlers::tracing()) outside_mpi(Call::Finalize, site);  // a second MPI_Finalize
     entry(&rc);
     if (ierr) *ierr = rc;
     return;
@@ -3288,8 +3293,11 @@ extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init_thread(int* argc, char**
 }
 
 extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Finalize(void) {
-  if (!tr::handlers::should_trace(Call::Finalize)) return PMPI_Finalize();
   auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  if (!tr::handlers::should_trace(Call::Finalize)) {
+    if (!tr::handlers::tracing()) tr::outside_mpi(Call::Finalize, site);  // a second MPI_Finalize
+    return PMPI_Finalize();
+  }
   int rc = MPI_ERR_INTERN;
   bool called = false;
   try {

@@ -16,11 +16,17 @@
 //   (SIGKILL) or its file was cut;
 // - tracer_stopped: the tracer gave up (disk full): says nothing about the
 //   program, no finding.
+// A rank that reached MPI_Finalize and then called MPI (MPI-3.1 section
+// 8.7: nothing but MPI_Initialized, MPI_Finalized and MPI_Get_version may
+// follow; Open MPI aborts the process) has that call after its end record:
+// the tracer opens the file again to write it (tracer/handlers.hpp,
+// record_after_finalize). One finding per call site, naming the ranks.
 // Each rank that failed by itself is one finding naming the rank, what
 // ended it, and the call it was in (or its last call) with its site. Ranks
 // stopped from outside are a note of those findings; when no rank failed by
 // itself, they are one finding of their own (the run was stopped before it
 // finished).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,7 +57,21 @@ struct CallSeen {
 struct LastCalls {
   std::optional<CallSeen> last;     // the last event that returned
   std::optional<CallSeen> pending;  // the call the rank stopped inside
+  std::optional<CallSeen> after_finalize;  // the first MPI call written after the end record (Pass::after_end)
 };
+
+// Return true for the families whose calls are MPI calls (not CUDA,
+// thread synchronization or annotations).
+bool is_mpi(format::Family family) {
+  switch (family) {
+    case format::Family::env: case format::Family::comm: case format::Family::group: case format::Family::p2p:
+    case format::Family::request: case format::Family::coll: case format::Family::rma: case format::Family::type:
+      return true;
+    case format::Family::none: case format::Family::annotate: case format::Family::cuda: case format::Family::thread:
+      return false;
+  }
+  return false;
+}
 
 class Pass final : public RankPass {
  public:
@@ -63,6 +83,9 @@ class Pass final : public RankPass {
     if (e.pending) calls.pending.emplace(e);
     else calls.last.emplace(e);
   }
+  void after_end(const Event& e) override {
+    if (!calls.after_finalize && is_mpi(format::call_traits(e.call).family)) calls.after_finalize.emplace(e);
+  }
   EventSet wants() const override {
     return EventSet::of([](const format::CallTraits& t) { return t.role != format::Role::local_access; });
   }
@@ -72,10 +95,12 @@ class Pass final : public RankPass {
   void save(WireWriter& out) const {
     out.optional(calls.last, k_code);
     out.optional(calls.pending, k_code);
+    out.optional(calls.after_finalize, k_code);
   }
   void load(WireReader& in) {
     in.optional(calls.last, k_code);
     in.optional(calls.pending, k_code);
+    in.optional(calls.after_finalize, k_code);
   }
 
  private:
@@ -92,7 +117,8 @@ class AbnormalTermination final : public Check {
   std::string_view name() const override { return "abnormal-termination"; }
   Severity severity() const override { return Severity::error; }
   std::string_view description() const override {
-    return "a rank aborted, crashed, exited without MPI_Finalize or was stopped before it finished";
+    return "a rank aborted, crashed, exited without MPI_Finalize, was stopped before it finished, or called "
+           "MPI after MPI_Finalize";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
   // finish() reads each rank's last calls and its RankData (how it ended).
@@ -106,6 +132,7 @@ class AbnormalTermination final : public Check {
     std::vector<uint32_t> stopped;        // from outside, by rank
     std::vector<std::string> stop_notes;  // one line each
     std::vector<Location> stop_locations;
+    after_finalize(ctx, passes, out);
     for (uint32_t r = 0; r < ctx.world_size(); ++r) {
       const RankData& data = ctx.rank(r);
       if (!data.present || data.finalized()) continue;
@@ -208,6 +235,46 @@ class AbnormalTermination final : public Check {
     // A finding at the same calls (a deadlock) says why the run did not finish.
     f.generic = true;
     out.push_back(std::move(f));
+  }
+
+ private:
+  // The calls written after a finalized rank's end record: one finding per
+  // call site (and call), in the order of its first rank.
+  void after_finalize(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,
+                      std::vector<Finding>& out) const {
+    struct Place {
+      format::Call call;
+      uint32_t site;
+      std::vector<uint32_t> ranks;
+      std::vector<Location> locations;
+    };
+    std::vector<Place> places;
+    for (uint32_t r = 0; r < ctx.world_size() && r < passes.size(); ++r) {
+      const RankData& data = ctx.rank(r);
+      const auto* pass = dynamic_cast<const Pass*>(passes[r].get());
+      if (!data.present || !data.finalized() || !pass || !pass->calls.after_finalize) continue;
+      const CallSeen& call = *pass->calls.after_finalize;
+      Location l = ctx.location({r, call.seq}, call.call, call.site, "called here, after MPI_Finalize returned");
+      auto same = [&](const Place& p) {
+        return p.call == call.call && !p.locations.empty() && p.locations.front().file == l.file &&
+               p.locations.front().line == l.line && (!l.file.empty() || p.site == call.site);
+      };
+      auto it = std::find_if(places.begin(), places.end(), same);
+      if (it == places.end()) it = places.insert(places.end(), Place{call.call, call.site, {}, {}});
+      it->ranks.push_back(r);
+      if (it->locations.size() < 4) it->locations.push_back(std::move(l));
+    }
+    for (Place& p : places) {
+      Finding f;
+      f.kind = std::string(name());
+      f.severity = severity();
+      f.message = fmt::format("{} {} called {} after MPI_Finalize", p.ranks.size() == 1 ? "rank" : "ranks",
+                              rank_list(p.ranks), format::call_name(p.call));
+      f.locations = std::move(p.locations);
+      f.notes.push_back("after MPI_Finalize a process may call only MPI_Initialized, MPI_Finalized and "
+                        "MPI_Get_version (MPI-3.1 section 8.7); Open MPI aborts the process at such a call");
+      out.push_back(std::move(f));
+    }
   }
 };
 

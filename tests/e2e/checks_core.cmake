@@ -9,3 +9,15 @@ smtrace_check_test(unmatched_fixed unmatched 2 30 --clean ARGS fixed)
 smtrace_check_test(ready_send ready_send 2 30 --finds unmatched-message
   --report-has "may start before its receive is posted")
 smtrace_check_test(ready_send_fixed ready_send 2 30 --clean ARGS fixed)
+
+# MPI calls after MPI_Finalize: the tracer writes the call after the
+# trace's end (Open MPI then aborts the process); the fixed twin makes only
+# the calls MPI-3.1 section 8.7 allows then.
+smtrace_e2e_program(after_finalize after_finalize.c)
+smtrace_check_test(after_finalize_barrier after_finalize 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+                   --report-has "ranks 0 and 1 called MPI_Barrier after MPI_Finalize" ARGS barrier)
+smtrace_check_test(after_finalize_send after_finalize 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+                   --report-has "rank 0 called MPI_Send after MPI_Finalize" --lacks unmatched-message ARGS send)
+smtrace_check_test(after_finalize_twice after_finalize 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+                   --report-has "called MPI_Finalize after MPI_Finalize" ARGS twice)
+smtrace_check_test(after_finalize_fixed after_finalize 2 40 --clean ARGS fixed)

@@ -1464,6 +1464,35 @@ TEST_CASE("analyzer::epoch-lifecycle::locks and frees") {
 // --- abnormal-termination ------------------------------------------------
 
 TEST_CASE("analyzer::abnormal-termination") {
+  SUBCASE("calls after MPI_Finalize, written after the end record") {
+    // Rank 0 sends after MPI_Finalize (no receive anywhere), rank 1 calls
+    // MPI_Barrier after it at the same line as rank 0 would: one finding
+    // per call and place, and the send is no unmatched message.
+    Builder t(2);
+    for (uint32_t r = 0; r < 2; ++r) {
+      t.add(Call::Finalize, r);
+      t.trace().ranks[r].end->events = 2;
+      t.trace().ranks[r].end->last_seq = 1;
+    }
+    p2p(t, Call::Send, 0, 1, 0);
+    t.add(Call::Barrier, 1).comm = 0;
+    const an::Result result = smtrace::test::analyze_trace(t.trace(), an::Options{});  // every check; no Finalize added
+    const auto f = of_kind(result, k_at);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].message == "rank 0 called MPI_Send after MPI_Finalize");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 2});
+    CHECK(f[1].message == "rank 1 called MPI_Barrier after MPI_Finalize");
+    CHECK(contains(f[0].notes[0], "MPI-3.1 section 8.7"));
+    CHECK(of_kind(result, "unmatched-message").empty());
+    CHECK(of_kind(result, "collective-mismatch").empty());
+    CHECK(of_kind(result, "deadlock").empty());
+  }
+  SUBCASE("an end record that counts no events marks no event as after it") {
+    Builder t(1);
+    t.add(Call::Finalize, 0);
+    t.add(Call::Barrier, 0).comm = 0;
+    CHECK(of_kind(smtrace::test::analyze_trace(t.trace(), an::Options{}), k_at).empty());
+  }
   SUBCASE("a crash inside MPI names the rank, the signal and the call") {
     Builder t(2);
     p2p(t, Call::Send, 1, 0, 0).pending = true;

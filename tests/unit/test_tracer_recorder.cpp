@@ -844,3 +844,71 @@ TEST_CASE("tracer::Recorder::hot_event writes event's bytes for request completi
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("tracer::Recorder::reopen appends after the end record of a closed file") {
+  // A call after MPI_Finalize (handlers::record_after_finalize): the file
+  // closed with its termination record gets one more chunk, which the
+  // reader gives back as an event after the end (Termination::precedes).
+  const fs::path file = temp_file("reopen");
+  Recorder r;
+  REQUIRE(r.open(file.string(), header(), 64 * 1024));
+  r.lock();
+  CHECK_FALSE(r.reopen());  // still open
+  fmt_ns::Event init;
+  init.call = fmt_ns::Call::Init;
+  r.event(init);
+  fmt_ns::Event fin;
+  fin.call = fmt_ns::Call::Finalize;
+  fin.t_start = 100;
+  r.event(fin);
+  fmt_ns::Termination end;
+  end.kind = fmt_ns::TerminationKind::finalized;
+  r.termination(end);
+  r.close();
+  const uint64_t closed_size = fs::file_size(file);
+  REQUIRE(r.reopen());
+  fmt_ns::Event after;
+  after.call = fmt_ns::Call::Barrier;
+  after.comm = 0;
+  after.t_start = 200;
+  r.event(after);
+  r.close();
+  CHECK(fs::file_size(file) > closed_size);
+  const fmt_ns::RankTrace trace = fmt_ns::read_rank_file(file);
+  for (const auto& p : trace.problems) MESSAGE(p.to_string());
+  CHECK(trace.problems.empty());
+  REQUIRE(trace.end);
+  CHECK(trace.end->kind == fmt_ns::TerminationKind::finalized);
+  REQUIRE(trace.events.size() == 3);
+  CHECK_FALSE(trace.end->precedes(trace.events[1].seq));
+  CHECK(trace.events[2].call == fmt_ns::Call::Barrier);
+  CHECK(trace.end->precedes(trace.events[2].seq));
+  // libprotobuf reads the appended chunk too.
+  const std::string bytes = slurp(file);
+  auto u32 = [&](std::size_t off) {
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[off + k])) << (8 * k);
+    return v;
+  };
+  uint64_t chunks = 0;
+  std::size_t at = fmt_ns::k_magic_size;
+  at += fmt_ns::k_frame_header_size + u32(at);  // the header frame
+  while (at + fmt_ns::k_frame_header_size <= bytes.size()) {
+    const uint32_t len = u32(at);
+    REQUIRE(at + fmt_ns::k_frame_header_size + len <= bytes.size());
+    smtrace::v1::Chunk chunk;
+    REQUIRE(chunk.ParseFromString(bytes.substr(at + fmt_ns::k_frame_header_size, len)));
+    chunks += chunk.event_size() > 0;
+    at += fmt_ns::k_frame_header_size + len;
+  }
+  CHECK(at == bytes.size());
+  CHECK(chunks == 2);
+  // A file changed since close() is not written to.
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::app);
+    out << "x";
+  }
+  CHECK_FALSE(r.reopen());
+  r.unlock();
+  fs::remove(file);
+}

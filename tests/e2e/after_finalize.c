@@ -1,0 +1,35 @@
+/* MPI calls after MPI_Finalize (MPI-3.1 section 8.7), 2 ranks:
+ *   barrier  every rank calls MPI_Barrier after MPI_Finalize (Open MPI
+ *            aborts each process there)
+ *   send     rank 0 calls MPI_Send to rank 1 after MPI_Finalize
+ *   twice    every rank calls MPI_Finalize a second time
+ *   fixed    the calls the standard allows after MPI_Finalize:
+ *            MPI_Finalized, MPI_Initialized, MPI_Get_version */
+#include <string.h>
+
+#include "e2e_util.h"
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "barrier";
+  MPI_Init(&argc, &argv);
+  const int rank = e2e_rank(MPI_COMM_WORLD);
+  E2E_REQUIRE(e2e_size(MPI_COMM_WORLD) == 2);
+  int v = rank;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  E2E_REQUIRE(v == 1);
+  MPI_Finalize();
+  if (strcmp(mode, "barrier") == 0) {
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (strcmp(mode, "twice") == 0) {
+    MPI_Finalize();
+  } else if (strcmp(mode, "send") == 0) {
+    if (rank == 0) MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+  } else {
+    int finalized = 0, initialized = 0, version = 0, subversion = 0;
+    MPI_Finalized(&finalized);
+    MPI_Initialized(&initialized);
+    MPI_Get_version(&version, &subversion);
+    if (!finalized || !initialized || version < 3) return 1;
+  }
+  return 0;
+}
