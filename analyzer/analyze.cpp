@@ -353,11 +353,12 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
     data.problems.push_back(p);
     if (p.severity == format::Problem::Severity::error) data.truncated = true;
   };
+  bool before_init = false;  // the trace began at a call before MPI_Init: it holds only that
   cb.event = [&](const Event& e) {
     ++data.events;
     data.last_seq = std::max(data.last_seq, e.seq);
-    if (data.end && data.end->precedes(e.seq)) [[unlikely]] {
-      sequencer.push_after_end(e);  // a call after MPI_Finalize (Check::after_end)
+    if ((data.end && data.end->precedes(e.seq)) || before_init) [[unlikely]] {
+      sequencer.push_after_end(e);  // a call after MPI_Finalize or before MPI_Init (RankPass::after_end)
       return;
     }
     if (comms) comms->observe(r, e);
@@ -379,6 +380,7 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
       format::Problem p = format::check_rank_header(files, r, data.header, ok);
       if (!ok) data.problems.push_back(std::move(p));
       add_implicit_comms(data);
+      before_init = format::started_before_init(data.header);
       source.read_all(cb);
       count_read();
       sequencer.finish();

@@ -170,9 +170,10 @@ class RankPass {
   // An event written after the rank's end record (seq past
   // Termination::last_seq): a call the rank made after MPI_Finalize, which
   // the tracer appends to a closed trace (tracer/handlers.hpp,
-  // record_after_finalize). Such events reach no pass's event(), only
-  // this, whatever wants() says: they carry no arguments and the run they
-  // belong to has ended.
+  // record_after_finalize); or the one call of a trace the tracer began
+  // at a call before MPI_Init (format::started_before_init). Such events
+  // reach no pass's event(), only this, whatever wants() says: they carry
+  // no arguments and are outside the run MPI saw.
   virtual void after_end(const format::Event& event) { (void)event; }
   // Called once after the rank's last event.
   virtual void end() {}

@@ -37,6 +37,11 @@ std::string content_names(ContentSet set) { return join(set, false); }
 
 std::string describe_lacks(ContentSet set) { return join(set, true); }
 
+bool started_before_init(const RankHeader& header) {
+  const auto it = header.options.find(std::string(k_started_option));
+  return it != header.options.end() && it->second == k_started_before_init;
+}
+
 bool cuda_untraced(const RankHeader& header) {
   const auto it = header.options.find(std::string(k_cuda_option));
   return it != header.options.end() && it->second == k_cuda_untraced;

@@ -43,6 +43,16 @@ inline constexpr std::string_view k_cuda_untraced = "off";
 // Return true when `header` says that no CUDA call was traced on its rank.
 bool cuda_untraced(const RankHeader& header);
 
+// The header option that says, with "before MPI_Init", that the tracer
+// started the rank's trace at a call the rank made before MPI_Init (MPI-3.1
+// section 8.7 forbids it; Open MPI ends the process there): the trace holds
+// that call only, after its end record's place (RankPass::after_end), and
+// the header lacks what MPI_Init would have told (library, thread level).
+inline constexpr std::string_view k_started_option = "tracing.started";
+inline constexpr std::string_view k_started_before_init = "before MPI_Init";
+// Return true when `header` says its trace was started before MPI_Init.
+bool started_before_init(const RankHeader& header);
+
 // Return the names of `set` ("buffers,receive_envelope"); empty for none.
 std::string content_names(ContentSet set);
 // Return what `header` says its trace lacks (names not known here are ignored).

@@ -463,6 +463,7 @@ bool start(const StartInfo& info) {
   // cuda-mpi-race check can skip the rank.
   if (bool (*active)() noexcept = g_cuda_tracing.load(); !active || !active())
     h.options[std::string(format::k_cuda_option)] = std::string(format::k_cuda_untraced);
+  if (info.before_init) h.options[std::string(format::k_started_option)] = std::string(format::k_started_before_init);
   h.executable = read_exe();
   h.argv = argv;
   h.thread_level = info.thread_level;
@@ -562,6 +563,28 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
   if (errs > 0 && !g->options.quiet)
     std::fprintf(stderr, "smtrace: rank %u: %llu tracer errors while recording\n", g->rank,
                  static_cast<unsigned long long>(errs));
+}
+
+void record_before_init(Call call, uintptr_t site) noexcept {
+  if (!g->on.load()) return;
+  try {
+    Event e;
+    e.call = call;
+    e.thread = thread_id();
+    e.t_start = now();
+    e.pending = true;
+    void* frames[k_max_stack + 4];
+    const int n = call_stack(frames, site);
+    g->recorder->lock();
+    resolve_sites(e, site, frames, n);
+    g->recorder->event(e);
+    g->recorder->unlock();
+  } catch (...) {
+    count_error();
+  }
+  finish(format::TerminationKind::exit_without_finalize, 0,
+         std::string(format::call_name(call)) + " called before MPI_Init: the MPI library ends the process there",
+         true);
 }
 
 bool record_after_finalize(Call call, uintptr_t site) noexcept {

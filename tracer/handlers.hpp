@@ -39,6 +39,9 @@ struct StartInfo {
   Options options;
   int64_t clock_origin = 0;      // CLOCK_MONOTONIC ns that event times count from; 0: now
   bool install_handlers = true;  // signal handlers and atexit (off in unit tests)
+  // Started at a call before MPI_Init (record_before_init): the rank and size
+  // come from the launcher's environment, the rest of MPI's facts are unknown.
+  bool before_init = false;
 };
 
 namespace handlers {
@@ -84,6 +87,10 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
 // after its termination record. Once per process; return true when written
 // (false: no trace, the trace ended otherwise, or it was written before).
 bool record_after_finalize(format::Call call, uintptr_t site) noexcept;
+// After start() with StartInfo::before_init: write the call `call` at
+// return address `site`, made before MPI_Init (as pending: MPI ends the
+// process inside it), and end the trace (exit_without_finalize, closed).
+void record_before_init(format::Call call, uintptr_t site) noexcept;
 // Stop recording, used by unit tests to start again in another directory.
 void reset_for_tests();
 

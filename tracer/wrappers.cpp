@@ -2868,6 +2868,52 @@ void forget_out(A& arg) noexcept {  // the tables' erase does not throw
   }
 }
 
+// The rank in MPI_COMM_WORLD and its size as the launcher tells them
+// before MPI_Init (Open MPI's, PMIx's or a PMI launcher's environment).
+std::optional<std::pair<uint32_t, uint32_t>> launcher_rank() noexcept {
+  auto number = [](std::initializer_list<const char*> names) -> std::optional<uint32_t> {
+    for (const char* name : names) {
+      const char* v = std::getenv(name);
+      if (!v || !*v) continue;
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(v, &end, 10);
+      if (*end == '\0' && n <= UINT32_MAX) return static_cast<uint32_t>(n);
+    }
+    return std::nullopt;
+  };
+  const auto rank = number({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"});
+  const auto size = number({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
+  if (!rank || !size || *rank >= *size) return std::nullopt;
+  return std::make_pair(*rank, *size);
+}
+
+// Set once a call before MPI_Init started (and ended) this process's trace:
+// a later MPI_Init, where the library did not end the process, records nothing.
+std::atomic<bool> g_started_before_init{false};
+
+// A call before MPI_Init: start the rank's trace there, holding only that
+// call (handlers::record_before_init), so that smtrace check can name it;
+// return true when written. Needs the launcher's rank (launcher_rank).
+bool start_before_init(Call c, uintptr_t site) noexcept {
+  try {
+    Options options = parse_options([](const char* name) { return std::getenv(name); });
+    if (options.disable || g_started_before_init.exchange(true)) return false;
+    const auto rank = launcher_rank();
+    if (!rank) return false;
+    StartInfo info;
+    info.rank = rank->first;
+    info.world_size = rank->second;
+    info.options = options;
+    info.before_init = true;
+    info.install_handlers = false;  // the trace ends here
+    if (!handlers::start(info)) return false;
+    handlers::record_before_init(c, site);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 // A call the tracer does not record because it is not recording: when MPI
 // is not initialized yet (MPI forbids every call but a few before MPI_Init;
 // Open MPI then aborts the process before any trace exists), say so once on
@@ -2885,8 +2931,8 @@ void outside_mpi(Call c, uintptr_t site) noexcept {
   if (initialized && (PMPI_Finalized(&finalized) != MPI_SUCCESS || !finalized)) return;
   if ((initialized ? said_after : said_before).exchange(true)) return;
   // After MPI_Finalize the trace exists: the call goes after its end, where
-  // smtrace check reports it.
-  const bool recorded = initialized && handlers::record_after_finalize(c, site);
+  // smtrace check reports it. Before MPI_Init a trace of its own holds it.
+  const bool recorded = initialized ? handlers::record_after_finalize(c, site) : start_before_init(c, site);
   Dl_info info{};
   const bool named = dladdr(reinterpret_cast<void*>(site), &info) != 0 && info.dli_fname;
   const uintptr_t offset = named ? site - reinterpret_cast<uintptr_t>(info.dli_fbase) : site;
@@ -2895,7 +2941,7 @@ void outside_mpi(Call c, uintptr_t site) noexcept {
                "the MPI library may abort the process\n",
                std::string(format::call_name(c)).c_str(), initialized ? "after MPI_Finalize" : "before MPI_Init",
                named ? info.dli_fname : "?", static_cast<unsigned long>(offset),
-               recorded ? "recorded after the trace's end" : "not recorded");
+               !recorded ? "not recorded" : initialized ? "recorded after the trace's end" : "the trace's only one");
 }
 
 template <class F, class... A>
@@ -2926,6 +2972,7 @@ extern "C" SMTRACE_EXPORT const char* __asan_default_options() { return "detect_
 // Start and end
 
 void start_tracing(Call call, uintptr_t site, int64_t t_start, int provided) {
+  if (g_started_before_init.load()) return;  // the trace ended at that call (start_before_init)
   Options options = parse_options([](const char* name) { return std::getenv(name); });
   if (options.disable) return;
   StartInfo info;

@@ -21,6 +21,8 @@
 // follow; Open MPI aborts the process) has that call after its end record:
 // the tracer opens the file again to write it (tracer/handlers.hpp,
 // record_after_finalize). One finding per call site, naming the ranks.
+// A call before MPI_Init (Open MPI aborts there too) starts a trace that
+// holds only that call (format::started_before_init): one finding per rank.
 // Each rank that failed by itself is one finding naming the rank, what
 // ended it, and the call it was in (or its last call) with its site. Ranks
 // stopped from outside are a note of those findings; when no rank failed by
@@ -35,6 +37,7 @@
 
 #include "analyzer/checks/checks.hpp"
 #include "analyzer/wire.hpp"
+#include "trace_format/content.hpp"
 
 namespace smtrace::analyzer::checks {
 namespace {
@@ -57,7 +60,8 @@ struct CallSeen {
 struct LastCalls {
   std::optional<CallSeen> last;     // the last event that returned
   std::optional<CallSeen> pending;  // the call the rank stopped inside
-  std::optional<CallSeen> after_finalize;  // the first MPI call written after the end record (Pass::after_end)
+  // The first MPI call written after the end record, or before MPI_Init (Pass::after_end).
+  std::optional<CallSeen> outside;
 };
 
 // Return true for the families whose calls are MPI calls (not CUDA,
@@ -84,7 +88,7 @@ class Pass final : public RankPass {
     else calls.last.emplace(e);
   }
   void after_end(const Event& e) override {
-    if (!calls.after_finalize && is_mpi(format::call_traits(e.call).family)) calls.after_finalize.emplace(e);
+    if (!calls.outside && is_mpi(format::call_traits(e.call).family)) calls.outside.emplace(e);
   }
   EventSet wants() const override {
     return EventSet::of([](const format::CallTraits& t) { return t.role != format::Role::local_access; });
@@ -95,12 +99,12 @@ class Pass final : public RankPass {
   void save(WireWriter& out) const {
     out.optional(calls.last, k_code);
     out.optional(calls.pending, k_code);
-    out.optional(calls.after_finalize, k_code);
+    out.optional(calls.outside, k_code);
   }
   void load(WireReader& in) {
     in.optional(calls.last, k_code);
     in.optional(calls.pending, k_code);
-    in.optional(calls.after_finalize, k_code);
+    in.optional(calls.outside, k_code);
   }
 
  private:
@@ -193,6 +197,16 @@ class AbnormalTermination final : public Check {
           break;
         }
         case TerminationKind::exit_without_finalize:
+          if (format::started_before_init(data.header) && calls.outside) {
+            const CallSeen& call = *calls.outside;
+            f.message = fmt::format("rank {} called {} before MPI_Init", r, format::call_name(call.call));
+            f.locations.push_back(ctx.location({r, call.seq}, call.call, call.site,
+                                               "called here, before MPI_Init; the process ended inside it"));
+            f.notes.push_back("before MPI_Init a process may call only MPI_Initialized, MPI_Finalized and "
+                              "MPI_Get_version (MPI-3.1 section 8.7); Open MPI aborts the process at such a call");
+            failed.push_back(std::move(f));
+            continue;
+          }
           if (inside) {
             f.message = fmt::format("rank {} exited inside {} without calling MPI_Finalize", r,
                                     format::call_name(inside->call));
@@ -252,8 +266,8 @@ class AbnormalTermination final : public Check {
     for (uint32_t r = 0; r < ctx.world_size() && r < passes.size(); ++r) {
       const RankData& data = ctx.rank(r);
       const auto* pass = dynamic_cast<const Pass*>(passes[r].get());
-      if (!data.present || !data.finalized() || !pass || !pass->calls.after_finalize) continue;
-      const CallSeen& call = *pass->calls.after_finalize;
+      if (!data.present || !data.finalized() || !pass || !pass->calls.outside) continue;
+      const CallSeen& call = *pass->calls.outside;
       Location l = ctx.location({r, call.seq}, call.call, call.site, "called here, after MPI_Finalize returned");
       auto same = [&](const Place& p) {
         return p.call == call.call && !p.locations.empty() && p.locations.front().file == l.file &&

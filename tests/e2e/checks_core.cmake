@@ -10,14 +10,17 @@ smtrace_check_test(ready_send ready_send 2 30 --finds unmatched-message
   --report-has "may start before its receive is posted")
 smtrace_check_test(ready_send_fixed ready_send 2 30 --clean ARGS fixed)
 
-# MPI calls after MPI_Finalize: the tracer writes the call after the
-# trace's end (Open MPI then aborts the process); the fixed twin makes only
-# the calls MPI-3.1 section 8.7 allows then.
-smtrace_e2e_program(after_finalize after_finalize.c)
-smtrace_check_test(after_finalize_barrier after_finalize 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+# MPI calls before MPI_Init and after MPI_Finalize: the tracer writes the
+# call before MPI_Init as a trace of its own and the one after MPI_Finalize
+# after the trace's end (Open MPI aborts the process at either); the fixed
+# twin makes only the calls MPI-3.1 section 8.7 allows then.
+smtrace_e2e_program(misplaced misplaced.c)
+smtrace_check_test(misplaced_before_init misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+                   --report-has "rank 1 called MPI_Barrier before MPI_Init" ARGS before_init)
+smtrace_check_test(after_finalize_barrier misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
                    --report-has "ranks 0 and 1 called MPI_Barrier after MPI_Finalize" ARGS barrier)
-smtrace_check_test(after_finalize_send after_finalize 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+smtrace_check_test(after_finalize_send misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
                    --report-has "rank 0 called MPI_Send after MPI_Finalize" --lacks unmatched-message ARGS send)
-smtrace_check_test(after_finalize_twice after_finalize 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+smtrace_check_test(after_finalize_twice misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
                    --report-has "called MPI_Finalize after MPI_Finalize" ARGS twice)
-smtrace_check_test(after_finalize_fixed after_finalize 2 40 --clean ARGS fixed)
+smtrace_check_test(misplaced_fixed misplaced 2 40 --clean ARGS fixed)

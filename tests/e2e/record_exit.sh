@@ -5,8 +5,9 @@
 #   record_exit.sh SMTRACE GOOD_PROGRAM CRASHING_PROGRAM PREINIT_PROGRAM
 #
 # PREINIT_PROGRAM run with `preinit` calls MPI_Send before MPI_Init: the
-# tracer must say so (nothing can be recorded before MPI_Init); run with
-# `postfini` it calls MPI_Barrier after MPI_Finalize: the same.
+# tracer must say so and record it (a trace begun at that call); run with
+# `postfini` it calls MPI_Barrier after MPI_Finalize: the same (the call
+# written after the trace's end), and `smtrace check` names both.
 # The launcher failure is played by a shell that runs mpirun and then exits
 # 7, as mpirun does when it crashes in its teardown.
 set -u
@@ -32,9 +33,13 @@ grep -q "the application ended abnormally" "$work/err.txt" || fail "an applicati
 grep -q "the launcher failed afterwards" "$work/err.txt" && fail "an application crash was blamed on the launcher"
 timeout -k 5 30 "$smtrace" record -o "$work/preinit" -- mpirun -np 2 "$preinit" preinit >/dev/null 2>"$work/err.txt"
 grep -q "smtrace: MPI_Send called before MPI_Init" "$work/err.txt" || fail "MPI_Send before MPI_Init was not reported"
+"$smtrace" check "$work/preinit" --quiet >"$work/check.txt" 2>&1
+grep -q "called MPI_Send before MPI_Init" "$work/check.txt" || fail "smtrace check did not name MPI_Send before MPI_Init"
 timeout -k 5 30 "$smtrace" record -o "$work/postfini" -- mpirun -np 2 "$preinit" postfini >/dev/null 2>"$work/err.txt"
 grep -q "smtrace: MPI_Barrier called after MPI_Finalize" "$work/err.txt" ||
   fail "MPI_Barrier after MPI_Finalize was not reported"
 grep -q "MPI_Finalized called" "$work/err.txt" && fail "MPI_Finalized, allowed after MPI_Finalize, was reported"
+"$smtrace" check "$work/postfini" --quiet >"$work/check.txt" 2>&1
+grep -q "called MPI_Barrier after MPI_Finalize" "$work/check.txt" || fail "smtrace check did not name MPI_Barrier after MPI_Finalize"
 echo "record_exit.sh: ok"
 rm -rf "$work"

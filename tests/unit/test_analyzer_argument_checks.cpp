@@ -13,6 +13,7 @@
 #include "analyzer/report.hpp"
 #include "analyzer/signature.hpp"
 #include "tests/unit/analyzer_trace_builder.hpp"
+#include "trace_format/content.hpp"
 #include "tests/unit/scratch_dir.hpp"
 #include "trace_format/call_semantics.hpp"
 
@@ -1486,6 +1487,26 @@ TEST_CASE("analyzer::abnormal-termination") {
     CHECK(of_kind(result, "unmatched-message").empty());
     CHECK(of_kind(result, "collective-mismatch").empty());
     CHECK(of_kind(result, "deadlock").empty());
+  }
+  SUBCASE("a call before MPI_Init, the only call of a trace begun there") {
+    Builder t(2);
+    t.trace().ranks[0].events.clear();  // no MPI_Init: the tracer started at the call
+    t.trace().ranks[0].header.options[std::string(tf::k_started_option)] = std::string(tf::k_started_before_init);
+    tf::Event& barrier = t.add(Call::Barrier, 0);
+    barrier.comm = 0;
+    barrier.pending = true;
+    t.end_with(0, tf::TerminationKind::exit_without_finalize);
+    t.trace().ranks[0].end->events = 1;
+    t.end_with(1, tf::TerminationKind::signal, 15);  // rank 1, in MPI_Init's run, stopped by the launcher
+    const an::Result result = smtrace::test::analyze_trace(t.trace(), an::Options{});
+    const auto f = of_kind(result, k_at);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "rank 0 called MPI_Barrier before MPI_Init");
+    CHECK(f[0].locations[0].event == an::EventRef{0, 0});
+    CHECK(contains(f[0].notes[0], "MPI-3.1 section 8.7"));
+    CHECK(contains(f[0].notes[1], "rank 1 then stopped from outside"));
+    CHECK(of_kind(result, "deadlock").empty());
+    CHECK(of_kind(result, "collective-mismatch").empty());
   }
   SUBCASE("an end record that counts no events marks no event as after it") {
     Builder t(1);

@@ -1,16 +1,23 @@
-/* MPI calls after MPI_Finalize (MPI-3.1 section 8.7), 2 ranks:
+/* MPI calls before MPI_Init and after MPI_Finalize (MPI-3.1 section 8.7),
+ * 2 ranks:
+ *   before_init  every rank calls MPI_Barrier before MPI_Init (Open MPI
+ *                aborts each process there)
  *   barrier  every rank calls MPI_Barrier after MPI_Finalize (Open MPI
  *            aborts each process there)
  *   send     rank 0 calls MPI_Send to rank 1 after MPI_Finalize
  *   twice    every rank calls MPI_Finalize a second time
- *   fixed    the calls the standard allows after MPI_Finalize:
- *            MPI_Finalized, MPI_Initialized, MPI_Get_version */
+ *   fixed    the calls the standard allows before MPI_Init and after
+ *            MPI_Finalize: MPI_Finalized, MPI_Initialized, MPI_Get_version */
 #include <string.h>
 
 #include "e2e_util.h"
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "barrier";
+  int initialized = 1;
+  if (strcmp(mode, "before_init") == 0) MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Initialized(&initialized);
+  if (initialized) return 1;
   MPI_Init(&argc, &argv);
   const int rank = e2e_rank(MPI_COMM_WORLD);
   E2E_REQUIRE(e2e_size(MPI_COMM_WORLD) == 2);
@@ -25,7 +32,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "send") == 0) {
     if (rank == 0) MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
   } else {
-    int finalized = 0, initialized = 0, version = 0, subversion = 0;
+    int finalized = 0, version = 0, subversion = 0;
     MPI_Finalized(&finalized);
     MPI_Initialized(&initialized);
     MPI_Get_version(&version, &subversion);
