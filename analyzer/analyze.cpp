@@ -1,6 +1,7 @@
 #include "analyzer/analyze.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -190,7 +191,7 @@ class Sequencer {
     drain(false);
   }
   // Pass `e`, written after the rank's end record, to every pass's after_end().
-  void push_after_end(const Event& e) {
+  [[gnu::cold, gnu::noinline]] void push_after_end(const Event& e) {
     for (PassOf& p : m_passes) guarded(p, &e, [&] { p.pass->after_end(e); });
   }
   void finish() {
@@ -348,16 +349,20 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
   cb.site = [&](const format::CallSite& s) { data.sites[s.id] = s; };
   cb.comm = [&](const format::CommDef& c) { data.comms[c.id] = c; };
   cb.datatype = [&](const format::DatatypeDef& t) { data.datatypes[t.id] = t; };
-  cb.end = [&](const format::Termination& t) { data.end = t; };
+  // Events from this seq on go to RankPass::after_end (one compare per event).
+  uint64_t outside_from = std::numeric_limits<uint64_t>::max();
+  cb.end = [&](const format::Termination& t) {
+    data.end = t;
+    if (t.precedes(t.last_seq + 1)) outside_from = std::min(outside_from, t.last_seq + 1);
+  };
   cb.problem = [&](const format::Problem& p) {
     data.problems.push_back(p);
     if (p.severity == format::Problem::Severity::error) data.truncated = true;
   };
-  bool before_init = false;  // the trace began at a call before MPI_Init: it holds only that
   cb.event = [&](const Event& e) {
     ++data.events;
     data.last_seq = std::max(data.last_seq, e.seq);
-    if ((data.end && data.end->precedes(e.seq)) || before_init) [[unlikely]] {
+    if (e.seq >= outside_from) [[unlikely]] {
       sequencer.push_after_end(e);  // a call after MPI_Finalize or before MPI_Init (RankPass::after_end)
       return;
     }
@@ -380,7 +385,8 @@ void load_rank(const format::TraceFiles& files, RankData& data, RankSource& sour
       format::Problem p = format::check_rank_header(files, r, data.header, ok);
       if (!ok) data.problems.push_back(std::move(p));
       add_implicit_comms(data);
-      before_init = format::started_before_init(data.header);
+      // A trace begun at a call before MPI_Init holds only that call.
+      if (format::started_before_init(data.header)) outside_from = 0;
       source.read_all(cb);
       count_read();
       sequencer.finish();
