@@ -29,6 +29,18 @@ enum class Call : uint16_t {
 };
 
 enum class Family : uint8_t { none, env, comm, group, p2p, request, coll, rma, type, annotate, cuda, thread };
+// Return true for the families whose calls are MPI calls (not annotations,
+// loads and stores, CUDA calls or thread synchronization).
+constexpr bool is_mpi(Family family) {
+  switch (family) {
+    case Family::env: case Family::comm: case Family::group: case Family::p2p: case Family::request:
+    case Family::coll: case Family::rma: case Family::type:
+      return true;
+    case Family::none: case Family::annotate: case Family::cuda: case Family::thread:
+      return false;
+  }
+  return false;
+}
 
 // Return "MPI_Send" for Call::Send, "smtrace_annotate_read",
 // "smtrace_annotate_write", "smtrace_load" and "smtrace_store" for the

@@ -64,18 +64,6 @@ struct LastCalls {
   std::optional<CallSeen> outside;
 };
 
-// Return true for the families whose calls are MPI calls (not CUDA,
-// thread synchronization or annotations).
-bool is_mpi(format::Family family) {
-  switch (family) {
-    case format::Family::env: case format::Family::comm: case format::Family::group: case format::Family::p2p:
-    case format::Family::request: case format::Family::coll: case format::Family::rma: case format::Family::type:
-      return true;
-    case format::Family::none: case format::Family::annotate: case format::Family::cuda: case format::Family::thread:
-      return false;
-  }
-  return false;
-}
 
 class Pass final : public RankPass {
  public:
@@ -88,7 +76,7 @@ class Pass final : public RankPass {
     else calls.last.emplace(e);
   }
   void after_end(const Event& e) override {
-    if (!calls.outside && is_mpi(format::call_traits(e.call).family)) calls.outside.emplace(e);
+    if (!calls.outside && format::is_mpi(format::call_traits(e.call).family)) calls.outside.emplace(e);
   }
   EventSet wants() const override {
     return EventSet::of([](const format::CallTraits& t) { return t.role != format::Role::local_access; });

@@ -74,17 +74,6 @@ std::string_view level_name(int32_t level) {
   }
 }
 
-// Return true for the families whose calls are MPI calls.
-bool is_mpi(Family family) {
-  switch (family) {
-    case Family::env: case Family::comm: case Family::group: case Family::p2p: case Family::request:
-    case Family::coll: case Family::rma: case Family::type:
-      return true;
-    case Family::none: case Family::annotate: case Family::cuda: case Family::thread:
-      return false;
-  }
-  return false;
-}
 
 // The last MPI call of one thread: the one that ends last (calls of one
 // thread do not overlap).
@@ -150,7 +139,7 @@ class Pass final : public RankPass {
   EventSet wants() const override {
     if (!checked(m_data.header) && !ordered_collectives(m_data.header)) return EventSet::none();
     return EventSet::of([](const format::CallTraits& t) {
-      return is_mpi(t.family) && t.role != format::Role::local_access;
+      return format::is_mpi(t.family) && t.role != format::Role::local_access;
     });
   }
 
@@ -176,7 +165,7 @@ class Pass final : public RankPass {
  private:
   // (Out of line: event()'s early return stays a few instructions.)
   [[gnu::noinline]] void check(const Event& e) {
-    if (!is_mpi(format::call_traits(e.call).family) || format::call_traits(e.call).role == format::Role::local_access) {
+    if (!format::is_mpi(format::call_traits(e.call).family) || format::call_traits(e.call).role == format::Role::local_access) {
       return;
     }
     if (e.call == format::Call::Init || e.call == format::Call::Init_thread) {
