@@ -3109,15 +3109,47 @@ void fortran_call(const char* name, std::atomic<void*>& cache, uintptr_t site, M
 }
 
 // MPI_Init and MPI_Init_thread from Fortran (`required` null: MPI_Init).
+// MPI_Init or MPI_Init_thread called again (MPI-3.1 section 8.7 allows one
+// per process; Open MPI aborts it there): while tracing, record it as any
+// call (pending first: the process may end inside it); after MPI_Finalize,
+// as a call after the trace's end (outside_mpi). Return nullopt for the
+// first call, which starts tracing instead.
+template <class P>
+std::optional<int> init_again(Call c, uintptr_t site, P&& pmpi) {
+  if (handlers::tracing()) {
+    handlers::CallScope s(c, site);
+    s.enter();
+    const int rc = pmpi();
+    s.leave(rc);
+    return rc;
+  }
+  int finalized = 0;
+  if (PMPI_Finalized(&finalized) == MPI_SUCCESS && finalized) {
+    outside_mpi(c, site);
+    return pmpi();
+  }
+  return std::nullopt;
+}
+
 void fortran_init(Call call, const char* name, std::atomic<void*>& cache, uintptr_t site, MPI_Fint* required,
                   MPI_Fint* provided, MPI_Fint* ierr) {
-  const int64_t t0 = handlers::now();
   MPI_Fint rc = MPI_ERR_INTERN;
   void* entry = fortran::resolve(name, cache);
   if (!entry) {
     if (ierr) *ierr = rc;
     return;
   }
+  auto again = init_again(call, site, [&] {
+    MPI_Fint r = MPI_ERR_INTERN;
+    if (required) reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*)>(entry)(required, provided, &r);
+    else reinterpret_cast<void (*)(MPI_Fint*)>(entry)(&r);
+    return static_cast<int>(r);
+  });
+  if (again) {
+    if (ierr) *ierr = static_cast<MPI_Fint>(*again);
+    return;
+  }
+  const int64_t t0 = handlers::now();
   {
     handlers::Untraced untraced;  // MPI's own threads and locks (tracer/threads.cpp)
     if (required) reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*)>(entry)(required, provided, &rc);
@@ -3303,8 +3335,10 @@ constexpr bool needs_wrapper(format::Family f) {
 }  // namespace
 }  // namespace smtrace::tracer
 
+
 extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init(int* argc, char*** argv) {
   auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  if (auto rc = tr::init_again(Call::Init, site, [&] { return PMPI_Init(argc, argv); })) return *rc;
   int64_t t0 = tr::handlers::now();
   int rc = MPI_ERR_INTERN;
   {
@@ -3323,6 +3357,9 @@ extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init(int* argc, char*** argv)
 
 extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  if (auto rc = tr::init_again(Call::Init_thread, site,
+                               [&] { return PMPI_Init_thread(argc, argv, required, provided); }))
+    return *rc;
   int64_t t0 = tr::handlers::now();
   int rc = MPI_ERR_INTERN;
   {

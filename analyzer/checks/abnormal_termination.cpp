@@ -23,6 +23,8 @@
 // record_after_finalize). One finding per call site, naming the ranks.
 // A call before MPI_Init (Open MPI aborts there too) starts a trace that
 // holds only that call (format::started_before_init): one finding per rank.
+// So is a second MPI_Init or MPI_Init_thread (section 8.7: one per
+// process), which the tracer records as any call.
 // Each rank that failed by itself is one finding naming the rank, what
 // ended it, and the call it was in (or its last call) with its site. Ranks
 // stopped from outside are a note of those findings; when no rank failed by
@@ -62,6 +64,7 @@ struct LastCalls {
   std::optional<CallSeen> pending;  // the call the rank stopped inside
   // The first MPI call written after the end record, or before MPI_Init (Pass::after_end).
   std::optional<CallSeen> outside;
+  std::optional<CallSeen> first_init, init_again;  // MPI_Init(_thread), and a second one
 };
 
 
@@ -74,6 +77,10 @@ class Pass final : public RankPass {
     if (t.role == format::Role::local_access) return;
     if (e.pending) calls.pending.emplace(e);
     else calls.last.emplace(e);
+    if (e.call == format::Call::Init || e.call == format::Call::Init_thread) {
+      if (!calls.first_init) calls.first_init.emplace(e);
+      else if (!calls.init_again) calls.init_again.emplace(e);
+    }
   }
   void after_end(const Event& e) override {
     if (!calls.outside && format::is_mpi(format::call_traits(e.call).family)) calls.outside.emplace(e);
@@ -88,11 +95,15 @@ class Pass final : public RankPass {
     out.optional(calls.last, k_code);
     out.optional(calls.pending, k_code);
     out.optional(calls.outside, k_code);
+    out.optional(calls.first_init, k_code);
+    out.optional(calls.init_again, k_code);
   }
   void load(WireReader& in) {
     in.optional(calls.last, k_code);
     in.optional(calls.pending, k_code);
     in.optional(calls.outside, k_code);
+    in.optional(calls.first_init, k_code);
+    in.optional(calls.init_again, k_code);
   }
 
  private:
@@ -127,8 +138,13 @@ class AbnormalTermination final : public Check {
     after_finalize(ctx, passes, out);
     for (uint32_t r = 0; r < ctx.world_size(); ++r) {
       const RankData& data = ctx.rank(r);
-      if (!data.present || data.finalized()) continue;
       const auto* pass = r < passes.size() ? dynamic_cast<const Pass*>(passes[r].get()) : nullptr;
+      if (data.present && pass && pass->calls.init_again) {
+        // The second initialization says why the rank ended, if it did.
+        failed.push_back(init_again(ctx, r, pass->calls));
+        continue;
+      }
+      if (!data.present || data.finalized()) continue;
       const LastCalls calls = pass ? pass->calls : LastCalls{};
       const CallSeen* inside = calls.pending ? &*calls.pending : nullptr;
       const CallSeen* last = calls.last ? &*calls.last : nullptr;
@@ -240,6 +256,22 @@ class AbnormalTermination final : public Check {
   }
 
  private:
+  // The finding of rank `r`'s second MPI_Init (or MPI_Init_thread).
+  Finding init_again(const Context& ctx, uint32_t r, const LastCalls& calls) const {
+    const CallSeen& again = *calls.init_again;
+    Finding f;
+    f.kind = std::string(name());
+    f.severity = severity();
+    f.message = fmt::format("rank {} called {} a second time", r, format::call_name(again.call));
+    f.locations.push_back(ctx.location({r, again.seq}, again.call, again.site, "initializes MPI again here"));
+    if (calls.first_init) {
+      const CallSeen& first = *calls.first_init;
+      f.locations.push_back(ctx.location({r, first.seq}, first.call, first.site, "MPI was initialized here"));
+    }
+    f.notes.push_back("a process may initialize MPI once, with MPI_Init or MPI_Init_thread (MPI-3.1 section "
+                      "8.7); Open MPI aborts the process at a second call");
+    return f;
+  }
   // The calls written after a finalized rank's end record: one finding per
   // call site (and call), in the order of its first rank.
   void after_finalize(const Context& ctx, std::vector<std::unique_ptr<RankPass>>& passes,

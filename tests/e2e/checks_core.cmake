@@ -23,4 +23,8 @@ smtrace_check_test(after_finalize_send misplaced 2 40 --expect-fail --kill-after
                    --report-has "rank 0 called MPI_Send after MPI_Finalize" --lacks unmatched-message ARGS send)
 smtrace_check_test(after_finalize_twice misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
                    --report-has "called MPI_Finalize after MPI_Finalize" ARGS twice)
+smtrace_check_test(misplaced_init_twice misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+                   --report-has "called MPI_Init a second time" ARGS init_twice)
+smtrace_check_test(misplaced_init_after misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+                   --report-has "ranks 0 and 1 called MPI_Init after MPI_Finalize" ARGS init_after)
 smtrace_check_test(misplaced_fixed misplaced 2 40 --clean ARGS fixed)

@@ -6,6 +6,8 @@
  *            aborts each process there)
  *   send     rank 0 calls MPI_Send to rank 1 after MPI_Finalize
  *   twice    every rank calls MPI_Finalize a second time
+ *   init_twice   every rank calls MPI_Init a second time, before MPI_Finalize
+ *   init_after   every rank calls MPI_Init again after MPI_Finalize
  *   fixed    the calls the standard allows before MPI_Init and after
  *            MPI_Finalize: MPI_Finalized, MPI_Initialized, MPI_Get_version */
 #include <string.h>
@@ -24,11 +26,14 @@ int main(int argc, char** argv) {
   int v = rank;
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   E2E_REQUIRE(v == 1);
+  if (strcmp(mode, "init_twice") == 0) MPI_Init(&argc, &argv);
   MPI_Finalize();
   if (strcmp(mode, "barrier") == 0) {
     MPI_Barrier(MPI_COMM_WORLD);
   } else if (strcmp(mode, "twice") == 0) {
     MPI_Finalize();
+  } else if (strcmp(mode, "init_after") == 0) {
+    MPI_Init(&argc, &argv);
   } else if (strcmp(mode, "send") == 0) {
     if (rank == 0) MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
   } else {

@@ -1508,6 +1508,17 @@ TEST_CASE("analyzer::abnormal-termination") {
     CHECK(of_kind(result, "deadlock").empty());
     CHECK(of_kind(result, "collective-mismatch").empty());
   }
+  SUBCASE("a second MPI_Init, inside which the rank ended") {
+    Builder t(1);
+    t.add(Call::Init, 0).pending = true;  // Builder's first event is MPI_Init
+    t.end_with(0, tf::TerminationKind::exit_without_finalize);
+    const auto f = of_kind(t.run(k_at), k_at);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].message == "rank 0 called MPI_Init a second time");
+    REQUIRE(f[0].locations.size() == 2);
+    CHECK(f[0].locations[0].event == an::EventRef{0, 1});
+    CHECK(f[0].locations[1].event == an::EventRef{0, 0});
+  }
   SUBCASE("an end record that counts no events marks no event as after it") {
     Builder t(1);
     t.add(Call::Finalize, 0);
