@@ -188,7 +188,7 @@ class ReplayPass final : public RankPass {
       }
       case Role::none: case Role::env: case Role::probe: case Role::rma_comm: case Role::rma_sync:
       case Role::request: case Role::handle: case Role::local_access: case Role::cuda: case Role::local:
-      case Role::query: case Role::thread:
+      case Role::query: case Role::outside: case Role::thread:
         break;
     }
     if (t.family == Family::rma) {

@@ -195,7 +195,7 @@ std::vector<CallKey> call_keys(const format::RankTrace& rank) {
       case format::Role::local_access:
       case format::Role::cuda:
       case format::Role::local:
-      case format::Role::query:
+      case format::Role::query: case format::Role::outside:
       case format::Role::thread: continue;
     }
     std::string text(format::call_name(e.call));

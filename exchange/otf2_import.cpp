@@ -645,7 +645,8 @@ class Importer {
       if (mpi_paradigm && name.starts_with("MPI_")) {
         call = format::call_from_name(name);
         if (call && (format::call_family(*call) == format::Family::cuda ||
-                     format::call_family(*call) == format::Family::annotate)) {
+                     format::call_family(*call) == format::Family::annotate ||
+                     format::call_traits(*call).role == format::Role::outside)) {
           call.reset();
         }
       }

@@ -159,7 +159,7 @@ bool really_blocks(Call c) {
     case format::Role::rma_sync:
       return format::epoch_step(t.epoch).waits;
     case format::Role::none: case format::Role::env: case format::Role::rma_comm: case format::Role::handle:
-    case format::Role::local_access: case format::Role::cuda: case format::Role::local: case format::Role::query: case format::Role::thread:
+    case format::Role::local_access: case format::Role::cuda: case format::Role::local: case format::Role::query: case format::Role::outside: case format::Role::thread:
       return false;
   }
   return false;

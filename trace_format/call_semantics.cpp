@@ -499,7 +499,7 @@ Sync sync_of(const Event& e) {
     case Role::probe: s.match = t.blocks || e.flag.value_or(false) ? Match::probe : Match::none; break;
     case Role::none: case Role::env: case Role::collective: case Role::rma_comm: case Role::rma_sync:
     case Role::request: case Role::handle: case Role::local_access: case Role::cuda: case Role::local:
-    case Role::query: case Role::thread:
+    case Role::query: case Role::outside: case Role::thread:
       break;
   }
   return s;

@@ -44,6 +44,8 @@ enum class Role : uint8_t {
   cuda,          // a CUDA runtime call (analyzer/cuda_streams.hpp models them)
   local,         // a local call that reads and writes memory: Pack, Unpack, Reduce_local
   query,         // a local query whose answer is recorded: Win_shared_query, Test_cancelled
+  outside,       // a local query wrapped only to tell a call outside MPI's life (before
+                 // MPI_Init, after MPI_Finalize): never recorded otherwise, nor imported
   thread,        // thread synchronization (ThreadEffect says what it orders)
 };
 

@@ -985,7 +985,7 @@ bool doubtful(const E& e) {
       }
       return bad_handle_or_count();
     case Role::none: case Role::env: case Role::local_access:
-    case Role::cuda: case Role::local: case Role::query: case Role::thread:
+    case Role::cuda: case Role::local: case Role::query: case Role::outside: case Role::thread:
       return bad_handle_or_count();
   }
   bool in_place = false;
@@ -3231,9 +3231,17 @@ namespace tr = smtrace::tracer;
     }                                                                                                 \
   }
 #define SMTRACE_WRAP_C SMTRACE_WRAP
+// A local query wrapped only for calls outside MPI's life: never recorded.
+#define SMTRACE_WRAP_OUTSIDE(Name, PARAMS, ARGS)                                                        \
+  extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_##Name PARAMS {                                  \
+    if (!tr::handlers::tracing()) [[unlikely]]                                                        \
+      tr::outside_mpi(Call::Name, reinterpret_cast<uintptr_t>(__builtin_return_address(0)));         \
+    return PMPI_##Name ARGS;                                                                          \
+  }
 #include "tracer/wrappers.def"
 #undef SMTRACE_WRAP
 #undef SMTRACE_WRAP_C
+#undef SMTRACE_WRAP_OUTSIDE
 
 // The Fortran bindings of every SMTRACE_WRAP row: mpi_<name>_ (mpif.h,
 // `use mpi`) and mpi_<name>_f08_ (`use mpi_f08`), as gfortran and Open MPI
@@ -3275,9 +3283,11 @@ namespace tr = smtrace::tracer;
   SMTRACE_FORTRAN_WRAPPER(Name, Shape, ARGS, SMTRACE_F77_##Name, SMTRACE_F77P_##Name) \
   SMTRACE_FORTRAN_WRAPPER(Name, Shape, ARGS, SMTRACE_F08_##Name, SMTRACE_F08P_##Name)
 #define SMTRACE_WRAP_C(...)
+#define SMTRACE_WRAP_OUTSIDE(...)
 #include "tracer/wrappers.def"
 #undef SMTRACE_WRAP
 #undef SMTRACE_WRAP_C
+#undef SMTRACE_WRAP_OUTSIDE
 
 #define SMTRACE_FORTRAN_INIT(SYMBOL, PMPI_SYMBOL)                                                       \
   extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE void SYMBOL(MPI_Fint* ierr) {                              \
@@ -3312,9 +3322,11 @@ namespace {
 constexpr Call k_wrapped[] = {
 #define SMTRACE_WRAP(Name, ...) Call::Name,
 #define SMTRACE_WRAP_C(Name, ...) Call::Name,
+#define SMTRACE_WRAP_OUTSIDE(Name, ...) Call::Name,
 #include "tracer/wrappers.def"
 #undef SMTRACE_WRAP
 #undef SMTRACE_WRAP_C
+#undef SMTRACE_WRAP_OUTSIDE
     Call::Init, Call::Init_thread, Call::Finalize,  // written by hand below
 };
 constexpr bool wrapped(Call c) {

@@ -199,7 +199,7 @@ class Pass final : public RankPass {
         buffers(e, t);
         if (t.op == format::Combine::reduce && !lacks(format::Content::type_signatures)) reduction_op(e);
         break;
-      case Role::none: case Role::local_access: case Role::cuda: case Role::query: case Role::thread: break;
+      case Role::none: case Role::local_access: case Role::cuda: case Role::query: case Role::outside: case Role::thread: break;
     }
     // (rc first: most calls return MPI_SUCCESS.)
     if (e.rc != 0 && !e.pending && !m_found) error_code(e);

@@ -17,6 +17,8 @@ smtrace_check_test(ready_send_fixed ready_send 2 30 --clean ARGS fixed)
 smtrace_e2e_program(misplaced misplaced.c)
 smtrace_check_test(misplaced_before_init misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
                    --report-has "rank 1 called MPI_Barrier before MPI_Init" ARGS before_init)
+smtrace_check_test(misplaced_rank_before_init misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
+                   --report-has "rank 0 called MPI_Comm_rank before MPI_Init" ARGS rank_before_init)
 smtrace_check_test(after_finalize_barrier misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination
                    --report-has "ranks 0 and 1 called MPI_Barrier after MPI_Finalize" ARGS barrier)
 smtrace_check_test(after_finalize_send misplaced 2 40 --expect-fail --kill-after 20 --finds abnormal-termination

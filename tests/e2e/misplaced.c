@@ -2,6 +2,8 @@
  * 2 ranks:
  *   before_init  every rank calls MPI_Barrier before MPI_Init (Open MPI
  *                aborts each process there)
+ *   rank_before_init  the same with MPI_Comm_rank (a query the tracer
+ *                wraps only for this)
  *   barrier  every rank calls MPI_Barrier after MPI_Finalize (Open MPI
  *            aborts each process there)
  *   send     rank 0 calls MPI_Send to rank 1 after MPI_Finalize
@@ -17,7 +19,9 @@
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "barrier";
   int initialized = 1;
+  int rank_early = 0;
   if (strcmp(mode, "before_init") == 0) MPI_Barrier(MPI_COMM_WORLD);
+  if (strcmp(mode, "rank_before_init") == 0) MPI_Comm_rank(MPI_COMM_WORLD, &rank_early);
   MPI_Initialized(&initialized);
   if (initialized) return 1;
   MPI_Init(&argc, &argv);
