@@ -466,7 +466,9 @@ class ThreadLevel final : public Check {
       uint32_t questions = 0;
       for (uint32_t i = 0; i < ops.size() && questions < k_max_questions; ++i) {
         const P2POp& recv = ops[i];
-        if (recv.send || recv.cancelled) continue;
+        // A matched probe's message is its MPI_Mrecv's: the receive's buffer
+        // is given once the message is known (sized from the probe's status).
+        if (recv.send || recv.cancelled || format::call_traits(recv.call).role == format::Role::probe) continue;
         const auto matched = replay.matched({r, i});
         if (!matched || (!split[r] && !split[matched->rank])) continue;
         std::vector<Taken>& before = channels[(uint64_t{recv.comm} << 32) | matched->rank];
@@ -520,8 +522,10 @@ class ThreadLevel final : public Check {
     if (reported.count({ra.site, rb.site, bad_send.site})) return std::nullopt;
     ++questions;
     const EventRef ea{r, ra.seq}, eb{r, rb.seq}, fa{s, sa.seq}, fb{s, sb.seq};
-    const bool concurrent = receives ? hb.concurrent(ea, eb) : hb.concurrent(fa, fb);
-    if (!concurrent) return std::nullopt;
+    // (The receives' lanes first: a rank's concurrent sends matter only
+    // where its receives are ordered.)
+    const bool by_receives = receives && hb.concurrent(ea, eb);
+    if (!by_receives && !(sends && hb.concurrent(fa, fb))) return std::nullopt;
     // Neither receive may have to complete before the message it would take
     // is sent.
     if (hb.ordered({r, ra.done() ? ra.done_seq() : ra.seq}, fb) ||
@@ -534,7 +538,7 @@ class ThreadLevel final : public Check {
     const std::string into = describe_buffer(ctx.rank(r), room.datatype, room.count);
     const std::string how = fit.kind == Fit::Kind::mismatch ? "has another type signature than" : "does not fit";
     RawProblem p;
-    if (receives) {
+    if (by_receives) {
       p.problem = "crossed receives";
       p.message = fmt::format(
           "{} of {} and {} of {} of rank {} can take each other's message of rank {}, and no thread "
@@ -565,7 +569,7 @@ class ThreadLevel final : public Check {
                                         rt.lane_name(rt.lane(bad_recv.seq)), fit.detail)};
     const RawSite send_site{s, bad_send.seq, bad_send.call, bad_send.site,
                             fmt::format("sends the message that does not fit ({})", st.lane_name(st.lane(bad_send.seq)))};
-    if (receives) {
+    if (by_receives) {
       p.sites.push_back(recv_site);
       p.sites.push_back(RawSite{r, other_recv.seq, other_recv.call, other_recv.site,
                                 fmt::format("the other receive ({})", rt.lane_name(rt.lane(other_recv.seq)))});

@@ -323,6 +323,36 @@ TEST_CASE("analyzer::checks::thread_level crossed matches (MPI-3.1 section 3.5)"
     CHECK(count_of(crossed_case(true, 2, 1, false)) == 1);
     CHECK(count_of(crossed_case(false, 2, 1, false)) == 1);
   }
+  SUBCASE("clean: matched probes, each thread's MPI_Mrecv sized to the message its MPI_Mprobe took") {
+    Builder b(2);
+    b.trace().ranks[0].header.thread_level = 3;
+    b.trace().ranks[0].header.thread_sync = tf::thread_sync::pthreads;
+    for (uint32_t thread : {1u, 2u}) {
+      tf::Event& create = b.add(Call::pthread_create, 0);
+      create.peer = static_cast<int32_t>(thread);
+      b.add(Call::thread_begin, 0).thread = thread;
+    }
+    for (uint32_t thread : {1u, 2u}) {
+      tf::Event& probe = b.p2p(Call::Mprobe, 0, 1, 0);
+      probe.thread = thread;
+      probe.tag = 7;
+      probe.message = 100 + thread;
+      probe.status.source = 1;
+      probe.status.tag = 7;
+    }
+    for (uint32_t thread : {1u, 2u}) {
+      tf::Event& mrecv = b.p2p(Call::Mrecv, 0, 1, 0x1000 * thread);
+      mrecv.thread = thread;
+      mrecv.message = 100 + thread;
+      mrecv.count = thread;
+    }
+    for (int64_t count : {1, 2}) {
+      tf::Event& send = b.p2p(Call::Send, 1, 0, 0x5000);
+      send.tag = 7;
+      send.count = count;
+    }
+    CHECK(count_of(b.run(k_tl)) == 0);
+  }
   SUBCASE("not MPI_THREAD_MULTIPLE: thread-level's other rules judge the threads") {
     const an::Result r = crossed_case(true, 1, 2, false, tf::thread_sync::pthreads, 2);
     for (const auto& f : r.findings) CHECK(f.message.find("each other's message") == std::string::npos);
