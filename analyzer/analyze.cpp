@@ -1,9 +1,9 @@
 #include "analyzer/analyze.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <queue>

@@ -3108,7 +3108,6 @@ void fortran_call(const char* name, std::atomic<void*>& cache, uintptr_t site, M
   if (ierr) *ierr = rc;
 }
 
-// MPI_Init and MPI_Init_thread from Fortran (`required` null: MPI_Init).
 // MPI_Init or MPI_Init_thread called again (MPI-3.1 section 8.7 allows one
 // per process; Open MPI aborts it there): while tracing, record it as any
 // call (pending first: the process may end inside it); after MPI_Finalize,
@@ -3131,6 +3130,7 @@ std::optional<int> init_again(Call c, uintptr_t site, P&& pmpi) {
   return std::nullopt;
 }
 
+// MPI_Init and MPI_Init_thread from Fortran (`required` null: MPI_Init).
 void fortran_init(Call call, const char* name, std::atomic<void*>& cache, uintptr_t site, MPI_Fint* required,
                   MPI_Fint* provided, MPI_Fint* ierr) {
   MPI_Fint rc = MPI_ERR_INTERN;
@@ -3346,7 +3346,6 @@ constexpr bool needs_wrapper(format::Family f) {
 #undef SMTRACE_CALL
 }  // namespace
 }  // namespace smtrace::tracer
-
 
 extern "C" SMTRACE_EXPORT SMTRACE_NOINLINE int MPI_Init(int* argc, char*** argv) {
   auto site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));

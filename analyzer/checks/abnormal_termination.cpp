@@ -67,7 +67,6 @@ struct LastCalls {
   std::optional<CallSeen> first_init, init_again;  // MPI_Init(_thread), and a second one
 };
 
-
 class Pass final : public RankPass {
  public:
   void event(const Event& e) override {
@@ -120,8 +119,8 @@ class AbnormalTermination final : public Check {
   std::string_view name() const override { return "abnormal-termination"; }
   Severity severity() const override { return Severity::error; }
   std::string_view description() const override {
-    return "a rank aborted, crashed, exited without MPI_Finalize, was stopped before it finished, or called "
-           "MPI after MPI_Finalize";
+    return "a rank aborted, crashed, exited without MPI_Finalize, was stopped before it finished, called MPI "
+           "before MPI_Init or after MPI_Finalize, or initialized MPI twice";
   }
   std::unique_ptr<RankPass> rank_pass(const RankData&) override { return std::make_unique<Pass>(); }
   // finish() reads each rank's last calls and its RankData (how it ended).
