@@ -565,23 +565,28 @@ void finish(format::TerminationKind kind, int32_t signal, const std::string& mes
                  static_cast<unsigned long long>(errs));
 }
 
+namespace {
+// The event of call `call` made outside MPI's life (before MPI_Init, after
+// MPI_Finalize): its call, thread and time, no arguments.
+Event outside_event(Call call, bool pending) noexcept {
+  Event e;
+  e.call = call;
+  e.thread = thread_id();
+  e.t_start = now();
+  e.pending = pending;
+  return e;
+}
+}  // namespace
+
 void record_before_init(Call call, uintptr_t site) noexcept {
   if (!g->on.load()) return;
-  try {
-    Event e;
-    e.call = call;
-    e.thread = thread_id();
-    e.t_start = now();
-    e.pending = true;
-    void* frames[k_max_stack + 4];
-    const int n = call_stack(frames, site);
-    g->recorder->lock();
+  Event e = outside_event(call, true);
+  void* frames[k_max_stack + 4];
+  const int n = call_stack(frames, site);
+  under_lock([&] {
     resolve_sites(e, site, frames, n);
     g->recorder->event(e);
-    g->recorder->unlock();
-  } catch (...) {
-    count_error();
-  }
+  });
   finish(format::TerminationKind::exit_without_finalize, 0,
          std::string(format::call_name(call)) + " called before MPI_Init: the MPI library ends the process there",
          true);
@@ -590,24 +595,16 @@ void record_before_init(Call call, uintptr_t site) noexcept {
 bool record_after_finalize(Call call, uintptr_t site) noexcept {
   if (!g->recorder || !g->finalized.load() || g->after_finalize.exchange(true)) return false;
   bool written = false;
-  try {
-    Event e;
-    e.call = call;
-    e.thread = thread_id();
-    e.t_start = now();
-    void* frames[k_max_stack + 4];
-    const int n = call_stack(frames, site);
-    g->recorder->lock();
-    if (g->recorder->reopen()) {
-      resolve_sites(e, site, frames, n);
-      g->recorder->event(e);
-      written = g->recorder->active();
-      g->recorder->close();
-    }
-    g->recorder->unlock();
-  } catch (...) {
-    count_error();
-  }
+  Event e = outside_event(call, false);
+  void* frames[k_max_stack + 4];
+  const int n = call_stack(frames, site);
+  under_lock([&] {
+    if (!g->recorder->reopen()) return;
+    resolve_sites(e, site, frames, n);
+    g->recorder->event(e);
+    written = g->recorder->active();
+    g->recorder->close();
+  });
   return written;
 }
 
